@@ -2,3 +2,10 @@
 //!
 //! The crate follows the data: [`spec`] (the experiment file) → [`plan`] (the matrix of
 //! cells) → run → store → analyze → report. Each stage hands the next plain data.
+
+pub mod cli;
+pub mod cmd;
+pub mod diag;
+pub mod plan;
+pub mod spec;
+pub mod template;

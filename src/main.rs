@@ -1,1 +1,50 @@
-fn main() {}
+//! The `margin` binary: parse arguments, call the library, print errors, pick the exit code.
+
+use std::io::{BufWriter, IsTerminal, Write};
+use std::process::ExitCode;
+
+use clap::Parser;
+use margin::cli::{Cli, Command};
+use margin::cmd::{self, Failure};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let stdout = std::io::stdout();
+    let terminal = stdout.is_terminal();
+    let mut out = BufWriter::new(stdout.lock());
+    let result = match &cli.command {
+        Command::Check { files, max_cells } => cmd::check::run(files, *max_cells, &mut out),
+        Command::Plan {
+            file,
+            all,
+            json,
+            max_cells,
+        } => {
+            let settings = cmd::plan::Settings {
+                file,
+                all: *all,
+                json: *json,
+                max_cells: *max_cells,
+                terminal,
+            };
+            cmd::plan::run(&settings, &mut out)
+        }
+        Command::Schema => cmd::schema(&mut out).map_err(Failure::Output),
+    };
+    let flushed = out.flush();
+    match result.and_then(|()| flushed.map_err(Failure::Output)) {
+        Ok(()) => ExitCode::SUCCESS,
+        // `margin plan … | head` closes the pipe early: that is not a failure.
+        Err(Failure::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            match &e {
+                Failure::Input(text) => eprintln!("{text}"),
+                Failure::Output(_) => eprintln!("error: {e}"),
+            }
+            match e {
+                Failure::Input(_) => ExitCode::from(2),
+                Failure::Output(_) => ExitCode::from(1),
+            }
+        }
+    }
+}

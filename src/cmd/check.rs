@@ -1,0 +1,48 @@
+//! `margin check FILE…`: load, validate and expand each file; report every problem.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use super::Failure;
+use crate::diag::Diagnostics;
+use crate::plan;
+use crate::spec;
+
+/// Cells whose commands `check` renders, to catch what only rendering finds.
+pub const RENDERED_CELLS: usize = 100;
+
+pub fn run(files: &[PathBuf], max_cells: usize, out: &mut dyn Write) -> Result<(), Failure> {
+    let mut problems = Diagnostics::default();
+    let mut bad_files = 0;
+    for file in files {
+        let before = problems.len();
+        match spec::load_file(file) {
+            Err(d) => problems.0.extend(d.0),
+            Ok(exp) => match plan::expand(&exp, max_cells) {
+                Err(d) => problems.0.extend(d.0),
+                Ok(plan) => match plan::render::check_renders(&exp, &plan, RENDERED_CELLS) {
+                    Err(d) => problems.push(d),
+                    Ok(()) => writeln!(out, "ok {}: {plan}", file.display()).map_err(io)?,
+                },
+            },
+        }
+        if problems.len() > before {
+            bad_files += 1;
+        }
+    }
+    if problems.is_empty() {
+        return Ok(());
+    }
+    let n = problems.len();
+    let summary = format!(
+        "{n} {} in {bad_files} of {} {}",
+        if n == 1 { "problem" } else { "problems" },
+        files.len(),
+        if files.len() == 1 { "file" } else { "files" }
+    );
+    Err(Failure::Input(format!("{problems}\n{summary}")))
+}
+
+pub(super) fn io(e: std::io::Error) -> Failure {
+    Failure::Output(e)
+}

@@ -1,0 +1,85 @@
+//! Stable cell ids: a hash of the cell's levels and of the rules that produce its
+//! numbers (commands, vars, parser, metric extractors), independent of YAML key order.
+//!
+//! Repetitions, warm-ups, analysis and report settings are left out on purpose: raising
+//! the repetitions must resume a cell, not orphan its trials.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+use crate::spec::{Scalar, ScalarKind, Spec};
+
+/// 64 bits of a blake3 hash, shown as 16 hex digits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CellId(pub u64);
+
+impl fmt::Display for CellId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:016x}", self.0)
+    }
+}
+
+/// The hash of everything but the levels, computed once per plan.
+pub(super) fn rules_hash(spec: &Spec) -> blake3::Hash {
+    let commands: BTreeMap<&str, &str> = spec
+        .commands()
+        .map(|(k, v)| (k, v.value.as_str()))
+        .collect();
+    let vars: BTreeMap<&str, &str> = spec
+        .vars
+        .iter()
+        .map(|(k, v)| (k.value.as_str(), v.value.as_str()))
+        .collect();
+    let metrics: BTreeMap<&str, serde_json::Value> = spec
+        .metrics
+        .iter()
+        .map(|(k, m)| {
+            let m = &m.value;
+            let text = |v: &Option<crate::spec::Located<String>>| v.as_ref().map(|v| v.value.clone());
+            let rule = serde_json::json!({
+                "regex": text(&m.regex), "json": text(&m.json), "from": text(&m.from), "unit": text(&m.unit),
+            });
+            (k.value.as_str(), rule)
+        })
+        .collect();
+    let canonical = serde_json::json!({
+        "v": 1,
+        "commands": commands,
+        "vars": vars,
+        "parse": spec.parse.as_ref().map(|p| p.value.as_str()),
+        "metrics": metrics,
+    });
+    blake3::hash(canonical.to_string().as_bytes())
+}
+
+/// Hash the rules and the levels sorted by key name, each field length-prefixed.
+pub(super) fn cell_id(
+    rules: &blake3::Hash,
+    keys: &[String],
+    levels: &[(u16, Arc<Scalar>)],
+) -> CellId {
+    let mut sorted: Vec<(&str, &Scalar)> = levels
+        .iter()
+        .map(|(k, v)| (keys[*k as usize].as_str(), v.as_ref()))
+        .collect();
+    sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    let mut h = blake3::Hasher::new();
+    h.update(rules.as_bytes());
+    for (key, value) in sorted {
+        h.update(&(key.len() as u64).to_le_bytes());
+        h.update(key.as_bytes());
+        h.update(&[match value.kind {
+            ScalarKind::Str => 0,
+            ScalarKind::Int => 1,
+            ScalarKind::Float => 2,
+            ScalarKind::Bool => 3,
+        }]);
+        h.update(&(value.text.len() as u64).to_le_bytes());
+        h.update(value.text.as_bytes());
+    }
+    let bytes = h.finalize();
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&bytes.as_bytes()[..8]);
+    CellId(u64::from_be_bytes(first))
+}

@@ -1,0 +1,98 @@
+//! Rendering one cell's commands: levels, vars and built-ins into the templates.
+//!
+//! `check` renders the first cells of every plan so that errors only a render can find
+//! (an unknown filter, a type error) surface before anything runs.
+
+use std::path::Path;
+
+use minijinja::value::Value;
+
+use super::{Cell, Plan};
+use crate::diag::Diagnostic;
+use crate::spec::Experiment;
+use crate::template::{Context, Templates, scalar_value};
+
+/// Where and how a trial runs: the values of the built-in names.
+#[derive(Debug, Clone)]
+pub struct Builtins<'a> {
+    pub workdir: &'a str,
+    pub repetition: u32,
+    pub host: &'a str,
+}
+
+/// One cell's commands, ready for `sh -c`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Commands {
+    pub setup: Option<String>,
+    pub prepare: Option<String>,
+    pub run: String,
+    pub conclude: Option<String>,
+    pub cleanup: Option<String>,
+}
+
+/// Render every command of `cell`; an error names the template's key and the cell.
+pub fn render(
+    templates: &Templates,
+    exp: &Experiment,
+    plan: &Plan,
+    cell: &Cell,
+    builtins: &Builtins<'_>,
+) -> Result<Commands, Diagnostic> {
+    let fail = |key: &str, pos, message: String| {
+        Diagnostic::new(
+            &exp.path,
+            pos,
+            format!(
+                "`{key}` failed to render for cell {}: {message}",
+                plan.label(cell)
+            ),
+        )
+    };
+    let mut ctx = Context::new();
+    ctx.set("workdir", Value::from(builtins.workdir));
+    ctx.set("repetition", Value::from(builtins.repetition));
+    ctx.set("host", Value::from(builtins.host));
+    ctx.set("experiment", Value::from(exp.name.as_str()));
+    for (k, v) in plan.levels(cell) {
+        ctx.set(k, scalar_value(v));
+    }
+    for (name, t) in &exp.spec.vars {
+        let value = templates
+            .render_value(&t.value, &ctx)
+            .map_err(|e| fail(&name.value, t.pos, e.message))?;
+        ctx.set(&name.value, Value::from(value));
+    }
+    let mut out = Commands::default();
+    for (key, t) in exp.spec.commands() {
+        let text = templates
+            .render_command(&t.value, &ctx)
+            .map_err(|e| fail(key, t.pos, e.message))?;
+        let slot = match key {
+            "setup" => &mut out.setup,
+            "prepare" => &mut out.prepare,
+            "conclude" => &mut out.conclude,
+            "cleanup" => &mut out.cleanup,
+            _ => {
+                out.run = text;
+                continue;
+            }
+        };
+        *slot = Some(text);
+    }
+    Ok(out)
+}
+
+/// Render the first `n` cells with placeholder built-ins; the first failure is returned.
+pub fn check_renders(exp: &Experiment, plan: &Plan, n: usize) -> Result<(), Diagnostic> {
+    let templates = Templates::new();
+    let workdir = Path::new("/tmp/margin-check/workdir").display().to_string();
+    let builtins = Builtins {
+        workdir: &workdir,
+        repetition: 1,
+        host: "local",
+    };
+    for cell in plan.cells.iter().take(n) {
+        render(&templates, exp, plan, cell, &builtins)?;
+    }
+    Ok(())
+}

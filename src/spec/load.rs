@@ -1,0 +1,146 @@
+//! Reading an experiment file: YAML → [`Spec`], with serde-saphyr's errors turned into
+//! `file:line:col` diagnostics with hints, then semantic validation.
+
+use std::path::Path;
+
+use regex::Regex;
+use std::sync::LazyLock;
+
+use super::{Experiment, Level, Located, Scalar, ScalarKind, Spec, validate};
+use crate::diag::{Diagnostic, Diagnostics, Pos, suggest};
+
+/// Load and validate one experiment file.
+pub fn load_file(path: &Path) -> Result<Experiment, Diagnostics> {
+    let source = std::fs::read_to_string(path).map_err(|e| {
+        Diagnostic::new(
+            path,
+            Pos::default(),
+            format!("cannot read the experiment file: {e}"),
+        )
+    })?;
+    load_str(path, &source)
+}
+
+/// Load and validate an experiment from text; `path` names it in messages.
+pub fn load_str(path: &Path, source: &str) -> Result<Experiment, Diagnostics> {
+    let mut spec = deserialize(path, source)?;
+    respell(source, &mut spec);
+    let name = match &spec.name {
+        Some(n) => n.value.clone(),
+        None => path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    };
+    let exp = Experiment {
+        path: path.to_path_buf(),
+        name,
+        source: source.to_string(),
+        spec,
+    };
+    validate::validate(&exp).into_result(())?;
+    Ok(exp)
+}
+
+fn deserialize(path: &Path, source: &str) -> Result<Spec, Diagnostic> {
+    if source.trim().is_empty() {
+        return Err(
+            Diagnostic::new(path, Pos::new(1, 1), "the experiment file is empty").with_hint(
+                "an experiment needs at least `matrix:` and `run:`; see `margin schema`",
+            ),
+        );
+    }
+    let options = serde_saphyr::options! {
+        strict_booleans: true,
+        leading_zero_numbers_as_strings: true,
+    };
+    serde_saphyr::from_str_with_options::<Spec>(source, options).map_err(|e| {
+        let pos = e
+            .location()
+            .map(|l| Pos::new(l.line() as u32, l.column() as u32))
+            .unwrap_or_default();
+        let (message, hint) = explain(&e.without_snippet().to_string());
+        let d = Diagnostic::new(path, pos, message);
+        match hint {
+            Some(h) => d.with_hint(h),
+            None => d,
+        }
+    })
+}
+
+static AT_LINE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\s*at line \d+, column \d+\s*$").unwrap());
+static UNKNOWN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^unknown (field|variant) `([^`]*)`, expected (?:one of )?(.*)$").unwrap()
+});
+static DUPLICATE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^duplicate mapping key: (.*?), set DuplicateKeyPolicy.*$").unwrap()
+});
+
+/// Reword serde-saphyr's messages into what a user of this file needs to read.
+fn explain(raw: &str) -> (String, Option<String>) {
+    let msg = AT_LINE.replace(raw, "").into_owned();
+    if let Some(c) = UNKNOWN.captures(&msg) {
+        let what = if &c[1] == "field" { "key" } else { "value" };
+        let expected: Vec<&str> = c[3]
+            .split(',')
+            .map(|s| s.trim().trim_matches('`'))
+            .filter(|s| !s.is_empty())
+            .collect();
+        return (
+            format!("unknown {what} `{}`", &c[2]),
+            suggest(&c[2], expected),
+        );
+    }
+    if let Some(c) = DUPLICATE.captures(&msg) {
+        return (
+            format!("duplicate key `{}`", &c[1]),
+            Some("each key may appear once per map".into()),
+        );
+    }
+    let reworded = match msg.as_str() {
+        "invalid u32" | "invalid u64" => "expected a whole number, 0 or more".to_string(),
+        "invalid u16" => "expected a port number (1–65535)".to_string(),
+        "invalid f64" => "expected a number".to_string(),
+        "expected string scalar" => "expected a string".to_string(),
+        _ => msg,
+    };
+    (reworded, None)
+}
+
+/// Numbers and booleans come through serde already parsed; put back their spelling, so
+/// `1.50` stays `1.50` in ids and reports.
+fn respell(source: &str, spec: &mut Spec) {
+    let text = |span: Option<(usize, usize)>| span.and_then(|(o, l)| source.get(o..o + l));
+    let fix = |s: &mut Scalar, span: Option<(usize, usize)>| {
+        if s.kind != ScalarKind::Str
+            && let Some(t) = text(span)
+            && !t.starts_with(['"', '\''])
+        {
+            s.text = t.trim().to_string();
+        }
+    };
+    let fix_located = |s: &mut Located<Scalar>| fix(&mut s.value, s.span);
+    for factor in &mut spec.matrix.value.factors {
+        for level in &mut factor.levels {
+            let span = level.span;
+            match &mut level.value {
+                Level::Scalar(s) => fix(s, span),
+                Level::Zip(map) => map.values_mut().for_each(fix_located),
+            }
+        }
+    }
+    let m = &mut spec.matrix.value;
+    for entry in m.include.iter_mut().chain(m.exclude.iter_mut()) {
+        entry.value.values_mut().for_each(fix_located);
+    }
+    for env in spec.environment.values_mut() {
+        env.value.map.values_mut().for_each(fix_located);
+        env.value.default.iter_mut().for_each(fix_located);
+    }
+    for c in &mut spec.analysis.compare {
+        fix_located(&mut c.value.baseline);
+    }
+    spec.timeout.iter_mut().for_each(fix_located);
+    spec.analysis.threshold.iter_mut().for_each(fix_located);
+}

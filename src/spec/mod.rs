@@ -1,0 +1,386 @@
+//! The experiment file: its typed form, loading with line/column errors, and validation.
+//!
+//! Loading is two passes. serde-saphyr turns the YAML into the types below, keeping the
+//! position of every value a later check may need to point at ([`Located`]); then
+//! [`validate`] checks what types cannot express (references between keys, templates,
+//! durations, percentages) and reports every problem it finds, not only the first.
+
+mod load;
+mod schema;
+mod validate;
+mod values;
+
+use std::fmt;
+use std::path::PathBuf;
+
+use indexmap::IndexMap;
+use serde::Deserialize;
+
+use crate::diag::Pos;
+
+pub use load::{load_file, load_str};
+pub use schema::json_schema;
+pub use values::{Percent, parse_duration, parse_percent};
+
+/// Names every command template may use besides factors and vars.
+pub const BUILTIN_NAMES: &[&str] = &["workdir", "repetition", "host", "experiment"];
+
+/// The parsers DESIGN.md §7 names; `parse:` must be one of them.
+pub const PARSERS: &[&str] = &[
+    "dd",
+    "bonnie++",
+    "iozone",
+    "fio",
+    "sysbench",
+    "iperf3",
+    "netperf",
+    "dnetc",
+    "hyperfine",
+    "time",
+];
+
+/// Facts an `environment:` factor can be detected from (DESIGN.md §6).
+pub const FACTS: &[&str] = &[
+    "hypervisor",
+    "xen_role",
+    "kernel",
+    "os",
+    "arch",
+    "hostname",
+    "cpu_model",
+    "cpus",
+    "memory",
+    "cmdline",
+    "governor",
+    "root",
+];
+
+/// A loaded, validated experiment file.
+#[derive(Debug, Clone)]
+pub struct Experiment {
+    /// The file it came from (as given on the command line).
+    pub path: PathBuf,
+    /// `name:` or the file stem.
+    pub name: String,
+    /// The file's text, hashed into the session record by later stages.
+    pub source: String,
+    pub spec: Spec,
+}
+
+/// A value together with where it was written.
+#[derive(Debug, Clone)]
+pub struct Located<T> {
+    pub value: T,
+    pub pos: Pos,
+    /// Byte range of the value in the source, when the parser knows it.
+    pub span: Option<(usize, usize)>,
+}
+
+impl<T> Located<T> {
+    pub fn new(value: T, pos: Pos) -> Self {
+        Self {
+            value,
+            pos,
+            span: None,
+        }
+    }
+}
+
+impl<T: PartialEq> PartialEq for Located<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.value == other.value
+    }
+}
+impl<T: Eq> Eq for Located<T> {}
+impl<T: std::hash::Hash> std::hash::Hash for Located<T> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.value.hash(state);
+    }
+}
+impl<T> std::ops::Deref for Located<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.value
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Located<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = serde_saphyr::Spanned::<T>::deserialize(d)?;
+        let loc = s.referenced;
+        let span = loc.span();
+        let span = match (span.byte_offset(), span.byte_len()) {
+            (Some(o), Some(l)) => Some((o as usize, l as usize)),
+            _ => None,
+        };
+        let pos = Pos::new(loc.line() as u32, loc.column() as u32);
+        Ok(Located {
+            value: s.value,
+            pos,
+            span,
+        })
+    }
+}
+
+/// The experiment file, key by key (DESIGN.md §3).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Spec {
+    pub name: Option<Located<String>>,
+    pub description: Option<String>,
+    pub matrix: Located<Matrix>,
+    #[serde(rename = "where")]
+    pub filter: Option<Located<String>>,
+    #[serde(default)]
+    pub environment: IndexMap<Located<String>, Located<EnvFactor>>,
+    #[serde(default)]
+    pub hosts: IndexMap<Located<String>, Located<Host>>,
+    #[serde(default)]
+    pub vars: IndexMap<Located<String>, Located<String>>,
+    pub setup: Option<Located<String>>,
+    pub prepare: Option<Located<String>>,
+    pub run: Located<String>,
+    pub conclude: Option<Located<String>>,
+    pub cleanup: Option<Located<String>>,
+    pub parse: Option<Located<String>>,
+    #[serde(default)]
+    pub metrics: IndexMap<Located<String>, Located<MetricSpec>>,
+    pub repetitions: Option<Located<Repetitions>>,
+    pub warmup: Option<u32>,
+    pub order: Option<Order>,
+    pub seed: Option<u64>,
+    pub timeout: Option<Located<Scalar>>,
+    pub max_failures: Option<u32>,
+    #[serde(default)]
+    pub analysis: Analysis,
+    #[serde(default)]
+    pub report: ReportSpec,
+}
+
+impl Spec {
+    /// The command templates that exist, with their key names, in execution order.
+    pub fn commands(&self) -> impl Iterator<Item = (&'static str, &Located<String>)> {
+        [
+            ("setup", self.setup.as_ref()),
+            ("prepare", self.prepare.as_ref()),
+            ("run", Some(&self.run)),
+            ("conclude", self.conclude.as_ref()),
+            ("cleanup", self.cleanup.as_ref()),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| v.map(|v| (k, v)))
+    }
+
+    pub fn repetitions(&self) -> Repetitions {
+        self.repetitions
+            .as_ref()
+            .map(|r| r.value.clone())
+            .unwrap_or_default()
+    }
+}
+
+/// The kind a scalar had in YAML; its text is always kept as written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ScalarKind {
+    Str,
+    Int,
+    Float,
+    Bool,
+}
+
+/// A level or value as written in the file: `1k`, `4096`, `1.50`, `true`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Scalar {
+    pub kind: ScalarKind,
+    /// The YAML spelling (`1.50` stays `1.50`).
+    pub text: String,
+}
+
+impl Scalar {
+    pub fn str(text: impl Into<String>) -> Self {
+        Self {
+            kind: ScalarKind::Str,
+            text: text.into(),
+        }
+    }
+}
+
+impl fmt::Display for Scalar {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// One entry of a factor's level list: a scalar, or a map whose keys become variables
+/// (a zipped group, like `{ bs: 1k, count: 3145728 }`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Level {
+    Scalar(Scalar),
+    Zip(IndexMap<Located<String>, Located<Scalar>>),
+}
+
+/// `matrix:` — factors in declared order, plus `include` and `exclude`.
+#[derive(Debug, Clone, Default)]
+pub struct Matrix {
+    pub factors: Vec<Factor>,
+    pub include: Vec<Located<Combination>>,
+    pub exclude: Vec<Located<Combination>>,
+}
+
+/// A partial combination of levels, as `include`/`exclude` entries write them.
+pub type Combination = IndexMap<Located<String>, Located<Scalar>>;
+
+/// A named dimension of the matrix.
+#[derive(Debug, Clone)]
+pub struct Factor {
+    pub name: Located<String>,
+    /// Position of the level list itself (for "empty level list").
+    pub list_pos: Pos,
+    pub levels: Vec<Located<Level>>,
+}
+
+impl Factor {
+    /// The keys of a zipped group, from its first level; empty for a plain factor.
+    pub fn zip_keys(&self) -> Vec<&str> {
+        match self.levels.first().map(|l| &l.value) {
+            Some(Level::Zip(map)) => map.keys().map(|k| k.value.as_str()).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    pub fn is_zip(&self) -> bool {
+        matches!(self.levels.first().map(|l| &l.value), Some(Level::Zip(_)))
+    }
+}
+
+/// How an environment factor's level is detected on a host.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EnvFactor {
+    /// A fact margin detects itself (`hypervisor`, `xen_role`, `kernel`, …).
+    pub fact: Option<Located<String>>,
+    /// A shell command whose trimmed output is the level.
+    pub probe: Option<Located<String>>,
+    /// Detected value → level (`{ xen: xen, none: bare }`).
+    #[serde(default)]
+    pub map: IndexMap<Located<String>, Located<Scalar>>,
+    /// The level when the probe prints nothing or fails.
+    pub default: Option<Located<Scalar>>,
+}
+
+/// A machine trials run on. Without `ssh`, the machine running margin.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Host {
+    /// `[user@]hostname`, as given to OpenSSH (`~/.ssh/config` applies).
+    pub ssh: Option<Located<String>>,
+    pub port: Option<u16>,
+    pub user: Option<String>,
+    pub identity: Option<String>,
+    /// Extra `-o` options, like `ConnectTimeout=5`.
+    #[serde(default)]
+    pub options: Vec<Located<String>>,
+}
+
+/// How a metric is taken or annotated.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricSpec {
+    /// A regular expression with one capture group or named groups.
+    pub regex: Option<Located<String>>,
+    /// A JSON pointer into the output (`/jobs/0/write/bw_bytes`).
+    pub json: Option<Located<String>>,
+    /// Take the parser's metric of this name (renaming it).
+    pub from: Option<Located<String>>,
+    /// The unit of the extracted number (`kB/s`, `ms`, …).
+    pub unit: Option<Located<String>>,
+    pub better: Option<Better>,
+    pub mean: Option<MeanKind>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Better {
+    Higher,
+    Lower,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MeanKind {
+    Arithmetic,
+    Harmonic,
+}
+
+/// `repetitions: 5` or `{ min: 5, max: 30, target: 2% }`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Repetitions {
+    Fixed(u32),
+    Adaptive { min: u32, max: u32, target: Percent },
+}
+
+impl Default for Repetitions {
+    fn default() -> Self {
+        Repetitions::Fixed(5)
+    }
+}
+
+impl Repetitions {
+    /// The fewest and the most trials a cell may get.
+    pub fn bounds(&self) -> (u32, u32) {
+        match *self {
+            Repetitions::Fixed(n) => (n, n),
+            Repetitions::Adaptive { min, max, .. } => (min, max),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    #[default]
+    Interleaved,
+    Sequential,
+}
+
+/// `analysis:` — confidence, the practical threshold, outliers, comparisons.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Analysis {
+    pub confidence: Option<Located<f64>>,
+    pub threshold: Option<Located<Scalar>>,
+    pub outliers: Option<Outliers>,
+    #[serde(default)]
+    pub compare: Vec<Located<Compare>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Outliers {
+    pub method: OutlierMethod,
+    pub cutoff: Option<Located<f64>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OutlierMethod {
+    Mad,
+    Iqr,
+    None,
+}
+
+/// Compare the levels of `factor` against `baseline`, within each combination of the rest.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Compare {
+    pub factor: Located<String>,
+    pub baseline: Located<Scalar>,
+    pub paired_by: Option<Located<String>>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReportSpec {
+    /// A minijinja template replacing the built-in report, relative to the experiment file.
+    pub template: Option<Located<String>>,
+}

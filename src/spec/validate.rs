@@ -1,0 +1,800 @@
+//! Semantic checks: what the types cannot say. Every problem is reported with the
+//! position of the value at fault; checking goes on after a problem so that one run of
+//! `margin check` lists them all.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use regex::Regex;
+
+use super::{
+    BUILTIN_NAMES, Experiment, FACTS, Level, Located, PARSERS, Repetitions, Scalar, parse_duration,
+    parse_percent,
+};
+use crate::diag::{Diagnostic, Diagnostics, Pos, suggest};
+use crate::template::{TemplateError, Templates};
+
+/// Names the engine measures itself, available without a parser.
+pub const ENGINE_METRICS: &[&str] = &["wall_time", "user_time", "system_time"];
+
+struct Checker<'a> {
+    exp: &'a Experiment,
+    out: Diagnostics,
+    templates: Templates,
+}
+
+pub fn validate(exp: &Experiment) -> Diagnostics {
+    let mut c = Checker {
+        exp,
+        out: Diagnostics::default(),
+        templates: Templates::new(),
+    };
+    c.name();
+    c.matrix();
+    c.environment();
+    c.hosts();
+    c.templates();
+    c.metrics();
+    c.settings();
+    c.analysis();
+    c.report();
+    c.out
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+impl<'a> Checker<'a> {
+    fn error(&mut self, pos: Pos, message: impl Into<String>) {
+        self.out.push(Diagnostic::new(&self.exp.path, pos, message));
+    }
+
+    fn error_hint(&mut self, pos: Pos, message: impl Into<String>, hint: Option<String>) {
+        let d = Diagnostic::new(&self.exp.path, pos, message);
+        self.out.push(match hint {
+            Some(h) => d.with_hint(h),
+            None => d,
+        });
+    }
+
+    fn spec(&self) -> &super::Spec {
+        &self.exp.spec
+    }
+
+    fn name(&mut self) {
+        let name = self.exp.name.clone();
+        let pos = self.spec().name.as_ref().map(|n| n.pos).unwrap_or_default();
+        let ok = !name.is_empty()
+            && name != "."
+            && name != ".."
+            && !name.starts_with('.')
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.+".contains(c));
+        if !ok {
+            self.error_hint(
+                pos,
+                format!("the experiment name `{name}` cannot name a folder under reports/"),
+                Some("use letters, digits, `-`, `_`, `.` or `+`".into()),
+            );
+        }
+    }
+
+    /// Every name a cell defines: scalar factors, zipped keys, keys added by `include`.
+    fn level_keys(&self) -> Vec<&'a str> {
+        let m = &self.exp.spec.matrix.value;
+        let mut keys: Vec<&str> = Vec::new();
+        for f in &m.factors {
+            if f.is_zip() {
+                keys.extend(f.zip_keys());
+            } else {
+                keys.push(&f.name.value);
+            }
+        }
+        for entry in &m.include {
+            for k in entry.value.keys() {
+                if !keys.contains(&k.value.as_str()) {
+                    keys.push(&k.value);
+                }
+            }
+        }
+        keys
+    }
+
+    /// The levels a key can take (for a zipped key, the values of that key).
+    fn levels_of(&self, key: &str) -> Option<Vec<&'a Scalar>> {
+        for f in &self.exp.spec.matrix.value.factors {
+            if f.name.value == key && !f.is_zip() {
+                return Some(
+                    f.levels
+                        .iter()
+                        .filter_map(|l| match &l.value {
+                            Level::Scalar(s) => Some(s),
+                            Level::Zip(_) => None,
+                        })
+                        .collect(),
+                );
+            }
+            if f.zip_keys().contains(&key) {
+                return Some(
+                    f.levels
+                        .iter()
+                        .filter_map(|l| match &l.value {
+                            Level::Zip(m) => m
+                                .iter()
+                                .find(|(k, _)| k.value == key)
+                                .map(|(_, v)| &v.value),
+                            Level::Scalar(_) => None,
+                        })
+                        .collect(),
+                );
+            }
+        }
+        None
+    }
+
+    fn zip_group(&self, name: &str) -> Option<Vec<&'a str>> {
+        self.exp
+            .spec
+            .matrix
+            .value
+            .factors
+            .iter()
+            .find(|f| f.name.value == name && f.is_zip())
+            .map(|f| f.zip_keys())
+    }
+
+    fn matrix(&mut self) {
+        let exp = self.exp;
+        let m = &exp.spec.matrix.value;
+        if m.factors.is_empty() && m.include.is_empty() {
+            self.error_hint(
+                exp.spec.matrix.pos,
+                "the matrix has no factors",
+                Some("add at least one factor, like `bs: [4k, 1M]`, or `include` entries".into()),
+            );
+        }
+        let mut seen: Vec<(&str, &str)> = Vec::new(); // (name, where it is defined)
+        for f in &m.factors {
+            let name = f.name.value.as_str();
+            self.name_rules(f.name.pos, name, "factor");
+            if f.levels.is_empty() {
+                self.error_hint(
+                    f.list_pos,
+                    format!("factor `{name}` has no levels"),
+                    Some(format!("list at least one level, like `{name}: [a, b]`")),
+                );
+                continue;
+            }
+            let zip = f.is_zip();
+            if zip {
+                self.zip_group_rules(f);
+                for key in f.zip_keys() {
+                    self.duplicate_name(&mut seen, key, name, f.name.pos);
+                }
+            } else {
+                self.duplicate_name(&mut seen, name, name, f.name.pos);
+            }
+            let mut texts: HashSet<String> = HashSet::new();
+            for level in &f.levels {
+                match (&level.value, zip) {
+                    (Level::Scalar(s), false) => {
+                        if !texts.insert(s.text.clone()) {
+                            self.error(
+                                level.pos,
+                                format!("level `{s}` appears twice in factor `{name}`"),
+                            );
+                        }
+                    }
+                    (Level::Zip(_), true) => {}
+                    _ => self.error_hint(
+                        level.pos,
+                        format!("factor `{name}` mixes plain levels and maps"),
+                        Some("in a zipped group every level is a map with the same keys".into()),
+                    ),
+                }
+            }
+        }
+        for entry in &m.exclude {
+            self.exclude_entry(entry);
+        }
+        for entry in &m.include {
+            if entry.value.is_empty() {
+                self.error(entry.pos, "an empty `include` entry adds nothing");
+            }
+            for key in entry.value.keys() {
+                self.name_rules(key.pos, &key.value, "include key");
+                if let Some(keys) = self.zip_group(&key.value) {
+                    self.error_hint(
+                        key.pos,
+                        format!(
+                            "`{}` is a zipped group; include its keys instead",
+                            key.value
+                        ),
+                        Some(format!("its keys are: {}", keys.join(", "))),
+                    );
+                }
+            }
+        }
+    }
+
+    fn duplicate_name<'s>(
+        &mut self,
+        seen: &mut Vec<(&'s str, &'s str)>,
+        key: &'s str,
+        owner: &'s str,
+        pos: Pos,
+    ) {
+        if let Some((_, other)) = seen.iter().find(|(k, _)| *k == key) {
+            let msg = if *other == key {
+                format!("duplicate factor `{key}`")
+            } else {
+                format!(
+                    "duplicate factor `{key}`: it is already a key of the zipped group `{other}`"
+                )
+            };
+            self.error(pos, msg);
+        } else {
+            seen.push((key, owner));
+        }
+    }
+
+    fn name_rules(&mut self, pos: Pos, name: &str, what: &str) {
+        if !is_identifier(name) {
+            self.error_hint(
+                pos,
+                format!("{what} `{name}` is not a valid name"),
+                Some("names are used in templates: letters, digits and `_`, not starting with a digit".into()),
+            );
+        } else if BUILTIN_NAMES.contains(&name) && name != "host" {
+            self.error_hint(
+                pos,
+                format!("{what} `{name}` shadows a built-in template name"),
+                Some(format!(
+                    "`{}` are provided by margin; choose another name",
+                    BUILTIN_NAMES.join("`, `")
+                )),
+            );
+        }
+    }
+
+    fn zip_group_rules(&mut self, f: &super::Factor) {
+        let keys: Vec<&str> = f.zip_keys();
+        for level in &f.levels {
+            let Level::Zip(map) = &level.value else {
+                continue;
+            };
+            let these: Vec<&str> = map.keys().map(|k| k.value.as_str()).collect();
+            let mut a = these.clone();
+            let mut b = keys.clone();
+            a.sort_unstable();
+            b.sort_unstable();
+            if a != b {
+                self.error_hint(
+                    level.pos,
+                    format!(
+                        "this level of zipped group `{}` has keys {{{}}}",
+                        f.name.value,
+                        these.join(", ")
+                    ),
+                    Some(format!(
+                        "every level of the group needs the same keys: {{{}}}",
+                        keys.join(", ")
+                    )),
+                );
+            }
+            for k in map.keys() {
+                self.name_rules(k.pos, &k.value, "zipped key");
+            }
+        }
+    }
+
+    fn exclude_entry(&mut self, entry: &Located<super::Combination>) {
+        if entry.value.is_empty() {
+            self.error(
+                entry.pos,
+                "an empty `exclude` entry would remove every cell",
+            );
+        }
+        let known: Vec<String> = self
+            .spec()
+            .matrix
+            .value
+            .factors
+            .iter()
+            .flat_map(|f| {
+                if f.is_zip() {
+                    f.zip_keys()
+                } else {
+                    vec![f.name.value.as_str()]
+                }
+            })
+            .map(str::to_string)
+            .collect();
+        for (key, value) in &entry.value {
+            if let Some(keys) = self.zip_group(&key.value) {
+                self.error_hint(
+                    key.pos,
+                    format!(
+                        "`{}` is a zipped group; exclude by one of its keys",
+                        key.value
+                    ),
+                    Some(format!("its keys are: {}", keys.join(", "))),
+                );
+                continue;
+            }
+            let Some(levels) = self.levels_of(&key.value) else {
+                let hint = suggest(&key.value, known.iter().map(String::as_str));
+                self.error_hint(
+                    key.pos,
+                    format!("exclude names unknown factor `{}`", key.value),
+                    hint,
+                );
+                continue;
+            };
+            if !levels.iter().any(|l| l.text == value.value.text) {
+                let list: Vec<&str> = levels.iter().map(|l| l.text.as_str()).collect();
+                let hint = suggest(&value.value.text, list);
+                self.error_hint(
+                    value.pos,
+                    format!(
+                        "exclude: `{}` is not a level of `{}`, so this entry matches nothing",
+                        value.value, key.value
+                    ),
+                    hint,
+                );
+            }
+        }
+    }
+
+    fn environment(&mut self) {
+        let exp = self.exp;
+        for (name, env) in &exp.spec.environment {
+            let e = &env.value;
+            if name.value == "host" {
+                self.error_hint(
+                    name.pos,
+                    "`host` cannot be an environment factor",
+                    Some(
+                        "the `host` factor picks an entry of `hosts:`; it is set, not detected"
+                            .into(),
+                    ),
+                );
+                continue;
+            }
+            let levels = match self.levels_of(&name.value) {
+                Some(levels)
+                    if exp
+                        .spec
+                        .matrix
+                        .value
+                        .factors
+                        .iter()
+                        .any(|f| f.name.value == name.value) =>
+                {
+                    levels
+                }
+                _ => {
+                    let factors: Vec<&str> = exp
+                        .spec
+                        .matrix
+                        .value
+                        .factors
+                        .iter()
+                        .map(|f| f.name.value.as_str())
+                        .collect();
+                    self.error_hint(
+                        name.pos,
+                        format!(
+                            "environment factor `{}` is not a factor of the matrix",
+                            name.value
+                        ),
+                        suggest(&name.value, factors).or_else(|| {
+                            Some(format!("add it to the matrix: `{}: [...]`", name.value))
+                        }),
+                    );
+                    continue;
+                }
+            };
+            let level_texts: Vec<&str> = levels.iter().map(|l| l.text.as_str()).collect();
+            match (&e.fact, &e.probe) {
+                (Some(_), Some(_)) | (None, None) => self.error(
+                    env.pos,
+                    format!(
+                        "environment factor `{}` needs exactly one of `fact` or `probe`",
+                        name.value
+                    ),
+                ),
+                (Some(fact), None) if !FACTS.contains(&fact.value.as_str()) => {
+                    let hint = suggest(&fact.value, FACTS.iter().copied());
+                    self.error_hint(fact.pos, format!("unknown fact `{}`", fact.value), hint);
+                }
+                (None, Some(probe)) if probe.value.trim().is_empty() => {
+                    self.error(probe.pos, "the probe command is empty");
+                }
+                _ => {}
+            }
+            for target in e.map.values().chain(e.default.iter()) {
+                if !level_texts.contains(&target.value.text.as_str()) {
+                    let hint = suggest(&target.value.text, level_texts.iter().copied());
+                    self.error_hint(
+                        target.pos,
+                        format!(
+                            "`{}` is not a level of factor `{}`",
+                            target.value, name.value
+                        ),
+                        hint,
+                    );
+                }
+            }
+        }
+    }
+
+    fn hosts(&mut self) {
+        let exp = self.exp;
+        let host_factor = exp
+            .spec
+            .matrix
+            .value
+            .factors
+            .iter()
+            .find(|f| f.name.value == "host");
+        let names: Vec<&str> = exp.spec.hosts.keys().map(|k| k.value.as_str()).collect();
+        match host_factor {
+            Some(f) => {
+                for level in &f.levels {
+                    let Level::Scalar(s) = &level.value else {
+                        self.error(level.pos, "the levels of `host` are host names, not maps");
+                        continue;
+                    };
+                    if !names.contains(&s.text.as_str()) {
+                        let hint = suggest(&s.text, names.iter().copied()).or_else(|| {
+                            Some(format!(
+                                "declare it: `hosts: {{ {}: {{ ssh: user@machine }} }}`",
+                                s.text
+                            ))
+                        });
+                        self.error_hint(
+                            level.pos,
+                            format!("host `{s}` is not declared under `hosts:`"),
+                            hint,
+                        );
+                    }
+                }
+            }
+            None => {
+                if let Some((first, _)) = exp.spec.hosts.first() {
+                    self.error_hint(
+                        first.pos,
+                        "`hosts:` is declared but the matrix has no `host` factor, so no cell would use them",
+                        Some(format!("add `host: [{}]` to the matrix", names.join(", "))),
+                    );
+                }
+            }
+        }
+        for (name, host) in &exp.spec.hosts {
+            if let Some(ssh) = &host.value.ssh
+                && (ssh.value.trim().is_empty() || ssh.value.contains(char::is_whitespace))
+            {
+                self.error(
+                    ssh.pos,
+                    format!("host `{}`: `ssh` must be `[user@]hostname`", name.value),
+                );
+            }
+            for opt in &host.value.options {
+                if !opt.value.contains('=') {
+                    self.error_hint(
+                        opt.pos,
+                        format!("ssh option `{}` is not of the form `Key=Value`", opt.value),
+                        Some("e.g. `ConnectTimeout=5`".into()),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Compile every template and check the names it uses exist.
+    fn templates(&mut self) {
+        let exp = self.exp;
+        let mut defined: Vec<String> = self.level_keys().into_iter().map(str::to_string).collect();
+        let factor_names: HashSet<String> = defined.iter().cloned().collect();
+        defined.extend(BUILTIN_NAMES.iter().map(|s| s.to_string()));
+        for (name, value) in &exp.spec.vars {
+            self.name_rules(name.pos, &name.value, "var");
+            if factor_names.contains(&name.value) {
+                self.error(
+                    name.pos,
+                    format!("var `{}` has the name of a factor", name.value),
+                );
+            }
+            self.template(&format!("vars.{}", name.value), value, &defined);
+            defined.push(name.value.clone());
+        }
+        for (key, t) in exp.spec.commands() {
+            self.template(key, t, &defined);
+        }
+        if let Some(filter) = &exp.spec.filter {
+            let mut names: Vec<String> =
+                self.level_keys().into_iter().map(str::to_string).collect();
+            names.push("experiment".into());
+            match self.templates.expression(&filter.value) {
+                Err(e) => self.error(
+                    filter.pos,
+                    format!("`where` does not compile: {}", e.message),
+                ),
+                Ok(expr) => {
+                    let mut used: Vec<String> = expr.names().into_iter().collect();
+                    used.sort();
+                    for n in used.iter().filter(|n| !names.contains(n)) {
+                        let hint = suggest(n, names.iter().map(String::as_str));
+                        self.error_hint(
+                            filter.pos,
+                            format!("`where` uses `{n}`, which no factor defines"),
+                            hint,
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    fn template(&mut self, key: &str, t: &Located<String>, defined: &[String]) {
+        match self.templates.names(&t.value) {
+            Err(e) => {
+                let pos = template_pos(&self.exp.source, t, e.line.unwrap_or(1), 0);
+                self.error(pos, format!("`{key}`: template {}", e.message));
+            }
+            Ok(names) => {
+                let mut names: Vec<String> = names.into_iter().collect();
+                names.sort();
+                for n in names.iter().filter(|n| !defined.contains(n)) {
+                    let (line, col) = first_use(&t.value, n);
+                    let pos = template_pos(&self.exp.source, t, line, col);
+                    let hint = suggest(n, defined.iter().map(String::as_str));
+                    self.error_hint(
+                        pos,
+                        format!("`{key}` uses `{n}`, which no factor, var or built-in defines"),
+                        hint,
+                    );
+                }
+            }
+        }
+    }
+
+    fn metrics(&mut self) {
+        let exp = self.exp;
+        if let Some(parse) = &exp.spec.parse
+            && !PARSERS.contains(&parse.value.as_str())
+        {
+            let hint = suggest(&parse.value, PARSERS.iter().copied());
+            self.error_hint(parse.pos, format!("unknown parser `{}`", parse.value), hint);
+        }
+        for (name, metric) in &exp.spec.metrics {
+            let m = &metric.value;
+            let sources = [m.regex.is_some(), m.json.is_some(), m.from.is_some()];
+            if sources.iter().filter(|s| **s).count() > 1 {
+                self.error(
+                    metric.pos,
+                    format!(
+                        "metric `{}`: use only one of `regex`, `json`, `from`",
+                        name.value
+                    ),
+                );
+            }
+            if let Some(re) = &m.regex {
+                match Regex::new(&re.value) {
+                    Err(e) => {
+                        let detail = e
+                            .to_string()
+                            .lines()
+                            .last()
+                            .unwrap_or_default()
+                            .trim()
+                            .to_string();
+                        self.error(
+                            re.pos,
+                            format!(
+                                "metric `{}`: the regex does not compile: {detail}",
+                                name.value
+                            ),
+                        );
+                    }
+                    Ok(r) if r.captures_len() < 2 => self.error_hint(
+                        re.pos,
+                        format!("metric `{}`: the regex has no capture group", name.value),
+                        Some("put the number in parentheses: `copied, ([\\d.]+) s`".into()),
+                    ),
+                    Ok(_) => {}
+                }
+            }
+            if let Some(p) = &m.json
+                && !(p.value.is_empty() || p.value.starts_with('/'))
+            {
+                self.error_hint(
+                    p.pos,
+                    format!(
+                        "metric `{}`: `{}` is not a JSON pointer",
+                        name.value, p.value
+                    ),
+                    Some("a JSON pointer starts with `/`, like `/jobs/0/write/bw_bytes`".into()),
+                );
+            }
+            let has_source = sources.iter().any(|s| *s);
+            if !has_source
+                && exp.spec.parse.is_none()
+                && !ENGINE_METRICS.contains(&name.value.as_str())
+            {
+                self.error_hint(
+                    name.pos,
+                    format!("metric `{}` has no source: no `parse:` is set and it has no `regex` or `json`", name.value),
+                    Some(format!("set `parse:`, give it a `regex`, or use a measured metric: {}", ENGINE_METRICS.join(", "))),
+                );
+            }
+        }
+    }
+
+    fn settings(&mut self) {
+        let exp = self.exp;
+        if let Some(r) = &exp.spec.repetitions {
+            match r.value {
+                Repetitions::Fixed(0) => self.error(r.pos, "repetitions must be at least 1"),
+                Repetitions::Adaptive { min, max, .. } if min > max => self.error(
+                    r.pos,
+                    format!("repetitions: min ({min}) is greater than max ({max})"),
+                ),
+                Repetitions::Adaptive { min, .. } if min < 2 => self.error_hint(
+                    r.pos,
+                    format!(
+                        "repetitions: adaptive needs min ≥ 2 to estimate an error, found {min}"
+                    ),
+                    Some("5 is the recommended minimum (STATISTICS.md §5)".into()),
+                ),
+                _ => {}
+            }
+        }
+        if let Some(t) = &exp.spec.timeout
+            && let Err(e) = parse_duration(&t.value)
+        {
+            self.error(t.pos, format!("timeout: {e}"));
+        }
+    }
+
+    fn analysis(&mut self) {
+        let exp = self.exp;
+        let a = &exp.spec.analysis;
+        if let Some(c) = &a.confidence
+            && !(c.value > 0.0 && c.value < 1.0)
+        {
+            self.error_hint(
+                c.pos,
+                format!(
+                    "confidence must be between 0 and 1 (exclusive), found {}",
+                    c.value
+                ),
+                Some("e.g. `confidence: 0.95`".into()),
+            );
+        }
+        if let Some(t) = &a.threshold
+            && let Err(e) = parse_percent(&t.value)
+        {
+            self.error(t.pos, format!("threshold: {e}"));
+        }
+        if let Some(o) = &a.outliers
+            && let Some(cutoff) = &o.cutoff
+            && !(cutoff.value > 0.0 && cutoff.value.is_finite())
+        {
+            self.error(
+                cutoff.pos,
+                format!(
+                    "outliers: cutoff must be a positive number, found {}",
+                    cutoff.value
+                ),
+            );
+        }
+        let keys: Vec<String> = self.level_keys().into_iter().map(str::to_string).collect();
+        for cmp in &a.compare {
+            let c = &cmp.value;
+            let factor = c.factor.value.as_str();
+            let levels = self.levels_of(factor).or_else(|| {
+                // comparing a zipped group: its first key's values name its levels
+                self.zip_group(factor)
+                    .and_then(|k| k.first().and_then(|first| self.levels_of(first)))
+            });
+            let Some(levels) = levels else {
+                let hint = suggest(factor, keys.iter().map(String::as_str));
+                self.error_hint(
+                    c.factor.pos,
+                    format!("compare: unknown factor `{factor}`"),
+                    hint,
+                );
+                continue;
+            };
+            let texts: Vec<&str> = levels.iter().map(|l| l.text.as_str()).collect();
+            if texts.len() < 2 {
+                self.error(
+                    c.factor.pos,
+                    format!("compare: factor `{factor}` has a single level, nothing to compare"),
+                );
+            }
+            if !texts.contains(&c.baseline.value.text.as_str()) {
+                let hint = suggest(&c.baseline.value.text, texts.iter().copied());
+                self.error_hint(
+                    c.baseline.pos,
+                    format!(
+                        "compare: baseline `{}` is not a level of `{factor}`",
+                        c.baseline.value
+                    ),
+                    hint,
+                );
+            }
+            if let Some(p) = &c.paired_by {
+                if p.value == factor {
+                    self.error(p.pos, "compare: a factor cannot be paired by itself");
+                } else if !keys.contains(&p.value) {
+                    let hint = suggest(&p.value, keys.iter().map(String::as_str));
+                    self.error_hint(
+                        p.pos,
+                        format!("compare: `paired_by` names unknown factor `{}`", p.value),
+                        hint,
+                    );
+                }
+            }
+        }
+    }
+
+    fn report(&mut self) {
+        let exp = self.exp;
+        let Some(t) = &exp.spec.report.template else {
+            return;
+        };
+        let base = exp.path.parent().unwrap_or(Path::new("."));
+        let path = base.join(&t.value);
+        match std::fs::read_to_string(&path) {
+            Err(e) => self.error(t.pos, format!("report template `{}`: {e}", path.display())),
+            Ok(text) => {
+                let env = minijinja::Environment::new();
+                if let Err(e) = env.template_from_str(&text) {
+                    let e = TemplateError::from(e);
+                    let line = e.line.map(|l| format!(" (line {l})")).unwrap_or_default();
+                    self.error(
+                        t.pos,
+                        format!("report template `{}`{line}: {}", path.display(), e.message),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The 1-based line and 0-based column where `name` is first used as a whole word.
+fn first_use(template: &str, name: &str) -> (usize, usize) {
+    let re = Regex::new(&format!(r"\b{}\b", regex::escape(name))).ok();
+    let offset = re
+        .and_then(|r| r.find(template).map(|m| m.start()))
+        .unwrap_or(0);
+    let before = &template[..offset];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count());
+    (line, col)
+}
+
+/// Map a position inside a template string to a position in the file. A block scalar
+/// (`|`) keeps its lines; a plain or quoted scalar starts after its key.
+fn template_pos(source: &str, t: &Located<String>, line: usize, col: usize) -> Pos {
+    let quoted = t
+        .span
+        .and_then(|(o, _)| source.as_bytes().get(o))
+        .is_some_and(|b| *b == b'"' || *b == b'\'');
+    let file_line = t.pos.line as usize + line.saturating_sub(1);
+    if line <= 1 {
+        return Pos::new(t.pos.line, t.pos.col + col as u32 + u32::from(quoted));
+    }
+    let indent = source
+        .lines()
+        .nth(file_line - 1)
+        .map_or(0, |l| l.chars().take_while(|c| c.is_whitespace()).count());
+    Pos::new(file_line as u32, (indent + col + 1) as u32)
+}
