@@ -30,12 +30,7 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     pub fn new(file: &Path, pos: Pos, message: impl Into<String>) -> Self {
-        Self {
-            file: file.to_path_buf(),
-            pos,
-            message: message.into(),
-            hint: None,
-        }
+        Self { file: file.to_path_buf(), pos, message: message.into(), hint: None }
     }
 
     #[must_use]
@@ -51,11 +46,7 @@ impl fmt::Display for Diagnostic {
         if self.pos.line == 0 {
             write!(f, "{file}: {}", self.message)?;
         } else {
-            write!(
-                f,
-                "{file}:{}:{}: {}",
-                self.pos.line, self.pos.col, self.message
-            )?;
+            write!(f, "{file}:{}:{}: {}", self.pos.line, self.pos.col, self.message)?;
         }
         if let Some(hint) = &self.hint {
             write!(f, "\n  hint: {hint}")?;
@@ -83,19 +74,14 @@ impl Diagnostics {
 
     /// Sorted by file and position, so the output reads top to bottom like the file.
     pub fn sorted(mut self) -> Self {
-        self.0
-            .sort_by(|a, b| (&a.file, a.pos).cmp(&(&b.file, b.pos)));
+        self.0.sort_by(|a, b| (&a.file, a.pos).cmp(&(&b.file, b.pos)));
         self.0.dedup();
         self
     }
 
     /// `Ok(value)` when nothing was reported, else the diagnostics.
     pub fn into_result<T>(self, value: T) -> Result<T, Diagnostics> {
-        if self.0.is_empty() {
-            Ok(value)
-        } else {
-            Err(self.sorted())
-        }
+        if self.0.is_empty() { Ok(value) } else { Err(self.sorted()) }
     }
 }
 
@@ -122,10 +108,16 @@ impl std::error::Error for Diagnostics {}
 /// "did you mean `x`?" for a name that matches nothing, or the list of names that exist.
 pub fn suggest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
     let candidates: Vec<&str> = candidates.into_iter().collect();
+    // Close enough: few edits for the length, or a strong common prefix (jaro-winkler).
+    let close = |c: &str| {
+        let edits = strsim::levenshtein(&name.to_lowercase(), &c.to_lowercase());
+        edits <= (name.chars().count().max(c.chars().count()) / 3).max(1)
+            || strsim::jaro_winkler(name, c) >= 0.85
+    };
     let best = candidates
         .iter()
+        .filter(|c| close(c))
         .map(|c| (strsim::jaro_winkler(name, c), *c))
-        .filter(|(score, _)| *score >= 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0));
     match best {
         Some((_, c)) => Some(format!("did you mean `{c}`?")),
@@ -140,14 +132,8 @@ mod tests {
 
     #[test]
     fn suggests_the_closest_name() {
-        assert_eq!(
-            suggest("runn", ["run", "setup"]).unwrap(),
-            "did you mean `run`?"
-        );
-        assert_eq!(
-            suggest("zzz", ["run", "setup"]).unwrap(),
-            "expected one of: run, setup"
-        );
+        assert_eq!(suggest("runn", ["run", "setup"]).unwrap(), "did you mean `run`?");
+        assert_eq!(suggest("zzz", ["run", "setup"]).unwrap(), "expected one of: run, setup");
         assert_eq!(suggest("zzz", []), None);
     }
 

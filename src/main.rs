@@ -14,19 +14,9 @@ fn main() -> ExitCode {
     let mut out = BufWriter::new(stdout.lock());
     let result = match &cli.command {
         Command::Check { files, max_cells } => cmd::check::run(files, *max_cells, &mut out),
-        Command::Plan {
-            file,
-            all,
-            json,
-            max_cells,
-        } => {
-            let settings = cmd::plan::Settings {
-                file,
-                all: *all,
-                json: *json,
-                max_cells: *max_cells,
-                terminal,
-            };
+        Command::Plan { file, all, json, max_cells } => {
+            let settings =
+                cmd::plan::Settings { file, all: *all, json: *json, max_cells: *max_cells, terminal };
             cmd::plan::run(&settings, &mut out)
         }
         Command::Schema => cmd::schema(&mut out).map_err(Failure::Output),

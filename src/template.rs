@@ -25,10 +25,7 @@ impl From<Error> for TemplateError {
             Some(detail) => format!("{}: {detail}", kind_text(e.kind())),
             None => kind_text(e.kind()).to_string(),
         };
-        TemplateError {
-            line: e.line(),
-            message,
-        }
+        TemplateError { line: e.line(), message }
     }
 }
 
@@ -61,12 +58,9 @@ impl Templates {
                 let raw = value.to_string();
                 shlex::try_quote(&raw)
                     .map(|q| q.into_owned())
-                    .map_err(|_| {
-                        Error::new(ErrorKind::InvalidOperation, "a value holds a NUL byte")
-                    })?
+                    .map_err(|_| Error::new(ErrorKind::InvalidOperation, "a value holds a NUL byte"))?
             };
-            out.write_str(&text)
-                .map_err(|_| Error::new(ErrorKind::WriteFailure, "write failed"))
+            out.write_str(&text).map_err(|_| Error::new(ErrorKind::WriteFailure, "write failed"))
         });
         let mut values = Environment::new();
         values.set_undefined_behavior(UndefinedBehavior::Strict);
@@ -75,10 +69,7 @@ impl Templates {
 
     /// Compile a command or var template; syntax errors carry the template's line.
     pub fn check(&self, source: &str) -> Result<(), TemplateError> {
-        self.commands
-            .template_from_str(source)
-            .map(|_| ())
-            .map_err(Into::into)
+        self.commands.template_from_str(source).map(|_| ()).map_err(Into::into)
     }
 
     /// The top-level names a template reads (loop variables and `set` names excluded).
@@ -127,16 +118,12 @@ impl Filter<'_> {
 /// `{% if count > 100 %}` compares numbers; anything else is its text.
 pub fn scalar_value(s: &Scalar) -> Value {
     match s.kind {
-        ScalarKind::Int => s
-            .text
-            .parse::<i64>()
-            .map(Value::from)
-            .unwrap_or_else(|_| Value::from(s.text.as_str())),
-        ScalarKind::Float => s
-            .text
-            .parse::<f64>()
-            .map(Value::from)
-            .unwrap_or_else(|_| Value::from(s.text.as_str())),
+        ScalarKind::Int => {
+            s.text.parse::<i64>().map(Value::from).unwrap_or_else(|_| Value::from(s.text.as_str()))
+        }
+        ScalarKind::Float => {
+            s.text.parse::<f64>().map(Value::from).unwrap_or_else(|_| Value::from(s.text.as_str()))
+        }
         ScalarKind::Bool => Value::from(s.text.eq_ignore_ascii_case("true")),
         ScalarKind::Str => Value::from(s.text.as_str()),
     }
@@ -175,13 +162,8 @@ mod tests {
     #[test]
     fn commands_quote_every_value() {
         let t = Templates::new();
-        let c = ctx(&[
-            ("bs", Value::from("a b; touch pwned")),
-            ("n", Value::from(3)),
-        ]);
-        let out = t
-            .render_command("dd bs={{ bs }} count={{ n }}", &c)
-            .unwrap();
+        let c = ctx(&[("bs", Value::from("a b; touch pwned")), ("n", Value::from(3))]);
+        let out = t.render_command("dd bs={{ bs }} count={{ n }}", &c).unwrap();
         assert_eq!(out, "dd bs='a b; touch pwned' count=3");
         let raw = t.render_command("echo {{ bs | safe }}", &c).unwrap();
         assert_eq!(raw, "echo a b; touch pwned");
@@ -191,18 +173,13 @@ mod tests {
     fn values_are_not_quoted() {
         let t = Templates::new();
         let c = ctx(&[("workdir", Value::from("/tmp/a b"))]);
-        assert_eq!(
-            t.render_value("{{ workdir }}/zero.tst", &c).unwrap(),
-            "/tmp/a b/zero.tst"
-        );
+        assert_eq!(t.render_value("{{ workdir }}/zero.tst", &c).unwrap(), "/tmp/a b/zero.tst");
     }
 
     #[test]
     fn undefined_names_are_errors() {
         let t = Templates::new();
-        let err = t
-            .render_command("echo {{ nope }}", &Context::new())
-            .unwrap_err();
+        let err = t.render_command("echo {{ nope }}", &Context::new()).unwrap_err();
         assert!(err.message.contains("undefined"), "{err:?}");
     }
 
@@ -217,9 +194,7 @@ mod tests {
     #[test]
     fn names_excludes_loop_variables() {
         let t = Templates::new();
-        let names = t
-            .names("{% for i in items %}{{ i }}{{ bs }}{% endfor %}")
-            .unwrap();
+        let names = t.names("{% for i in items %}{{ i }}{{ bs }}{% endfor %}").unwrap();
         let mut names: Vec<_> = names.into_iter().collect();
         names.sort();
         assert_eq!(names, ["bs", "items"]);
@@ -228,9 +203,7 @@ mod tests {
     #[test]
     fn filters_evaluate_per_cell() {
         let t = Templates::new();
-        let f = t
-            .expression("not (pin == 'pinned' and bs == '100M')")
-            .unwrap();
+        let f = t.expression("not (pin == 'pinned' and bs == '100M')").unwrap();
         let keep = ctx(&[("pin", Value::from("pinned")), ("bs", Value::from("1k"))]);
         let drop = ctx(&[("pin", Value::from("pinned")), ("bs", Value::from("100M"))]);
         assert!(f.keeps(&keep).unwrap());

@@ -29,11 +29,7 @@ pub fn run(s: &Settings<'_>, out: &mut dyn Write) -> Result<(), Failure> {
     if s.json {
         write_json(s.file, &plan, out).map_err(io)
     } else {
-        let limit = if s.all || !s.terminal {
-            usize::MAX
-        } else {
-            TERMINAL_CELLS
-        };
+        let limit = if s.all || !s.terminal { usize::MAX } else { TERMINAL_CELLS };
         write_text(s.file, &plan, limit, out).map_err(io)
     }
 }
@@ -78,11 +74,7 @@ fn write_text(file: &Path, plan: &Plan, limit: usize, out: &mut dyn Write) -> st
         writeln!(out, "{}", line.trim_end())?;
     }
     if shown.len() < plan.cells.len() {
-        writeln!(
-            out,
-            "  … {} more cells (`--all` lists them all)",
-            plan.cells.len() - shown.len()
-        )?;
+        writeln!(out, "  … {} more cells (`--all` lists them all)", plan.cells.len() - shown.len())?;
     }
     Ok(())
 }
@@ -132,10 +124,7 @@ fn write_json(file: &Path, plan: &Plan, out: &mut dyn Write) -> std::io::Result<
         file: file.display().to_string(),
         repetitions: JsonRepetitions { min, max, target },
         warmup: plan.warmup,
-        trials: JsonRange {
-            min: tmin,
-            max: tmax,
-        },
+        trials: JsonRange { min: tmin, max: tmax },
         factors: &plan.factors,
     };
     let head = serde_json::to_string(&head)?;
@@ -148,10 +137,7 @@ fn write_json(file: &Path, plan: &Plan, out: &mut dyn Write) -> std::io::Result<
         }
         let c = JsonCell {
             id: cell.id.to_string(),
-            levels: plan
-                .levels(cell)
-                .map(|(k, v)| (k, v.text.as_str()))
-                .collect(),
+            levels: plan.levels(cell).map(|(k, v)| (k, v.text.as_str())).collect(),
             added_by_include: cell.added,
         };
         serde_json::to_writer(&mut *out, &c)?;

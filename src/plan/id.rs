@@ -22,15 +22,9 @@ impl fmt::Display for CellId {
 
 /// The hash of everything but the levels, computed once per plan.
 pub(super) fn rules_hash(spec: &Spec) -> blake3::Hash {
-    let commands: BTreeMap<&str, &str> = spec
-        .commands()
-        .map(|(k, v)| (k, v.value.as_str()))
-        .collect();
-    let vars: BTreeMap<&str, &str> = spec
-        .vars
-        .iter()
-        .map(|(k, v)| (k.value.as_str(), v.value.as_str()))
-        .collect();
+    let commands: BTreeMap<&str, &str> = spec.commands().map(|(k, v)| (k, v.value.as_str())).collect();
+    let vars: BTreeMap<&str, &str> =
+        spec.vars.iter().map(|(k, v)| (k.value.as_str(), v.value.as_str())).collect();
     let metrics: BTreeMap<&str, serde_json::Value> = spec
         .metrics
         .iter()
@@ -54,15 +48,9 @@ pub(super) fn rules_hash(spec: &Spec) -> blake3::Hash {
 }
 
 /// Hash the rules and the levels sorted by key name, each field length-prefixed.
-pub(super) fn cell_id(
-    rules: &blake3::Hash,
-    keys: &[String],
-    levels: &[(u16, Arc<Scalar>)],
-) -> CellId {
-    let mut sorted: Vec<(&str, &Scalar)> = levels
-        .iter()
-        .map(|(k, v)| (keys[*k as usize].as_str(), v.as_ref()))
-        .collect();
+pub(super) fn cell_id(rules: &blake3::Hash, keys: &[String], levels: &[(u16, Arc<Scalar>)]) -> CellId {
+    let mut sorted: Vec<(&str, &Scalar)> =
+        levels.iter().map(|(k, v)| (keys[*k as usize].as_str(), v.as_ref())).collect();
     sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
     let mut h = blake3::Hasher::new();
     h.update(rules.as_bytes());

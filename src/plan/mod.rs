@@ -42,33 +42,27 @@ pub struct FactorSummary {
     pub levels: Vec<String>,
 }
 
+/// A cell's levels: (index into [`Plan::keys`], level), sorted by key index.
+pub type Levels = Vec<(u16, Arc<Scalar>)>;
+
 /// One combination of levels.
 #[derive(Debug, Clone)]
 pub struct Cell {
     pub id: CellId,
-    /// (index into [`Plan::keys`], level), sorted by key index.
-    pub levels: Vec<(u16, Arc<Scalar>)>,
+    pub levels: Levels,
     /// Whether this cell came from an `include` entry that matched no combination.
     pub added: bool,
 }
 
 impl Plan {
     /// The cell's levels as (key, value), in declared key order.
-    pub fn levels<'a>(
-        &'a self,
-        cell: &'a Cell,
-    ) -> impl Iterator<Item = (&'a str, &'a Scalar)> + 'a {
-        cell.levels
-            .iter()
-            .map(|(k, v)| (self.keys[*k as usize].as_str(), v.as_ref()))
+    pub fn levels<'a>(&'a self, cell: &'a Cell) -> impl Iterator<Item = (&'a str, &'a Scalar)> + 'a {
+        cell.levels.iter().map(|(k, v)| (self.keys[*k as usize].as_str(), v.as_ref()))
     }
 
     /// `bs=1k sync=none` — the cell's levels on one line.
     pub fn label(&self, cell: &Cell) -> String {
-        self.levels(cell)
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(" ")
+        self.levels(cell).map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
     }
 
     /// Trials per cell, fewest and most (adaptive repetitions give a range).
@@ -115,7 +109,7 @@ pub fn expand(exp: &Experiment, max_cells: usize) -> Result<Plan, Diagnostics> {
 
     // Keys and, per factor, its choices: each choice assigns one or more keys.
     let mut keys: Vec<String> = Vec::new();
-    let mut choices: Vec<Vec<Vec<(u16, Arc<Scalar>)>>> = Vec::new();
+    let mut choices: Vec<Vec<Levels>> = Vec::new();
     let mut factors = Vec::new();
     for factor in &matrix.factors {
         let mut options = Vec::new();
@@ -128,7 +122,7 @@ pub fn expand(exp: &Experiment, max_cells: usize) -> Result<Plan, Diagnostics> {
                     shown.push(s.text.clone());
                 }
                 Level::Zip(map) => {
-                    let assigned: Vec<(u16, Arc<Scalar>)> = map
+                    let assigned: Levels = map
                         .iter()
                         .map(|(k, v)| (key_index(&mut keys, &k.value), Arc::new(v.value.clone())))
                         .collect();
@@ -142,10 +136,7 @@ pub fn expand(exp: &Experiment, max_cells: usize) -> Result<Plan, Diagnostics> {
                 }
             }
         }
-        factors.push(FactorSummary {
-            name: factor.name.value.clone(),
-            levels: shown,
-        });
+        factors.push(FactorSummary { name: factor.name.value.clone(), levels: shown });
         choices.push(options);
     }
     let original: HashSet<u16> = (0..keys.len() as u16).collect();
@@ -153,17 +144,12 @@ pub fn expand(exp: &Experiment, max_cells: usize) -> Result<Plan, Diagnostics> {
     let product = if choices.is_empty() {
         0
     } else {
-        choices
-            .iter()
-            .try_fold(1usize, |acc, c| acc.checked_mul(c.len()))
-            .unwrap_or(usize::MAX)
+        choices.iter().try_fold(1usize, |acc, c| acc.checked_mul(c.len())).unwrap_or(usize::MAX)
     };
     if product > max_cells {
         return Err(fail(
             spec.matrix.pos,
-            format!(
-                "the matrix expands to {product} combinations, more than the cap of {max_cells} cells"
-            ),
+            format!("the matrix expands to {product} combinations, more than the cap of {max_cells} cells"),
             "check the level lists for a typo, or raise the cap with `--max-cells`".into(),
         ));
     }
@@ -179,14 +165,11 @@ pub fn expand(exp: &Experiment, max_cells: usize) -> Result<Plan, Diagnostics> {
                 .collect()
         })
         .collect();
-    let include: Vec<Vec<(u16, Arc<Scalar>)>> = matrix
+    let include: Vec<Levels> = matrix
         .include
         .iter()
         .map(|e| {
-            e.value
-                .iter()
-                .map(|(k, v)| (key_index(&mut keys, &k.value), Arc::new(v.value.clone())))
-                .collect()
+            e.value.iter().map(|(k, v)| (key_index(&mut keys, &k.value), Arc::new(v.value.clone()))).collect()
         })
         .collect();
     if keys.len() > usize::from(u16::MAX) {
@@ -198,17 +181,15 @@ pub fn expand(exp: &Experiment, max_cells: usize) -> Result<Plan, Diagnostics> {
     }
 
     // Cartesian product, last factor fastest, excluded combinations skipped.
-    let mut cells: Vec<Vec<(u16, Arc<Scalar>)>> = Vec::with_capacity(product);
+    let mut cells: Vec<Levels> = Vec::with_capacity(product);
     let mut odometer = vec![0usize; choices.len()];
     for _ in 0..product {
-        let mut levels: Vec<(u16, Arc<Scalar>)> = Vec::with_capacity(original.len());
+        let mut levels: Levels = Vec::with_capacity(original.len());
         for (f, &i) in odometer.iter().enumerate() {
             levels.extend(choices[f][i].iter().cloned());
         }
         let excluded = exclude.iter().any(|entry| {
-            entry
-                .iter()
-                .all(|(k, text)| levels.iter().any(|(lk, lv)| lk == k && lv.text == *text))
+            entry.iter().all(|(k, text)| levels.iter().any(|(lk, lv)| lk == k && lv.text == *text))
         });
         if !excluded {
             levels.sort_by_key(|(k, _)| *k);
@@ -248,11 +229,17 @@ pub fn expand(exp: &Experiment, max_cells: usize) -> Result<Plan, Diagnostics> {
         if !matched {
             let mut levels = entry.clone();
             levels.sort_by_key(|(k, _)| *k);
-            added.push(levels);
+            // the same entry listed twice is one combination, not two cells with one id
+            let same = |other: &Levels| {
+                other.len() == levels.len()
+                    && other.iter().zip(&levels).all(|(a, b)| a.0 == b.0 && a.1.text == b.1.text)
+            };
+            if !added.iter().any(same) {
+                added.push(levels);
+            }
         }
     }
-    let mut all: Vec<(Vec<(u16, Arc<Scalar>)>, bool)> =
-        cells.into_iter().map(|l| (l, false)).collect();
+    let mut all: Vec<(Levels, bool)> = cells.into_iter().map(|l| (l, false)).collect();
     all.extend(added.into_iter().map(|l| (l, true)));
 
     // where: evaluate per cell, in parallel; the first failure (in cell order) is reported.
@@ -277,11 +264,8 @@ pub fn expand(exp: &Experiment, max_cells: usize) -> Result<Plan, Diagnostics> {
             })
             .collect();
         if let Some((i, Err(e))) = verdicts.iter().enumerate().find(|(_, v)| v.is_err()) {
-            let label: Vec<String> = all[i]
-                .0
-                .iter()
-                .map(|(k, v)| format!("{}={v}", keys[*k as usize]))
-                .collect();
+            let label: Vec<String> =
+                all[i].0.iter().map(|(k, v)| format!("{}={v}", keys[*k as usize])).collect();
             return Err(Diagnostic::new(&exp.path, filter.pos, format!("`where` failed for cell {}: {e}", label.join(" ")))
                 .with_hint("every name `where` uses must be defined in every cell (include entries may add cells without some keys)")
                 .into());
@@ -293,10 +277,7 @@ pub fn expand(exp: &Experiment, max_cells: usize) -> Result<Plan, Diagnostics> {
     if all.len() > max_cells {
         return Err(fail(
             spec.matrix.pos,
-            format!(
-                "the matrix has {} cells, more than the cap of {max_cells}",
-                all.len()
-            ),
+            format!("the matrix has {} cells, more than the cap of {max_cells}", all.len()),
             "raise the cap with `--max-cells`".into(),
         ));
     }
@@ -311,11 +292,7 @@ pub fn expand(exp: &Experiment, max_cells: usize) -> Result<Plan, Diagnostics> {
     let rules = id::rules_hash(spec);
     let cells: Vec<Cell> = all
         .into_par_iter()
-        .map(|(levels, added)| Cell {
-            id: id::cell_id(&rules, &keys, &levels),
-            levels,
-            added,
-        })
+        .map(|(levels, added)| Cell { id: id::cell_id(&rules, &keys, &levels), levels, added })
         .collect();
     Ok(Plan {
         experiment: exp.name.clone(),
@@ -340,3 +317,6 @@ fn key_index(keys: &mut Vec<String>, name: &str) -> u16 {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

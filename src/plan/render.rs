@@ -42,10 +42,7 @@ pub fn render(
         Diagnostic::new(
             &exp.path,
             pos,
-            format!(
-                "`{key}` failed to render for cell {}: {message}",
-                plan.label(cell)
-            ),
+            format!("`{key}` failed to render for cell {}: {message}", plan.label(cell)),
         )
     };
     let mut ctx = Context::new();
@@ -57,16 +54,13 @@ pub fn render(
         ctx.set(k, scalar_value(v));
     }
     for (name, t) in &exp.spec.vars {
-        let value = templates
-            .render_value(&t.value, &ctx)
-            .map_err(|e| fail(&name.value, t.pos, e.message))?;
+        let value =
+            templates.render_value(&t.value, &ctx).map_err(|e| fail(&name.value, t.pos, e.message))?;
         ctx.set(&name.value, Value::from(value));
     }
     let mut out = Commands::default();
     for (key, t) in exp.spec.commands() {
-        let text = templates
-            .render_command(&t.value, &ctx)
-            .map_err(|e| fail(key, t.pos, e.message))?;
+        let text = templates.render_command(&t.value, &ctx).map_err(|e| fail(key, t.pos, e.message))?;
         let slot = match key {
             "setup" => &mut out.setup,
             "prepare" => &mut out.prepare,
@@ -86,11 +80,7 @@ pub fn render(
 pub fn check_renders(exp: &Experiment, plan: &Plan, n: usize) -> Result<(), Diagnostic> {
     let templates = Templates::new();
     let workdir = Path::new("/tmp/margin-check/workdir").display().to_string();
-    let builtins = Builtins {
-        workdir: &workdir,
-        repetition: 1,
-        host: "local",
-    };
+    let builtins = Builtins { workdir: &workdir, repetition: 1, host: "local" };
     for cell in plan.cells.iter().take(n) {
         render(&templates, exp, plan, cell, &builtins)?;
     }

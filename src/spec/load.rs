@@ -12,11 +12,7 @@ use crate::diag::{Diagnostic, Diagnostics, Pos, suggest};
 /// Load and validate one experiment file.
 pub fn load_file(path: &Path) -> Result<Experiment, Diagnostics> {
     let source = std::fs::read_to_string(path).map_err(|e| {
-        Diagnostic::new(
-            path,
-            Pos::default(),
-            format!("cannot read the experiment file: {e}"),
-        )
+        Diagnostic::new(path, Pos::default(), format!("cannot read the experiment file: {e}"))
     })?;
     load_str(path, &source)
 }
@@ -27,38 +23,25 @@ pub fn load_str(path: &Path, source: &str) -> Result<Experiment, Diagnostics> {
     respell(source, &mut spec);
     let name = match &spec.name {
         Some(n) => n.value.clone(),
-        None => path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default(),
+        None => path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
     };
-    let exp = Experiment {
-        path: path.to_path_buf(),
-        name,
-        source: source.to_string(),
-        spec,
-    };
+    let exp = Experiment { path: path.to_path_buf(), name, source: source.to_string(), spec };
     validate::validate(&exp).into_result(())?;
     Ok(exp)
 }
 
 fn deserialize(path: &Path, source: &str) -> Result<Spec, Diagnostic> {
-    if source.trim().is_empty() {
-        return Err(
-            Diagnostic::new(path, Pos::new(1, 1), "the experiment file is empty").with_hint(
-                "an experiment needs at least `matrix:` and `run:`; see `margin schema`",
-            ),
-        );
+    let only_comments = source.lines().all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'));
+    if only_comments {
+        return Err(Diagnostic::new(path, Pos::new(1, 1), "the experiment file is empty")
+            .with_hint("an experiment needs at least `matrix:` and `run:`; see `margin schema`"));
     }
     let options = serde_saphyr::options! {
         strict_booleans: true,
         leading_zero_numbers_as_strings: true,
     };
     serde_saphyr::from_str_with_options::<Spec>(source, options).map_err(|e| {
-        let pos = e
-            .location()
-            .map(|l| Pos::new(l.line() as u32, l.column() as u32))
-            .unwrap_or_default();
+        let pos = e.location().map(|l| Pos::new(l.line() as u32, l.column() as u32)).unwrap_or_default();
         let (message, hint) = explain(&e.without_snippet().to_string());
         let d = Diagnostic::new(path, pos, message);
         match hint {
@@ -68,41 +51,31 @@ fn deserialize(path: &Path, source: &str) -> Result<Spec, Diagnostic> {
     })
 }
 
-static AT_LINE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\s*at line \d+, column \d+\s*$").unwrap());
-static UNKNOWN: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^unknown (field|variant) `([^`]*)`, expected (?:one of )?(.*)$").unwrap()
-});
-static DUPLICATE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^duplicate mapping key: (.*?), set DuplicateKeyPolicy.*$").unwrap()
-});
+static AT_LINE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\s*at line \d+, column \d+\s*$").unwrap());
+static UNKNOWN: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^unknown (field|variant) `([^`]*)`, expected (?:one of )?(.*)$").unwrap());
+static DUPLICATE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^duplicate mapping key: (.*?), set DuplicateKeyPolicy.*$").unwrap());
 
 /// Reword serde-saphyr's messages into what a user of this file needs to read.
 fn explain(raw: &str) -> (String, Option<String>) {
     let msg = AT_LINE.replace(raw, "").into_owned();
     if let Some(c) = UNKNOWN.captures(&msg) {
         let what = if &c[1] == "field" { "key" } else { "value" };
-        let expected: Vec<&str> = c[3]
-            .split(',')
-            .map(|s| s.trim().trim_matches('`'))
-            .filter(|s| !s.is_empty())
-            .collect();
-        return (
-            format!("unknown {what} `{}`", &c[2]),
-            suggest(&c[2], expected),
-        );
+        let expected: Vec<&str> =
+            c[3].split(',').map(|s| s.trim().trim_matches('`')).filter(|s| !s.is_empty()).collect();
+        return (format!("unknown {what} `{}`", &c[2]), suggest(&c[2], expected));
     }
     if let Some(c) = DUPLICATE.captures(&msg) {
-        return (
-            format!("duplicate key `{}`", &c[1]),
-            Some("each key may appear once per map".into()),
-        );
+        return (format!("duplicate key `{}`", &c[1]), Some("each key may appear once per map".into()));
     }
     let reworded = match msg.as_str() {
         "invalid u32" | "invalid u64" => "expected a whole number, 0 or more".to_string(),
         "invalid u16" => "expected a port number (1–65535)".to_string(),
         "invalid f64" => "expected a number".to_string(),
         "expected string scalar" => "expected a string".to_string(),
+        "expected mapping start" => "expected a map (`key: value` entries)".to_string(),
+        "expected sequence start" => "expected a list (`[a, b]` or `- a` lines)".to_string(),
         _ => msg,
     };
     (reworded, None)
@@ -142,5 +115,10 @@ fn respell(source: &str, spec: &mut Spec) {
         fix_located(&mut c.value.baseline);
     }
     spec.timeout.iter_mut().for_each(fix_located);
+    if let Some(r) = &mut spec.repetitions
+        && let super::RepetitionsSpec::Adaptive { target, .. } = &mut r.value
+    {
+        fix_located(target);
+    }
     spec.analysis.threshold.iter_mut().for_each(fix_located);
 }

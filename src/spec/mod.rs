@@ -26,18 +26,8 @@ pub use values::{Percent, parse_duration, parse_percent};
 pub const BUILTIN_NAMES: &[&str] = &["workdir", "repetition", "host", "experiment"];
 
 /// The parsers DESIGN.md §7 names; `parse:` must be one of them.
-pub const PARSERS: &[&str] = &[
-    "dd",
-    "bonnie++",
-    "iozone",
-    "fio",
-    "sysbench",
-    "iperf3",
-    "netperf",
-    "dnetc",
-    "hyperfine",
-    "time",
-];
+pub const PARSERS: &[&str] =
+    &["dd", "bonnie++", "iozone", "fio", "sysbench", "iperf3", "netperf", "dnetc", "hyperfine", "time"];
 
 /// Facts an `environment:` factor can be detected from (DESIGN.md §6).
 pub const FACTS: &[&str] = &[
@@ -78,11 +68,7 @@ pub struct Located<T> {
 
 impl<T> Located<T> {
     pub fn new(value: T, pos: Pos) -> Self {
-        Self {
-            value,
-            pos,
-            span: None,
-        }
+        Self { value, pos, span: None }
     }
 }
 
@@ -114,11 +100,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Located<T> {
             _ => None,
         };
         let pos = Pos::new(loc.line() as u32, loc.column() as u32);
-        Ok(Located {
-            value: s.value,
-            pos,
-            span,
-        })
+        Ok(Located { value: s.value, pos, span })
     }
 }
 
@@ -145,7 +127,7 @@ pub struct Spec {
     pub parse: Option<Located<String>>,
     #[serde(default)]
     pub metrics: IndexMap<Located<String>, Located<MetricSpec>>,
-    pub repetitions: Option<Located<Repetitions>>,
+    pub repetitions: Option<Located<RepetitionsSpec>>,
     pub warmup: Option<u32>,
     pub order: Option<Order>,
     pub seed: Option<u64>,
@@ -171,11 +153,17 @@ impl Spec {
         .filter_map(|(k, v)| v.map(|v| (k, v)))
     }
 
+    /// The repetitions rule; the file has been validated, so the target parses.
     pub fn repetitions(&self) -> Repetitions {
-        self.repetitions
-            .as_ref()
-            .map(|r| r.value.clone())
-            .unwrap_or_default()
+        match self.repetitions.as_ref().map(|r| &r.value) {
+            None => Repetitions::default(),
+            Some(RepetitionsSpec::Fixed(n)) => Repetitions::Fixed(*n),
+            Some(RepetitionsSpec::Adaptive { min, max, target }) => Repetitions::Adaptive {
+                min: *min,
+                max: *max,
+                target: parse_percent(&target.value).unwrap_or(Percent(0.05)),
+            },
+        }
     }
 }
 
@@ -198,10 +186,7 @@ pub struct Scalar {
 
 impl Scalar {
     pub fn str(text: impl Into<String>) -> Self {
-        Self {
-            kind: ScalarKind::Str,
-            text: text.into(),
-        }
+        Self { kind: ScalarKind::Str, text: text.into() }
     }
 }
 
@@ -312,7 +297,14 @@ pub enum MeanKind {
     Harmonic,
 }
 
-/// `repetitions: 5` or `{ min: 5, max: 30, target: 2% }`.
+/// `repetitions:` as written: `5` or `{ min: 5, max: 30, target: 2% }`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RepetitionsSpec {
+    Fixed(u32),
+    Adaptive { min: u32, max: u32, target: Located<Scalar> },
+}
+
+/// How many trials a cell gets: a fixed number, or adaptive until a relative margin.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Repetitions {
     Fixed(u32),
@@ -383,4 +375,30 @@ pub struct Compare {
 pub struct ReportSpec {
     /// A minijinja template replacing the built-in report, relative to the experiment file.
     pub template: Option<Located<String>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use proptest::prelude::*;
+
+    const VALID: &str = include_str!("../../experiments/dd-write.yaml");
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// Loading never panics: arbitrary text, and the default experiment with one
+        /// byte range replaced by arbitrary text.
+        #[test]
+        fn loading_never_panics(text in ".{0,200}", at in 0usize..2000, cut in 0usize..20, junk in "[ -~\n\t]{0,12}") {
+            let _ = super::load_str(Path::new("x.yaml"), &text);
+            let start = VALID.floor_char_boundary(at.min(VALID.len()));
+            let end = VALID.floor_char_boundary((start + cut).min(VALID.len()));
+            let mutated = format!("{}{}{}", &VALID[..start], junk, &VALID[end..]);
+            if let Ok(exp) = super::load_str(Path::new("x.yaml"), &mutated) {
+                let _ = crate::plan::expand(&exp, 1000);
+            }
+        }
+    }
 }

@@ -29,10 +29,8 @@ mod tests {
         let msg = err.without_snippet().to_string();
         let list = msg.split("expected one of").nth(1).unwrap();
         let list = list.split(" at line").next().unwrap();
-        let mut accepted: Vec<String> = list
-            .split(',')
-            .map(|s| s.trim().trim_matches('`').to_string())
-            .collect();
+        let mut accepted: Vec<String> =
+            list.split(',').map(|s| s.trim().trim_matches('`').to_string()).collect();
         accepted.sort();
         assert_eq!(keys(&schema["properties"]), accepted);
     }

@@ -8,7 +8,7 @@ use std::path::Path;
 use regex::Regex;
 
 use super::{
-    BUILTIN_NAMES, Experiment, FACTS, Level, Located, PARSERS, Repetitions, Scalar, parse_duration,
+    BUILTIN_NAMES, Experiment, FACTS, Level, Located, PARSERS, RepetitionsSpec, Scalar, parse_duration,
     parse_percent,
 };
 use crate::diag::{Diagnostic, Diagnostics, Pos, suggest};
@@ -24,11 +24,7 @@ struct Checker<'a> {
 }
 
 pub fn validate(exp: &Experiment) -> Diagnostics {
-    let mut c = Checker {
-        exp,
-        out: Diagnostics::default(),
-        templates: Templates::new(),
-    };
+    let mut c = Checker { exp, out: Diagnostics::default(), templates: Templates::new() };
     c.name();
     c.matrix();
     c.environment();
@@ -71,9 +67,7 @@ impl<'a> Checker<'a> {
             && name != "."
             && name != ".."
             && !name.starts_with('.')
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_.+".contains(c));
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.+".contains(c));
         if !ok {
             self.error_hint(
                 pos,
@@ -123,10 +117,7 @@ impl<'a> Checker<'a> {
                     f.levels
                         .iter()
                         .filter_map(|l| match &l.value {
-                            Level::Zip(m) => m
-                                .iter()
-                                .find(|(k, _)| k.value == key)
-                                .map(|(_, v)| &v.value),
+                            Level::Zip(m) => m.iter().find(|(k, _)| k.value == key).map(|(_, v)| &v.value),
                             Level::Scalar(_) => None,
                         })
                         .collect(),
@@ -183,10 +174,7 @@ impl<'a> Checker<'a> {
                 match (&level.value, zip) {
                     (Level::Scalar(s), false) => {
                         if !texts.insert(s.text.clone()) {
-                            self.error(
-                                level.pos,
-                                format!("level `{s}` appears twice in factor `{name}`"),
-                            );
+                            self.error(level.pos, format!("level `{s}` appears twice in factor `{name}`"));
                         }
                     }
                     (Level::Zip(_), true) => {}
@@ -210,10 +198,7 @@ impl<'a> Checker<'a> {
                 if let Some(keys) = self.zip_group(&key.value) {
                     self.error_hint(
                         key.pos,
-                        format!(
-                            "`{}` is a zipped group; include its keys instead",
-                            key.value
-                        ),
+                        format!("`{}` is a zipped group; include its keys instead", key.value),
                         Some(format!("its keys are: {}", keys.join(", "))),
                     );
                 }
@@ -232,9 +217,7 @@ impl<'a> Checker<'a> {
             let msg = if *other == key {
                 format!("duplicate factor `{key}`")
             } else {
-                format!(
-                    "duplicate factor `{key}`: it is already a key of the zipped group `{other}`"
-                )
+                format!("duplicate factor `{key}`: it is already a key of the zipped group `{other}`")
             };
             self.error(pos, msg);
         } else {
@@ -247,16 +230,15 @@ impl<'a> Checker<'a> {
             self.error_hint(
                 pos,
                 format!("{what} `{name}` is not a valid name"),
-                Some("names are used in templates: letters, digits and `_`, not starting with a digit".into()),
+                Some(
+                    "names are used in templates: letters, digits and `_`, not starting with a digit".into(),
+                ),
             );
         } else if BUILTIN_NAMES.contains(&name) && name != "host" {
             self.error_hint(
                 pos,
                 format!("{what} `{name}` shadows a built-in template name"),
-                Some(format!(
-                    "`{}` are provided by margin; choose another name",
-                    BUILTIN_NAMES.join("`, `")
-                )),
+                Some(format!("`{}` are provided by margin; choose another name", BUILTIN_NAMES.join("`, `"))),
             );
         }
     }
@@ -280,10 +262,7 @@ impl<'a> Checker<'a> {
                         f.name.value,
                         these.join(", ")
                     ),
-                    Some(format!(
-                        "every level of the group needs the same keys: {{{}}}",
-                        keys.join(", ")
-                    )),
+                    Some(format!("every level of the group needs the same keys: {{{}}}", keys.join(", "))),
                 );
             }
             for k in map.keys() {
@@ -294,10 +273,7 @@ impl<'a> Checker<'a> {
 
     fn exclude_entry(&mut self, entry: &Located<super::Combination>) {
         if entry.value.is_empty() {
-            self.error(
-                entry.pos,
-                "an empty `exclude` entry would remove every cell",
-            );
+            self.error(entry.pos, "an empty `exclude` entry would remove every cell");
         }
         let known: Vec<String> = self
             .spec()
@@ -305,34 +281,21 @@ impl<'a> Checker<'a> {
             .value
             .factors
             .iter()
-            .flat_map(|f| {
-                if f.is_zip() {
-                    f.zip_keys()
-                } else {
-                    vec![f.name.value.as_str()]
-                }
-            })
+            .flat_map(|f| if f.is_zip() { f.zip_keys() } else { vec![f.name.value.as_str()] })
             .map(str::to_string)
             .collect();
         for (key, value) in &entry.value {
             if let Some(keys) = self.zip_group(&key.value) {
                 self.error_hint(
                     key.pos,
-                    format!(
-                        "`{}` is a zipped group; exclude by one of its keys",
-                        key.value
-                    ),
+                    format!("`{}` is a zipped group; exclude by one of its keys", key.value),
                     Some(format!("its keys are: {}", keys.join(", "))),
                 );
                 continue;
             }
             let Some(levels) = self.levels_of(&key.value) else {
                 let hint = suggest(&key.value, known.iter().map(String::as_str));
-                self.error_hint(
-                    key.pos,
-                    format!("exclude names unknown factor `{}`", key.value),
-                    hint,
-                );
+                self.error_hint(key.pos, format!("exclude names unknown factor `{}`", key.value), hint);
                 continue;
             };
             if !levels.iter().any(|l| l.text == value.value.text) {
@@ -358,43 +321,22 @@ impl<'a> Checker<'a> {
                 self.error_hint(
                     name.pos,
                     "`host` cannot be an environment factor",
-                    Some(
-                        "the `host` factor picks an entry of `hosts:`; it is set, not detected"
-                            .into(),
-                    ),
+                    Some("the `host` factor picks an entry of `hosts:`; it is set, not detected".into()),
                 );
                 continue;
             }
             let levels = match self.levels_of(&name.value) {
-                Some(levels)
-                    if exp
-                        .spec
-                        .matrix
-                        .value
-                        .factors
-                        .iter()
-                        .any(|f| f.name.value == name.value) =>
-                {
+                Some(levels) if exp.spec.matrix.value.factors.iter().any(|f| f.name.value == name.value) => {
                     levels
                 }
                 _ => {
-                    let factors: Vec<&str> = exp
-                        .spec
-                        .matrix
-                        .value
-                        .factors
-                        .iter()
-                        .map(|f| f.name.value.as_str())
-                        .collect();
+                    let factors: Vec<&str> =
+                        exp.spec.matrix.value.factors.iter().map(|f| f.name.value.as_str()).collect();
                     self.error_hint(
                         name.pos,
-                        format!(
-                            "environment factor `{}` is not a factor of the matrix",
-                            name.value
-                        ),
-                        suggest(&name.value, factors).or_else(|| {
-                            Some(format!("add it to the matrix: `{}: [...]`", name.value))
-                        }),
+                        format!("environment factor `{}` is not a factor of the matrix", name.value),
+                        suggest(&name.value, factors)
+                            .or_else(|| Some(format!("add it to the matrix: `{}: [...]`", name.value))),
                     );
                     continue;
                 }
@@ -403,10 +345,7 @@ impl<'a> Checker<'a> {
             match (&e.fact, &e.probe) {
                 (Some(_), Some(_)) | (None, None) => self.error(
                     env.pos,
-                    format!(
-                        "environment factor `{}` needs exactly one of `fact` or `probe`",
-                        name.value
-                    ),
+                    format!("environment factor `{}` needs exactly one of `fact` or `probe`", name.value),
                 ),
                 (Some(fact), None) if !FACTS.contains(&fact.value.as_str()) => {
                     let hint = suggest(&fact.value, FACTS.iter().copied());
@@ -422,10 +361,7 @@ impl<'a> Checker<'a> {
                     let hint = suggest(&target.value.text, level_texts.iter().copied());
                     self.error_hint(
                         target.pos,
-                        format!(
-                            "`{}` is not a level of factor `{}`",
-                            target.value, name.value
-                        ),
+                        format!("`{}` is not a level of factor `{}`", target.value, name.value),
                         hint,
                     );
                 }
@@ -435,13 +371,7 @@ impl<'a> Checker<'a> {
 
     fn hosts(&mut self) {
         let exp = self.exp;
-        let host_factor = exp
-            .spec
-            .matrix
-            .value
-            .factors
-            .iter()
-            .find(|f| f.name.value == "host");
+        let host_factor = exp.spec.matrix.value.factors.iter().find(|f| f.name.value == "host");
         let names: Vec<&str> = exp.spec.hosts.keys().map(|k| k.value.as_str()).collect();
         match host_factor {
             Some(f) => {
@@ -452,10 +382,7 @@ impl<'a> Checker<'a> {
                     };
                     if !names.contains(&s.text.as_str()) {
                         let hint = suggest(&s.text, names.iter().copied()).or_else(|| {
-                            Some(format!(
-                                "declare it: `hosts: {{ {}: {{ ssh: user@machine }} }}`",
-                                s.text
-                            ))
+                            Some(format!("declare it: `hosts: {{ {}: {{ ssh: user@machine }} }}`", s.text))
                         });
                         self.error_hint(
                             level.pos,
@@ -479,10 +406,7 @@ impl<'a> Checker<'a> {
             if let Some(ssh) = &host.value.ssh
                 && (ssh.value.trim().is_empty() || ssh.value.contains(char::is_whitespace))
             {
-                self.error(
-                    ssh.pos,
-                    format!("host `{}`: `ssh` must be `[user@]hostname`", name.value),
-                );
+                self.error(ssh.pos, format!("host `{}`: `ssh` must be `[user@]hostname`", name.value));
             }
             for opt in &host.value.options {
                 if !opt.value.contains('=') {
@@ -505,10 +429,7 @@ impl<'a> Checker<'a> {
         for (name, value) in &exp.spec.vars {
             self.name_rules(name.pos, &name.value, "var");
             if factor_names.contains(&name.value) {
-                self.error(
-                    name.pos,
-                    format!("var `{}` has the name of a factor", name.value),
-                );
+                self.error(name.pos, format!("var `{}` has the name of a factor", name.value));
             }
             self.template(&format!("vars.{}", name.value), value, &defined);
             defined.push(name.value.clone());
@@ -517,14 +438,10 @@ impl<'a> Checker<'a> {
             self.template(key, t, &defined);
         }
         if let Some(filter) = &exp.spec.filter {
-            let mut names: Vec<String> =
-                self.level_keys().into_iter().map(str::to_string).collect();
+            let mut names: Vec<String> = self.level_keys().into_iter().map(str::to_string).collect();
             names.push("experiment".into());
             match self.templates.expression(&filter.value) {
-                Err(e) => self.error(
-                    filter.pos,
-                    format!("`where` does not compile: {}", e.message),
-                ),
+                Err(e) => self.error(filter.pos, format!("`where` does not compile: {}", e.message)),
                 Ok(expr) => {
                     let mut used: Vec<String> = expr.names().into_iter().collect();
                     used.sort();
@@ -578,28 +495,18 @@ impl<'a> Checker<'a> {
             if sources.iter().filter(|s| **s).count() > 1 {
                 self.error(
                     metric.pos,
-                    format!(
-                        "metric `{}`: use only one of `regex`, `json`, `from`",
-                        name.value
-                    ),
+                    format!("metric `{}`: use only one of `regex`, `json`, `from`", name.value),
                 );
             }
             if let Some(re) = &m.regex {
                 match Regex::new(&re.value) {
                     Err(e) => {
-                        let detail = e
-                            .to_string()
-                            .lines()
-                            .last()
-                            .unwrap_or_default()
-                            .trim()
-                            .to_string();
+                        let detail = e.to_string();
+                        let detail = detail.lines().last().unwrap_or_default().trim();
+                        let detail = detail.trim_start_matches("error: ");
                         self.error(
                             re.pos,
-                            format!(
-                                "metric `{}`: the regex does not compile: {detail}",
-                                name.value
-                            ),
+                            format!("metric `{}`: the regex does not compile: {detail}", name.value),
                         );
                     }
                     Ok(r) if r.captures_len() < 2 => self.error_hint(
@@ -615,22 +522,22 @@ impl<'a> Checker<'a> {
             {
                 self.error_hint(
                     p.pos,
-                    format!(
-                        "metric `{}`: `{}` is not a JSON pointer",
-                        name.value, p.value
-                    ),
+                    format!("metric `{}`: `{}` is not a JSON pointer", name.value, p.value),
                     Some("a JSON pointer starts with `/`, like `/jobs/0/write/bw_bytes`".into()),
                 );
             }
             let has_source = sources.iter().any(|s| *s);
-            if !has_source
-                && exp.spec.parse.is_none()
-                && !ENGINE_METRICS.contains(&name.value.as_str())
-            {
+            if !has_source && exp.spec.parse.is_none() && !ENGINE_METRICS.contains(&name.value.as_str()) {
                 self.error_hint(
                     name.pos,
-                    format!("metric `{}` has no source: no `parse:` is set and it has no `regex` or `json`", name.value),
-                    Some(format!("set `parse:`, give it a `regex`, or use a measured metric: {}", ENGINE_METRICS.join(", "))),
+                    format!(
+                        "metric `{}` has no source: no `parse:` is set and it has no `regex` or `json`",
+                        name.value
+                    ),
+                    Some(format!(
+                        "set `parse:`, give it a `regex`, or use a measured metric: {}",
+                        ENGINE_METRICS.join(", ")
+                    )),
                 );
             }
         }
@@ -639,17 +546,19 @@ impl<'a> Checker<'a> {
     fn settings(&mut self) {
         let exp = self.exp;
         if let Some(r) = &exp.spec.repetitions {
+            if let RepetitionsSpec::Adaptive { target, .. } = &r.value
+                && let Err(e) = parse_percent(&target.value)
+            {
+                self.error(target.pos, format!("repetitions: target: {e}"));
+            }
             match r.value {
-                Repetitions::Fixed(0) => self.error(r.pos, "repetitions must be at least 1"),
-                Repetitions::Adaptive { min, max, .. } if min > max => self.error(
+                RepetitionsSpec::Fixed(0) => self.error(r.pos, "repetitions must be at least 1"),
+                RepetitionsSpec::Adaptive { min, max, .. } if min > max => {
+                    self.error(r.pos, format!("repetitions: min ({min}) is greater than max ({max})"))
+                }
+                RepetitionsSpec::Adaptive { min, .. } if min < 2 => self.error_hint(
                     r.pos,
-                    format!("repetitions: min ({min}) is greater than max ({max})"),
-                ),
-                Repetitions::Adaptive { min, .. } if min < 2 => self.error_hint(
-                    r.pos,
-                    format!(
-                        "repetitions: adaptive needs min ≥ 2 to estimate an error, found {min}"
-                    ),
+                    format!("repetitions: adaptive needs min ≥ 2 to estimate an error, found {min}"),
                     Some("5 is the recommended minimum (STATISTICS.md §5)".into()),
                 ),
                 _ => {}
@@ -670,10 +579,7 @@ impl<'a> Checker<'a> {
         {
             self.error_hint(
                 c.pos,
-                format!(
-                    "confidence must be between 0 and 1 (exclusive), found {}",
-                    c.value
-                ),
+                format!("confidence must be between 0 and 1 (exclusive), found {}", c.value),
                 Some("e.g. `confidence: 0.95`".into()),
             );
         }
@@ -688,10 +594,7 @@ impl<'a> Checker<'a> {
         {
             self.error(
                 cutoff.pos,
-                format!(
-                    "outliers: cutoff must be a positive number, found {}",
-                    cutoff.value
-                ),
+                format!("outliers: cutoff must be a positive number, found {}", cutoff.value),
             );
         }
         let keys: Vec<String> = self.level_keys().into_iter().map(str::to_string).collect();
@@ -700,16 +603,11 @@ impl<'a> Checker<'a> {
             let factor = c.factor.value.as_str();
             let levels = self.levels_of(factor).or_else(|| {
                 // comparing a zipped group: its first key's values name its levels
-                self.zip_group(factor)
-                    .and_then(|k| k.first().and_then(|first| self.levels_of(first)))
+                self.zip_group(factor).and_then(|k| k.first().and_then(|first| self.levels_of(first)))
             });
             let Some(levels) = levels else {
                 let hint = suggest(factor, keys.iter().map(String::as_str));
-                self.error_hint(
-                    c.factor.pos,
-                    format!("compare: unknown factor `{factor}`"),
-                    hint,
-                );
+                self.error_hint(c.factor.pos, format!("compare: unknown factor `{factor}`"), hint);
                 continue;
             };
             let texts: Vec<&str> = levels.iter().map(|l| l.text.as_str()).collect();
@@ -723,10 +621,7 @@ impl<'a> Checker<'a> {
                 let hint = suggest(&c.baseline.value.text, texts.iter().copied());
                 self.error_hint(
                     c.baseline.pos,
-                    format!(
-                        "compare: baseline `{}` is not a level of `{factor}`",
-                        c.baseline.value
-                    ),
+                    format!("compare: baseline `{}` is not a level of `{factor}`", c.baseline.value),
                     hint,
                 );
             }
@@ -759,10 +654,7 @@ impl<'a> Checker<'a> {
                 if let Err(e) = env.template_from_str(&text) {
                     let e = TemplateError::from(e);
                     let line = e.line.map(|l| format!(" (line {l})")).unwrap_or_default();
-                    self.error(
-                        t.pos,
-                        format!("report template `{}`{line}: {}", path.display(), e.message),
-                    );
+                    self.error(t.pos, format!("report template `{}`{line}: {}", path.display(), e.message));
                 }
             }
         }
@@ -772,9 +664,7 @@ impl<'a> Checker<'a> {
 /// The 1-based line and 0-based column where `name` is first used as a whole word.
 fn first_use(template: &str, name: &str) -> (usize, usize) {
     let re = Regex::new(&format!(r"\b{}\b", regex::escape(name))).ok();
-    let offset = re
-        .and_then(|r| r.find(template).map(|m| m.start()))
-        .unwrap_or(0);
+    let offset = re.and_then(|r| r.find(template).map(|m| m.start())).unwrap_or(0);
     let before = &template[..offset];
     let line = before.matches('\n').count() + 1;
     let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count());
@@ -784,17 +674,13 @@ fn first_use(template: &str, name: &str) -> (usize, usize) {
 /// Map a position inside a template string to a position in the file. A block scalar
 /// (`|`) keeps its lines; a plain or quoted scalar starts after its key.
 fn template_pos(source: &str, t: &Located<String>, line: usize, col: usize) -> Pos {
-    let quoted = t
-        .span
-        .and_then(|(o, _)| source.as_bytes().get(o))
-        .is_some_and(|b| *b == b'"' || *b == b'\'');
+    let quoted =
+        t.span.and_then(|(o, _)| source.as_bytes().get(o)).is_some_and(|b| *b == b'"' || *b == b'\'');
     let file_line = t.pos.line as usize + line.saturating_sub(1);
     if line <= 1 {
         return Pos::new(t.pos.line, t.pos.col + col as u32 + u32::from(quoted));
     }
-    let indent = source
-        .lines()
-        .nth(file_line - 1)
-        .map_or(0, |l| l.chars().take_while(|c| c.is_whitespace()).count());
+    let indent =
+        source.lines().nth(file_line - 1).map_or(0, |l| l.chars().take_while(|c| c.is_whitespace()).count());
     Pos::new(file_line as u32, (indent + col + 1) as u32)
 }

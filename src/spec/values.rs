@@ -8,7 +8,7 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 use serde::de::{self, MapAccess, SeqAccess, Visitor};
 
-use super::{Combination, Factor, Level, Located, Matrix, Repetitions, Scalar, ScalarKind};
+use super::{Combination, Factor, Level, Located, Matrix, RepetitionsSpec, Scalar, ScalarKind};
 
 impl<'de> Deserialize<'de> for Scalar {
     fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -25,36 +25,22 @@ impl<'de> Visitor<'de> for ScalarVisitor {
         f.write_str("a string, number or boolean")
     }
     fn visit_bool<E: de::Error>(self, v: bool) -> Result<Scalar, E> {
-        Ok(Scalar {
-            kind: ScalarKind::Bool,
-            text: v.to_string(),
-        })
+        Ok(Scalar { kind: ScalarKind::Bool, text: v.to_string() })
     }
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<Scalar, E> {
-        Ok(Scalar {
-            kind: ScalarKind::Int,
-            text: v.to_string(),
-        })
+        Ok(Scalar { kind: ScalarKind::Int, text: v.to_string() })
     }
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<Scalar, E> {
-        Ok(Scalar {
-            kind: ScalarKind::Int,
-            text: v.to_string(),
-        })
+        Ok(Scalar { kind: ScalarKind::Int, text: v.to_string() })
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Scalar, E> {
-        Ok(Scalar {
-            kind: ScalarKind::Float,
-            text: v.to_string(),
-        })
+        Ok(Scalar { kind: ScalarKind::Float, text: v.to_string() })
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Scalar, E> {
         Ok(Scalar::str(v))
     }
     fn visit_unit<E: de::Error>(self) -> Result<Scalar, E> {
-        Err(E::custom(
-            "expected a string, number or boolean, found nothing (null)",
-        ))
+        Err(E::custom("expected a string, number or boolean, found nothing (null)"))
     }
 }
 
@@ -88,14 +74,10 @@ impl<'de> Visitor<'de> for LevelVisitor {
         Ok(Level::Scalar(Scalar::str(v)))
     }
     fn visit_unit<E: de::Error>(self) -> Result<Level, E> {
-        Err(E::custom(
-            "empty level (null): write the level, or quote it if it is the word `null`",
-        ))
+        Err(E::custom("empty level (null): write the level, or quote it if it is the word `null`"))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Level, A::Error> {
-        Err(de::Error::custom(
-            "a level cannot be a list; write a scalar, or a map for a zipped group",
-        ))
+        Err(de::Error::custom("a level cannot be a list; write a scalar, or a map for a zipped group"))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Level, A::Error> {
         let mut out = IndexMap::new();
@@ -166,11 +148,7 @@ impl<'de> Deserialize<'de> for Matrix {
                         "exclude" => m.exclude = map.next_value::<Vec<Located<Combination>>>()?,
                         _ => {
                             let list = map.next_value::<Located<LevelList>>()?;
-                            m.factors.push(Factor {
-                                name: key,
-                                list_pos: list.pos,
-                                levels: list.value.0,
-                            });
+                            m.factors.push(Factor { name: key, list_pos: list.pos, levels: list.value.0 });
                         }
                     }
                 }
@@ -181,36 +159,31 @@ impl<'de> Deserialize<'de> for Matrix {
     }
 }
 
-impl<'de> Deserialize<'de> for Repetitions {
+impl<'de> Deserialize<'de> for RepetitionsSpec {
     fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
         impl<'de> Visitor<'de> for V {
-            type Value = Repetitions;
+            type Value = RepetitionsSpec;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a number of trials, or `{ min: 5, max: 30, target: 2% }`")
             }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Repetitions, E> {
-                u32::try_from(v)
-                    .map(Repetitions::Fixed)
-                    .map_err(|_| E::custom("too many repetitions"))
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<RepetitionsSpec, E> {
+                u32::try_from(v).map(RepetitionsSpec::Fixed).map_err(|_| E::custom("too many repetitions"))
             }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Repetitions, E> {
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<RepetitionsSpec, E> {
                 match u64::try_from(v) {
                     Ok(v) => self.visit_u64(v),
-                    Err(_) => Err(E::custom(format!(
-                        "repetitions must be positive, found {v}"
-                    ))),
+                    Err(_) => Err(E::custom(format!("repetitions must be positive, found {v}"))),
                 }
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Repetitions, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RepetitionsSpec, A::Error> {
                 let (mut min, mut max, mut target) = (None, None, None);
                 while let Some(key) = map.next_key::<String>()? {
                     match key.as_str() {
                         "min" => min = Some(map.next_value::<u32>()?),
                         "max" => max = Some(map.next_value::<u32>()?),
                         "target" => {
-                            let t = map.next_value::<Scalar>()?;
-                            target = Some(parse_percent(&t).map_err(de::Error::custom)?);
+                            target = Some(map.next_value::<Located<Scalar>>()?);
                         }
                         other => {
                             return Err(de::Error::custom(format!(
@@ -221,11 +194,9 @@ impl<'de> Deserialize<'de> for Repetitions {
                 }
                 match (min, max, target) {
                     (Some(min), Some(max), Some(target)) => {
-                        Ok(Repetitions::Adaptive { min, max, target })
+                        Ok(RepetitionsSpec::Adaptive { min, max, target })
                     }
-                    _ => Err(de::Error::custom(
-                        "adaptive repetitions need all of `min`, `max` and `target`",
-                    )),
+                    _ => Err(de::Error::custom("adaptive repetitions need all of `min`, `max` and `target`")),
                 }
             }
         }
@@ -249,22 +220,15 @@ pub fn parse_percent(s: &Scalar) -> Result<Percent, String> {
     let number = s.text.trim().strip_suffix('%').ok_or_else(bad)?;
     let value: f64 = number.trim().parse().map_err(|_| bad())?;
     if !value.is_finite() || value <= 0.0 || value >= 100.0 {
-        return Err(format!(
-            "a percentage must be above 0% and below 100%, found `{}`",
-            s.text
-        ));
+        return Err(format!("a percentage must be above 0% and below 100%, found `{}`", s.text));
     }
     Ok(Percent(value / 100.0))
 }
 
 /// `90s`, `10m`, `1h30m`, `500ms`, `2h`, or a bare number of seconds.
 pub fn parse_duration(s: &Scalar) -> Result<Duration, String> {
-    let bad = || {
-        format!(
-            "cannot read `{}` as a duration; write e.g. `90s`, `10m`, `1h30m` or `500ms`",
-            s.text
-        )
-    };
+    let bad =
+        || format!("cannot read `{}` as a duration; write e.g. `90s`, `10m`, `1h30m` or `500ms`", s.text);
     let text = s.text.trim();
     if let Ok(seconds) = text.parse::<f64>() {
         return Duration::try_from_secs_f64(seconds).map_err(|_| bad());
@@ -275,17 +239,13 @@ pub fn parse_duration(s: &Scalar) -> Result<Duration, String> {
         return Err(bad());
     }
     while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .ok_or_else(bad)?;
+        let digits = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).ok_or_else(bad)?;
         if digits == 0 {
             return Err(bad());
         }
         let number: f64 = rest[..digits].parse().map_err(|_| bad())?;
         rest = &rest[digits..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit())
-            .unwrap_or(rest.len());
+        let unit_len = rest.find(|c: char| c.is_ascii_digit()).unwrap_or(rest.len());
         let factor = match rest[..unit_len].trim() {
             "ms" => 0.001,
             "s" | "sec" => 1.0,
@@ -299,10 +259,7 @@ pub fn parse_duration(s: &Scalar) -> Result<Duration, String> {
     }
     let d = Duration::try_from_secs_f64(total).map_err(|_| bad())?;
     if d.is_zero() {
-        return Err(format!(
-            "a timeout of `{}` would kill every trial at once",
-            s.text
-        ));
+        return Err(format!("a timeout of `{}` would kill every trial at once", s.text));
     }
     Ok(d)
 }
@@ -314,15 +271,8 @@ mod tests {
     #[test]
     fn percentages() {
         assert_eq!(parse_percent(&Scalar::str("5%")).unwrap(), Percent(0.05));
-        assert_eq!(
-            parse_percent(&Scalar::str("2.5 %")).unwrap(),
-            Percent(0.025)
-        );
-        assert!(
-            parse_percent(&Scalar::str("5"))
-                .unwrap_err()
-                .contains("like `5%`")
-        );
+        assert_eq!(parse_percent(&Scalar::str("2.5 %")).unwrap(), Percent(0.025));
+        assert!(parse_percent(&Scalar::str("5")).unwrap_err().contains("like `5%`"));
         assert!(parse_percent(&Scalar::str("0%")).is_err());
         assert!(parse_percent(&Scalar::str("abc%")).is_err());
     }

@@ -1,0 +1,24 @@
+//! One integration test binary driving the real `margin` executable, a file per command.
+
+mod check;
+mod plan;
+mod schema;
+
+use assert_cmd::Command;
+
+/// The binary under test, with the store root pointed away from the source tree.
+pub fn margin() -> Command {
+    let mut cmd = assert_cmd::cargo::cargo_bin_cmd!("margin");
+    let reports = std::env::temp_dir().join("margin-tests-reports");
+    cmd.env("MARGIN_REPORTS", reports);
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
+    cmd
+}
+
+pub fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}

@@ -1,0 +1,133 @@
+//! `margin plan`: the text table, `--json`, `--all`, the cap, and shell-safe levels.
+
+use super::{margin, stderr, stdout};
+
+fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> std::path::PathBuf {
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn plan_prints_counts_factors_and_cells() {
+    let out = margin().args(["plan", "experiments/dd-write.yaml"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "experiment dd-write (experiments/dd-write.yaml)");
+    assert_eq!(
+        lines[1],
+        "9 cells × 5–20 repetitions (adaptive, until ±5%) = 45–180 trials (+ 1 warm-up per cell)"
+    );
+    assert!(text.contains("  io    bs=4k count=16384, bs=64k count=1024, bs=1M count=64\n"), "{text}");
+    assert!(text.contains("  sync  none, fdatasync, direct\n"), "{text}");
+    let header = lines.iter().position(|l| l.trim_start().starts_with("id ")).unwrap();
+    assert_eq!(lines[header].split_whitespace().collect::<Vec<_>>(), ["id", "bs", "count", "sync"]);
+    let rows: Vec<Vec<&str>> = lines[header + 1..].iter().map(|l| l.split_whitespace().collect()).collect();
+    assert_eq!(rows.len(), 9);
+    assert_eq!(rows[0][1..], ["4k", "16384", "none"]);
+    assert_eq!(rows[8][1..], ["1M", "64", "direct"]);
+    assert!(rows.iter().all(|r| r[0].len() == 16 && r[0].chars().all(|c| c.is_ascii_hexdigit())));
+}
+
+#[test]
+fn plan_json_lists_every_cell_with_id_and_levels() {
+    let out = margin().args(["plan", "--json", "experiments/dd-write.yaml"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["experiment"], "dd-write");
+    assert_eq!(v["cell_count"], 9);
+    assert_eq!(v["trials"]["min"], 45);
+    assert_eq!(v["trials"]["max"], 180);
+    assert_eq!(v["repetitions"]["target"], 0.05);
+    let cells = v["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 9);
+    assert_eq!(cells[1]["levels"], serde_json::json!({"bs": "4k", "count": "16384", "sync": "fdatasync"}));
+    let ids: std::collections::HashSet<&str> = cells.iter().map(|c| c["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), 9);
+}
+
+#[test]
+fn ids_are_the_same_in_separate_processes_and_follow_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let a =
+        write(&dir, "a.yaml", "matrix:\n  bs: [1k, 2k]\n  n: [1, 2]\nrun: dd bs={{ bs }} count={{ n }}\n");
+    let b =
+        write(&dir, "b.yaml", "run: dd bs={{ bs }} count={{ n }}\nmatrix:\n  bs: [1k, 2k]\n  n: [1, 2]\n");
+    let c = write(
+        &dir,
+        "c.yaml",
+        "matrix:\n  bs: [1k, 2k]\n  n: [1, 2]\nrun: dd bs={{ bs }} count={{ n }} conv=fsync\n",
+    );
+    let ids = |p: &std::path::Path| -> Vec<String> {
+        let out = margin().arg("plan").arg("--json").arg(p).output().unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["cells"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap().to_string()).collect()
+    };
+    let first = ids(&a);
+    assert_eq!(first, ids(&a), "two runs, same ids");
+    assert_eq!(first, ids(&b), "key order does not matter");
+    let changed = ids(&c);
+    assert!(first.iter().zip(&changed).all(|(x, y)| x != y), "a changed command changes every id");
+}
+
+#[test]
+fn all_lists_every_cell_and_a_pipe_gets_them_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(
+        &dir,
+        "big.yaml",
+        "matrix:\n  a: [0,1,2,3,4,5,6,7,8,9]\n  b: [0,1,2,3,4,5,6,7,8,9]\nrun: echo {{ a }}{{ b }}\n",
+    );
+    let out = margin().arg("plan").arg(&f).output().unwrap();
+    let text = stdout(&out);
+    assert!(
+        text.starts_with(&format!(
+            "experiment big ({})\n100 cells × 5 repetitions = 500 trials\n",
+            f.display()
+        ))
+    );
+    // not a terminal: every cell
+    assert_eq!(
+        text.lines().filter(|l| l.len() > 18 && l[2..18].chars().all(|c| c.is_ascii_hexdigit())).count(),
+        100
+    );
+    let out = margin().arg("plan").arg("--all").arg(&f).output().unwrap();
+    assert_eq!(stdout(&out), text);
+}
+
+#[test]
+fn max_cells_raises_the_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(&dir, "cap.yaml", "matrix:\n  a: [1, 2, 3]\n  b: [1, 2, 3]\nrun: echo\n");
+    let out = margin().arg("plan").arg(&f).args(["--max-cells", "8"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stdout(&out).is_empty(), "no partial plan");
+    assert!(
+        stderr(&out).contains(":2:3: the matrix expands to 9 combinations, more than the cap of 8 cells"),
+        "{}",
+        stderr(&out)
+    );
+    let out = margin().arg("plan").arg(&f).args(["--max-cells", "9"]).output().unwrap();
+    assert!(out.status.success());
+}
+
+#[test]
+fn invalid_files_print_no_plan() {
+    let out = margin().args(["plan", "tests/data/malformed/44-several-errors.yaml"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stdout(&out).is_empty());
+    assert_eq!(stderr(&out).lines().filter(|l| l.starts_with("tests/")).count(), 3);
+}
+
+#[test]
+fn levels_with_shell_metacharacters_stay_one_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let f =
+        write(&dir, "meta.yaml", "matrix:\n  x: ['a b; touch pwned', \"$(id)\"]\nrun: printf %s {{ x }}\n");
+    let out = margin().arg("plan").arg("--json").arg(&f).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["cells"][0]["levels"]["x"], "a b; touch pwned");
+    assert_eq!(v["cells"][1]["levels"]["x"], "$(id)");
+}
