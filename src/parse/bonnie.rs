@@ -63,6 +63,11 @@ impl Parser for Bonnie {
         "bonnie++"
     }
 
+    /// Every row is one result (`-x N` prints N), labelled with the machine name. Metrics
+    /// carry bonnie++'s column names: `putc`, `put_block`, `rewrite`, `getc`, `get_block`
+    /// (bytes/s), `seeks`, `seq_create`, `seq_stat`, `seq_del`, `ran_create`, `ran_stat`,
+    /// `ran_del` (op/s), all averaged harmonically; `<test>_cpu` (%); and from 1.96 on
+    /// `<test>_latency` (s, the worst latency bonnie++ saw).
     fn parse(&self, stdout: &str, stderr: &str) -> Result<Parsed, ParseError> {
         let mut parsed = Parsed::default();
         // With -q the CSV is on stdout and the table on stderr; without it both are on

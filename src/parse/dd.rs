@@ -43,6 +43,10 @@ impl Parser for Dd {
         "dd"
     }
 
+    /// Metrics: `throughput` (bytes/s, harmonic mean), `bytes`, `seconds`, and from the
+    /// records lines `records_in`, `records_in_partial`, `records_out`,
+    /// `records_out_partial`; partial records also give a warning.
+    ///
     /// Every summary line is one result (a script may run dd several times). With
     /// `status=progress`, dd also prints progress lines shaped like the summary; they come
     /// before the records lines, so when records lines exist only the summary right after
