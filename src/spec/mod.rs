@@ -25,9 +25,9 @@ pub use values::{Percent, parse_duration, parse_percent};
 /// Names every command template may use besides factors and vars.
 pub const BUILTIN_NAMES: &[&str] = &["workdir", "repetition", "host", "experiment"];
 
-/// The parsers DESIGN.md §7 names; `parse:` must be one of them.
-pub const PARSERS: &[&str] =
-    &["dd", "bonnie++", "iozone", "fio", "sysbench", "iperf3", "netperf", "dnetc", "hyperfine", "time"];
+/// The built-in parsers `parse:` may name.
+pub use crate::parse::BUILTIN_NAMES as PARSERS;
+pub use crate::parse::{Better, MeanKind};
 
 /// Facts an `environment:` factor can be detected from (DESIGN.md §6).
 pub const FACTS: &[&str] = &[
@@ -281,20 +281,6 @@ pub struct MetricSpec {
     pub unit: Option<Located<String>>,
     pub better: Option<Better>,
     pub mean: Option<MeanKind>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Better {
-    Higher,
-    Lower,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum MeanKind {
-    Arithmetic,
-    Harmonic,
 }
 
 /// `repetitions:` as written: `5` or `{ min: 5, max: 30, target: 2% }`.
