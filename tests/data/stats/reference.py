@@ -109,6 +109,9 @@ def cell(values, kind):
             cv=cv,
             sd=cv * out["mean"],
             moe_rel=half / m,
+            # The margin in the metric's unit: h, or h/m x the harmonic mean (whose
+            # interval is not symmetric).
+            moe=half if kind == "arithmetic" else half / m * out["mean"],
             ci_low=float(lo),
             ci_high=float(hi),
         )
@@ -158,21 +161,19 @@ def fieller(a_vals, b_vals, confidence):
     return theta, [(a * b - root) / d, (a * b + root) / d], nu
 
 
-def settle_independent(cv_a, cv_b, delta, confidence, power):
-    """Smallest equal n per level whose MDE is within delta (see verdict.rs)."""
+def settle_independent(cv_a, cv_b, delta, confidence):
+    """Smallest equal n per level whose interval is at most delta wide (compare.rs)."""
     s2 = cv_a**2 + cv_b**2
     for n in range(2, 1_000_001):
         nu = s2**2 * (n - 1) / (cv_a**4 + cv_b**4)
-        mde = (t_ppf(1 - (1 - confidence) / 2, nu) + t_ppf(power, nu)) * math.sqrt(s2 / n)
-        if mde <= delta:
+        if t_ppf(1 - (1 - confidence) / 2, nu) * math.sqrt(s2 / n) <= delta / 2:
             return n
     return None
 
 
-def settle_paired(sd_log, delta, confidence, power):
+def settle_paired(sd_log, delta, confidence):
     for k in range(2, 1_000_001):
-        mde = (t_ppf(1 - (1 - confidence) / 2, k - 1) + t_ppf(power, k - 1)) * sd_log / math.sqrt(k)
-        if mde <= math.log1p(delta):
+        if t_ppf(1 - (1 - confidence) / 2, k - 1) * sd_log / math.sqrt(k) <= math.log1p(delta) / 2:
             return k
     return None
 
@@ -209,7 +210,7 @@ def independent(a_name, b_name):
     out["mde"] = (t_ppf(q, nu_rel) + t_ppf(POWER, nu_rel)) * math.sqrt(
         cv_a**2 / len(xa) + cv_b**2 / len(xb)
     )
-    n_settle = settle_independent(cv_a, cv_b, DELTA, CONFIDENCE, POWER)
+    n_settle = settle_independent(cv_a, cv_b, DELTA, CONFIDENCE)
     out["settle_n"] = n_settle
     out["mann_whitney"] = mwu(np.asarray(a_vals, float), np.asarray(b_vals, float))
     return out
@@ -233,7 +234,7 @@ def paired(a_name, b_name):
         "df": k - 1,
         "p": float(stats.ttest_rel(lb, la).pvalue),
         "mde": math.expm1(mde_log),
-        "settle_n": settle_paired(sd, DELTA, CONFIDENCE, POWER),
+        "settle_n": settle_paired(sd, DELTA, CONFIDENCE),
         # A rank test that ignores the pairing answers another question: not given.
         "mann_whitney": None,
     }
@@ -289,8 +290,9 @@ def main():
     t_points = [(0.975, 1), (0.975, 2), (0.975, 2.5), (0.975, 5), (0.8, 5), (0.995, 9),
                 (0.025, 30), (0.9, 123.4), (0.975, 1e4), (0.975, 2e4), (0.999, 5e4),
                 (0.975, 1e6), (0.8, 1e7), (0.975, 1e9), (0.975, math.inf)]
-    cdf_points = [(-2.5, 1), (0.3, 2), (2.0, 4.5), (-1.1, 30), (3.5, 200), (1.96, 1e6),
-                  (-0.5, 1e9), (2.0, math.inf)]
+    cdf_points = [(-2.5, 1), (0.3, 2), (2.0, 4.5), (-1.1, 30), (3.5, 200), (-6.0, 1e4),
+                  (3.0, 2e4), (-0.5, 1e5), (1.96, 1e6), (-4.0, 1e7), (-0.5, 1e9),
+                  (-8.0, 1e12), (-30.0, 5e4), (2.0, math.inf)]
     runs_grid = [(cv, e) for cv in (0.01, 0.05, 0.1, 0.003, 0.3) for e in (0.02, 0.05, 0.01)]
 
     def df_json(df):
