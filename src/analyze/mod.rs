@@ -17,6 +17,8 @@ pub mod stats;
 pub mod verdict;
 
 #[cfg(test)]
+mod properties;
+#[cfg(test)]
 mod reference;
 
 pub use compare::{Comparison, Design, RatioInterval, compare_independent, compare_paired, holm};

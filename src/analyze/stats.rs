@@ -188,7 +188,8 @@ pub fn mean_interval(sample: &Sample, confidence: f64) -> Option<MeanInterval> {
     let (low, high) = sample.kind().transform_interval(centre - h, centre + h);
     let moe = match sample.kind() {
         MeanKind::Arithmetic => h,
-        MeanKind::Harmonic => moe_rel.unwrap_or(f64::NAN) * centre.recip(),
+        // moe_rel × mean: (h / centre) × (1 / centre).
+        MeanKind::Harmonic => h / (centre * centre),
     };
     Some(MeanInterval {
         low,
@@ -231,6 +232,10 @@ pub(crate) fn search_upward(
     bound: f64,
     mut passes: impl FnMut(usize) -> Option<bool>,
 ) -> Option<RunsNeeded> {
+    // A NaN bound means the spread was not a number: nothing could ever pass.
+    if bound.is_nan() {
+        return None;
+    }
     if bound >= MAX_RUNS as f64 {
         return Some(RunsNeeded::MoreThan(MAX_RUNS));
     }
