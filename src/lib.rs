@@ -1,9 +1,10 @@
 //! margin: declarative benchmark experiments with honest statistics.
 //!
 //! The crate follows the data: [`spec`] (the experiment file) → [`plan`] (the matrix of
-//! cells) → run → store → analyze → report, with [`parse`] turning tool outputs into
+//! cells) → run → store → [`analyze`] → report, with [`parse`] turning tool outputs into
 //! metrics. Each stage hands the next plain data.
 
+pub mod analyze;
 pub mod cli;
 pub mod cmd;
 pub mod diag;

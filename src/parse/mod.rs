@@ -40,11 +40,22 @@ pub enum Better {
 
 /// How trials of a metric are averaged (STATISTICS.md §0): a rate over a fixed amount of
 /// work is summarised by its harmonic mean (total work / total time).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MeanKind {
+    /// For costs such as seconds: the plain average.
+    #[default]
     Arithmetic,
     Harmonic,
+}
+
+impl fmt::Display for MeanKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            MeanKind::Arithmetic => "arithmetic",
+            MeanKind::Harmonic => "harmonic",
+        })
+    }
 }
 
 /// One number taken from a tool's output, in its canonical unit.

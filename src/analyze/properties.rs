@@ -1,0 +1,96 @@
+//! Laws the statistics obey for any input, checked with proptest.
+
+use proptest::prelude::*;
+
+use super::compare::{mann_whitney, trials_to_settle};
+use super::stats::{mean_interval, runs_needed, spearman_trend};
+use super::verdict::{Better, Vocabulary, Wording};
+use super::*;
+
+const WORDING: Wording =
+    Wording { baseline: "A", level: "B", better: Some(Better::Lower), vocabulary: Vocabulary::Speed };
+
+fn kind() -> impl Strategy<Value = MeanKind> {
+    prop_oneof![Just(MeanKind::Arithmetic), Just(MeanKind::Harmonic)]
+}
+
+/// Any finite number: huge, tiny, negative, zero.
+fn finite() -> impl Strategy<Value = f64> {
+    prop::num::f64::NORMAL | prop::num::f64::SUBNORMAL | prop::num::f64::ZERO
+}
+
+/// Values a benchmark could report: positive, over nine orders of magnitude.
+fn measurement() -> impl Strategy<Value = f64> {
+    (1e-3..1e6_f64).prop_flat_map(|centre| (0.5..1.5_f64).prop_map(move |f| centre * f))
+}
+
+proptest! {
+    #[test]
+    fn nothing_panics_on_finite_input(
+        a in prop::collection::vec(finite(), 1..24),
+        b in prop::collection::vec(finite(), 1..24),
+        kind in kind(),
+    ) {
+        let settings = Settings::default();
+        let _ = spearman_trend(&a);
+        let _ = mann_whitney(&a, &b);
+        let _ = runs_needed(a[0].abs(), b[0].abs(), 0.95);
+        let (Ok(sa), Ok(sb)) = (Sample::new(&a, kind), Sample::new(&b, kind)) else {
+            return Ok(());
+        };
+        let _ = analyze_cell(&sa, &settings)?;
+        let paired_b = Sample::new(&b.iter().cycle().take(a.len()).copied().collect::<Vec<_>>(), kind)?;
+        for comparison in [
+            compare_independent(&sa, &sb, &settings),
+            compare_paired(&sa, &paired_b, &settings),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            let _ = verdict(&comparison, &settings, &WORDING);
+            let _ = trials_to_settle(&comparison, &settings);
+        }
+    }
+
+    #[test]
+    fn the_interval_contains_the_mean(
+        values in prop::collection::vec(measurement(), 2..30),
+        kind in kind(),
+        confidence in 0.5..0.999_f64,
+    ) {
+        let sample = Sample::new(&values, kind)?;
+        let interval = mean_interval(&sample, confidence).expect("n >= 2");
+        let mean = summarize(&sample, &Settings::default())?.mean;
+        prop_assert!(interval.low <= mean && mean <= interval.high, "{interval:?} vs {mean}");
+    }
+
+    #[test]
+    fn the_ratio_interval_contains_the_ratio(
+        a in prop::collection::vec(measurement(), 2..12),
+        b in prop::collection::vec(measurement(), 2..12),
+        kind in kind(),
+    ) {
+        let settings = Settings::default();
+        let (a, b) = (Sample::new(&a, kind)?, Sample::new(&b, kind)?);
+        let paired_b = Sample::new(&b.values().iter().cycle().take(a.len()).copied().collect::<Vec<_>>(), kind)?;
+        for comparison in [compare_independent(&a, &b, &settings)?, compare_paired(&a, &paired_b, &settings)?] {
+            if let RatioInterval::Bounded { low, high } = comparison.interval {
+                let r = comparison.ratio;
+                // Fieller's bounds solve a quadratic: allow its rounding, not more.
+                let slack = 1e-12 * r;
+                prop_assert!(low - slack <= r && r <= high + slack, "{low} {r} {high}");
+            }
+        }
+    }
+
+    #[test]
+    fn holm_never_lowers_a_p_value_nor_exceeds_one(
+        p in prop::collection::vec(0.0..=1.0_f64, 0..30),
+    ) {
+        let adjusted = holm(&p)?;
+        prop_assert_eq!(adjusted.len(), p.len());
+        for (raw, adj) in p.iter().zip(&adjusted) {
+            prop_assert!(raw <= adj && *adj <= 1.0, "{raw} -> {adj}");
+        }
+    }
+}

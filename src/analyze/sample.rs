@@ -1,0 +1,92 @@
+//! One cell's values for one metric, validated, with the scale its statistics work on.
+
+use super::StatsError;
+
+pub use crate::parse::MeanKind;
+
+impl MeanKind {
+    /// Maps a value between the metric's scale and the analysis scale. The map is its
+    /// own inverse (1/x for a harmonic mean), so it serves both directions.
+    pub fn transform(self, x: f64) -> f64 {
+        match self {
+            MeanKind::Arithmetic => x,
+            MeanKind::Harmonic => x.recip(),
+        }
+    }
+
+    /// Maps an interval on the analysis scale to the metric's scale. 1/x reverses order,
+    /// so the bounds swap; a lower bound at or below zero has no reciprocal and the upper
+    /// end becomes unbounded (+∞).
+    pub fn transform_interval(self, low: f64, high: f64) -> (f64, f64) {
+        match self {
+            MeanKind::Arithmetic => (low, high),
+            MeanKind::Harmonic if low > 0.0 => (high.recip(), low.recip()),
+            MeanKind::Harmonic => (high.recip(), f64::INFINITY),
+        }
+    }
+}
+
+/// A cell's trial values in trial order, all finite, with the mean kind fixed once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    kind: MeanKind,
+    values: Vec<f64>,
+    analysed: Vec<f64>,
+}
+
+impl Sample {
+    /// Validates the values: at least one, all finite, all positive for a harmonic mean.
+    pub fn new(values: &[f64], kind: MeanKind) -> Result<Sample, StatsError> {
+        if values.is_empty() {
+            return Err(StatsError::Empty);
+        }
+        for (index, &value) in values.iter().enumerate() {
+            if !value.is_finite() {
+                return Err(StatsError::NotFinite { index, value });
+            }
+            if kind == MeanKind::Harmonic && value <= 0.0 {
+                return Err(StatsError::NotPositive { index, value });
+            }
+        }
+        Ok(Sample {
+            kind,
+            values: values.to_vec(),
+            analysed: values.iter().map(|&x| kind.transform(x)).collect(),
+        })
+    }
+
+    /// The same trials minus those at `indices` (e.g. the outliers set aside).
+    pub fn without(&self, indices: &[usize]) -> Result<Sample, StatsError> {
+        let len = self.values.len();
+        if let Some(&index) = indices.iter().find(|&&i| i >= len) {
+            return Err(StatsError::IndexOutOfRange { index, len });
+        }
+        let kept: Vec<f64> = (0..len).filter(|i| !indices.contains(i)).map(|i| self.values[i]).collect();
+        Sample::new(&kept, self.kind)
+    }
+
+    pub fn kind(&self) -> MeanKind {
+        self.kind
+    }
+
+    /// Number of trials (never zero).
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Always false: a sample holds at least one value.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// The values as measured, in trial order.
+    pub fn values(&self) -> &[f64] {
+        &self.values
+    }
+
+    /// The values on the scale the statistics work on: the values themselves for an
+    /// arithmetic mean, their reciprocals for a harmonic one.
+    pub fn analysed(&self) -> &[f64] {
+        &self.analysed
+    }
+}

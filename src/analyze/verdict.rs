@@ -1,0 +1,301 @@
+//! Verdicts (STATISTICS §4): what a comparison means against the practical threshold δ,
+//! and the sentence the report prints for it.
+
+use serde::Serialize;
+
+use super::Settings;
+use super::compare::{Comparison, RatioInterval, trials_to_settle};
+
+/// The six verdicts of summary.json (DESIGN §8), in the order they are tried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerdictKind {
+    /// A level has fewer than two trials: no error estimate.
+    Insufficient,
+    /// The ratio's interval is unbounded: too noisy to say anything.
+    Unbounded,
+    /// The whole interval lies beyond ±δ.
+    Significant,
+    /// The interval excludes no change but stays within ±δ.
+    WithinBand,
+    /// The interval includes no change and lies within ±δ.
+    NoMeaningfulDifference,
+    /// The interval includes no change and reaches beyond ±δ. Never "no difference":
+    /// absence of evidence is not evidence of absence.
+    Inconclusive,
+}
+
+pub use crate::parse::Better;
+
+/// The words a good and a bad change are called.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Vocabulary {
+    /// For times and rates: "faster" / "slower".
+    Speed,
+    /// For anything else: "better" / "worse".
+    Quality,
+}
+
+/// What the sentence calls the levels and how it judges a change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wording<'a> {
+    pub baseline: &'a str,
+    pub level: &'a str,
+    /// `None` for a metric with no preferred direction: the sentence states the
+    /// direction and passes no judgement.
+    pub better: Option<Better>,
+    pub vocabulary: Vocabulary,
+}
+
+/// A comparison's verdict and its sentence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Verdict {
+    pub kind: VerdictKind,
+    pub sentence: String,
+    /// For [`VerdictKind::Inconclusive`]: about how many more trials per level would
+    /// settle it (see [`trials_to_settle`]).
+    pub more_trials: Option<usize>,
+}
+
+/// The first rule of STATISTICS §4 that matches, with δ = `threshold`.
+pub fn classify(comparison: &Comparison, threshold: f64) -> VerdictKind {
+    if comparison.n_a < 2 || comparison.n_b < 2 {
+        return VerdictKind::Insufficient;
+    }
+    let (low, high) = match comparison.interval {
+        RatioInterval::NoEstimate => return VerdictKind::Insufficient,
+        RatioInterval::Unbounded => return VerdictKind::Unbounded,
+        RatioInterval::Bounded { low, high } => (low - 1.0, high - 1.0),
+    };
+    if low > threshold || high < -threshold {
+        VerdictKind::Significant
+    } else if low > 0.0 || high < 0.0 {
+        VerdictKind::WithinBand
+    } else if -threshold <= low && high <= threshold {
+        VerdictKind::NoMeaningfulDifference
+    } else {
+        VerdictKind::Inconclusive
+    }
+}
+
+/// Classifies the comparison and words the verdict.
+pub fn verdict(comparison: &Comparison, settings: &Settings, wording: &Wording) -> Verdict {
+    let delta = settings.threshold;
+    let kind = classify(comparison, delta);
+    let Wording { baseline, level, .. } = *wording;
+    let band = format!("±{}", percent(delta));
+    let mut more_trials = None;
+    let sentence = match (kind, comparison.interval.effect()) {
+        (VerdictKind::Significant, Some(effect)) => change(comparison.ratio, effect, wording),
+        (VerdictKind::WithinBand, Some(effect)) => format!(
+            "{}, statistically significant but within the {band} band",
+            change(comparison.ratio, effect, &Wording { better: None, ..*wording })
+        ),
+        (VerdictKind::NoMeaningfulDifference, Some((low, high))) => format!(
+            "no meaningful difference: {level} is within {band} of {baseline} [{}, {}]",
+            signed_percent(low),
+            signed_percent(high)
+        ),
+        (VerdictKind::Inconclusive, Some((low, high))) => {
+            more_trials = trials_to_settle(comparison, settings);
+            let settle = match more_trials {
+                Some(0) => {
+                    format!("the difference lies close to {band}, so only many more trials would settle it")
+                }
+                Some(1) => "about 1 more trial per level would settle it".to_owned(),
+                Some(n) => format!("about {n} more trials per level would settle it"),
+                None => "it would take more trials than are practical to settle it".to_owned(),
+            };
+            format!(
+                "inconclusive: the data allow up to {} between {level} and {baseline} [{}, {}]; {settle}",
+                percent(low.abs().max(high.abs())),
+                signed_percent(low),
+                signed_percent(high)
+            )
+        }
+        (VerdictKind::Unbounded, _) => format!(
+            "inconclusive: too noisy to bound the ratio of {level} to {baseline}; \
+             run more trials or reduce the noise"
+        ),
+        // Insufficient, and the combinations `classify` never returns (a verdict other
+        // than these three always comes with a bounded interval).
+        _ => format!(
+            "no error estimate: run more trials ({baseline}: n = {}, {level}: n = {})",
+            comparison.n_a, comparison.n_b
+        ),
+    };
+    Verdict { kind, sentence, more_trials }
+}
+
+/// "B is 12.3 % higher than A [8.1 %, 16.4 %]: slower", for an interval on one side of
+/// zero; the bounds are given as sizes of the change, smaller first.
+fn change(ratio: f64, (low, high): (f64, f64), wording: &Wording) -> String {
+    let higher = low > 0.0;
+    let (size, from, to) = if higher { (ratio - 1.0, low, high) } else { (1.0 - ratio, -high, -low) };
+    let direction = if higher { "higher" } else { "lower" };
+    let mut sentence = format!(
+        "{} is {} {direction} than {} [{}, {}]",
+        wording.level,
+        percent(size),
+        wording.baseline,
+        percent(from),
+        percent(to)
+    );
+    if let Some(better) = wording.better {
+        let good = higher == (better == Better::Higher);
+        let judgement = match (wording.vocabulary, good) {
+            (Vocabulary::Speed, true) => "faster",
+            (Vocabulary::Speed, false) => "slower",
+            (Vocabulary::Quality, true) => "better",
+            (Vocabulary::Quality, false) => "worse",
+        };
+        sentence.push_str(": ");
+        sentence.push_str(judgement);
+    }
+    sentence
+}
+
+/// A fraction as a percentage: one decimal, two below 1 %, so small effects keep a
+/// significant digit.
+fn percent(fraction: f64) -> String {
+    let value = fraction * 100.0;
+    if value.abs() < 1.0 { format!("{value:.2} %") } else { format!("{value:.1} %") }
+}
+
+/// A percentage with its sign, for interval bounds on both sides of zero.
+fn signed_percent(fraction: f64) -> String {
+    let text = percent(fraction);
+    if text.starts_with('-') { text } else { format!("+{text}") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::compare::{compare_independent, compare_paired};
+    use crate::analyze::reference::sample;
+    use crate::analyze::{MeanKind, Sample};
+
+    const SECONDS: Wording = Wording {
+        baseline: "bare",
+        level: "xen",
+        better: Some(Better::Lower),
+        vocabulary: Vocabulary::Speed,
+    };
+
+    fn judge(a: &Sample, b: &Sample, wording: &Wording) -> Verdict {
+        let settings = Settings::default();
+        verdict(&compare_independent(a, b, &settings).unwrap(), &settings, wording)
+    }
+
+    fn seconds(values: &[f64]) -> Sample {
+        Sample::new(values, MeanKind::Arithmetic).unwrap()
+    }
+
+    const BASE: [f64; 5] = [10.0, 10.1, 9.9, 10.05, 9.95];
+
+    #[test]
+    fn one_trial_is_insufficient() {
+        let got = judge(&sample("n1"), &sample("n3"), &SECONDS);
+        assert_eq!(got.kind, VerdictKind::Insufficient);
+        assert_eq!(got.sentence, "no error estimate: run more trials (bare: n = 1, xen: n = 3)");
+    }
+
+    #[test]
+    fn a_baseline_indistinguishable_from_zero_is_unbounded() {
+        let got = judge(&sample("wild_2"), &sample("n2"), &SECONDS);
+        assert_eq!(got.kind, VerdictKind::Unbounded);
+        assert!(got.sentence.starts_with("inconclusive: too noisy"), "{}", got.sentence);
+    }
+
+    #[test]
+    fn seed_000_block_writes_are_significantly_slower_in_the_domu() {
+        let wording = Wording {
+            baseline: "dom0",
+            level: "domU",
+            better: Some(Better::Higher),
+            vocabulary: Vocabulary::Speed,
+        };
+        let got = judge(&sample("put_block_dom0"), &sample("put_block_domu"), &wording);
+        assert_eq!(got.kind, VerdictKind::Significant);
+        assert_eq!(got.sentence, "domU is 19.9 % lower than dom0 [18.9 %, 20.9 %]: slower");
+        assert_eq!(got.more_trials, None);
+    }
+
+    #[test]
+    fn a_small_sure_change_is_within_the_band() {
+        let got = judge(&seconds(&BASE), &seconds(&[10.2, 10.3, 10.1, 10.25, 10.15]), &SECONDS);
+        assert_eq!(got.kind, VerdictKind::WithinBand);
+        assert_eq!(
+            got.sentence,
+            "xen is 2.0 % higher than bare [0.84 %, 3.2 %], \
+             statistically significant but within the ±5.0 % band"
+        );
+    }
+
+    #[test]
+    fn a_tight_interval_around_zero_is_no_meaningful_difference() {
+        let got = judge(&seconds(&BASE), &seconds(&[10.02, 10.08, 9.93, 10.0, 9.97]), &SECONDS);
+        assert_eq!(got.kind, VerdictKind::NoMeaningfulDifference);
+        assert_eq!(got.sentence, "no meaningful difference: xen is within ±5.0 % of bare [-1.0 %, +1.0 %]");
+    }
+
+    /// Seed 000's question: do the kernels differ on the dnetc cores? Not by this data.
+    #[test]
+    fn seed_000_dnetc_kernels_are_inconclusive_with_a_trial_estimate() {
+        let got = judge(&sample("dnetc_bare"), &sample("dnetc_xen"), &SECONDS);
+        assert_eq!(got.kind, VerdictKind::Inconclusive);
+        assert_eq!(got.more_trials, Some(4), "10 per level settle it, 6 are there");
+        assert_eq!(
+            got.sentence,
+            "inconclusive: the data allow up to 6.0 % between xen and bare [-1.0 %, +6.0 %]; \
+             about 4 more trials per level would settle it"
+        );
+        assert!(!got.sentence.contains("no difference"));
+        let settings = Settings::default();
+        let paired = compare_paired(&sample("dnetc_bare"), &sample("dnetc_xen"), &settings).unwrap();
+        let got = verdict(&paired, &settings, &SECONDS);
+        assert_eq!((got.kind, got.more_trials), (VerdictKind::Inconclusive, Some(3)));
+    }
+
+    #[test]
+    fn judgement_follows_the_better_direction_and_vocabulary() {
+        let (a, b) = (sample("put_block_dom0"), sample("put_block_domu"));
+        let ending = |better, vocabulary| {
+            let wording = Wording { better, vocabulary, ..SECONDS };
+            judge(&a, &b, &wording).sentence.rsplit(']').next().unwrap().to_owned()
+        };
+        assert_eq!(ending(Some(Better::Lower), Vocabulary::Speed), ": faster");
+        assert_eq!(ending(Some(Better::Higher), Vocabulary::Quality), ": worse");
+        assert_eq!(ending(Some(Better::Lower), Vocabulary::Quality), ": better");
+        assert_eq!(ending(None, Vocabulary::Speed), "");
+        let rise = judge(&b, &a, &SECONDS).sentence;
+        assert!(rise.starts_with("xen is 24.8 % higher than bare ["), "{rise}");
+        assert!(rise.ends_with(": slower"), "{rise}");
+    }
+
+    #[test]
+    fn verdict_names_are_those_of_summary_json() {
+        let names = [
+            VerdictKind::Insufficient,
+            VerdictKind::Unbounded,
+            VerdictKind::Significant,
+            VerdictKind::WithinBand,
+            VerdictKind::NoMeaningfulDifference,
+            VerdictKind::Inconclusive,
+        ]
+        .map(|kind| serde_json::to_value(kind).unwrap());
+        assert_eq!(
+            names,
+            [
+                "insufficient",
+                "unbounded",
+                "significant",
+                "within_band",
+                "no_meaningful_difference",
+                "inconclusive"
+            ]
+            .map(serde_json::Value::from)
+        );
+    }
+}
