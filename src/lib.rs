@@ -11,4 +11,5 @@ pub mod diag;
 pub mod parse;
 pub mod plan;
 pub mod spec;
+pub mod store;
 pub mod template;

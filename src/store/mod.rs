@@ -1,0 +1,236 @@
+//! The store: `reports/<name>/` — an append-only trial log, session log, raw outputs.
+//!
+//! Every record is one line written with a single `write` and made durable
+//! (`fdatasync`) before the next trial starts. Nothing is ever deleted: `--fresh` moves
+//! the logs aside, a torn line (power cut, full disk) is skipped with a warning and kept.
+
+mod record;
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+pub use record::{Event, MetricInfo, RawPaths, SCHEMA, SessionRecord, Status, TrialRecord};
+
+/// Where the stores live: `--reports`, `MARGIN_REPORTS`, else `reports/`.
+pub fn default_root() -> PathBuf {
+    PathBuf::from("reports")
+}
+
+/// Why the store could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{path}: another `margin run` (pid {pid}) is running this experiment")]
+    Locked { path: PathBuf, pid: String },
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: io::Error },
+}
+
+impl StoreError {
+    fn io(path: &Path, source: io::Error) -> Self {
+        StoreError::Io { path: path.to_path_buf(), source }
+    }
+
+    /// Whether the disk is full: the run stops with this said plainly.
+    pub fn is_disk_full(&self) -> bool {
+        matches!(self, StoreError::Io { source, .. } if source.raw_os_error() == Some(28))
+    }
+}
+
+/// One experiment's folder.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pub dir: PathBuf,
+}
+
+/// Everything the logs hold, and what was skipped while reading them.
+#[derive(Debug, Clone, Default)]
+pub struct Loaded {
+    pub trials: Vec<TrialRecord>,
+    pub sessions: Vec<SessionRecord>,
+    pub warnings: Vec<String>,
+}
+
+/// Held while a run writes the store; released when dropped (or when the process dies).
+#[derive(Debug)]
+pub struct Lock {
+    _file: File,
+}
+
+/// An open log, appended to durably.
+#[derive(Debug)]
+pub struct Appender {
+    path: PathBuf,
+    file: File,
+}
+
+impl Store {
+    pub fn new(root: &Path, name: &str) -> Self {
+        Store { dir: root.join(name) }
+    }
+
+    pub fn runs_path(&self) -> PathBuf {
+        self.dir.join("runs.ndjson")
+    }
+
+    pub fn sessions_path(&self) -> PathBuf {
+        self.dir.join("sessions.ndjson")
+    }
+
+    pub fn raw_dir(&self) -> PathBuf {
+        self.dir.join("raw")
+    }
+
+    /// The raw output files of a trial, relative to the store and absolute.
+    pub fn raw_paths(&self, trial: &str) -> (RawPaths, PathBuf, PathBuf) {
+        let rel = RawPaths { stdout: format!("raw/{trial}.out"), stderr: format!("raw/{trial}.err") };
+        let out = self.dir.join(&rel.stdout);
+        let err = self.dir.join(&rel.stderr);
+        (rel, out, err)
+    }
+
+    /// Create the folders a run writes into.
+    pub fn create(&self) -> Result<(), StoreError> {
+        fs::create_dir_all(self.raw_dir()).map_err(|e| StoreError::io(&self.raw_dir(), e))
+    }
+
+    /// Take the run lock; a second run gets [`StoreError::Locked`] naming the holder.
+    pub fn lock(&self) -> Result<Lock, StoreError> {
+        self.create()?;
+        let path = self.dir.join("lock");
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| StoreError::io(&path, e))?;
+        match file.try_lock() {
+            Ok(()) => {
+                let pid = std::process::id().to_string();
+                file.set_len(0)
+                    .and_then(|()| file.write_all(pid.as_bytes()))
+                    .map_err(|e| StoreError::io(&path, e))?;
+                Ok(Lock { _file: file })
+            }
+            Err(fs::TryLockError::WouldBlock) => {
+                let mut pid = String::new();
+                let _ = file.read_to_string(&mut pid);
+                let pid = if pid.trim().is_empty() { "unknown".into() } else { pid.trim().to_string() };
+                Err(StoreError::Locked { path, pid })
+            }
+            Err(fs::TryLockError::Error(e)) => Err(StoreError::io(&path, e)),
+        }
+    }
+
+    pub fn trials(&self) -> Result<Appender, StoreError> {
+        Appender::open(&self.runs_path())
+    }
+
+    pub fn sessions(&self) -> Result<Appender, StoreError> {
+        Appender::open(&self.sessions_path())
+    }
+
+    /// Read both logs. Lines that do not parse (a record torn by a power cut or a full
+    /// disk) are skipped with a warning naming the line; everything else is kept.
+    pub fn load(&self) -> Result<Loaded, StoreError> {
+        let mut loaded = Loaded::default();
+        loaded.trials = read_log(&self.runs_path(), &mut loaded.warnings)?;
+        loaded.sessions = read_log(&self.sessions_path(), &mut loaded.warnings)?;
+        Ok(loaded)
+    }
+
+    /// `--fresh`: move the logs aside as `runs.<stamp>.ndjson` (raw outputs stay).
+    pub fn move_aside(&self) -> Result<Vec<PathBuf>, StoreError> {
+        let stamp = jiff::Timestamp::now().strftime("%Y%m%dT%H%M%SZ").to_string();
+        let mut moved = Vec::new();
+        for path in [self.runs_path(), self.sessions_path()] {
+            if !path.exists() {
+                continue;
+            }
+            let stem = path.file_stem().unwrap_or_default().to_string_lossy().into_owned();
+            let mut target = self.dir.join(format!("{stem}.{stamp}.ndjson"));
+            let mut n = 1;
+            while target.exists() {
+                n += 1;
+                target = self.dir.join(format!("{stem}.{stamp}-{n}.ndjson"));
+            }
+            fs::rename(&path, &target).map_err(|e| StoreError::io(&path, e))?;
+            moved.push(target);
+        }
+        sync_dir(&self.dir).map_err(|e| StoreError::io(&self.dir, e))?;
+        Ok(moved)
+    }
+}
+
+fn read_log<T: DeserializeOwned>(path: &Path, warnings: &mut Vec<String>) -> Result<Vec<T>, StoreError> {
+    let text = match fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(StoreError::io(path, e)),
+    };
+    let mut out = Vec::new();
+    for (i, line) in text.split(|b| *b == b'\n').enumerate() {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<T>(line) {
+            Ok(record) => out.push(record),
+            Err(e) => warnings.push(format!(
+                "{}:{}: skipped a record that does not parse (torn by a crash or a full disk?): {e}",
+                path.display(),
+                i + 1
+            )),
+        }
+    }
+    Ok(out)
+}
+
+impl Appender {
+    /// Open for appending. A log whose last line was torn gets a newline first, so the
+    /// next record starts on a line of its own and the torn one stays readable as such.
+    fn open(path: &Path) -> Result<Self, StoreError> {
+        let existed = path.exists();
+        let mut file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(true)
+            .open(path)
+            .map_err(|e| StoreError::io(path, e))?;
+        let len = file.metadata().map_err(|e| StoreError::io(path, e))?.len();
+        if len > 0 {
+            let mut last = [0u8; 1];
+            file.seek(SeekFrom::Start(len - 1))
+                .and_then(|_| file.read_exact(&mut last))
+                .map_err(|e| StoreError::io(path, e))?;
+            if last[0] != b'\n' {
+                file.write_all(b"\n").and_then(|()| file.sync_data()).map_err(|e| StoreError::io(path, e))?;
+            }
+        }
+        if !existed && let Some(dir) = path.parent() {
+            sync_dir(dir).map_err(|e| StoreError::io(dir, e))?;
+        }
+        Ok(Appender { path: path.to_path_buf(), file })
+    }
+
+    /// Append one record as one line, and make it durable before returning.
+    pub fn append<T: Serialize>(&mut self, record: &T) -> Result<(), StoreError> {
+        let mut line = serde_json::to_vec(record).map_err(|e| StoreError::io(&self.path, e.into()))?;
+        line.push(b'\n');
+        self.file
+            .write_all(&line)
+            .and_then(|()| self.file.sync_data())
+            .map_err(|e| StoreError::io(&self.path, e))
+    }
+}
+
+/// fsync a directory, so a file created in it survives a power cut.
+pub fn sync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+#[cfg(test)]
+mod tests;
