@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 
 use crate::plan::DEFAULT_MAX_CELLS;
 
@@ -13,6 +13,14 @@ use crate::plan::DEFAULT_MAX_CELLS;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// Where the stores live.
+#[derive(Debug, Clone, Args)]
+pub struct Reports {
+    /// Folder holding one store per experiment (`reports/<name>/`).
+    #[arg(long = "reports", env = "MARGIN_REPORTS", default_value = "reports", value_name = "DIR")]
+    pub root: PathBuf,
 }
 
 #[derive(Debug, Subcommand)]
@@ -26,19 +34,57 @@ pub enum Command {
         #[arg(long, default_value_t = DEFAULT_MAX_CELLS)]
         max_cells: usize,
     },
-    /// Expand the matrix and list the cells and trials to run; runs nothing.
+    /// Expand the matrix: cells, which run here and which are pending, trials, estimated
+    /// time; runs nothing.
     Plan {
         /// The experiment file.
         file: PathBuf,
         /// List every cell (on a terminal only the first 50 are shown).
         #[arg(long)]
         all: bool,
-        /// Print the plan as JSON: cells with ids and levels.
+        /// Print the plan as JSON: cells with ids, levels and state.
         #[arg(long)]
         json: bool,
         /// Refuse matrices with more cells than this.
         #[arg(long, default_value_t = DEFAULT_MAX_CELLS)]
         max_cells: usize,
+        #[command(flatten)]
+        reports: Reports,
+    },
+    /// Run the trials still missing for the cells that match this host, appending them
+    /// to the store. Interrupt with Ctrl-C: the trial under way is recorded, and the next
+    /// `run` resumes.
+    Run {
+        /// Experiment files (YAML).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Move the old trial log aside (nothing is deleted) and start over.
+        #[arg(long)]
+        fresh: bool,
+        /// Seed of the interleaved order (default: the file's `seed`, else random).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Run this many repetitions per cell instead of the file's rule.
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        repetitions: Option<u32>,
+        /// Show what would run, with the rendered commands; run nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Keep each cell's scratch directory (`workdir`) after the run.
+        #[arg(long)]
+        keep_workdir: bool,
+        /// Refuse matrices with more cells than this.
+        #[arg(long, default_value_t = DEFAULT_MAX_CELLS)]
+        max_cells: usize,
+        #[command(flatten)]
+        reports: Reports,
+    },
+    /// Per experiment: cells done, pending and abandoned, trials, last run.
+    Status {
+        /// Experiment files (default: every `experiments/*.yaml`).
+        files: Vec<PathBuf>,
+        #[command(flatten)]
+        reports: Reports,
     },
     /// Print the JSON Schema of the experiment file, for editor completion.
     Schema,

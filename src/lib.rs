@@ -10,6 +10,7 @@ pub mod cmd;
 pub mod diag;
 pub mod parse;
 pub mod plan;
+pub mod run;
 pub mod spec;
 pub mod store;
 pub mod template;

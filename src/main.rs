@@ -14,11 +14,35 @@ fn main() -> ExitCode {
     let mut out = BufWriter::new(stdout.lock());
     let result = match &cli.command {
         Command::Check { files, max_cells } => cmd::check::run(files, *max_cells, &mut out),
-        Command::Plan { file, all, json, max_cells } => {
-            let settings =
-                cmd::plan::Settings { file, all: *all, json: *json, max_cells: *max_cells, terminal };
+        Command::Plan { file, all, json, max_cells, reports } => {
+            let settings = cmd::plan::Settings {
+                file,
+                all: *all,
+                json: *json,
+                max_cells: *max_cells,
+                terminal,
+                reports: &reports.root,
+            };
             cmd::plan::run(&settings, &mut out)
         }
+        Command::Run { files, fresh, seed, repetitions, dry_run, keep_workdir, max_cells, reports } => {
+            let options = cmd::run::Options {
+                files: files.clone(),
+                reports: reports.root.clone(),
+                settings: margin::run::Settings {
+                    seed: *seed,
+                    repetitions: *repetitions,
+                    keep_workdir: *keep_workdir,
+                    fresh: *fresh,
+                },
+                dry_run: *dry_run,
+                max_cells: *max_cells,
+            };
+            // Lines of a long run should appear as they happen, not when the buffer fills.
+            let mut direct = std::io::stdout();
+            cmd::run::run(&options, &mut direct)
+        }
+        Command::Status { files, reports } => cmd::status::run(files, &reports.root, &mut out),
         Command::Schema => cmd::schema(&mut out).map_err(Failure::Output),
     };
     let flushed = out.flush();
@@ -29,12 +53,9 @@ fn main() -> ExitCode {
         Err(e) => {
             match &e {
                 Failure::Input(text) => eprintln!("{text}"),
-                Failure::Output(_) => eprintln!("error: {e}"),
+                other => eprintln!("error: {other}"),
             }
-            match e {
-                Failure::Input(_) => ExitCode::from(2),
-                Failure::Output(_) => ExitCode::from(1),
-            }
+            ExitCode::from(e.exit_code())
         }
     }
 }

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use super::Failure;
+use super::{Failure, io};
 use crate::diag::Diagnostics;
 use crate::plan;
 use crate::spec;
@@ -41,8 +41,4 @@ pub fn run(files: &[PathBuf], max_cells: usize, out: &mut dyn Write) -> Result<(
         if files.len() == 1 { "file" } else { "files" }
     );
     Err(Failure::Input(format!("{problems}\n{summary}")))
-}
-
-pub(super) fn io(e: std::io::Error) -> Failure {
-    Failure::Output(e)
 }

@@ -5,10 +5,12 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::Failure;
-use super::check::{RENDERED_CELLS, io};
+use super::check::RENDERED_CELLS;
+use super::{Failure, duration, io};
 use crate::plan::{self, Plan};
+use crate::run::{self, CellOutlook, Settings as RunSettings};
 use crate::spec::{self, Repetitions};
+use crate::store::Store;
 
 /// Cells listed on a terminal unless `--all`.
 pub const TERMINAL_CELLS: usize = 50;
@@ -19,6 +21,7 @@ pub struct Settings<'a> {
     pub json: bool,
     pub max_cells: usize,
     pub terminal: bool,
+    pub reports: &'a Path,
 }
 
 pub fn run(s: &Settings<'_>, out: &mut dyn Write) -> Result<(), Failure> {
@@ -26,17 +29,60 @@ pub fn run(s: &Settings<'_>, out: &mut dyn Write) -> Result<(), Failure> {
     let plan = plan::expand(&exp, s.max_cells)?;
     plan::render::check_renders(&exp, &plan, RENDERED_CELLS)
         .map_err(|d| Failure::from(crate::diag::Diagnostics::from(d)))?;
+    let store = Store::new(s.reports, &exp.name);
+    let (outlook, _, _) = run::outlook(&exp, &plan, &store, &RunSettings::default())
+        .map_err(|e| Failure::Input(e.to_string()))?;
     if s.json {
-        write_json(s.file, &plan, out).map_err(io)
+        write_json(s.file, &plan, &outlook, out).map_err(io)
     } else {
         let limit = if s.all || !s.terminal { usize::MAX } else { TERMINAL_CELLS };
-        write_text(s.file, &plan, limit, out).map_err(io)
+        write_text(s.file, &plan, &outlook, limit, out).map_err(io)
     }
 }
 
-fn write_text(file: &Path, plan: &Plan, limit: usize, out: &mut dyn Write) -> std::io::Result<()> {
+/// "done 5", "here 2/5", "pending 0/5".
+fn state(plan: &Plan, o: &CellOutlook) -> String {
+    let (min, _) = plan.repetitions.bounds();
+    if o.done {
+        format!("done {}", o.progress.ok)
+    } else if o.pending.is_some() {
+        format!("pending {}/{min}", o.progress.ok)
+    } else {
+        format!("here {}/{min}", o.progress.ok)
+    }
+}
+
+fn write_text(
+    file: &Path,
+    plan: &Plan,
+    outlook: &[CellOutlook],
+    limit: usize,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
     writeln!(out, "experiment {} ({})", plan.experiment, file.display())?;
     writeln!(out, "{plan}")?;
+    let done = outlook.iter().filter(|o| o.done).count();
+    let pending: Vec<(usize, &str)> =
+        outlook.iter().enumerate().filter_map(|(i, o)| o.pending.as_deref().map(|p| (i, p))).collect();
+    let here = outlook.len() - done - pending.len();
+    writeln!(out, "on this host: {here} cells to run, {done} done, {} pending", pending.len())?;
+    let (lo, hi) = outlook
+        .iter()
+        .filter(|o| o.pending.is_none())
+        .filter_map(|o| o.estimate)
+        .fold((0.0, 0.0), |(a, b), (lo, hi)| (a + lo, b + hi));
+    if here > 0 {
+        if outlook.iter().any(|o| o.estimate.is_some()) {
+            let range = if (hi - lo).abs() < 0.05 {
+                duration(lo)
+            } else {
+                format!("{} – {}", duration(lo), duration(hi))
+            };
+            writeln!(out, "estimated time here: {range} (from earlier trials)")?;
+        } else {
+            writeln!(out, "estimated time here: unknown until the first trials have run")?;
+        }
+    }
     writeln!(out)?;
     writeln!(out, "factors:")?;
     let width = plan.factors.iter().map(|f| f.name.len()).max().unwrap_or(0);
@@ -44,8 +90,24 @@ fn write_text(file: &Path, plan: &Plan, limit: usize, out: &mut dyn Write) -> st
         writeln!(out, "  {:width$}  {}", f.name, f.levels.join(", "))?;
     }
     writeln!(out)?;
+    if !pending.is_empty() {
+        let mut reasons: Vec<(&str, usize)> = Vec::new();
+        for (_, why) in &pending {
+            match reasons.iter_mut().find(|(r, _)| r == why) {
+                Some(entry) => entry.1 += 1,
+                None => reasons.push((why, 1)),
+            }
+        }
+        writeln!(out, "pending (another host or boot; results accumulate):")?;
+        for (why, n) in reasons {
+            writeln!(out, "  {n} {}: {why}", if n == 1 { "cell" } else { "cells" })?;
+        }
+        writeln!(out)?;
+    }
     writeln!(out, "cells:")?;
     let shown = &plan.cells[..plan.cells.len().min(limit)];
+    let states: Vec<String> = outlook.iter().take(shown.len()).map(|o| state(plan, o)).collect();
+    let state_width = states.iter().map(|s| s.len()).max().unwrap_or(5).max(5);
     let mut widths: Vec<usize> = plan.keys.iter().map(|k| k.chars().count()).collect();
     for cell in shown {
         for (k, v) in &cell.levels {
@@ -53,13 +115,13 @@ fn write_text(file: &Path, plan: &Plan, limit: usize, out: &mut dyn Write) -> st
             *w = (*w).max(v.text.chars().count());
         }
     }
-    let mut header = format!("  {:16}", "id");
+    let mut header = format!("  {:16}  {:state_width$}", "id", "state");
     for (k, w) in plan.keys.iter().zip(&widths) {
         header.push_str(&format!("  {k:w$}"));
     }
     writeln!(out, "{}", header.trim_end())?;
-    for cell in shown {
-        let mut line = format!("  {}", cell.id);
+    for (cell, state) in shown.iter().zip(&states) {
+        let mut line = format!("  {}  {state:state_width$}", cell.id);
         let mut i = 0;
         for (k, w) in widths.iter().enumerate() {
             let text = match cell.levels.get(i) {
@@ -108,11 +170,18 @@ struct JsonCell<'a> {
     id: String,
     levels: indexmap::IndexMap<&'a str, &'a str>,
     added_by_include: bool,
+    /// `done`, `here` (runs on this host) or `pending`.
+    state: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pending: Option<&'a str>,
+    trials_done: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    estimate_seconds: Option<(f64, f64)>,
 }
 
 /// The plan as one JSON object; cells are written one by one so a million cells do not
 /// need a second copy in memory.
-fn write_json(file: &Path, plan: &Plan, out: &mut dyn Write) -> std::io::Result<()> {
+fn write_json(file: &Path, plan: &Plan, outlook: &[CellOutlook], out: &mut dyn Write) -> std::io::Result<()> {
     let (min, max) = plan.repetitions.bounds();
     let target = match &plan.repetitions {
         Repetitions::Adaptive { target, .. } => Some(target.0),
@@ -131,7 +200,7 @@ fn write_json(file: &Path, plan: &Plan, out: &mut dyn Write) -> std::io::Result<
     // splice the cells array into the head object
     out.write_all(&head.as_bytes()[..head.len() - 1])?;
     write!(out, ",\"cell_count\":{},\"cells\":[", plan.cells.len())?;
-    for (i, cell) in plan.cells.iter().enumerate() {
+    for (i, (cell, o)) in plan.cells.iter().zip(outlook).enumerate() {
         if i > 0 {
             out.write_all(b",")?;
         }
@@ -139,6 +208,14 @@ fn write_json(file: &Path, plan: &Plan, out: &mut dyn Write) -> std::io::Result<
             id: cell.id.to_string(),
             levels: plan.levels(cell).map(|(k, v)| (k, v.text.as_str())).collect(),
             added_by_include: cell.added,
+            state: match (o.done, &o.pending) {
+                (true, _) => "done",
+                (false, Some(_)) => "pending",
+                (false, None) => "here",
+            },
+            pending: o.pending.as_deref(),
+            trials_done: o.progress.ok,
+            estimate_seconds: if o.done { None } else { o.estimate },
         };
         serde_json::to_writer(&mut *out, &c)?;
     }

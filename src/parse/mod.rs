@@ -24,10 +24,12 @@ mod hyperfine;
 mod iozone;
 mod iperf3;
 mod netperf;
+mod recipe;
 mod sysbench;
 mod time;
 pub mod unit;
 
+pub use recipe::{ENGINE_METRICS, Recipe};
 pub use unit::{Scale, Unit, UnknownUnit, parse_unit};
 
 /// Which direction of a metric is an improvement.
@@ -139,6 +141,8 @@ pub enum ParseError {
     Tool { parser: &'static str, message: String },
     #[error("{parser}: unreadable output: {detail}")]
     Malformed { parser: &'static str, detail: String },
+    #[error("the output has no metric {missing}; it has: {found}")]
+    Missing { missing: String, found: String },
 }
 
 /// A tool-output parser. Implementations never panic, whatever the input.

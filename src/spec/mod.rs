@@ -43,6 +43,9 @@ pub const FACTS: &[&str] = &[
     "cmdline",
     "governor",
     "root",
+    "xen_version",
+    "dom0_mem",
+    "dom0_max_vcpus",
 ];
 
 /// A loaded, validated experiment file.

@@ -14,8 +14,7 @@ use super::{
 use crate::diag::{Diagnostic, Diagnostics, Pos, suggest};
 use crate::template::{TemplateError, Templates};
 
-/// Names the engine measures itself, available without a parser.
-pub const ENGINE_METRICS: &[&str] = &["wall_time", "user_time", "system_time"];
+use crate::parse::ENGINE_METRICS;
 
 struct Checker<'a> {
     exp: &'a Experiment,
@@ -514,6 +513,11 @@ impl<'a> Checker<'a> {
                         format!("metric `{}`: the regex has no capture group", name.value),
                         Some("put the number in parentheses: `copied, ([\\d.]+) s`".into()),
                     ),
+                    Ok(r) if r.captures_len() > 2 && r.capture_names().flatten().next().is_none() => self.error_hint(
+                        re.pos,
+                        format!("metric `{}`: the regex has {} capture groups", name.value, r.captures_len() - 1),
+                        Some("capture the number with one group, use `(?:…)` for the others, or name each group `(?P<metric>…)`".into()),
+                    ),
                     Ok(_) => {}
                 }
             }
@@ -525,6 +529,11 @@ impl<'a> Checker<'a> {
                     format!("metric `{}`: `{}` is not a JSON pointer", name.value, p.value),
                     Some("a JSON pointer starts with `/`, like `/jobs/0/write/bw_bytes`".into()),
                 );
+            }
+            if let Some(unit) = &m.unit
+                && let Err(e) = crate::parse::parse_unit(&unit.value)
+            {
+                self.error(unit.pos, format!("metric `{}`: {e}", name.value));
             }
             let has_source = sources.iter().any(|s| *s);
             if !has_source && exp.spec.parse.is_none() && !ENGINE_METRICS.contains(&name.value.as_str()) {

@@ -1,0 +1,143 @@
+//! `margin run FILE…`: run what is missing, say what is pending and how to complete it.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use super::{Failure, io, load_all};
+use crate::plan::Plan;
+use crate::plan::render::{Builtins, render};
+use crate::run::progress::{Bar, Lines, Progress};
+use crate::run::{self, LOCAL_HOST, Outcome, Settings};
+use crate::spec::Experiment;
+use crate::store::Store;
+use crate::template::Templates;
+
+pub struct Options {
+    pub files: Vec<PathBuf>,
+    pub reports: PathBuf,
+    pub settings: Settings,
+    pub dry_run: bool,
+    pub max_cells: usize,
+}
+
+pub fn run(o: &Options, out: &mut dyn Write) -> Result<(), Failure> {
+    let experiments = load_all(&o.files, o.max_cells)?;
+    if o.dry_run {
+        for (exp, plan) in &experiments {
+            dry_run(exp, plan, o, out)?;
+        }
+        return Ok(());
+    }
+    // Ctrl-C or SIGTERM: finish the trial under way, record it, stop. A second one ends
+    // margin at once (the trial under way is lost, the log stays loadable).
+    let interrupt = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        let _ = signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&interrupt));
+        let _ = signal_hook::flag::register(sig, Arc::clone(&interrupt));
+    }
+    let mut failures = false;
+    for (exp, plan) in &experiments {
+        let store = Store::new(&o.reports, &exp.name);
+        let mut ui: Box<dyn Progress> =
+            if std::io::stderr().is_terminal() { Box::new(Bar::new()) } else { Box::new(Lines) };
+        writeln!(out, "{}: {}", exp.name, describe(plan, &o.settings)).map_err(io)?;
+        let outcome = match run::run(exp, plan, &store, &o.settings, &interrupt, ui.as_mut()) {
+            Ok(outcome) => outcome,
+            Err(e) if e.is_disk_full() => {
+                return Err(Failure::Input(format!(
+                    "{}: the disk is full: {e}\nevery trial recorded before is in {}; free some space and run the same command again to resume",
+                    exp.name,
+                    store.runs_path().display()
+                )));
+            }
+            Err(e) => return Err(Failure::Input(format!("{}: {e}", exp.name))),
+        };
+        summary(exp, &outcome, out).map_err(io)?;
+        failures |= outcome.has_failures();
+        if outcome.interrupted {
+            return Err(Failure::Interrupted);
+        }
+    }
+    if failures { Err(Failure::Trials) } else { Ok(()) }
+}
+
+fn describe(plan: &Plan, settings: &Settings) -> String {
+    let mut p = plan.clone();
+    p.repetitions = run::repetitions(plan, settings);
+    p.to_string()
+}
+
+fn summary(exp: &Experiment, o: &Outcome, out: &mut dyn Write) -> std::io::Result<()> {
+    let state = if o.interrupted { " (interrupted)" } else { "" };
+    writeln!(
+        out,
+        "{}{state}: {} of {} cells complete, {} pending on this host, {} abandoned",
+        exp.name,
+        o.complete,
+        o.cells,
+        o.pending.len(),
+        o.abandoned.len()
+    )?;
+    let warmups = if o.warmups > 0 { format!(" (+ {} warm-ups)", o.warmups) } else { String::new() };
+    writeln!(
+        out,
+        "  this session: {} ok, {} failed, {} timed out, {} parse errors{warmups}",
+        o.ok, o.failed, o.timed_out, o.parse_errors
+    )?;
+    writeln!(out, "  store: {} (session {}, seed {})", o.store.display(), o.session, o.seed)?;
+    if o.set_aside > 0 {
+        writeln!(out, "  set aside: {} records of cells whose commands have changed since", o.set_aside)?;
+    }
+    for (label, why) in &o.abandoned {
+        writeln!(out, "  abandoned {label}: {why}")?;
+    }
+    if !o.pending.is_empty() {
+        writeln!(out, "  pending, for another host or boot:")?;
+        for (label, why) in &o.pending {
+            writeln!(out, "    {label}: {why}")?;
+        }
+        writeln!(
+            out,
+            "  to complete them, boot or log into a matching host and run `margin run {}` again: results accumulate in the same store",
+            exp.path.display()
+        )?;
+    }
+    Ok(())
+}
+
+/// `--dry-run`: what would run here, with the commands rendered; nothing is executed.
+fn dry_run(exp: &Experiment, plan: &Plan, o: &Options, out: &mut dyn Write) -> Result<(), Failure> {
+    let store = Store::new(&o.reports, &exp.name);
+    let (outlook, _, _) =
+        run::outlook(exp, plan, &store, &o.settings).map_err(|e| Failure::Input(e.to_string()))?;
+    writeln!(out, "{}: {} (dry run: nothing is executed)", exp.name, describe(plan, &o.settings))
+        .map_err(io)?;
+    let templates = Templates::new();
+    let rule = run::cells::Rule::new(exp, run::repetitions(plan, &o.settings));
+    for (cell, look) in plan.cells.iter().zip(&outlook) {
+        let label = plan.label(cell);
+        if look.done {
+            writeln!(out, "  done     {label}").map_err(io)?;
+            continue;
+        }
+        if let Some(why) = &look.pending {
+            writeln!(out, "  pending  {label}: {why}").map_err(io)?;
+            continue;
+        }
+        let (lo, hi) = rule.remaining(&look.progress);
+        let trials = if lo == hi { format!("{lo}") } else { format!("{lo}–{hi}") };
+        let workdir = store.dir.join("work").join(cell.id.to_string());
+        let workdir = workdir.to_string_lossy();
+        let b = Builtins { workdir: &workdir, repetition: look.progress.attempts + 1, host: LOCAL_HOST };
+        let cmds = render(&templates, exp, plan, cell, &b).map_err(|d| Failure::Input(d.to_string()))?;
+        writeln!(out, "  run      {label}: {trials} trials of `{}`", cmds.run).map_err(io)?;
+    }
+    Ok(())
+}
+
+/// The store of an experiment file, for commands that only read.
+pub(crate) fn store_of(reports: &Path, exp: &Experiment) -> Store {
+    Store::new(reports, &exp.name)
+}

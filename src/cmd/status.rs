@@ -1,0 +1,71 @@
+//! `margin status [FILE…]`: per experiment, what is done, pending and abandoned.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::{Failure, io, load_all};
+use crate::plan::DEFAULT_MAX_CELLS;
+use crate::run::{self, Settings};
+use crate::store::{Event, Status};
+
+/// Every `experiments/*.yaml`, when no file is named.
+fn default_files() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir("experiments")
+        .map(|d| {
+            d.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+pub fn run(files: &[PathBuf], reports: &Path, out: &mut dyn Write) -> Result<(), Failure> {
+    let files = if files.is_empty() { default_files() } else { files.to_vec() };
+    if files.is_empty() {
+        return Err(Failure::Input("no experiment files given, and none in experiments/".into()));
+    }
+    for (exp, plan) in load_all(&files, DEFAULT_MAX_CELLS)? {
+        let store = super::run::store_of(reports, &exp);
+        let (outlook, loaded, set_aside) = run::outlook(&exp, &plan, &store, &Settings::default())
+            .map_err(|e| Failure::Input(e.to_string()))?;
+        let done = outlook.iter().filter(|o| o.done).count();
+        let pending = outlook.iter().filter(|o| o.pending.is_some()).count();
+        let here = outlook.len() - done - pending;
+        // Abandoned: cells the last session gave up on and that are still not done.
+        let last_end = loaded.sessions.iter().rev().find(|s| s.event == Event::End);
+        let abandoned = last_end.map_or(0, |s| {
+            plan.cells
+                .iter()
+                .zip(&outlook)
+                .filter(|(c, o)| !o.done && s.abandoned.contains(&c.id.to_string()))
+                .count()
+        });
+        let measured = loaded.trials.iter().filter(|t| t.status.is_measurement() && !t.warmup).count();
+        let failed = loaded.trials.iter().filter(|t| !t.status.is_measurement()).count();
+        let imported = loaded.trials.iter().filter(|t| t.status == Status::Imported).count();
+        writeln!(out, "{} ({})", exp.name, exp.path.display()).map_err(io)?;
+        writeln!(
+            out,
+            "  cells: {} — {done} done, {here} to run here, {pending} pending (other host or boot), {abandoned} abandoned",
+            plan.cells.len()
+        )
+        .map_err(io)?;
+        let imported = if imported > 0 { format!(" ({imported} imported)") } else { String::new() };
+        writeln!(out, "  trials: {measured} measured{imported}, {failed} failed").map_err(io)?;
+        if set_aside > 0 {
+            writeln!(out, "  set aside: {set_aside} records of cells whose commands have changed")
+                .map_err(io)?;
+        }
+        let last = loaded.trials.iter().map(|t| t.started_at.as_str()).max();
+        match last {
+            Some(at) => writeln!(out, "  last trial: {at}").map_err(io)?,
+            None => writeln!(out, "  never run (store: {})", store.dir.display()).map_err(io)?,
+        }
+        for w in &loaded.warnings {
+            writeln!(out, "  warning: {w}").map_err(io)?;
+        }
+    }
+    Ok(())
+}

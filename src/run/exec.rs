@@ -1,0 +1,209 @@
+//! The local executor: one shell command at a time, in its own process group, with its
+//! output going straight to files, a monotonic wall clock and the CPU time it used.
+//!
+//! The child gets its own process group so that a timeout can kill everything it started
+//! (a `sh -c` grandchild would otherwise survive and keep running), and so that the
+//! terminal's Ctrl-C reaches margin alone: the trial under way finishes and is recorded.
+
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use nix::sys::resource::{UsageWho, getrusage};
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+
+/// What to run and where its output goes.
+#[derive(Debug, Clone)]
+pub struct Job<'a> {
+    pub command: &'a str,
+    pub dir: &'a Path,
+    pub stdout: &'a Path,
+    pub stderr: &'a Path,
+    pub timeout: Option<Duration>,
+}
+
+/// How the command ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Execution {
+    /// The exit code, when the shell exited by itself.
+    pub exit_code: Option<i32>,
+    /// The signal that ended it, when one did.
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+    pub wall: Duration,
+    /// CPU time of the command and everything it waited for, in seconds.
+    pub user: Option<f64>,
+    pub system: Option<f64>,
+}
+
+impl Execution {
+    pub fn succeeded(&self) -> bool {
+        self.exit_code == Some(0) && !self.timed_out
+    }
+
+    /// "exit code 3", "killed by signal 9", "timed out after 2 s".
+    pub fn describe(&self) -> String {
+        if self.timed_out {
+            return format!("timed out after {:.3} s", self.wall.as_secs_f64());
+        }
+        match (self.exit_code, self.signal) {
+            (Some(code), _) => format!("exit code {code}"),
+            (None, Some(sig)) => format!("killed by signal {sig}"),
+            (None, None) => "ended without an exit status".to_string(),
+        }
+    }
+}
+
+fn cpu_seconds(who: UsageWho) -> Option<(f64, f64)> {
+    let usage = getrusage(who).ok()?;
+    let secs = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 / 1e6;
+    Some((secs(usage.user_time()), secs(usage.system_time())))
+}
+
+/// Run `job.command` under `sh -c`; stdin is empty, stdout and stderr go to the files.
+pub fn execute(job: &Job<'_>) -> std::io::Result<Execution> {
+    use std::os::unix::process::ExitStatusExt;
+
+    let expr = duct::cmd!("sh", "-c", job.command)
+        .dir(job.dir)
+        .stdin_null()
+        .stdout_path(job.stdout)
+        .stderr_path(job.stderr)
+        .unchecked()
+        .before_spawn(|cmd| {
+            cmd.process_group(0);
+            Ok(())
+        });
+    // Children's CPU time accumulates over the life of margin: the difference around one
+    // wait is this command's (one trial at a time per host makes that exact).
+    let before = cpu_seconds(UsageWho::RUSAGE_CHILDREN);
+    let start = Instant::now();
+    let handle = expr.start()?;
+    let pgid = handle.pids().first().map(|p| Pid::from_raw(*p as i32));
+    let mut timed_out = false;
+    let output = match job.timeout {
+        None => handle.wait()?,
+        Some(limit) => match handle.wait_timeout(limit)? {
+            Some(out) => out,
+            None => {
+                timed_out = true;
+                if let Some(pgid) = pgid {
+                    // the whole group: sh and whatever it started
+                    let _ = killpg(pgid, Signal::SIGKILL);
+                }
+                handle.wait()?
+            }
+        },
+    };
+    let wall = start.elapsed();
+    if timed_out && let Some(pgid) = pgid {
+        // a grandchild that outlived the shell between the kill and the wait
+        let _ = killpg(pgid, Signal::SIGKILL);
+    }
+    let after = cpu_seconds(UsageWho::RUSAGE_CHILDREN);
+    let (user, system) = match (before, after) {
+        (Some(b), Some(a)) => (Some((a.0 - b.0).max(0.0)), Some((a.1 - b.1).max(0.0))),
+        _ => (None, None),
+    };
+    Ok(Execution {
+        exit_code: output.status.code(),
+        signal: output.status.signal(),
+        timed_out,
+        wall,
+        user,
+        system,
+    })
+}
+
+/// Run a short command and capture its trimmed stdout (facts, probes); `None` when it
+/// fails, times out or prints nothing.
+pub fn capture(command: &str, dir: &Path, timeout: Duration) -> Option<String> {
+    let handle = duct::cmd!("sh", "-c", command)
+        .dir(dir)
+        .stdin_null()
+        .stdout_capture()
+        .stderr_null()
+        .unchecked()
+        .before_spawn(|cmd| {
+            cmd.process_group(0);
+            Ok(())
+        })
+        .start()
+        .ok()?;
+    let pgid = handle.pids().first().map(|p| Pid::from_raw(*p as i32));
+    let output = match handle.wait_timeout(timeout).ok()? {
+        Some(out) => out.clone(),
+        None => {
+            if let Some(pgid) = pgid {
+                let _ = killpg(pgid, Signal::SIGKILL);
+            }
+            let _ = handle.wait();
+            return None;
+        }
+    };
+    if !output.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    (!text.is_empty()).then_some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(command: &str, timeout: Option<Duration>) -> (Execution, String, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let (out, err) = (dir.path().join("out"), dir.path().join("err"));
+        let job = Job { command, dir: dir.path(), stdout: &out, stderr: &err, timeout };
+        let e = execute(&job).unwrap();
+        (e, std::fs::read_to_string(out).unwrap(), std::fs::read_to_string(err).unwrap())
+    }
+
+    #[test]
+    fn output_goes_to_files_and_the_exit_code_is_kept() {
+        let (e, out, err) = run("echo hello; echo oops >&2; exit 3", None);
+        assert_eq!(e.exit_code, Some(3));
+        assert!(!e.succeeded());
+        assert_eq!(out, "hello\n");
+        assert_eq!(err, "oops\n");
+        assert_eq!(e.describe(), "exit code 3");
+    }
+
+    #[test]
+    fn cpu_time_is_measured() {
+        let (e, _, _) = run("i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done", None);
+        assert!(e.succeeded());
+        let user = e.user.unwrap();
+        assert!(user > 0.01, "user {user}");
+        assert!(user <= e.wall.as_secs_f64() * 1.05 + 0.01, "user {user} wall {:?}", e.wall);
+    }
+
+    #[test]
+    fn a_timeout_kills_the_whole_group() {
+        let marker = format!("{}.{}", 300 + std::process::id() % 100, std::process::id());
+        let start = Instant::now();
+        let (e, _, _) =
+            run(&format!("sleep {marker} & sleep {marker}; echo never"), Some(Duration::from_millis(300)));
+        assert!(e.timed_out);
+        assert!(start.elapsed() < Duration::from_secs(5), "the wait did not hang on a grandchild");
+        std::thread::sleep(Duration::from_millis(100));
+        let survivors: Vec<String> = std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|d| std::fs::read(d.ok()?.path().join("cmdline")).ok())
+            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+            .filter(|c| c.contains(&marker) && c.starts_with("sleep"))
+            .collect();
+        assert!(survivors.is_empty(), "still running: {survivors:?}");
+    }
+
+    #[test]
+    fn capture_trims_and_fails_softly() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(capture("printf '  xen \\n'", dir.path(), Duration::from_secs(5)).as_deref(), Some("xen"));
+        assert_eq!(capture("exit 1", dir.path(), Duration::from_secs(5)), None);
+        assert_eq!(capture("true", dir.path(), Duration::from_secs(5)), None);
+        assert_eq!(capture("sleep 5", dir.path(), Duration::from_millis(100)), None);
+    }
+}

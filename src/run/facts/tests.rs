@@ -1,0 +1,134 @@
+use std::path::{Path, PathBuf};
+
+use super::*;
+use crate::spec::load_str;
+
+/// A fixture tree, with `xl` answered from files in it as a dom0's toolstack would.
+struct Fixture {
+    root: PathBuf,
+}
+
+impl Source for Fixture {
+    fn read(&self, path: &str) -> Option<String> {
+        std::fs::read_to_string(self.root.join(path.trim_start_matches('/'))).ok()
+    }
+    fn run(&self, command: &str) -> Option<String> {
+        let file = match command {
+            "xl info" => "xl-info.txt",
+            "xl vcpu-list Domain-0" => "xl-vcpu-list.txt",
+            _ => return None,
+        };
+        self.read(file).map(|t| t.trim().to_string())
+    }
+    fn is_root(&self) -> bool {
+        true
+    }
+}
+
+fn facts(tree: &str) -> IndexMap<String, String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sysroot").join(tree);
+    gather(&Fixture { root })
+}
+
+#[test]
+fn xen_dom0() {
+    let f = facts("xen-dom0");
+    assert_eq!(f["hypervisor"], "xen");
+    assert_eq!(f["xen_role"], "dom0");
+    assert_eq!(f["kernel"], "2.6.20-1.2933.fc6xen");
+    assert_eq!(f["os"], "Fedora Core 6 (Zod)");
+    assert_eq!(f["cpu_model"], "Dual-Core AMD Opteron(tm) Processor 2210");
+    assert_eq!(f["cpus"], "2");
+    assert_eq!(f["memory"], (2097152u64 * 1024).to_string());
+    assert_eq!(f["xen_version"], "4.17.2");
+    assert_eq!(f["dom0_mem"], "2048M");
+    assert_eq!(f["dom0_max_vcpus"], "2");
+    assert!(f["xl_vcpu_list"].contains("Domain-0"));
+    assert_eq!(f["governor"], "none");
+    assert_eq!(f["root"], "true");
+}
+
+#[test]
+fn xen_domu() {
+    let f = facts("xen-domu");
+    assert_eq!(f["hypervisor"], "xen");
+    assert_eq!(f["xen_role"], "domU");
+    assert!(!f.contains_key("xen_version"), "xl runs on dom0 only");
+}
+
+#[test]
+fn kvm_guest() {
+    let f = facts("kvm-guest");
+    assert_eq!(f["hypervisor"], "kvm");
+    assert_eq!(f["xen_role"], "none");
+    assert_eq!(f["cpus"], "2");
+    assert_eq!(f["os"], "Debian GNU/Linux 12 (bookworm)");
+}
+
+#[test]
+fn bare_metal() {
+    let f = facts("bare");
+    assert_eq!(f["hypervisor"], "none");
+    assert_eq!(f["xen_role"], "none");
+    assert_eq!(f["governor"], "performance");
+    assert_eq!(f["kernel"], "2.6.20-1.2933.fc6");
+}
+
+fn experiment() -> Experiment {
+    let yaml = r#"
+matrix:
+  kernel: [xen, bare]
+  dom0_mem: [2048M, unlimited]
+  bs: [1k]
+environment:
+  kernel: { fact: hypervisor, map: { xen: xen, none: bare } }
+  dom0_mem: { fact: dom0_mem, default: unlimited }
+run: echo
+"#;
+    load_str(Path::new("env.yaml"), yaml).unwrap()
+}
+
+#[test]
+fn environment_levels_are_detected_and_gate_cells() {
+    let exp = experiment();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sysroot");
+    let dom0 = Fixture { root: root.join("xen-dom0") };
+    let d = detect(&exp, &gather(&dom0), &dom0);
+    assert_eq!(d.levels["kernel"], "xen");
+    assert_eq!(d.levels["dom0_mem"], "2048M");
+    let bare = Fixture { root: root.join("bare") };
+    let b = detect(&exp, &gather(&bare), &bare);
+    assert_eq!(b.levels["kernel"], "bare");
+    assert_eq!(b.levels["dom0_mem"], "unlimited", "no xl on bare metal: the default");
+
+    let plan = crate::plan::expand(&exp, 100).unwrap();
+    let reasons: Vec<Option<String>> =
+        plan.cells.iter().map(|c| pending_reason(&d, plan.levels(c))).collect();
+    assert_eq!(
+        reasons,
+        [
+            None,
+            Some("needs dom0_mem=unlimited; this host is dom0_mem=2048M".to_string()),
+            Some("needs kernel=bare; this host is kernel=xen".to_string()),
+            Some("needs kernel=bare dom0_mem=unlimited; this host is kernel=xen dom0_mem=2048M".to_string()),
+        ]
+    );
+}
+
+#[test]
+fn a_probe_that_fails_without_default_leaves_the_factor_unknown() {
+    let yaml = "matrix:\n  tool: [xl, none]\nenvironment:\n  tool: { probe: 'exit 1' }\nrun: echo\n";
+    let exp = load_str(Path::new("p.yaml"), yaml).unwrap();
+    let local = Local { root: PathBuf::from("/"), dir: std::env::temp_dir() };
+    let d = detect(&exp, &IndexMap::new(), &local);
+    assert!(d.levels.is_empty());
+    let plan = crate::plan::expand(&exp, 100).unwrap();
+    let reason = pending_reason(&d, plan.levels(&plan.cells[0])).unwrap();
+    assert_eq!(
+        reason,
+        "cannot tell this host's tool: the probe failed or printed nothing, and there is no default"
+    );
+    let probe = "matrix:\n  tool: [xl, none]\nenvironment:\n  tool: { probe: 'echo none' }\nrun: echo\n";
+    let exp = load_str(Path::new("p.yaml"), probe).unwrap();
+    assert_eq!(detect(&exp, &IndexMap::new(), &local).levels["tool"], "none");
+}

@@ -1,0 +1,108 @@
+//! Showing a run as it goes: an indicatif bar on a terminal, plain lines otherwise.
+
+use std::io::Write;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// One finished trial, as the progress display reports it.
+#[derive(Debug, Clone)]
+pub struct TrialLine<'a> {
+    pub label: &'a str,
+    pub repetition: u32,
+    pub warmup: bool,
+    pub status: &'a str,
+    pub wall: f64,
+    pub detail: Option<&'a str>,
+}
+
+/// Where a run reports what it does.
+pub trait Progress {
+    /// The run starts: `cells` to run, between `min` and `max` trials.
+    fn start(&mut self, cells: usize, min: u64, max: u64);
+    fn trial(&mut self, t: &TrialLine<'_>);
+    /// A note worth a line of its own (a warning, a hook failure, an abandoned cell).
+    fn note(&mut self, text: &str);
+    fn finish(&mut self);
+}
+
+/// A progress bar for a terminal (on stderr).
+pub struct Bar {
+    bar: ProgressBar,
+}
+
+impl Bar {
+    pub fn new() -> Self {
+        Bar { bar: ProgressBar::hidden() }
+    }
+}
+
+impl Default for Bar {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Progress for Bar {
+    fn start(&mut self, cells: usize, min: u64, max: u64) {
+        self.bar = ProgressBar::new(min);
+        let style = ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} trials · ETA {eta} · {msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+        self.bar.set_style(style);
+        let range = if min == max { format!("{min} trials") } else { format!("{min}–{max} trials") };
+        self.bar.println(format!("{cells} cells, {range}"));
+    }
+
+    fn trial(&mut self, t: &TrialLine<'_>) {
+        if !t.warmup {
+            self.bar.inc(1);
+            if self.bar.position() > self.bar.length().unwrap_or(0) {
+                self.bar.set_length(self.bar.position());
+            }
+        }
+        self.bar.set_message(format!("{} #{} {}", t.label, t.repetition, t.status));
+        if t.status != "ok"
+            && let Some(d) = t.detail
+        {
+            self.bar.println(format!("{} #{}: {}: {d}", t.label, t.repetition, t.status));
+        }
+    }
+
+    fn note(&mut self, text: &str) {
+        self.bar.println(text);
+    }
+
+    fn finish(&mut self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+/// Plain lines, one per trial, for logs and pipes (on stderr).
+pub struct Lines;
+
+impl Progress for Lines {
+    fn start(&mut self, cells: usize, min: u64, max: u64) {
+        let range = if min == max { format!("{min} trials") } else { format!("{min}–{max} trials") };
+        let _ = writeln!(std::io::stderr(), "running {cells} cells, {range}");
+    }
+
+    fn trial(&mut self, t: &TrialLine<'_>) {
+        let kind = if t.warmup { " (warm-up)" } else { "" };
+        let detail = t.detail.map(|d| format!(": {d}")).unwrap_or_default();
+        let _ = writeln!(
+            std::io::stderr(),
+            "{} #{}{kind}: {} in {:.3} s{detail}",
+            t.label,
+            t.repetition,
+            t.status,
+            t.wall
+        );
+    }
+
+    fn note(&mut self, text: &str) {
+        let _ = writeln!(std::io::stderr(), "{text}");
+    }
+
+    fn finish(&mut self) {}
+}
