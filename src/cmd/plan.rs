@@ -40,16 +40,15 @@ pub fn run(s: &Settings<'_>, out: &mut dyn Write) -> Result<(), Failure> {
     }
 }
 
-/// "done 5", "here 2/5", "pending 0/5".
+/// `3/5 here`, `5/5 done`, `0/5 pending`: trials measured of the minimum, and where.
 fn state(plan: &Plan, o: &CellOutlook) -> String {
     let (min, _) = plan.repetitions.bounds();
-    if o.done {
-        format!("done {}", o.progress.ok)
-    } else if o.pending.is_some() {
-        format!("pending {}/{min}", o.progress.ok)
-    } else {
-        format!("here {}/{min}", o.progress.ok)
-    }
+    let word = match (o.done, &o.pending) {
+        (true, _) => "done",
+        (false, Some(_)) => "pending",
+        (false, None) => "here",
+    };
+    format!("{:>6}  {word:7}", format!("{}/{min}", o.progress.ok))
 }
 
 fn write_text(
@@ -107,7 +106,6 @@ fn write_text(
     writeln!(out, "cells:")?;
     let shown = &plan.cells[..plan.cells.len().min(limit)];
     let states: Vec<String> = outlook.iter().take(shown.len()).map(|o| state(plan, o)).collect();
-    let state_width = states.iter().map(|s| s.len()).max().unwrap_or(5).max(5);
     let mut widths: Vec<usize> = plan.keys.iter().map(|k| k.chars().count()).collect();
     for cell in shown {
         for (k, v) in &cell.levels {
@@ -115,13 +113,13 @@ fn write_text(
             *w = (*w).max(v.text.chars().count());
         }
     }
-    let mut header = format!("  {:16}  {:state_width$}", "id", "state");
+    let mut header = format!("  {:16}  {:>6}  {:7}", "id", "trials", "state");
     for (k, w) in plan.keys.iter().zip(&widths) {
         header.push_str(&format!("  {k:w$}"));
     }
     writeln!(out, "{}", header.trim_end())?;
     for (cell, state) in shown.iter().zip(&states) {
-        let mut line = format!("  {}  {state:state_width$}", cell.id);
+        let mut line = format!("  {}  {state}", cell.id);
         let mut i = 0;
         for (k, w) in widths.iter().enumerate() {
             let text = match cell.levels.get(i) {

@@ -22,11 +22,14 @@ fn plan_prints_counts_factors_and_cells() {
     assert!(text.contains("  io    bs=4k count=16384, bs=64k count=1024, bs=1M count=64\n"), "{text}");
     assert!(text.contains("  sync  none, fdatasync, direct\n"), "{text}");
     let header = lines.iter().position(|l| l.trim_start().starts_with("id ")).unwrap();
-    assert_eq!(lines[header].split_whitespace().collect::<Vec<_>>(), ["id", "bs", "count", "sync"]);
+    assert_eq!(
+        lines[header].split_whitespace().collect::<Vec<_>>(),
+        ["id", "trials", "state", "bs", "count", "sync"]
+    );
     let rows: Vec<Vec<&str>> = lines[header + 1..].iter().map(|l| l.split_whitespace().collect()).collect();
     assert_eq!(rows.len(), 9);
-    assert_eq!(rows[0][1..], ["4k", "16384", "none"]);
-    assert_eq!(rows[8][1..], ["1M", "64", "direct"]);
+    assert_eq!(rows[0][1..], ["0/5", "here", "4k", "16384", "none"]);
+    assert_eq!(rows[8][1..], ["0/5", "here", "1M", "64", "direct"]);
     assert!(rows.iter().all(|r| r[0].len() == 16 && r[0].chars().all(|c| c.is_ascii_hexdigit())));
 }
 
