@@ -2,6 +2,7 @@
 
 mod check;
 mod plan;
+mod run;
 mod schema;
 
 use assert_cmd::Command;

@@ -1,0 +1,449 @@
+//! `margin run` / `margin status`: real commands through the real binary — resume,
+//! hooks, quoting, the lock, timeouts, failures, kill -9, Ctrl-C, environment gating,
+//! a full disk, and dd end to end.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use super::{stderr, stdout};
+
+/// A temp folder with one experiment file and its own store root.
+struct Fixture {
+    dir: tempfile::TempDir,
+    file: PathBuf,
+}
+
+impl Fixture {
+    fn new(yaml: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("exp.yaml");
+        std::fs::write(&file, yaml).unwrap();
+        Fixture { dir, file }
+    }
+
+    fn reports(&self) -> PathBuf {
+        self.dir.path().join("reports")
+    }
+
+    fn store(&self) -> PathBuf {
+        self.reports().join("exp")
+    }
+
+    fn margin(&self) -> assert_cmd::Command {
+        let mut cmd = super::margin();
+        cmd.env("MARGIN_REPORTS", self.reports()).env_remove("MARGIN_SYSROOT");
+        cmd
+    }
+
+    fn run(&self, extra: &[&str]) -> std::process::Output {
+        self.margin().arg("run").arg(&self.file).args(extra).output().unwrap()
+    }
+
+    fn spawn(&self) -> Child {
+        std::process::Command::new(assert_cmd::cargo::cargo_bin!("margin"))
+            .arg("run")
+            .arg(&self.file)
+            .env("MARGIN_REPORTS", self.reports())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    }
+
+    /// Every record that parses; the count of lines that do not.
+    fn records(&self) -> (Vec<serde_json::Value>, usize) {
+        let text = std::fs::read_to_string(self.store().join("runs.ndjson")).unwrap_or_default();
+        let mut torn = 0;
+        let mut out = Vec::new();
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            match serde_json::from_str(line) {
+                Ok(v) => out.push(v),
+                Err(_) => torn += 1,
+            }
+        }
+        (out, torn)
+    }
+
+    fn ok_per_cell(&self) -> HashMap<String, usize> {
+        let mut map = HashMap::new();
+        for r in self.records().0 {
+            if r["status"] == "ok" && r["warmup"] == false {
+                *map.entry(r["levels"].to_string()).or_default() += 1;
+            }
+        }
+        map
+    }
+}
+
+fn unique_cell_repetitions(records: &[serde_json::Value]) {
+    let mut seen = HashSet::new();
+    for r in records {
+        let key = (r["cell"].as_str().unwrap().to_string(), r["repetition"].as_u64().unwrap());
+        assert!(seen.insert(key.clone()), "duplicate (cell, repetition) {key:?}");
+    }
+}
+
+const VALUE: &str = "metrics:\n  value: { regex: 'value=(\\d+)', better: higher }\n";
+
+#[test]
+fn five_then_eight_repetitions_runs_exactly_three_more_per_cell() {
+    let f =
+        Fixture::new(&format!("matrix:\n  n: [1, 2]\nrun: echo value={{{{ n }}}}\n{VALUE}repetitions: 5\n"));
+    let out = f.run(&[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("exp: 2 of 2 cells complete, 0 pending on this host, 0 abandoned"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(f.ok_per_cell().values().all(|n| *n == 5), "{:?}", f.ok_per_cell());
+    let out = f.run(&["--repetitions", "8"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("this session: 6 ok, 0 failed"), "{}", stdout(&out));
+    assert!(f.ok_per_cell().values().all(|n| *n == 8), "{:?}", f.ok_per_cell());
+    let out = f.run(&["--repetitions", "8"]);
+    assert!(stdout(&out).contains("this session: 0 ok"), "{}", stdout(&out));
+    let (records, torn) = f.records();
+    assert_eq!((records.len(), torn), (16, 0));
+    unique_cell_repetitions(&records);
+    let values: HashSet<u64> =
+        records.iter().map(|r| r["metrics"]["value"].as_f64().unwrap() as u64).collect();
+    assert_eq!(values, HashSet::from([1, 2]));
+    for r in &records {
+        assert!(r["metrics"]["wall_time"].as_f64().unwrap() > 0.0);
+        let raw = f.store().join(r["raw"]["stdout"].as_str().unwrap());
+        assert_eq!(
+            std::fs::read_to_string(raw).unwrap().trim(),
+            format!("value={}", r["levels"]["n"].as_str().unwrap())
+        );
+    }
+    let status = f.margin().arg("status").arg(&f.file).output().unwrap();
+    assert!(stdout(&status).contains("cells: 2 — 2 done, 0 to run here, 0 pending"), "{}", stdout(&status));
+    assert!(stdout(&status).contains("trials: 16 measured, 0 failed"), "{}", stdout(&status));
+}
+
+#[test]
+fn hooks_run_in_the_documented_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("hooks.log");
+    let log = log.display();
+    let f = Fixture::new(&format!(
+        "matrix:\n  n: [1, 2]\norder: sequential\nwarmup: 1\nrepetitions: 2\n\
+         setup: echo setup {{{{ n }}}} >> {log}\n\
+         prepare: echo prepare {{{{ n }}}} {{{{ repetition }}}} >> {log}\n\
+         run: echo run {{{{ n }}}} {{{{ repetition }}}} >> {log}\n\
+         conclude: echo conclude {{{{ n }}}} {{{{ repetition }}}} >> {log}\n\
+         cleanup: echo cleanup {{{{ n }}}} >> {log}\n"
+    ));
+    let out = f.run(&[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(dir.path().join("hooks.log")).unwrap();
+    let mut expected = Vec::new();
+    for n in [1, 2] {
+        expected.push(format!("setup {n}"));
+        for rep in 1..=3 {
+            expected.extend([
+                format!("prepare {n} {rep}"),
+                format!("run {n} {rep}"),
+                format!("conclude {n} {rep}"),
+            ]);
+        }
+        expected.push(format!("cleanup {n}"));
+    }
+    assert_eq!(text.lines().collect::<Vec<_>>(), expected);
+    let (records, _) = f.records();
+    let warmups: Vec<bool> = records.iter().map(|r| r["warmup"].as_bool().unwrap()).collect();
+    assert_eq!(warmups, [true, false, false, true, false, false]);
+    assert!(!f.store().join("work").exists(), "workdirs are removed");
+}
+
+#[test]
+fn a_failing_hook_fails_the_trial_and_the_run_goes_on() {
+    let f = Fixture::new(&format!(
+        "matrix:\n  n: [1, 2]\nprepare: test {{{{ n }}}} = 1 || {{ echo no prep >&2; exit 4; }}\n\
+         run: echo value=1\n{VALUE}repetitions: 2\nmax_failures: 2\n"
+    ));
+    let out = f.run(&[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let (records, _) = f.records();
+    let failed: Vec<&serde_json::Value> = records.iter().filter(|r| r["status"] == "failed").collect();
+    assert_eq!(failed.len(), 2);
+    assert!(failed.iter().all(|r| r["levels"]["n"] == "2"));
+    assert!(
+        failed[0]["error"].as_str().unwrap().contains("`prepare` failed: exit code 4: no prep"),
+        "{}",
+        failed[0]
+    );
+    assert_eq!(f.ok_per_cell().values().copied().collect::<Vec<_>>(), [2]);
+    assert!(stdout(&out).contains("abandoned n=2: 2 failures"), "{}", stdout(&out));
+}
+
+#[test]
+fn shell_metacharacters_in_levels_stay_inert() {
+    let dir = tempfile::tempdir().unwrap();
+    let pwned = dir.path().join("pwned");
+    let attack1 = format!("x; touch {}", pwned.display());
+    let attack2 = format!("$(touch {})", pwned.display());
+    let attack3 = format!("`touch {}`", pwned.display());
+    let yaml = format!(
+        "matrix:\n  x: [{:?}, {:?}, {:?}]\nrun: \"printf '%s' {{{{ x }}}}\"\nrepetitions: 1\n",
+        attack1, attack2, attack3
+    );
+    let f = Fixture::new(&yaml);
+    let out = f.run(&[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!pwned.exists(), "a level was executed by the shell");
+    let (records, _) = f.records();
+    let printed: HashSet<String> = records
+        .iter()
+        .map(|r| std::fs::read_to_string(f.store().join(r["raw"]["stdout"].as_str().unwrap())).unwrap())
+        .collect();
+    assert_eq!(printed, HashSet::from([attack1, attack2, attack3]));
+}
+
+#[test]
+fn a_second_run_exits_2_and_names_the_first() {
+    let f = Fixture::new("matrix:\n  n: [1]\nrun: sleep 3\nrepetitions: 1\n");
+    let mut first = f.spawn();
+    let lock = f.store().join("lock");
+    let start = Instant::now();
+    while std::fs::read_to_string(&lock).map(|t| t.trim().is_empty()).unwrap_or(true) {
+        assert!(start.elapsed() < Duration::from_secs(20), "the first run never took the lock");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = f.run(&[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out)
+            .contains(&format!("another `margin run` (pid {}) is running this experiment", first.id())),
+        "{}",
+        stderr(&out)
+    );
+    assert!(first.wait().unwrap().success());
+}
+
+#[test]
+fn a_timeout_kills_the_trial_and_its_grandchildren() {
+    let marker = format!("40.{}", std::process::id());
+    let f = Fixture::new(&format!(
+        "matrix:\n  n: [1]\nrun: sleep {marker} & sleep {marker}; echo value=1\n{VALUE}\
+         repetitions: 1\ntimeout: 300ms\nmax_failures: 1\n"
+    ));
+    let start = Instant::now();
+    let out = f.run(&[]);
+    assert!(start.elapsed() < Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(1));
+    let (records, _) = f.records();
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0]["status"], "timeout");
+    assert!(records[0]["error"].as_str().unwrap().contains("timed out after"), "{}", records[0]);
+    std::thread::sleep(Duration::from_millis(100));
+    let survivors = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|d| std::fs::read(d.ok()?.path().join("cmdline")).ok())
+        .filter(|c| String::from_utf8_lossy(c).contains(&marker))
+        .count();
+    assert_eq!(survivors, 0, "a sleep outlived its trial");
+}
+
+#[test]
+fn an_output_without_the_metric_is_a_parse_error_quoting_it() {
+    let f = Fixture::new(&format!(
+        "matrix:\n  n: [1]\nrun: echo nothing to see\n{VALUE}repetitions: 1\nmax_failures: 1\n"
+    ));
+    let out = f.run(&[]);
+    assert_eq!(out.status.code(), Some(1));
+    let (records, _) = f.records();
+    assert_eq!(records[0]["status"], "parse_error");
+    assert!(records[0]["error"].as_str().unwrap().contains("nothing to see"), "{}", records[0]);
+}
+
+#[test]
+fn kill_9_at_twenty_moments_loses_no_trial_and_duplicates_none() {
+    let f = Fixture::new(&format!(
+        "matrix:\n  n: [1, 2, 3, 4]\nrun: sleep 0.01; echo value={{{{ n }}}}\n{VALUE}repetitions: 12\nwarmup: 1\n"
+    ));
+    let mut before: Vec<serde_json::Value> = Vec::new();
+    for i in 0..20u64 {
+        let mut child = f.spawn();
+        std::thread::sleep(Duration::from_millis(15 + (i * 37) % 160));
+        let _ = child.kill(); // SIGKILL
+        let _ = child.wait();
+        let (records, torn) = f.records();
+        assert!(torn <= 1, "only a last line can be torn: {torn}");
+        for r in &before {
+            assert!(records.contains(r), "a completed trial was lost after kill {i}: {r}");
+        }
+        unique_cell_repetitions(&records);
+        let status = f.margin().arg("status").arg(&f.file).output().unwrap();
+        assert!(status.status.success(), "the log does not load after kill {i}: {}", stderr(&status));
+        before = records;
+    }
+    assert!(!before.is_empty(), "no trial ran in 20 attempts");
+    let out = f.run(&[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(f.ok_per_cell().values().all(|n| *n == 12), "{:?}", f.ok_per_cell());
+    assert_eq!(f.ok_per_cell().len(), 4);
+    unique_cell_repetitions(&f.records().0);
+}
+
+#[test]
+fn ctrl_c_records_the_trial_under_way_and_exits_130() {
+    let f =
+        Fixture::new(&format!("matrix:\n  n: [1]\nrun: sleep 0.4; echo value=1\n{VALUE}repetitions: 4\n"));
+    let mut child = f.spawn();
+    std::thread::sleep(Duration::from_millis(600));
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let (records, torn) = f.records();
+    assert_eq!(torn, 0);
+    assert!(records.len() >= 2 && records.len() < 4, "{} records", records.len());
+    assert!(records.iter().all(|r| r["status"] == "ok"), "the trial under way finished and was recorded");
+    let out = f.run(&[]);
+    assert!(out.status.success());
+    assert_eq!(f.ok_per_cell().values().copied().collect::<Vec<_>>(), [4]);
+}
+
+#[test]
+fn environment_cells_wait_for_a_matching_host_and_accumulate() {
+    let yaml = format!(
+        "matrix:\n  kernel: [xen, bare]\n  n: [1, 2]\nenvironment:\n  kernel: {{ fact: hypervisor, map: {{ xen: xen, none: bare }} }}\n\
+         run: echo value={{{{ n }}}}\n{VALUE}repetitions: 2\n"
+    );
+    let f = Fixture::new(&yaml);
+    let sysroot = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sysroot");
+    let plan =
+        f.margin().env("MARGIN_SYSROOT", sysroot.join("xen-dom0")).arg("plan").arg(&f.file).output().unwrap();
+    let text = stdout(&plan);
+    assert!(text.contains("on this host: 2 cells to run, 0 done, 2 pending"), "{text}");
+    assert!(text.contains("  2 cells: needs kernel=bare; this host is kernel=xen"), "{text}");
+    let out =
+        f.margin().env("MARGIN_SYSROOT", sysroot.join("xen-dom0")).arg("run").arg(&f.file).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("2 of 4 cells complete, 2 pending on this host"), "{text}");
+    assert!(text.contains("kernel=bare n=1: needs kernel=bare; this host is kernel=xen"), "{text}");
+    assert!(text.contains("run `margin run"), "{text}");
+    let kernels: HashSet<String> =
+        f.records().0.iter().map(|r| r["levels"]["kernel"].as_str().unwrap().to_string()).collect();
+    assert_eq!(kernels, HashSet::from(["xen".to_string()]));
+    // rebooted bare: the same command completes the experiment
+    let out =
+        f.margin().env("MARGIN_SYSROOT", sysroot.join("bare")).arg("run").arg(&f.file).output().unwrap();
+    assert!(stdout(&out).contains("4 of 4 cells complete, 0 pending"), "{}", stdout(&out));
+    assert_eq!(f.ok_per_cell().len(), 4);
+    let sessions = std::fs::read_to_string(f.store().join("sessions.ndjson")).unwrap();
+    let starts: Vec<serde_json::Value> = sessions
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|v: &serde_json::Value| v["event"] == "start")
+        .collect();
+    assert_eq!(starts[0]["facts"]["xen_role"], "dom0");
+    assert_eq!(starts[1]["facts"]["hypervisor"], "none");
+    assert_eq!(starts[1]["environment"]["kernel"], "bare");
+}
+
+#[test]
+fn a_full_disk_stops_the_run_and_the_log_still_loads() {
+    let f = Fixture::new(&format!(
+        "matrix:\n  n: [1, 2, 3]\nrun: echo value=1; head -c 20000 /dev/zero | tr '\\\\0' x\n{VALUE}repetitions: 30\n"
+    ));
+    std::fs::create_dir_all(f.reports()).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=300k", "tmpfs"])
+        .arg(f.reports())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        // Not allowed to mount: /dev/full gives the same ENOSPC to the trial log.
+        std::fs::create_dir_all(f.store().join("raw")).unwrap();
+        std::os::unix::fs::symlink("/dev/full", f.store().join("runs.ndjson")).unwrap();
+    }
+    let out = f.run(&[]);
+    let text = stderr(&out);
+    // the log that the full disk cut short still loads
+    let status = f.margin().arg("status").arg(&f.file).output().unwrap();
+    let (records, torn) = f.records();
+    if mounted {
+        let _ = std::process::Command::new("umount").arg("-l").arg(f.reports()).status();
+        assert!(!records.is_empty(), "trials before the disk filled are kept");
+        assert!(torn <= 1);
+    }
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("the disk is full"), "{text}");
+    assert!(text.contains("run the same command again to resume"), "{text}");
+    assert!(status.status.success(), "{}", stderr(&status));
+}
+
+#[test]
+fn fresh_moves_the_log_aside_and_changed_commands_set_records_aside() {
+    let f = Fixture::new(&format!("matrix:\n  n: [1]\nrun: echo value=1\n{VALUE}repetitions: 2\n"));
+    assert!(f.run(&[]).status.success());
+    std::fs::write(&f.file, format!("matrix:\n  n: [1]\nrun: echo value=2\n{VALUE}repetitions: 2\n"))
+        .unwrap();
+    let status = f.margin().arg("status").arg(&f.file).output().unwrap();
+    assert!(
+        stdout(&status).contains("set aside: 2 records of cells whose commands have changed"),
+        "{}",
+        stdout(&status)
+    );
+    let out = f.run(&[]);
+    assert!(stdout(&out).contains("set aside: 2 records"), "{}", stdout(&out));
+    assert_eq!(f.records().0.len(), 4);
+    let out = f.run(&["--fresh"]);
+    assert!(out.status.success());
+    assert!(stderr(&out).contains("--fresh: the old log is now"), "{}", stderr(&out));
+    assert_eq!(f.records().0.len(), 2);
+    let aside: Vec<PathBuf> = std::fs::read_dir(f.store())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("runs.2"))
+        .collect();
+    assert_eq!(aside.len(), 1);
+    assert_eq!(std::fs::read_to_string(&aside[0]).unwrap().lines().count(), 4);
+}
+
+#[test]
+fn dry_run_shows_the_commands_and_runs_nothing() {
+    let f = Fixture::new("matrix:\n  n: [1, 2]\nrun: touch {{ workdir }}/ran-{{ n }}\nrepetitions: 3\n");
+    let out = f.run(&["--dry-run"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("n=1: 3 trials of `touch "), "{text}");
+    assert!(text.contains("/ran-1`"), "{text}");
+    assert!(!f.store().join("runs.ndjson").exists());
+}
+
+#[test]
+fn the_default_dd_experiment_runs_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = super::margin()
+        .env("MARGIN_REPORTS", dir.path())
+        .args(["run", "experiments/dd-write.yaml", "--repetitions", "2"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let text = std::fs::read_to_string(dir.path().join("dd-write/runs.ndjson")).unwrap();
+    let records: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(records.len(), 9 * 3, "2 trials and a warm-up per cell");
+    for r in &records {
+        assert_eq!(r["status"], "ok", "{r}");
+        // `metrics: { throughput: … }` selects the one metric the experiment is about
+        let names: Vec<&str> = r["metrics"].as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(names, ["system_time", "throughput", "user_time", "wall_time"]);
+        let throughput = r["metrics"]["throughput"].as_f64().unwrap();
+        // 64 MiB in less than the trial's wall time
+        let wall = r["metrics"]["wall_time"].as_f64().unwrap();
+        assert!(throughput * wall > 64.0 * 1024.0 * 1024.0 * 0.99, "{throughput} B/s in {wall} s");
+        let raw =
+            std::fs::read_to_string(dir.path().join("dd-write").join(r["raw"]["stderr"].as_str().unwrap()))
+                .unwrap();
+        assert!(raw.contains("67108864 bytes"), "{raw}");
+        assert_eq!(r["metric_info"]["throughput"]["unit"], "B/s");
+        assert_eq!(r["metric_info"]["throughput"]["mean"], "harmonic");
+    }
+}
