@@ -78,16 +78,33 @@ impl Templates {
         Ok(t.undeclared_variables(false))
     }
 
+    /// Environments with these templates compiled once, for rendering them many times
+    /// (every trial renders the same few commands); a source that does not compile is
+    /// left out and reports its error when rendered.
+    pub fn with_sources<'a>(sources: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut t = Self::new();
+        for source in sources {
+            let _ = t.commands.add_template_owned(source.to_string(), source.to_string());
+            let _ = t.values.add_template_owned(source.to_string(), source.to_string());
+        }
+        t
+    }
+
     /// Render a command: every value substituted is shell-quoted unless `| safe`.
     pub fn render_command(&self, source: &str, ctx: &Context) -> Result<String, TemplateError> {
-        let t = self.commands.template_from_str(source)?;
-        Ok(t.render(ctx.to_value())?)
+        Self::render_in(&self.commands, source, ctx)
     }
 
     /// Render a var: plain text, no quoting.
     pub fn render_value(&self, source: &str, ctx: &Context) -> Result<String, TemplateError> {
-        let t = self.values.template_from_str(source)?;
-        Ok(t.render(ctx.to_value())?)
+        Self::render_in(&self.values, source, ctx)
+    }
+
+    fn render_in(env: &Environment<'static>, source: &str, ctx: &Context) -> Result<String, TemplateError> {
+        match env.get_template(source) {
+            Ok(t) => Ok(t.render(ctx.to_value())?),
+            Err(_) => Ok(env.template_from_str(source)?.render(ctx.to_value())?),
+        }
     }
 
     /// Compile a `where` expression once, to evaluate it for many cells.

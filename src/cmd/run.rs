@@ -12,7 +12,6 @@ use crate::run::progress::{Bar, Lines, Progress};
 use crate::run::{self, LOCAL_HOST, Outcome, Settings};
 use crate::spec::Experiment;
 use crate::store::Store;
-use crate::template::Templates;
 
 pub struct Options {
     pub files: Vec<PathBuf>,
@@ -114,7 +113,7 @@ fn dry_run(exp: &Experiment, plan: &Plan, o: &Options, out: &mut dyn Write) -> R
         run::outlook(exp, plan, &store, &o.settings).map_err(|e| Failure::Input(e.to_string()))?;
     writeln!(out, "{}: {} (dry run: nothing is executed)", exp.name, describe(plan, &o.settings))
         .map_err(io)?;
-    let templates = Templates::new();
+    let templates = crate::plan::render::templates(exp);
     let rule = run::cells::Rule::new(exp, run::repetitions(plan, &o.settings));
     for (cell, look) in plan.cells.iter().zip(&outlook) {
         let label = plan.label(cell);

@@ -76,9 +76,15 @@ pub fn render(
     Ok(out)
 }
 
+/// The experiment's templates, compiled once.
+pub fn templates(exp: &Experiment) -> Templates {
+    let vars = exp.spec.vars.values().map(|v| v.value.as_str());
+    Templates::with_sources(exp.spec.commands().map(|(_, t)| t.value.as_str()).chain(vars))
+}
+
 /// Render the first `n` cells with placeholder built-ins; the first failure is returned.
 pub fn check_renders(exp: &Experiment, plan: &Plan, n: usize) -> Result<(), Diagnostic> {
-    let templates = Templates::new();
+    let templates = templates(exp);
     let workdir = Path::new("/tmp/margin-check/workdir").display().to_string();
     let builtins = Builtins { workdir: &workdir, repetition: 1, host: "local" };
     for cell in plan.cells.iter().take(n) {

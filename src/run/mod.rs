@@ -232,7 +232,7 @@ pub fn run(
         max_failures: exp.spec.max_failures.unwrap_or(DEFAULT_MAX_FAILURES),
         rule,
         recipe,
-        templates: Templates::new(),
+        templates: crate::plan::render::templates(exp),
         trials: store.trials()?,
         session: outcome.session.clone(),
         interrupt,
@@ -443,7 +443,8 @@ impl Session<'_> {
     fn hook(&mut self, st: &CellState<'_>, name: &str, command: &str, key: &str) -> Result<(), String> {
         let out = self.store.raw_dir().join(format!("{key}.{name}.out"));
         let err = self.store.raw_dir().join(format!("{key}.{name}.err"));
-        let job = Job { command, dir: &st.workdir, stdout: &out, stderr: &err, timeout: self.timeout };
+        let job =
+            Job { command, dir: &st.workdir, stdout: &out, stderr: &err, timeout: self.timeout, sync: false };
         match exec::execute(&job) {
             Ok(e) if e.succeeded() => Ok(()),
             Ok(e) => Err(failure_text(&format!("`{name}` failed"), &e, &err)),
@@ -490,7 +491,7 @@ impl Session<'_> {
             Err(e) => record.error = Some(e),
             Ok(cmds) => self.execute(st, &cmds, &trial, &out, &err, &mut record)?,
         }
-        if out.exists() {
+        if record.exit_code.is_some() || record.status == Status::Timeout {
             record.raw = Some(raw);
         }
         self.trials.append(&record)?;
@@ -542,20 +543,21 @@ impl Session<'_> {
             record.error = Some(why);
             return Ok(());
         }
-        let job =
-            Job { command: &cmds.run, dir: &st.workdir, stdout: out, stderr: err, timeout: self.timeout };
-        let e =
-            exec::execute(&job).map_err(|e| RunError::Io { what: "cannot start `sh`".into(), source: e })?;
+        // the raw output is made durable before the record that points at it
+        let job = Job {
+            command: &cmds.run,
+            dir: &st.workdir,
+            stdout: out,
+            stderr: err,
+            timeout: self.timeout,
+            sync: true,
+        };
+        let e = exec::execute(&job)
+            .map_err(|e| RunError::Io { what: format!("cannot run `{}`", cmds.run), source: e })?;
         let concluded = match &cmds.conclude {
             Some(conclude) => self.hook(st, "conclude", conclude, trial),
             None => Ok(()),
         };
-        // The raw output is made durable before the record that points at it.
-        for path in [out, err] {
-            if let Ok(f) = std::fs::File::open(path) {
-                f.sync_all().map_err(|e| io(path, e))?;
-            }
-        }
         record.exit_code = e.exit_code;
         record.wall_time = e.wall.as_secs_f64();
         let engine =
