@@ -176,7 +176,9 @@ pub fn run(
     let mut states = Vec::new();
     for (cell, progress) in plan.cells.iter().zip(progress) {
         let label = plan.label(cell);
-        if let Some(reason) = facts::pending_reason(&detected, plan.levels(cell)) {
+        if let Some(reason) =
+            remote_host(exp, plan, cell).or_else(|| facts::pending_reason(&detected, plan.levels(cell)))
+        {
             if !rule.is_done(&progress) {
                 outcome.pending.push((label, reason));
             } else {
@@ -270,6 +272,18 @@ pub fn run(
     result?;
     ended?;
     Ok(outcome)
+}
+
+/// Why a cell whose `host` level names a remote machine does not run here: this
+/// margin executes trials on the local machine only (hosts without `ssh:` are local).
+fn remote_host(exp: &Experiment, plan: &Plan, cell: &Cell) -> Option<String> {
+    let (_, level) = plan.levels(cell).find(|(k, _)| *k == "host")?;
+    let (_, host) = exp.spec.hosts.iter().find(|(name, _)| name.value == level.text)?;
+    let ssh = host.value.ssh.as_ref()?;
+    Some(format!(
+        "runs on host `{}` ({}); trials run on the local machine only so far",
+        level.text, ssh.value
+    ))
 }
 
 fn now() -> String {
@@ -673,7 +687,11 @@ pub fn outlook(
             let per = progress.mean_wall.or(overall);
             let warm = if done { 0.0 } else { warmup };
             let estimate = per.map(|t| ((f64::from(lo) + warm) * t, (f64::from(hi) + warm) * t));
-            let pending = if done { None } else { facts::pending_reason(&detected, plan.levels(cell)) };
+            let pending = if done {
+                None
+            } else {
+                remote_host(exp, plan, cell).or_else(|| facts::pending_reason(&detected, plan.levels(cell)))
+            };
             CellOutlook { progress, done, pending, estimate }
         })
         .collect();
