@@ -79,6 +79,31 @@ pub enum Command {
         #[command(flatten)]
         reports: Reports,
     },
+    /// Add trials from outputs captured elsewhere (another machine, an old run, a post),
+    /// parsed with the experiment's parser. Importing the same file twice does nothing.
+    Import {
+        /// The experiment file.
+        file: PathBuf,
+        /// The cell the outputs belong to, as `factor=level` (repeat for each factor).
+        #[arg(long = "set", value_name = "FACTOR=LEVEL", required = true)]
+        set: Vec<String>,
+        /// The host the outputs come from (default: the cell's `host` level, else `imported`).
+        #[arg(long)]
+        host: Option<String>,
+        /// The captured outputs; a file holding several results gives several trials.
+        #[arg(required = true, value_name = "RAW")]
+        raw: Vec<PathBuf>,
+        #[command(flatten)]
+        reports: Reports,
+    },
+    /// Run the parsers again over the stored raw outputs, after a parser fix or a new
+    /// extractor; nothing is executed. The old log is kept aside.
+    Reparse {
+        /// The experiment file.
+        file: PathBuf,
+        #[command(flatten)]
+        reports: Reports,
+    },
     /// Per experiment: cells done, pending and abandoned, trials, last run.
     Status {
         /// Experiment files (default: every `experiments/*.yaml`).

@@ -42,6 +42,17 @@ fn main() -> ExitCode {
             let mut direct = std::io::stdout();
             cmd::run::run(&options, &mut direct)
         }
+        Command::Import { file, set, host, raw, reports } => {
+            let options = cmd::import::Options {
+                file: file.clone(),
+                set: set.clone(),
+                host: host.clone(),
+                raw: raw.clone(),
+                reports: reports.root.clone(),
+            };
+            cmd::import::run(&options, &mut out)
+        }
+        Command::Reparse { file, reports } => cmd::reparse::run(file, &reports.root, &mut out),
         Command::Status { files, reports } => cmd::status::run(files, &reports.root, &mut out),
         Command::Schema => cmd::schema(&mut out).map_err(Failure::Output),
     };

@@ -1,7 +1,9 @@
 //! Command handlers: each loads what it needs, calls the stages, and prints.
 
 pub mod check;
+pub mod import;
 pub mod plan;
+pub mod reparse;
 pub mod run;
 pub mod status;
 

@@ -28,7 +28,9 @@ impl Parser for Dnetc {
     /// One benchmark run is one result, holding every core it timed (the cores are
     /// different code on the same work, not repetitions): `<contest>.core<n>.time` (s)
     /// and, when printed, `<contest>.core<n>.rate` (keys or nodes per second), e.g.
-    /// `rc5_72.core0.time`, `ogr_p2.core0.rate`.
+    /// `rc5_72.core0.time`, `ogr_p2.core0.rate`. An output holding a single benchmark
+    /// (`dnetc -bench RC5-72 -core 3`, one core per trial) also gives plain `time` and
+    /// `rate`, so that cells of different cores share a metric and can be paired.
     fn parse(&self, stdout: &str, stderr: &str) -> Result<Parsed, ParseError> {
         let text = both_streams(stdout, stderr);
         let mut sample = Sample::default();
@@ -70,6 +72,18 @@ impl Parser for Dnetc {
         if sample.is_empty() {
             return Err(nothing_found("dnetc", "dnetc -bench core result", stdout, stderr));
         }
+        let benchmarks = sample.metrics.iter().filter(|m| m.name.ends_with(".time")).count();
+        if benchmarks == 1 {
+            let plain: Vec<_> = sample
+                .metrics
+                .iter()
+                .filter_map(|m| m.name.rsplit_once('.').map(|(_, last)| (last.to_string(), m.clone())))
+                .collect();
+            for (name, mut m) in plain {
+                m.name = name;
+                sample.metrics.push(m);
+            }
+        }
         Ok(Parsed { samples: vec![sample], warnings: Vec::new() })
     }
 }
@@ -78,6 +92,15 @@ impl Parser for Dnetc {
 mod tests {
     use super::*;
     use crate::parse::testing::{assert_metric, names};
+
+    #[test]
+    fn a_single_benchmark_also_gives_plain_names() {
+        let out = "RC5-72: Benchmark for core #3 (ANSI 2-pipe)\n                      0.00:00:16.38\n";
+        let p = Dnetc.parse(out, "").unwrap();
+        let s = &p.samples[0];
+        assert_eq!(names(s), ["rc5_72.core3.time", "time"]);
+        assert_metric(s, "time", 16.38, Unit::Seconds);
+    }
 
     /// Seed 000 posted a diff of two runs: `-` lines are the bare kernel's output, `+`
     /// lines the xen kernel's, the rest is common to both.

@@ -166,6 +166,34 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Replace the trial log atomically (`margin reparse`): the new log is written beside
+    /// it and made durable, the old one is moved aside, then the new one takes its name.
+    /// Returns where the old log went.
+    pub fn rewrite_trials(&self, records: &[TrialRecord]) -> Result<PathBuf, StoreError> {
+        let path = self.runs_path();
+        let new = self.dir.join("runs.ndjson.new");
+        let mut text = Vec::new();
+        for r in records {
+            serde_json::to_writer(&mut text, r).map_err(|e| StoreError::io(&new, e.into()))?;
+            text.push(b'\n');
+        }
+        let mut file = File::create(&new).map_err(|e| StoreError::io(&new, e))?;
+        file.write_all(&text).and_then(|()| file.sync_all()).map_err(|e| StoreError::io(&new, e))?;
+        let stamp = jiff::Timestamp::now().strftime("%Y%m%dT%H%M%SZ").to_string();
+        let mut aside = self.dir.join(format!("runs.{stamp}.before-reparse.ndjson"));
+        let mut n = 1;
+        while aside.exists() {
+            n += 1;
+            aside = self.dir.join(format!("runs.{stamp}-{n}.before-reparse.ndjson"));
+        }
+        fs::rename(&path, &aside).map_err(|e| StoreError::io(&path, e))?;
+        fs::rename(&new, &path).map_err(|e| StoreError::io(&new, e))?;
+        sync_dir(&self.dir).map_err(|e| StoreError::io(&self.dir, e))?;
+        Ok(aside)
+    }
+}
+
 fn read_log<T: DeserializeOwned>(path: &Path, warnings: &mut Vec<String>) -> Result<Vec<T>, StoreError> {
     let text = match fs::read(path) {
         Ok(bytes) => bytes,

@@ -1,0 +1,214 @@
+//! `margin import FILE --set f=v… [--host NAME] RAW…`: trials from outputs captured
+//! elsewhere (another machine, an old run, a mailing-list post), parsed with the
+//! experiment's parser and stored with their source and its hash.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use indexmap::IndexMap;
+
+use super::{Failure, io, load_all};
+use crate::diag::suggest;
+use crate::parse::Recipe;
+use crate::plan::{Cell, Plan};
+use crate::run::cells::levels_map;
+use crate::spec::Experiment;
+use crate::store::{Event, MetricInfo, SCHEMA, SessionRecord, Status, Store, TrialRecord};
+
+pub struct Options {
+    pub file: PathBuf,
+    pub set: Vec<String>,
+    pub host: Option<String>,
+    pub raw: Vec<PathBuf>,
+    pub reports: PathBuf,
+}
+
+/// The one cell the `--set` levels name; otherwise an error listing what exists.
+fn find_cell<'p>(plan: &'p Plan, set: &[(String, String)]) -> Result<&'p Cell, Failure> {
+    for (key, value) in set {
+        let Some(k) = plan.keys.iter().position(|k| k == key) else {
+            let hint = suggest(key, plan.keys.iter().map(String::as_str)).unwrap_or_default();
+            return Err(Failure::Input(format!("--set {key}={value}: `{key}` is not a factor; {hint}")));
+        };
+        // in declared order: the cells follow it
+        let mut levels: Vec<&str> = Vec::new();
+        for c in &plan.cells {
+            for (_, v) in c.levels.iter().filter(|(ck, _)| usize::from(*ck) == k) {
+                if !levels.contains(&v.text.as_str()) {
+                    levels.push(&v.text);
+                }
+            }
+        }
+        if !levels.contains(&value.as_str()) {
+            return Err(Failure::Input(format!(
+                "--set {key}={value}: `{value}` is not a level of `{key}`; its levels are: {}",
+                levels.join(", ")
+            )));
+        }
+    }
+    let matching: Vec<&Cell> = plan
+        .cells
+        .iter()
+        .filter(|c| set.iter().all(|(k, v)| plan.levels(c).any(|(ck, cv)| ck == k && cv.text == *v)))
+        .collect();
+    match matching.as_slice() {
+        [one] => Ok(one),
+        [] => Err(Failure::Input(
+            "no cell has all these levels together (an exclude or where removed it)".into(),
+        )),
+        many => {
+            let unset: Vec<&str> =
+                plan.keys.iter().map(String::as_str).filter(|k| !set.iter().any(|(s, _)| s == k)).collect();
+            Err(Failure::Input(format!(
+                "{} cells have these levels; name the cell with --set for: {}",
+                many.len(),
+                unset.join(", ")
+            )))
+        }
+    }
+}
+
+pub fn run(o: &Options, out: &mut dyn Write) -> Result<(), Failure> {
+    let (exp, plan) = load_all(std::slice::from_ref(&o.file), usize::MAX)?.remove(0);
+    let set: Vec<(String, String)> = o
+        .set
+        .iter()
+        .map(|s| match s.split_once('=') {
+            Some((k, v)) => Ok((k.trim().to_string(), v.trim().to_string())),
+            None => Err(Failure::Input(format!("--set {s}: write it as factor=level"))),
+        })
+        .collect::<Result<_, _>>()?;
+    let cell = find_cell(&plan, &set)?;
+    let recipe =
+        Recipe::from_spec(&exp.spec).map_err(|(name, e)| Failure::Input(format!("metric `{name}`: {e}")))?;
+    if !recipe.reads_output() {
+        return Err(Failure::Input(format!(
+            "{}: the experiment has no `parse:` and no extractor, so an output gives no metric to import",
+            exp.path.display()
+        )));
+    }
+    // Parse everything first: one bad file imports nothing.
+    let mut parsed = Vec::new();
+    for raw in &o.raw {
+        let bytes = std::fs::read(raw).map_err(|e| Failure::Input(format!("{}: {e}", raw.display())))?;
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let result =
+            recipe.apply(&text, "").map_err(|e| Failure::Input(format!("{}: {e}", raw.display())))?;
+        if result.samples.is_empty() {
+            return Err(Failure::Input(format!("{}: the parser found no result", raw.display())));
+        }
+        parsed.push((raw, bytes, blake3::hash(&text.into_bytes()).to_hex().to_string(), result));
+    }
+    import(&exp, &plan, cell, o, parsed, out)
+}
+
+type Parsed<'a> = Vec<(&'a PathBuf, Vec<u8>, String, crate::parse::Parsed)>;
+
+fn import(
+    exp: &Experiment,
+    plan: &Plan,
+    cell: &Cell,
+    o: &Options,
+    parsed: Parsed<'_>,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
+    let store = Store::new(&o.reports, &exp.name);
+    let fail = |e: crate::store::StoreError| Failure::Input(e.to_string());
+    let _lock = store.lock().map_err(fail)?;
+    let loaded = store.load().map_err(fail)?;
+    let cell_id = cell.id.to_string();
+    let mut attempts =
+        loaded.trials.iter().filter(|t| t.cell == cell_id).map(|t| t.repetition).max().unwrap_or(0);
+    let host =
+        o.host.clone().or_else(|| plan.levels(cell).find(|(k, _)| *k == "host").map(|(_, v)| v.text.clone()));
+    let host = host.unwrap_or_else(|| "imported".to_string());
+    let session = uuid::Uuid::now_v7().to_string();
+    let mut trials = store.trials().map_err(fail)?;
+    let mut sessions = store.sessions().map_err(fail)?;
+    let mut record = SessionRecord {
+        schema: SCHEMA,
+        session: session.clone(),
+        event: Event::Start,
+        at: jiff::Timestamp::now().to_string(),
+        host: host.clone(),
+        experiment: exp.name.clone(),
+        margin_version: env!("CARGO_PKG_VERSION").to_string(),
+        seed: 0,
+        spec_hash: blake3::hash(exp.source.as_bytes()).to_hex().to_string(),
+        facts: IndexMap::new(),
+        environment: IndexMap::new(),
+        abandoned: Vec::new(),
+        outcome: None,
+    };
+    sessions.append(&record).map_err(fail)?;
+    let (mut added, mut skipped) = (0, 0);
+    for (raw, bytes, hash, result) in parsed {
+        if loaded.trials.iter().any(|t| t.cell == cell_id && t.source_hash.as_deref() == Some(hash.as_str()))
+        {
+            writeln!(
+                out,
+                "{}: already imported into {} (same content), skipped",
+                raw.display(),
+                plan.label(cell)
+            )
+            .map_err(io)?;
+            skipped += 1;
+            continue;
+        }
+        for (i, sample) in result.samples.iter().enumerate() {
+            attempts += 1;
+            let trial = uuid::Uuid::now_v7().to_string();
+            let (paths, stdout, stderr) = store.raw_paths(&trial);
+            // the store keeps its own copy, so `reparse` works after the original is gone
+            std::fs::write(&stdout, &bytes)
+                .and_then(|()| std::fs::write(&stderr, b""))
+                .map_err(|e| Failure::Input(format!("{}: {e}", stdout.display())))?;
+            let mut t = TrialRecord {
+                schema: SCHEMA,
+                trial,
+                cell: cell_id.clone(),
+                levels: levels_map(plan, cell),
+                repetition: attempts,
+                warmup: false,
+                host: host.clone(),
+                session: session.clone(),
+                round: 1,
+                position: i as u32 + 1,
+                started_at: jiff::Timestamp::now().to_string(),
+                status: Status::Imported,
+                exit_code: None,
+                metrics: IndexMap::new(),
+                metric_info: IndexMap::new(),
+                wall_time: 0.0,
+                raw: Some(paths),
+                error: None,
+                warnings: result.warnings.clone(),
+                source: Some(raw.display().to_string()),
+                source_hash: Some(hash.clone()),
+            };
+            for m in &sample.metrics {
+                t.metrics.insert(m.name.clone(), m.value);
+                t.metric_info.insert(
+                    m.name.clone(),
+                    MetricInfo { unit: m.unit.symbol().to_string(), better: m.better, mean: m.mean },
+                );
+            }
+            trials.append(&t).map_err(fail)?;
+            added += 1;
+        }
+        let n = result.samples.len();
+        writeln!(
+            out,
+            "{}: {n} {} imported into {}",
+            raw.display(),
+            if n == 1 { "trial" } else { "trials" },
+            plan.label(cell)
+        )
+        .map_err(io)?;
+    }
+    record.event = Event::End;
+    record.at = jiff::Timestamp::now().to_string();
+    record.outcome = Some(format!("imported {added} trials, skipped {skipped} files already imported"));
+    sessions.append(&record).map_err(fail)?;
+    Ok(())
+}

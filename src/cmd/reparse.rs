@@ -1,0 +1,88 @@
+//! `margin reparse FILE|NAME`: run the parsers again over the stored raw outputs (after a
+//! parser fix, or a new extractor) without running anything; the log is rewritten
+//! atomically and the old one kept aside.
+
+use std::io::Write;
+use std::path::Path;
+
+use super::{Failure, io, load_all};
+use crate::parse::{ENGINE_METRICS, Recipe};
+use crate::store::{MetricInfo, Status, Store};
+
+pub fn run(file: &Path, reports: &Path, out: &mut dyn Write) -> Result<(), Failure> {
+    let (exp, plan) = load_all(&[file.to_path_buf()], usize::MAX)?.remove(0);
+    let recipe =
+        Recipe::from_spec(&exp.spec).map_err(|(name, e)| Failure::Input(format!("metric `{name}`: {e}")))?;
+    let store = Store::new(reports, &exp.name);
+    let fail = |e: crate::store::StoreError| Failure::Input(e.to_string());
+    let _lock = store.lock().map_err(fail)?;
+    let mut loaded = store.load().map_err(fail)?;
+    if loaded.trials.is_empty() {
+        return Err(Failure::Input(format!("{}: no trials to reparse", store.runs_path().display())));
+    }
+    let current: std::collections::HashSet<String> = plan.cells.iter().map(|c| c.id.to_string()).collect();
+    let (mut changed, mut fixed, mut broken, mut kept) = (0, 0, 0, 0);
+    for t in &mut loaded.trials {
+        let reparsable = matches!(t.status, Status::Ok | Status::ParseError | Status::Imported);
+        let Some(raw) = t.raw.as_ref().filter(|_| reparsable && current.contains(&t.cell)) else {
+            kept += 1;
+            continue;
+        };
+        let read =
+            |p: &str| std::fs::read(store.dir.join(p)).map(|b| String::from_utf8_lossy(&b).into_owned());
+        let (Ok(stdout), Ok(stderr)) = (read(&raw.stdout), read(&raw.stderr)) else {
+            kept += 1;
+            continue;
+        };
+        let before = (t.status, t.metrics.clone());
+        // the engine's own measurements stay; everything parsed is replaced
+        t.metrics.retain(|k, _| ENGINE_METRICS.contains(&k.as_str()));
+        t.metric_info.retain(|k, _| ENGINE_METRICS.contains(&k.as_str()));
+        let measured = if t.status == Status::Imported { Status::Imported } else { Status::Ok };
+        match recipe.apply(&stdout, &stderr) {
+            Ok(parsed) if !parsed.samples.is_empty() => {
+                // an imported file of several results became several records, in order
+                let index =
+                    if t.status == Status::Imported { t.position.saturating_sub(1) as usize } else { 0 };
+                let sample = parsed.samples.get(index).unwrap_or(&parsed.samples[0]);
+                for m in &sample.metrics {
+                    t.metrics.insert(m.name.clone(), m.value);
+                    t.metric_info.insert(
+                        m.name.clone(),
+                        MetricInfo { unit: m.unit.symbol().to_string(), better: m.better, mean: m.mean },
+                    );
+                }
+                if t.status == Status::ParseError {
+                    fixed += 1;
+                }
+                t.status = measured;
+                t.error = None;
+            }
+            Ok(_) => {
+                t.status = Status::ParseError;
+                t.error = Some("the parser found no result in the output".into());
+                broken += 1;
+            }
+            Err(e) => {
+                if t.status != Status::ParseError {
+                    broken += 1;
+                }
+                t.status = Status::ParseError;
+                t.error = Some(e.to_string());
+            }
+        }
+        if (t.status, &t.metrics) != (before.0, &before.1) {
+            changed += 1;
+        }
+    }
+    let aside = store.rewrite_trials(&loaded.trials).map_err(fail)?;
+    writeln!(
+        out,
+        "{}: reparsed {} trials: {changed} changed ({fixed} parse errors fixed, {broken} now failing to parse), {kept} left as they were",
+        exp.name,
+        loaded.trials.len() - kept
+    )
+    .map_err(io)?;
+    writeln!(out, "  the previous log is kept as {}", aside.display()).map_err(io)?;
+    Ok(())
+}

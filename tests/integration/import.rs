@@ -1,0 +1,157 @@
+//! `margin import` and `margin reparse` on the seeds' own outputs.
+
+use super::{margin, stderr, stdout};
+
+fn records(store: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(store.join("runs.ndjson"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn seed_000_dnetc_imports_once_per_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let import = |kernel: &str, core: u32| {
+        margin()
+            .env("MARGIN_REPORTS", dir.path())
+            .args(["import", "experiments/xen-dnetc.yaml", "--set", &format!("kernel={kernel}")])
+            .args(["--set", "contest=RC5-72", "--set", &format!("core={core}")])
+            .arg(format!("experiments/data/seed000/dnetc-{kernel}-rc5-72-core{core}.txt"))
+            .output()
+            .unwrap()
+    };
+    for kernel in ["bare", "xen"] {
+        for core in 0..5 {
+            let out = import(kernel, core);
+            assert!(out.status.success(), "{}", stderr(&out));
+            assert!(stdout(&out).contains("1 trial imported into"), "{}", stdout(&out));
+        }
+    }
+    let again = import("xen", 2);
+    assert!(again.status.success());
+    assert!(stdout(&again).contains("already imported"), "{}", stdout(&again));
+    let store = dir.path().join("xen-dnetc");
+    let recs = records(&store);
+    assert_eq!(recs.len(), 10);
+    // the seed's figures: bare core 0 took 0.00:00:16.60, xen core 0 0.00:00:16.99
+    let time = |kernel: &str, core: &str| {
+        recs.iter()
+            .find(|r| r["levels"]["kernel"] == kernel && r["levels"]["core"] == core)
+            .map(|r| r["metrics"]["time"].as_f64().unwrap())
+            .unwrap()
+    };
+    assert_eq!(time("bare", "0"), 16.60);
+    assert_eq!(time("xen", "0"), 16.99);
+    for r in &recs {
+        assert_eq!(r["status"], "imported");
+        assert!(r["source"].as_str().unwrap().starts_with("experiments/data/seed000/dnetc-"));
+        assert_eq!(r["source_hash"].as_str().unwrap().len(), 64);
+        let copy = std::fs::read_to_string(store.join(r["raw"]["stdout"].as_str().unwrap())).unwrap();
+        assert_eq!(copy, std::fs::read_to_string(r["source"].as_str().unwrap()).unwrap());
+    }
+}
+
+#[test]
+fn a_file_of_several_rows_gives_several_trials() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = margin()
+        .env("MARGIN_REPORTS", dir.path())
+        .args(["import", "experiments/xen-bonnie.yaml", "--set", "host=domu", "--set", "disk=lvm"])
+        .arg("experiments/data/seed000/bonnie-domu-lvm.csv")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("8 trials imported into host=domu disk=lvm"), "{}", stdout(&out));
+    let recs = records(&dir.path().join("xen-bonnie"));
+    assert_eq!(recs.len(), 8);
+    let reps: Vec<u64> = recs.iter().map(|r| r["repetition"].as_u64().unwrap()).collect();
+    assert_eq!(reps, (1..=8).collect::<Vec<_>>());
+    assert!(recs.iter().all(|r| r["host"] == "domu"));
+}
+
+#[test]
+fn bad_levels_and_unparsable_files_import_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| margin().env("MARGIN_REPORTS", dir.path()).args(args).output().unwrap();
+    let out = run(&["import", "experiments/xen-dnetc.yaml", "--set", "kernel=metal", "x.txt"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("`metal` is not a level of `kernel`; its levels are: xen, bare"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(&["import", "experiments/xen-dnetc.yaml", "--set", "kernel=xen", "x.txt"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("6 cells have these levels; name the cell with --set for: contest, core"));
+    let out = run(&[
+        "import",
+        "experiments/xen-dnetc.yaml",
+        "--set",
+        "kernel=xen",
+        "--set",
+        "contest=RC5-72",
+        "--set",
+        "core=1",
+        "experiments/data/seed000/dnetc-xen-rc5-72-core1.txt",
+        "experiments/data/seed001/iozone-u0.txt",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("iozone-u0.txt: dnetc: found no dnetc -bench core result in the output, which begins:"),
+        "{err}"
+    );
+    assert!(err.contains("Iozone"), "the first lines are quoted: {err}");
+    assert!(records(&dir.path().join("xen-dnetc")).is_empty(), "one bad file imports nothing");
+}
+
+#[test]
+fn reparse_restores_values_from_the_raw_outputs_and_keeps_the_old_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = dir.path().join("e.yaml");
+    std::fs::write(
+        &exp,
+        "matrix:\n  n: [1, 2]\nrun: echo value={{ n }}\nmetrics:\n  value: { regex: 'value=(\\d+)' }\nrepetitions: 2\n",
+    )
+    .unwrap();
+    let reports = dir.path().join("reports");
+    let m = || {
+        let mut c = margin();
+        c.env("MARGIN_REPORTS", &reports);
+        c
+    };
+    assert!(m().arg("run").arg(&exp).output().unwrap().status.success());
+    // an older, buggy parser had recorded wrong values and a parse error
+    let log = reports.join("e/runs.ndjson");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let mut lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    lines[0]["metrics"]["value"] = serde_json::json!(999.0);
+    lines[1]["status"] = serde_json::json!("parse_error");
+    lines[1]["metrics"].as_object_mut().unwrap().remove("value");
+    let broken: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&log, &broken).unwrap();
+
+    let out = m().arg("reparse").arg(&exp).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("reparsed 4 trials: 2 changed (1 parse errors fixed, 0 now failing to parse)"),
+        "{text}"
+    );
+    let fixed = records(&reports.join("e"));
+    assert_eq!(fixed.len(), 4);
+    for r in &fixed {
+        assert_eq!(r["status"], "ok");
+        assert_eq!(r["metrics"]["value"].as_f64().unwrap().to_string(), r["levels"]["n"].as_str().unwrap());
+        assert!(r["metrics"]["wall_time"].as_f64().unwrap() > 0.0, "measured values stay");
+    }
+    let aside: Vec<_> = std::fs::read_dir(reports.join("e"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".before-reparse.ndjson"))
+        .collect();
+    assert_eq!(aside.len(), 1);
+    assert_eq!(std::fs::read_to_string(&aside[0]).unwrap(), broken);
+}
