@@ -447,3 +447,25 @@ fn the_default_dd_experiment_runs_end_to_end() {
         assert_eq!(r["metric_info"]["throughput"]["mean"], "harmonic");
     }
 }
+
+#[test]
+fn real_fio_runs_end_to_end() {
+    let f = Fixture::new(
+        "matrix:\n  rw: [write, read]\n\
+         run: fio --name=job --rw={{ rw }} --size=4M --bs=64k --directory={{ workdir }} --output-format=json\n\
+         parse: fio\nrepetitions: 2\norder: sequential\n",
+    );
+    let out = f.run(&[]);
+    assert!(out.status.success(), "is fio installed? {}\n{}", stdout(&out), stderr(&out));
+    let (records, _) = f.records();
+    assert_eq!(records.len(), 4);
+    for r in &records {
+        let rw = r["levels"]["rw"].as_str().unwrap();
+        let bw = r["metrics"][format!("job.{rw}.bw")].as_f64().unwrap();
+        let io_bytes = r["metrics"][format!("job.{rw}.io_bytes")].as_f64().unwrap();
+        assert_eq!(io_bytes, 4.0 * 1024.0 * 1024.0, "{r}");
+        assert!(bw > 1e6, "{rw}: {bw} B/s");
+        assert_eq!(r["metric_info"][format!("job.{rw}.bw")]["unit"], "B/s");
+        assert!(r["metrics"][format!("job.{rw}.iops")].as_f64().unwrap() > 0.0);
+    }
+}
