@@ -469,3 +469,21 @@ fn real_fio_runs_end_to_end() {
         assert!(r["metrics"][format!("job.{rw}.iops")].as_f64().unwrap() > 0.0);
     }
 }
+
+#[test]
+fn adaptive_repetitions_stop_on_precision_or_at_max() {
+    // cell `steady` always prints 100: its margin is 0 after `min` trials; cell `noisy`
+    // alternates 1 and 100 and never gets within 5 %: it runs to `max`.
+    let f = Fixture::new(&format!(
+        "matrix:\n  kind: [steady, noisy]\n\
+         run: \"{{% if kind == 'steady' or repetition % 2 == 0 %}}echo value=100{{% else %}}echo value=1{{% endif %}}\"\n\
+         {VALUE}repetitions: {{ min: 3, max: 7, target: 5% }}\n"
+    ));
+    let out = f.run(&["--keep-workdir"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let counts = f.ok_per_cell();
+    assert_eq!(counts[r#"{"kind":"steady"}"#], 3, "{counts:?}");
+    assert_eq!(counts[r#"{"kind":"noisy"}"#], 7, "{counts:?}");
+    let kept: Vec<_> = std::fs::read_dir(f.store().join("work")).unwrap().collect();
+    assert_eq!(kept.len(), 2, "--keep-workdir keeps each cell's scratch directory");
+}
