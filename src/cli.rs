@@ -73,6 +73,9 @@ pub enum Command {
         /// Keep each cell's scratch directory (`workdir`) after the run.
         #[arg(long)]
         keep_workdir: bool,
+        /// Run only the cells of this host (a key of `hosts:`, or `local`).
+        #[arg(long, value_name = "NAME")]
+        host: Option<String>,
         /// Refuse matrices with more cells than this.
         #[arg(long, default_value_t = DEFAULT_MAX_CELLS)]
         max_cells: usize,

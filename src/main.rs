@@ -25,7 +25,7 @@ fn main() -> ExitCode {
             };
             cmd::plan::run(&settings, &mut out)
         }
-        Command::Run { files, fresh, seed, repetitions, dry_run, keep_workdir, max_cells, reports } => {
+        Command::Run { files, fresh, seed, repetitions, dry_run, keep_workdir, host, max_cells, reports } => {
             let options = cmd::run::Options {
                 files: files.clone(),
                 reports: reports.root.clone(),
@@ -34,6 +34,7 @@ fn main() -> ExitCode {
                     repetitions: *repetitions,
                     keep_workdir: *keep_workdir,
                     fresh: *fresh,
+                    host: host.clone(),
                 },
                 dry_run: *dry_run,
                 max_cells: *max_cells,

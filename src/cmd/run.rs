@@ -23,6 +23,21 @@ pub struct Options {
 
 pub fn run(o: &Options, out: &mut dyn Write) -> Result<(), Failure> {
     let experiments = load_all(&o.files, o.max_cells)?;
+    if let Some(only) = &o.settings.host {
+        for (exp, plan) in &experiments {
+            let mut hosts: Vec<&str> = plan.cells.iter().map(|c| run::host_of(plan, c)).collect();
+            hosts.dedup();
+            if !hosts.contains(&only.as_str()) {
+                hosts.sort_unstable();
+                hosts.dedup();
+                return Err(Failure::Input(format!(
+                    "--host {only}: no cell of {} runs there; its hosts are: {}",
+                    exp.name,
+                    hosts.join(", ")
+                )));
+            }
+        }
+    }
     if o.dry_run {
         for (exp, plan) in &experiments {
             dry_run(exp, plan, o, out)?;
@@ -85,7 +100,10 @@ fn summary(exp: &Experiment, o: &Outcome, out: &mut dyn Write) -> std::io::Resul
         "  this session: {} ok, {} failed, {} timed out, {} parse errors{warmups}",
         o.ok, o.failed, o.timed_out, o.parse_errors
     )?;
-    writeln!(out, "  store: {} (session {}, seed {})", o.store.display(), o.session, o.seed)?;
+    writeln!(out, "  store: {} (seed {})", o.store.display(), o.seed)?;
+    for (host, why) in &o.host_errors {
+        writeln!(out, "  host {host} failed: {why}")?;
+    }
     if o.set_aside > 0 {
         writeln!(out, "  set aside: {} records of cells whose commands have changed since", o.set_aside)?;
     }

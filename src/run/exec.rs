@@ -13,11 +13,61 @@ use nix::sys::resource::{UsageWho, getrusage};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
+/// Where trials run: the local machine, or a host over ssh. One trial at a time each.
+pub trait Executor: Send + Sync {
+    /// The host's name (`local`, or its key under `hosts:`).
+    fn host(&self) -> &str;
+    /// Whether the host can be reached; `Err` says why not.
+    fn check(&self) -> Result<(), String> {
+        Ok(())
+    }
+    /// End the connection, if there is one.
+    fn close(&self) {}
+    /// Create the cell's scratch directory on the host; its absolute path.
+    fn create_workdir(&self, experiment: &str, cell: &str) -> std::io::Result<String>;
+    fn remove_workdir(&self, path: &str);
+    fn execute(&self, job: &Job<'_>) -> std::io::Result<Execution>;
+    /// Facts are read through the executor, so they describe the host trials run on.
+    fn facts(&self) -> &dyn super::facts::Source;
+}
+
+/// The machine margin runs on; workdirs under the store's `work/`.
+pub struct Local {
+    pub workroot: std::path::PathBuf,
+    pub source: super::facts::Local,
+}
+
+impl Executor for Local {
+    fn host(&self) -> &str {
+        super::LOCAL_HOST
+    }
+
+    fn create_workdir(&self, _experiment: &str, cell: &str) -> std::io::Result<String> {
+        let dir = self.workroot.join(cell);
+        std::fs::create_dir_all(&dir)?;
+        Ok(dir.to_string_lossy().into_owned())
+    }
+
+    fn remove_workdir(&self, path: &str) {
+        let _ = std::fs::remove_dir_all(path);
+        // the `work/` folder goes too once the last cell's is gone
+        let _ = std::fs::remove_dir(&self.workroot);
+    }
+
+    fn execute(&self, job: &Job<'_>) -> std::io::Result<Execution> {
+        execute(job)
+    }
+
+    fn facts(&self) -> &dyn super::facts::Source {
+        &self.source
+    }
+}
+
 /// What to run and where its output goes.
 #[derive(Debug, Clone)]
 pub struct Job<'a> {
     pub command: &'a str,
-    pub dir: &'a Path,
+    pub dir: &'a str,
     pub stdout: &'a Path,
     pub stderr: &'a Path,
     pub timeout: Option<Duration>,
@@ -37,6 +87,9 @@ pub struct Execution {
     /// CPU time of the command and everything it waited for, in seconds.
     pub user: Option<f64>,
     pub system: Option<f64>,
+    /// The host could not be reached or the connection broke (ssh's exit 255): not a
+    /// benchmark result.
+    pub host_error: Option<String>,
 }
 
 impl Execution {
@@ -162,40 +215,51 @@ pub fn execute(job: &Job<'_>) -> std::io::Result<Execution> {
         wall,
         user,
         system,
+        host_error: None,
     })
 }
 
 /// Run a short command and capture its trimmed stdout (facts, probes); `None` when it
 /// fails, times out or prints nothing.
 pub fn capture(command: &str, dir: &Path, timeout: Duration) -> Option<String> {
-    let handle = duct::cmd!("sh", "-c", command)
+    capture_argv(&["sh", "-c", command], dir, timeout).ok()
+}
+
+/// Run a program and capture its trimmed stdout; `Err` holds why not (the end of
+/// stderr, or the exit status).
+pub fn capture_argv(argv: &[&str], dir: &Path, timeout: Duration) -> Result<String, String> {
+    let (program, args) = argv.split_first().ok_or("nothing to run")?;
+    let handle = duct::cmd(*program, args)
         .dir(dir)
         .stdin_null()
         .stdout_capture()
-        .stderr_null()
+        .stderr_capture()
         .unchecked()
         .before_spawn(|cmd| {
             cmd.process_group(0);
             Ok(())
         })
         .start()
-        .ok()?;
+        .map_err(|e| format!("cannot start {program}: {e}"))?;
     let pgid = handle.pids().first().map(|p| Pid::from_raw(*p as i32));
-    let output = match handle.wait_timeout(timeout).ok()? {
+    let output = match handle.wait_timeout(timeout).map_err(|e| e.to_string())? {
         Some(out) => out.clone(),
         None => {
             if let Some(pgid) = pgid {
                 let _ = killpg(pgid, Signal::SIGKILL);
             }
             let _ = handle.wait();
-            return None;
+            return Err(format!("no answer within {} s", timeout.as_secs()));
         }
     };
     if !output.status.success() {
-        return None;
+        let err = String::from_utf8_lossy(&output.stderr);
+        let last = err.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+        let status = output.status.code().map_or("a signal".to_string(), |c| format!("exit code {c}"));
+        return Err(if last.is_empty() { status } else { format!("{status}: {last}") });
     }
     let text = String::from_utf8_lossy(&output.stdout).trim().to_string();
-    (!text.is_empty()).then_some(text)
+    if text.is_empty() { Err("no output".to_string()) } else { Ok(text) }
 }
 
 #[cfg(test)]
@@ -205,7 +269,14 @@ mod tests {
     fn run(command: &str, timeout: Option<Duration>) -> (Execution, String, String) {
         let dir = tempfile::tempdir().unwrap();
         let (out, err) = (dir.path().join("out"), dir.path().join("err"));
-        let job = Job { command, dir: dir.path(), stdout: &out, stderr: &err, timeout, sync: true };
+        let job = Job {
+            command,
+            dir: dir.path().to_str().unwrap(),
+            stdout: &out,
+            stderr: &err,
+            timeout,
+            sync: true,
+        };
         let e = execute(&job).unwrap();
         (e, std::fs::read_to_string(out).unwrap(), std::fs::read_to_string(err).unwrap())
     }

@@ -1,20 +1,26 @@
-//! Running an experiment: sessions of rounds over the cells that match this host, one
-//! trial at a time, each recorded durably before the next begins.
+//! Running an experiment: sessions of rounds over the cells that match their host, one
+//! trial at a time per host, each recorded durably before that host's next trial begins.
 //!
-//! A session gathers the host's facts, detects its environment levels, and schedules the
-//! cells that match and still need trials: in rounds visiting every unfinished cell once
-//! in a seeded random order (interleaved), or cell after cell (sequential). Hooks follow
-//! hyperfine: `setup` once per cell per session, `prepare` and `conclude` around each
-//! trial, `cleanup` once per cell at the end. Failures are data: they are recorded and
-//! the run goes on, until a cell fails `max_failures` times in a session.
+//! Cells are grouped by host (the `host` factor, else the local machine); hosts run in
+//! parallel, each in its own thread, and one writer — the calling thread — appends every
+//! record to the one log and drives the progress display. A host's session gathers its
+//! facts, detects its environment levels, and schedules the cells that match and still
+//! need trials: in rounds visiting every unfinished cell once in a seeded random order
+//! (interleaved), or cell after cell (sequential). Hooks follow hyperfine: `setup` once
+//! per cell per session, `prepare` and `conclude` around each trial, `cleanup` once per
+//! cell at the end. Failures are data: they are recorded and the run goes on, until a
+//! cell fails `max_failures` times in a session. An unreachable host is reported and
+//! the other hosts carry on.
 
 pub mod cells;
 pub mod exec;
 pub mod facts;
 pub mod progress;
+pub mod ssh;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Barrier, mpsc};
 use std::time::Duration;
 
 use indexmap::IndexMap;
@@ -26,12 +32,10 @@ use crate::parse::{Better, MeanKind, Recipe};
 use crate::plan::render::{Builtins, Commands, render};
 use crate::plan::{Cell, Plan};
 use crate::spec::{Experiment, Order, Repetitions, parse_duration};
-use crate::store::{
-    Appender, Event, MetricInfo, SCHEMA, SessionRecord, Status, Store, StoreError, TrialRecord,
-};
+use crate::store::{Event, MetricInfo, SCHEMA, SessionRecord, Status, Store, StoreError, TrialRecord};
 use crate::template::Templates;
 use cells::{CellProgress, Rule, levels_map};
-use exec::{Execution, Job};
+use exec::{Execution, Executor, Job};
 use progress::{Progress, TrialLine};
 
 /// Failures per cell per session before the cell is abandoned, unless `max_failures` says.
@@ -51,12 +55,15 @@ pub struct Settings {
     pub keep_workdir: bool,
     /// Move the old logs aside before running (`--fresh`).
     pub fresh: bool,
+    /// Run only the cells of this host (`--host`).
+    pub host: Option<String>,
 }
 
-/// What a session did.
+/// What a run did, over all its hosts.
 #[derive(Debug, Clone, Default)]
 pub struct Outcome {
-    pub session: String,
+    /// One session per host.
+    pub sessions: Vec<String>,
     pub seed: u64,
     pub ok: u32,
     pub failed: u32,
@@ -65,9 +72,11 @@ pub struct Outcome {
     pub warmups: u32,
     /// Cells given up after too many failures (label, last error).
     pub abandoned: Vec<(String, String)>,
-    /// Cells that cannot run on this host (label, reason).
+    /// Cells that cannot run now (label, reason): another boot, another host, a host down.
     pub pending: Vec<(String, String)>,
-    /// Cells that have all their trials (this session or before).
+    /// Hosts that could not be reached or dropped the connection (host, error).
+    pub host_errors: Vec<(String, String)>,
+    /// Cells that have all their trials (this run or before).
     pub complete: usize,
     pub cells: usize,
     /// Records of other cell ids (the commands changed since), kept but not used.
@@ -79,7 +88,9 @@ pub struct Outcome {
 impl Outcome {
     /// Whether anything failed: decides exit code 1.
     pub fn has_failures(&self) -> bool {
-        self.failed + self.timed_out + self.parse_errors > 0 || !self.abandoned.is_empty()
+        self.failed + self.timed_out + self.parse_errors > 0
+            || !self.abandoned.is_empty()
+            || !self.host_errors.is_empty()
     }
 }
 
@@ -106,21 +117,72 @@ pub fn repetitions(plan: &Plan, settings: &Settings) -> Repetitions {
     settings.repetitions.map(Repetitions::Fixed).unwrap_or_else(|| plan.repetitions.clone())
 }
 
+/// The host a cell runs on: its `host` level, or the local machine.
+pub fn host_of<'a>(plan: &'a Plan, cell: &'a Cell) -> &'a str {
+    plan.levels(cell).find(|(k, _)| *k == "host").map_or(LOCAL_HOST, |(_, v)| v.text.as_str())
+}
+
+/// What host threads tell the writer.
+enum Msg {
+    Ready(Box<Ready>),
+    Record(Box<TrialRecord>, mpsc::Sender<bool>),
+    Trial {
+        label: String,
+        repetition: u32,
+        warmup: bool,
+        status: &'static str,
+        wall: f64,
+        detail: Option<String>,
+    },
+    Note(String),
+    Done(Box<Done>),
+}
+
+/// A host, connected, its facts gathered: its session record and what it will run.
+struct Ready {
+    session: SessionRecord,
+    pending: Vec<(String, String)>,
+    todo: usize,
+    min: u64,
+    max: u64,
+}
+
+/// A host's end.
+struct Done {
+    end: SessionRecord,
+    counts: Counts,
+    abandoned: Vec<(String, String)>,
+    pending: Vec<(String, String)>,
+    complete: usize,
+    host_error: Option<(String, String)>,
+    interrupted: bool,
+    error: Option<RunError>,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Counts {
+    ok: u32,
+    failed: u32,
+    timed_out: u32,
+    parse_errors: u32,
+    warmups: u32,
+}
+
 /// One cell during a session.
 struct CellState<'p> {
     cell: &'p Cell,
     label: String,
     levels: IndexMap<String, String>,
     progress: CellProgress,
-    workdir: PathBuf,
-    started: bool,
+    workdir: Option<String>,
     warmups_left: u32,
     failures: u32,
     done: bool,
     abandoned: Option<String>,
 }
 
-struct Session<'a> {
+/// What every host's thread shares.
+struct Shared<'a> {
     exp: &'a Experiment,
     plan: &'a Plan,
     store: &'a Store,
@@ -128,16 +190,26 @@ struct Session<'a> {
     rule: Rule,
     recipe: Recipe,
     templates: Templates,
-    trials: Appender,
-    session: String,
     timeout: Option<Duration>,
     max_failures: u32,
+    seed: u64,
     interrupt: &'a AtomicBool,
-    ui: &'a mut dyn Progress,
-    outcome: Outcome,
+    /// Set by the writer when the log cannot be written: every host stops.
+    stop: AtomicBool,
 }
 
-/// Run the cells of `plan` that match this host and still need trials.
+/// One host's session.
+struct HostRun<'a> {
+    shared: &'a Shared<'a>,
+    executor: &'a dyn Executor,
+    session: String,
+    tx: mpsc::Sender<Msg>,
+    counts: Counts,
+    host_error: Option<String>,
+    interrupted: bool,
+}
+
+/// Run the cells of `plan` that match their host and still need trials.
 pub fn run(
     exp: &Experiment,
     plan: &Plan,
@@ -156,134 +228,189 @@ pub fn run(
     for w in &loaded.warnings {
         ui.note(&format!("warning: {w}"));
     }
-    let workroot = store.dir.join("work");
-    std::fs::create_dir_all(&workroot).map_err(|e| io(&workroot, e))?;
-    let source = facts::Local::new(&workroot);
-    let host_facts = facts::gather(&source);
-    let detected = facts::detect(exp, &host_facts, &source);
-
-    let rule = Rule::new(exp, repetitions(plan, settings));
+    let recipe = Recipe::from_spec(&exp.spec).map_err(|(name, e)| RunError::Io {
+        what: format!("metric `{name}`"),
+        source: std::io::Error::other(e.to_string()),
+    })?;
     let (progress, set_aside) = cells::progress(plan, &loaded.trials);
-    let warmup = plan.warmup;
-    let mut outcome = Outcome {
-        session: uuid::Uuid::now_v7().to_string(),
+    let shared = Shared {
+        exp,
+        plan,
+        store,
+        settings,
+        rule: Rule::new(exp, repetitions(plan, settings)),
+        recipe,
+        templates: crate::plan::render::templates(exp),
+        timeout: exp.spec.timeout.as_ref().and_then(|t| parse_duration(&t.value).ok()),
+        max_failures: exp.spec.max_failures.unwrap_or(DEFAULT_MAX_FAILURES),
         seed: settings.seed.or(exp.spec.seed).unwrap_or_else(rand::random),
+        interrupt,
+        stop: AtomicBool::new(false),
+    };
+    let mut outcome = Outcome {
+        seed: shared.seed,
         cells: plan.cells.len(),
         set_aside,
         store: store.dir.clone(),
         ..Outcome::default()
     };
-    let mut states = Vec::new();
+
+    // Cells by host, hosts in the order they first appear.
+    let mut groups: Vec<(&str, Vec<(&Cell, CellProgress)>)> = Vec::new();
     for (cell, progress) in plan.cells.iter().zip(progress) {
-        let label = plan.label(cell);
-        if let Some(reason) =
-            remote_host(exp, plan, cell).or_else(|| facts::pending_reason(&detected, plan.levels(cell)))
-        {
-            if !rule.is_done(&progress) {
-                outcome.pending.push((label, reason));
-            } else {
+        let host = host_of(plan, cell);
+        if settings.host.as_deref().is_some_and(|only| only != host) {
+            if shared.rule.is_done(&progress) {
                 outcome.complete += 1;
+            } else {
+                outcome
+                    .pending
+                    .push((plan.label(cell), format!("runs on host `{host}`, not selected (--host)")));
             }
             continue;
         }
-        let done = rule.is_done(&progress);
-        outcome.complete += usize::from(done);
-        states.push(CellState {
-            cell,
-            levels: levels_map(plan, cell),
-            label,
-            progress,
-            workdir: workroot.join(cell.id.to_string()),
-            started: false,
-            warmups_left: warmup,
-            failures: 0,
-            done,
-            abandoned: None,
-        });
+        match groups.iter_mut().find(|(h, _)| *h == host) {
+            Some((_, cells)) => cells.push((cell, progress)),
+            None => groups.push((host, vec![(cell, progress)])),
+        }
     }
+    let control = ControlDir::new().map_err(|e| io(Path::new("ssh control directory"), e))?;
+    let executors: Vec<Box<dyn Executor>> =
+        groups.iter().map(|(host, _)| executor(exp, store, host, control.path())).collect();
 
+    let mut trials = store.trials()?;
     let mut sessions = store.sessions()?;
-    let spec_hash = blake3::hash(exp.source.as_bytes()).to_hex().to_string();
-    let mut record = SessionRecord {
-        schema: SCHEMA,
-        session: outcome.session.clone(),
-        event: Event::Start,
-        at: now(),
-        host: LOCAL_HOST.to_string(),
-        experiment: exp.name.clone(),
-        margin_version: env!("CARGO_PKG_VERSION").to_string(),
-        seed: outcome.seed,
-        spec_hash,
-        facts: host_facts,
-        environment: detected.levels.clone(),
-        abandoned: Vec::new(),
-        outcome: None,
-    };
-    sessions.append(&record)?;
-
-    let recipe = Recipe::from_spec(&exp.spec).map_err(|(name, e)| RunError::Io {
-        what: format!("metric `{name}`"),
-        source: std::io::Error::other(e.to_string()),
-    })?;
-    let mut s = Session {
-        exp,
-        plan,
-        store,
-        settings,
-        timeout: exp.spec.timeout.as_ref().and_then(|t| parse_duration(&t.value).ok()),
-        max_failures: exp.spec.max_failures.unwrap_or(DEFAULT_MAX_FAILURES),
-        rule,
-        recipe,
-        templates: crate::plan::render::templates(exp),
-        trials: store.trials()?,
-        session: outcome.session.clone(),
-        interrupt,
-        ui,
-        outcome,
-    };
-    let result = s.rounds(&mut states);
-    // Whatever happened, close the cells that were opened: cleanup hooks, workdirs.
-    for st in states.iter_mut().filter(|st| st.started) {
-        s.finish_cell(st);
-    }
-    s.ui.finish();
-    // only removes it when every cell's scratch directory is gone
-    let _ = std::fs::remove_dir(&workroot);
-    let mut outcome = s.outcome;
-    outcome.complete += states.iter().filter(|st| st.done && st.progress.ok > 0).count();
-    outcome.complete = outcome.complete.min(outcome.cells);
-    outcome.abandoned = states
-        .iter()
-        .filter_map(|st| st.abandoned.as_ref().map(|why| (st.label.clone(), why.clone())))
-        .collect();
-    record.event = Event::End;
-    record.at = now();
-    record.facts = IndexMap::new();
-    record.environment = IndexMap::new();
-    record.abandoned =
-        states.iter().filter(|st| st.abandoned.is_some()).map(|st| st.cell.id.to_string()).collect();
-    record.outcome = Some(match &result {
-        Err(e) => format!("stopped: {e}"),
-        Ok(()) if outcome.interrupted => "interrupted".to_string(),
-        Ok(()) => "completed".to_string(),
+    let mut failure: Option<RunError> = None;
+    let barrier = Barrier::new(groups.len() + 1);
+    let (tx, rx) = mpsc::channel::<Msg>();
+    std::thread::scope(|scope| {
+        for ((_, cells), executor) in groups.into_iter().zip(&executors) {
+            let (tx, shared, barrier) = (tx.clone(), &shared, &barrier);
+            scope.spawn(move || {
+                let mut h = HostRun {
+                    shared,
+                    executor: executor.as_ref(),
+                    session: uuid::Uuid::now_v7().to_string(),
+                    tx,
+                    counts: Counts::default(),
+                    host_error: None,
+                    interrupted: false,
+                };
+                h.session(cells, barrier);
+            });
+        }
+        drop(tx);
+        let (mut ready, mut todo, mut min, mut max) = (0, 0, 0u64, 0u64);
+        let hosts = executors.len();
+        if hosts == 0 {
+            barrier.wait();
+        }
+        for msg in rx {
+            match msg {
+                Msg::Ready(r) => {
+                    if let Err(e) = sessions.append(&r.session) {
+                        shared.stop.store(true, Ordering::SeqCst);
+                        failure.get_or_insert(e.into());
+                    }
+                    outcome.sessions.push(r.session.session.clone());
+                    outcome.pending.extend(r.pending);
+                    (todo, min, max) = (todo + r.todo, min + r.min, max + r.max);
+                    ready += 1;
+                    if ready == hosts {
+                        ui.start(todo, min, max);
+                        barrier.wait();
+                    }
+                }
+                Msg::Record(record, ack) => {
+                    let written = match trials.append(&*record) {
+                        Ok(()) => true,
+                        Err(e) => {
+                            shared.stop.store(true, Ordering::SeqCst);
+                            failure.get_or_insert(e.into());
+                            false
+                        }
+                    };
+                    let _ = ack.send(written);
+                }
+                Msg::Trial { label, repetition, warmup, status, wall, detail } => ui.trial(&TrialLine {
+                    label: &label,
+                    repetition,
+                    warmup,
+                    status,
+                    wall,
+                    detail: detail.as_deref(),
+                }),
+                Msg::Note(text) => ui.note(&text),
+                Msg::Done(d) => {
+                    // After a full disk this may fail too; the trial log is what matters.
+                    let _ = sessions.append(&d.end);
+                    let c = d.counts;
+                    outcome.ok += c.ok;
+                    outcome.failed += c.failed;
+                    outcome.timed_out += c.timed_out;
+                    outcome.parse_errors += c.parse_errors;
+                    outcome.warmups += c.warmups;
+                    outcome.abandoned.extend(d.abandoned);
+                    outcome.pending.extend(d.pending);
+                    outcome.complete += d.complete;
+                    outcome.host_errors.extend(d.host_error);
+                    outcome.interrupted |= d.interrupted;
+                    if let Some(e) = d.error
+                        && failure.is_none()
+                    {
+                        failure = Some(e);
+                    }
+                }
+            }
+        }
     });
-    // After a full disk this may fail too; the trial log is what matters and it loads.
-    let ended = sessions.append(&record);
-    result?;
-    ended?;
-    Ok(outcome)
+    ui.finish();
+    for e in &executors {
+        e.close();
+    }
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(outcome),
+    }
 }
 
-/// Why a cell whose `host` level names a remote machine does not run here: this
-/// margin executes trials on the local machine only (hosts without `ssh:` are local).
-fn remote_host(exp: &Experiment, plan: &Plan, cell: &Cell) -> Option<String> {
-    let (_, level) = plan.levels(cell).find(|(k, _)| *k == "host")?;
-    let (_, host) = exp.spec.hosts.iter().find(|(name, _)| name.value == level.text)?;
-    let ssh = host.value.ssh.as_ref()?;
-    Some(format!(
-        "runs on host `{}` ({}); trials run on the local machine only so far",
-        level.text, ssh.value
-    ))
+/// The executor of a host: local, or ssh when its `hosts:` entry says so.
+fn executor(exp: &Experiment, store: &Store, host: &str, control: &Path) -> Box<dyn Executor> {
+    let entry = exp.spec.hosts.iter().find(|(name, _)| name.value == host).map(|(_, h)| &h.value);
+    match entry.and_then(|h| h.ssh.as_ref().map(|ssh| (h, ssh))) {
+        Some((h, ssh)) => Box::new(ssh::Ssh::new(host, h, &ssh.value, control)),
+        None => {
+            let workroot = store.dir.join("work");
+            Box::new(exec::Local { source: facts::Local::new(&store.dir), workroot })
+        }
+    }
+}
+
+/// A private directory for ssh's multiplexing sockets, removed at the end. Short, under
+/// the temp dir: a socket path may not exceed about 100 bytes.
+struct ControlDir(PathBuf);
+
+impl ControlDir {
+    fn new() -> std::io::Result<Self> {
+        use std::os::unix::fs::DirBuilderExt;
+        let dir = std::env::temp_dir().join(format!(
+            "margin-ssh-{}-{:x}",
+            std::process::id(),
+            rand::random::<u32>()
+        ));
+        std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+        Ok(ControlDir(dir))
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for ControlDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 fn now() -> String {
@@ -317,38 +444,163 @@ fn failure_text(what: &str, e: &Execution, stderr: &Path) -> String {
     }
 }
 
-impl Session<'_> {
-    fn interrupted(&mut self) -> bool {
-        if self.interrupt.load(Ordering::SeqCst) {
-            self.outcome.interrupted = true;
-        }
-        self.outcome.interrupted
+/// Why a host's trial could not go on.
+enum Stop {
+    /// The writer could not store a record (it holds the error).
+    Store,
+    /// The host is gone.
+    Host,
+}
+
+impl<'a> HostRun<'a> {
+    fn send(&self, msg: Msg) {
+        let _ = self.tx.send(msg);
     }
 
-    fn rounds(&mut self, states: &mut [CellState<'_>]) -> Result<(), RunError> {
-        let mut rng = Pcg64::seed_from_u64(self.outcome.seed);
+    fn note(&self, text: String) {
+        self.send(Msg::Note(text));
+    }
+
+    fn halted(&mut self) -> bool {
+        if self.shared.interrupt.load(Ordering::SeqCst) {
+            self.interrupted = true;
+        }
+        self.interrupted || self.shared.stop.load(Ordering::SeqCst) || self.host_error.is_some()
+    }
+
+    /// The whole session of this host; always sends `Ready` then `Done`.
+    fn session(&mut self, cells: Vec<(&'a Cell, CellProgress)>, barrier: &Barrier) {
+        let sh = self.shared;
+        let host = self.executor.host().to_string();
+        let mut record = SessionRecord {
+            schema: SCHEMA,
+            session: self.session.clone(),
+            event: Event::Start,
+            at: now(),
+            host: host.clone(),
+            experiment: sh.exp.name.clone(),
+            margin_version: env!("CARGO_PKG_VERSION").to_string(),
+            seed: sh.seed,
+            spec_hash: blake3::hash(sh.exp.source.as_bytes()).to_hex().to_string(),
+            facts: IndexMap::new(),
+            environment: IndexMap::new(),
+            abandoned: Vec::new(),
+            outcome: None,
+        };
+        let mut pending = Vec::new();
+        let mut states = Vec::new();
+        let mut complete = 0;
+        match self.executor.check() {
+            Err(why) => {
+                let why = format!("host `{host}` unreachable: {why}");
+                for (cell, progress) in &cells {
+                    if sh.rule.is_done(progress) {
+                        complete += 1;
+                    } else {
+                        pending.push((sh.plan.label(cell), why.clone()));
+                    }
+                }
+                self.host_error = Some(why);
+            }
+            Ok(()) => {
+                let src = self.executor.facts();
+                record.facts = facts::gather(src);
+                let detected = facts::detect(sh.exp, &record.facts, src);
+                record.environment = detected.levels.clone();
+                for (cell, progress) in cells {
+                    let done = sh.rule.is_done(&progress);
+                    let label = sh.plan.label(cell);
+                    if done {
+                        complete += 1;
+                        continue;
+                    }
+                    if let Some(reason) = facts::pending_reason(&detected, sh.plan.levels(cell)) {
+                        pending.push((label, reason));
+                        continue;
+                    }
+                    states.push(CellState {
+                        cell,
+                        levels: levels_map(sh.plan, cell),
+                        label,
+                        progress,
+                        workdir: None,
+                        warmups_left: sh.plan.warmup,
+                        failures: 0,
+                        done: false,
+                        abandoned: None,
+                    });
+                }
+            }
+        }
+        let (min, max) = states.iter().fold((0u64, 0u64), |(lo, hi), st| {
+            let (a, b) = sh.rule.remaining(&st.progress);
+            (lo + u64::from(a), hi + u64::from(b))
+        });
+        let ready = Ready { session: record.clone(), pending, todo: states.len(), min, max };
+        self.send(Msg::Ready(Box::new(ready)));
+        barrier.wait();
+
+        let result = self.rounds(&mut states);
+        // Whatever happened, close the cells that were opened: cleanup hooks, workdirs.
+        for st in states.iter_mut() {
+            self.finish_cell(st);
+        }
+        let mut late_pending = Vec::new();
+        if let Some(why) = &self.host_error {
+            for st in states.iter().filter(|st| !st.done && st.abandoned.is_none()) {
+                late_pending.push((st.label.clone(), why.clone()));
+            }
+        }
+        complete += states.iter().filter(|st| st.done).count();
+        record.event = Event::End;
+        record.at = now();
+        record.facts = IndexMap::new();
+        record.environment = IndexMap::new();
+        record.abandoned =
+            states.iter().filter(|st| st.abandoned.is_some()).map(|st| st.cell.id.to_string()).collect();
+        record.outcome = Some(match (&result, &self.host_error) {
+            (Err(e), _) => format!("stopped: {e}"),
+            (Ok(()), Some(why)) => format!("stopped: {why}"),
+            (Ok(()), None) if self.interrupted => "interrupted".to_string(),
+            (Ok(()), None) if sh.stop.load(Ordering::SeqCst) => {
+                "stopped: the log could not be written".to_string()
+            }
+            (Ok(()), None) => "completed".to_string(),
+        });
+        let done = Done {
+            end: record,
+            counts: self.counts,
+            abandoned: states
+                .iter()
+                .filter_map(|st| st.abandoned.as_ref().map(|why| (st.label.clone(), why.clone())))
+                .collect(),
+            pending: late_pending,
+            complete,
+            host_error: self.host_error.clone().map(|e| (host, e)),
+            interrupted: self.interrupted,
+            error: result.err(),
+        };
+        self.send(Msg::Done(Box::new(done)));
+    }
+
+    fn rounds(&mut self, states: &mut [CellState<'a>]) -> Result<(), RunError> {
+        let mut rng = Pcg64::seed_from_u64(self.shared.seed);
         let active = |states: &[CellState<'_>]| -> Vec<usize> {
             (0..states.len()).filter(|i| !states[*i].done && states[*i].abandoned.is_none()).collect()
         };
-        let todo = active(states);
-        let (min, max) = todo.iter().fold((0u64, 0u64), |(lo, hi), i| {
-            let (a, b) = self.rule.remaining(&states[*i].progress);
-            (lo + u64::from(a), hi + u64::from(b))
-        });
-        self.ui.start(todo.len(), min, max);
         let mut round = 0u32;
         loop {
             let mut order = active(states);
-            if order.is_empty() || self.interrupted() {
+            if order.is_empty() || self.halted() {
                 return Ok(());
             }
             round += 1;
-            match self.exp.spec.order.unwrap_or_default() {
+            match self.shared.exp.spec.order.unwrap_or_default() {
                 Order::Interleaved => {
                     order.shuffle(&mut rng);
                     for (position, i) in order.into_iter().enumerate() {
                         self.step(&mut states[i], round, position as u32 + 1)?;
-                        if self.interrupted() {
+                        if self.halted() {
                             return Ok(());
                         }
                     }
@@ -363,7 +615,7 @@ impl Session<'_> {
                             position += 1;
                             self.step(&mut states[i], round, position)?;
                             self.settle(&mut states[i]);
-                            if self.interrupted() {
+                            if self.halted() {
                                 return Ok(());
                             }
                         }
@@ -375,7 +627,7 @@ impl Session<'_> {
 
     /// Mark a cell done (and close it) when the repetitions rule is met.
     fn settle(&mut self, st: &mut CellState<'_>) {
-        if !st.done && st.abandoned.is_none() && self.rule.is_done(&st.progress) {
+        if !st.done && st.abandoned.is_none() && self.shared.rule.is_done(&st.progress) {
             st.done = true;
             self.finish_cell(st);
         }
@@ -383,16 +635,16 @@ impl Session<'_> {
 
     /// One visit of a cell: open it if needed, its warm-ups the first time, one trial.
     fn step(&mut self, st: &mut CellState<'_>, round: u32, position: u32) -> Result<(), RunError> {
-        if !st.started {
+        if st.workdir.is_none() {
             self.open_cell(st);
-            if st.abandoned.is_some() {
+            if st.abandoned.is_some() || self.host_error.is_some() {
                 return Ok(());
             }
         }
         while st.warmups_left > 0 && st.abandoned.is_none() {
             st.warmups_left -= 1;
             self.trial(st, true, round, position)?;
-            if self.interrupted() {
+            if self.halted() {
                 return Ok(());
             }
         }
@@ -402,21 +654,29 @@ impl Session<'_> {
         Ok(())
     }
 
-    fn builtins<'w>(&self, st: &'w CellState<'_>, repetition: u32) -> Builtins<'w> {
-        Builtins { workdir: st.workdir.to_str().unwrap_or_default(), repetition, host: LOCAL_HOST }
-    }
-
     fn render(&self, st: &CellState<'_>, repetition: u32) -> Result<Commands, String> {
-        let b = self.builtins(st, repetition);
-        render(&self.templates, self.exp, self.plan, st.cell, &b).map_err(|d| d.message)
+        let sh = self.shared;
+        let b = Builtins {
+            workdir: st.workdir.as_deref().unwrap_or_default(),
+            repetition,
+            host: self.executor.host(),
+        };
+        render(&sh.templates, sh.exp, sh.plan, st.cell, &b).map_err(|d| d.message)
     }
 
     /// Create the workdir and run `setup`; a failure abandons the cell for this session.
     fn open_cell(&mut self, st: &mut CellState<'_>) {
-        st.started = true;
-        if let Err(e) = std::fs::create_dir_all(&st.workdir) {
-            self.abandon(st, format!("cannot create the workdir {}: {e}", st.workdir.display()));
-            return;
+        match self.executor.create_workdir(&self.shared.exp.name, &st.cell.id.to_string()) {
+            Ok(dir) => st.workdir = Some(dir),
+            Err(e) => {
+                if self.executor.host() == LOCAL_HOST {
+                    self.abandon(st, format!("cannot create the workdir: {e}"));
+                } else {
+                    self.host_error =
+                        Some(format!("host `{}`: cannot create the workdir: {e}", self.executor.host()));
+                }
+                return;
+            }
         }
         let setup = match self.render(st, st.progress.attempts + 1) {
             Ok(c) => c.setup,
@@ -434,39 +694,45 @@ impl Session<'_> {
 
     /// Run `cleanup` and remove the workdir (unless kept).
     fn finish_cell(&mut self, st: &mut CellState<'_>) {
-        if !st.started {
-            return;
+        let Some(dir) = st.workdir.clone() else { return };
+        if self.host_error.is_none() {
+            if let Ok(Commands { cleanup: Some(cmd), .. }) = self.render(st, st.progress.attempts)
+                && let Err(why) = self.hook(st, "cleanup", &cmd, &format!("{}-{}", self.session, st.cell.id))
+            {
+                self.note(format!("{}: {why}", st.label));
+            }
+            if !self.shared.settings.keep_workdir {
+                self.executor.remove_workdir(&dir);
+            }
         }
-        st.started = false;
-        if let Ok(Commands { cleanup: Some(cmd), .. }) = self.render(st, st.progress.attempts)
-            && let Err(why) = self.hook(st, "cleanup", &cmd, &format!("{}-{}", self.session, st.cell.id))
-        {
-            self.ui.note(&format!("{}: {why}", st.label));
-        }
-        if !self.settings.keep_workdir && st.workdir.exists() {
-            let _ = std::fs::remove_dir_all(&st.workdir);
-        }
+        st.workdir = None;
     }
 
     fn abandon(&mut self, st: &mut CellState<'_>, why: String) {
-        self.ui.note(&format!("{}: abandoned for this session: {why}", st.label));
+        self.note(format!("{}: abandoned for this session: {why}", st.label));
         st.abandoned = Some(why);
     }
 
     /// Run a hook with its output saved under `raw/`; `Err` says why it failed.
     fn hook(&mut self, st: &CellState<'_>, name: &str, command: &str, key: &str) -> Result<(), String> {
-        let out = self.store.raw_dir().join(format!("{key}.{name}.out"));
-        let err = self.store.raw_dir().join(format!("{key}.{name}.err"));
-        let job =
-            Job { command, dir: &st.workdir, stdout: &out, stderr: &err, timeout: self.timeout, sync: false };
-        match exec::execute(&job) {
+        let raw = self.shared.store.raw_dir();
+        let out = raw.join(format!("{key}.{name}.out"));
+        let err = raw.join(format!("{key}.{name}.err"));
+        let dir = st.workdir.as_deref().unwrap_or(".");
+        let job = Job { command, dir, stdout: &out, stderr: &err, timeout: self.shared.timeout, sync: false };
+        match self.executor.execute(&job) {
+            Ok(e) if e.host_error.is_some() => {
+                let why = e.host_error.unwrap_or_default();
+                self.host_error = Some(why.clone());
+                Err(why)
+            }
             Ok(e) if e.succeeded() => Ok(()),
             Ok(e) => Err(failure_text(&format!("`{name}` failed"), &e, &err)),
             Err(e) => Err(format!("`{name}` could not start: {e}")),
         }
     }
 
-    /// One trial: prepare, run, conclude; parse; append the record durably.
+    /// One trial: prepare, run, conclude; parse; have the writer append the record.
     fn trial(
         &mut self,
         st: &mut CellState<'_>,
@@ -474,10 +740,10 @@ impl Session<'_> {
         round: u32,
         position: u32,
     ) -> Result<(), RunError> {
+        let sh = self.shared;
         let repetition = st.progress.attempts + 1;
         let trial = uuid::Uuid::now_v7().to_string();
-        let (raw, out, err) = self.store.raw_paths(&trial);
-        let started_at = now();
+        let (raw, out, err) = sh.store.raw_paths(&trial);
         let mut record = TrialRecord {
             schema: SCHEMA,
             trial: trial.clone(),
@@ -485,11 +751,11 @@ impl Session<'_> {
             levels: st.levels.clone(),
             repetition,
             warmup,
-            host: LOCAL_HOST.to_string(),
+            host: self.executor.host().to_string(),
             session: self.session.clone(),
             round,
             position,
-            started_at,
+            started_at: now(),
             status: Status::Failed,
             exit_code: None,
             metrics: IndexMap::new(),
@@ -503,19 +769,29 @@ impl Session<'_> {
         };
         match self.render(st, repetition) {
             Err(e) => record.error = Some(e),
-            Ok(cmds) => self.execute(st, &cmds, &trial, &out, &err, &mut record)?,
+            Ok(cmds) => match self.execute(st, &cmds, &trial, &out, &err, &mut record)? {
+                Ok(()) => {}
+                // not a benchmark result: nothing is recorded, the host's cells wait
+                Err(Stop::Host) => return Ok(()),
+                Err(Stop::Store) => return Ok(()),
+            },
         }
         if record.exit_code.is_some() || record.status == Status::Timeout {
             record.raw = Some(raw);
         }
-        self.trials.append(&record)?;
+        let (ack, written) = mpsc::channel();
+        self.send(Msg::Record(Box::new(record.clone()), ack));
+        if !written.recv().unwrap_or(false) {
+            return Ok(()); // the writer holds the error; `halted` stops the rounds
+        }
         st.progress.add(&record);
+        let c = &mut self.counts;
         match record.status {
-            Status::Ok | Status::Imported if warmup => self.outcome.warmups += 1,
-            Status::Ok | Status::Imported => self.outcome.ok += 1,
-            Status::Failed => self.outcome.failed += 1,
-            Status::Timeout => self.outcome.timed_out += 1,
-            Status::ParseError => self.outcome.parse_errors += 1,
+            Status::Ok | Status::Imported if warmup => c.warmups += 1,
+            Status::Ok | Status::Imported => c.ok += 1,
+            Status::Failed => c.failed += 1,
+            Status::Timeout => c.timed_out += 1,
+            Status::ParseError => c.parse_errors += 1,
         }
         let status = match record.status {
             Status::Ok | Status::Imported => "ok",
@@ -523,17 +799,17 @@ impl Session<'_> {
             Status::Timeout => "timeout",
             Status::ParseError => "parse error",
         };
-        self.ui.trial(&TrialLine {
-            label: &st.label,
+        self.send(Msg::Trial {
+            label: st.label.clone(),
             repetition,
             warmup,
             status,
             wall: record.wall_time,
-            detail: record.error.as_deref(),
+            detail: record.error.clone(),
         });
         if !record.status.is_measurement() {
             st.failures += 1;
-            if st.failures >= self.max_failures {
+            if st.failures >= sh.max_failures {
                 let why = format!("{} failures; the last: {}", st.failures, record.error.unwrap_or_default());
                 self.abandon(st, why);
                 self.finish_cell(st);
@@ -550,28 +826,38 @@ impl Session<'_> {
         out: &Path,
         err: &Path,
         record: &mut TrialRecord,
-    ) -> Result<(), RunError> {
+    ) -> Result<Result<(), Stop>, RunError> {
+        let sh = self.shared;
         if let Some(prepare) = &cmds.prepare
             && let Err(why) = self.hook(st, "prepare", prepare, trial)
         {
+            if self.host_error.is_some() {
+                return Ok(Err(Stop::Host));
+            }
             record.error = Some(why);
-            return Ok(());
+            return Ok(Ok(()));
+        }
+        if sh.stop.load(Ordering::SeqCst) {
+            return Ok(Err(Stop::Store));
         }
         // the raw output is made durable before the record that points at it
-        let job = Job {
-            command: &cmds.run,
-            dir: &st.workdir,
-            stdout: out,
-            stderr: err,
-            timeout: self.timeout,
-            sync: true,
-        };
-        let e = exec::execute(&job)
+        let dir = st.workdir.as_deref().unwrap_or(".");
+        let job = Job { command: &cmds.run, dir, stdout: out, stderr: err, timeout: sh.timeout, sync: true };
+        let e = self
+            .executor
+            .execute(&job)
             .map_err(|e| RunError::Io { what: format!("cannot run `{}`", cmds.run), source: e })?;
+        if let Some(why) = e.host_error {
+            self.host_error = Some(why);
+            return Ok(Err(Stop::Host));
+        }
         let concluded = match &cmds.conclude {
             Some(conclude) => self.hook(st, "conclude", conclude, trial),
             None => Ok(()),
         };
+        if self.host_error.is_some() {
+            return Ok(Err(Stop::Host));
+        }
         record.exit_code = e.exit_code;
         record.wall_time = e.wall.as_secs_f64();
         let engine =
@@ -579,7 +865,7 @@ impl Session<'_> {
         for (name, value) in engine {
             if let Some(v) = value {
                 record.metrics.insert(name.to_string(), v);
-                let (better, mean) = self.recipe.annotation(name);
+                let (better, mean) = sh.recipe.annotation(name);
                 record.metric_info.insert(
                     name.to_string(),
                     MetricInfo {
@@ -593,23 +879,23 @@ impl Session<'_> {
         if e.timed_out {
             record.status = Status::Timeout;
             record.error = Some(failure_text("the run command", &e, err));
-            return Ok(());
+            return Ok(Ok(()));
         }
         if !e.succeeded() {
             record.error = Some(failure_text("the run command", &e, err));
-            return Ok(());
+            return Ok(Ok(()));
         }
         if let Err(why) = concluded {
             record.error = Some(why);
-            return Ok(());
+            return Ok(Ok(()));
         }
-        if !self.recipe.reads_output() {
+        if !sh.recipe.reads_output() {
             record.status = Status::Ok;
-            return Ok(());
+            return Ok(Ok(()));
         }
         let stdout = std::fs::read(out).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
         let stderr = std::fs::read(err).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
-        match self.recipe.apply(&stdout, &stderr) {
+        match sh.recipe.apply(&stdout, &stderr) {
             Err(e) => {
                 record.status = Status::ParseError;
                 record.error = Some(e.to_string());
@@ -646,7 +932,7 @@ impl Session<'_> {
                 }
             }
         }
-        Ok(())
+        Ok(Ok(()))
     }
 }
 
@@ -689,11 +975,21 @@ pub fn outlook(
             let estimate = per.map(|t| ((f64::from(lo) + warm) * t, (f64::from(hi) + warm) * t));
             let pending = if done {
                 None
+            } else if let Some(remote) = remote_host(exp, plan, cell) {
+                Some(remote)
             } else {
-                remote_host(exp, plan, cell).or_else(|| facts::pending_reason(&detected, plan.levels(cell)))
+                facts::pending_reason(&detected, plan.levels(cell))
             };
             CellOutlook { progress, done, pending, estimate }
         })
         .collect();
     Ok((out, loaded, set_aside))
+}
+
+/// For `plan`, which connects to nothing: a cell on a remote host runs there.
+fn remote_host(exp: &Experiment, plan: &Plan, cell: &Cell) -> Option<String> {
+    let host = host_of(plan, cell);
+    let (_, entry) = exp.spec.hosts.iter().find(|(name, _)| name.value == host)?;
+    let ssh = entry.value.ssh.as_ref()?;
+    Some(format!("runs on host `{host}` ({}): `margin run` connects to it", ssh.value))
 }

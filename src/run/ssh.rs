@@ -1,0 +1,171 @@
+//! The ssh executor: trials on a remote host through the system OpenSSH client.
+//!
+//! `BatchMode` (never a password prompt), one multiplexed connection per host
+//! (`ControlMaster`, a socket in a private directory), `~/.ssh/config` respected, and the
+//! host entry's port, user, identity and options. Time limits are enforced on the remote
+//! side with `timeout -k`, since killing the local ssh would leave the remote command
+//! running. ssh's own failure (exit 255) is a host error, not a benchmark result.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::exec::{self, Execution, Executor, Job};
+use super::facts::Source;
+use crate::spec::Host;
+
+/// Seconds the remote `timeout` waits after its TERM before it KILLs.
+const KILL_AFTER: u64 = 5;
+/// Time for connecting and other short commands (facts, workdirs).
+const SHORT: Duration = Duration::from_secs(60);
+
+/// A host reached over ssh.
+pub struct Ssh {
+    name: String,
+    /// Everything before the remote command: options, then the destination.
+    args: Vec<String>,
+    /// A local directory for the scratch of `capture` (ssh needs a working directory).
+    local_dir: PathBuf,
+}
+
+impl Ssh {
+    /// `control_dir`: a private directory (mode 0700) for the multiplexing sockets.
+    pub fn new(name: &str, host: &Host, destination: &str, control_dir: &Path) -> Self {
+        let mut args: Vec<String> =
+            ["-o", "BatchMode=yes", "-o", "ControlMaster=auto", "-o", "ControlPersist=120"]
+                .map(String::from)
+                .to_vec();
+        args.push("-o".into());
+        args.push(format!("ControlPath={}/%C", control_dir.display()));
+        if let Some(port) = host.port {
+            args.extend(["-p".into(), port.to_string()]);
+        }
+        if let Some(user) = &host.user {
+            args.extend(["-l".into(), user.clone()]);
+        }
+        if let Some(identity) = &host.identity {
+            args.extend(["-i".into(), expand_home(identity)]);
+        }
+        for option in &host.options {
+            args.extend(["-o".into(), option.value.clone()]);
+        }
+        args.push(destination.to_string());
+        Ssh { name: name.to_string(), args, local_dir: control_dir.to_path_buf() }
+    }
+
+    fn argv<'a>(&'a self, remote: &'a str) -> Vec<&'a str> {
+        let mut argv: Vec<&str> = vec!["ssh"];
+        argv.extend(self.args.iter().map(String::as_str));
+        argv.extend(["--", remote]);
+        argv
+    }
+
+    /// Run a short remote command and capture its output.
+    fn capture(&self, remote: &str) -> Result<String, String> {
+        exec::capture_argv(&self.argv(remote), &self.local_dir, SHORT)
+    }
+}
+
+fn expand_home(path: &str) -> String {
+    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => Path::new(&home).join(rest).to_string_lossy().into_owned(),
+        _ => path.to_string(),
+    }
+}
+
+fn quote(s: &str) -> String {
+    shlex::try_quote(s).map(|q| q.into_owned()).unwrap_or_else(|_| format!("'{}'", s.replace('\0', "")))
+}
+
+impl Executor for Ssh {
+    fn host(&self) -> &str {
+        &self.name
+    }
+
+    /// The host answers; `Err` is ssh's own message.
+    fn check(&self) -> Result<(), String> {
+        self.capture("echo margin").map(|_| ())
+    }
+
+    /// Close the shared connection (`ssh -O exit`).
+    fn close(&self) {
+        if let Some((destination, options)) = self.args.split_last() {
+            let mut argv: Vec<&str> = vec!["ssh"];
+            argv.extend(options.iter().map(String::as_str));
+            argv.extend(["-O", "exit", destination.as_str()]);
+            let _ = exec::capture_argv(&argv, &self.local_dir, Duration::from_secs(10));
+        }
+    }
+
+    /// `margin-work/<experiment>/<cell>` under the remote home, made absolute there.
+    fn create_workdir(&self, experiment: &str, cell: &str) -> std::io::Result<String> {
+        let rel = format!("margin-work/{experiment}/{cell}");
+        let q = quote(&rel);
+        self.capture(&format!("mkdir -p {q} && cd {q} && pwd -P")).map_err(std::io::Error::other)
+    }
+
+    fn remove_workdir(&self, path: &str) {
+        let _ = self.capture(&format!("rm -rf {} && echo removed", quote(path)));
+    }
+
+    fn execute(&self, job: &Job<'_>) -> std::io::Result<Execution> {
+        // sh on the host runs the command in the workdir, under `timeout` when there is a
+        // limit: it signals the command's whole process group, then kills it.
+        let inner = quote(job.command);
+        let remote = match job.timeout {
+            Some(limit) => format!(
+                "cd {} && exec timeout -k {KILL_AFTER} {:.3} sh -c {inner}",
+                quote(job.dir),
+                limit.as_secs_f64()
+            ),
+            None => format!("cd {} && exec sh -c {inner}", quote(job.dir)),
+        };
+        let argv = self.argv(&remote);
+        let command = shlex::try_join(argv.iter().copied()).map_err(std::io::Error::other)?;
+        // The local ssh gets a generous limit of its own, in case the connection hangs.
+        let local = Job {
+            command: &command,
+            dir: self.local_dir.to_str().unwrap_or("."),
+            stdout: job.stdout,
+            stderr: job.stderr,
+            timeout: job.timeout.map(|t| t + Duration::from_secs(KILL_AFTER + 30)),
+            sync: job.sync,
+        };
+        let started = Instant::now();
+        let mut e = exec::execute(&local)?;
+        // CPU time of the local ssh client says nothing about the trial.
+        e.user = None;
+        e.system = None;
+        match e.exit_code {
+            Some(255) => {
+                let err = std::fs::read_to_string(job.stderr).unwrap_or_default();
+                let last = err.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("ssh failed");
+                e.host_error = Some(format!("ssh to `{}`: {}", self.name, last.trim()));
+            }
+            // timeout's own codes: 124 after TERM, 137 after KILL
+            Some(124 | 137) if job.timeout.is_some_and(|t| started.elapsed() >= t) => {
+                e.timed_out = true;
+                e.exit_code = None;
+            }
+            _ => {}
+        }
+        Ok(e)
+    }
+
+    fn facts(&self) -> &dyn Source {
+        self
+    }
+}
+
+impl Source for Ssh {
+    fn read(&self, path: &str) -> Option<String> {
+        self.capture(&format!("cat {}", quote(path))).ok()
+    }
+
+    fn run(&self, command: &str) -> Option<String> {
+        self.capture(command).ok()
+    }
+
+    fn is_root(&self) -> bool {
+        self.capture("id -u").is_ok_and(|uid| uid == "0")
+    }
+}
