@@ -119,8 +119,9 @@ pub(crate) fn cell_warnings(plan: &Plan, metrics: &[MetricMeta], analysed: &[Ana
         }
         for flag in &a.analysis.flags {
             match *flag {
+                // The flags look at every trial, outliers included, unlike the table.
                 StabilityFlag::HighVariation { cv } => {
-                    add(WarningKind::HighVariation, format!("CV {:.1} %", cv * 100.0))
+                    add(WarningKind::HighVariation, format!("CV {:.1} % over all trials", cv * 100.0))
                 }
                 StabilityFlag::FarFromMean { value, distance } => add(
                     WarningKind::FarFromMean,
@@ -244,7 +245,7 @@ fn host_memory(loaded: &Loaded) -> HashMap<&str, u64> {
 }
 
 fn gib(bytes: u64) -> String {
-    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+    format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
 }
 
 /// A benchmark tool found in a command line, with what the lints need to know.
@@ -497,10 +498,10 @@ pub(crate) fn comparison_warnings(
         warnings.push(Warning::new(
             WarningKind::SingleSession,
             format!(
-                "{}: all trials of {} come from a single session; runs inside one boot understate the \
-                 variation between boots",
+                "{}: every trial of {} comes from a single session, so the variation between boots \
+                 is not in the margins (runs inside one boot understate it)",
                 factor(entry),
-                levels.into_iter().collect::<Vec<_>>().join(", ")
+                levels.into_iter().collect::<Vec<_>>().join(" and of ")
             ),
         ));
     }

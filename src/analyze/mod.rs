@@ -24,9 +24,11 @@ pub mod table;
 pub mod verdict;
 
 #[cfg(test)]
+pub(crate) mod fixture;
+#[cfg(test)]
 mod properties;
 #[cfg(test)]
-mod reference;
+pub(crate) mod reference;
 
 pub use compare::{Comparison, Design, RatioInterval, compare_independent, compare_paired, holm};
 pub use export::{Format, export};
