@@ -487,9 +487,8 @@ fn compare_all(
             },
         };
         let baseline = entry.baseline.value.text.as_str();
-        // context → level → [(block, analysed index)], per metric; in plan order.
-        type ByLevel<'a> = IndexMap<&'a str, Vec<(Option<&'a str>, usize)>>;
-        let mut by_context: IndexMap<(usize, Vec<(usize, &str)>), ByLevel> = IndexMap::new();
+        // (metric, context) → level → [(block, analysed index)], in plan order.
+        let mut by_context: IndexMap<ContextKey, ByLevel> = IndexMap::new();
         for (i, a) in analysed.iter().enumerate() {
             let cell = &plan.cells[a.group.cell];
             let level_of = |k: usize| {
@@ -552,6 +551,11 @@ fn compare_all(
     }
     (comparisons, arms)
 }
+
+/// A metric (index into the metrics) and the levels of the other keys (key index, level).
+type ContextKey<'a> = (usize, Vec<(usize, &'a str)>);
+/// The cells of each level of the compared factor: (block level, analysed index).
+type ByLevel<'a> = IndexMap<&'a str, Vec<(Option<&'a str>, usize)>>;
 
 /// One level against the baseline in one context, before it is run.
 struct Job {

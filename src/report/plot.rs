@@ -17,7 +17,10 @@ pub const MAX_CELLS: usize = 60;
 const WIDTH: u32 = 860;
 const ROW: u32 = 30;
 /// Space for the title, the axis and the legend.
-const CHROME: u32 = 120;
+const CHROME: u32 = 130;
+/// The lines of the title and of the legend under it.
+const TITLE_Y: i32 = 18;
+const LEGEND_Y: i32 = 42;
 
 /// Colour-blind-safe (Okabe–Ito) colours for the levels, in order.
 const PALETTE: [RGBColor; 8] = [
@@ -54,55 +57,68 @@ pub fn dot_plot(metric: &str, scale: &Scale, rows: &[Row], legend: &[String]) ->
     let pad = ((high - low) * 0.06).max(high.abs() * 1e-3).max(f64::MIN_POSITIVE);
     let (x0, x1) = ((low - pad) / scale.factor, (high + pad) / scale.factor);
     let n = rows.len();
-    let label_width = rows.iter().map(|r| r.label.chars().count()).max().unwrap_or(4) as u32 * 7 + 16;
+    let label_width =
+        (rows.iter().map(|r| r.label.chars().count()).max().unwrap_or(4) as u32 * 7 + 16).min(WIDTH / 2);
+    let with_legend = legend.len() > 1;
     let height = CHROME + ROW * n as u32;
+    // Row i is drawn at y = n − 1 − i, so the plot reads top to bottom like the table.
+    let at = |i: usize| (n - 1 - i) as f64;
 
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| fail(&e))?;
         let unit = if scale.symbol.is_empty() { String::new() } else { format!(" ({})", scale.symbol) };
+        // The title and the legend are drawn by hand above the chart, so that the legend
+        // sits on a line of its own under the title, where it can hide no point.
+        let centre = ("sans-serif", 16).into_font().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Center));
+        let title = format!("{metric}{unit}: trials, mean and confidence interval");
+        root.draw(&Text::new(title, (WIDTH as i32 / 2, TITLE_Y), centre)).map_err(|e| fail(&e))?;
         let mut chart = ChartBuilder::on(&root)
-            .caption(format!("{metric}{unit}: trials, mean and confidence interval"), ("sans-serif", 16))
             .margin(12)
-            .margin_left(label_width.min(WIDTH / 2))
+            .margin_top(if with_legend { LEGEND_Y + 18 } else { TITLE_Y + 18 })
+            .margin_left(label_width)
             .x_label_area_size(36)
             .build_cartesian_2d(x0..x1, -0.5..(n as f64 - 0.5))
             .map_err(|e| fail(&e))?;
         chart
             .configure_mesh()
             .disable_y_mesh()
+            .light_line_style(TRANSPARENT)
             .y_labels(0)
             .x_desc(format!("{metric}{unit}"))
             .x_label_formatter(&|x| significant(*x, 3))
             .draw()
             .map_err(|e| fail(&e))?;
 
-        // Row labels, drawn by hand so each sits exactly on its row.
-        let style = ("sans-serif", 12).into_font().color(&BLACK).pos(Pos::new(HPos::Right, VPos::Center));
+        // Row labels, drawn by hand so that each sits exactly on its row.
+        let right = ("sans-serif", 12).into_font().color(&BLACK).pos(Pos::new(HPos::Right, VPos::Center));
         for (i, row) in rows.iter().enumerate() {
-            let (_, y) = chart.backend_coord(&(x0, i as f64));
-            let x = label_width.min(WIDTH / 2) as i32 - 4;
-            root.draw(&Text::new(row.label.clone(), (x, y), style.clone())).map_err(|e| fail(&e))?;
+            let (_, y) = chart.backend_coord(&(x0, at(i)));
+            root.draw(&Text::new(row.label.clone(), (label_width as i32 - 4, y), right.clone()))
+                .map_err(|e| fail(&e))?;
         }
 
-        for (colour, name) in legend.iter().enumerate() {
-            let c = PALETTE[colour % PALETTE.len()];
-            let points = rows.iter().enumerate().filter(|(_, r)| r.colour == colour).flat_map(|(i, r)| {
-                r.cell.values.iter().enumerate().map(move |(k, v)| {
-                    // Deterministic jitter below the row's centre, so equal values stay visible.
-                    (v / scale.factor, i as f64 + 0.12 + 0.05 * (k % 4) as f64)
-                })
-            });
-            chart
-                .draw_series(points.map(|p| Circle::new(p, 3, c.mix(0.55).filled())))
-                .map_err(|e| fail(&e))?
-                .label(name.clone())
-                .legend(move |(x, y)| Circle::new((x + 8, y), 4, c.filled()));
-        }
         for (i, row) in rows.iter().enumerate() {
             let c = PALETTE[row.colour % PALETTE.len()];
-            let y = i as f64 - 0.12;
+            // Trials just above the row's centre, jittered deterministically so that equal
+            // values stay visible; set-aside values crossed out; the mean and its interval
+            // just below.
+            let above = |k: usize| at(i) + 0.12 + 0.05 * (k % 4) as f64;
+            let points = row
+                .cell
+                .values
+                .iter()
+                .enumerate()
+                .map(|(k, v)| Circle::new((v / scale.factor, above(k)), 3, c.mix(0.55).filled()));
+            chart.draw_series(points).map_err(|e| fail(&e))?;
+            let aside = row
+                .cell
+                .set_aside
+                .iter()
+                .map(|v| Cross::new((v / scale.factor, above(0)), 5, BLACK.stroke_width(1)));
+            chart.draw_series(aside).map_err(|e| fail(&e))?;
+            let y = at(i) - 0.12;
             let mean = row.cell.mean / scale.factor;
             if let (Some(lo), Some(hi)) = (row.cell.ci_low, row.cell.ci_high) {
                 let bar = ErrorBar::new_horizontal(
@@ -118,22 +134,18 @@ pub fn dot_plot(metric: &str, scale: &Scale, rows: &[Row], legend: &[String]) ->
             chart
                 .draw_series(std::iter::once(TriangleMarker::new((mean, y), 6, c.filled())))
                 .map_err(|e| fail(&e))?;
-            // Set-aside values are crossed out where they lie.
-            let aside = row
-                .cell
-                .set_aside
-                .iter()
-                .map(|v| Cross::new((v / scale.factor, i as f64 + 0.12), 5, BLACK.stroke_width(1)));
-            chart.draw_series(aside).map_err(|e| fail(&e))?;
         }
-        if legend.len() > 1 {
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK.mix(0.3))
-                .position(SeriesLabelPosition::LowerRight)
-                .draw()
-                .map_err(|e| fail(&e))?;
+
+        if with_legend {
+            let left = ("sans-serif", 12).into_font().color(&BLACK).pos(Pos::new(HPos::Left, VPos::Center));
+            let mut x = label_width as i32;
+            for (colour, name) in legend.iter().enumerate() {
+                let c = PALETTE[colour % PALETTE.len()];
+                root.draw(&Circle::new((x + 5, LEGEND_Y), 5, c.filled())).map_err(|e| fail(&e))?;
+                root.draw(&Text::new(name.clone(), (x + 14, LEGEND_Y), left.clone()))
+                    .map_err(|e| fail(&e))?;
+                x += 14 + 7 * name.chars().count() as i32 + 24;
+            }
         }
         root.present().map_err(|e| fail(&e))?;
     }
