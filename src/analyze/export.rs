@@ -60,7 +60,12 @@ pub fn export<W: Write>(table: &Table, format: Format, out: W) -> PolarsResult<(
     let mut frame = table.frame().clone();
     match format {
         Format::Csv => CsvWriter::new(out).include_header(true).finish(&mut frame),
-        Format::Parquet => ParquetWriter::new(out).finish(&mut frame).map(|_| ()),
+        // Snappy rather than polars' default zstd: every parquet reader has it (Spark,
+        // DuckDB, pandas through pyarrow or fastparquet, R's arrow).
+        Format::Parquet => ParquetWriter::new(out)
+            .with_compression(ParquetCompression::Snappy)
+            .finish(&mut frame)
+            .map(|_| ()),
         Format::Ndjson => JsonWriter::new(out).with_json_format(JsonFormat::JsonLines).finish(&mut frame),
     }
 }

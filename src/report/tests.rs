@@ -169,7 +169,9 @@ fn verdict_unbounded() {
 
 #[test]
 fn verdict_significant() {
-    let (c, _) = verdict_case(&BASE, &[12.0, 12.1, 11.9, 12.05, 11.95]);
+    let (c, markdown) = verdict_case(&BASE, &[12.0, 12.1, 11.9, 12.05, 11.95]);
+    // The fixture runs every trial of a before any of b: a trap the report names.
+    assert!(markdown.contains("v: b vs a were measured in disjoint time windows"), "{markdown}");
     assert_eq!(c.verdict, VerdictKind::Significant);
     assert!(c.sentence.starts_with("b is 20.0 % higher than a ["), "{}", c.sentence);
     assert!(c.sentence.ends_with(": slower"), "{}", c.sentence);
@@ -197,6 +199,21 @@ fn verdict_inconclusive() {
     assert_eq!(c.verdict, VerdictKind::Inconclusive);
     assert_eq!(c.more_trials, Some(4));
     assert!(c.sentence.contains("about 4 more trials per level would settle it"), "{}", c.sentence);
+}
+
+/// An outlier set aside decides the verdict: the report says what keeping it would give.
+#[test]
+fn verdicts_that_rest_on_an_outlier_are_flagged() {
+    let (c, markdown) =
+        verdict_case(&[10.0, 10.1, 9.9, 10.05, 9.95, 10.0], &[10.02, 10.08, 9.93, 10.0, 9.97, 13.0]);
+    assert_eq!(c.verdict, VerdictKind::NoMeaningfulDifference);
+    assert_eq!(c.level_arm.n, 5, "13.0 is set aside");
+    assert_eq!(c.verdict_with_outliers, Some(VerdictKind::Inconclusive));
+    assert!(markdown.contains("with the outliers kept: inconclusive"), "{markdown}");
+    assert!(
+        markdown.contains("verdicts that rest on setting outliers aside: v b vs a · wall_time: inconclusive"),
+        "{markdown}"
+    );
 }
 
 /// The store the snapshot is taken of: dd by block size and sync mode on a small host,
