@@ -192,7 +192,7 @@ pub struct Failure {
 
 /// The facts of every machine state trials ran in: one column per host and distinct set
 /// of facts (a host rebooted into another kernel is two columns).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Environment {
     pub columns: Vec<EnvColumn>,
     pub rows: Vec<FactRow>,
@@ -442,7 +442,7 @@ fn cell_stat(plan: &Plan, meta: &MetricMeta, a: &Analysed) -> CellStat {
 
 /// The cells (indices into the analysed list) behind each side of a comparison, for the
 /// lints that look at when and where the trials ran.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct Arms {
     pub baseline: Vec<usize>,
     pub level: Vec<usize>,
