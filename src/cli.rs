@@ -114,6 +114,33 @@ pub enum Command {
         #[command(flatten)]
         reports: Reports,
     },
+    /// Rebuild `report.md`, `summary.json` and the plots from the store; runs nothing.
+    Report {
+        /// The experiment file, or its name (`dd-write` for experiments/dd-write.yaml).
+        target: PathBuf,
+        /// Also print `summary.json`.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        reports: Reports,
+    },
+    /// Write the tidy table (one row per trial × metric) for pandas, R, DuckDB, Spark.
+    Export {
+        /// The experiment file, or its name.
+        target: PathBuf,
+        /// csv, parquet or ndjson.
+        #[arg(long, value_parser = parse_format)]
+        format: crate::analyze::Format,
+        /// Write to this file instead of stdout (parquet needs it on a terminal).
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<PathBuf>,
+        #[command(flatten)]
+        reports: Reports,
+    },
     /// Print the JSON Schema of the experiment file, for editor completion.
     Schema,
+}
+
+fn parse_format(s: &str) -> Result<crate::analyze::Format, String> {
+    s.parse().map_err(|e: <crate::analyze::Format as std::str::FromStr>::Err| e.to_string())
 }

@@ -1,8 +1,8 @@
 //! margin: declarative benchmark experiments with honest statistics.
 //!
 //! The crate follows the data: [`spec`] (the experiment file) → [`plan`] (the matrix of
-//! cells) → run → store → [`analyze`] → report, with [`parse`] turning tool outputs into
-//! metrics. Each stage hands the next plain data.
+//! cells) → [`run`] → [`store`] → [`analyze`] → [`report`], with [`parse`] turning tool
+//! outputs into metrics. Each stage hands the next plain data.
 
 pub mod analyze;
 pub mod cli;
@@ -10,6 +10,7 @@ pub mod cmd;
 pub mod diag;
 pub mod parse;
 pub mod plan;
+pub mod report;
 pub mod run;
 pub mod spec;
 pub mod store;

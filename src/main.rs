@@ -55,6 +55,10 @@ fn main() -> ExitCode {
         }
         Command::Reparse { file, reports } => cmd::reparse::run(file, &reports.root, &mut out),
         Command::Status { files, reports } => cmd::status::run(files, &reports.root, &mut out),
+        Command::Report { target, json, reports } => cmd::report::run(target, *json, &reports.root, &mut out),
+        Command::Export { target, format, output, reports } => {
+            cmd::report::export(target, *format, output.as_deref(), &reports.root)
+        }
         Command::Schema => cmd::schema(&mut out).map_err(Failure::Output),
     };
     let flushed = out.flush();

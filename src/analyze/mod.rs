@@ -1,30 +1,42 @@
 //! Statistics of benchmark results, as STATISTICS.md specifies them: per-cell summaries,
 //! outliers, comparisons of a level against its baseline, and the verdicts of the report.
 //!
-//! Everything here is a plain function of one cell's values. The caller wraps them in a
-//! [`Sample`], saying once whether the metric's mean is arithmetic or harmonic; every
-//! statistic then works on the right scale (the reciprocals for a harmonic mean) and
-//! reports on the metric's own scale. Grouping trials into cells is the caller's job.
+//! The statistics core is a set of plain functions of one cell's values. The caller wraps
+//! them in a [`Sample`], saying once whether the metric's mean is arithmetic or harmonic;
+//! every statistic then works on the right scale (the reciprocals for a harmonic mean)
+//! and reports on the metric's own scale. Around it, [`table`] turns the store into the
+//! tidy polars table and groups it into cells, [`summary`] analyses every cell and
+//! comparison of an experiment into the serialisable [`Summary`], [`lint`] adds the
+//! methodology warnings, and [`export`] writes the table for other tools.
 //!
 //! Relative quantities (CV, margins, ratios, effects, thresholds) are fractions:
 //! 0.05 means 5 %. Percent signs belong to the report.
 
 pub mod compare;
 pub mod dist;
+pub mod export;
+pub mod lint;
 pub mod outliers;
 pub mod sample;
 pub mod stats;
+pub mod summary;
+pub mod table;
 pub mod verdict;
 
 #[cfg(test)]
+pub(crate) mod fixture;
+#[cfg(test)]
 mod properties;
 #[cfg(test)]
-mod reference;
+pub(crate) mod reference;
 
 pub use compare::{Comparison, Design, RatioInterval, compare_independent, compare_paired, holm};
+pub use export::{Format, export};
 pub use outliers::{OutlierRule, Outliers, find_outliers};
 pub use sample::{MeanKind, Sample};
 pub use stats::{CellAnalysis, CellSummary, MeanInterval, analyze_cell, summarize};
+pub use summary::{AnalyzeError, Pending, Summary, summarize_store};
+pub use table::Table;
 pub use verdict::{Verdict, VerdictKind, verdict};
 
 use serde::Serialize;

@@ -4,6 +4,7 @@ pub mod check;
 pub mod import;
 pub mod plan;
 pub mod reparse;
+pub mod report;
 pub mod run;
 pub mod status;
 

@@ -69,6 +69,10 @@ pub fn run(o: &Options, out: &mut dyn Write) -> Result<(), Failure> {
             Err(e) => return Err(Failure::Input(format!("{}: {e}", exp.name))),
         };
         summary(exp, &outcome, out).map_err(io)?;
+        // The answer, from everything the store holds now (also after an interruption).
+        let (path, report) = super::report::write(exp, plan, &o.reports)?;
+        writeln!(out, "  report: {}", path.display()).map_err(io)?;
+        super::report::answer(&report, out).map_err(io)?;
         failures |= outcome.has_failures();
         if outcome.interrupted {
             return Err(Failure::Interrupted);

@@ -1,0 +1,584 @@
+//! Methodology warnings (DESIGN §8, STATISTICS §1 and §6): the seeds' mistakes, caught.
+//!
+//! `dd` that measures the page cache, test files the page cache can hold, too few trials,
+//! unstable cells, levels measured at different times or on machines that differ in more
+//! than the compared factor, and levels whose trials all come from one session. Warnings
+//! never change a verdict; they say what the numbers cannot.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use indexmap::IndexMap;
+use rayon::prelude::*;
+use serde::Serialize;
+
+use super::stats::StabilityFlag;
+use super::summary::{Analysed, Arms, ComparisonStat, MetricMeta};
+use super::table::TrialCounts;
+use crate::plan::Plan;
+use crate::plan::render::{Builtins, render};
+use crate::spec::Experiment;
+use crate::store::{Event, Loaded};
+use crate::template::Templates;
+
+/// A cell warning lists at most this many cells by name, then counts the rest.
+const LISTED: usize = 8;
+/// A test file must be at least this many times the host's memory for the page cache
+/// not to hold it.
+const MEMORY_FACTOR: u64 = 2;
+/// Fewer analysed trials than this in a cell is worth a warning.
+const FEW_TRIALS: usize = 3;
+
+/// What a warning is about, for scripts that filter them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WarningKind {
+    /// Reading the store: a torn record was skipped.
+    Store,
+    /// Records set aside because their cell is no longer in the plan.
+    Stale,
+    /// Something a parser noticed in a trial's output.
+    Trial,
+    /// A cell × metric whose values the statistics cannot use.
+    NotAnalysed,
+    /// A `compare` entry that could not be carried out.
+    Compare,
+    DdWithoutSync,
+    SmallTestFile,
+    FewTrials,
+    HighVariation,
+    FarFromMean,
+    SlowFirstTrial,
+    Trend,
+    DisjointTimeWindows,
+    HostsDiffer,
+    SingleSession,
+    /// Keeping the outliers set aside would change a verdict.
+    OutlierSensitivity,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Warning {
+    pub kind: WarningKind,
+    pub message: String,
+}
+
+impl Warning {
+    pub fn new(kind: WarningKind, message: impl Into<String>) -> Self {
+        Warning { kind, message: message.into() }
+    }
+}
+
+/// "a, b, c and 4 more".
+fn list(items: &[String]) -> String {
+    let shown = items.iter().take(LISTED).cloned().collect::<Vec<_>>().join("; ");
+    match items.len().saturating_sub(LISTED) {
+        0 => shown,
+        more => format!("{shown}; and {more} more"),
+    }
+}
+
+/// Torn records, stale records and what the parsers noticed (each distinct message once,
+/// with how many trials said it).
+pub(crate) fn store_warnings(loaded: &Loaded, counts: &TrialCounts) -> Vec<Warning> {
+    let mut warnings: Vec<Warning> =
+        loaded.warnings.iter().map(|w| Warning::new(WarningKind::Store, w.clone())).collect();
+    if counts.stale > 0 {
+        let records = if counts.stale == 1 { "record was" } else { "records were" };
+        warnings.push(Warning::new(
+            WarningKind::Stale,
+            format!(
+                "{} {records} set aside: the command changed (their cell is not in the current plan); \
+                 they stay in the store",
+                counts.stale
+            ),
+        ));
+    }
+    let mut said: IndexMap<&str, usize> = IndexMap::new();
+    for trial in &loaded.trials {
+        for w in &trial.warnings {
+            *said.entry(w.as_str()).or_default() += 1;
+        }
+    }
+    warnings.extend(said.into_iter().map(|(w, n)| {
+        let trials = if n == 1 { "1 trial".to_owned() } else { format!("{n} trials") };
+        Warning::new(WarningKind::Trial, format!("{trials}: {w}"))
+    }));
+    warnings
+}
+
+/// Per-cell warnings, one per kind and metric, naming the cells.
+pub(crate) fn cell_warnings(plan: &Plan, metrics: &[MetricMeta], analysed: &[Analysed]) -> Vec<Warning> {
+    let mut found: BTreeMap<(WarningKind, usize), Vec<String>> = BTreeMap::new();
+    for a in analysed {
+        let label = plan.label(&plan.cells[a.group.cell]);
+        let mut add = |kind, detail: String| {
+            found.entry((kind, a.meta)).or_default().push(format!("{label} ({detail})"))
+        };
+        if a.all.len() < FEW_TRIALS {
+            add(WarningKind::FewTrials, format!("n = {}", a.all.len()));
+        }
+        for flag in &a.analysis.flags {
+            match *flag {
+                // The flags look at every trial, outliers included, unlike the table.
+                StabilityFlag::HighVariation { cv } => {
+                    add(WarningKind::HighVariation, format!("CV {:.1} % over all trials", cv * 100.0))
+                }
+                StabilityFlag::FarFromMean { value, distance } => add(
+                    WarningKind::FarFromMean,
+                    format!("{value} is {:.0} % from the mean", distance * 100.0),
+                ),
+                StabilityFlag::FirstTrialOutlier { value, .. } => {
+                    add(WarningKind::SlowFirstTrial, format!("first value {value}"))
+                }
+                StabilityFlag::Trend(t) => {
+                    add(WarningKind::Trend, format!("Spearman ρ = {:.2}, p = {:.3}", t.rho, t.p_value))
+                }
+            }
+        }
+    }
+    found
+        .into_iter()
+        .map(|((kind, meta), cells)| {
+            let metric = &metrics[meta].name;
+            let what = match kind {
+                WarningKind::FewTrials => format!(
+                    "fewer than {FEW_TRIALS} trials of {metric}: the margin of error is missing or very wide"
+                ),
+                WarningKind::HighVariation => format!("{metric} varies by 10 % or more between trials"),
+                WarningKind::FarFromMean => format!("{metric} has a minimum or maximum 50 % or more away from the mean"),
+                WarningKind::SlowFirstTrial => {
+                    format!("the first trial of {metric} is an outlier: cold caches? consider `warmup:`")
+                }
+                _ => format!("{metric} drifts across repetitions (a monotone trend): the machine is changing under the benchmark"),
+            };
+            Warning::new(kind, format!("{what}: {}", list(&cells)))
+        })
+        .collect()
+}
+
+/// Warnings about the rendered `run` command of every analysed cell: `dd` without a sync
+/// flag, and test files small enough for the page cache.
+pub(crate) fn command_warnings(
+    exp: &Experiment,
+    plan: &Plan,
+    loaded: &Loaded,
+    analysed: &[Analysed],
+) -> Vec<Warning> {
+    let memory = host_memory(loaded);
+    let mut cells: BTreeMap<usize, BTreeSet<&str>> = BTreeMap::new();
+    for a in analysed {
+        cells.entry(a.group.cell).or_default().extend(a.group.hosts.iter().map(String::as_str));
+    }
+    let templates = Templates::new();
+    let findings: Vec<(Option<String>, Option<String>)> = cells
+        .par_iter()
+        .map(|(&index, hosts)| {
+            let cell = &plan.cells[index];
+            let builtins = Builtins {
+                workdir: "WORKDIR",
+                repetition: 1,
+                host: hosts.first().copied().unwrap_or("local"),
+            };
+            // A command that does not render ran nowhere either; nothing to say about it.
+            let Ok(commands) = render(&templates, exp, plan, cell, &builtins) else { return (None, None) };
+            let label = plan.label(cell);
+            let mut unsynced = None;
+            let mut small = None;
+            for tool in tools(&commands.run) {
+                if let Tool::Dd { synced: false, .. } = tool {
+                    unsynced = Some(label.clone());
+                }
+                let (Some(size), Some((host, mem))) = (
+                    tool.file_size(),
+                    hosts.iter().filter_map(|h| memory.get(*h).map(|m| (*h, *m))).max_by_key(|(_, m)| *m),
+                ) else {
+                    continue;
+                };
+                if size < MEMORY_FACTOR * mem {
+                    small = Some(format!(
+                        "{label}: {} writes {} on {host} with {} of memory",
+                        tool.name(),
+                        gib(size),
+                        gib(mem)
+                    ));
+                }
+            }
+            (unsynced, small)
+        })
+        .collect();
+    let (unsynced, small): (Vec<_>, Vec<_>) = findings.into_iter().unzip();
+    let unsynced: Vec<String> = unsynced.into_iter().flatten().collect();
+    let small: Vec<String> = small.into_iter().flatten().collect();
+    let mut warnings = Vec::new();
+    if !unsynced.is_empty() {
+        warnings.push(Warning::new(
+            WarningKind::DdWithoutSync,
+            format!(
+                "dd writes without conv=fdatasync, conv=fsync or oflag=direct, so it times the page cache, \
+                 not the disk: {}",
+                list(&unsynced)
+            ),
+        ));
+    }
+    if !small.is_empty() {
+        warnings.push(Warning::new(
+            WarningKind::SmallTestFile,
+            format!(
+                "the test file is smaller than {MEMORY_FACTOR}× the host's memory, so the page cache can hold it: {}",
+                list(&small)
+            ),
+        ));
+    }
+    warnings
+}
+
+/// The largest memory each host reported (facts key `memory`, bytes).
+fn host_memory(loaded: &Loaded) -> HashMap<&str, u64> {
+    let mut memory: HashMap<&str, u64> = HashMap::new();
+    for s in loaded.sessions.iter().filter(|s| s.event == Event::Start) {
+        if let Some(bytes) = s.facts.get("memory").and_then(|m| m.trim().parse::<u64>().ok()) {
+            let slot = memory.entry(s.host.as_str()).or_default();
+            *slot = (*slot).max(bytes);
+        }
+    }
+    memory
+}
+
+fn gib(bytes: u64) -> String {
+    format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
+/// A benchmark tool found in a command line, with what the lints need to know.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Tool {
+    /// `dd … of=FILE`: whether it syncs, and bs × count.
+    Dd {
+        synced: bool,
+        size: Option<u64>,
+    },
+    Bonnie {
+        size: Option<u64>,
+    },
+    Iozone {
+        size: Option<u64>,
+    },
+    Fio {
+        size: Option<u64>,
+    },
+}
+
+impl Tool {
+    fn name(&self) -> &'static str {
+        match self {
+            Tool::Dd { .. } => "dd",
+            Tool::Bonnie { .. } => "bonnie++",
+            Tool::Iozone { .. } => "iozone",
+            Tool::Fio { .. } => "fio",
+        }
+    }
+
+    fn file_size(&self) -> Option<u64> {
+        match *self {
+            Tool::Dd { size, .. } | Tool::Bonnie { size } | Tool::Iozone { size } | Tool::Fio { size } => {
+                size
+            }
+        }
+    }
+}
+
+/// The tools a shell command runs, one per simple command (split at `;`, `|`, `&`).
+fn tools(command: &str) -> Vec<Tool> {
+    command
+        .split([';', '|', '&', '\n'])
+        .filter_map(|segment| {
+            let words = shlex::split(segment)
+                .unwrap_or_else(|| segment.split_whitespace().map(str::to_owned).collect());
+            let at = words.iter().position(|w| {
+                matches!(w.rsplit('/').next(), Some("dd" | "bonnie++" | "bonnie" | "iozone" | "fio"))
+            })?;
+            let program = words[at].rsplit('/').next().unwrap_or_default();
+            let args = &words[at + 1..];
+            match program {
+                "dd" => dd(args),
+                "iozone" => {
+                    Some(Tool::Iozone { size: flag_value(args, "-s").and_then(|v| size(&v, 1 << 10)) })
+                }
+                "fio" => {
+                    let value = ["--size", "--filesize"].iter().find_map(|f| flag_value(args, f));
+                    Some(Tool::Fio { size: value.and_then(|v| size(&v, 1)) })
+                }
+                _ => {
+                    // bonnie++ -s SIZE[:CHUNK], in MiB unless suffixed.
+                    let value = flag_value(args, "-s");
+                    let value = value.as_deref().map(|v| v.split(':').next().unwrap_or(v));
+                    Some(Tool::Bonnie { size: value.and_then(|v| size(v, 1 << 20)) })
+                }
+            }
+        })
+        .collect()
+}
+
+/// dd's operands; `None` unless it writes to a file (`of=` other than /dev/null).
+fn dd(args: &[String]) -> Option<Tool> {
+    let operand = |name: &str| args.iter().rev().find_map(|a| a.strip_prefix(name)?.strip_prefix('='));
+    let of = operand("of")?;
+    if of == "/dev/null" {
+        return None;
+    }
+    let flags = |name: &str| {
+        operand(name).map(|v| v.split(',').map(str::to_owned).collect::<Vec<_>>()).unwrap_or_default()
+    };
+    let conv = flags("conv");
+    let oflag = flags("oflag");
+    // DESIGN §8 names fdatasync, fsync and direct; dsync and sync make every write
+    // synchronous, which is as honest (and slower).
+    let synced = conv.iter().any(|c| c == "fdatasync" || c == "fsync")
+        || oflag.iter().any(|o| o == "direct" || o == "dsync" || o == "sync");
+    let block = operand("bs").or_else(|| operand("obs")).map_or(Some(512), dd_number);
+    let count = operand("count").and_then(dd_number);
+    let size = block.zip(count).and_then(|(b, c)| b.checked_mul(c));
+    Some(Tool::Dd { synced, size })
+}
+
+/// A dd number: digits and GNU dd's multiplicative suffixes (c, w, b, kB, K, KiB, MB, M…).
+fn dd_number(text: &str) -> Option<u64> {
+    let digits = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let value: u64 = text[..digits].parse().ok()?;
+    let factor: u64 = match &text[digits..] {
+        "" | "c" => 1,
+        "w" => 2,
+        "b" => 512,
+        suffix => {
+            let letter = suffix.chars().next()?.to_ascii_uppercase();
+            let power = "KMGTPE".find(letter)? as u32 + 1;
+            match &suffix[1..] {
+                "B" => 1000u64.checked_pow(power)?,
+                "" | "iB" => 1024u64.checked_pow(power)?,
+                _ => return None,
+            }
+        }
+    };
+    value.checked_mul(factor)
+}
+
+/// `N[k|m|g|t]` as bonnie++, iozone and fio write sizes (powers of 1024, an optional `i`
+/// and `B`), `default` bytes per unit when unsuffixed.
+fn size(text: &str, default: u64) -> Option<u64> {
+    let text = text.trim();
+    let digits = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
+    let value: f64 = text[..digits].parse().ok()?;
+    let suffix = text[digits..].trim_end_matches(['B', 'b']).trim_end_matches('i');
+    let factor = match suffix.to_ascii_lowercase().as_str() {
+        "" => default,
+        "k" => 1 << 10,
+        "m" => 1 << 20,
+        "g" => 1 << 30,
+        "t" => 1 << 40,
+        _ => return None,
+    };
+    Some((value * factor as f64) as u64)
+}
+
+/// The value of `-s V`, `-sV`, `--size=V` or `--size V`.
+fn flag_value(args: &[String], flag: &str) -> Option<String> {
+    args.iter().enumerate().find_map(|(i, a)| {
+        if a == flag {
+            args.get(i + 1).cloned()
+        } else if let Some(v) = a.strip_prefix(flag) {
+            let v = v.strip_prefix('=').unwrap_or(v);
+            (!v.is_empty() && (flag.len() == 2 || a.contains('='))).then(|| v.to_owned())
+        } else {
+            None
+        }
+    })
+}
+
+/// Warnings about the comparisons: disjoint time windows, hosts whose facts differ beyond
+/// the compared factor, levels measured in a single session, and verdicts that keeping
+/// the outliers would change. One warning per `compare` entry and kind.
+pub(crate) fn comparison_warnings(
+    exp: &Experiment,
+    loaded: &Loaded,
+    analysed: &[Analysed],
+    comparisons: &[ComparisonStat],
+    arms: &[Arms],
+) -> Vec<Warning> {
+    let facts: HashMap<&str, &IndexMap<String, String>> = loaded
+        .sessions
+        .iter()
+        .filter(|s| s.event == Event::Start)
+        .map(|s| (s.session.as_str(), &s.facts))
+        .collect();
+    let mut disjoint: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
+    let mut differ: BTreeMap<usize, BTreeMap<(String, String), BTreeSet<String>>> = BTreeMap::new();
+    let mut single: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
+    let mut sensitive = Vec::new();
+    for (c, arm) in comparisons.iter().zip(arms) {
+        let window = |cells: &[usize]| {
+            let times = cells.iter().flat_map(|&i| analysed[i].group.started.iter().flatten().copied());
+            times.fold(None, |w: Option<(i64, i64)>, t| {
+                Some(w.map_or((t, t), |(lo, hi)| (lo.min(t), hi.max(t))))
+            })
+        };
+        if let (Some(a), Some(b)) = (window(&arm.baseline), window(&arm.level))
+            && (a.1 < b.0 || b.1 < a.0)
+        {
+            disjoint.entry(arm.entry).or_default().insert(format!("{} vs {}", c.level, c.baseline));
+        }
+        let sessions = |cells: &[usize]| -> BTreeSet<&str> {
+            cells.iter().flat_map(|&i| analysed[i].group.sessions.iter().map(String::as_str)).collect()
+        };
+        let (sa, sb) = (sessions(&arm.baseline), sessions(&arm.level));
+        for (level, s) in [(&c.baseline, &sa), (&c.level, &sb)] {
+            if s.len() == 1 {
+                single.entry(arm.entry).or_default().insert(level.clone());
+            }
+        }
+        let expected = expected_differences(exp, &c.factor);
+        let values = |s: &BTreeSet<&str>, key: &str| -> BTreeSet<String> {
+            s.iter().filter_map(|id| facts.get(id)?.get(key).cloned()).collect()
+        };
+        let keys: BTreeSet<&String> =
+            sa.iter().chain(&sb).filter_map(|id| facts.get(id)).flat_map(|f| f.keys()).collect();
+        for key in keys.into_iter().filter(|k| !expected.contains(k.as_str())) {
+            if values(&sa, key) != values(&sb, key) {
+                differ
+                    .entry(arm.entry)
+                    .or_default()
+                    .entry((c.level.clone(), c.baseline.clone()))
+                    .or_default()
+                    .insert(key.clone());
+            }
+        }
+        if let Some(kind) = c.verdict_with_outliers {
+            let kept = serde_json::to_value(kind)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default();
+            sensitive.push(format!(
+                "{} {} vs {} · {}: {} if the outliers set aside were kept",
+                c.factor,
+                c.level,
+                c.baseline,
+                c.metric,
+                kept.replace('_', " ")
+            ));
+        }
+    }
+
+    let factor = |entry: usize| exp.spec.analysis.compare[entry].value.factor.value.clone();
+    let mut warnings = Vec::new();
+    for (entry, pairs) in disjoint {
+        warnings.push(Warning::new(
+            WarningKind::DisjointTimeWindows,
+            format!(
+                "{}: {} were measured in disjoint time windows, so drift or the time of day is \
+                 confounded with the level; interleave them (`order: interleaved`)",
+                factor(entry),
+                pairs.into_iter().collect::<Vec<_>>().join(", ")
+            ),
+        ));
+    }
+    for (entry, pairs) in differ {
+        let detail: Vec<String> = pairs
+            .into_iter()
+            .map(|((a, b), keys)| format!("{a} vs {b}: {}", keys.into_iter().collect::<Vec<_>>().join(", ")))
+            .collect();
+        warnings.push(Warning::new(
+            WarningKind::HostsDiffer,
+            format!(
+                "{}: the compared machines differ in more than the factor, so the difference may come from \
+                 those too — {}",
+                factor(entry),
+                detail.join("; ")
+            ),
+        ));
+    }
+    for (entry, levels) in single {
+        warnings.push(Warning::new(
+            WarningKind::SingleSession,
+            format!(
+                "{}: every trial of {} comes from a single session, so the variation between boots \
+                 is not in the margins (runs inside one boot understate it)",
+                factor(entry),
+                levels.into_iter().collect::<Vec<_>>().join(" and of ")
+            ),
+        ));
+    }
+    if !sensitive.is_empty() {
+        warnings.push(Warning::new(
+            WarningKind::OutlierSensitivity,
+            format!("verdicts that rest on setting outliers aside: {}", list(&sensitive)),
+        ));
+    }
+    warnings
+}
+
+/// Facts that may differ between the compared machines without confounding the factor:
+/// the host name, and the fact the factor itself is detected from.
+fn expected_differences<'a>(exp: &'a Experiment, factor: &str) -> BTreeSet<&'a str> {
+    let mut expected = BTreeSet::from(["hostname"]);
+    if let Some((_, env)) = exp.spec.environment.iter().find(|(k, _)| k.value == factor)
+        && let Some(fact) = &env.value.fact
+    {
+        expected.insert(fact.value.as_str());
+    }
+    if factor == "host" {
+        expected.insert("host");
+    }
+    expected
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dd_numbers_follow_gnu_suffixes() {
+        for (text, bytes) in [
+            ("512", 512),
+            ("4k", 4096),
+            ("4K", 4096),
+            ("1kB", 1000),
+            ("10M", 10 << 20),
+            ("1MB", 1_000_000),
+            ("2GiB", 2 << 30),
+            ("3w", 6),
+            ("2b", 1024),
+        ] {
+            assert_eq!(dd_number(text), Some(bytes), "{text}");
+        }
+        assert_eq!(dd_number("4q"), None);
+        assert_eq!(dd_number("k"), None);
+    }
+
+    #[test]
+    fn dd_without_a_sync_flag_is_found_with_its_size() {
+        let found = tools("sync; dd if=/dev/zero of=/tmp/zero.tst bs=100M count=50 && rm -f x");
+        assert_eq!(found, [Tool::Dd { synced: false, size: Some(50 * (100 << 20)) }]);
+        for synced in ["conv=fdatasync", "conv=notrunc,fsync", "oflag=direct", "oflag=dsync"] {
+            let found = tools(&format!("/bin/dd if=/dev/zero of=f bs=1k count=3 {synced}"));
+            assert_eq!(found, [Tool::Dd { synced: true, size: Some(3072) }], "{synced}");
+        }
+        assert_eq!(tools("dd if=/dev/sda of=/dev/null bs=1M"), []);
+        assert_eq!(tools("dd if=f"), [], "reads only");
+    }
+
+    #[test]
+    fn bonnie_iozone_and_fio_sizes() {
+        assert_eq!(tools("bonnie++ -d /mnt -s 5000 -m x -x 10"), [Tool::Bonnie { size: Some(5000 << 20) }]);
+        assert_eq!(tools("bonnie++ -s 8g:4k"), [Tool::Bonnie { size: Some(8 << 30) }]);
+        assert_eq!(tools("iozone -i 0 -s 512m -r 4k"), [Tool::Iozone { size: Some(512 << 20) }]);
+        assert_eq!(tools("iozone -s4096 -r 4k"), [Tool::Iozone { size: Some(4096 << 10) }]);
+        assert_eq!(tools("fio --name=w --size=1G --rw=write"), [Tool::Fio { size: Some(1 << 30) }]);
+        assert_eq!(tools("fio --name=w --filesize 2MiB"), [Tool::Fio { size: Some(2 << 20) }]);
+        assert_eq!(tools("echo dd"), []);
+    }
+
+    #[test]
+    fn lists_are_cut_after_a_few_items() {
+        let items: Vec<String> = (1..=10).map(|i| i.to_string()).collect();
+        assert_eq!(list(&items), "1; 2; 3; 4; 5; 6; 7; 8; and 2 more");
+        assert_eq!(list(&items[..2]), "1; 2");
+    }
+}

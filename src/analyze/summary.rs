@@ -1,0 +1,828 @@
+//! The summary of an experiment's store: every cell's statistics, every comparison the
+//! spec asks for with its verdict, the methodology warnings, failures, pending cells,
+//! the hosts' facts and how to reproduce. Serialised, it is `summary.json` (DESIGN §8);
+//! the report only formats it.
+//!
+//! Relative quantities are fractions inside the statistics core; here, at the boundary
+//! to readers, every `*_pct` field is a percentage (5.0 means 5 %).
+
+use std::collections::{BTreeSet, HashMap};
+
+use indexmap::IndexMap;
+use polars::error::PolarsError;
+use rayon::prelude::*;
+use serde::Serialize;
+
+use super::compare::{Design, RatioInterval};
+use super::lint;
+use super::stats::{self, CellAnalysis, RunsNeeded, StabilityFlag};
+use super::table::{Group, Table, TrialCounts, status_name};
+use super::verdict::{Vocabulary, Wording};
+use super::{
+    MeanKind, OutlierRule, Sample, Settings, StatsError, VerdictKind, analyze_cell, compare_independent,
+    compare_paired, holm, verdict,
+};
+use crate::parse::Better;
+use crate::plan::Plan;
+use crate::spec::{Experiment, OutlierMethod, Repetitions, Spec, parse_percent};
+use crate::store::{Event, Loaded};
+
+/// Why the summary could not be built. Bad data in one cell is a warning, not this.
+#[derive(Debug, thiserror::Error)]
+pub enum AnalyzeError {
+    #[error("building the table of trials: {0}")]
+    Table(#[from] PolarsError),
+    #[error("analysis settings: {0}")]
+    Settings(#[from] StatsError),
+}
+
+/// A cell that cannot run where margin ran, and what it waits for (computed by the runner).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Pending {
+    /// The cell's label, `kernel=bare dom0_mem=unlimited`.
+    pub cell: String,
+    pub reason: String,
+}
+
+/// `summary.json`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    pub experiment: String,
+    pub description: Option<String>,
+    pub settings: AnalysisSettings,
+    pub trials: TrialCounts,
+    pub metrics: Vec<MetricMeta>,
+    pub cells: Vec<CellStat>,
+    pub comparisons: Vec<ComparisonStat>,
+    pub warnings: Vec<lint::Warning>,
+    pub pending: Vec<Pending>,
+    pub failures: Vec<Failure>,
+    pub environment: Environment,
+    pub reproduce: Reproduce,
+}
+
+/// The analysis settings in force, as a reader wants to see them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AnalysisSettings {
+    pub confidence: f64,
+    /// The practical-significance band ±δ.
+    pub threshold_pct: f64,
+    /// The relative margin of error "runs needed" aims at.
+    pub target_pct: f64,
+    pub outliers: OutlierRule,
+    /// How the p-values of the report are adjusted for multiplicity.
+    pub p_adjustment: &'static str,
+}
+
+/// How a metric is read: unit, direction and mean.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MetricMeta {
+    pub name: String,
+    pub unit: String,
+    pub better: Better,
+    pub mean_kind: MeanKind,
+}
+
+/// One cell × metric (DESIGN §8 names the fields).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CellStat {
+    /// The cell id.
+    pub cell: String,
+    pub label: String,
+    pub levels: IndexMap<String, String>,
+    pub metric: String,
+    pub unit: String,
+    pub mean_kind: MeanKind,
+    /// Trials kept (outliers set aside are not counted).
+    pub n: usize,
+    pub mean: f64,
+    pub sd: Option<f64>,
+    /// sd / mean, a fraction.
+    pub cv: Option<f64>,
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    pub mad: f64,
+    pub ci_low: Option<f64>,
+    /// `None` also when a harmonic mean's interval has no finite upper end.
+    pub ci_high: Option<f64>,
+    /// Margin of error ± in the metric's unit.
+    pub moe: Option<f64>,
+    pub moe_pct: Option<f64>,
+    /// n = 2: the t quantile is 12.7 and the interval very wide.
+    pub very_wide: bool,
+    pub median_ci_low: Option<f64>,
+    pub median_ci_high: Option<f64>,
+    /// Values left out of the statistics by the outlier rule, in trial order.
+    pub set_aside: Vec<f64>,
+    /// Values the rule flags but keeps (the cell is too small to set them aside).
+    pub flagged: Vec<f64>,
+    pub runs_needed: Option<usize>,
+    /// Set when reaching the target would take more than this many runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs_needed_exceeds: Option<usize>,
+    pub flags: Vec<StabilityFlag>,
+    /// Every analysed value, in the order the trials started.
+    pub values: Vec<f64>,
+    pub sessions: usize,
+}
+
+/// One side of a comparison: the trials (or, paired, the per-block means) it rests on.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Arm {
+    pub n: usize,
+    pub mean: f64,
+    pub moe: Option<f64>,
+    pub moe_pct: Option<f64>,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+}
+
+/// A level against the baseline for one metric in one context (DESIGN §8 names the fields).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ComparisonStat {
+    pub factor: String,
+    pub baseline: String,
+    pub level: String,
+    /// The levels of the other factors this comparison holds fixed.
+    pub context: IndexMap<String, String>,
+    pub metric: String,
+    pub unit: String,
+    pub design: Design,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paired_by: Option<String>,
+    /// Paired: the blocks (levels of `paired_by`) both sides have.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pairs: Vec<String>,
+    pub baseline_arm: Arm,
+    pub level_arm: Arm,
+    /// mean_level / mean_baseline (paired: the geometric mean of the ratios).
+    pub ratio: f64,
+    /// (ratio − 1) as a percentage.
+    pub change_pct: f64,
+    /// The ratio's interval; `None` when there is none (too few trials, unbounded).
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    pub p_value: Option<f64>,
+    /// Holm-adjusted across every comparison of the report.
+    pub p_adjusted: Option<f64>,
+    pub mde_pct: Option<f64>,
+    pub verdict: VerdictKind,
+    pub sentence: String,
+    /// Inconclusive: about how many more trials per level would settle it.
+    pub more_trials: Option<usize>,
+    /// The verdict if the outliers set aside were kept, when it differs.
+    pub verdict_with_outliers: Option<VerdictKind>,
+}
+
+/// A trial that did not yield metrics.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Failure {
+    pub cell: String,
+    pub trial: String,
+    pub repetition: u32,
+    pub warmup: bool,
+    pub host: String,
+    pub session: String,
+    pub started_at: String,
+    pub status: &'static str,
+    pub exit_code: Option<i32>,
+    pub error: Option<String>,
+}
+
+/// The facts of every machine state trials ran in: one column per host and distinct set
+/// of facts (a host rebooted into another kernel is two columns).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Environment {
+    pub columns: Vec<EnvColumn>,
+    pub rows: Vec<FactRow>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EnvColumn {
+    pub host: String,
+    pub sessions: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FactRow {
+    pub fact: String,
+    /// One per column; `None` where that column lacks the fact.
+    pub values: Vec<Option<String>>,
+    pub differs: bool,
+}
+
+/// Everything needed to run the experiment again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Reproduce {
+    pub experiment_file: String,
+    /// The command line that repeats the runs.
+    pub command: String,
+    /// The experiment's command templates by key (`setup`, `run`, …).
+    pub commands: IndexMap<String, String>,
+    /// blake3 of the experiment file as it is now.
+    pub spec_hash: String,
+    /// The version of margin writing this summary.
+    pub margin_version: String,
+    pub sessions: Vec<SessionInfo>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SessionInfo {
+    pub session: String,
+    pub host: String,
+    pub started_at: String,
+    pub ended_at: Option<String>,
+    pub seed: u64,
+    pub spec_hash: String,
+    pub margin_version: String,
+    /// The experiment file has changed since this session ran.
+    pub spec_changed: bool,
+}
+
+/// The statistics settings an experiment asks for (`analysis:`, `repetitions:`).
+pub fn settings(spec: &Spec) -> Settings {
+    let defaults = Settings::default();
+    let analysis = &spec.analysis;
+    let threshold = analysis
+        .threshold
+        .as_ref()
+        .and_then(|t| parse_percent(&t.value).ok())
+        .map_or(defaults.threshold, |p| p.0);
+    let target_margin = match spec.repetitions() {
+        Repetitions::Adaptive { target, .. } => target.0,
+        Repetitions::Fixed(_) => threshold,
+    };
+    let outliers = match &analysis.outliers {
+        None => defaults.outliers,
+        Some(o) => {
+            let cutoff = o.cutoff.as_ref().map(|c| c.value);
+            match o.method {
+                OutlierMethod::Mad => OutlierRule::Mad { cutoff: cutoff.unwrap_or(3.5) },
+                OutlierMethod::Iqr => OutlierRule::Iqr { cutoff: cutoff.unwrap_or(1.5) },
+                OutlierMethod::None => OutlierRule::None,
+            }
+        }
+    };
+    Settings {
+        confidence: analysis.confidence.as_ref().map_or(defaults.confidence, |c| c.value),
+        threshold,
+        target_margin,
+        outliers,
+        ..defaults
+    }
+}
+
+/// One analysed cell × metric, with what the comparisons and lints need besides the
+/// published statistics.
+pub(crate) struct Analysed {
+    pub group: Group,
+    pub meta: usize,
+    pub all: Sample,
+    pub kept: Sample,
+    pub analysis: CellAnalysis,
+}
+
+/// Analyses the store of `exp` against its current plan.
+pub fn summarize_store(
+    exp: &Experiment,
+    plan: &Plan,
+    loaded: &Loaded,
+    pending: &[Pending],
+) -> Result<Summary, AnalyzeError> {
+    let settings = settings(&exp.spec);
+    settings.validate()?;
+    let table = Table::build(&loaded.trials, plan)?;
+    let metrics = metric_meta(exp, loaded);
+    let metric_index: HashMap<&str, usize> =
+        metrics.iter().enumerate().map(|(i, m)| (m.name.as_str(), i)).collect();
+
+    let mut warnings = lint::store_warnings(loaded, &table.counts);
+    let mut groups = table.groups(plan)?;
+    groups.sort_by_key(|g| (g.cell, metric_index.get(g.metric.as_str()).copied().unwrap_or(usize::MAX)));
+    let results: Vec<Result<Analysed, String>> = groups
+        .into_par_iter()
+        .map(|group| {
+            let meta = metric_index[group.metric.as_str()];
+            let fail = |e: StatsError| {
+                format!("{} · {}: not analysed: {e}", plan.label(&plan.cells[group.cell]), group.metric)
+            };
+            let all = Sample::new(&group.values, metrics[meta].mean_kind).map_err(fail)?;
+            let analysis = analyze_cell(&all, &settings).map_err(fail)?;
+            let kept = all.without(&analysis.outliers.set_aside).map_err(fail)?;
+            Ok(Analysed { group, meta, all, kept, analysis })
+        })
+        .collect();
+    let mut analysed = Vec::with_capacity(results.len());
+    for result in results {
+        match result {
+            Ok(a) => analysed.push(a),
+            Err(message) => warnings.push(lint::Warning::new(lint::WarningKind::NotAnalysed, message)),
+        }
+    }
+
+    let cells: Vec<CellStat> = analysed.par_iter().map(|a| cell_stat(plan, &metrics[a.meta], a)).collect();
+    let (mut comparisons, arms) = compare_all(exp, plan, &metrics, &analysed, &settings, &mut warnings);
+    adjust(&mut comparisons)?;
+
+    warnings.extend(lint::cell_warnings(plan, &metrics, &analysed));
+    warnings.extend(lint::command_warnings(exp, plan, loaded, &analysed));
+    warnings.extend(lint::comparison_warnings(exp, loaded, &analysed, &comparisons, &arms));
+
+    Ok(Summary {
+        experiment: exp.name.clone(),
+        description: exp.spec.description.clone(),
+        settings: AnalysisSettings {
+            confidence: settings.confidence,
+            threshold_pct: settings.threshold * 100.0,
+            target_pct: settings.target_margin * 100.0,
+            outliers: settings.outliers,
+            p_adjustment: "holm",
+        },
+        trials: table.counts,
+        metrics,
+        cells,
+        comparisons,
+        warnings,
+        pending: pending.to_vec(),
+        failures: failures(plan, loaded),
+        environment: environment(loaded),
+        reproduce: reproduce(exp, loaded),
+    })
+}
+
+/// Unit, direction and mean of every metric, in the order the spec lists them, then in
+/// the order the trials first report them. The spec's `metrics:` entries override what
+/// the parser recorded.
+fn metric_meta(exp: &Experiment, loaded: &Loaded) -> Vec<MetricMeta> {
+    let mut metas: IndexMap<String, MetricMeta> = IndexMap::new();
+    for name in exp.spec.metrics.keys() {
+        metas.insert(
+            name.value.clone(),
+            MetricMeta {
+                name: name.value.clone(),
+                unit: String::new(),
+                better: Better::Lower,
+                mean_kind: MeanKind::Arithmetic,
+            },
+        );
+    }
+    let mut recorded: BTreeSet<&str> = BTreeSet::new();
+    for trial in &loaded.trials {
+        for name in trial.metrics.keys() {
+            let meta = metas.entry(name.clone()).or_insert_with(|| MetricMeta {
+                name: name.clone(),
+                unit: String::new(),
+                better: Better::Lower,
+                mean_kind: MeanKind::Arithmetic,
+            });
+            if let Some(info) = trial.metric_info.get(name)
+                && recorded.insert(name)
+            {
+                meta.unit.clone_from(&info.unit);
+                meta.better = info.better;
+                meta.mean_kind = info.mean;
+            }
+        }
+    }
+    for (name, spec) in &exp.spec.metrics {
+        if let Some(meta) = metas.get_mut(&name.value) {
+            meta.better = spec.value.better.unwrap_or(meta.better);
+            meta.mean_kind = spec.value.mean.unwrap_or(meta.mean_kind);
+        }
+    }
+    // A metric the spec names but no trial reported has nothing to show.
+    metas.retain(|name, _| loaded.trials.iter().any(|t| t.metrics.contains_key(name)));
+    metas.into_values().collect()
+}
+
+fn cell_stat(plan: &Plan, meta: &MetricMeta, a: &Analysed) -> CellStat {
+    let cell = &plan.cells[a.group.cell];
+    let s = &a.analysis.summary;
+    let interval = s.interval.as_ref();
+    let finite = |x: f64| x.is_finite().then_some(x);
+    let values = a.all.values();
+    let flagged = a.analysis.outliers.flagged.iter().filter(|i| !a.analysis.outliers.set_aside.contains(i));
+    let (runs_needed, runs_needed_exceeds) = match s.runs_needed {
+        Some(RunsNeeded::Runs(n)) => (Some(n), None),
+        Some(RunsNeeded::MoreThan(n)) => (None, Some(n)),
+        None => (None, None),
+    };
+    CellStat {
+        cell: cell.id.to_string(),
+        label: plan.label(cell),
+        levels: plan.levels(cell).map(|(k, v)| (k.to_owned(), v.text.clone())).collect(),
+        metric: meta.name.clone(),
+        unit: meta.unit.clone(),
+        mean_kind: s.mean_kind,
+        n: s.n,
+        mean: s.mean,
+        sd: s.sd,
+        cv: s.cv,
+        median: s.median,
+        min: s.min,
+        max: s.max,
+        mad: s.mad,
+        ci_low: interval.and_then(|i| finite(i.low)),
+        ci_high: interval.and_then(|i| finite(i.high)),
+        moe: interval.map(|i| i.moe),
+        moe_pct: interval.and_then(|i| i.moe_rel).map(|r| r * 100.0),
+        very_wide: interval.is_some_and(|i| i.very_wide),
+        median_ci_low: s.median_interval.map(|m| m.low),
+        median_ci_high: s.median_interval.map(|m| m.high),
+        set_aside: a.analysis.set_aside.clone(),
+        flagged: flagged.map(|&i| values[i]).collect(),
+        runs_needed,
+        runs_needed_exceeds,
+        flags: a.analysis.flags.clone(),
+        values: values.to_vec(),
+        sessions: a.group.sessions.iter().collect::<BTreeSet<_>>().len(),
+    }
+}
+
+/// The cells (indices into the analysed list) behind each side of a comparison, for the
+/// lints that look at when and where the trials ran.
+#[derive(Debug, Clone)]
+pub(crate) struct Arms {
+    pub baseline: Vec<usize>,
+    pub level: Vec<usize>,
+    /// Index of the `compare` entry.
+    pub entry: usize,
+}
+
+/// Runs every `compare` entry of the spec over every metric and context.
+/// The metrics comparisons are about: what the experiment reads from its outputs, else
+/// the wall time; the engine's CPU times only when the experiment names them (for short
+/// trials they are too coarse to compare, and every extra comparison costs power under
+/// Holm).
+fn primary_metrics<'m>(exp: &Experiment, metrics: &'m [MetricMeta]) -> std::collections::HashSet<&'m str> {
+    let engine = crate::parse::ENGINE_METRICS;
+    let named = |m: &str| exp.spec.metrics.keys().any(|k| k.value == m);
+    let parsed: std::collections::HashSet<&str> =
+        metrics.iter().map(|m| m.name.as_str()).filter(|m| !engine.contains(m)).collect();
+    let mut primary: std::collections::HashSet<&str> =
+        metrics.iter().map(|m| m.name.as_str()).filter(|m| engine.contains(m) && named(m)).collect();
+    if parsed.is_empty() {
+        if primary.is_empty() {
+            primary.insert("wall_time");
+        }
+    } else {
+        primary.extend(parsed);
+    }
+    primary
+}
+
+fn compare_all(
+    exp: &Experiment,
+    plan: &Plan,
+    metrics: &[MetricMeta],
+    analysed: &[Analysed],
+    settings: &Settings,
+    warnings: &mut Vec<lint::Warning>,
+) -> (Vec<ComparisonStat>, Vec<Arms>) {
+    let key = |name: &str| plan.keys.iter().position(|k| k == name);
+    let primary = primary_metrics(exp, metrics);
+    let mut jobs: Vec<Job> = Vec::new();
+    for (entry_index, entry) in exp.spec.analysis.compare.iter().enumerate() {
+        let entry = &entry.value;
+        let Some(factor) = key(&entry.factor.value) else {
+            warnings.push(lint::Warning::new(
+                lint::WarningKind::Compare,
+                format!("compare: `{}` is not a factor of the plan; nothing compared", entry.factor.value),
+            ));
+            continue;
+        };
+        let paired = match &entry.paired_by {
+            None => None,
+            Some(p) => match key(&p.value) {
+                Some(k) => Some(k),
+                None => {
+                    warnings.push(lint::Warning::new(
+                        lint::WarningKind::Compare,
+                        format!(
+                            "compare {}: `paired_by: {}` is not a factor of the plan; nothing compared",
+                            entry.factor.value, p.value
+                        ),
+                    ));
+                    continue;
+                }
+            },
+        };
+        let baseline = entry.baseline.value.text.as_str();
+        // (metric, context) → level → [(block, analysed index)], in plan order.
+        let mut by_context: IndexMap<ContextKey, ByLevel> = IndexMap::new();
+        for (i, a) in analysed.iter().enumerate() {
+            if !primary.contains(metrics[a.meta].name.as_str()) {
+                continue;
+            }
+            let cell = &plan.cells[a.group.cell];
+            let level_of = |k: usize| {
+                cell.levels.iter().find(|(key, _)| usize::from(*key) == k).map(|(_, v)| v.text.as_str())
+            };
+            let Some(level) = level_of(factor) else { continue };
+            let block = paired.and_then(level_of);
+            if paired.is_some() && block.is_none() {
+                continue;
+            }
+            let context: Vec<(usize, &str)> = cell
+                .levels
+                .iter()
+                .map(|(k, v)| (usize::from(*k), v.text.as_str()))
+                .filter(|(k, _)| *k != factor && Some(*k) != paired)
+                .collect();
+            by_context.entry((a.meta, context)).or_default().entry(level).or_default().push((block, i));
+        }
+        let mut seen_baseline = false;
+        for ((meta, context), levels) in &by_context {
+            let Some(base) = levels.get(baseline) else { continue };
+            seen_baseline = true;
+            for (level, cells) in levels.iter().filter(|(l, _)| **l != baseline) {
+                jobs.push(Job {
+                    entry: entry_index,
+                    factor: entry.factor.value.clone(),
+                    paired_by: entry.paired_by.as_ref().map(|p| p.value.clone()),
+                    baseline: baseline.to_owned(),
+                    level: (*level).to_owned(),
+                    meta: *meta,
+                    context: context.iter().map(|(k, v)| (plan.keys[*k].clone(), (*v).to_owned())).collect(),
+                    base: base.clone().into_iter().map(|(b, i)| (b.map(str::to_owned), i)).collect(),
+                    other: cells.iter().map(|(b, i)| (b.map(str::to_owned), *i)).collect(),
+                });
+            }
+        }
+        if !seen_baseline && !by_context.is_empty() {
+            warnings.push(lint::Warning::new(
+                lint::WarningKind::Compare,
+                format!(
+                    "compare {}: no analysed trials of the baseline `{baseline}` yet; nothing compared",
+                    entry.factor.value
+                ),
+            ));
+        }
+    }
+
+    let results: Vec<Result<(ComparisonStat, Arms), String>> =
+        jobs.par_iter().map(|job| run_job(job, &metrics[job.meta], analysed, settings)).collect();
+    let mut comparisons = Vec::with_capacity(results.len());
+    let mut arms = Vec::with_capacity(results.len());
+    for result in results {
+        match result {
+            Ok((c, a)) => {
+                comparisons.push(c);
+                arms.push(a);
+            }
+            Err(message) => warnings.push(lint::Warning::new(lint::WarningKind::Compare, message)),
+        }
+    }
+    (comparisons, arms)
+}
+
+/// A metric (index into the metrics) and the levels of the other keys (key index, level).
+type ContextKey<'a> = (usize, Vec<(usize, &'a str)>);
+/// The cells of each level of the compared factor: (block level, analysed index).
+type ByLevel<'a> = IndexMap<&'a str, Vec<(Option<&'a str>, usize)>>;
+
+/// One level against the baseline in one context, before it is run.
+struct Job {
+    entry: usize,
+    factor: String,
+    paired_by: Option<String>,
+    baseline: String,
+    level: String,
+    meta: usize,
+    context: IndexMap<String, String>,
+    /// (block, analysed index) of the baseline's and the level's cells.
+    base: Vec<(Option<String>, usize)>,
+    other: Vec<(Option<String>, usize)>,
+}
+
+fn run_job(
+    job: &Job,
+    meta: &MetricMeta,
+    analysed: &[Analysed],
+    settings: &Settings,
+) -> Result<(ComparisonStat, Arms), String> {
+    let what = || {
+        let context: Vec<String> = job.context.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        format!(
+            "compare {} {} vs {} ({}) · {}",
+            job.factor,
+            job.level,
+            job.baseline,
+            context.join(" "),
+            meta.name
+        )
+    };
+    let fail = |e: StatsError| format!("{}: {e}", what());
+    let kind = meta.mean_kind;
+    let (a_kept, b_kept, a_all, b_all, pairs) = match &job.paired_by {
+        None => {
+            // Without pairing the context holds every other key: one cell per side.
+            let (&(_, a), &(_, b)) =
+                (job.base.first().ok_or_else(what)?, job.other.first().ok_or_else(what)?);
+            let (a, b) = (&analysed[a], &analysed[b]);
+            (a.kept.clone(), b.kept.clone(), a.all.clone(), b.all.clone(), Vec::new())
+        }
+        Some(_) => {
+            // Pair the blocks both sides have; each block contributes its cell's mean.
+            let other: HashMap<&str, usize> =
+                job.other.iter().filter_map(|(b, i)| b.as_deref().map(|b| (b, *i))).collect();
+            let pairs: Vec<(&str, usize, usize)> = job
+                .base
+                .iter()
+                .filter_map(|(b, i)| b.as_deref().and_then(|b| other.get(b).map(|j| (b, *i, *j))))
+                .collect();
+            if pairs.is_empty() {
+                return Err(format!("{}: no block has trials of both levels", what()));
+            }
+            // Each side's per-block means, of the trials kept or of all trials.
+            let means = |baseline: bool, kept: bool| {
+                let values: Vec<f64> = pairs
+                    .iter()
+                    .map(|&(_, a, b)| {
+                        let cell = &analysed[if baseline { a } else { b }];
+                        let sample = if kept { &cell.kept } else { &cell.all };
+                        kind.transform(stats::mean(sample.analysed()))
+                    })
+                    .collect();
+                Sample::new(&values, kind).map_err(fail)
+            };
+            (
+                means(true, true)?,
+                means(false, true)?,
+                means(true, false)?,
+                means(false, false)?,
+                pairs.iter().map(|p| p.0.to_owned()).collect(),
+            )
+        }
+    };
+    let compare = |a: &Sample, b: &Sample| match job.paired_by {
+        None => compare_independent(a, b, settings),
+        Some(_) => compare_paired(a, b, settings),
+    };
+    let comparison = compare(&a_kept, &b_kept).map_err(fail)?;
+    let vocabulary = match meta.unit.as_str() {
+        "s" | "B/s" | "bit/s" | "op/s" => Vocabulary::Speed,
+        _ => Vocabulary::Quality,
+    };
+    let wording =
+        Wording { baseline: &job.baseline, level: &job.level, better: Some(meta.better), vocabulary };
+    let judged = verdict(&comparison, settings, &wording);
+    // Outliers were set aside on either side: would keeping them change the verdict?
+    let verdict_with_outliers = if a_kept != a_all || b_kept != b_all {
+        let with = compare(&a_all, &b_all).map_err(fail)?;
+        Some(verdict(&with, settings, &wording).kind).filter(|k| *k != judged.kind)
+    } else {
+        None
+    };
+    let arms = Arms {
+        baseline: job.base.iter().map(|(_, i)| *i).collect(),
+        level: job.other.iter().map(|(_, i)| *i).collect(),
+        entry: job.entry,
+    };
+    let (ci_low, ci_high) = match comparison.interval {
+        RatioInterval::Bounded { low, high } => (Some(low), Some(high)),
+        RatioInterval::NoEstimate | RatioInterval::Unbounded => (None, None),
+    };
+    let stat = ComparisonStat {
+        factor: job.factor.clone(),
+        baseline: job.baseline.clone(),
+        level: job.level.clone(),
+        context: job.context.clone(),
+        metric: meta.name.clone(),
+        unit: meta.unit.clone(),
+        design: comparison.design,
+        paired_by: job.paired_by.clone(),
+        pairs,
+        baseline_arm: arm(&a_kept, settings),
+        level_arm: arm(&b_kept, settings),
+        ratio: comparison.ratio,
+        change_pct: (comparison.ratio - 1.0) * 100.0,
+        ci_low,
+        ci_high,
+        p_value: comparison.p_value,
+        p_adjusted: None,
+        mde_pct: comparison.mde.map(|m| m * 100.0),
+        verdict: judged.kind,
+        sentence: judged.sentence,
+        more_trials: judged.more_trials,
+        verdict_with_outliers,
+    };
+    Ok((stat, arms))
+}
+
+fn arm(sample: &Sample, settings: &Settings) -> Arm {
+    let centre = stats::mean(sample.analysed());
+    let interval = stats::mean_interval(sample, settings.confidence);
+    let finite = |x: f64| x.is_finite().then_some(x);
+    Arm {
+        n: sample.len(),
+        mean: sample.kind().transform(centre),
+        moe: interval.map(|i| i.moe),
+        moe_pct: interval.and_then(|i| i.moe_rel).map(|r| r * 100.0),
+        ci_low: interval.and_then(|i| finite(i.low)),
+        ci_high: interval.and_then(|i| finite(i.high)),
+    }
+}
+
+/// Holm's adjustment across every comparison of the report that has a p-value.
+fn adjust(comparisons: &mut [ComparisonStat]) -> Result<(), StatsError> {
+    let with_p: Vec<(usize, f64)> =
+        comparisons.iter().enumerate().filter_map(|(i, c)| c.p_value.map(|p| (i, p))).collect();
+    let adjusted = holm(&with_p.iter().map(|(_, p)| *p).collect::<Vec<_>>())?;
+    for ((i, _), p) in with_p.into_iter().zip(adjusted) {
+        comparisons[i].p_adjusted = Some(p);
+    }
+    Ok(())
+}
+
+/// Every trial of a current cell that did not yield metrics, in the order they ran.
+fn failures(plan: &Plan, loaded: &Loaded) -> Vec<Failure> {
+    let labels: HashMap<String, String> =
+        plan.cells.iter().map(|c| (c.id.to_string(), plan.label(c))).collect();
+    loaded
+        .trials
+        .iter()
+        .filter(|t| !t.status.is_measurement())
+        .filter_map(|t| {
+            Some(Failure {
+                cell: labels.get(&t.cell)?.clone(),
+                trial: t.trial.clone(),
+                repetition: t.repetition,
+                warmup: t.warmup,
+                host: t.host.clone(),
+                session: t.session.clone(),
+                started_at: t.started_at.clone(),
+                status: status_name(t.status),
+                exit_code: t.exit_code,
+                error: t.error.clone(),
+            })
+        })
+        .collect()
+}
+
+/// One column per host and distinct set of facts, in the order the sessions started.
+fn environment(loaded: &Loaded) -> Environment {
+    let mut columns: Vec<(EnvColumn, &IndexMap<String, String>)> = Vec::new();
+    for session in loaded.sessions.iter().filter(|s| s.event == Event::Start) {
+        match columns.iter_mut().find(|(c, facts)| c.host == session.host && **facts == session.facts) {
+            Some((column, _)) => column.sessions.push(session.session.clone()),
+            None => columns.push((
+                EnvColumn { host: session.host.clone(), sessions: vec![session.session.clone()] },
+                &session.facts,
+            )),
+        }
+    }
+    let mut keys: IndexMap<&str, ()> = IndexMap::new();
+    for (_, facts) in &columns {
+        keys.extend(facts.keys().map(|k| (k.as_str(), ())));
+    }
+    let rows = keys
+        .keys()
+        .map(|&fact| {
+            let values: Vec<Option<String>> = columns.iter().map(|(_, f)| f.get(fact).cloned()).collect();
+            let differs = values.iter().any(|v| *v != values[0]);
+            FactRow { fact: fact.to_owned(), values, differs }
+        })
+        .collect();
+    Environment { columns: columns.into_iter().map(|(c, _)| c).collect(), rows }
+}
+
+fn reproduce(exp: &Experiment, loaded: &Loaded) -> Reproduce {
+    let spec_hash = blake3::hash(exp.source.as_bytes()).to_hex().to_string();
+    let mut sessions: Vec<SessionInfo> = Vec::new();
+    for record in &loaded.sessions {
+        match record.event {
+            Event::Start => sessions.push(SessionInfo {
+                session: record.session.clone(),
+                host: record.host.clone(),
+                started_at: record.at.clone(),
+                ended_at: None,
+                seed: record.seed,
+                spec_hash: record.spec_hash.clone(),
+                margin_version: record.margin_version.clone(),
+                spec_changed: record.spec_hash != spec_hash,
+            }),
+            Event::End => {
+                if let Some(s) = sessions.iter_mut().find(|s| s.session == record.session) {
+                    s.ended_at = Some(record.at.clone());
+                }
+            }
+        }
+    }
+    let file = exp.path.display().to_string();
+    // The order of the last session is the one to repeat; without sessions, the spec's.
+    let seed = sessions.last().map(|s| s.seed).or(exp.spec.seed);
+    let command = match seed {
+        Some(seed) => format!("margin run {file} --seed {seed}"),
+        None => format!("margin run {file}"),
+    };
+    Reproduce {
+        experiment_file: file,
+        command,
+        commands: exp.spec.commands().map(|(k, v)| (k.to_owned(), v.value.clone())).collect(),
+        spec_hash,
+        margin_version: env!("CARGO_PKG_VERSION").to_owned(),
+        sessions,
+    }
+}

@@ -1,0 +1,211 @@
+//! Numbers for people: canonical units scaled to MB/s, GiB, ms, µs, ops/s; percentages;
+//! p-values; and Markdown tables padded so they read as tables in a pager too.
+
+/// A display unit: divide a canonical value by `factor` and print `symbol` after it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scale {
+    pub factor: f64,
+    pub symbol: String,
+}
+
+/// Significant digits of the numbers in tables and sentences.
+const DIGITS: i32 = 4;
+
+/// The display unit for values of `unit` around `typical`: decimal prefixes for rates
+/// (as dd and bonnie++ print them), binary ones for sizes, ms/µs/ns for times.
+pub fn scale(unit: &str, typical: f64) -> Scale {
+    let (steps, base): (&[(f64, &str)], f64) = match unit {
+        "B/s" => (&[(1.0, "B/s"), (1e3, "kB/s"), (1e6, "MB/s"), (1e9, "GB/s"), (1e12, "TB/s")], 1.0),
+        "bit/s" => {
+            (&[(1.0, "bit/s"), (1e3, "kbit/s"), (1e6, "Mbit/s"), (1e9, "Gbit/s"), (1e12, "Tbit/s")], 1.0)
+        }
+        "op/s" => (&[(1.0, "ops/s"), (1e3, "k ops/s"), (1e6, "M ops/s"), (1e9, "G ops/s")], 1.0),
+        "B" => {
+            const K: f64 = 1024.0;
+            (&[(1.0, "B"), (K, "KiB"), (K * K, "MiB"), (K * K * K, "GiB"), (K * K * K * K, "TiB")], 1.0)
+        }
+        "s" => (&[(1e-9, "ns"), (1e-6, "µs"), (1e-3, "ms"), (1.0, "s")], 1.0),
+        other => return Scale { factor: 1.0, symbol: other.to_owned() },
+    };
+    let magnitude = typical.abs() * base;
+    let chosen = steps.iter().rev().find(|(f, _)| magnitude >= *f).unwrap_or(&steps[0]);
+    Scale { factor: chosen.0, symbol: chosen.1.to_owned() }
+}
+
+impl Scale {
+    /// The value in this unit, with [`DIGITS`] significant digits, without the symbol.
+    pub fn number(&self, value: f64) -> String {
+        significant(value / self.factor, DIGITS)
+    }
+
+    /// The value with its symbol: `48.93 MB/s`.
+    pub fn with_unit(&self, value: f64) -> String {
+        join(self.number(value), &self.symbol)
+    }
+
+    /// `16.43 ± 0.19 s`: the margin printed to the same decimal place as the mean.
+    pub fn plus_minus(&self, mean: f64, moe: f64) -> String {
+        let decimals = decimals_for(mean / self.factor, DIGITS).max(decimals_for(moe / self.factor, 2));
+        let text = format!("{:.*} ± {:.*}", decimals, mean / self.factor, decimals, moe / self.factor);
+        join(text, &self.symbol)
+    }
+}
+
+fn join(number: String, symbol: &str) -> String {
+    if symbol.is_empty() { number } else { format!("{number} {symbol}") }
+}
+
+/// Decimals that give `digits` significant digits for `value` (0 for large values).
+fn decimals_for(value: f64, digits: i32) -> usize {
+    if value == 0.0 || !value.is_finite() {
+        return 0;
+    }
+    let exponent = value.abs().log10().floor() as i32;
+    (digits - 1 - exponent).clamp(0, 9) as usize
+}
+
+/// `value` with `digits` significant digits, in plain notation: 16.84, 0.5801, 1234.
+pub fn significant(value: f64, digits: i32) -> String {
+    if !value.is_finite() {
+        return if value.is_nan() { "—".to_owned() } else { "∞".to_owned() };
+    }
+    let text = format!("{:.*}", decimals_for(value, digits), value);
+    // Rounding may leave "-0": a sign on nothing.
+    if text.trim_start_matches('-').chars().all(|c| c == '0' || c == '.') {
+        text.trim_start_matches('-').to_owned()
+    } else {
+        text
+    }
+}
+
+/// A percentage number: one decimal, two below 1 %, so small values keep a digit.
+pub fn percent(value: f64) -> String {
+    if !value.is_finite() {
+        return significant(value, DIGITS);
+    }
+    if value.abs() < 1.0 { format!("{value:.2} %") } else { format!("{value:.1} %") }
+}
+
+/// A percentage with its sign: `+2.5 %`, `-0.31 %`.
+pub fn signed_percent(value: f64) -> String {
+    let text = percent(value);
+    if text.starts_with('-') { text } else { format!("+{text}") }
+}
+
+/// A p-value: three significant digits, or `< 0.001`.
+pub fn p_value(p: f64) -> String {
+    if p < 0.001 { "< 0.001".to_owned() } else { significant(p, 3) }
+}
+
+/// `p = 0.119` or `p < 0.001`, for sentences.
+pub fn p_clause(name: &str, p: f64) -> String {
+    let value = p_value(p);
+    if value.starts_with('<') { format!("{name} {value}") } else { format!("{name} = {value}") }
+}
+
+/// A confidence level as people write it: 0.95 → `95 %`, 0.975 → `97.5 %`.
+pub fn confidence(level: f64) -> String {
+    format!("{} %", (level * 100.0 * 1e4).round() / 1e4)
+}
+
+/// Escapes text for a Markdown table cell: pipes, and line breaks as spaces.
+pub fn cell_text(text: &str) -> String {
+    text.replace('|', "\\|").replace(['\n', '\r'], " ")
+}
+
+/// A Markdown table whose columns are padded to equal width, so that it reads as a table
+/// in a terminal pager as well as on GitHub. Columns from `numbers_from` on hold numbers
+/// and are right-aligned.
+pub fn markdown_table(header: &[String], rows: &[Vec<String>], numbers_from: usize) -> String {
+    let width = |i: usize| {
+        rows.iter()
+            .map(|r| r.get(i).map_or(0, |c| c.chars().count()))
+            .chain([header[i].chars().count(), 3])
+            .max()
+            .unwrap_or(3)
+    };
+    let widths: Vec<usize> = (0..header.len()).map(width).collect();
+    let line = |cells: &[String]| {
+        let padded: Vec<String> = widths
+            .iter()
+            .enumerate()
+            .map(|(i, &w)| {
+                let text = cells.get(i).map_or("", String::as_str);
+                if i < numbers_from { format!("{text:<w$}") } else { format!("{text:>w$}") }
+            })
+            .collect();
+        format!("| {} |", padded.join(" | "))
+    };
+    let rule: Vec<String> = widths
+        .iter()
+        .enumerate()
+        .map(|(i, &w)| if i < numbers_from { "-".repeat(w) } else { format!("{}:", "-".repeat(w - 1)) })
+        .collect();
+    let mut out = vec![line(header), format!("| {} |", rule.join(" | "))];
+    out.extend(rows.iter().map(|r| line(r)));
+    out.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_use_decimal_prefixes_and_sizes_binary_ones() {
+        assert_eq!(scale("B/s", 51_466_240.0).with_unit(51_466_240.0), "51.47 MB/s");
+        assert_eq!(
+            scale("B", 8.0 * 1024.0 * 1024.0 * 1024.0).with_unit(8.0 * 1024.0 * 1024.0 * 1024.0),
+            "8.000 GiB"
+        );
+        assert_eq!(scale("bit/s", 9.41e8).with_unit(9.41e8), "941.0 Mbit/s");
+        assert_eq!(scale("op/s", 10_617_133.0).with_unit(10_617_133.0), "10.62 M ops/s");
+    }
+
+    #[test]
+    fn times_go_down_to_nanoseconds() {
+        assert_eq!(scale("s", 16.835).with_unit(16.835), "16.84 s");
+        assert_eq!(scale("s", 0.0042).with_unit(0.0042), "4.200 ms");
+        assert_eq!(scale("s", 3.1e-6).with_unit(3.1e-6), "3.100 µs");
+        assert_eq!(scale("s", 2e-10).with_unit(2e-10), "0.2000 ns");
+    }
+
+    #[test]
+    fn unknown_units_and_counts_are_printed_as_they_are() {
+        assert_eq!(scale("%", 93.5).with_unit(93.5), "93.50 %");
+        assert_eq!(scale("", 1234.0).with_unit(1234.0), "1234");
+        assert_eq!(scale("widgets", 2.5).with_unit(2.5), "2.500 widgets");
+    }
+
+    #[test]
+    fn the_margin_takes_the_mean_decimal_places() {
+        assert_eq!(scale("s", 16.835).plus_minus(16.835, 0.58005), "16.84 ± 0.58 s");
+        assert_eq!(scale("B/s", 5.1e7).plus_minus(51_466_240.0, 331_000.0), "51.47 ± 0.33 MB/s");
+        // A margin smaller than the mean's last digit keeps two significant digits.
+        assert_eq!(scale("s", 100.0).plus_minus(100.0, 0.0012), "100.0000 ± 0.0012 s");
+    }
+
+    #[test]
+    fn percentages_and_p_values() {
+        assert_eq!(percent(3.4455), "3.4 %");
+        assert_eq!(percent(0.314), "0.31 %");
+        assert_eq!(signed_percent(2.45), "+2.5 %");
+        assert_eq!(signed_percent(-0.9), "-0.90 %");
+        assert_eq!(p_value(0.11939), "0.119");
+        assert_eq!(p_value(5.6e-12), "< 0.001");
+        assert_eq!(p_clause("p", 0.11939), "p = 0.119");
+        assert_eq!(p_clause("Holm", 5.6e-12), "Holm < 0.001");
+        assert_eq!((confidence(0.95), confidence(0.975)), ("95 %".to_owned(), "97.5 %".to_owned()));
+        assert_eq!(significant(-0.00001, 2), "-0.000010");
+        assert_eq!(significant(-0.0, 4), "0");
+    }
+
+    #[test]
+    fn tables_are_padded_and_escaped() {
+        let header = vec!["cell".to_owned(), "n".to_owned()];
+        let rows = vec![vec![cell_text("a|b"), "12".to_owned()], vec!["c".to_owned(), "3".to_owned()]];
+        let numbers = "| cell |   n |\n| ---- | --: |\n| a\\|b |  12 |\n| c    |   3 |";
+        assert_eq!(markdown_table(&header, &rows, 1), numbers);
+        let text = "| cell | n   |\n| ---- | --- |\n| a\\|b | 12  |\n| c    | 3   |";
+        assert_eq!(markdown_table(&header, &rows, 2), text);
+    }
+}

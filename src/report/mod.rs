@@ -1,0 +1,559 @@
+//! The report: `report.md` from a minijinja template, `summary.json`, and `plots/*.svg`.
+//!
+//! Every number comes from the [`Summary`]; this module only chooses units, rounds,
+//! lays out tables and draws. The built-in template is compiled in; an experiment may
+//! replace it with `report.template` (a path relative to the experiment file), which sees
+//! the same context and filters. Undefined names are errors, so a typo in a template
+//! fails with its line instead of printing nothing.
+
+pub mod format;
+pub mod plot;
+
+use std::collections::HashSet;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use minijinja::syntax::SyntaxConfig;
+use minijinja::value::{Serde, Value};
+use minijinja::{Environment, UndefinedBehavior};
+use serde::Serialize;
+
+use crate::analyze::summary::{CellStat, ComparisonStat, Summary};
+use crate::analyze::{AnalyzeError, OutlierRule, Pending, summarize_store};
+use crate::parse::Better;
+use crate::plan::Plan;
+use crate::spec::Experiment;
+use crate::store::Loaded;
+use format::{
+    Scale, cell_text, confidence, markdown_table, p_clause, p_value, percent, scale, signed_percent,
+};
+
+/// The built-in report template.
+pub const BUILTIN_TEMPLATE: &str = include_str!("report.md.j2");
+
+/// Why the report could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error(transparent)]
+    Analyze(#[from] AnalyzeError),
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: io::Error },
+    #[error("{name}:{line}: {message}", line = line.map_or_else(|| "?".to_owned(), |l| l.to_string()))]
+    Template { name: String, line: Option<usize>, message: String },
+    #[error(transparent)]
+    Plot(#[from] plot::PlotError),
+    #[error("writing summary.json: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+impl ReportError {
+    fn io(path: &Path, source: io::Error) -> Self {
+        ReportError::Io { path: path.to_path_buf(), source }
+    }
+
+    fn template(name: &str, e: &minijinja::Error) -> Self {
+        let message = match e.detail() {
+            Some(detail) => format!("{}: {detail}", e.kind()),
+            None => e.kind().to_string(),
+        };
+        ReportError::Template { name: name.to_owned(), line: e.line(), message }
+    }
+}
+
+/// Analyses the store and writes `report.md`, `summary.json` and `plots/*.svg` into
+/// `out_dir` (the experiment's store folder). Returns the summary, for `--json`.
+pub fn write_report(
+    exp: &Experiment,
+    plan: &Plan,
+    loaded: &Loaded,
+    pending: &[Pending],
+    out_dir: &Path,
+) -> Result<Summary, ReportError> {
+    let summary = summarize_store(exp, plan, loaded, pending)?;
+    let plots = plots(exp, plan, &summary)?;
+    let dir = out_dir.join("plots");
+    if plots.iter().any(|p| p.svg.is_some()) {
+        fs::create_dir_all(&dir).map_err(|e| ReportError::io(&dir, e))?;
+    }
+    for plot in &plots {
+        if let Some(svg) = &plot.svg {
+            write_file(&out_dir.join(&plot.path), svg.as_bytes())?;
+        }
+    }
+    let markdown = render(exp, &summary, &plots, &now())?;
+    write_file(&out_dir.join("report.md"), markdown.as_bytes())?;
+    let mut json = serde_json::to_vec_pretty(&summary)?;
+    json.push(b'\n');
+    write_file(&out_dir.join("summary.json"), &json)?;
+    Ok(summary)
+}
+
+/// Writes through a temporary file and a rename, so a reader never sees half a report.
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
+    let partial = path.with_extension("partial");
+    fs::write(&partial, bytes).map_err(|e| ReportError::io(&partial, e))?;
+    fs::rename(&partial, path).map_err(|e| ReportError::io(path, e))
+}
+
+fn now() -> String {
+    jiff::Timestamp::now().strftime("%Y-%m-%d %H:%M:%S UTC").to_string()
+}
+
+/// One metric's plot: where it goes, and its SVG unless the metric has too many cells.
+#[derive(Debug, Clone)]
+pub struct Plot {
+    pub metric: String,
+    /// Relative to the report: `plots/<metric>.svg`.
+    pub path: String,
+    pub svg: Option<String>,
+}
+
+/// Draws the plot of every metric, coloured by the first compared factor.
+pub fn plots(exp: &Experiment, plan: &Plan, summary: &Summary) -> Result<Vec<Plot>, ReportError> {
+    let colour_key = exp
+        .spec
+        .analysis
+        .compare
+        .iter()
+        .map(|c| c.value.factor.value.as_str())
+        .find(|f| plan.keys.iter().any(|k| k == f));
+    let mut used = HashSet::new();
+    let mut out = Vec::new();
+    for meta in &summary.metrics {
+        let cells: Vec<&CellStat> = summary.cells.iter().filter(|c| c.metric == meta.name).collect();
+        let path = unique_name(&mut used, &meta.name);
+        if cells.is_empty() || cells.len() > plot::MAX_CELLS {
+            out.push(Plot { metric: meta.name.clone(), path, svg: None });
+            continue;
+        }
+        // Colours by the compared factor's levels in plan order; rows grouped by the
+        // other levels, so the cells a comparison puts side by side are neighbours.
+        let mut levels: Vec<&str> = Vec::new();
+        let mut rows: Vec<(String, usize, plot::Row)> = cells
+            .iter()
+            .map(|cell| {
+                let level = colour_key.and_then(|k| cell.levels.get(k)).map_or("", String::as_str);
+                let colour = levels.iter().position(|l| *l == level).unwrap_or_else(|| {
+                    levels.push(level);
+                    levels.len() - 1
+                });
+                let context: Vec<String> = cell
+                    .levels
+                    .iter()
+                    .filter(|(k, _)| Some(k.as_str()) != colour_key)
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect();
+                let label =
+                    if cell.label.is_empty() { "(all trials)".to_owned() } else { cell.label.clone() };
+                (context.join(" "), colour, plot::Row { label, cell, colour })
+            })
+            .collect();
+        rows.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+        let legend: Vec<String> = match colour_key {
+            Some(k) => levels.iter().map(|l| format!("{k}={l}")).collect(),
+            None => vec![meta.name.clone()],
+        };
+        let rows: Vec<plot::Row> = rows.into_iter().map(|(_, _, r)| r).collect();
+        let display = scale(&meta.unit, typical(cells.iter().map(|c| c.mean)));
+        let svg = plot::dot_plot(&meta.name, &display, &rows, &legend)?;
+        out.push(Plot { metric: meta.name.clone(), path, svg: Some(svg) });
+    }
+    Ok(out)
+}
+
+/// `plots/<name>.svg` with the name made file-safe, and unique among the plots.
+fn unique_name(used: &mut HashSet<String>, metric: &str) -> String {
+    let safe: String = metric
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') { c } else { '_' })
+        .collect();
+    let mut name = safe.clone();
+    let mut n = 1;
+    while !used.insert(name.clone()) {
+        n += 1;
+        name = format!("{safe}-{n}");
+    }
+    format!("plots/{name}.svg")
+}
+
+/// The magnitude a metric's display unit is chosen for: the smallest mean, so that no
+/// row of a table reads 0.0002 while others read 1.5.
+fn typical(values: impl Iterator<Item = f64>) -> f64 {
+    values.filter(|x| x.is_finite() && *x != 0.0).map(f64::abs).min_by(f64::total_cmp).unwrap_or(0.0)
+}
+
+/// What the template sees besides the summary: the parts laid out for reading.
+#[derive(Debug, Serialize)]
+struct View<'a> {
+    summary: &'a Summary,
+    generated_at: &'a str,
+    margin_version: &'static str,
+    counts: String,
+    settings: String,
+    answers: Vec<Answer>,
+    metrics: Vec<MetricView>,
+    environment: Option<String>,
+    /// Whether any fact differs between the machine states (the rows marked ≠).
+    environment_differs: bool,
+    failures: Option<String>,
+    sessions: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct Answer {
+    title: String,
+    sentence: String,
+    detail: String,
+}
+
+#[derive(Debug, Serialize)]
+struct MetricView {
+    name: String,
+    description: String,
+    table: String,
+    plot: Option<String>,
+}
+
+/// Renders `report.md` from the summary and the plots, with the experiment's template or
+/// the built-in one.
+pub fn render(
+    exp: &Experiment,
+    summary: &Summary,
+    plots: &[Plot],
+    generated_at: &str,
+) -> Result<String, ReportError> {
+    let (name, source) = match &exp.spec.report.template {
+        None => ("report.md.j2".to_owned(), BUILTIN_TEMPLATE.to_owned()),
+        Some(t) => {
+            let path = exp.path.parent().unwrap_or(Path::new("")).join(&t.value);
+            let text = fs::read_to_string(&path).map_err(|e| ReportError::io(&path, e))?;
+            (path.display().to_string(), text)
+        }
+    };
+    let env = environment();
+    let template =
+        env.template_from_named_str(&name, &source).map_err(|e| ReportError::template(&name, &e))?;
+    let view = View {
+        summary,
+        generated_at,
+        margin_version: env!("CARGO_PKG_VERSION"),
+        counts: counts_line(summary),
+        settings: settings_line(summary),
+        answers: summary.comparisons.iter().map(answer).collect(),
+        metrics: summary
+            .metrics
+            .iter()
+            .map(|m| MetricView {
+                name: m.name.clone(),
+                description: metric_description(summary, &m.name),
+                table: metric_table(summary, &m.name),
+                plot: plots.iter().find(|p| p.metric == m.name && p.svg.is_some()).map(|p| p.path.clone()),
+            })
+            .collect(),
+        environment: environment_table(summary),
+        environment_differs: summary.environment.rows.iter().any(|r| r.differs),
+        failures: failures_table(summary),
+        sessions: sessions_table(summary),
+    };
+    template.render(Value::from(Serde(&view))).map_err(|e| ReportError::template(&name, &e))
+}
+
+/// The template environment: strict about undefined names, block tags on lines of their
+/// own, and the number filters.
+fn environment() -> Environment<'static> {
+    let mut env = Environment::new();
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    let syntax = SyntaxConfig::builder()
+        .trim_blocks(true)
+        .lstrip_blocks(true)
+        .keep_trailing_newline(true)
+        .build()
+        .expect("the default delimiters are valid");
+    env.set_syntax(syntax);
+    // `{{ x | num(unit) }}` → "48.93 MB/s"; `{{ mean | pm(moe, unit) }}` → "16.84 ± 0.58 s".
+    env.add_filter("num", |value: Option<f64>, unit: String| {
+        value.map_or_else(dash, |v| scale(&unit, v).with_unit(v))
+    });
+    env.add_filter("pm", |mean: f64, moe: Option<f64>, unit: String| {
+        let display = scale(&unit, mean);
+        moe.map_or_else(|| display.with_unit(mean), |m| display.plus_minus(mean, m))
+    });
+    env.add_filter("pct", |value: Option<f64>| value.map_or_else(dash, percent));
+    env.add_filter("signed_pct", |value: Option<f64>| value.map_or_else(dash, signed_percent));
+    env.add_filter("p", |value: Option<f64>| value.map_or_else(dash, p_value));
+    env
+}
+
+fn dash() -> String {
+    "—".to_owned()
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn counts_line(summary: &Summary) -> String {
+    let t = &summary.trials;
+    let cells: HashSet<&str> = summary.cells.iter().map(|c| c.cell.as_str()).collect();
+    let mut parts = vec![format!(
+        "{} analysed in {}",
+        plural(t.analysed, "trial", "trials"),
+        plural(cells.len(), "cell", "cells")
+    )];
+    if t.warmups > 0 {
+        parts.push(format!("{} (not analysed)", plural(t.warmups, "warm-up", "warm-ups")));
+    }
+    if t.failed > 0 {
+        parts.push(format!("{} failed", t.failed));
+    }
+    if t.stale > 0 {
+        parts.push(format!("{} set aside: the command changed", plural(t.stale, "record", "records")));
+    }
+    if !summary.pending.is_empty() {
+        parts.push(format!("{} pending", plural(summary.pending.len(), "cell", "cells")));
+    }
+    parts.join(" · ")
+}
+
+fn settings_line(summary: &Summary) -> String {
+    let s = &summary.settings;
+    let outliers = match s.outliers {
+        OutlierRule::Mad { cutoff } => format!("outliers: modified z-score above {cutoff}"),
+        OutlierRule::Iqr { cutoff } => format!("outliers: beyond {cutoff} IQR of the quartiles"),
+        OutlierRule::None => "outliers: none set aside".to_owned(),
+    };
+    let adjusted = summary.comparisons.iter().filter(|c| c.p_adjusted.is_some()).count();
+    let mut line = format!(
+        "Confidence {}; practical threshold ±{}; {outliers}; runs needed aim at ±{}.",
+        confidence(s.confidence),
+        percent(s.threshold_pct),
+        percent(s.target_pct)
+    );
+    if adjusted > 1 {
+        line.push_str(&format!(
+            " p-values are Holm-adjusted across the {adjusted} comparisons of this report."
+        ));
+    }
+    line
+}
+
+fn answer(c: &ComparisonStat) -> Answer {
+    let mut title = format!("{}: {} vs {} · {}", c.factor, c.level, c.baseline, c.metric);
+    if !c.context.is_empty() {
+        let context: Vec<String> = c.context.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        title.push_str(&format!(" ({})", context.join(" ")));
+    }
+    let side = |name: &str, arm: &crate::analyze::summary::Arm| {
+        let display = scale(&c.unit, arm.mean);
+        match (arm.moe, arm.moe_pct) {
+            (Some(moe), Some(pct)) => {
+                format!("{name} {} (±{})", display.plus_minus(arm.mean, moe), percent(pct))
+            }
+            _ => format!("{name} {} (n = {}: no error estimate)", display.with_unit(arm.mean), arm.n),
+        }
+    };
+    let mut detail =
+        vec![format!("{}, {}", side(&c.baseline, &c.baseline_arm), side(&c.level, &c.level_arm))];
+    match (&c.paired_by, c.pairs.len()) {
+        (Some(by), k) => detail.push(format!("paired by {by} ({})", plural(k, "pair", "pairs"))),
+        (None, _) => detail.push(format!("n = {} and {}", c.baseline_arm.n, c.level_arm.n)),
+    }
+    if let Some(p) = c.p_value {
+        let adjusted = c
+            .p_adjusted
+            .filter(|a| *a != p)
+            .map(|a| format!(" ({})", p_clause("Holm", a)))
+            .unwrap_or_default();
+        detail.push(format!("{}{adjusted}", p_clause("p", p)));
+    }
+    if let Some(mde) = c.mde_pct {
+        detail.push(format!("detectable at 80 % power: {}", percent(mde)));
+    }
+    if let Some(kept) = c.verdict_with_outliers {
+        let kept = serde_json::to_value(kept)
+            .ok()
+            .and_then(|v| v.as_str().map(|s| s.replace('_', " ")))
+            .unwrap_or_default();
+        detail.push(format!("with the outliers kept: {kept}"));
+    }
+    Answer { title, sentence: c.sentence.clone(), detail: detail.join("; ") }
+}
+
+fn metric_description(summary: &Summary, metric: &str) -> String {
+    let Some(meta) = summary.metrics.iter().find(|m| m.name == metric) else { return String::new() };
+    let better = match meta.better {
+        Better::Higher => "higher is better",
+        Better::Lower => "lower is better",
+    };
+    let cells = summary.cells.iter().filter(|c| c.metric == metric);
+    let display = scale(&meta.unit, typical(cells.map(|c| c.mean)));
+    let unit =
+        if display.symbol.is_empty() { String::new() } else { format!("Values in {}; ", display.symbol) };
+    format!(
+        "{unit}{better}; {} mean. ± is the half-width of the {} confidence interval of the mean.",
+        meta.mean_kind,
+        confidence(summary.settings.confidence)
+    )
+}
+
+/// The statistics table of one metric, every cell a row, in the metric's display unit.
+fn metric_table(summary: &Summary, metric: &str) -> String {
+    let cells: Vec<&CellStat> = summary.cells.iter().filter(|c| c.metric == metric).collect();
+    let Some(first) = cells.first() else { return String::new() };
+    let display: Scale = scale(&first.unit, typical(cells.iter().map(|c| c.mean)));
+    let n = |x: f64| display.number(x);
+    let header = [
+        "cell",
+        "n",
+        "mean",
+        "±",
+        "± %",
+        "CI",
+        "sd",
+        "CV",
+        "median",
+        "min",
+        "max",
+        "set aside",
+        "runs needed",
+    ];
+    let rows: Vec<Vec<String>> = cells
+        .iter()
+        .map(|c| {
+            let label = if c.label.is_empty() { "(all trials)".to_owned() } else { cell_text(&c.label) };
+            let (moe, moe_pct) = match (c.moe, c.moe_pct) {
+                (Some(m), Some(p)) if c.very_wide => (n(m), format!("{} (very wide: n = 2)", percent(p))),
+                (Some(m), Some(p)) => (n(m), percent(p)),
+                (Some(m), None) => (n(m), dash()),
+                _ => ("no error estimate".to_owned(), dash()),
+            };
+            let ci = match (c.ci_low, c.ci_high) {
+                (Some(lo), Some(hi)) => format!("[{}, {}]", n(lo), n(hi)),
+                (Some(lo), None) => format!("[{}, ∞)", n(lo)),
+                _ => dash(),
+            };
+            let mut aside: Vec<String> = c.set_aside.iter().map(|v| n(*v)).collect();
+            aside.extend(c.flagged.iter().map(|v| format!("{} (flagged, kept)", n(*v))));
+            let runs = match (c.runs_needed, c.runs_needed_exceeds) {
+                (Some(r), _) => r.to_string(),
+                (None, Some(max)) => format!("> {max}"),
+                (None, None) => dash(),
+            };
+            vec![
+                label,
+                c.n.to_string(),
+                n(c.mean),
+                moe,
+                moe_pct,
+                ci,
+                c.sd.map_or_else(dash, n),
+                c.cv.map_or_else(dash, |cv| percent(cv * 100.0)),
+                n(c.median),
+                n(c.min),
+                n(c.max),
+                if aside.is_empty() { dash() } else { aside.join(", ") },
+                runs,
+            ]
+        })
+        .collect();
+    markdown_table(&header.map(str::to_owned), &rows, 1)
+}
+
+/// Facts × machine states, the rows that differ marked with ≠.
+fn environment_table(summary: &Summary) -> Option<String> {
+    let env = &summary.environment;
+    if env.columns.is_empty() || env.rows.is_empty() {
+        return None;
+    }
+    let mut header = vec!["fact".to_owned()];
+    header.extend(env.columns.iter().map(|c| {
+        let sessions = c.sessions.join(", ");
+        cell_text(&format!("{} ({})", c.host, sessions))
+    }));
+    let rows: Vec<Vec<String>> = env
+        .rows
+        .iter()
+        .map(|r| {
+            let mut row = vec![if r.differs { format!("≠ {}", r.fact) } else { r.fact.clone() }];
+            row.extend(r.values.iter().map(|v| v.as_deref().map_or_else(dash, |v| fact_text(&r.fact, v))));
+            row
+        })
+        .collect();
+    Some(markdown_table(&header, &rows, header.len()))
+}
+
+/// Facts longer than this are cut in the table (summary.json keeps them whole): a
+/// kernel command line or `xl info` would make the table unreadable in a pager.
+const FACT_WIDTH: usize = 72;
+
+/// A fact as people read it: the memory in GiB rather than bytes, long values cut.
+fn fact_text(fact: &str, value: &str) -> String {
+    match (fact, value.parse::<f64>()) {
+        ("memory", Ok(bytes)) => scale("B", bytes).with_unit(bytes),
+        _ => {
+            let one_line = value.split_whitespace().collect::<Vec<_>>().join(" ");
+            if one_line.chars().count() > FACT_WIDTH {
+                let cut: String = one_line.chars().take(FACT_WIDTH - 1).collect();
+                cell_text(&format!("{cut}…"))
+            } else {
+                cell_text(&one_line)
+            }
+        }
+    }
+}
+
+fn failures_table(summary: &Summary) -> Option<String> {
+    if summary.failures.is_empty() {
+        return None;
+    }
+    let header = ["cell", "trial", "status", "host", "exit", "error"].map(str::to_owned);
+    let rows: Vec<Vec<String>> = summary
+        .failures
+        .iter()
+        .map(|f| {
+            let error = f.error.as_deref().unwrap_or("");
+            let mut first: String = error.lines().next().unwrap_or("").chars().take(120).collect();
+            if error.chars().count() > first.chars().count() {
+                first.push('…');
+            }
+            let trial = if f.warmup { format!("{} (warm-up)", f.trial) } else { f.trial.clone() };
+            vec![
+                cell_text(&f.cell),
+                trial,
+                f.status.to_owned(),
+                cell_text(&f.host),
+                f.exit_code.map_or_else(dash, |c| c.to_string()),
+                cell_text(&first),
+            ]
+        })
+        .collect();
+    // Only the exit code is a number; the error text reads best left-aligned, so the
+    // exit column is aligned left too rather than breaking the run of text columns.
+    Some(markdown_table(&header, &rows, header.len()))
+}
+
+fn sessions_table(summary: &Summary) -> Option<String> {
+    let sessions = &summary.reproduce.sessions;
+    if sessions.is_empty() {
+        return None;
+    }
+    let header = ["session", "host", "started", "margin", "experiment file", "seed"].map(str::to_owned);
+    let rows: Vec<Vec<String>> = sessions
+        .iter()
+        .map(|s| {
+            vec![
+                cell_text(&s.session),
+                cell_text(&s.host),
+                s.started_at.clone(),
+                s.margin_version.clone(),
+                if s.spec_changed { "changed since".to_owned() } else { "as now".to_owned() },
+                s.seed.to_string(),
+            ]
+        })
+        .collect();
+    Some(markdown_table(&header, &rows, header.len() - 1))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,163 @@
+//! SVG dot plots, one per metric: every trial as a point, each cell's mean with its
+//! confidence interval, coloured by the level of the compared factor.
+//!
+//! Cells are rows (labels stay horizontal and readable however long), values run along
+//! the x axis in the metric's display unit. SVG text needs no fonts: plotters only
+//! estimates label widths, and the viewer renders them.
+
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::format::{Scale, significant};
+use crate::analyze::summary::CellStat;
+
+/// Beyond this many cells a metric gets no plot: the rows would be unreadable.
+pub const MAX_CELLS: usize = 60;
+
+const WIDTH: u32 = 860;
+const ROW: u32 = 30;
+/// Space for the title, the axis and the legend.
+const CHROME: u32 = 130;
+/// The lines of the title and of the legend under it.
+const TITLE_Y: i32 = 18;
+const LEGEND_Y: i32 = 42;
+
+/// Colour-blind-safe (Okabe–Ito) colours for the levels, in order.
+const PALETTE: [RGBColor; 8] = [
+    RGBColor(0, 114, 178),
+    RGBColor(230, 159, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(86, 180, 233),
+    RGBColor(213, 94, 0),
+    RGBColor(240, 228, 66),
+    RGBColor(0, 0, 0),
+];
+
+/// One row of the plot.
+pub struct Row<'a> {
+    pub label: String,
+    pub cell: &'a CellStat,
+    /// Index of the colour (the compared factor's level), 0 without a compared factor.
+    pub colour: usize,
+}
+
+/// Why a plot could not be drawn (plotters' backend errors carry no detail worth more).
+#[derive(Debug, thiserror::Error)]
+#[error("drawing the plot of {metric}: {detail}")]
+pub struct PlotError {
+    pub metric: String,
+    pub detail: String,
+}
+
+/// The SVG text of one metric's plot. `legend` names the colours in order.
+pub fn dot_plot(metric: &str, scale: &Scale, rows: &[Row], legend: &[String]) -> Result<String, PlotError> {
+    let fail = |e: &dyn std::fmt::Display| PlotError { metric: metric.to_owned(), detail: e.to_string() };
+    let (low, high) = extent(rows);
+    let pad = ((high - low) * 0.06).max(high.abs() * 1e-3).max(f64::MIN_POSITIVE);
+    let (x0, x1) = ((low - pad) / scale.factor, (high + pad) / scale.factor);
+    let n = rows.len();
+    let label_width =
+        (rows.iter().map(|r| r.label.chars().count()).max().unwrap_or(4) as u32 * 7 + 16).min(WIDTH / 2);
+    let with_legend = legend.len() > 1;
+    let height = CHROME + ROW * n as u32;
+    // Row i is drawn at y = n − 1 − i, so the plot reads top to bottom like the table.
+    let at = |i: usize| (n - 1 - i) as f64;
+
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| fail(&e))?;
+        let unit = if scale.symbol.is_empty() { String::new() } else { format!(" ({})", scale.symbol) };
+        // The title and the legend are drawn by hand above the chart, so that the legend
+        // sits on a line of its own under the title, where it can hide no point.
+        let centre = ("sans-serif", 16).into_font().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Center));
+        let title = format!("{metric}{unit}: trials, mean and confidence interval");
+        root.draw(&Text::new(title, (WIDTH as i32 / 2, TITLE_Y), centre)).map_err(|e| fail(&e))?;
+        let mut chart = ChartBuilder::on(&root)
+            .margin(12)
+            .margin_top(if with_legend { LEGEND_Y + 18 } else { TITLE_Y + 18 })
+            .margin_left(label_width)
+            .x_label_area_size(36)
+            .build_cartesian_2d(x0..x1, -0.5..(n as f64 - 0.5))
+            .map_err(|e| fail(&e))?;
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .light_line_style(TRANSPARENT)
+            .y_labels(0)
+            .x_desc(format!("{metric}{unit}"))
+            .x_label_formatter(&|x| significant(*x, 3))
+            .draw()
+            .map_err(|e| fail(&e))?;
+
+        // Row labels, drawn by hand so that each sits exactly on its row.
+        let right = ("sans-serif", 12).into_font().color(&BLACK).pos(Pos::new(HPos::Right, VPos::Center));
+        for (i, row) in rows.iter().enumerate() {
+            let (_, y) = chart.backend_coord(&(x0, at(i)));
+            root.draw(&Text::new(row.label.clone(), (label_width as i32 - 4, y), right.clone()))
+                .map_err(|e| fail(&e))?;
+        }
+
+        for (i, row) in rows.iter().enumerate() {
+            let c = PALETTE[row.colour % PALETTE.len()];
+            // Trials just above the row's centre, jittered deterministically so that equal
+            // values stay visible; set-aside values crossed out; the mean and its interval
+            // just below.
+            let above = |k: usize| at(i) + 0.12 + 0.05 * (k % 4) as f64;
+            let points = row
+                .cell
+                .values
+                .iter()
+                .enumerate()
+                .map(|(k, v)| Circle::new((v / scale.factor, above(k)), 3, c.mix(0.55).filled()));
+            chart.draw_series(points).map_err(|e| fail(&e))?;
+            let aside = row
+                .cell
+                .set_aside
+                .iter()
+                .map(|v| Cross::new((v / scale.factor, above(0)), 5, BLACK.stroke_width(1)));
+            chart.draw_series(aside).map_err(|e| fail(&e))?;
+            let y = at(i) - 0.12;
+            let mean = row.cell.mean / scale.factor;
+            if let (Some(lo), Some(hi)) = (row.cell.ci_low, row.cell.ci_high) {
+                let bar = ErrorBar::new_horizontal(
+                    y,
+                    lo / scale.factor,
+                    mean,
+                    hi / scale.factor,
+                    c.stroke_width(2),
+                    8,
+                );
+                chart.draw_series(std::iter::once(bar)).map_err(|e| fail(&e))?;
+            }
+            chart
+                .draw_series(std::iter::once(TriangleMarker::new((mean, y), 6, c.filled())))
+                .map_err(|e| fail(&e))?;
+        }
+
+        if with_legend {
+            let left = ("sans-serif", 12).into_font().color(&BLACK).pos(Pos::new(HPos::Left, VPos::Center));
+            let mut x = label_width as i32;
+            for (colour, name) in legend.iter().enumerate() {
+                let c = PALETTE[colour % PALETTE.len()];
+                root.draw(&Circle::new((x + 5, LEGEND_Y), 5, c.filled())).map_err(|e| fail(&e))?;
+                root.draw(&Text::new(name.clone(), (x + 14, LEGEND_Y), left.clone()))
+                    .map_err(|e| fail(&e))?;
+                x += 14 + 7 * name.chars().count() as i32 + 24;
+            }
+        }
+        root.present().map_err(|e| fail(&e))?;
+    }
+    Ok(svg)
+}
+
+/// The smallest and largest value to show: trials and interval bounds.
+fn extent(rows: &[Row]) -> (f64, f64) {
+    let values = rows.iter().flat_map(|r| {
+        r.cell.values.iter().copied().chain(r.cell.ci_low).chain(r.cell.ci_high).chain([r.cell.mean])
+    });
+    values
+        .filter(|v| v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)))
+}

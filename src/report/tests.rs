@@ -1,0 +1,450 @@
+//! End-to-end tests of the analysis and the report: seed 000 against scipy, one test per
+//! verdict, the whole report as a snapshot, the files written, templates, export.
+
+use std::sync::LazyLock;
+
+use serde_json::Value;
+
+use super::*;
+use crate::analyze::fixture::Fixture;
+use crate::analyze::lint::WarningKind;
+use crate::analyze::reference::assert_close;
+use crate::analyze::summary::Arm;
+use crate::analyze::{Design, VerdictKind};
+use crate::parse::MeanKind;
+use crate::store::Status;
+
+static SEED: LazyLock<Value> = LazyLock::new(|| {
+    serde_json::from_str(include_str!("../../tests/data/report/seed000.json")).expect("seed000.json is JSON")
+});
+
+fn numbers(value: &Value) -> Vec<f64> {
+    value.as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect()
+}
+
+fn report(f: &Fixture, pending: &[Pending]) -> (Summary, String) {
+    let summary = summarize_store(&f.exp, &f.plan, &f.loaded, pending).unwrap();
+    let plots = plots(&f.exp, &f.plan, &summary).unwrap();
+    let markdown = render(&f.exp, &summary, &plots, "2024-01-01 00:00:00 UTC").unwrap();
+    (summary, markdown)
+}
+
+#[track_caller]
+fn assert_arm(arm: &Arm, expected: &Value, what: &str) {
+    assert_eq!(arm.n as u64, expected["n"].as_u64().unwrap(), "{what}: n");
+    assert_close(arm.mean, expected["mean"].as_f64().unwrap(), &format!("{what}: mean"));
+    for (got, key) in
+        [(arm.moe, "moe"), (arm.moe_pct, "moe_pct"), (arm.ci_low, "ci_low"), (arm.ci_high, "ci_high")]
+    {
+        assert_close(got.unwrap(), expected[key].as_f64().unwrap(), &format!("{what}: {key}"));
+    }
+}
+
+#[track_caller]
+fn assert_ratio(c: &ComparisonStat, expected: &Value) {
+    assert_close(c.ratio, expected["ratio"].as_f64().unwrap(), "ratio");
+    assert_close(c.ci_low.unwrap(), expected["ci_low"].as_f64().unwrap(), "ratio ci_low");
+    assert_close(c.ci_high.unwrap(), expected["ci_high"].as_f64().unwrap(), "ratio ci_high");
+    assert_close(c.p_value.unwrap(), expected["p_value"].as_f64().unwrap(), "p");
+}
+
+/// Seed 000's dnetc question — what is the margin of error, and do the kernels differ? —
+/// answered from the post's own numbers, imported as trials of two boots.
+#[test]
+fn seed_000_dnetc_margins_of_error_and_whether_the_kernels_differ() {
+    let seed = &SEED["dnetc"];
+    let mut f = Fixture::file("seed000-dnetc.yaml");
+    f.metric("time", "s", Better::Lower, MeanKind::Arithmetic).importing();
+    let cores: Vec<&str> = seed["cores"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
+    for (kernel, boot, hypervisor, release) in [
+        ("bare", "boot-bare", "none", "2.6.20-1.2933.fc6"),
+        ("xen", "boot-xen", "xen", "2.6.20-1.2933.fc6xen"),
+    ] {
+        f.session(boot, "quadopt", &[("hypervisor", hypervisor), ("kernel", release), ("cpus", "4")]);
+        for (core, time) in cores.iter().zip(numbers(&seed[kernel])) {
+            f.trial(&[("kernel", kernel), ("core", core)], &[("time", time)]);
+        }
+    }
+    let (summary, markdown) = report(&f, &[]);
+
+    assert_eq!(summary.trials.analysed, 12);
+    let [c] = &summary.comparisons[..] else { panic!("one comparison: {:?}", summary.comparisons) };
+    assert_eq!((c.design, c.pairs.len(), c.context.len()), (Design::Paired, 6, 0));
+    assert_arm(&c.baseline_arm, &seed["bare_arm"], "bare");
+    assert_arm(&c.level_arm, &seed["xen_arm"], "xen");
+    assert_ratio(c, &seed["paired"]);
+    // The kernels are not shown to differ, nor shown to be the same: more runs are needed.
+    assert_eq!(c.verdict, VerdictKind::Inconclusive);
+    assert_eq!(c.more_trials, Some(3));
+    assert!(!c.sentence.contains("no difference"), "{}", c.sentence);
+
+    // The report says it in words: each kernel's margin of error, and the verdict.
+    assert!(
+        markdown.contains("- **kernel: xen vs bare · time**: inconclusive: the data allow up to "),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains(
+            "bare 16.43 ± 0.18 s (±1.1 %), xen 16.84 ± 0.58 s (±3.4 %); paired by core (6 pairs); p = 0.119;"
+        ),
+        "{markdown}"
+    );
+    assert!(markdown.contains("about 3 more trials per level would settle it"), "{markdown}");
+    // One run per cell: no per-cell error estimate, and the report says so.
+    assert!(summary.cells.iter().all(|cell| cell.n == 1 && cell.moe.is_none()));
+    assert!(summary.warnings.iter().any(|w| w.kind == WarningKind::FewTrials));
+    // The boots differ in their kernel release, which is more than the hypervisor fact the
+    // factor is detected from; the hypervisor itself is expected to differ.
+    let differ = summary.warnings.iter().find(|w| w.kind == WarningKind::HostsDiffer).expect("hosts differ");
+    assert!(differ.message.ends_with("xen vs bare: kernel"), "{}", differ.message);
+}
+
+/// Seed 000's bonnie++ block writes: dom0 (4 runs) against the domU (8 runs), a rate
+/// over fixed work and so a harmonic mean.
+#[test]
+fn seed_000_bonnie_block_writes_are_slower_in_the_domu() {
+    let seed = &SEED["bonnie"];
+    let mut f = Fixture::file("seed000-bonnie.yaml");
+    f.metric("put_block", "B/s", Better::Higher, MeanKind::Harmonic).importing();
+    for (domain, host) in [("dom0", "quadopt"), ("domU", "quadopt_domU")] {
+        f.session(domain, host, &[("hypervisor", "xen"), ("xen_role", domain)]);
+        for rate in numbers(&seed[domain]) {
+            f.trial(&[("domain", domain)], &[("put_block", rate)]);
+        }
+    }
+    let (summary, markdown) = report(&f, &[]);
+
+    let [c] = &summary.comparisons[..] else { panic!("one comparison") };
+    assert_eq!((c.design, c.baseline_arm.n, c.level_arm.n), (Design::Independent, 4, 8));
+    assert_arm(&c.baseline_arm, &seed["dom0_arm"], "dom0");
+    assert_arm(&c.level_arm, &seed["domU_arm"], "domU");
+    assert_ratio(c, &seed["independent"]);
+    assert_eq!(c.verdict, VerdictKind::Significant);
+    assert_eq!(c.sentence, "domU is 19.9 % lower than dom0 [18.9 %, 20.9 %]: slower");
+    let cell = summary.cells.iter().find(|c| c.levels["domain"] == "dom0").unwrap();
+    assert_eq!(cell.mean_kind, MeanKind::Harmonic);
+    assert!(
+        markdown.contains(
+            "dom0 51.93 ± 0.53 MB/s (±1.0 %), domU 41.60 ± 0.45 MB/s (±1.1 %); n = 4 and 8; p < 0.001;"
+        ),
+        "{markdown}"
+    );
+    assert!(markdown.contains("Values in MB/s; higher is better; harmonic mean."), "{markdown}");
+}
+
+/// A two-level experiment whose comparison gets the verdict the data were chosen for.
+fn verdict_case(baseline: &[f64], level: &[f64]) -> (ComparisonStat, String) {
+    let mut f = Fixture::new(
+        "experiments/case.yaml",
+        "matrix: { v: [a, b] }\nrun: \"true\"\nrepetitions: 5\nanalysis: { compare: [{ factor: v, baseline: a }] }\n",
+    );
+    f.metric("wall_time", "s", Better::Lower, MeanKind::Arithmetic);
+    for (level, values) in [("a", baseline), ("b", level)] {
+        for &v in values {
+            f.trial(&[("v", level)], &[("wall_time", v)]);
+        }
+    }
+    let (summary, markdown) = report(&f, &[]);
+    let [c] = &summary.comparisons[..] else { panic!("one comparison") };
+    assert!(markdown.contains(&format!("- **v: b vs a · wall_time**: {}.", c.sentence)), "{markdown}");
+    (c.clone(), markdown)
+}
+
+const BASE: [f64; 5] = [10.0, 10.1, 9.9, 10.05, 9.95];
+
+#[test]
+fn verdict_insufficient() {
+    let (c, _) = verdict_case(&[12.5], &[5.1, 4.9, 5.3]);
+    assert_eq!(c.verdict, VerdictKind::Insufficient);
+    assert_eq!(c.sentence, "no error estimate: run more trials (a: n = 1, b: n = 3)");
+}
+
+#[test]
+fn verdict_unbounded() {
+    let (c, markdown) = verdict_case(&[1.0, 10.0], &[10.0, 10.4]);
+    assert_eq!(c.verdict, VerdictKind::Unbounded);
+    assert_eq!((c.ci_low, c.ci_high), (None, None));
+    assert!(markdown.contains("very wide: n = 2"), "{markdown}");
+}
+
+#[test]
+fn verdict_significant() {
+    let (c, markdown) = verdict_case(&BASE, &[12.0, 12.1, 11.9, 12.05, 11.95]);
+    // The fixture runs every trial of a before any of b: a trap the report names.
+    assert!(markdown.contains("v: b vs a were measured in disjoint time windows"), "{markdown}");
+    assert_eq!(c.verdict, VerdictKind::Significant);
+    assert!(c.sentence.starts_with("b is 20.0 % higher than a ["), "{}", c.sentence);
+    assert!(c.sentence.ends_with(": slower"), "{}", c.sentence);
+}
+
+#[test]
+fn verdict_within_band() {
+    let (c, _) = verdict_case(&BASE, &[10.2, 10.3, 10.1, 10.25, 10.15]);
+    assert_eq!(c.verdict, VerdictKind::WithinBand);
+    assert!(c.sentence.ends_with("statistically significant but within the ±5.0 % band"), "{}", c.sentence);
+}
+
+#[test]
+fn verdict_no_meaningful_difference() {
+    let (c, _) = verdict_case(&BASE, &[10.02, 10.08, 9.93, 10.0, 9.97]);
+    assert_eq!(c.verdict, VerdictKind::NoMeaningfulDifference);
+    assert_eq!(c.sentence, "no meaningful difference: b is within ±5.0 % of a [-1.0 %, +1.0 %]");
+}
+
+#[test]
+fn verdict_inconclusive() {
+    let bare = numbers(&SEED["dnetc"]["bare"]);
+    let xen = numbers(&SEED["dnetc"]["xen"]);
+    let (c, _) = verdict_case(&bare, &xen);
+    assert_eq!(c.verdict, VerdictKind::Inconclusive);
+    assert_eq!(c.more_trials, Some(4));
+    assert!(c.sentence.contains("about 4 more trials per level would settle it"), "{}", c.sentence);
+}
+
+/// An outlier set aside decides the verdict: the report says what keeping it would give.
+#[test]
+fn verdicts_that_rest_on_an_outlier_are_flagged() {
+    let (c, markdown) =
+        verdict_case(&[10.0, 10.1, 9.9, 10.05, 9.95, 10.0], &[10.02, 10.08, 9.93, 10.0, 9.97, 13.0]);
+    assert_eq!(c.verdict, VerdictKind::NoMeaningfulDifference);
+    assert_eq!(c.level_arm.n, 5, "13.0 is set aside");
+    assert_eq!(c.verdict_with_outliers, Some(VerdictKind::Inconclusive));
+    assert!(markdown.contains("with the outliers kept: inconclusive"), "{markdown}");
+    assert!(
+        markdown.contains("verdicts that rest on setting outliers aside: v b vs a · wall_time: inconclusive"),
+        "{markdown}"
+    );
+}
+
+/// The store the snapshot is taken of: dd by block size and sync mode on a small host,
+/// with a warm-up, a failure, an outlier, a stale record and a pending cell.
+fn dd_store() -> Fixture {
+    let mut f = Fixture::new(
+        "experiments/dd.yaml",
+        r#"description: dd write throughput by sync mode.
+matrix:
+  bs: [1M, 4M]
+  sync: [none, fdatasync]
+run: "dd if=/dev/zero of={{ workdir }}/zero.tst bs={{ bs }} count=256 {% if sync == 'fdatasync' %}conv=fdatasync{% endif %}"
+parse: dd
+metrics:
+  throughput: { better: higher }
+repetitions: 6
+warmup: 1
+analysis:
+  threshold: 5%
+  compare:
+    - { factor: sync, baseline: none }
+"#,
+    );
+    f.metric("throughput", "B/s", Better::Higher, MeanKind::Harmonic);
+    f.session(
+        "s1",
+        "bench1",
+        &[("hostname", "bench1"), ("kernel", "6.1.0-18-amd64"), ("memory", "1073741824")],
+    );
+    let rates: [(&str, &str, [f64; 6]); 4] = [
+        ("1M", "none", [1.52e9, 1.49e9, 1.55e9, 1.50e9, 1.51e9, 1.53e9]),
+        ("1M", "fdatasync", [2.10e8, 2.05e8, 2.12e8, 2.08e8, 1.40e8, 2.11e8]),
+        ("4M", "none", [1.61e9, 1.58e9, 1.60e9, 1.63e9, 1.59e9, 1.62e9]),
+        ("4M", "fdatasync", [2.31e8, 2.28e8, 2.35e8, 2.30e8, 2.29e8, 2.33e8]),
+    ];
+    for round in 0..6 {
+        for (bs, sync, values) in &rates {
+            f.trial(&[("bs", bs), ("sync", sync)], &[("throughput", values[round])]);
+        }
+    }
+    let warm = f.cell(&[("bs", "1M"), ("sync", "none")]);
+    f.record(warm.clone(), &[("bs", "1M"), ("sync", "none")], &[("throughput", 9.9e8)], Status::Ok);
+    f.loaded.trials.last_mut().unwrap().warmup = true;
+    f.record(
+        f.cell(&[("bs", "4M"), ("sync", "fdatasync")]),
+        &[("bs", "4M"), ("sync", "fdatasync")],
+        &[],
+        Status::Failed,
+    );
+    f.record(
+        "00000000deadbeef".to_owned(),
+        &[("bs", "1M"), ("sync", "none")],
+        &[("throughput", 1.0e9)],
+        Status::Ok,
+    );
+    f
+}
+
+#[test]
+fn whole_report_snapshot() {
+    let f = dd_store();
+    let pending = [Pending {
+        cell: "bs=1M sync=direct".to_owned(),
+        reason: "needs a host with O_DIRECT support".to_owned(),
+    }];
+    let (_, markdown) = report(&f, &pending);
+    insta::with_settings!({
+        filters => vec![
+            (r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z| UTC)", "[date]"),
+            (r"margin \d+\.\d+\.\d+", "margin [version]"),
+            (r"\| \d+\.\d+\.\d+ +\|", "| [version] |"),
+            (r"bench1", "[host]"),
+        ]
+    }, {
+        insta::assert_snapshot!(markdown);
+    });
+}
+
+#[test]
+fn the_snapshot_store_raises_the_warnings_it_was_built_for() {
+    let f = dd_store();
+    let (summary, _) = report(&f, &[]);
+    let kinds: Vec<WarningKind> = summary.warnings.iter().map(|w| w.kind).collect();
+    for kind in [
+        WarningKind::Stale,
+        WarningKind::DdWithoutSync,
+        WarningKind::SmallTestFile,
+        WarningKind::SingleSession,
+    ] {
+        assert!(kinds.contains(&kind), "{kind:?} missing from {kinds:?}");
+    }
+    let unsynced = summary.warnings.iter().find(|w| w.kind == WarningKind::DdWithoutSync).unwrap();
+    assert!(unsynced.message.ends_with("bs=1M sync=none; bs=4M sync=none"), "{}", unsynced.message);
+    assert_eq!(
+        (summary.trials.analysed, summary.trials.warmups, summary.trials.failed, summary.trials.stale),
+        (24, 1, 1, 1)
+    );
+    assert_eq!(summary.failures.len(), 1);
+    // 1.40e8 is far below the other 1M fdatasync rates and the cell has 6 trials: set aside.
+    let cell = summary.cells.iter().find(|c| c.label == "bs=1M sync=fdatasync").unwrap();
+    assert_eq!((cell.n, cell.set_aside.clone()), (5, vec![1.40e8]));
+    // Two comparisons, so their p-values are Holm-adjusted together.
+    assert_eq!(summary.comparisons.len(), 2);
+    assert!(summary.comparisons.iter().all(|c| c.p_adjusted.unwrap() >= c.p_value.unwrap()));
+}
+
+#[test]
+fn write_report_writes_the_markdown_the_json_and_the_plots() {
+    let f = dd_store();
+    let dir = tempfile::tempdir().unwrap();
+    let summary = write_report(&f.exp, &f.plan, &f.loaded, &[], dir.path()).unwrap();
+    let markdown = fs::read_to_string(dir.path().join("report.md")).unwrap();
+    assert!(
+        markdown.contains(
+            "![throughput: every trial, the mean and its confidence interval](plots/throughput.svg)"
+        )
+    );
+    let svg = fs::read_to_string(dir.path().join("plots/throughput.svg")).unwrap();
+    assert!(
+        svg.starts_with("<svg") && svg.contains("sync=fdatasync") && svg.contains("bs=4M sync=none"),
+        "{svg}"
+    );
+    let text = fs::read_to_string(dir.path().join("summary.json")).unwrap();
+    assert_eq!(text, serde_json::to_string_pretty(&summary).unwrap() + "\n");
+    let json: Value = serde_json::from_str(&text).unwrap();
+    // The field names DESIGN §8 promises to scripts.
+    for key in ["cells", "comparisons", "warnings", "pending", "failures"] {
+        assert!(json.get(key).is_some(), "summary.json lacks {key}");
+    }
+    for key in [
+        "levels",
+        "metric",
+        "unit",
+        "mean_kind",
+        "n",
+        "mean",
+        "sd",
+        "cv",
+        "median",
+        "min",
+        "max",
+        "ci_low",
+        "ci_high",
+        "moe",
+        "moe_pct",
+        "set_aside",
+        "runs_needed",
+    ] {
+        assert!(json["cells"][0].get(key).is_some(), "cells lack {key}");
+    }
+    for key in [
+        "factor",
+        "baseline",
+        "level",
+        "context",
+        "metric",
+        "ratio",
+        "ci_low",
+        "ci_high",
+        "p_value",
+        "p_adjusted",
+        "mde_pct",
+        "verdict",
+        "sentence",
+    ] {
+        assert!(json["comparisons"][0].get(key).is_some(), "comparisons lack {key}");
+    }
+    assert!(!dir.path().join("report.partial").exists());
+}
+
+#[test]
+fn an_experiment_may_bring_its_own_template() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("short.md.j2"), "{% for c in summary.comparisons %}{{ c.level }}: {{ c.verdict }} {{ c.ratio | signed_pct }}\n{% endfor %}").unwrap();
+    fs::write(dir.path().join("typo.md.j2"), "line one\n{{ summary.experimnet }}\n").unwrap();
+    let spec = |template: &str| {
+        format!(
+            "matrix: {{ v: [a, b] }}\nrun: \"true\"\nanalysis: {{ compare: [{{ factor: v, baseline: a }}] }}\nreport: {{ template: {template} }}\n"
+        )
+    };
+    let path = dir.path().join("exp.yaml");
+    let mut f = Fixture::new(path.to_str().unwrap(), &spec("short.md.j2"));
+    f.metric("wall_time", "s", Better::Lower, MeanKind::Arithmetic);
+    for (level, values) in [("a", BASE), ("b", [12.0, 12.1, 11.9, 12.05, 11.95])] {
+        for v in values {
+            f.trial(&[("v", level)], &[("wall_time", v)]);
+        }
+    }
+    let (_, markdown) = report(&f, &[]);
+    assert_eq!(markdown, "b: significant +1.2 %\n");
+
+    let typo = Fixture::new(path.to_str().unwrap(), &spec("typo.md.j2"));
+    let summary = summarize_store(&typo.exp, &typo.plan, &typo.loaded, &[]).unwrap();
+    let err = render(&typo.exp, &summary, &[], "now").unwrap_err();
+    assert!(matches!(err, ReportError::Template { line: Some(2), .. }), "{err}");
+    assert!(err.to_string().contains("typo.md.j2:2: undefined value"), "{err}");
+}
+
+#[test]
+fn export_round_trips_through_parquet_and_writes_text_formats() {
+    use polars::prelude::*;
+
+    let f = dd_store();
+    let table = crate::analyze::Table::build(&f.loaded.trials, &f.plan).unwrap();
+    // Every trial × metric of the current cells, warm-up and failure included; the stale
+    // record left out.
+    assert_eq!(table.frame().height(), 25);
+    let names: Vec<String> = table.frame().get_column_names().iter().map(|n| n.to_string()).collect();
+    assert_eq!(&names[..5], ["bs", "sync", "metric", "value", "unit"]);
+
+    let mut parquet = Vec::new();
+    crate::analyze::export(&table, crate::analyze::Format::Parquet, &mut parquet).unwrap();
+    let back = ParquetReader::new(std::io::Cursor::new(parquet)).finish().unwrap();
+    assert_eq!(&back, table.frame());
+
+    let mut csv = Vec::new();
+    crate::analyze::export(&table, crate::analyze::Format::Csv, &mut csv).unwrap();
+    let csv = String::from_utf8(csv).unwrap();
+    assert!(
+        csv.starts_with(
+            "bs,sync,metric,value,unit,status,warmup,host,started_at,cell,repetition,session,round,trial\n"
+        ),
+        "{csv}"
+    );
+    assert_eq!(csv.lines().count(), 26);
+
+    let mut ndjson = Vec::new();
+    crate::analyze::export(&table, crate::analyze::Format::Ndjson, &mut ndjson).unwrap();
+    let first: Value = serde_json::from_slice(ndjson.split(|b| *b == b'\n').next().unwrap()).unwrap();
+    assert_eq!(
+        (first["bs"].as_str(), first["metric"].as_str(), first["status"].as_str()),
+        (Some("1M"), Some("throughput"), Some("ok"))
+    );
+}
