@@ -64,9 +64,20 @@ fn loaded(exp: &Experiment, plan: &Plan, reports: &Path) -> Result<(Store, Loade
     Ok((store, loaded, pending))
 }
 
-/// Write `report.md`, `summary.json` and the plots into the store.
-pub fn write(exp: &Experiment, plan: &Plan, reports: &Path) -> Result<(PathBuf, Summary), Failure> {
-    let (store, loaded, pending) = loaded(exp, plan, reports)?;
+/// Write `report.md`, `summary.json` and the plots into the store. `reasons`: why cells
+/// are pending as a run just found out (a host down), over what the plan can tell.
+pub fn write(
+    exp: &Experiment,
+    plan: &Plan,
+    reports: &Path,
+    reasons: &[(String, String)],
+) -> Result<(PathBuf, Summary), Failure> {
+    let (store, loaded, mut pending) = loaded(exp, plan, reports)?;
+    for p in &mut pending {
+        if let Some((_, why)) = reasons.iter().find(|(label, _)| *label == p.cell) {
+            p.reason.clone_from(why);
+        }
+    }
     if !store.dir.is_dir() {
         return Err(Failure::Input(format!(
             "{}: no store at {}: nothing has run or been imported yet (`margin run {}`)",
@@ -93,7 +104,7 @@ pub fn answer(summary: &Summary, out: &mut dyn Write) -> std::io::Result<()> {
 pub fn run(target: &Path, json: bool, reports: &Path, out: &mut dyn Write) -> Result<(), Failure> {
     let file = resolve(target)?;
     let (exp, plan) = load_all(&[file], usize::MAX)?.remove(0);
-    let (path, summary) = write(&exp, &plan, reports)?;
+    let (path, summary) = write(&exp, &plan, reports, &[])?;
     if json {
         let text = serde_json::to_string_pretty(&summary).map_err(|e| Failure::Output(e.into()))?;
         writeln!(out, "{text}").map_err(io)?;

@@ -70,7 +70,7 @@ pub fn run(o: &Options, out: &mut dyn Write) -> Result<(), Failure> {
         };
         summary(exp, &outcome, out).map_err(io)?;
         // The answer, from everything the store holds now (also after an interruption).
-        let (path, report) = super::report::write(exp, plan, &o.reports)?;
+        let (path, report) = super::report::write(exp, plan, &o.reports, &outcome.pending)?;
         writeln!(out, "  report: {}", path.display()).map_err(io)?;
         super::report::answer(&report, out).map_err(io)?;
         failures |= outcome.has_failures();

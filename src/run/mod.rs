@@ -274,9 +274,15 @@ pub fn run(
             None => groups.push((host, vec![(cell, progress)])),
         }
     }
-    let control = ControlDir::new().map_err(|e| io(Path::new("ssh control directory"), e))?;
-    let executors: Vec<Box<dyn Executor>> =
-        groups.iter().map(|(host, _)| executor(exp, store, host, control.path())).collect();
+    // ssh's multiplexing sockets, only when some host is remote
+    let control = match groups.iter().any(|(host, _)| ssh_entry(exp, host).is_some()) {
+        true => Some(ControlDir::new().map_err(|e| io(Path::new("ssh control directory"), e))?),
+        false => None,
+    };
+    let executors: Vec<Box<dyn Executor>> = groups
+        .iter()
+        .map(|(host, _)| executor(exp, store, host, control.as_ref().map(ControlDir::path)))
+        .collect();
 
     let mut trials = store.trials()?;
     let mut sessions = store.sessions()?;
@@ -374,12 +380,19 @@ pub fn run(
     }
 }
 
+/// The `hosts:` entry of a host reached over ssh, and its destination.
+fn ssh_entry<'e>(exp: &'e Experiment, host: &str) -> Option<(&'e crate::spec::Host, &'e str)> {
+    let (_, entry) = exp.spec.hosts.iter().find(|(name, _)| name.value == host)?;
+    entry.value.ssh.as_ref().map(|ssh| (&entry.value, ssh.value.as_str()))
+}
+
 /// The executor of a host: local, or ssh when its `hosts:` entry says so.
-fn executor(exp: &Experiment, store: &Store, host: &str, control: &Path) -> Box<dyn Executor> {
-    let entry = exp.spec.hosts.iter().find(|(name, _)| name.value == host).map(|(_, h)| &h.value);
-    match entry.and_then(|h| h.ssh.as_ref().map(|ssh| (h, ssh))) {
-        Some((h, ssh)) => Box::new(ssh::Ssh::new(host, h, &ssh.value, control)),
-        None => {
+fn executor(exp: &Experiment, store: &Store, host: &str, control: Option<&Path>) -> Box<dyn Executor> {
+    match (ssh_entry(exp, host), control) {
+        (Some((entry, destination)), Some(control)) => {
+            Box::new(ssh::Ssh::new(host, entry, destination, control))
+        }
+        _ => {
             let workroot = store.dir.join("work");
             Box::new(exec::Local { source: facts::Local::new(&store.dir), workroot })
         }

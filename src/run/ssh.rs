@@ -7,7 +7,7 @@
 //! running. ssh's own failure (exit 255) is a host error, not a benchmark result.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::exec::{self, Execution, Executor, Job};
 use super::facts::Source;
@@ -15,6 +15,30 @@ use crate::spec::Host;
 
 /// Seconds the remote `timeout` waits after its TERM before it KILLs.
 const KILL_AFTER: u64 = 5;
+/// The line the remote shell appends to stderr with the command's start and end (ns).
+const WALL_MARK: &str = "margin-wall-ns";
+
+/// Read and remove the timing line the remote shell appended to stderr; the wall time it
+/// gives, or `None` when the host's `date` has no nanoseconds (the local time stands).
+fn take_remote_wall(stderr: &Path) -> std::io::Result<Option<Duration>> {
+    let text = std::fs::read(stderr)?;
+    let mark = format!("\n{WALL_MARK} ");
+    let Some(at) = text.windows(mark.len()).rposition(|w| w == mark.as_bytes()) else {
+        return Ok(None);
+    };
+    let line = String::from_utf8_lossy(&text[at + mark.len()..]).into_owned();
+    let mut parts = line.split_whitespace().map(|p| p.parse::<u128>());
+    let wall = match (parts.next(), parts.next()) {
+        (Some(Ok(start)), Some(Ok(end))) if end >= start => {
+            Some(Duration::from_nanos(u64::try_from(end - start).unwrap_or(u64::MAX)))
+        }
+        _ => None,
+    };
+    // what the tool printed stays exactly as it was
+    std::fs::OpenOptions::new().write(true).open(stderr)?.set_len(at as u64)?;
+    Ok(wall)
+}
+
 /// Time for connecting and other short commands (facts, workdirs).
 const SHORT: Duration = Duration::from_secs(60);
 
@@ -109,16 +133,18 @@ impl Executor for Ssh {
 
     fn execute(&self, job: &Job<'_>) -> std::io::Result<Execution> {
         // sh on the host runs the command in the workdir, under `timeout` when there is a
-        // limit: it signals the command's whole process group, then kills it.
+        // limit (it signals the command's whole process group, then kills it), and times
+        // it there: the connection's own cost (a tenth of a second per command, even
+        // multiplexed) must not be part of the trial.
         let inner = quote(job.command);
-        let remote = match job.timeout {
-            Some(limit) => format!(
-                "cd {} && exec timeout -k {KILL_AFTER} {:.3} sh -c {inner}",
-                quote(job.dir),
-                limit.as_secs_f64()
-            ),
-            None => format!("cd {} && exec sh -c {inner}", quote(job.dir)),
+        let limited = match job.timeout {
+            Some(limit) => format!("timeout -k {KILL_AFTER} {:.3} sh -c {inner}", limit.as_secs_f64()),
+            None => format!("sh -c {inner}"),
         };
+        let remote = format!(
+            "cd {} && s=$(date +%s%N) && {{ {limited}; r=$?; e=$(date +%s%N); printf '\\n{WALL_MARK} %s %s\\n' \"$s\" \"$e\" >&2; exit $r; }}",
+            quote(job.dir)
+        );
         let argv = self.argv(&remote);
         let command = shlex::try_join(argv.iter().copied()).map_err(std::io::Error::other)?;
         // The local ssh gets a generous limit of its own, in case the connection hangs.
@@ -128,13 +154,23 @@ impl Executor for Ssh {
             stdout: job.stdout,
             stderr: job.stderr,
             timeout: job.timeout.map(|t| t + Duration::from_secs(KILL_AFTER + 30)),
-            sync: job.sync,
+            sync: false,
         };
-        let started = Instant::now();
         let mut e = exec::execute(&local)?;
         // CPU time of the local ssh client says nothing about the trial.
         e.user = None;
         e.system = None;
+        if let Some(wall) = take_remote_wall(job.stderr)? {
+            e.wall = wall;
+        }
+        if job.sync {
+            for path in [job.stdout, job.stderr] {
+                let f = std::fs::File::open(path)?;
+                if f.metadata()?.len() > 0 {
+                    f.sync_data()?;
+                }
+            }
+        }
         match e.exit_code {
             Some(255) => {
                 let err = std::fs::read_to_string(job.stderr).unwrap_or_default();
@@ -142,7 +178,7 @@ impl Executor for Ssh {
                 e.host_error = Some(format!("ssh to `{}`: {}", self.name, last.trim()));
             }
             // timeout's own codes: 124 after TERM, 137 after KILL
-            Some(124 | 137) if job.timeout.is_some_and(|t| started.elapsed() >= t) => {
+            Some(124 | 137) if job.timeout.is_some_and(|t| e.wall >= t) => {
                 e.timed_out = true;
                 e.exit_code = None;
             }

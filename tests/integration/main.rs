@@ -1,6 +1,7 @@
 //! One integration test binary driving the real `margin` executable, a file per command.
 
 mod check;
+mod hosts;
 mod import;
 mod plan;
 mod run;

@@ -1,0 +1,280 @@
+//! Hosts over OpenSSH: two real sshd daemons on 127.0.0.1 are two hosts. Needs
+//! `/usr/sbin/sshd` (Debian's openssh-server, which `.ci/run` installs) and root.
+
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::{stderr, stdout};
+
+/// An sshd on a free port of 127.0.0.1 that accepts the test's client key; no change to
+/// the system's ssh configuration.
+struct Sshd {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn keygen(path: &Path) {
+    let ok = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(path)
+        .status()
+        .expect("ssh-keygen (openssh-client) is needed");
+    assert!(ok.success());
+}
+
+/// The client key pair, shared by the daemons of one test.
+struct Keys {
+    dir: tempfile::TempDir,
+}
+
+impl Keys {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        keygen(&dir.path().join("client"));
+        keygen(&dir.path().join("host"));
+        Keys { dir }
+    }
+
+    fn client(&self) -> PathBuf {
+        self.dir.path().join("client")
+    }
+
+    fn start(&self) -> Sshd {
+        let sshd = Path::new("/usr/sbin/sshd");
+        assert!(sshd.exists(), "install openssh-server: these tests drive a real sshd");
+        // privilege separation needs this directory (a container may lack it)
+        let _ = std::fs::create_dir_all("/run/sshd");
+        let port = free_port();
+        let config = self.dir.path().join(format!("sshd-{port}.conf"));
+        std::fs::write(
+            &config,
+            format!(
+                "Port {port}\nListenAddress 127.0.0.1\nHostKey {host}\nAuthorizedKeysFile {client}.pub\n\
+                 PermitRootLogin yes\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
+                 UsePAM no\nStrictModes no\nPidFile none\n",
+                host = self.dir.path().join("host").display(),
+                client = self.client().display(),
+            ),
+        )
+        .unwrap();
+        let child = Command::new(sshd)
+            .arg("-D")
+            .arg("-f")
+            .arg(&config)
+            .arg("-E")
+            .arg(self.dir.path().join(format!("sshd-{port}.log")))
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(start.elapsed() < Duration::from_secs(10), "sshd did not listen on {port}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Sshd { child, port }
+    }
+
+    /// A `hosts:` entry for a daemon on `port`.
+    fn host(&self, port: u16) -> String {
+        let user = std::env::var("USER").unwrap_or_else(|_| "root".into());
+        format!(
+            "{{ ssh: {user}@127.0.0.1, port: {port}, identity: {}, options: [StrictHostKeyChecking=no, UserKnownHostsFile=/dev/null, LogLevel=ERROR, ConnectTimeout=5] }}",
+            self.client().display()
+        )
+    }
+}
+
+struct Run {
+    dir: tempfile::TempDir,
+}
+
+impl Run {
+    fn new(yaml: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("e.yaml"), yaml).unwrap();
+        Run { dir }
+    }
+
+    fn margin(&self, args: &[&str]) -> std::process::Output {
+        super::margin()
+            .env("MARGIN_REPORTS", self.dir.path().join("reports"))
+            .arg(args[0])
+            .arg(self.dir.path().join("e.yaml"))
+            .args(&args[1..])
+            .output()
+            .unwrap()
+    }
+
+    fn records(&self) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(self.dir.path().join("reports/e/runs.ndjson"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+}
+
+/// (start, end) of a trial from its record.
+fn span(r: &serde_json::Value) -> (f64, f64) {
+    let start: jiff::Timestamp = r["started_at"].as_str().unwrap().parse().unwrap();
+    let start = start.as_millisecond() as f64 / 1000.0;
+    (start, start + r["wall_time"].as_f64().unwrap())
+}
+
+#[test]
+fn two_hosts_run_in_parallel_one_trial_at_a_time_each() {
+    let keys = Keys::new();
+    let (a, b) = (keys.start(), keys.start());
+    let run = Run::new(&format!(
+        "hosts:\n  a: {}\n  b: {}\nmatrix:\n  host: [a, b]\n  n: [1, 2]\n\
+         run: \"sleep 0.3; echo value={{{{ n }}}}; echo host={{{{ host }}}}\"\n\
+         metrics:\n  value: {{ regex: 'value=(\\d+)' }}\nrepetitions: 3\n",
+        keys.host(a.port),
+        keys.host(b.port)
+    ));
+    let out = run.margin(&["run"]);
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let records = run.records();
+    assert_eq!(records.len(), 12);
+    for r in &records {
+        assert_eq!(r["status"], "ok", "{r}");
+        let host = r["levels"]["host"].as_str().unwrap();
+        assert_eq!(r["host"], host);
+        // the remote shell timed the command: the connection's cost is not in it
+        let wall = r["wall_time"].as_f64().unwrap();
+        assert!((0.3..0.3 + 0.08).contains(&wall), "wall {wall}");
+        let raw = std::fs::read_to_string(
+            run.dir.path().join("reports/e").join(r["raw"]["stdout"].as_str().unwrap()),
+        )
+        .unwrap();
+        assert!(raw.contains(&format!("host={host}")), "{raw}");
+    }
+    let on = |host: &str| -> Vec<(f64, f64)> {
+        let mut v: Vec<(f64, f64)> = records.iter().filter(|r| r["host"] == host).map(span).collect();
+        v.sort_by(|x, y| x.0.total_cmp(&y.0));
+        v
+    };
+    let (sa, sb) = (on("a"), on("b"));
+    for spans in [&sa, &sb] {
+        for w in spans.windows(2) {
+            assert!(w[0].1 <= w[1].0 + 0.002, "two trials overlapped on one host: {w:?}");
+        }
+    }
+    let overlap = sa.iter().any(|x| sb.iter().any(|y| x.0 < y.1 && y.0 < x.1));
+    assert!(overlap, "hosts did not run in parallel: {sa:?} {sb:?}");
+    // facts were gathered on each host, one session per host
+    let sessions = std::fs::read_to_string(run.dir.path().join("reports/e/sessions.ndjson")).unwrap();
+    let starts: Vec<serde_json::Value> = sessions
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|s: &serde_json::Value| s["event"] == "start")
+        .collect();
+    let mut hosts: Vec<&str> = starts.iter().map(|s| s["host"].as_str().unwrap()).collect();
+    hosts.sort_unstable();
+    assert_eq!(hosts, ["a", "b"]);
+    assert!(starts.iter().all(|s| s["facts"]["kernel"].is_string() && s["facts"]["cpus"].is_string()));
+    let status = run.margin(&["status"]);
+    assert!(stdout(&status).contains("4 done"), "{}", stdout(&status));
+}
+
+#[test]
+fn a_host_down_leaves_the_other_to_finish_and_is_reported() {
+    let keys = Keys::new();
+    let a = keys.start();
+    let closed = free_port();
+    let run = Run::new(&format!(
+        "hosts:\n  a: {}\n  gone: {}\nmatrix:\n  host: [a, gone]\nrun: echo ok\nrepetitions: 2\n",
+        keys.host(a.port),
+        keys.host(closed)
+    ));
+    let out = run.margin(&["run"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("1 of 2 cells complete"), "{text}");
+    assert!(text.contains("host gone failed: host `gone` unreachable"), "{text}");
+    assert!(text.contains("Connection refused"), "{text}");
+    assert_eq!(run.records().len(), 2);
+    let report = std::fs::read_to_string(run.dir.path().join("reports/e/report.md")).unwrap();
+    assert!(report.contains("host=gone: host `gone` unreachable"), "{report}");
+    // --host runs one host's cells
+    let out = run.margin(&["run", "--host", "a"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = run.margin(&["run", "--host", "nowhere"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("its hosts are: a, gone"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_remote_timeout_leaves_no_process_behind() {
+    let keys = Keys::new();
+    let a = keys.start();
+    let marker = format!("43.{}", std::process::id());
+    let run = Run::new(&format!(
+        "hosts:\n  a: {}\nmatrix:\n  host: [a]\nrun: sleep {marker} & sleep {marker}\nrepetitions: 1\ntimeout: 1s\nmax_failures: 1\n",
+        keys.host(a.port)
+    ));
+    let start = Instant::now();
+    let out = run.margin(&["run"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(start.elapsed() < Duration::from_secs(20));
+    let records = run.records();
+    assert_eq!(records[0]["status"], "timeout", "{}", records[0]);
+    std::thread::sleep(Duration::from_millis(300));
+    // the "remote" host is this machine: look for the sleeps in its process table
+    let survivors = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|d| std::fs::read(d.ok()?.path().join("cmdline")).ok())
+        .filter(|c| String::from_utf8_lossy(c).contains(&marker))
+        .count();
+    assert_eq!(survivors, 0, "a remote sleep outlived its timeout");
+}
+
+#[test]
+fn shell_metacharacters_survive_the_ssh_quoting_layer() {
+    let keys = Keys::new();
+    let a = keys.start();
+    let dir = tempfile::tempdir().unwrap();
+    let pwned = dir.path().join("pwned");
+    let levels = [
+        format!("a b; touch {}", pwned.display()),
+        format!("$(touch {})", pwned.display()),
+        "it's \"quoted\" `x` \\ $HOME * ?".to_string(),
+    ];
+    let run = Run::new(&format!(
+        "hosts:\n  a: {}\nmatrix:\n  host: [a]\n  x: [{:?}, {:?}, {:?}]\nrun: \"printf '%s' {{{{ x }}}}\"\nrepetitions: 1\n",
+        keys.host(a.port),
+        levels[0],
+        levels[1],
+        levels[2]
+    ));
+    let out = run.margin(&["run"]);
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    assert!(!pwned.exists(), "a level ran as a command on the host");
+    let mut printed: Vec<String> = run
+        .records()
+        .iter()
+        .map(|r| {
+            std::fs::read_to_string(
+                run.dir.path().join("reports/e").join(r["raw"]["stdout"].as_str().unwrap()),
+            )
+            .unwrap()
+        })
+        .collect();
+    printed.sort();
+    let mut expected = levels.to_vec();
+    expected.sort();
+    assert_eq!(printed, expected);
+}
