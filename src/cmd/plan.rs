@@ -36,7 +36,7 @@ pub fn run(s: &Settings<'_>, out: &mut dyn Write) -> Result<(), Failure> {
         write_json(s.file, &plan, &outlook, out).map_err(io)
     } else {
         let limit = if s.all || !s.terminal { usize::MAX } else { TERMINAL_CELLS };
-        write_text(s.file, &plan, &outlook, limit, out).map_err(io)
+        write_text(&exp, s.file, &plan, &outlook, limit, out).map_err(io)
     }
 }
 
@@ -52,6 +52,7 @@ fn state(plan: &Plan, o: &CellOutlook) -> String {
 }
 
 fn write_text(
+    exp: &crate::spec::Experiment,
     file: &Path,
     plan: &Plan,
     outlook: &[CellOutlook],
@@ -65,6 +66,11 @@ fn write_text(
         outlook.iter().enumerate().filter_map(|(i, o)| o.pending.as_deref().map(|p| (i, p))).collect();
     let here = outlook.len() - done - pending.len();
     writeln!(out, "on this host: {here} cells to run, {done} done, {} pending", pending.len())?;
+    if plan.keys.iter().any(|k| k == "host") {
+        for (host, how, cells, done) in run::hosts_summary(exp, plan, outlook) {
+            writeln!(out, "  host {host} ({how}): {cells} cells, {done} done, {} to run", cells - done)?;
+        }
+    }
     let (lo, hi) = outlook
         .iter()
         .filter(|o| o.pending.is_none())

@@ -52,6 +52,11 @@ pub fn run(files: &[PathBuf], reports: &Path, out: &mut dyn Write) -> Result<(),
             plan.cells.len()
         )
         .map_err(io)?;
+        if plan.keys.iter().any(|k| k == "host") {
+            for (host, how, cells, done) in run::hosts_summary(&exp, &plan, &outlook) {
+                writeln!(out, "    host {host} ({how}): {done} of {cells} cells done").map_err(io)?;
+            }
+        }
         let imported = if imported > 0 { format!(" ({imported} imported)") } else { String::new() };
         writeln!(out, "  trials: {measured} measured{imported}, {failed} failed").map_err(io)?;
         if set_aside > 0 {

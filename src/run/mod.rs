@@ -999,6 +999,30 @@ pub fn outlook(
     Ok((out, loaded, set_aside))
 }
 
+/// Per host, in order of appearance: (host, how it is reached, cells, done).
+pub fn hosts_summary(
+    exp: &Experiment,
+    plan: &Plan,
+    outlook: &[CellOutlook],
+) -> Vec<(String, String, usize, usize)> {
+    let mut out: Vec<(String, String, usize, usize)> = Vec::new();
+    for (cell, o) in plan.cells.iter().zip(outlook) {
+        let host = host_of(plan, cell);
+        let i = match out.iter().position(|(h, ..)| h == host) {
+            Some(i) => i,
+            None => {
+                let how = ssh_entry(exp, host)
+                    .map_or("this machine".to_string(), |(_, dest)| format!("ssh {dest}"));
+                out.push((host.to_string(), how, 0, 0));
+                out.len() - 1
+            }
+        };
+        out[i].2 += 1;
+        out[i].3 += usize::from(o.done);
+    }
+    out
+}
+
 /// For `plan`, which connects to nothing: a cell on a remote host runs there.
 fn remote_host(exp: &Experiment, plan: &Plan, cell: &Cell) -> Option<String> {
     let host = host_of(plan, cell);

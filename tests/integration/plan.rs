@@ -134,3 +134,29 @@ fn levels_with_shell_metacharacters_stay_one_value() {
     assert_eq!(v["cells"][0]["levels"]["x"], "a b; touch pwned");
     assert_eq!(v["cells"][1]["levels"]["x"], "$(id)");
 }
+
+#[test]
+fn plan_shows_each_host_and_what_waits_for_another_boot() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = margin()
+        .env("MARGIN_REPORTS", dir.path())
+        .args(["plan", "experiments/xen-bonnie.yaml"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("  host dom0 (ssh root@xen1.example.org): 2 cells, 0 done, 2 to run"), "{text}");
+    assert!(
+        text.contains("runs on host `dom0` (root@xen1.example.org): `margin run` connects to it"),
+        "{text}"
+    );
+    let out = margin()
+        .env("MARGIN_REPORTS", dir.path())
+        .env("MARGIN_SYSROOT", concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/sysroot/bare"))
+        .args(["plan", "experiments/xen-dnetc.yaml"])
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(text.contains("on this host: 6 cells to run, 0 done, 6 pending"), "{text}");
+    assert!(text.contains("  6 cells: needs kernel=xen; this host is kernel=bare"), "{text}");
+}
