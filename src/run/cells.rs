@@ -54,10 +54,11 @@ impl CellProgress {
 pub struct Rule {
     pub repetitions: Repetitions,
     pub confidence: f64,
-    /// Metrics whose margin of error must meet the target; `None`: every parsed metric
-    /// (the engine's CPU times are too coarse for tiny trials, so they count only when
-    /// the experiment names them).
+    /// The engine's metrics whose margin of error must meet the target: those the
+    /// experiment names, or `wall_time` when nothing else is measured (the CPU times are
+    /// too coarse for short trials to be watched by default).
     watched_engine: Vec<String>,
+    /// Whether every parsed metric is watched too.
     reads_output: bool,
 }
 

@@ -25,3 +25,12 @@ pub fn stdout(out: &std::process::Output) -> String {
 pub fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
+
+/// How many processes have `marker` in their command line (to prove none survived).
+pub fn running(marker: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|d| std::fs::read(d.ok()?.path().join("cmdline")).ok())
+        .filter(|c| String::from_utf8_lossy(c).contains(marker))
+        .count()
+}

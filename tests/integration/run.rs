@@ -240,11 +240,7 @@ fn a_timeout_kills_the_trial_and_its_grandchildren() {
     assert_eq!(records[0]["status"], "timeout");
     assert!(records[0]["error"].as_str().unwrap().contains("timed out after"), "{}", records[0]);
     std::thread::sleep(Duration::from_millis(100));
-    let survivors = std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|d| std::fs::read(d.ok()?.path().join("cmdline")).ok())
-        .filter(|c| String::from_utf8_lossy(c).contains(&marker))
-        .count();
+    let survivors = super::running(&marker);
     assert_eq!(survivors, 0, "a sleep outlived its trial");
 }
 
