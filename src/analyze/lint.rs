@@ -106,10 +106,41 @@ pub(crate) fn store_warnings(loaded: &Loaded, counts: &TrialCounts) -> Vec<Warni
     warnings
 }
 
-/// Per-cell warnings, one per kind and metric, naming the cells.
-pub(crate) fn cell_warnings(plan: &Plan, metrics: &[MetricMeta], analysed: &[Analysed]) -> Vec<Warning> {
+/// A value in a warning: four significant digits and the unit, whatever its scale.
+fn short(value: f64, unit: &str) -> String {
+    let number = if value == 0.0 || !value.is_finite() {
+        value.to_string()
+    } else if !(1e-3..1e5).contains(&value.abs()) {
+        format!("{value:.3e}")
+    } else {
+        let digits = (3 - value.abs().log10().floor() as i32).clamp(0, 6) as usize;
+        format!("{value:.digits$}")
+    };
+    if unit.is_empty() { number } else { format!("{number} {unit}") }
+}
+
+#[cfg(test)]
+#[test]
+fn short_values_read_at_any_scale() {
+    assert_eq!(short(1_761_729_679.78, "B/s"), "1.762e9 B/s");
+    assert_eq!(short(0.149_873_53, "s"), "0.1499 s");
+    assert_eq!(short(957.43, ""), "957.4");
+    assert_eq!(short(0.0, "s"), "0 s");
+    assert_eq!(short(-0.000_2, "s"), "-2.000e-4 s");
+}
+
+/// Per-cell warnings, one per kind and metric, naming the cells; only for the metrics
+/// the experiment is about (`primary`), so the engine's CPU times of short trials do not
+/// drown the report.
+pub(crate) fn cell_warnings(
+    plan: &Plan,
+    metrics: &[MetricMeta],
+    analysed: &[Analysed],
+    primary: &std::collections::HashSet<&str>,
+) -> Vec<Warning> {
     let mut found: BTreeMap<(WarningKind, usize), Vec<String>> = BTreeMap::new();
-    for a in analysed {
+    for a in analysed.iter().filter(|a| primary.contains(metrics[a.meta].name.as_str())) {
+        let unit = metrics[a.meta].unit.as_str();
         let label = plan.label(&plan.cells[a.group.cell]);
         let mut add = |kind, detail: String| {
             found.entry((kind, a.meta)).or_default().push(format!("{label} ({detail})"))
@@ -125,10 +156,10 @@ pub(crate) fn cell_warnings(plan: &Plan, metrics: &[MetricMeta], analysed: &[Ana
                 }
                 StabilityFlag::FarFromMean { value, distance } => add(
                     WarningKind::FarFromMean,
-                    format!("{value} is {:.0} % from the mean", distance * 100.0),
+                    format!("{} is {:.0} % from the mean", short(value, unit), distance * 100.0),
                 ),
                 StabilityFlag::FirstTrialOutlier { value, .. } => {
-                    add(WarningKind::SlowFirstTrial, format!("first value {value}"))
+                    add(WarningKind::SlowFirstTrial, format!("first value {}", short(value, unit)))
                 }
                 StabilityFlag::Trend(t) => {
                     add(WarningKind::Trend, format!("Spearman ρ = {:.2}, p = {:.3}", t.rho, t.p_value))

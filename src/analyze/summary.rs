@@ -325,7 +325,7 @@ pub fn summarize_store(
     let (mut comparisons, arms) = compare_all(exp, plan, &metrics, &analysed, &settings, &mut warnings);
     adjust(&mut comparisons)?;
 
-    warnings.extend(lint::cell_warnings(plan, &metrics, &analysed));
+    warnings.extend(lint::cell_warnings(plan, &metrics, &analysed, &primary_metrics(exp, &metrics)));
     warnings.extend(lint::command_warnings(exp, plan, loaded, &analysed));
     warnings.extend(lint::comparison_warnings(exp, loaded, &analysed, &comparisons, &arms));
 
