@@ -28,8 +28,8 @@ pub fn run(file: &Path, reports: &Path, out: &mut dyn Write) -> Result<(), Failu
             kept += 1;
             continue;
         };
-        let read =
-            |p: &str| std::fs::read(store.dir.join(p)).map(|b| String::from_utf8_lossy(&b).into_owned());
+        // an absent file is a stream that printed nothing
+        let read = |p: &str| crate::run::exec::read_raw(&store.dir.join(p));
         let (Ok(stdout), Ok(stderr)) = (read(&raw.stdout), read(&raw.stderr)) else {
             kept += 1;
             continue;

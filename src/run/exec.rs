@@ -156,9 +156,10 @@ pub fn execute(job: &Job<'_>) -> std::io::Result<Execution> {
         Some(argv) => duct::cmd(&argv[0], &argv[1..]),
         None => duct::cmd!("sh", "-c", job.command),
     };
-    // Created here rather than by duct, so the same handles serve to make them durable.
-    let stdout = std::fs::File::create(job.stdout)?;
-    let stderr = std::fs::File::create(job.stderr)?;
+    // The output goes to anonymous in-memory files first: most trials of a short command
+    // print nothing, and creating two files per trial costs more than running `true`.
+    let stdout = memory_file("margin-stdout")?;
+    let stderr = memory_file("margin-stderr")?;
     let expr = expr
         .dir(job.dir)
         .stdin_null()
@@ -196,18 +197,12 @@ pub fn execute(job: &Job<'_>) -> std::io::Result<Execution> {
         let _ = killpg(pgid, Signal::SIGKILL);
     }
     let after = cpu_seconds(UsageWho::RUSAGE_CHILDREN);
-    if job.sync {
-        for file in [&stdout, &stderr] {
-            // an empty file has no content to lose
-            if file.metadata()?.len() > 0 {
-                file.sync_data()?;
-            }
-        }
-    }
     let (user, system) = match (before, after) {
         (Some(b), Some(a)) => (Some((a.0 - b.0).max(0.0)), Some((a.1 - b.1).max(0.0))),
         _ => (None, None),
     };
+    persist(stdout, job.stdout, job.sync)?;
+    persist(stderr, job.stderr, job.sync)?;
     Ok(Execution {
         exit_code: output.status.code(),
         signal: output.status.signal(),
@@ -217,6 +212,38 @@ pub fn execute(job: &Job<'_>) -> std::io::Result<Execution> {
         system,
         host_error: None,
     })
+}
+
+/// An anonymous file in memory that a child can write to like any file (no pipe: a
+/// grandchild left running cannot block the wait).
+fn memory_file(name: &str) -> std::io::Result<std::fs::File> {
+    let fd = nix::sys::memfd::memfd_create(name, nix::sys::memfd::MFdFlags::MFD_CLOEXEC)?;
+    Ok(std::fs::File::from(fd))
+}
+
+/// Keep what a command printed: copied to `path` (made durable when `sync`) unless it
+/// printed nothing — an absent raw file is an empty output.
+fn persist(mut memory: std::fs::File, path: &Path, sync: bool) -> std::io::Result<()> {
+    use std::io::{Seek, SeekFrom};
+    if memory.metadata()?.len() == 0 {
+        return Ok(());
+    }
+    memory.seek(SeekFrom::Start(0))?;
+    let mut file = std::fs::File::create(path)?;
+    std::io::copy(&mut memory, &mut file)?;
+    if sync {
+        file.sync_data()?;
+    }
+    Ok(())
+}
+
+/// Read a raw output file; an absent one is an empty output.
+pub fn read_raw(path: &Path) -> std::io::Result<String> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Err(e) => Err(e),
+    }
 }
 
 /// Run a short command and capture its trimmed stdout (facts, probes); `None` when it
@@ -278,7 +305,7 @@ mod tests {
             sync: true,
         };
         let e = execute(&job).unwrap();
-        (e, std::fs::read_to_string(out).unwrap(), std::fs::read_to_string(err).unwrap())
+        (e, read_raw(&out).unwrap(), read_raw(&err).unwrap())
     }
 
     #[test]

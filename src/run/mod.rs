@@ -436,7 +436,7 @@ fn io(path: &Path, source: std::io::Error) -> RunError {
 
 /// The last lines of a file, for a failure message.
 fn tail(path: &Path, lines: usize) -> String {
-    let text = std::fs::read(path).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
+    let text = exec::read_raw(path).unwrap_or_default();
     let all: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let start = all.len().saturating_sub(lines);
     let mut out = all[start..].join("\n");
@@ -906,8 +906,8 @@ impl<'a> HostRun<'a> {
             record.status = Status::Ok;
             return Ok(Ok(()));
         }
-        let stdout = std::fs::read(out).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
-        let stderr = std::fs::read(err).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
+        let stdout = exec::read_raw(out).map_err(|e| io(out, e))?;
+        let stderr = exec::read_raw(err).map_err(|e| io(err, e))?;
         match sh.recipe.apply(&stdout, &stderr) {
             Err(e) => {
                 record.status = Status::ParseError;

@@ -21,7 +21,7 @@ const WALL_MARK: &str = "margin-wall-ns";
 /// Read and remove the timing line the remote shell appended to stderr; the wall time it
 /// gives, or `None` when the host's `date` has no nanoseconds (the local time stands).
 fn take_remote_wall(stderr: &Path) -> std::io::Result<Option<Duration>> {
-    let text = std::fs::read(stderr)?;
+    let text = exec::read_raw(stderr)?.into_bytes();
     let mark = format!("\n{WALL_MARK} ");
     let Some(at) = text.windows(mark.len()).rposition(|w| w == mark.as_bytes()) else {
         return Ok(None);
@@ -34,8 +34,12 @@ fn take_remote_wall(stderr: &Path) -> std::io::Result<Option<Duration>> {
         }
         _ => None,
     };
-    // what the tool printed stays exactly as it was
-    std::fs::OpenOptions::new().write(true).open(stderr)?.set_len(at as u64)?;
+    // what the tool printed stays exactly as it was (an empty output is no file)
+    if at == 0 {
+        std::fs::remove_file(stderr)?;
+    } else {
+        std::fs::OpenOptions::new().write(true).open(stderr)?.set_len(at as u64)?;
+    }
     Ok(wall)
 }
 
@@ -165,15 +169,14 @@ impl Executor for Ssh {
         }
         if job.sync {
             for path in [job.stdout, job.stderr] {
-                let f = std::fs::File::open(path)?;
-                if f.metadata()?.len() > 0 {
+                if let Ok(f) = std::fs::File::open(path) {
                     f.sync_data()?;
                 }
             }
         }
         match e.exit_code {
             Some(255) => {
-                let err = std::fs::read_to_string(job.stderr).unwrap_or_default();
+                let err = exec::read_raw(job.stderr).unwrap_or_default();
                 let last = err.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("ssh failed");
                 e.host_error = Some(format!("ssh to `{}`: {}", self.name, last.trim()));
             }

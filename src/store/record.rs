@@ -41,7 +41,8 @@ pub struct MetricInfo {
     pub mean: MeanKind,
 }
 
-/// The saved output of a trial, relative to the store directory.
+/// The saved output of a trial, relative to the store directory. A stream that printed
+/// nothing has no file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RawPaths {
     pub stdout: String,
