@@ -13,6 +13,12 @@ experiment name="dd-write":
     {{ margin }} check experiments/{{ name }}.yaml
     {{ margin }} plan experiments/{{ name }}.yaml
 
+# Re-analyse the seed posts: import their figures (experiments/data/) and rewrite the
+# committed reports under reports/ (`just seeds release` with the release binary).
+seeds profile="debug":
+    cargo build --quiet {{ if profile == "release" { "--release" } else if profile == "debug" { "" } else { error("profile: debug or release") } }}
+    experiments/data/import.sh "${CARGO_TARGET_DIR:-target}/{{ profile }}/margin" reports
+
 # Validate every experiment file.
 check:
     {{ margin }} check experiments/*.yaml
