@@ -18,6 +18,12 @@ experiment name="dd-write":
 experiments:
     {{ margin }} run experiments/dd-write.yaml experiments/fio.yaml experiments/sysbench-cpu.yaml experiments/bonnie.yaml experiments/iperf3.yaml
 
+# Re-analyse the seed posts: import their figures (experiments/data/) and rewrite the
+# committed reports under reports/ (`just seeds release` with the release binary).
+seeds profile="debug":
+    cargo build --quiet {{ if profile == "release" { "--release" } else if profile == "debug" { "" } else { error("profile: debug or release") } }}
+    experiments/data/import.sh "${CARGO_TARGET_DIR:-target}/{{ profile }}/margin" reports
+
 # Validate every experiment file.
 check:
     {{ margin }} check experiments/*.yaml

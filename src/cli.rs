@@ -93,6 +93,12 @@ pub enum Command {
         /// The host the outputs come from (default: the cell's `host` level, else `imported`).
         #[arg(long)]
         host: Option<String>,
+        /// When the outputs were measured, e.g. the "Run began" line of iozone: RFC 3339
+        /// (`2006-11-23T18:25:53+01:00`) or `YYYY-MM-DD HH:MM:SS` (taken as UTC). Every
+        /// trial of this import gets it. Without it the time is unknown (recorded as null,
+        /// never the time of the import), and the report says so where time matters.
+        #[arg(long, value_name = "TIME", value_parser = crate::cmd::import::parse_started_at)]
+        started_at: Option<jiff::Timestamp>,
         /// The captured outputs; a file holding several results gives several trials.
         #[arg(required = true, value_name = "RAW")]
         raw: Vec<PathBuf>,

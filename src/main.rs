@@ -43,11 +43,12 @@ fn main() -> ExitCode {
             let mut direct = std::io::stdout();
             cmd::run::run(&options, &mut direct)
         }
-        Command::Import { file, set, host, raw, reports } => {
+        Command::Import { file, set, host, started_at, raw, reports } => {
             let options = cmd::import::Options {
                 file: file.clone(),
                 set: set.clone(),
                 host: host.clone(),
+                started_at: *started_at,
                 raw: raw.clone(),
                 reports: reports.root.clone(),
             };

@@ -133,7 +133,7 @@ impl Fixture {
             session: self.session.clone(),
             round: repetition,
             position: 1,
-            started_at: self.now(),
+            started_at: Some(self.now()),
             status,
             exit_code: Some(i32::from(failed)),
             metrics,

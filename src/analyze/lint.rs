@@ -42,14 +42,21 @@ pub enum WarningKind {
     NotAnalysed,
     /// A `compare` entry that could not be carried out.
     Compare,
+    /// A compared level never measured with the other factors as at the baseline.
+    Confounded,
     DdWithoutSync,
     SmallTestFile,
+    /// No session recorded the memory of the host (imported trials), so whether the page
+    /// cache could hold the test file is unknown.
+    MemoryUnknown,
     FewTrials,
     HighVariation,
     FarFromMean,
     SlowFirstTrial,
     Trend,
     DisjointTimeWindows,
+    /// Trials imported without a time: when the compared levels were measured is unknown.
+    UnknownTimes,
     HostsDiffer,
     SingleSession,
     /// Keeping the outliers set aside would change a verdict.
@@ -201,7 +208,7 @@ pub(crate) fn command_warnings(
         cells.entry(a.group.cell).or_default().extend(a.group.hosts.iter().map(String::as_str));
     }
     let templates = Templates::new();
-    let findings: Vec<(Option<String>, Option<String>)> = cells
+    let findings: Vec<(Option<String>, Option<String>, Option<String>)> = cells
         .par_iter()
         .map(|(&index, hosts)| {
             let cell = &plan.cells[index];
@@ -211,18 +218,29 @@ pub(crate) fn command_warnings(
                 host: hosts.first().copied().unwrap_or("local"),
             };
             // A command that does not render ran nowhere either; nothing to say about it.
-            let Ok(commands) = render(&templates, exp, plan, cell, &builtins) else { return (None, None) };
+            let Ok(commands) = render(&templates, exp, plan, cell, &builtins) else {
+                return (None, None, None);
+            };
             let label = plan.label(cell);
             let mut unsynced = None;
             let mut small = None;
+            let mut unknown = None;
             for tool in tools(&commands.run) {
                 if let Tool::Dd { synced: false, .. } = tool {
                     unsynced = Some(label.clone());
                 }
-                let (Some(size), Some((host, mem))) = (
-                    tool.file_size(),
-                    hosts.iter().filter_map(|h| memory.get(*h).map(|m| (*h, *m))).max_by_key(|(_, m)| *m),
-                ) else {
+                let Some(size) = tool.file_size() else { continue };
+                let Some((host, mem)) =
+                    hosts.iter().filter_map(|h| memory.get(*h).map(|m| (*h, *m))).max_by_key(|(_, m)| *m)
+                else {
+                    // Imported trials carry no facts: say what the check would need.
+                    unknown = Some(format!(
+                        "{label}: {} writes {} on {} (cached by a host with more than {} of memory)",
+                        tool.name(),
+                        gib(size),
+                        hosts.iter().copied().collect::<Vec<_>>().join(", "),
+                        gib(size / MEMORY_FACTOR)
+                    ));
                     continue;
                 };
                 if size < MEMORY_FACTOR * mem {
@@ -234,12 +252,12 @@ pub(crate) fn command_warnings(
                     ));
                 }
             }
-            (unsynced, small)
+            (unsynced, small, unknown)
         })
         .collect();
-    let (unsynced, small): (Vec<_>, Vec<_>) = findings.into_iter().unzip();
-    let unsynced: Vec<String> = unsynced.into_iter().flatten().collect();
-    let small: Vec<String> = small.into_iter().flatten().collect();
+    let unsynced: Vec<String> = findings.iter().filter_map(|f| f.0.clone()).collect();
+    let small: Vec<String> = findings.iter().filter_map(|f| f.1.clone()).collect();
+    let unknown: Vec<String> = findings.iter().filter_map(|f| f.2.clone()).collect();
     let mut warnings = Vec::new();
     if !unsynced.is_empty() {
         warnings.push(Warning::new(
@@ -257,6 +275,17 @@ pub(crate) fn command_warnings(
             format!(
                 "the test file is smaller than {MEMORY_FACTOR}× the host's memory, so the page cache can hold it: {}",
                 list(&small)
+            ),
+        ));
+    }
+    if !unknown.is_empty() {
+        warnings.push(Warning::new(
+            WarningKind::MemoryUnknown,
+            format!(
+                "no session recorded the host's memory (imported trials carry no facts), so whether the \
+                 page cache could hold the test file is unknown; it can unless the file is at least \
+                 {MEMORY_FACTOR}× the memory: {}",
+                list(&unknown)
             ),
         ));
     }
@@ -332,7 +361,10 @@ fn tools(command: &str) -> Vec<Tool> {
             match program {
                 "dd" => dd(args),
                 "iozone" => {
-                    Some(Tool::Iozone { size: flag_value(args, "-s").and_then(|v| size(&v, 1 << 10)) })
+                    // throughput mode (-t N) writes N files of -s each, all at once
+                    let files = flag_value(args, "-t").map_or(Some(1), |t| t.parse::<u64>().ok());
+                    let each = flag_value(args, "-s").and_then(|v| size(&v, 1 << 10));
+                    Some(Tool::Iozone { size: each.zip(files).and_then(|(s, n)| s.checked_mul(n)) })
                 }
                 "fio" => {
                     let value = ["--size", "--filesize"].iter().find_map(|f| flag_value(args, f));
@@ -441,6 +473,9 @@ pub(crate) fn comparison_warnings(
         .map(|s| (s.session.as_str(), &s.facts))
         .collect();
     let mut disjoint: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
+    // per entry, each level's time window, to show how far apart they were
+    let mut windows: BTreeMap<usize, BTreeMap<String, (i64, i64)>> = BTreeMap::new();
+    let mut unknown: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
     let mut differ: BTreeMap<usize, BTreeMap<(String, String), BTreeSet<String>>> = BTreeMap::new();
     let mut single: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
     let mut sensitive = Vec::new();
@@ -451,10 +486,19 @@ pub(crate) fn comparison_warnings(
                 Some(w.map_or((t, t), |(lo, hi)| (lo.min(t), hi.max(t))))
             })
         };
-        if let (Some(a), Some(b)) = (window(&arm.baseline), window(&arm.level))
+        let untimed =
+            |cells: &[usize]| cells.iter().any(|&i| analysed[i].group.started.iter().any(Option::is_none));
+        if untimed(&arm.baseline) || untimed(&arm.level) {
+            unknown.entry(arm.entry).or_default().insert(format!("{} vs {}", c.level, c.baseline));
+        } else if let (Some(a), Some(b)) = (window(&arm.baseline), window(&arm.level))
             && (a.1 < b.0 || b.1 < a.0)
         {
             disjoint.entry(arm.entry).or_default().insert(format!("{} vs {}", c.level, c.baseline));
+            let spans = windows.entry(arm.entry).or_default();
+            for (level, (lo, hi)) in [(&c.baseline, a), (&c.level, b)] {
+                let span = spans.entry(level.clone()).or_insert((lo, hi));
+                *span = (span.0.min(lo), span.1.max(hi));
+            }
         }
         let sessions = |cells: &[usize]| -> BTreeSet<&str> {
             cells.iter().flat_map(|&i| analysed[i].group.sessions.iter().map(String::as_str)).collect()
@@ -500,11 +544,29 @@ pub(crate) fn comparison_warnings(
     let factor = |entry: usize| exp.spec.analysis.compare[entry].value.factor.value.clone();
     let mut warnings = Vec::new();
     for (entry, pairs) in disjoint {
+        let spans: Vec<String> = windows
+            .remove(&entry)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(level, (lo, hi))| format!("{level} {}", span(lo, hi)))
+            .collect();
         warnings.push(Warning::new(
             WarningKind::DisjointTimeWindows,
             format!(
-                "{}: {} were measured in disjoint time windows, so drift or the time of day is \
+                "{}: {} were measured in disjoint time windows ({}), so drift or the time of day is \
                  confounded with the level; interleave them (`order: interleaved`)",
+                factor(entry),
+                pairs.into_iter().collect::<Vec<_>>().join(", "),
+                spans.join("; ")
+            ),
+        ));
+    }
+    for (entry, pairs) in unknown {
+        warnings.push(Warning::new(
+            WarningKind::UnknownTimes,
+            format!(
+                "{}: when {} were measured is unknown (trials imported without `--started-at`), so \
+                 drift or the time of day may be confounded with the level and nothing shows otherwise",
                 factor(entry),
                 pairs.into_iter().collect::<Vec<_>>().join(", ")
             ),
@@ -543,6 +605,15 @@ pub(crate) fn comparison_warnings(
         ));
     }
     warnings
+}
+
+/// A time window in microseconds since the epoch, to the second, in UTC.
+fn span(lo: i64, hi: i64) -> String {
+    let at = |us: i64| {
+        jiff::Timestamp::from_microsecond(us)
+            .map_or_else(|_| "?".to_owned(), |t| t.strftime("%Y-%m-%d %H:%M:%S").to_string())
+    };
+    if at(lo) == at(hi) { format!("{} UTC", at(lo)) } else { format!("{} to {} UTC", at(lo), at(hi)) }
 }
 
 /// Facts that may differ between the compared machines without confounding the factor:
@@ -601,6 +672,8 @@ mod tests {
         assert_eq!(tools("bonnie++ -s 8g:4k"), [Tool::Bonnie { size: Some(8 << 30) }]);
         assert_eq!(tools("iozone -i 0 -s 512m -r 4k"), [Tool::Iozone { size: Some(512 << 20) }]);
         assert_eq!(tools("iozone -s4096 -r 4k"), [Tool::Iozone { size: Some(4096 << 10) }]);
+        let seed_001 = "iozone -M -c -e -w -i0 -r256k -s1g -t10 -F d1 d2 d3 d4 d5 d6 d7 d8 d9 d0";
+        assert_eq!(tools(seed_001), [Tool::Iozone { size: Some(10 << 30) }], "ten files of 1 GiB");
         assert_eq!(tools("fio --name=w --size=1G --rw=write"), [Tool::Fio { size: Some(1 << 30) }]);
         assert_eq!(tools("fio --name=w --filesize 2MiB"), [Tool::Fio { size: Some(2 << 20) }]);
         assert_eq!(tools("echo dd"), []);

@@ -72,6 +72,32 @@ pub struct AnalysisSettings {
     pub outliers: OutlierRule,
     /// How the p-values of the report are adjusted for multiplicity.
     pub p_adjustment: &'static str,
+    /// Runs needed for the target margin at a few typical CVs: what a cell of one trial,
+    /// whose spread is unknown, would take (STATISTICS §1).
+    pub runs_needed_at_cv: Vec<RunsAtCv>,
+}
+
+/// Runs needed for the target margin if the trials varied by `cv_pct`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct RunsAtCv {
+    pub cv_pct: u32,
+    pub runs: usize,
+}
+
+/// The CVs (in %) at which a cell of one trial is told what it would take.
+const TYPICAL_CVS: [u32; 3] = [1, 5, 10];
+
+fn runs_at_typical_cvs(settings: &Settings) -> Vec<RunsAtCv> {
+    TYPICAL_CVS
+        .iter()
+        .filter_map(|&cv_pct| {
+            match stats::runs_needed(f64::from(cv_pct) / 100.0, settings.target_margin, settings.confidence)?
+            {
+                RunsNeeded::Runs(runs) => Some(RunsAtCv { cv_pct, runs }),
+                RunsNeeded::MoreThan(_) => None,
+            }
+        })
+        .collect()
 }
 
 /// How a metric is read: unit, direction and mean.
@@ -184,7 +210,7 @@ pub struct Failure {
     pub warmup: bool,
     pub host: String,
     pub session: String,
-    pub started_at: String,
+    pub started_at: Option<String>,
     pub status: &'static str,
     pub exit_code: Option<i32>,
     pub error: Option<String>,
@@ -338,6 +364,7 @@ pub fn summarize_store(
             target_pct: settings.target_margin * 100.0,
             outliers: settings.outliers,
             p_adjustment: "holm",
+            runs_needed_at_cv: runs_at_typical_cvs(&settings),
         },
         trials: table.counts,
         metrics,
@@ -528,7 +555,8 @@ fn compare_all(
                 .levels
                 .iter()
                 .map(|(k, v)| (usize::from(*k), v.text.as_str()))
-                .filter(|(k, _)| *k != factor && Some(*k) != paired)
+                // keys only `include` adds ride along with their combination: not context
+                .filter(|(k, _)| *k != factor && Some(*k) != paired && *k < plan.factor_keys)
                 .collect();
             by_context.entry((a.meta, context)).or_default().entry(level).or_default().push((block, i));
         }
@@ -549,6 +577,9 @@ fn compare_all(
                     other: cells.iter().map(|(b, i)| (b.map(str::to_owned), *i)).collect(),
                 });
             }
+        }
+        if seen_baseline {
+            warnings.extend(confounded(plan, &entry.factor.value, baseline, &by_context));
         }
         if !seen_baseline && !by_context.is_empty() {
             warnings.push(lint::Warning::new(
@@ -575,6 +606,59 @@ fn compare_all(
         }
     }
     (comparisons, arms)
+}
+
+/// Levels with analysed trials that no context shares with the baseline: every cell of
+/// theirs differs from the baseline's cells in another factor too (seed 002 changed the
+/// memory limit, the vCPU limit and the pinning at once), so nothing can be compared.
+fn confounded(
+    plan: &Plan,
+    factor: &str,
+    baseline: &str,
+    by_context: &IndexMap<ContextKey<'_>, ByLevel<'_>>,
+) -> Option<lint::Warning> {
+    let contexts = |level: &str| -> Vec<&Vec<(usize, &str)>> {
+        by_context.iter().filter(|(_, levels)| levels.contains_key(level)).map(|((_, c), _)| c).collect()
+    };
+    let base = contexts(baseline);
+    let mut levels: Vec<&str> = Vec::new();
+    for levels_here in by_context.values() {
+        for level in levels_here.keys() {
+            if *level != baseline && !levels.contains(level) {
+                levels.push(level);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    for level in levels {
+        let own = contexts(level);
+        if own.iter().any(|c| base.contains(c)) {
+            continue;
+        }
+        // the keys on which no cell of the level agrees with any cell of the baseline
+        let values = |cs: &[&Vec<(usize, &str)>], key: usize| -> BTreeSet<String> {
+            cs.iter()
+                .flat_map(|c| c.iter().filter(|(k, _)| *k == key).map(|(_, v)| (*v).to_owned()))
+                .collect()
+        };
+        let keys: Vec<&str> = (0..plan.factor_keys)
+            .filter(|&k| values(&own, k).is_disjoint(&values(&base, k)))
+            .filter(|&k| !values(&own, k).is_empty())
+            .map(|k| plan.keys[k].as_str())
+            .collect();
+        found.push(format!("{level} vs {baseline} (they also differ in {})", keys.join(", ")));
+    }
+    (!found.is_empty()).then(|| {
+        lint::Warning::new(
+            lint::WarningKind::Confounded,
+            format!(
+                "compare {factor}: {} were never measured with the other factors held fixed, so their \
+                 difference cannot be told from those factors' and nothing is compared; vary one factor \
+                 at a time",
+                found.join("; ")
+            ),
+        )
+    })
 }
 
 /// A metric (index into the metrics) and the levels of the other keys (key index, level).
@@ -811,8 +895,20 @@ fn reproduce(exp: &Experiment, loaded: &Loaded) -> Reproduce {
         }
     }
     let file = exp.path.display().to_string();
-    // The order of the last session is the one to repeat; without sessions, the spec's.
-    let seed = sessions.last().map(|s| s.seed).or(exp.spec.seed);
+    // The order of the last session that ran trials is the one to repeat (an import has
+    // no order); without one, the spec's.
+    let imports: BTreeSet<&str> = loaded
+        .trials
+        .iter()
+        .filter(|t| t.status == crate::store::Status::Imported)
+        .map(|t| t.session.as_str())
+        .collect();
+    let seed = sessions
+        .iter()
+        .rev()
+        .find(|s| !imports.contains(s.session.as_str()))
+        .map(|s| s.seed)
+        .or(exp.spec.seed);
     let command = match seed {
         Some(seed) => format!("margin run {file} --seed {seed}"),
         None => format!("margin run {file}"),

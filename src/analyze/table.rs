@@ -115,7 +115,11 @@ impl Table {
                 (false, true) => counts.analysed += 1,
                 (false, false) => counts.failed += 1,
             }
-            let started = trial.started_at.parse::<jiff::Timestamp>().ok().map(|t| t.as_microsecond());
+            let started = trial
+                .started_at
+                .as_deref()
+                .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+                .map(|t| t.as_microsecond());
             for (metric, &value) in &trial.metrics {
                 for (column, level) in level_values.iter_mut().zip(&cell_levels[index]) {
                     column.push(*level);

@@ -120,10 +120,24 @@ pub fn verdict(comparison: &Comparison, settings: &Settings, wording: &Wording) 
         ),
         // Insufficient, and the combinations `classify` never returns (a verdict other
         // than these three always comes with a bounded interval).
-        _ => format!(
-            "no error estimate: run more trials ({baseline}: n = {}, {level}: n = {})",
-            comparison.n_a, comparison.n_b
-        ),
+        _ => {
+            let seen = if comparison.ratio.is_finite() && comparison.ratio != 1.0 {
+                let (size, direction) = if comparison.ratio > 1.0 {
+                    (comparison.ratio - 1.0, "higher")
+                } else {
+                    (1.0 - comparison.ratio, "lower")
+                };
+                format!("{level} measured {} {direction}, but ", percent(size))
+            } else {
+                String::new()
+            };
+            format!(
+                "no error estimate ({baseline}: n = {}, {level}: n = {}): {seen}a single trial shows no \
+                 spread to judge a difference by; it takes 2 trials per level for any margin of error \
+                 and 5 for a dependable one",
+                comparison.n_a, comparison.n_b
+            )
+        }
     };
     Verdict { kind, sentence, more_trials }
 }
@@ -198,7 +212,12 @@ mod tests {
     fn one_trial_is_insufficient() {
         let got = judge(&sample("n1"), &sample("n3"), &SECONDS);
         assert_eq!(got.kind, VerdictKind::Insufficient);
-        assert_eq!(got.sentence, "no error estimate: run more trials (bare: n = 1, xen: n = 3)");
+        assert_eq!(
+            got.sentence,
+            "no error estimate (bare: n = 1, xen: n = 3): xen measured 59.2 % lower, but a single trial \
+             shows no spread to judge a difference by; it takes 2 trials per level for any margin of error \
+             and 5 for a dependable one"
+        );
     }
 
     #[test]

@@ -19,8 +19,35 @@ pub struct Options {
     pub file: PathBuf,
     pub set: Vec<String>,
     pub host: Option<String>,
+    /// When the outputs were measured, if known.
+    pub started_at: Option<jiff::Timestamp>,
     pub raw: Vec<PathBuf>,
     pub reports: PathBuf,
+}
+
+/// `--started-at`: an RFC 3339 time, or a civil `YYYY-MM-DD HH:MM:SS` (or with a `T`)
+/// taken as UTC, since an old output rarely says its zone. A time in the future is a typo.
+pub fn parse_started_at(text: &str) -> Result<jiff::Timestamp, String> {
+    let text = text.trim();
+    let expected = || {
+        format!(
+            "expected an RFC 3339 time (2006-11-23T18:25:53+01:00) or YYYY-MM-DD HH:MM:SS \
+             (taken as UTC), found `{text}`"
+        )
+    };
+    let time = match text.parse::<jiff::Timestamp>() {
+        Ok(t) => t,
+        // A civil date and time, no offset; a date alone is not a time of day.
+        Err(_) if text.len() > 10 => text
+            .parse::<jiff::civil::DateTime>()
+            .and_then(|d| jiff::tz::TimeZone::UTC.to_timestamp(d))
+            .map_err(|_| expected())?,
+        Err(_) => return Err(expected()),
+    };
+    if time > jiff::Timestamp::now() {
+        return Err(format!("`{text}` is in the future; when were the outputs measured?"));
+    }
+    Ok(time)
 }
 
 /// The one cell the `--set` levels name; otherwise an error listing what exists.
@@ -174,7 +201,7 @@ fn import(
                 session: session.clone(),
                 round: 1,
                 position: i as u32 + 1,
-                started_at: jiff::Timestamp::now().to_string(),
+                started_at: o.started_at.map(|t| t.to_string()),
                 status: Status::Imported,
                 exit_code: None,
                 metrics: IndexMap::new(),
@@ -211,4 +238,23 @@ fn import(
     record.outcome = Some(format!("imported {added} trials, skipped {skipped} files already imported"));
     sessions.append(&record).map_err(fail)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_started_at;
+
+    #[test]
+    fn started_at_takes_rfc_3339_or_a_civil_time_as_utc() {
+        let utc = |s: &str| parse_started_at(s).map(|t| t.to_string());
+        assert_eq!(utc("2006-11-23T18:25:53+01:00").unwrap(), "2006-11-23T17:25:53Z");
+        assert_eq!(utc("2006-11-23T18:25:53Z").unwrap(), "2006-11-23T18:25:53Z");
+        assert_eq!(utc("2006-11-23 18:25:53").unwrap(), "2006-11-23T18:25:53Z");
+        assert_eq!(utc(" 2006-11-23T18:25:53 ").unwrap(), "2006-11-23T18:25:53Z");
+        for bad in ["2006-11-23", "Thu Nov 23 18:25:53 2006", "2006-13-01 00:00:00", "yesterday", ""] {
+            let err = utc(bad).unwrap_err();
+            assert!(err.starts_with("expected an RFC 3339 time"), "{bad}: {err}");
+        }
+        assert!(utc("2999-01-01 00:00:00").unwrap_err().contains("is in the future"));
+    }
 }

@@ -63,7 +63,7 @@ pub fn run(files: &[PathBuf], reports: &Path, out: &mut dyn Write) -> Result<(),
             writeln!(out, "  set aside: {set_aside} records of cells whose commands have changed")
                 .map_err(io)?;
         }
-        let last = loaded.trials.iter().map(|t| t.started_at.as_str()).max();
+        let last = loaded.trials.iter().filter_map(|t| t.started_at.as_deref()).max();
         match last {
             Some(at) => writeln!(out, "  last trial: {at}").map_err(io)?,
             None => writeln!(out, "  never run (store: {})", store.dir.display()).map_err(io)?,

@@ -29,6 +29,9 @@ pub struct Plan {
     /// Every level key, in declared order: factors (zipped keys flattened), then keys
     /// that only `include` adds.
     pub keys: Vec<String>,
+    /// `keys[..factor_keys]` are the matrix's factors; the rest only `include` adds
+    /// (values that ride along with a combination, like a directory per host).
+    pub factor_keys: usize,
     pub factors: Vec<FactorSummary>,
     pub cells: Vec<Cell>,
     pub repetitions: Repetitions,
@@ -140,6 +143,7 @@ pub fn expand(exp: &Experiment, max_cells: usize) -> Result<Plan, Diagnostics> {
         choices.push(options);
     }
     let original: HashSet<u16> = (0..keys.len() as u16).collect();
+    let factor_keys = keys.len();
 
     let product = if choices.is_empty() {
         0
@@ -297,6 +301,7 @@ pub fn expand(exp: &Experiment, max_cells: usize) -> Result<Plan, Diagnostics> {
     Ok(Plan {
         experiment: exp.name.clone(),
         keys,
+        factor_keys,
         factors,
         cells,
         repetitions: spec.repetitions(),

@@ -390,11 +390,28 @@ fn metric_description(summary: &Summary, metric: &str) -> String {
     let display = scale(&meta.unit, typical(cells.map(|c| c.mean)));
     let unit =
         if display.symbol.is_empty() { String::new() } else { format!("Values in {}; ", display.symbol) };
-    format!(
+    let mut text = format!(
         "{unit}{better}; {} mean. ± is the half-width of the {} confidence interval of the mean.",
         meta.mean_kind,
         confidence(summary.settings.confidence)
-    )
+    );
+    if summary.cells.iter().any(|c| c.metric == metric && c.n < 2) {
+        // One trial shows no spread: say what the runs needed would be at typical CVs.
+        let s = &summary.settings;
+        let at: Vec<String> = s.runs_needed_at_cv.iter().map(|r| r.runs.to_string()).collect();
+        let cvs: Vec<String> = s.runs_needed_at_cv.iter().map(|r| format!("{} %", r.cv_pct)).collect();
+        text.push_str(" A cell of one trial has no spread, so no margin of error and no runs needed: a second trial gives the first estimate");
+        if let (Some((last_cv, cvs)), Some((last, at))) = (cvs.split_last(), at.split_last()) {
+            text.push_str(&format!(
+                "; if the trials vary by {} or {last_cv} (CV), ±{} takes {} or {last} runs",
+                cvs.join(", "),
+                percent(s.target_pct),
+                at.join(", ")
+            ));
+        }
+        text.push('.');
+    }
+    text
 }
 
 /// The statistics table of one metric, every cell a row, in the metric's display unit.

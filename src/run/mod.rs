@@ -768,7 +768,7 @@ impl<'a> HostRun<'a> {
             session: self.session.clone(),
             round,
             position,
-            started_at: now(),
+            started_at: Some(now()),
             status: Status::Failed,
             exit_code: None,
             metrics: IndexMap::new(),

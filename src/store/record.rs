@@ -68,8 +68,9 @@ pub struct TrialRecord {
     /// The round of the session it ran in (1-based) and its place in that round.
     pub round: u32,
     pub position: u32,
-    /// RFC 3339, UTC.
-    pub started_at: String,
+    /// RFC 3339, UTC. `None` (JSON null) for a trial imported without `--started-at`:
+    /// when it was measured is unknown, and the time of the import is not that time.
+    pub started_at: Option<String>,
     pub status: Status,
     pub exit_code: Option<i32>,
     /// Metric name → value in canonical units; includes `wall_time`, and `user_time` /

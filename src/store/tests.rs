@@ -16,7 +16,7 @@ fn trial(n: u32) -> TrialRecord {
         session: "s".into(),
         round: n,
         position: 1,
-        started_at: "2026-11-29T00:00:00Z".into(),
+        started_at: Some("2026-11-29T00:00:00Z".into()),
         status: Status::Ok,
         exit_code: Some(0),
         metrics: IndexMap::from([("wall_time".to_string(), 0.5)]),

@@ -155,3 +155,43 @@ fn reparse_restores_values_from_the_raw_outputs_and_keeps_the_old_log() {
     assert_eq!(aside.len(), 1);
     assert_eq!(std::fs::read_to_string(&aside[0]).unwrap(), broken);
 }
+
+#[test]
+fn started_at_is_the_trials_time_and_is_validated() {
+    let dir = tempfile::tempdir().unwrap();
+    let import = |when: Option<&str>, host: &str| {
+        let mut cmd = margin();
+        cmd.env("MARGIN_REPORTS", dir.path()).args(["import", "experiments/xen-iozone.yaml"]);
+        cmd.args(["--set", &format!("host={host}")]);
+        if let Some(when) = when {
+            cmd.args(["--started-at", when]);
+        }
+        cmd.arg(format!("experiments/data/seed001/iozone-{host}.txt")).output().unwrap()
+    };
+    let out = import(Some("Thu Nov 23 18:25:53 2006"), "u0");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("expected an RFC 3339 time"), "{}", stderr(&out));
+    assert!(records(&dir.path().join("xen-iozone")).is_empty());
+
+    assert!(import(Some("2006-11-23 18:25:53"), "u0").status.success());
+    assert!(import(Some("2006-11-24T09:05:23+00:00"), "dom0").status.success());
+    assert!(import(None, "u1").status.success());
+    let recs = records(&dir.path().join("xen-iozone"));
+    let at = |host: &str| recs.iter().find(|r| r["host"] == host).unwrap()["started_at"].clone();
+    assert_eq!(at("u0"), "2006-11-23T18:25:53Z");
+    assert_eq!(at("dom0"), "2006-11-24T09:05:23Z");
+    assert!(at("u1").is_null(), "unknown, not the time of the import");
+
+    let out = margin()
+        .env("MARGIN_REPORTS", dir.path())
+        .args(["report", "experiments/xen-iozone.yaml"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = std::fs::read_to_string(dir.path().join("xen-iozone/report.md")).unwrap();
+    assert!(
+        report.contains("host: u0 vs dom0 were measured in disjoint time windows (dom0 2006-11-24 09:05:23 UTC; u0 2006-11-23 18:25:53 UTC)"),
+        "{report}"
+    );
+    assert!(report.contains("host: when u1 vs dom0 were measured is unknown"), "{report}");
+}

@@ -6,6 +6,7 @@ mod import;
 mod plan;
 mod run;
 mod schema;
+mod seeds;
 
 use assert_cmd::Command;
 
