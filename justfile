@@ -28,12 +28,31 @@ seeds profile="debug":
 check:
     {{ margin }} check experiments/*.yaml
 
-# The whole test suite.
-test:
+# The whole test suite (installs what it drives first).
+test: test-deps
     cargo test --all-targets
 
+# The tools the tests drive for real: fio, and sshd/ssh for the remote-host tests.
+test-deps:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    missing=()
+    command -v fio > /dev/null || missing+=(fio)
+    [ -x /usr/sbin/sshd ] || missing+=(openssh-server)
+    command -v ssh-keygen > /dev/null || missing+=(openssh-client)
+    [ ${#missing[@]} -eq 0 ] && exit 0
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    if command -v apt-get > /dev/null; then
+        $sudo apt-get update
+        $sudo apt-get install -y --no-install-recommends "${missing[@]}"
+    else
+        echo "the tests need these (Debian package names): ${missing[*]}" >&2
+        exit 1
+    fi
+
 # Exactly what CI checks: formatting, lints with warnings denied, tests.
-ci:
+ci: test-deps
     cargo fmt --check
     cargo clippy --all-targets -- -D warnings
     cargo test --all-targets
