@@ -205,7 +205,7 @@ pub(crate) fn command_warnings(
     let memory = host_memory(loaded);
     let mut cells: BTreeMap<usize, BTreeSet<&str>> = BTreeMap::new();
     for a in analysed {
-        cells.entry(a.group.cell).or_default().extend(a.group.hosts.iter().map(String::as_str));
+        cells.entry(a.group.cell).or_default().extend(a.group.hosts.iter().map(|h| &**h));
     }
     let templates = Templates::new();
     let findings: Vec<(Option<String>, Option<String>, Option<String>)> = cells
@@ -501,7 +501,7 @@ pub(crate) fn comparison_warnings(
             }
         }
         let sessions = |cells: &[usize]| -> BTreeSet<&str> {
-            cells.iter().flat_map(|&i| analysed[i].group.sessions.iter().map(String::as_str)).collect()
+            cells.iter().flat_map(|&i| analysed[i].group.sessions.iter().map(|s| &**s)).collect()
         };
         let (sa, sb) = (sessions(&arm.baseline), sessions(&arm.level));
         for (level, s) in [(&c.baseline, &sa), (&c.level, &sb)] {

@@ -7,7 +7,8 @@
 //! parse rules changed, so their numbers measure something else) are left out and
 //! counted.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use polars::prelude::*;
 use serde::Serialize;
@@ -70,8 +71,10 @@ pub struct Group {
     pub values: Vec<f64>,
     /// Start times (µs since the epoch), parallel to `values`; `None` when unreadable.
     pub started: Vec<Option<i64>>,
-    pub sessions: Vec<String>,
-    pub hosts: Vec<String>,
+    /// Shared rather than copied: a store names a handful of sessions and hosts, and
+    /// may hold a million trials.
+    pub sessions: Vec<Arc<str>>,
+    pub hosts: Vec<Arc<str>>,
 }
 
 impl Table {
@@ -178,6 +181,16 @@ impl Table {
         let session = analysed.column("session")?.str()?;
         let host = analysed.column("host")?.str()?;
 
+        let mut names: HashSet<Arc<str>> = HashSet::new();
+        let mut shared = |name: Option<&str>| -> Arc<str> {
+            let name = name.unwrap_or_default();
+            if let Some(known) = names.get(name) {
+                return known.clone();
+            }
+            let new: Arc<str> = name.into();
+            names.insert(new.clone());
+            new
+        };
         let mut groups: Vec<Group> = Vec::new();
         let rows = cell
             .iter()
@@ -203,8 +216,8 @@ impl Table {
             let group = groups.last_mut().expect("a group was just pushed");
             group.values.push(v);
             group.started.push(t);
-            group.sessions.push(s.unwrap_or_default().to_owned());
-            group.hosts.push(h.unwrap_or_default().to_owned());
+            group.sessions.push(shared(s));
+            group.hosts.push(shared(h));
         }
         Ok(groups)
     }
@@ -221,37 +234,38 @@ pub fn status_name(status: Status) -> &'static str {
     }
 }
 
-/// The fixed columns, filled row by row.
+/// The fixed columns, filled row by row. The text borrows from the records: with a
+/// million trials, an owned copy of every string would cost more than the table itself.
 #[derive(Default)]
-struct Rows {
-    metric: Vec<String>,
+struct Rows<'a> {
+    metric: Vec<&'a str>,
     value: Vec<f64>,
-    unit: Vec<String>,
+    unit: Vec<&'a str>,
     status: Vec<&'static str>,
     warmup: Vec<bool>,
-    host: Vec<String>,
+    host: Vec<&'a str>,
     started_at: Vec<Option<i64>>,
-    cell: Vec<String>,
+    cell: Vec<&'a str>,
     repetition: Vec<u32>,
-    session: Vec<String>,
+    session: Vec<&'a str>,
     round: Vec<u32>,
-    trial: Vec<String>,
+    trial: Vec<&'a str>,
 }
 
-impl Rows {
-    fn push(&mut self, trial: &TrialRecord, metric: &str, value: f64, started: Option<i64>) {
-        self.metric.push(metric.to_owned());
+impl<'a> Rows<'a> {
+    fn push(&mut self, trial: &'a TrialRecord, metric: &'a str, value: f64, started: Option<i64>) {
+        self.metric.push(metric);
         self.value.push(value);
-        self.unit.push(trial.metric_info.get(metric).map(|i| i.unit.clone()).unwrap_or_default());
+        self.unit.push(trial.metric_info.get(metric).map_or("", |i| i.unit.as_str()));
         self.status.push(status_name(trial.status));
         self.warmup.push(trial.warmup);
-        self.host.push(trial.host.clone());
+        self.host.push(&trial.host);
         self.started_at.push(started);
-        self.cell.push(trial.cell.clone());
+        self.cell.push(&trial.cell);
         self.repetition.push(trial.repetition);
-        self.session.push(trial.session.clone());
+        self.session.push(&trial.session);
         self.round.push(trial.round);
-        self.trial.push(trial.trial.clone());
+        self.trial.push(&trial.trial);
     }
 
     /// The columns in [`FIXED_COLUMNS`] order; `started_at` as a UTC timestamp, which

@@ -191,7 +191,9 @@ struct View<'a> {
     margin_version: &'static str,
     counts: String,
     settings: String,
+    /// The first [`SHOWN`] comparisons, and a line counting the rest.
     answers: Vec<Answer>,
+    more_answers: Option<String>,
     metrics: Vec<MetricView>,
     environment: Option<String>,
     /// Whether any fact differs between the machine states (the rows marked ≠).
@@ -211,7 +213,9 @@ struct Answer {
 struct MetricView {
     name: String,
     description: String,
+    /// The first [`SHOWN`] cells, and a line counting the rest.
     table: String,
+    more: Option<String>,
     plot: Option<String>,
 }
 
@@ -240,7 +244,8 @@ pub fn render(
         margin_version: env!("CARGO_PKG_VERSION"),
         counts: counts_line(summary),
         settings: settings_line(summary),
-        answers: summary.comparisons.iter().map(answer).collect(),
+        answers: summary.comparisons.iter().take(SHOWN).map(answer).collect(),
+        more_answers: more(summary.comparisons.len(), "comparisons"),
         metrics: summary
             .metrics
             .iter()
@@ -248,6 +253,7 @@ pub fn render(
                 name: m.name.clone(),
                 description: metric_description(summary, &m.name),
                 table: metric_table(summary, &m.name),
+                more: more(summary.cells.iter().filter(|c| c.metric == m.name).count(), "cells"),
                 plot: plots.iter().find(|p| p.metric == m.name && p.svg.is_some()).map(|p| p.path.clone()),
             })
             .collect(),
@@ -283,6 +289,15 @@ fn environment() -> Environment<'static> {
     env.add_filter("signed_pct", |value: Option<f64>| value.map_or_else(dash, signed_percent));
     env.add_filter("p", |value: Option<f64>| value.map_or_else(dash, p_value));
     env
+}
+
+/// The answer and each metric's table list at most this many rows; summary.json has
+/// them all. Ten thousand rows help no reader, and make a report too large to page.
+const SHOWN: usize = 100;
+
+/// "… 9900 more cells in summary.json", when a section leaves rows out.
+fn more(total: usize, what: &str) -> Option<String> {
+    (total > SHOWN).then(|| format!("… {} more {what} in summary.json", total - SHOWN))
 }
 
 fn dash() -> String {
@@ -414,7 +429,9 @@ fn metric_description(summary: &Summary, metric: &str) -> String {
     text
 }
 
-/// The statistics table of one metric, every cell a row, in the metric's display unit.
+/// The statistics table of one metric, a row for each of its first [`SHOWN`] cells, in
+/// the metric's display unit (chosen over every cell, so that it is the unit of the
+/// whole metric).
 fn metric_table(summary: &Summary, metric: &str) -> String {
     let cells: Vec<&CellStat> = summary.cells.iter().filter(|c| c.metric == metric).collect();
     let Some(first) = cells.first() else { return String::new() };
@@ -437,6 +454,7 @@ fn metric_table(summary: &Summary, metric: &str) -> String {
     ];
     let rows: Vec<Vec<String>> = cells
         .iter()
+        .take(SHOWN)
         .map(|c| {
             let label = if c.label.is_empty() { "(all trials)".to_owned() } else { cell_text(&c.label) };
             let (moe, moe_pct) = match (c.moe, c.moe_pct) {

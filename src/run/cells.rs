@@ -35,10 +35,22 @@ impl CellProgress {
         self.attempts = self.attempts.max(r.repetition);
         if r.status.is_measurement() && !r.warmup {
             self.ok += 1;
-            for (name, value) in &r.metrics {
-                self.values.entry(name.clone()).or_default().push(*value);
+            // Looked up before inserting: the name is copied once per cell, not once per
+            // trial (a store may hold a million trials).
+            for (name, &value) in &r.metrics {
                 let kind = r.metric_info.get(name).map(|i| i.mean).unwrap_or_default();
-                self.kinds.insert(name.clone(), kind);
+                match self.values.get_mut(name) {
+                    Some(values) => values.push(value),
+                    None => {
+                        self.values.insert(name.clone(), vec![value]);
+                    }
+                }
+                match self.kinds.get_mut(name) {
+                    Some(known) => *known = kind,
+                    None => {
+                        self.kinds.insert(name.clone(), kind);
+                    }
+                }
             }
         }
         if r.wall_time.is_finite() && r.wall_time > 0.0 {

@@ -7,9 +7,10 @@
 mod record;
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -194,27 +195,54 @@ impl Store {
     }
 }
 
-fn read_log<T: DeserializeOwned>(path: &Path, warnings: &mut Vec<String>) -> Result<Vec<T>, StoreError> {
-    let text = match fs::read(path) {
-        Ok(bytes) => bytes,
+/// The log is read and parsed a block of about this many bytes at a time: the lines of a
+/// block in parallel, and never the whole file at once (a million trials are most of a
+/// gigabyte of JSON).
+const BLOCK: u64 = 16 << 20;
+
+fn read_log<T: DeserializeOwned + Send>(
+    path: &Path,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<T>, StoreError> {
+    let file = match File::open(path) {
+        Ok(file) => file,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(StoreError::io(path, e)),
     };
+    let mut reader = BufReader::new(file);
     let mut out = Vec::new();
-    for (i, line) in text.split(|b| *b == b'\n').enumerate() {
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
+    let mut block = Vec::new();
+    // The number of the block's first line, for the warnings.
+    let mut first = 1;
+    loop {
+        block.clear();
+        // A block ends at the end of a line, so that no record is cut in two.
+        (&mut reader)
+            .take(BLOCK)
+            .read_to_end(&mut block)
+            .and_then(|_| reader.read_until(b'\n', &mut block))
+            .map_err(|e| StoreError::io(path, e))?;
+        if block.is_empty() {
+            return Ok(out);
         }
-        match serde_json::from_slice::<T>(line) {
-            Ok(record) => out.push(record),
-            Err(e) => warnings.push(format!(
-                "{}:{}: skipped a record that does not parse (torn by a crash or a full disk?): {e}",
-                path.display(),
-                i + 1
-            )),
+        let lines: Vec<&[u8]> = block.split(|b| *b == b'\n').collect();
+        let parsed: Vec<Option<serde_json::Result<T>>> = lines
+            .par_iter()
+            .map(|line| (!line.iter().all(u8::is_ascii_whitespace)).then(|| serde_json::from_slice(line)))
+            .collect();
+        for (i, record) in parsed.into_iter().enumerate() {
+            match record {
+                None => {}
+                Some(Ok(record)) => out.push(record),
+                Some(Err(e)) => warnings.push(format!(
+                    "{}:{}: skipped a record that does not parse (torn by a crash or a full disk?): {e}",
+                    path.display(),
+                    first + i
+                )),
+            }
         }
+        first += lines.len() - 1;
     }
-    Ok(out)
 }
 
 impl Appender {

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Report speed and memory: `margin report` on a synthetic store of 1 000 000 trials
+# (100 × 100 cells × 100 trials, four metrics each as `margin run` records them: wall,
+# user and system time, and dd's throughput; every variant compared with its baseline).
+# Goal (issue 5): ≤ 10 s and ≤ 2 GiB peak memory on the 2-core CI machine.
+#
+# usage: bench/report.sh path/to/margin path/to/synthetic_store [LEVELS [TRIALS]]
+# (`just bench` builds both; smaller LEVELS and TRIALS make a quick trial of the script).
+set -euo pipefail
+margin=${1:?usage: bench/report.sh path/to/margin path/to/synthetic_store [LEVELS [TRIALS]]}
+generator=${2:?usage: bench/report.sh path/to/margin path/to/synthetic_store [LEVELS [TRIALS]]}
+levels=${3:-100}
+trials=${4:-100}
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+
+"$generator" "$dir" "$levels" "$trials"
+echo "store: $(du -h "$dir/reports/synthetic/runs.ndjson" | cut -f1) of trial records"
+
+measure() {
+  local label=$1; shift
+  if [ -x /usr/bin/time ]; then
+    /usr/bin/time -f "$label: %e s wall, %M KiB max RSS" "$@" > /dev/null
+  else
+    local start end
+    start=$(date +%s.%N)
+    "$@" > /dev/null
+    end=$(date +%s.%N)
+    echo "$label: $(echo "$end - $start" | bc) s wall (install GNU time for memory)"
+  fi
+}
+
+echo "margin report, $((levels * levels)) cells × $trials trials (goal: ≤ 10 s, ≤ 2 GiB = 2097152 KiB)"
+for i in 1 2 3; do
+  MARGIN_REPORTS="$dir/reports" measure "report run $i" "$margin" report "$dir/synthetic.yaml"
+done
+ls -l "$dir/reports/synthetic/report.md" "$dir/reports/synthetic/summary.json" | awk '{print $5, $9}'

@@ -1,0 +1,227 @@
+//! A synthetic experiment and store for `bench/report.sh`: `LEVELS × LEVELS` cells of
+//! `TRIALS` trials each (100 × 100 × 100 = 1 000 000 trials by default), written in the
+//! very format `margin run` writes, so that `margin report` can be timed at scale.
+//!
+//! ```text
+//! cargo run --release --example synthetic_store -- OUT_DIR [LEVELS [TRIALS]]
+//! ```
+//!
+//! writes `OUT_DIR/synthetic.yaml` and the store `OUT_DIR/reports/synthetic/`. The cell
+//! ids, levels and metric annotations come from the library (spec → plan → parse recipe),
+//! so they are what a real run of that file would record. The values are drawn from a
+//! seeded RNG: most cells are quiet, some noisy, some have slow outlier trials, and the
+//! compared variants differ by a few percent, so every kind of verdict and warning has
+//! work to do. The trials run in rounds, every cell once per round in a shuffled order,
+//! back to back, as `order: interleaved` would run them.
+
+use std::fmt::Write as _;
+use std::fs::{self, File};
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use indexmap::IndexMap;
+use jiff::{SignedDuration, Timestamp};
+use margin::parse::{Better, MeanKind, Recipe};
+use margin::run::cells::levels_map;
+use margin::run::facts;
+use margin::store::{Event, MetricInfo, SCHEMA, SessionRecord, Status, Store, TrialRecord};
+use rand::seq::SliceRandom;
+use rand::{RngExt, SeedableRng};
+use rand_pcg::Pcg64;
+
+/// Fixed, so that every benchmark run reads the same store.
+const SEED: u64 = 0x5eed_0005;
+/// The experiment's name, and so the store's folder.
+const NAME: &str = "synthetic";
+/// What the session start says; the trials follow it back to back.
+const SESSION_START: &str = "2025-01-06T09:00:00Z";
+
+fn main() -> Result<()> {
+    let mut args = std::env::args().skip(1);
+    let usage = "usage: synthetic_store OUT_DIR [LEVELS [TRIALS]]";
+    let out = PathBuf::from(args.next().context(usage)?);
+    let mut number = |default: usize| -> Result<usize> {
+        args.next().map_or(Ok(default), |a| a.parse().with_context(|| format!("`{a}`: {usage}")))
+    };
+    let (levels, trials) = (number(100)?, number(100)?);
+    if levels < 2 || trials < 1 {
+        bail!("at least 2 levels per factor (one is the baseline) and 1 trial: {usage}");
+    }
+
+    fs::create_dir_all(&out).with_context(|| out.display().to_string())?;
+    let file = out.join(format!("{NAME}.yaml"));
+    fs::write(&file, experiment(levels, trials)).with_context(|| file.display().to_string())?;
+    let exp = margin::spec::load_file(&file).map_err(|d| anyhow::anyhow!("{file:?}: {d:?}"))?;
+    let plan = margin::plan::expand(&exp, usize::MAX).map_err(|d| anyhow::anyhow!("{d:?}"))?;
+
+    let store = Store::new(&out.join("reports"), &exp.name);
+    fs::create_dir_all(&store.dir).with_context(|| store.dir.display().to_string())?;
+    let start: Timestamp = SESSION_START.parse()?;
+    let mut rng = Pcg64::seed_from_u64(SEED);
+    let session = uuid_v7(start, &mut rng);
+    let throughput = throughput_info(&exp.spec)?;
+    let seconds = MetricInfo { unit: "s".into(), better: Better::Lower, mean: MeanKind::Arithmetic };
+
+    // The records go through one large buffer rather than `Appender`, which makes every
+    // line durable before the next: a million fdatasyncs would take longer than the run.
+    let runs = store.runs_path();
+    let mut writer = BufWriter::with_capacity(1 << 20, File::create(&runs).context("runs.ndjson")?);
+    let levels_of: Vec<IndexMap<String, String>> = plan.cells.iter().map(|c| levels_map(&plan, c)).collect();
+    let models: Vec<Model> = levels_of.iter().map(|l| Model::new(l, &mut rng)).collect::<Result<_>>()?;
+    let mut order: Vec<usize> = (0..plan.cells.len()).collect();
+    let mut clock = start;
+    for round in 1..=trials {
+        order.shuffle(&mut rng);
+        for (position, &index) in order.iter().enumerate() {
+            let model = &models[index];
+            let rate = model.draw(round, &mut rng);
+            let wall = model.bytes / rate + 0.002;
+            let trial = uuid_v7(clock, &mut rng);
+            let (raw, _, _) = store.raw_paths(&trial);
+            let record = TrialRecord {
+                schema: SCHEMA,
+                cell: plan.cells[index].id.to_string(),
+                levels: levels_of[index].clone(),
+                repetition: round as u32,
+                warmup: false,
+                host: "local".into(),
+                session: session.clone(),
+                round: round as u32,
+                position: position as u32 + 1,
+                started_at: Some(clock.to_string()),
+                status: Status::Ok,
+                exit_code: Some(0),
+                metrics: IndexMap::from([
+                    ("wall_time".into(), wall),
+                    ("user_time".into(), 0.001 + 0.002 * rng.random::<f64>()),
+                    ("system_time".into(), wall * (0.2 + 0.1 * rng.random::<f64>())),
+                    ("throughput".into(), rate),
+                ]),
+                metric_info: IndexMap::from([
+                    ("wall_time".into(), seconds.clone()),
+                    ("user_time".into(), seconds.clone()),
+                    ("system_time".into(), seconds.clone()),
+                    ("throughput".into(), throughput.clone()),
+                ]),
+                wall_time: wall,
+                raw: Some(raw),
+                error: None,
+                warnings: Vec::new(),
+                source: None,
+                source_hash: None,
+                trial,
+            };
+            serde_json::to_writer(&mut writer, &record)?;
+            writer.write_all(b"\n")?;
+            clock = clock.checked_add(SignedDuration::from_secs_f64(wall))?;
+        }
+    }
+    writer.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+
+    let source = facts::Local::new(&std::env::temp_dir());
+    let session_record = |event, at: Timestamp| SessionRecord {
+        schema: SCHEMA,
+        session: session.clone(),
+        event,
+        at: at.to_string(),
+        host: "local".into(),
+        experiment: exp.name.clone(),
+        margin_version: env!("CARGO_PKG_VERSION").into(),
+        seed: SEED,
+        spec_hash: blake3::hash(exp.source.as_bytes()).to_hex().to_string(),
+        facts: if event == Event::Start { facts::gather(&source) } else { IndexMap::new() },
+        environment: IndexMap::new(),
+        abandoned: Vec::new(),
+        outcome: (event == Event::End).then(|| "completed".into()),
+    };
+    let mut sessions = String::new();
+    for record in [session_record(Event::Start, start), session_record(Event::End, clock)] {
+        writeln!(sessions, "{}", serde_json::to_string(&record)?)?;
+    }
+    fs::write(store.sessions_path(), sessions).context("sessions.ndjson")?;
+    println!("{}: {} cells × {trials} trials in {}", file.display(), plan.cells.len(), runs.display());
+    Ok(())
+}
+
+/// The experiment file: dd writes of `blocks` MiB by `variant`, every variant compared
+/// with `v00` within each size. dd's own parser reads the throughput.
+fn experiment(levels: usize, trials: usize) -> String {
+    let list = |f: &dyn Fn(usize) -> String| (0..levels).map(f).collect::<Vec<_>>().join(", ");
+    format!(
+        "description: Synthetic store for bench/report.sh, {levels} × {levels} cells of {trials} trials.
+matrix:
+  blocks: [{blocks}]
+  variant: [{variants}]
+run: 'dd if=/dev/zero of={{{{ workdir }}}}/f bs=1M count={{{{ blocks }}}} conv=fdatasync # {{{{ variant }}}}'
+parse: dd
+metrics:
+  throughput: {{ better: higher }}
+repetitions: {trials}
+order: interleaved
+analysis:
+  compare:
+    - factor: variant
+      baseline: v00
+",
+        blocks = list(&|i| (i + 1).to_string()),
+        variants = list(&|i| format!("v{i:02}")),
+    )
+}
+
+/// How a real run annotates the throughput: the experiment's recipe applied to a dd
+/// summary line.
+fn throughput_info(spec: &margin::spec::Spec) -> Result<MetricInfo> {
+    let recipe = Recipe::from_spec(spec).map_err(|(name, e)| anyhow::anyhow!("{name}: {e}"))?;
+    let parsed = recipe.apply("", "1048576 bytes (1.0 MB, 1.0 MiB) copied, 0.01 s, 105 MB/s\n")?;
+    let metric = parsed.samples.into_iter().flat_map(|s| s.metrics).find(|m| m.name == "throughput");
+    let metric = metric.context("the dd recipe read no throughput")?;
+    Ok(MetricInfo { unit: metric.unit.symbol().into(), better: metric.better, mean: metric.mean })
+}
+
+/// What a cell's trials are drawn from.
+struct Model {
+    /// Bytes each trial writes.
+    bytes: f64,
+    /// The true throughput, B/s.
+    rate: f64,
+    /// Relative spread of a trial around it.
+    cv: f64,
+    /// Rounds whose trial is slowed down to a third: an outlier.
+    slow: Vec<usize>,
+}
+
+impl Model {
+    /// The model of the cell with these levels (`blocks: 1…`, `variant: v00…`).
+    fn new(levels: &IndexMap<String, String>, rng: &mut Pcg64) -> Result<Model> {
+        let level = |key: &str| levels.get(key).with_context(|| format!("a cell without `{key}`"));
+        let blocks: usize = level("blocks")?.parse()?;
+        let variant: usize = level("variant")?.trim_start_matches('v').parse()?;
+        let base = 150e6 + 100e6 * (blocks as f64 * 0.37).sin().abs();
+        // Variants -4 % … +4 % from the baseline, a fifth of them equal to it.
+        let effect = 1.0 + 0.02 * ((variant % 5) as f64 - 2.0) * f64::from(variant != 0);
+        let noisy = rng.random::<f64>() < 0.1;
+        let slow = if rng.random::<f64>() < 0.05 { vec![1 + rng.random_range(0..3), 7] } else { Vec::new() };
+        let cv = if noisy { 0.15 } else { 0.02 };
+        Ok(Model { bytes: blocks as f64 * 1048576.0, rate: base * effect, cv, slow })
+    }
+
+    /// One trial's throughput, in round `round`.
+    fn draw(&self, round: usize, rng: &mut Pcg64) -> f64 {
+        let slowdown = if self.slow.contains(&round) { 3.0 } else { 1.0 };
+        (self.rate * (1.0 + self.cv * normal(rng))).max(self.rate * 0.05) / slowdown
+    }
+}
+
+/// A standard normal deviate (Box–Muller).
+fn normal(rng: &mut Pcg64) -> f64 {
+    let u: f64 = 1.0 - rng.random::<f64>();
+    let v: f64 = rng.random();
+    (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+}
+
+/// A UUID v7 stamped with `at`, its random part from the seeded RNG.
+fn uuid_v7(at: Timestamp, rng: &mut Pcg64) -> String {
+    let millis = u64::try_from(at.as_millisecond()).unwrap_or(0);
+    uuid::Builder::from_unix_timestamp_millis(millis, &rng.random()).into_uuid().to_string()
+}
