@@ -81,27 +81,28 @@ impl Progress for Bar {
 /// Plain lines, one per trial, for logs and pipes (on stderr).
 pub struct Lines;
 
+/// One line to stderr in one write (stderr is unbuffered: a formatted line would
+/// otherwise cost a system call per piece, on every trial).
+fn line(text: String) {
+    let mut text = text;
+    text.push('\n');
+    let _ = std::io::stderr().write_all(text.as_bytes());
+}
+
 impl Progress for Lines {
     fn start(&mut self, cells: usize, min: u64, max: u64) {
         let range = if min == max { format!("{min} trials") } else { format!("{min}–{max} trials") };
-        let _ = writeln!(std::io::stderr(), "running {cells} cells, {range}");
+        line(format!("running {cells} cells, {range}"));
     }
 
     fn trial(&mut self, t: &TrialLine<'_>) {
         let kind = if t.warmup { " (warm-up)" } else { "" };
         let detail = t.detail.map(|d| format!(": {d}")).unwrap_or_default();
-        let _ = writeln!(
-            std::io::stderr(),
-            "{} #{}{kind}: {} in {:.3} s{detail}",
-            t.label,
-            t.repetition,
-            t.status,
-            t.wall
-        );
+        line(format!("{} #{}{kind}: {} in {:.3} s{detail}", t.label, t.repetition, t.status, t.wall));
     }
 
     fn note(&mut self, text: &str) {
-        let _ = writeln!(std::io::stderr(), "{text}");
+        line(text.to_string());
     }
 
     fn finish(&mut self) {}
