@@ -32,18 +32,8 @@ parse: dd
 repetitions: 5
 YAML
 
-measure() {
-  local label=$1; shift
-  if [ -x /usr/bin/time ]; then
-    /usr/bin/time -f "$label: %e s wall, %M KiB max RSS" "$@" > /dev/null
-  else
-    local start end
-    start=$(date +%s.%N)
-    "$@" > /dev/null
-    end=$(date +%s.%N)
-    echo "$label: $(echo "$end - $start" | bc) s wall (install GNU time for memory)"
-  fi
-}
+# shellcheck source=bench/measure.sh
+source "$(dirname "$0")/measure.sh"
 
 echo "margin plan, 1 000 000 combinations − 10 000 excluded = 990 000 cells"
 for i in 1 2 3; do

@@ -17,18 +17,8 @@ trap 'rm -rf "$dir"' EXIT
 "$generator" "$dir" "$levels" "$trials"
 echo "store: $(du -h "$dir/reports/synthetic/runs.ndjson" | cut -f1) of trial records"
 
-measure() {
-  local label=$1; shift
-  if [ -x /usr/bin/time ]; then
-    /usr/bin/time -f "$label: %e s wall, %M KiB max RSS" "$@" > /dev/null
-  else
-    local start end
-    start=$(date +%s.%N)
-    "$@" > /dev/null
-    end=$(date +%s.%N)
-    echo "$label: $(echo "$end - $start" | bc) s wall (install GNU time for memory)"
-  fi
-}
+# shellcheck source=bench/measure.sh
+source "$(dirname "$0")/measure.sh"
 
 echo "margin report, $((levels * levels)) cells × $trials trials (goal: ≤ 10 s, ≤ 2 GiB = 2097152 KiB)"
 for i in 1 2 3; do
