@@ -48,7 +48,7 @@ fn state(plan: &Plan, o: &CellOutlook) -> String {
         (false, Some(_)) => "pending",
         (false, None) => "here",
     };
-    format!("{:>6}  {word:7}", format!("{}/{min}", o.progress.ok))
+    format!("{:>6}  {word:7}", format!("{}/{min}", o.ok))
 }
 
 fn write_text(
@@ -218,7 +218,7 @@ fn write_json(file: &Path, plan: &Plan, outlook: &[CellOutlook], out: &mut dyn W
                 (false, None) => "here",
             },
             pending: o.pending.as_deref(),
-            trials_done: o.progress.ok,
+            trials_done: o.ok,
             estimate_seconds: if o.done { None } else { o.estimate },
         };
         serde_json::to_writer(&mut *out, &c)?;

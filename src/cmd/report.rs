@@ -55,7 +55,7 @@ fn loaded(exp: &Experiment, plan: &Plan, reports: &Path) -> Result<(Store, Loade
         .filter(|(_, o)| !o.done)
         .map(|(cell, o)| Pending {
             cell: plan.label(cell),
-            reason: o.pending.clone().unwrap_or_else(|| match o.progress.ok {
+            reason: o.pending.clone().unwrap_or_else(|| match o.ok {
                 0 => "not run yet: `margin run` on this host runs it".to_string(),
                 n => format!("{n} trials so far, fewer than the repetitions ask: `margin run` adds the rest"),
             }),

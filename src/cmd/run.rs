@@ -136,7 +136,6 @@ fn dry_run(exp: &Experiment, plan: &Plan, o: &Options, out: &mut dyn Write) -> R
     writeln!(out, "{}: {} (dry run: nothing is executed)", exp.name, describe(plan, &o.settings))
         .map_err(io)?;
     let templates = crate::plan::render::templates(exp);
-    let rule = run::cells::Rule::new(exp, run::repetitions(plan, &o.settings));
     for (cell, look) in plan.cells.iter().zip(&outlook) {
         let label = plan.label(cell);
         if look.done {
@@ -147,11 +146,11 @@ fn dry_run(exp: &Experiment, plan: &Plan, o: &Options, out: &mut dyn Write) -> R
             writeln!(out, "  pending  {label}: {why}").map_err(io)?;
             continue;
         }
-        let (lo, hi) = rule.remaining(&look.progress);
+        let (lo, hi) = look.remaining;
         let trials = if lo == hi { format!("{lo}") } else { format!("{lo}–{hi}") };
         let workdir = store.dir.join("work").join(cell.id.to_string());
         let workdir = workdir.to_string_lossy();
-        let b = Builtins { workdir: &workdir, repetition: look.progress.attempts + 1, host: LOCAL_HOST };
+        let b = Builtins { workdir: &workdir, repetition: look.attempts + 1, host: LOCAL_HOST };
         let cmds = render(&templates, exp, plan, cell, &b).map_err(|d| Failure::Input(d.to_string()))?;
         writeln!(out, "  run      {label}: {trials} trials of `{}`", cmds.run).map_err(io)?;
     }

@@ -133,14 +133,18 @@ impl Rule {
 
 /// The progress of every cell of the plan, from the records (records of other cell ids
 /// are not counted: they belong to an older version of the commands).
-pub fn progress(plan: &Plan, records: &[TrialRecord]) -> (Vec<CellProgress>, usize) {
-    let index: HashMap<String, usize> =
-        plan.cells.iter().enumerate().map(|(i, c)| (c.id.to_string(), i)).collect();
-    let mut out = vec![CellProgress::default(); plan.cells.len()];
+/// Only cells with records get an entry: a plan of a million cells and an empty store
+/// costs nothing here.
+pub fn progress(plan: &Plan, records: &[TrialRecord]) -> (HashMap<usize, CellProgress>, usize) {
+    let mut out: HashMap<usize, CellProgress> = HashMap::new();
+    if records.is_empty() {
+        return (out, 0);
+    }
+    let index: HashMap<u64, usize> = plan.cells.iter().enumerate().map(|(i, c)| (c.id.0, i)).collect();
     let mut set_aside = 0;
     for r in records {
-        match index.get(&r.cell) {
-            Some(i) => out[*i].add(r),
+        match u64::from_str_radix(&r.cell, 16).ok().and_then(|id| index.get(&id)) {
+            Some(i) => out.entry(*i).or_default().add(r),
             None => set_aside += 1,
         }
     }

@@ -232,7 +232,7 @@ pub fn run(
         what: format!("metric `{name}`"),
         source: std::io::Error::other(e.to_string()),
     })?;
-    let (progress, set_aside) = cells::progress(plan, &loaded.trials);
+    let (mut progress, set_aside) = cells::progress(plan, &loaded.trials);
     let shared = Shared {
         exp,
         plan,
@@ -257,7 +257,8 @@ pub fn run(
 
     // Cells by host, hosts in the order they first appear.
     let mut groups: Vec<(&str, Vec<(&Cell, CellProgress)>)> = Vec::new();
-    for (cell, progress) in plan.cells.iter().zip(progress) {
+    for (i, cell) in plan.cells.iter().enumerate() {
+        let progress = progress.remove(&i).unwrap_or_default();
         let host = host_of(plan, cell);
         if settings.host.as_deref().is_some_and(|only| only != host) {
             if shared.rule.is_done(&progress) {
@@ -952,7 +953,12 @@ impl<'a> HostRun<'a> {
 /// For `plan` and `status`: each cell's progress, whether it runs here, and an estimate.
 #[derive(Debug, Clone)]
 pub struct CellOutlook {
-    pub progress: CellProgress,
+    /// Successful measurements so far.
+    pub ok: u32,
+    /// Every record so far (the next trial's repetition is this + 1).
+    pub attempts: u32,
+    /// Trials still to run, fewest and most.
+    pub remaining: (u32, u32),
     pub done: bool,
     /// Why it cannot run on this host, if it cannot.
     pub pending: Option<String>,
@@ -973,16 +979,18 @@ pub fn outlook(
     let detected = facts::detect(exp, &facts::gather(&source), &source);
     let rule = Rule::new(exp, repetitions(plan, settings));
     let (progress, set_aside) = cells::progress(plan, &loaded.trials);
-    let known: Vec<f64> = progress.iter().filter_map(|p| p.mean_wall).collect();
+    let known: Vec<f64> = progress.values().filter_map(|p| p.mean_wall).collect();
     let overall = (!known.is_empty()).then(|| known.iter().sum::<f64>() / known.len() as f64);
     let warmup = f64::from(plan.warmup);
+    let none = CellProgress::default();
     let out = plan
         .cells
         .iter()
-        .zip(progress)
-        .map(|(cell, progress)| {
-            let done = rule.is_done(&progress);
-            let (lo, hi) = rule.remaining(&progress);
+        .enumerate()
+        .map(|(i, cell)| {
+            let progress = progress.get(&i).unwrap_or(&none);
+            let done = rule.is_done(progress);
+            let (lo, hi) = rule.remaining(progress);
             let per = progress.mean_wall.or(overall);
             let warm = if done { 0.0 } else { warmup };
             let estimate = per.map(|t| ((f64::from(lo) + warm) * t, (f64::from(hi) + warm) * t));
@@ -993,7 +1001,14 @@ pub fn outlook(
             } else {
                 facts::pending_reason(&detected, plan.levels(cell))
             };
-            CellOutlook { progress, done, pending, estimate }
+            CellOutlook {
+                ok: progress.ok,
+                attempts: progress.attempts,
+                remaining: (lo, hi),
+                done,
+                pending,
+                estimate,
+            }
         })
         .collect();
     Ok((out, loaded, set_aside))
