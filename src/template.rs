@@ -129,6 +129,11 @@ impl Filter<'_> {
     pub fn keeps(&self, ctx: &Context) -> Result<bool, TemplateError> {
         Ok(self.expr.eval(ctx.to_value())?.is_true())
     }
+
+    /// The same, consuming the context: no copy of it per cell when filtering many.
+    pub fn keeps_owned(&self, ctx: Context) -> Result<bool, TemplateError> {
+        Ok(self.expr.eval(Value::from(ctx.0))?.is_true())
+    }
 }
 
 /// A level as a template value: numbers and booleans keep their type, so

@@ -264,7 +264,7 @@ pub fn expand(exp: &Experiment, max_cells: usize) -> Result<Plan, Diagnostics> {
                 for (k, v) in levels {
                     ctx.set(&keys[*k as usize], scalar_value(v));
                 }
-                expr.keeps(&ctx).map_err(|e| e.message)
+                expr.keeps_owned(ctx).map_err(|e| e.message)
             })
             .collect();
         if let Some((i, Err(e))) = verdicts.iter().enumerate().find(|(_, v)| v.is_err()) {
