@@ -67,12 +67,8 @@ impl Templates {
         Self { commands, values }
     }
 
-    /// Compile a command or var template; syntax errors carry the template's line.
-    pub fn check(&self, source: &str) -> Result<(), TemplateError> {
-        self.commands.template_from_str(source).map(|_| ()).map_err(Into::into)
-    }
-
-    /// The top-level names a template reads (loop variables and `set` names excluded).
+    /// The top-level names a template reads (loop variables and `set` names excluded);
+    /// compiling it, a syntax error carries the template's line.
     pub fn names(&self, source: &str) -> Result<HashSet<String>, TemplateError> {
         let t = self.commands.template_from_str(source)?;
         Ok(t.undeclared_variables(false))
@@ -208,7 +204,7 @@ mod tests {
     #[test]
     fn syntax_errors_carry_the_template_line() {
         let t = Templates::new();
-        let err = t.check("echo ok\necho {{ x }").unwrap_err();
+        let err = t.names("echo ok\necho {{ x }").unwrap_err();
         assert_eq!(err.line, Some(2));
         assert!(err.message.contains("syntax error"), "{err:?}");
     }

@@ -16,11 +16,6 @@ use serde::de::DeserializeOwned;
 
 pub use record::{Event, MetricInfo, RawPaths, SCHEMA, SessionRecord, Status, TrialRecord};
 
-/// Where the stores live: `--reports`, `MARGIN_REPORTS`, else `reports/`.
-pub fn default_root() -> PathBuf {
-    PathBuf::from("reports")
-}
-
 /// Why the store could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
