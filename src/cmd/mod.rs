@@ -79,6 +79,19 @@ pub(crate) fn load_all(files: &[PathBuf], max_cells: usize) -> Result<Vec<(Exper
     problems.into_result(out).map_err(Failure::from)
 }
 
+/// Every `experiments/*.yaml` (or `.yml`), sorted: the files `status` and name lookups use.
+pub(crate) fn experiment_files() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir("experiments")
+        .map(|d| {
+            d.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
 /// Seconds as `1.2 s`, `3 min 20 s`, `1 h 05 min`.
 pub(crate) fn duration(seconds: f64) -> String {
     if seconds < 60.0 {

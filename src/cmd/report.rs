@@ -24,16 +24,12 @@ pub fn resolve(target: &Path) -> Result<PathBuf, Failure> {
         }
     }
     let mut known = Vec::new();
-    if let Ok(dir) = std::fs::read_dir("experiments") {
-        for path in dir.filter_map(|e| e.ok().map(|e| e.path())) {
-            if path.extension().is_some_and(|e| e == "yaml" || e == "yml")
-                && let Ok(exp) = crate::spec::load_file(&path)
-            {
-                if exp.name == name {
-                    return Ok(path);
-                }
-                known.push(exp.name);
+    for path in super::experiment_files() {
+        if let Ok(exp) = crate::spec::load_file(&path) {
+            if exp.name == name {
+                return Ok(path);
             }
+            known.push(exp.name);
         }
     }
     known.sort();

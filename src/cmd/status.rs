@@ -8,21 +8,8 @@ use crate::plan::DEFAULT_MAX_CELLS;
 use crate::run::{self, Settings};
 use crate::store::{Event, Status};
 
-/// Every `experiments/*.yaml`, when no file is named.
-fn default_files() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir("experiments")
-        .map(|d| {
-            d.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
-                .collect()
-        })
-        .unwrap_or_default();
-    files.sort();
-    files
-}
-
 pub fn run(files: &[PathBuf], reports: &Path, out: &mut dyn Write) -> Result<(), Failure> {
-    let files = if files.is_empty() { default_files() } else { files.to_vec() };
+    let files = if files.is_empty() { super::experiment_files() } else { files.to_vec() };
     if files.is_empty() {
         return Err(Failure::Input("no experiment files given, and none in experiments/".into()));
     }

@@ -4,8 +4,9 @@ use std::path::{Path, PathBuf};
 
 use super::{margin, stderr, stdout};
 
-fn corpus() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/malformed");
+/// The `.yaml` files of a folder of the source tree, sorted.
+fn yaml_files(folder: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(folder);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -19,7 +20,7 @@ fn corpus() -> Vec<PathBuf> {
 /// `# expect: LINE:COL: message start` (one or more) and `# expect-hint: text`.
 #[test]
 fn every_malformed_file_is_reported_at_its_line_and_column() {
-    let files = corpus();
+    let files = yaml_files("tests/data/malformed");
     assert!(files.len() >= 30, "the corpus has {} files", files.len());
     let mut failures = Vec::new();
     for file in &files {
@@ -64,13 +65,7 @@ fn every_malformed_file_is_reported_at_its_line_and_column() {
 
 #[test]
 fn shipped_experiments_pass() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-        .collect();
-    files.sort();
+    let files = yaml_files("experiments");
     assert!(!files.is_empty());
     let out = margin().arg("check").args(&files).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
