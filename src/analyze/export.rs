@@ -57,7 +57,7 @@ impl FromStr for Format {
 /// Writes the whole table (warm-ups and failed trials included, marked by `warmup` and
 /// `status`) to `out` in `format`.
 pub fn export<W: Write>(table: &Table, format: Format, out: W) -> PolarsResult<()> {
-    let mut frame = table.frame().clone();
+    let mut frame = table.frame()?;
     match format {
         Format::Csv => CsvWriter::new(out).include_header(true).finish(&mut frame),
         // Snappy rather than polars' default zstd: every parquet reader has it (Spark,

@@ -13,6 +13,8 @@ use crate::store::{Event, Loaded, MetricInfo, SCHEMA, SessionRecord, Status, Tri
 pub struct Fixture {
     pub exp: Experiment,
     pub plan: Plan,
+    /// The records as the store would hold them (their columns in `loaded.trials`).
+    pub records: Vec<TrialRecord>,
     pub loaded: Loaded,
     info: IndexMap<String, MetricInfo>,
     session: String,
@@ -32,6 +34,7 @@ impl Fixture {
         Fixture {
             exp,
             plan,
+            records: Vec::new(),
             loaded: Loaded::default(),
             info: IndexMap::new(),
             session: String::new(),
@@ -117,14 +120,14 @@ impl Fixture {
         status: Status,
     ) -> &mut Self {
         self.clock += 1;
-        let repetition = self.loaded.trials.iter().filter(|t| t.cell == cell).count() as u32 + 1;
+        let repetition = self.records.iter().filter(|t| t.cell == cell).count() as u32 + 1;
         let metrics: IndexMap<String, f64> = metrics.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect();
         let metric_info =
             metrics.keys().filter_map(|k| Some((k.clone(), self.info.get(k)?.clone()))).collect();
         let failed = !status.is_measurement();
-        self.loaded.trials.push(TrialRecord {
+        self.records.push(TrialRecord {
             schema: SCHEMA,
-            trial: format!("t{:04}", self.loaded.trials.len() + 1),
+            trial: format!("t{:04}", self.records.len() + 1),
             cell,
             levels: levels.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
             repetition,
@@ -145,6 +148,7 @@ impl Fixture {
             source: None,
             source_hash: None,
         });
+        self.loaded.trials.push_record(self.records.last().expect("a record was just pushed"));
         self
     }
 }

@@ -17,7 +17,7 @@ use super::table::TrialCounts;
 use crate::plan::Plan;
 use crate::plan::render::{Builtins, render};
 use crate::spec::Experiment;
-use crate::store::{Event, Loaded};
+use crate::store::{Event, Loaded, Name};
 use crate::template::Templates;
 
 /// A cell warning lists at most this many cells by name, then counts the rest.
@@ -100,13 +100,7 @@ pub(crate) fn store_warnings(loaded: &Loaded, counts: &TrialCounts) -> Vec<Warni
             ),
         ));
     }
-    let mut said: IndexMap<&str, usize> = IndexMap::new();
-    for trial in &loaded.trials {
-        for w in &trial.warnings {
-            *said.entry(w.as_str()).or_default() += 1;
-        }
-    }
-    warnings.extend(said.into_iter().map(|(w, n)| {
+    warnings.extend(loaded.trials.warnings.iter().map(|(w, &n)| {
         let trials = if n == 1 { "1 trial".to_owned() } else { format!("{n} trials") };
         Warning::new(WarningKind::Trial, format!("{trials}: {w}"))
     }));
@@ -205,7 +199,10 @@ pub(crate) fn command_warnings(
     let memory = host_memory(loaded);
     let mut cells: BTreeMap<usize, BTreeSet<&str>> = BTreeMap::new();
     for a in analysed {
-        cells.entry(a.group.cell).or_default().extend(a.group.hosts.iter().map(|h| &**h));
+        cells
+            .entry(a.group.cell)
+            .or_default()
+            .extend(a.group.hosts.iter().map(|&h| loaded.trials.names.get(h)));
     }
     let templates = Templates::new();
     let findings: Vec<(Option<String>, Option<String>, Option<String>)> = cells
@@ -479,6 +476,7 @@ pub(crate) fn comparison_warnings(
     let mut differ: BTreeMap<usize, BTreeMap<(String, String), BTreeSet<String>>> = BTreeMap::new();
     let mut single: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
     let mut sensitive = Vec::new();
+    let mut facts_differ: HashMap<(BTreeSet<Name>, BTreeSet<Name>, String), Vec<String>> = HashMap::new();
     for (c, arm) in comparisons.iter().zip(arms) {
         let window = |cells: &[usize]| {
             let times = cells.iter().flat_map(|&i| analysed[i].group.started.iter().flatten().copied());
@@ -500,8 +498,8 @@ pub(crate) fn comparison_warnings(
                 *span = (span.0.min(lo), span.1.max(hi));
             }
         }
-        let sessions = |cells: &[usize]| -> BTreeSet<&str> {
-            cells.iter().flat_map(|&i| analysed[i].group.sessions.iter().map(|s| &**s)).collect()
+        let sessions = |cells: &[usize]| -> BTreeSet<Name> {
+            cells.iter().flat_map(|&i| analysed[i].group.sessions.iter().copied()).collect()
         };
         let (sa, sb) = (sessions(&arm.baseline), sessions(&arm.level));
         for (level, s) in [(&c.baseline, &sa), (&c.level, &sb)] {
@@ -509,21 +507,28 @@ pub(crate) fn comparison_warnings(
                 single.entry(arm.entry).or_default().insert(level.clone());
             }
         }
-        let expected = expected_differences(exp, &c.factor);
-        let values = |s: &BTreeSet<&str>, key: &str| -> BTreeSet<String> {
-            s.iter().filter_map(|id| facts.get(id)?.get(key).cloned()).collect()
-        };
-        let keys: BTreeSet<&String> =
-            sa.iter().chain(&sb).filter_map(|id| facts.get(id)).flat_map(|f| f.keys()).collect();
-        for key in keys.into_iter().filter(|k| !expected.contains(k.as_str())) {
-            if values(&sa, key) != values(&sb, key) {
-                differ
-                    .entry(arm.entry)
-                    .or_default()
-                    .entry((c.level.clone(), c.baseline.clone()))
-                    .or_default()
-                    .insert(key.clone());
-            }
+        // Most comparisons rest on the same sessions: the facts are compared once per pair.
+        let differing =
+            facts_differ.entry((sa, sb, c.factor.clone())).or_insert_with_key(|(sa, sb, factor)| {
+                let expected = expected_differences(exp, factor);
+                let facts_of = |id: &Name| facts.get(loaded.trials.names.get(*id));
+                let values = |s: &BTreeSet<Name>, key: &str| -> BTreeSet<String> {
+                    s.iter().filter_map(|id| facts_of(id)?.get(key).cloned()).collect()
+                };
+                let keys: BTreeSet<&String> =
+                    sa.iter().chain(sb).filter_map(facts_of).flat_map(|f| f.keys()).collect();
+                keys.into_iter()
+                    .filter(|k| !expected.contains(k.as_str()) && values(sa, k) != values(sb, k))
+                    .cloned()
+                    .collect()
+            });
+        if !differing.is_empty() {
+            differ
+                .entry(arm.entry)
+                .or_default()
+                .entry((c.level.clone(), c.baseline.clone()))
+                .or_default()
+                .extend(differing.iter().cloned());
         }
         if let Some(kind) = c.verdict_with_outliers {
             let kept = serde_json::to_value(kind)

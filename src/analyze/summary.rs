@@ -6,7 +6,7 @@
 //! Relative quantities are fractions inside the statistics core; here, at the boundary
 //! to readers, every `*_pct` field is a percentage (5.0 means 5 %).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use indexmap::IndexMap;
 use polars::error::PolarsError;
@@ -25,7 +25,7 @@ use super::{
 use crate::parse::Better;
 use crate::plan::Plan;
 use crate::spec::{Experiment, OutlierMethod, Repetitions, Spec, parse_percent};
-use crate::store::{Event, Loaded};
+use crate::store::{Event, Loaded, Name, Trials};
 
 /// Why the summary could not be built. Bad data in one cell is a warning, not this.
 #[derive(Debug, thiserror::Error)]
@@ -319,19 +319,20 @@ pub fn summarize_store(
     let settings = settings(&exp.spec);
     settings.validate()?;
     let table = Table::build(&loaded.trials, plan)?;
-    let metrics = metric_meta(exp, loaded);
-    let metric_index: HashMap<&str, usize> =
-        metrics.iter().enumerate().map(|(i, m)| (m.name.as_str(), i)).collect();
+    let metrics = metric_meta(exp, &loaded.trials);
+    let names = &loaded.trials.names;
+    let metric_index: HashMap<Name, usize> =
+        metrics.iter().enumerate().filter_map(|(i, m)| Some((names.find(&m.name)?, i))).collect();
 
     let mut warnings = lint::store_warnings(loaded, &table.counts);
-    let mut groups = table.groups(plan)?;
-    groups.sort_by_key(|g| (g.cell, metric_index.get(g.metric.as_str()).copied().unwrap_or(usize::MAX)));
+    let mut groups = table.groups()?;
+    groups.sort_by_key(|g| (g.cell, metric_index.get(&g.metric).copied().unwrap_or(usize::MAX)));
     let results: Vec<Result<Analysed, String>> = groups
         .into_par_iter()
         .map(|group| {
-            let meta = metric_index[group.metric.as_str()];
+            let meta = metric_index[&group.metric];
             let fail = |e: StatsError| {
-                format!("{} · {}: not analysed: {e}", plan.label(&plan.cells[group.cell]), group.metric)
+                format!("{} · {}: not analysed: {e}", plan.label(&plan.cells[group.cell]), metrics[meta].name)
             };
             let all = Sample::new(&group.values, metrics[meta].mean_kind).map_err(fail)?;
             let analysis = analyze_cell(&all, &settings).map_err(fail)?;
@@ -372,7 +373,7 @@ pub fn summarize_store(
         comparisons,
         warnings,
         pending: pending.to_vec(),
-        failures: failures(plan, loaded),
+        failures: failures(plan, &loaded.trials),
         environment: environment(loaded),
         reproduce: reproduce(exp, loaded),
     })
@@ -381,35 +382,24 @@ pub fn summarize_store(
 /// Unit, direction and mean of every metric, in the order the spec lists them, then in
 /// the order the trials first report them. The spec's `metrics:` entries override what
 /// the parser recorded.
-fn metric_meta(exp: &Experiment, loaded: &Loaded) -> Vec<MetricMeta> {
+fn metric_meta(exp: &Experiment, trials: &Trials) -> Vec<MetricMeta> {
     let mut metas: IndexMap<String, MetricMeta> = IndexMap::new();
+    let blank = |name: &str| MetricMeta {
+        name: name.to_owned(),
+        unit: String::new(),
+        better: Better::Lower,
+        mean_kind: MeanKind::Arithmetic,
+    };
     for name in exp.spec.metrics.keys() {
-        metas.insert(
-            name.value.clone(),
-            MetricMeta {
-                name: name.value.clone(),
-                unit: String::new(),
-                better: Better::Lower,
-                mean_kind: MeanKind::Arithmetic,
-            },
-        );
+        metas.insert(name.value.clone(), blank(&name.value));
     }
-    let mut recorded: BTreeSet<&str> = BTreeSet::new();
-    for trial in &loaded.trials {
-        for name in trial.metrics.keys() {
-            let meta = metas.entry(name.clone()).or_insert_with(|| MetricMeta {
-                name: name.clone(),
-                unit: String::new(),
-                better: Better::Lower,
-                mean_kind: MeanKind::Arithmetic,
-            });
-            if let Some(info) = trial.metric_info.get(name)
-                && recorded.insert(name)
-            {
-                meta.unit.clone_from(&info.unit);
-                meta.better = info.better;
-                meta.mean_kind = info.mean;
-            }
+    for (&metric, info) in &trials.metrics {
+        let name = trials.names.get(metric);
+        let meta = metas.entry(name.to_owned()).or_insert_with(|| blank(name));
+        if let Some(info) = info {
+            meta.unit.clone_from(&info.unit);
+            meta.better = info.better;
+            meta.mean_kind = info.mean;
         }
     }
     for (name, spec) in &exp.spec.metrics {
@@ -419,7 +409,7 @@ fn metric_meta(exp: &Experiment, loaded: &Loaded) -> Vec<MetricMeta> {
         }
     }
     // A metric the spec names but no trial reported has nothing to show.
-    metas.retain(|name, _| loaded.trials.iter().any(|t| t.metrics.contains_key(name)));
+    metas.retain(|name, _| trials.names.find(name).is_some_and(|n| trials.metrics.contains_key(&n)));
     metas.into_values().collect()
 }
 
@@ -463,7 +453,7 @@ fn cell_stat(plan: &Plan, meta: &MetricMeta, a: &Analysed) -> CellStat {
         runs_needed_exceeds,
         flags: a.analysis.flags.clone(),
         values: values.to_vec(),
-        sessions: a.group.sessions.iter().collect::<BTreeSet<_>>().len(),
+        sessions: a.group.sessions.iter().collect::<HashSet<_>>().len(),
     }
 }
 
@@ -482,12 +472,12 @@ pub(crate) struct Arms {
 /// the wall time; the engine's CPU times only when the experiment names them (for short
 /// trials they are too coarse to compare, and every extra comparison costs power under
 /// Holm).
-fn primary_metrics<'m>(exp: &Experiment, metrics: &'m [MetricMeta]) -> std::collections::HashSet<&'m str> {
+fn primary_metrics<'m>(exp: &Experiment, metrics: &'m [MetricMeta]) -> HashSet<&'m str> {
     let engine = crate::parse::ENGINE_METRICS;
     let named = |m: &str| exp.spec.metrics.keys().any(|k| k.value == m);
-    let parsed: std::collections::HashSet<&str> =
+    let parsed: HashSet<&str> =
         metrics.iter().map(|m| m.name.as_str()).filter(|m| !engine.contains(m)).collect();
-    let mut primary: std::collections::HashSet<&str> =
+    let mut primary: HashSet<&str> =
         metrics.iter().map(|m| m.name.as_str()).filter(|m| engine.contains(m) && named(m)).collect();
     if parsed.is_empty() {
         if primary.is_empty() {
@@ -821,25 +811,25 @@ fn adjust(comparisons: &mut [ComparisonStat]) -> Result<(), StatsError> {
 }
 
 /// Every trial of a current cell that did not yield metrics, in the order they ran.
-fn failures(plan: &Plan, loaded: &Loaded) -> Vec<Failure> {
-    let labels: HashMap<String, String> =
-        plan.cells.iter().map(|c| (c.id.to_string(), plan.label(c))).collect();
-    loaded
-        .trials
+fn failures(plan: &Plan, trials: &Trials) -> Vec<Failure> {
+    let cells = trials.cells_in(plan);
+    let names = &trials.names;
+    trials
+        .failed
         .iter()
-        .filter(|t| !t.status.is_measurement())
-        .filter_map(|t| {
+        .filter_map(|f| {
+            let t = f.trial;
             Some(Failure {
-                cell: labels.get(&t.cell)?.clone(),
-                trial: t.trial.clone(),
-                repetition: t.repetition,
-                warmup: t.warmup,
-                host: t.host.clone(),
-                session: t.session.clone(),
-                started_at: t.started_at.clone(),
-                status: status_name(t.status),
-                exit_code: t.exit_code,
-                error: t.error.clone(),
+                cell: plan.label(&plan.cells[*cells.get(&trials.cell[t])?]),
+                trial: trials.id(t).to_owned(),
+                repetition: trials.repetition[t],
+                warmup: trials.warmup[t],
+                host: names.get(trials.host[t]).to_owned(),
+                session: names.get(trials.session[t]).to_owned(),
+                started_at: f.started_at.clone(),
+                status: status_name(trials.status[t]),
+                exit_code: f.exit_code,
+                error: f.error.clone(),
             })
         })
         .collect()
@@ -897,11 +887,10 @@ fn reproduce(exp: &Experiment, loaded: &Loaded) -> Reproduce {
     let file = exp.path.display().to_string();
     // The order of the last session that ran trials is the one to repeat (an import has
     // no order); without one, the spec's.
-    let imports: BTreeSet<&str> = loaded
-        .trials
-        .iter()
-        .filter(|t| t.status == crate::store::Status::Imported)
-        .map(|t| t.session.as_str())
+    let trials = &loaded.trials;
+    let imports: BTreeSet<&str> = (0..trials.len())
+        .filter(|&t| trials.status[t] == crate::store::Status::Imported)
+        .map(|t| trials.names.get(trials.session[t]))
         .collect();
     let seed = sessions
         .iter()

@@ -7,14 +7,11 @@
 //! parse rules changed, so their numbers measure something else) are left out and
 //! counted.
 
-use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
-
 use polars::prelude::*;
 use serde::Serialize;
 
 use crate::plan::Plan;
-use crate::store::{Status, TrialRecord};
+use crate::store::{Name, Status, Trials};
 
 /// Columns every table has besides the levels, in the order they follow them.
 pub const FIXED_COLUMNS: [&str; 12] = [
@@ -54,10 +51,15 @@ pub struct LevelColumn {
     pub column: String,
 }
 
-/// The tidy table of one experiment's store.
+/// The tidy table of one experiment's store. The frame holds the text columns as numbers
+/// (the cell's index in the plan, the trial's in the log, names of [`Trials::names`]):
+/// grouping and sorting a million trials' rows by number is what keeps the report fast.
+/// [`Table::frame`] spells them out for export.
 #[derive(Debug, Clone)]
-pub struct Table {
+pub struct Table<'a> {
     frame: DataFrame,
+    trials: &'a Trials,
+    plan: &'a Plan,
     pub levels: Vec<LevelColumn>,
     pub counts: TrialCounts,
 }
@@ -67,21 +69,18 @@ pub struct Table {
 pub struct Group {
     /// Index of the cell in [`Plan::cells`].
     pub cell: usize,
-    pub metric: String,
+    pub metric: Name,
     pub values: Vec<f64>,
     /// Start times (µs since the epoch), parallel to `values`; `None` when unreadable.
     pub started: Vec<Option<i64>>,
-    /// Shared rather than copied: a store names a handful of sessions and hosts, and
-    /// may hold a million trials.
-    pub sessions: Vec<Arc<str>>,
-    pub hosts: Vec<Arc<str>>,
+    /// Sessions and hosts, names of [`Trials::names`].
+    pub sessions: Vec<Name>,
+    pub hosts: Vec<Name>,
 }
 
-impl Table {
-    /// Builds the table from the store's trial records and the plan of the current spec.
-    pub fn build(trials: &[TrialRecord], plan: &Plan) -> PolarsResult<Table> {
-        let cells: HashMap<String, usize> =
-            plan.cells.iter().enumerate().map(|(i, c)| (c.id.to_string(), i)).collect();
+impl<'a> Table<'a> {
+    /// Builds the table from the store's trials and the plan of the current spec.
+    pub fn build(trials: &'a Trials, plan: &'a Plan) -> PolarsResult<Table<'a>> {
         let levels: Vec<LevelColumn> = plan
             .keys
             .iter()
@@ -91,67 +90,112 @@ impl Table {
                 LevelColumn { key: key.clone(), column }
             })
             .collect();
-
-        // Each cell's level per key (None where an `include` entry left a key out).
-        let cell_levels: Vec<Vec<Option<&str>>> = plan
-            .cells
-            .iter()
-            .map(|cell| {
-                let mut row = vec![None; plan.keys.len()];
-                for (k, v) in &cell.levels {
-                    row[usize::from(*k)] = Some(v.text.as_str());
-                }
-                row
-            })
-            .collect();
+        let cells = trials.cells_in(plan);
 
         let mut counts = TrialCounts::default();
-        let mut rows = Rows::default();
-        let mut level_values: Vec<Vec<Option<&str>>> = vec![Vec::new(); plan.keys.len()];
-        for trial in trials {
-            let Some(&index) = cells.get(&trial.cell) else {
+        let rows = trials.metric.len();
+        let mut cell = Vec::with_capacity(rows);
+        let mut trial = Vec::with_capacity(rows);
+        let mut kept = Vec::with_capacity(rows);
+        for i in 0..trials.len() {
+            let Some(&index) = cells.get(&trials.cell[i]) else {
                 counts.stale += 1;
                 continue;
             };
-            match (trial.warmup, trial.status.is_measurement()) {
+            match (trials.warmup[i], trials.status[i].is_measurement()) {
                 (true, _) => counts.warmups += 1,
                 (false, true) => counts.analysed += 1,
                 (false, false) => counts.failed += 1,
             }
-            let started = trial
-                .started_at
-                .as_deref()
-                .and_then(|t| t.parse::<jiff::Timestamp>().ok())
-                .map(|t| t.as_microsecond());
-            for (metric, &value) in &trial.metrics {
-                for (column, level) in level_values.iter_mut().zip(&cell_levels[index]) {
-                    column.push(*level);
-                }
-                rows.push(trial, metric, value, started);
+            for row in trials.rows(i) {
+                cell.push(index as u32);
+                trial.push(i as u32);
+                kept.push(row);
             }
         }
-
-        let height = rows.value.len();
-        let mut columns: Vec<Column> = levels
-            .iter()
-            .zip(level_values)
-            .map(|(level, values)| Column::new(level.column.as_str().into(), values))
-            .collect();
-        columns.extend(rows.into_columns());
-        Ok(Table { frame: DataFrame::new(height, columns)?, levels, counts })
+        let by_trial =
+            |f: &dyn Fn(usize) -> u32| -> Vec<u32> { trial.iter().map(|&t| f(t as usize)).collect() };
+        let by_row =
+            |column: &[Name]| -> Vec<u32> { kept.iter().map(|&r| column[r].index() as u32).collect() };
+        let started = Int64Chunked::from_iter_options(
+            "started_at".into(),
+            trial.iter().map(|&t| trials.started[t as usize]),
+        )
+        .into_datetime(TimeUnit::Microseconds, Some(TimeZone::UTC))
+        .into_column();
+        let columns = vec![
+            Column::new("metric".into(), by_row(&trials.metric)),
+            Column::new("value".into(), kept.iter().map(|&r| trials.value[r]).collect::<Vec<f64>>()),
+            Column::new("unit".into(), by_row(&trials.unit)),
+            Column::new("status".into(), by_trial(&|t| trials.status[t] as u32)),
+            Column::new(
+                "warmup".into(),
+                trial.iter().map(|&t| trials.warmup[t as usize]).collect::<Vec<bool>>(),
+            ),
+            Column::new("host".into(), by_trial(&|t| trials.host[t].index() as u32)),
+            started,
+            Column::new("cell".into(), cell),
+            Column::new("repetition".into(), by_trial(&|t| trials.repetition[t])),
+            Column::new("session".into(), by_trial(&|t| trials.session[t].index() as u32)),
+            Column::new("round".into(), by_trial(&|t| trials.round[t])),
+            Column::new("trial".into(), trial),
+        ];
+        let frame = DataFrame::new(kept.len(), columns)?;
+        Ok(Table { frame, trials, plan, levels, counts })
     }
 
-    /// The whole table, for export.
-    pub fn frame(&self) -> &DataFrame {
-        &self.frame
+    /// The tidy table, for export: the levels, then [`FIXED_COLUMNS`] with their text.
+    pub fn frame(&self) -> PolarsResult<DataFrame> {
+        let (trials, plan) = (self.trials, self.plan);
+        let name = |column: &str| -> PolarsResult<Vec<&str>> {
+            let codes = self.frame.column(column)?.u32()?;
+            Ok(codes.into_no_null_iter().map(|n| trials.names.get(trials.names.nth(n as usize))).collect())
+        };
+        let cells: Vec<usize> =
+            self.frame.column("cell")?.u32()?.into_no_null_iter().map(|c| c as usize).collect();
+        let mut columns: Vec<Column> = Vec::new();
+        for (k, level) in self.levels.iter().enumerate() {
+            // each cell's level (None where an `include` entry left the key out)
+            let of_cell: Vec<Option<&str>> = plan
+                .cells
+                .iter()
+                .map(|c| {
+                    c.levels.iter().find(|(key, _)| usize::from(*key) == k).map(|(_, v)| v.text.as_str())
+                })
+                .collect();
+            let values: Vec<Option<&str>> = cells.iter().map(|&c| of_cell[c]).collect();
+            columns.push(Column::new(level.column.as_str().into(), values));
+        }
+        let trial: Vec<usize> =
+            self.frame.column("trial")?.u32()?.into_no_null_iter().map(|t| t as usize).collect();
+        let cell_ids: Vec<String> = plan.cells.iter().map(|c| c.id.to_string()).collect();
+        let fixed = |column: &str| self.frame.column(column).cloned();
+        columns.extend([
+            Column::new("metric".into(), name("metric")?),
+            fixed("value")?,
+            Column::new("unit".into(), name("unit")?),
+            Column::new(
+                "status".into(),
+                trial.iter().map(|&t| status_name(trials.status[t])).collect::<Vec<_>>(),
+            ),
+            fixed("warmup")?,
+            Column::new("host".into(), name("host")?),
+            fixed("started_at")?,
+            Column::new("cell".into(), cells.iter().map(|&c| cell_ids[c].as_str()).collect::<Vec<_>>()),
+            fixed("repetition")?,
+            Column::new("session".into(), name("session")?),
+            fixed("round")?,
+            Column::new("trial".into(), trial.iter().map(|&t| trials.id(t)).collect::<Vec<_>>()),
+        ]);
+        DataFrame::new(self.frame.height(), columns)
     }
 
     /// The analysed rows (measured, not warm-ups) grouped by cell and metric, each group's
-    /// values in the order the trials started; groups ordered by cell id, then metric.
-    pub fn groups(&self, plan: &Plan) -> PolarsResult<Vec<Group>> {
-        let measured = col("status")
-            .eq(lit(status_name(Status::Ok)))
-            .or(col("status").eq(lit(status_name(Status::Imported))));
+    /// values in the order the trials started (then in log order); groups ordered by the
+    /// cell's place in the plan, then metric.
+    pub fn groups(&self) -> PolarsResult<Vec<Group>> {
+        let measured =
+            col("status").eq(lit(Status::Ok as u32)).or(col("status").eq(lit(Status::Imported as u32)));
         let analysed = self
             .frame
             .clone()
@@ -172,41 +216,29 @@ impl Table {
             )
             .collect()?;
 
-        let cells: HashMap<String, usize> =
-            plan.cells.iter().enumerate().map(|(i, c)| (c.id.to_string(), i)).collect();
-        let cell = analysed.column("cell")?.str()?;
-        let metric = analysed.column("metric")?.str()?;
+        let cell = analysed.column("cell")?.u32()?;
+        let metric = analysed.column("metric")?.u32()?;
         let value = analysed.column("value")?.f64()?;
         let started = analysed.column("started_at")?.datetime()?.physical();
-        let session = analysed.column("session")?.str()?;
-        let host = analysed.column("host")?.str()?;
+        let session = analysed.column("session")?.u32()?;
+        let host = analysed.column("host")?.u32()?;
+        let names = &self.trials.names;
 
-        let mut names: HashSet<Arc<str>> = HashSet::new();
-        let mut shared = |name: Option<&str>| -> Arc<str> {
-            let name = name.unwrap_or_default();
-            if let Some(known) = names.get(name) {
-                return known.clone();
-            }
-            let new: Arc<str> = name.into();
-            names.insert(new.clone());
-            new
-        };
         let mut groups: Vec<Group> = Vec::new();
         let rows = cell
-            .iter()
-            .zip(metric.iter())
-            .zip(value.iter())
+            .into_no_null_iter()
+            .zip(metric.into_no_null_iter())
+            .zip(value.into_no_null_iter())
             .zip(started.iter())
-            .zip(session.iter())
-            .zip(host.iter());
+            .zip(session.into_no_null_iter())
+            .zip(host.into_no_null_iter());
         for (((((c, m), v), t), s), h) in rows {
-            let (Some(c), Some(m), Some(v)) = (c, m, v) else { continue };
-            let Some(&index) = cells.get(c) else { continue };
-            let same = groups.last().is_some_and(|g| g.cell == index && g.metric == m);
+            let (c, m) = (c as usize, names.nth(m as usize));
+            let same = groups.last().is_some_and(|g| g.cell == c && g.metric == m);
             if !same {
                 groups.push(Group {
-                    cell: index,
-                    metric: m.to_owned(),
+                    cell: c,
+                    metric: m,
                     values: Vec::new(),
                     started: Vec::new(),
                     sessions: Vec::new(),
@@ -216,8 +248,8 @@ impl Table {
             let group = groups.last_mut().expect("a group was just pushed");
             group.values.push(v);
             group.started.push(t);
-            group.sessions.push(shared(s));
-            group.hosts.push(shared(h));
+            group.sessions.push(names.nth(s as usize));
+            group.hosts.push(names.nth(h as usize));
         }
         Ok(groups)
     }
@@ -231,62 +263,5 @@ pub fn status_name(status: Status) -> &'static str {
         Status::Timeout => "timeout",
         Status::ParseError => "parse_error",
         Status::Imported => "imported",
-    }
-}
-
-/// The fixed columns, filled row by row. The text borrows from the records: with a
-/// million trials, an owned copy of every string would cost more than the table itself.
-#[derive(Default)]
-struct Rows<'a> {
-    metric: Vec<&'a str>,
-    value: Vec<f64>,
-    unit: Vec<&'a str>,
-    status: Vec<&'static str>,
-    warmup: Vec<bool>,
-    host: Vec<&'a str>,
-    started_at: Vec<Option<i64>>,
-    cell: Vec<&'a str>,
-    repetition: Vec<u32>,
-    session: Vec<&'a str>,
-    round: Vec<u32>,
-    trial: Vec<&'a str>,
-}
-
-impl<'a> Rows<'a> {
-    fn push(&mut self, trial: &'a TrialRecord, metric: &'a str, value: f64, started: Option<i64>) {
-        self.metric.push(metric);
-        self.value.push(value);
-        self.unit.push(trial.metric_info.get(metric).map_or("", |i| i.unit.as_str()));
-        self.status.push(status_name(trial.status));
-        self.warmup.push(trial.warmup);
-        self.host.push(&trial.host);
-        self.started_at.push(started);
-        self.cell.push(&trial.cell);
-        self.repetition.push(trial.repetition);
-        self.session.push(&trial.session);
-        self.round.push(trial.round);
-        self.trial.push(&trial.trial);
-    }
-
-    /// The columns in [`FIXED_COLUMNS`] order; `started_at` as a UTC timestamp, which
-    /// parquet, pandas and DuckDB all read as such.
-    fn into_columns(self) -> Vec<Column> {
-        let started = Int64Chunked::from_iter_options("started_at".into(), self.started_at.into_iter())
-            .into_datetime(TimeUnit::Microseconds, Some(TimeZone::UTC))
-            .into_column();
-        vec![
-            Column::new("metric".into(), self.metric),
-            Column::new("value".into(), self.value),
-            Column::new("unit".into(), self.unit),
-            Column::new("status".into(), self.status),
-            Column::new("warmup".into(), self.warmup),
-            Column::new("host".into(), self.host),
-            started,
-            Column::new("cell".into(), self.cell),
-            Column::new("repetition".into(), self.repetition),
-            Column::new("session".into(), self.session),
-            Column::new("round".into(), self.round),
-            Column::new("trial".into(), self.trial),
-        ]
     }
 }

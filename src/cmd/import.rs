@@ -142,10 +142,9 @@ fn import(
     let store = Store::new(&o.reports, &exp.name);
     let fail = |e: crate::store::StoreError| Failure::Input(e.to_string());
     let _lock = store.lock().map_err(fail)?;
-    let loaded = store.load().map_err(fail)?;
+    let (records, _) = store.records().map_err(fail)?;
     let cell_id = cell.id.to_string();
-    let mut attempts =
-        loaded.trials.iter().filter(|t| t.cell == cell_id).map(|t| t.repetition).max().unwrap_or(0);
+    let mut attempts = records.iter().filter(|t| t.cell == cell_id).map(|t| t.repetition).max().unwrap_or(0);
     let host =
         o.host.clone().or_else(|| plan.levels(cell).find(|(k, _)| *k == "host").map(|(_, v)| v.text.clone()));
     let host = host.unwrap_or_else(|| "imported".to_string());
@@ -170,8 +169,7 @@ fn import(
     sessions.append(&record).map_err(fail)?;
     let (mut added, mut skipped) = (0, 0);
     for (raw, bytes, hash, result) in parsed {
-        if loaded.trials.iter().any(|t| t.cell == cell_id && t.source_hash.as_deref() == Some(hash.as_str()))
-        {
+        if records.iter().any(|t| t.cell == cell_id && t.source_hash.as_deref() == Some(hash.as_str())) {
             writeln!(
                 out,
                 "{}: already imported into {} (same content), skipped",

@@ -16,13 +16,13 @@ pub fn run(file: &Path, reports: &Path, out: &mut dyn Write) -> Result<(), Failu
     let store = Store::new(reports, &exp.name);
     let fail = |e: crate::store::StoreError| Failure::Input(e.to_string());
     let _lock = store.lock().map_err(fail)?;
-    let mut loaded = store.load().map_err(fail)?;
-    if loaded.trials.is_empty() {
+    let (mut records, _) = store.records().map_err(fail)?;
+    if records.is_empty() {
         return Err(Failure::Input(format!("{}: no trials to reparse", store.runs_path().display())));
     }
     let current: std::collections::HashSet<String> = plan.cells.iter().map(|c| c.id.to_string()).collect();
     let (mut changed, mut fixed, mut broken, mut kept) = (0, 0, 0, 0);
-    for t in &mut loaded.trials {
+    for t in &mut records {
         let reparsable = matches!(t.status, Status::Ok | Status::ParseError | Status::Imported);
         let Some(raw) = t.raw.as_ref().filter(|_| reparsable && current.contains(&t.cell)) else {
             kept += 1;
@@ -75,12 +75,12 @@ pub fn run(file: &Path, reports: &Path, out: &mut dyn Write) -> Result<(), Failu
             changed += 1;
         }
     }
-    let aside = store.rewrite_trials(&loaded.trials).map_err(fail)?;
+    let aside = store.rewrite_trials(&records).map_err(fail)?;
     writeln!(
         out,
         "{}: reparsed {} trials: {changed} changed ({fixed} parse errors fixed, {broken} now failing to parse), {kept} left as they were",
         exp.name,
-        loaded.trials.len() - kept
+        records.len() - kept
     )
     .map_err(io)?;
     writeln!(out, "  the previous log is kept as {}", aside.display()).map_err(io)?;

@@ -29,9 +29,11 @@ pub fn run(files: &[PathBuf], reports: &Path, out: &mut dyn Write) -> Result<(),
                 .filter(|(c, o)| !o.done && s.abandoned.contains(&c.id.to_string()))
                 .count()
         });
-        let measured = loaded.trials.iter().filter(|t| t.status.is_measurement() && !t.warmup).count();
-        let failed = loaded.trials.iter().filter(|t| !t.status.is_measurement()).count();
-        let imported = loaded.trials.iter().filter(|t| t.status == Status::Imported).count();
+        let trials = &loaded.trials;
+        let measured =
+            (0..trials.len()).filter(|&t| trials.status[t].is_measurement() && !trials.warmup[t]).count();
+        let failed = trials.failed.len();
+        let imported = trials.status.iter().filter(|&&s| s == Status::Imported).count();
         writeln!(out, "{} ({})", exp.name, exp.path.display()).map_err(io)?;
         writeln!(
             out,
@@ -50,7 +52,8 @@ pub fn run(files: &[PathBuf], reports: &Path, out: &mut dyn Write) -> Result<(),
             writeln!(out, "  set aside: {set_aside} records of cells whose commands have changed")
                 .map_err(io)?;
         }
-        let last = loaded.trials.iter().filter_map(|t| t.started_at.as_deref()).max();
+        let last =
+            trials.started.iter().flatten().max().and_then(|&t| jiff::Timestamp::from_microsecond(t).ok());
         match last {
             Some(at) => writeln!(out, "  last trial: {at}").map_err(io)?,
             None => writeln!(out, "  never run (store: {})", store.dir.display()).map_err(io)?,

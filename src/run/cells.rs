@@ -11,7 +11,7 @@ use crate::analyze::{MeanKind, Sample};
 use crate::parse::{ENGINE_METRICS, Recipe};
 use crate::plan::{Cell, Plan};
 use crate::spec::{Experiment, Repetitions};
-use crate::store::TrialRecord;
+use crate::store::{Name, TrialRecord, Trials};
 
 /// One cell's record so far.
 #[derive(Debug, Clone, Default)]
@@ -30,31 +30,45 @@ pub struct CellProgress {
 }
 
 impl CellProgress {
-    /// Count one record of this cell.
-    pub fn add(&mut self, r: &TrialRecord) {
-        self.attempts = self.attempts.max(r.repetition);
-        if r.status.is_measurement() && !r.warmup {
+    /// Count a record of this cell just written.
+    pub fn add_record(&mut self, r: &TrialRecord) {
+        let metrics = r.metrics.iter().map(|(name, &value)| {
+            (name.as_str(), value, r.metric_info.get(name).map(|i| i.mean).unwrap_or_default())
+        });
+        self.add(r.repetition, r.status.is_measurement() && !r.warmup, metrics, r.wall_time);
+    }
+
+    /// Count one record: its repetition, whether it is a measurement (not a warm-up),
+    /// its metrics and its wall time.
+    fn add<'m>(
+        &mut self,
+        repetition: u32,
+        measured: bool,
+        metrics: impl Iterator<Item = (&'m str, f64, MeanKind)>,
+        wall_time: f64,
+    ) {
+        self.attempts = self.attempts.max(repetition);
+        if measured {
             self.ok += 1;
             // Looked up before inserting: the name is copied once per cell, not once per
             // trial (a store may hold a million trials).
-            for (name, &value) in &r.metrics {
-                let kind = r.metric_info.get(name).map(|i| i.mean).unwrap_or_default();
+            for (name, value, kind) in metrics {
                 match self.values.get_mut(name) {
                     Some(values) => values.push(value),
                     None => {
-                        self.values.insert(name.clone(), vec![value]);
+                        self.values.insert(name.to_owned(), vec![value]);
                     }
                 }
                 match self.kinds.get_mut(name) {
                     Some(known) => *known = kind,
                     None => {
-                        self.kinds.insert(name.clone(), kind);
+                        self.kinds.insert(name.to_owned(), kind);
                     }
                 }
             }
         }
-        if r.wall_time.is_finite() && r.wall_time > 0.0 {
-            self.wall_sum += r.wall_time;
+        if wall_time.is_finite() && wall_time > 0.0 {
+            self.wall_sum += wall_time;
             self.wall_n += 1;
             self.mean_wall = Some(self.wall_sum / f64::from(self.wall_n));
         }
@@ -135,19 +149,46 @@ impl Rule {
 /// are not counted: they belong to an older version of the commands).
 /// Only cells with records get an entry: a plan of a million cells and an empty store
 /// costs nothing here.
-pub fn progress(plan: &Plan, records: &[TrialRecord]) -> (HashMap<usize, CellProgress>, usize) {
-    let mut out: HashMap<usize, CellProgress> = HashMap::new();
-    if records.is_empty() {
-        return (out, 0);
+pub fn progress(plan: &Plan, trials: &Trials) -> (HashMap<usize, CellProgress>, usize) {
+    if trials.is_empty() {
+        return (HashMap::new(), 0);
     }
-    let index: HashMap<u64, usize> = plan.cells.iter().enumerate().map(|(i, c)| (c.id.0, i)).collect();
+    let cells = trials.cells_in(plan);
+    // By metric name number first: hashing each row's metric name would cost more than
+    // the rest of reading the log.
+    type Values = Vec<(Name, Vec<f64>)>;
+    let mut by_cell: HashMap<usize, (CellProgress, Values)> = HashMap::new();
     let mut set_aside = 0;
-    for r in records {
-        match u64::from_str_radix(&r.cell, 16).ok().and_then(|id| index.get(&id)) {
-            Some(i) => out.entry(*i).or_default().add(r),
-            None => set_aside += 1,
+    for i in 0..trials.len() {
+        let Some(cell) = cells.get(&trials.cell[i]) else {
+            set_aside += 1;
+            continue;
+        };
+        let (progress, values) = by_cell.entry(*cell).or_default();
+        let measured = trials.status[i].is_measurement() && !trials.warmup[i];
+        progress.add(trials.repetition[i], measured, std::iter::empty(), trials.wall_time[i]);
+        if measured {
+            for row in trials.rows(i) {
+                let metric = trials.metric[row];
+                match values.iter_mut().find(|(m, _)| *m == metric) {
+                    Some((_, v)) => v.push(trials.value[row]),
+                    None => values.push((metric, vec![trials.value[row]])),
+                }
+            }
         }
     }
+    let out = by_cell
+        .into_iter()
+        .map(|(cell, (mut progress, values))| {
+            for (metric, v) in values {
+                let name = trials.names.get(metric);
+                let kind = trials.metrics.get(&metric).and_then(|i| i.as_ref()).map(|i| i.mean);
+                progress.kinds.insert(name.to_owned(), kind.unwrap_or_default());
+                progress.values.insert(name.to_owned(), v);
+            }
+            (cell, progress)
+        })
+        .collect();
     (out, set_aside)
 }
 

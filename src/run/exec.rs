@@ -5,8 +5,10 @@
 //! (a `sh -c` grandchild would otherwise survive and keep running), and so that the
 //! terminal's Ctrl-C reaches margin alone: the trial under way finishes and is recorded.
 
+use std::collections::HashMap;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use nix::sys::resource::{UsageWho, getrusage};
@@ -138,17 +140,34 @@ fn direct_argv(command: &str) -> Option<Vec<String>> {
     if first.contains('=') || SHELL_WORDS.contains(&first.as_str()) {
         return None;
     }
-    // resolved once here, so the spawn does not try every PATH entry in turn
+    // resolved here, so the spawn does not try every PATH entry in turn
     let program = if first.contains('/') {
         Path::new(first).is_file().then(|| first.clone())?
     } else {
-        let paths = std::env::var_os("PATH")?;
-        let found = std::env::split_paths(&paths).map(|dir| dir.join(first)).find(|p| p.is_file())?;
-        found.to_str()?.to_string()
+        on_path(first)?
     };
     let mut argv = argv;
     argv[0] = program;
     Some(argv)
+}
+
+/// Where `program` is on `PATH`. Remembered per program for the life of the process:
+/// looking it up costs a `stat` per `PATH` entry, and a run starts the same program a
+/// thousand times.
+fn on_path(program: &str) -> Option<String> {
+    static FOUND: Mutex<Option<HashMap<String, Option<String>>>> = Mutex::new(None);
+    let mut found = FOUND.lock().unwrap_or_else(PoisonError::into_inner);
+    let found = found.get_or_insert_with(HashMap::new);
+    if let Some(known) = found.get(program) {
+        return known.clone();
+    }
+    let paths = std::env::var_os("PATH")?;
+    let path = std::env::split_paths(&paths)
+        .map(|dir| dir.join(program))
+        .find(|p| p.is_file())
+        .and_then(|p| p.to_str().map(str::to_owned));
+    found.insert(program.to_owned(), path.clone());
+    path
 }
 
 /// Run `job.command` (under `sh -c` unless it needs no shell); stdin is empty, stdout
@@ -156,7 +175,10 @@ fn direct_argv(command: &str) -> Option<Vec<String>> {
 pub fn execute(job: &Job<'_>) -> std::io::Result<Execution> {
     use std::os::unix::process::ExitStatusExt;
 
-    let expr = match direct_argv(job.command) {
+    let direct = direct_argv(job.command);
+    // A program removed since it was found: the shell says so, as a failed trial.
+    let direct = direct.filter(|argv| Path::new(&argv[0]).is_file());
+    let expr = match direct {
         Some(argv) => duct::cmd(&argv[0], &argv[1..]),
         None => duct::cmd!("sh", "-c", job.command),
     };

@@ -20,7 +20,7 @@ pub mod ssh;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Barrier, mpsc};
+use std::sync::{Barrier, Mutex, PoisonError, mpsc};
 use std::time::Duration;
 
 use indexmap::IndexMap;
@@ -32,7 +32,9 @@ use crate::parse::{Better, MeanKind, Recipe};
 use crate::plan::render::{Builtins, Commands, render};
 use crate::plan::{Cell, Plan};
 use crate::spec::{Experiment, Order, Repetitions, parse_duration};
-use crate::store::{Event, MetricInfo, SCHEMA, SessionRecord, Status, Store, StoreError, TrialRecord};
+use crate::store::{
+    Appender, Event, MetricInfo, SCHEMA, SessionRecord, Status, Store, StoreError, TrialRecord,
+};
 use crate::template::Templates;
 use cells::{CellProgress, Rule, levels_map};
 use exec::{Execution, Executor, Job};
@@ -122,10 +124,9 @@ pub fn host_of<'a>(plan: &'a Plan, cell: &'a Cell) -> &'a str {
     plan.levels(cell).find(|(k, _)| *k == "host").map_or(LOCAL_HOST, |(_, v)| v.text.as_str())
 }
 
-/// What host threads tell the writer.
+/// What host threads tell the thread that writes the session log and the progress.
 enum Msg {
     Ready(Box<Ready>),
-    Record(Box<TrialRecord>, mpsc::Sender<bool>),
     Trial {
         label: String,
         repetition: u32,
@@ -194,8 +195,21 @@ struct Shared<'a> {
     max_failures: u32,
     seed: u64,
     interrupt: &'a AtomicBool,
-    /// Set by the writer when the log cannot be written: every host stops.
+    /// The trial log. Each host's thread appends its own records, so that a trial's
+    /// record is durable before the next trial starts without a hand-off between threads.
+    log: Mutex<Appender>,
+    /// Set when a log cannot be written: every host stops.
     stop: AtomicBool,
+    /// The first error that stops the run.
+    failure: Mutex<Option<RunError>>,
+}
+
+impl Shared<'_> {
+    /// Stop every host; the first error is the one reported.
+    fn fail(&self, e: RunError) {
+        self.stop.store(true, Ordering::SeqCst);
+        self.failure.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(e);
+    }
 }
 
 /// One host's session.
@@ -245,7 +259,9 @@ pub fn run(
         max_failures: exp.spec.max_failures.unwrap_or(DEFAULT_MAX_FAILURES),
         seed: settings.seed.or(exp.spec.seed).unwrap_or_else(rand::random),
         interrupt,
+        log: Mutex::new(store.trials()?),
         stop: AtomicBool::new(false),
+        failure: Mutex::new(None),
     };
     let mut outcome = Outcome {
         seed: shared.seed,
@@ -285,9 +301,7 @@ pub fn run(
         .map(|(host, _)| executor(exp, store, host, control.as_ref().map(ControlDir::path)))
         .collect();
 
-    let mut trials = store.trials()?;
     let mut sessions = store.sessions()?;
-    let mut failure: Option<RunError> = None;
     let barrier = Barrier::new(groups.len() + 1);
     let (tx, rx) = mpsc::channel::<Msg>();
     std::thread::scope(|scope| {
@@ -316,8 +330,7 @@ pub fn run(
             match msg {
                 Msg::Ready(r) => {
                     if let Err(e) = sessions.append(&r.session) {
-                        shared.stop.store(true, Ordering::SeqCst);
-                        failure.get_or_insert(e.into());
+                        shared.fail(e.into());
                     }
                     outcome.sessions.push(r.session.session.clone());
                     outcome.pending.extend(r.pending);
@@ -327,17 +340,6 @@ pub fn run(
                         ui.start(todo, min, max);
                         barrier.wait();
                     }
-                }
-                Msg::Record(record, ack) => {
-                    let written = match trials.append(&*record) {
-                        Ok(()) => true,
-                        Err(e) => {
-                            shared.stop.store(true, Ordering::SeqCst);
-                            failure.get_or_insert(e.into());
-                            false
-                        }
-                    };
-                    let _ = ack.send(written);
                 }
                 Msg::Trial { label, repetition, warmup, status, wall, detail } => ui.trial(&TrialLine {
                     label: &label,
@@ -362,10 +364,8 @@ pub fn run(
                     outcome.complete += d.complete;
                     outcome.host_errors.extend(d.host_error);
                     outcome.interrupted |= d.interrupted;
-                    if let Some(e) = d.error
-                        && failure.is_none()
-                    {
-                        failure = Some(e);
+                    if let Some(e) = d.error {
+                        shared.fail(e);
                     }
                 }
             }
@@ -375,7 +375,7 @@ pub fn run(
     for e in &executors {
         e.close();
     }
-    match failure {
+    match shared.failure.into_inner().unwrap_or_else(PoisonError::into_inner) {
         Some(e) => Err(e),
         None => Ok(outcome),
     }
@@ -793,12 +793,12 @@ impl<'a> HostRun<'a> {
         if record.exit_code.is_some() || record.status == Status::Timeout {
             record.raw = Some(raw);
         }
-        let (ack, written) = mpsc::channel();
-        self.send(Msg::Record(Box::new(record.clone()), ack));
-        if !written.recv().unwrap_or(false) {
-            return Ok(()); // the writer holds the error; `halted` stops the rounds
+        let written = sh.log.lock().unwrap_or_else(PoisonError::into_inner).append(&record);
+        if let Err(e) = written {
+            sh.fail(e.into());
+            return Ok(()); // `halted` stops the rounds
         }
-        st.progress.add(&record);
+        st.progress.add_record(&record);
         let c = &mut self.counts;
         match record.status {
             Status::Ok | Status::Imported if warmup => c.warmups += 1,

@@ -5,6 +5,7 @@
 //! the logs aside, a torn line (power cut, full disk) is skipped with a warning and kept.
 
 mod record;
+mod trials;
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
@@ -15,6 +16,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 pub use record::{Event, MetricInfo, RawPaths, SCHEMA, SessionRecord, Status, TrialRecord};
+pub use trials::{Failed, Name, Names, Trials};
 
 /// Why the store could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -45,7 +47,7 @@ pub struct Store {
 /// Everything the logs hold, and what was skipped while reading them.
 #[derive(Debug, Clone, Default)]
 pub struct Loaded {
-    pub trials: Vec<TrialRecord>,
+    pub trials: Trials,
     pub sessions: Vec<SessionRecord>,
     pub warnings: Vec<String>,
 }
@@ -134,9 +136,17 @@ impl Store {
     /// disk) are skipped with a warning naming the line; everything else is kept.
     pub fn load(&self) -> Result<Loaded, StoreError> {
         let mut loaded = Loaded::default();
-        loaded.trials = read_log(&self.runs_path(), &mut loaded.warnings)?;
+        loaded.trials = read_trials(&self.runs_path(), &mut loaded.warnings)?;
         loaded.sessions = read_log(&self.sessions_path(), &mut loaded.warnings)?;
         Ok(loaded)
+    }
+
+    /// The trial log as whole records, for the commands that rewrite or extend it
+    /// (`reparse`, `import`), and what was skipped while reading it.
+    pub fn records(&self) -> Result<(Vec<TrialRecord>, Vec<String>), StoreError> {
+        let mut warnings = Vec::new();
+        let records = read_log(&self.runs_path(), &mut warnings)?;
+        Ok((records, warnings))
     }
 
     /// `--fresh`: move the logs aside as `runs.<stamp>.ndjson` (raw outputs stay).
@@ -195,19 +205,16 @@ impl Store {
 /// gigabyte of JSON).
 const BLOCK: u64 = 16 << 20;
 
-fn read_log<T: DeserializeOwned + Send>(
-    path: &Path,
-    warnings: &mut Vec<String>,
-) -> Result<Vec<T>, StoreError> {
+/// Hand each block of `path`'s lines, and the number of its first line, to `each`. An
+/// absent log has no lines.
+fn for_each_block(path: &Path, mut each: impl FnMut(&[&[u8]], usize)) -> Result<(), StoreError> {
     let file = match File::open(path) {
         Ok(file) => file,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(StoreError::io(path, e)),
     };
     let mut reader = BufReader::new(file);
-    let mut out = Vec::new();
     let mut block = Vec::new();
-    // The number of the block's first line, for the warnings.
     let mut first = 1;
     loop {
         block.clear();
@@ -218,26 +225,72 @@ fn read_log<T: DeserializeOwned + Send>(
             .and_then(|_| reader.read_until(b'\n', &mut block))
             .map_err(|e| StoreError::io(path, e))?;
         if block.is_empty() {
-            return Ok(out);
+            return Ok(());
         }
         let lines: Vec<&[u8]> = block.split(|b| *b == b'\n').collect();
-        let parsed: Vec<Option<serde_json::Result<T>>> = lines
-            .par_iter()
-            .map(|line| (!line.iter().all(u8::is_ascii_whitespace)).then(|| serde_json::from_slice(line)))
-            .collect();
+        each(&lines, first);
+        first += lines.len() - 1;
+    }
+}
+
+fn blank(line: &[u8]) -> bool {
+    line.iter().all(u8::is_ascii_whitespace)
+}
+
+fn torn(path: &Path, line: usize, e: &serde_json::Error) -> String {
+    format!(
+        "{}:{line}: skipped a record that does not parse (torn by a crash or a full disk?): {e}",
+        path.display()
+    )
+}
+
+fn read_log<T: DeserializeOwned + Send>(
+    path: &Path,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<T>, StoreError> {
+    let mut out = Vec::new();
+    for_each_block(path, |lines, first| {
+        let parsed: Vec<Option<serde_json::Result<T>>> =
+            lines.par_iter().map(|line| (!blank(line)).then(|| serde_json::from_slice(line))).collect();
         for (i, record) in parsed.into_iter().enumerate() {
             match record {
                 None => {}
                 Some(Ok(record)) => out.push(record),
-                Some(Err(e)) => warnings.push(format!(
-                    "{}:{}: skipped a record that does not parse (torn by a crash or a full disk?): {e}",
-                    path.display(),
-                    first + i
-                )),
+                Some(Err(e)) => warnings.push(torn(path, first + i, &e)),
             }
         }
-        first += lines.len() - 1;
-    }
+    })?;
+    Ok(out)
+}
+
+/// The trial log, column-wise: each block's lines parsed in parallel, a chunk of lines
+/// per task, and the chunks appended in order.
+fn read_trials(path: &Path, warnings: &mut Vec<String>) -> Result<Trials, StoreError> {
+    let mut out = Trials::default();
+    for_each_block(path, |lines, first| {
+        let chunk = lines.len().div_ceil(4 * rayon::current_num_threads()).max(1);
+        let parsed: Vec<(Trials, Vec<String>)> = lines
+            .par_chunks(chunk)
+            .enumerate()
+            .map(|(c, lines)| {
+                let mut trials = Trials::default();
+                let mut torn_lines = Vec::new();
+                for (i, line) in lines.iter().enumerate() {
+                    if !blank(line)
+                        && let Err(e) = trials.push_json(line)
+                    {
+                        torn_lines.push(torn(path, first + c * chunk + i, &e));
+                    }
+                }
+                (trials, torn_lines)
+            })
+            .collect();
+        for (trials, torn_lines) in parsed {
+            out.append(trials);
+            warnings.extend(torn_lines);
+        }
+    })?;
+    Ok(out)
 }
 
 impl Appender {

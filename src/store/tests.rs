@@ -39,8 +39,11 @@ fn appended_records_load_back() {
     for n in 1..=3 {
         log.append(&trial(n)).unwrap();
     }
+    let (records, warnings) = store.records().unwrap();
+    assert_eq!(records, vec![trial(1), trial(2), trial(3)]);
+    assert!(warnings.is_empty());
     let loaded = store.load().unwrap();
-    assert_eq!(loaded.trials, vec![trial(1), trial(2), trial(3)]);
+    assert_eq!(loaded.trials, Trials::from_records(&records));
     assert!(loaded.warnings.is_empty());
 }
 
@@ -56,13 +59,16 @@ fn a_torn_line_is_skipped_kept_and_appending_goes_on() {
     f.write_all(&full.as_bytes()[..full.len() / 2]).unwrap();
     drop(f);
     let loaded = store.load().unwrap();
-    assert_eq!(loaded.trials, vec![trial(1)]);
+    assert_eq!(loaded.trials, Trials::from_records(&[trial(1)]));
     assert_eq!(loaded.warnings.len(), 1);
     assert!(loaded.warnings[0].contains("runs.ndjson:2: skipped a record"), "{:?}", loaded.warnings);
+    let (records, warnings) = store.records().unwrap();
+    assert_eq!(records, vec![trial(1)]);
+    assert_eq!(warnings, loaded.warnings);
     // the next run appends on a fresh line; the torn bytes stay in the file
     store.trials().unwrap().append(&trial(3)).unwrap();
     let loaded = store.load().unwrap();
-    assert_eq!(loaded.trials, vec![trial(1), trial(3)]);
+    assert_eq!(loaded.trials, Trials::from_records(&[trial(1), trial(3)]));
     assert_eq!(loaded.warnings.len(), 1);
     let text = std::fs::read_to_string(store.runs_path()).unwrap();
     assert!(text.contains(&full[..full.len() / 2]));
@@ -93,4 +99,71 @@ fn fresh_moves_the_logs_aside_and_deletes_nothing() {
     let kept = std::fs::read_to_string(&moved[0]).unwrap();
     assert_eq!(serde_json::from_str::<TrialRecord>(kept.trim()).unwrap(), trial(1));
     assert!(store.load().unwrap().trials.is_empty());
+}
+
+/// Records of many cells, hosts and sessions, with escapes, failures and warnings: the
+/// columns read from the log (in parallel chunks, names merged) hold what the records do.
+#[test]
+fn the_columns_read_from_the_log_match_the_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path(), "e");
+    store.create().unwrap();
+    let mut records = Vec::new();
+    for n in 1..=2000u32 {
+        let mut r = trial(n);
+        r.cell = format!("{:016x}", n % 37);
+        r.host = ["local", "dom0", "dom\"u\\"][n as usize % 3].into();
+        r.session = format!("s{}", n / 300);
+        r.metrics.insert(format!("m{}", n % 5), f64::from(n) / 7.0);
+        r.metric_info.insert(
+            "wall_time".into(),
+            MetricInfo { unit: "s".into(), better: crate::parse::Better::Lower, mean: Default::default() },
+        );
+        if n % 11 == 0 {
+            r.status = Status::Failed;
+            r.exit_code = Some(1);
+            r.error = Some(format!("exit code 1: \"no\" {n}"));
+        }
+        if n % 13 == 0 {
+            r.warnings = vec!["the output holds 2 results".into()];
+        }
+        if n % 17 == 0 {
+            r.started_at = None;
+        }
+        records.push(r);
+    }
+    let mut log = store.trials().unwrap();
+    for r in &records {
+        log.append(r).unwrap();
+    }
+    let trials = store.load().unwrap().trials;
+    let expected = Trials::from_records(&records);
+    // field by field: a failure names the column rather than printing a million values
+    assert_eq!(trials.names, expected.names);
+    assert_eq!(trials.cell, expected.cell);
+    assert_eq!(trials.host, expected.host);
+    assert_eq!(trials.session, expected.session);
+    assert_eq!(trials.status, expected.status);
+    assert_eq!(trials.started, expected.started);
+    assert_eq!(trials.metric, expected.metric);
+    assert_eq!(trials.value, expected.value);
+    assert_eq!(trials.unit, expected.unit);
+    assert_eq!(trials.metrics, expected.metrics);
+    assert_eq!(trials.failed, expected.failed);
+    assert_eq!(trials.warnings, expected.warnings);
+    assert!(trials == expected, "the other columns differ");
+    assert_eq!(trials.len(), 2000);
+    assert_eq!(trials.id(1999), "t2000");
+    assert_eq!(trials.names.get(trials.host[1]), "dom\"u\\");
+    assert_eq!(trials.failed.len(), 2000 / 11);
+    assert_eq!(trials.failed[0].error.as_deref(), Some("exit code 1: \"no\" 11"));
+    assert_eq!(trials.warnings["the output holds 2 results"], 2000 / 13);
+    assert_eq!(trials.started[16], None);
+    assert_eq!(trials.started[0], Some(1_795_910_400_000_000));
+    let rows = trials.rows(3);
+    assert_eq!(rows.len(), 2);
+    assert_eq!(trials.names.get(trials.metric[rows.start + 1]), "m4");
+    assert_eq!(trials.value[rows.start + 1], 4.0 / 7.0);
+    assert_eq!(trials.names.get(trials.unit[rows.start]), "s");
+    assert_eq!(trials.names.get(trials.unit[rows.start + 1]), "");
 }

@@ -1,0 +1,384 @@
+//! The trial log held column-wise: what analysis, progress and status need of each
+//! record, with the text that repeats (cell ids, hosts, sessions, metric names, units)
+//! stored once. A million records as [`TrialRecord`]s take gigabytes; here, about 200 MB.
+//!
+//! The log is read a block at a time; each block's lines are parsed in parallel into
+//! chunks that borrow from the block, and the chunks are appended in order.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fmt;
+use std::marker::PhantomData;
+use std::ops::Range;
+
+use indexmap::IndexMap;
+use serde::Deserialize;
+use serde::de::{self, IgnoredAny, MapAccess, Visitor};
+
+use super::record::{MetricInfo, Status, TrialRecord};
+use crate::parse::{Better, MeanKind};
+use crate::plan::Plan;
+
+/// A piece of text stored once in [`Names`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Name(u32);
+
+impl Name {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// Interned text: each distinct string once, numbered in order of first appearance.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Names {
+    text: Vec<Box<str>>,
+    index: HashMap<Box<str>, Name>,
+}
+
+impl Names {
+    pub fn intern(&mut self, s: &str) -> Name {
+        if let Some(&name) = self.index.get(s) {
+            return name;
+        }
+        let name = Name(u32::try_from(self.text.len()).expect("fewer than 4 billion distinct names"));
+        self.text.push(s.into());
+        self.index.insert(s.into(), name);
+        name
+    }
+
+    pub fn get(&self, name: Name) -> &str {
+        &self.text[name.index()]
+    }
+
+    /// The name of `s`, if some record holds it.
+    pub fn find(&self, s: &str) -> Option<Name> {
+        self.index.get(s).copied()
+    }
+
+    pub fn len(&self) -> usize {
+        self.text.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty()
+    }
+
+    /// The `n`-th name (of [`Names::len`]).
+    pub fn nth(&self, n: usize) -> Name {
+        assert!(n < self.text.len(), "name {n} of {}", self.text.len());
+        Name(n as u32)
+    }
+}
+
+/// What a trial that yielded no metrics left to say about itself.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failed {
+    /// Its index in [`Trials`].
+    pub trial: usize,
+    pub exit_code: Option<i32>,
+    pub error: Option<String>,
+    pub started_at: Option<String>,
+}
+
+/// The trial log, one entry per record in log order in each column.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Trials {
+    pub names: Names,
+    pub cell: Vec<Name>,
+    pub host: Vec<Name>,
+    pub session: Vec<Name>,
+    pub status: Vec<Status>,
+    pub warmup: Vec<bool>,
+    pub repetition: Vec<u32>,
+    pub round: Vec<u32>,
+    /// Start time, µs since the epoch; `None` when not recorded (an import without
+    /// `--started-at`) or unreadable.
+    pub started: Vec<Option<i64>>,
+    pub wall_time: Vec<f64>,
+    /// Trial ids, end to end; `id_end[i]` is where the i-th ends.
+    ids: String,
+    id_end: Vec<usize>,
+    /// Trial i's metrics are rows `row_end[i - 1]..row_end[i]` of `metric`, `value`, `unit`.
+    row_end: Vec<usize>,
+    pub metric: Vec<Name>,
+    pub value: Vec<f64>,
+    /// The unit the record gave the metric (empty when it gave none).
+    pub unit: Vec<Name>,
+    /// Every metric in the order the records first report it, with the unit and
+    /// interpretation of the first record that described it.
+    pub metrics: IndexMap<Name, Option<MetricInfo>>,
+    /// The trials that yielded no metrics, in log order.
+    pub failed: Vec<Failed>,
+    /// What the parsers noticed, each distinct message once with how many trials said it.
+    pub warnings: IndexMap<String, usize>,
+}
+
+impl Trials {
+    pub fn len(&self) -> usize {
+        self.cell.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.cell.is_empty()
+    }
+
+    /// The id of trial `i`.
+    pub fn id(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.id_end[i - 1] };
+        &self.ids[start..self.id_end[i]]
+    }
+
+    /// The rows of trial `i`'s metrics.
+    pub fn rows(&self, i: usize) -> Range<usize> {
+        let start = if i == 0 { 0 } else { self.row_end[i - 1] };
+        start..self.row_end[i]
+    }
+
+    /// The plan's index of each cell id the records name (an id the plan does not have
+    /// belongs to an older version of the commands).
+    pub fn cells_in(&self, plan: &Plan) -> HashMap<Name, usize> {
+        let index: HashMap<u64, usize> = plan.cells.iter().enumerate().map(|(i, c)| (c.id.0, i)).collect();
+        let mut seen: HashMap<Name, Option<usize>> = HashMap::new();
+        for &cell in &self.cell {
+            seen.entry(cell).or_insert_with(|| {
+                u64::from_str_radix(self.names.get(cell), 16).ok().and_then(|id| index.get(&id).copied())
+            });
+        }
+        seen.into_iter().filter_map(|(cell, i)| Some((cell, i?))).collect()
+    }
+
+    /// The column-wise form of whole records.
+    pub fn from_records(records: &[TrialRecord]) -> Trials {
+        let mut trials = Trials::default();
+        for r in records {
+            trials.push_record(r);
+        }
+        trials
+    }
+
+    /// Append a whole record.
+    pub fn push_record(&mut self, r: &TrialRecord) {
+        let line = Line {
+            trial: Text(Cow::Borrowed(&r.trial)),
+            cell: Text(Cow::Borrowed(&r.cell)),
+            repetition: r.repetition,
+            warmup: r.warmup,
+            host: Text(Cow::Borrowed(&r.host)),
+            session: Text(Cow::Borrowed(&r.session)),
+            round: r.round,
+            started_at: r.started_at.as_deref().map(|s| Text(Cow::Borrowed(s))),
+            status: r.status,
+            exit_code: r.exit_code,
+            metrics: Pairs(r.metrics.iter().map(|(k, v)| (Text(Cow::Borrowed(k.as_str())), *v)).collect()),
+            metric_info: Pairs(
+                r.metric_info
+                    .iter()
+                    .map(|(k, i)| {
+                        let info =
+                            Info { unit: Text(Cow::Borrowed(&i.unit)), better: i.better, mean: i.mean };
+                        (Text(Cow::Borrowed(k.as_str())), info)
+                    })
+                    .collect(),
+            ),
+            wall_time: r.wall_time,
+            error: r.error.as_deref().map(|s| Text(Cow::Borrowed(s))),
+            warnings: r.warnings.iter().map(|w| Text(Cow::Borrowed(w.as_str()))).collect(),
+            _schema: r.schema,
+            _levels: IgnoredAny,
+            _position: r.position,
+            _raw: None,
+        };
+        self.push(line);
+    }
+
+    /// Parse one line of `runs.ndjson` into the columns; `Err` leaves them as they were.
+    pub fn push_json(&mut self, line: &[u8]) -> serde_json::Result<()> {
+        let line: Line<'_> = serde_json::from_slice(line)?;
+        self.push(line);
+        Ok(())
+    }
+
+    fn push(&mut self, line: Line<'_>) {
+        let index = self.len();
+        self.cell.push(self.names.intern(&line.cell.0));
+        self.host.push(self.names.intern(&line.host.0));
+        self.session.push(self.names.intern(&line.session.0));
+        self.status.push(line.status);
+        self.warmup.push(line.warmup);
+        self.repetition.push(line.repetition);
+        self.round.push(line.round);
+        let started = line.started_at.as_ref().map(|t| &*t.0);
+        self.started
+            .push(started.and_then(|t| t.parse::<jiff::Timestamp>().ok()).map(|t| t.as_microsecond()));
+        self.wall_time.push(line.wall_time);
+        self.ids.push_str(&line.trial.0);
+        self.id_end.push(self.ids.len());
+        for (name, value) in line.metrics.0 {
+            let metric = self.names.intern(&name.0);
+            let info = line.metric_info.0.iter().find(|(k, _)| k.0 == name.0).map(|(_, i)| i);
+            let unit = self.names.intern(info.map_or("", |i| &i.unit.0));
+            self.metric.push(metric);
+            self.value.push(value);
+            self.unit.push(unit);
+            let known = self.metrics.entry(metric).or_insert(None);
+            if known.is_none()
+                && let Some(i) = info
+            {
+                *known = Some(MetricInfo { unit: i.unit.0.to_string(), better: i.better, mean: i.mean });
+            }
+        }
+        self.row_end.push(self.metric.len());
+        if !line.status.is_measurement() {
+            self.failed.push(Failed {
+                trial: index,
+                exit_code: line.exit_code,
+                error: line.error.map(|e| e.0.into_owned()),
+                started_at: started.map(str::to_owned),
+            });
+        }
+        for w in line.warnings {
+            match self.warnings.get_mut(&*w.0) {
+                Some(n) => *n += 1,
+                None => {
+                    self.warnings.insert(w.0.into_owned(), 1);
+                }
+            }
+        }
+    }
+
+    /// Append `other`'s records after these.
+    pub fn append(&mut self, other: Trials) {
+        let offset = self.len();
+        let names: Vec<Name> = other.names.text.iter().map(|s| self.names.intern(s)).collect();
+        let map = |n: &Name| names[n.index()];
+        self.cell.extend(other.cell.iter().map(map));
+        self.host.extend(other.host.iter().map(map));
+        self.session.extend(other.session.iter().map(map));
+        self.status.extend(other.status);
+        self.warmup.extend(other.warmup);
+        self.repetition.extend(other.repetition);
+        self.round.extend(other.round);
+        self.started.extend(other.started);
+        self.wall_time.extend(other.wall_time);
+        let ids = self.ids.len();
+        self.ids.push_str(&other.ids);
+        self.id_end.extend(other.id_end.iter().map(|e| e + ids));
+        let rows = self.metric.len();
+        self.row_end.extend(other.row_end.iter().map(|e| e + rows));
+        self.metric.extend(other.metric.iter().map(map));
+        self.value.extend(other.value);
+        self.unit.extend(other.unit.iter().map(map));
+        for (metric, info) in other.metrics {
+            let known = self.metrics.entry(map(&metric)).or_insert(None);
+            if known.is_none() {
+                *known = info;
+            }
+        }
+        self.failed.extend(other.failed.into_iter().map(|f| Failed { trial: f.trial + offset, ..f }));
+        for (w, n) in other.warnings {
+            *self.warnings.entry(w).or_default() += n;
+        }
+    }
+}
+
+/// A string that borrows from the line when it holds no escapes.
+struct Text<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Text<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(V(PhantomData))
+    }
+}
+
+/// A JSON object's entries in their order, without a map's allocations.
+struct Pairs<'a, T>(Vec<(Text<'a>, T)>);
+
+impl<'a, T> Default for Pairs<'a, T> {
+    fn default() -> Self {
+        Pairs(Vec::new())
+    }
+}
+
+impl<'de: 'a, 'a, T: Deserialize<'de>> Deserialize<'de> for Pairs<'a, T> {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a, T>(PhantomData<(&'a (), T)>);
+        impl<'de: 'a, 'a, T: Deserialize<'de>> Visitor<'de> for V<'a, T> {
+            type Value = Pairs<'a, T>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut pairs = Vec::with_capacity(map.size_hint().unwrap_or(4));
+                while let Some(entry) = map.next_entry::<Text<'a>, T>()? {
+                    pairs.push(entry);
+                }
+                Ok(Pairs(pairs))
+            }
+        }
+        d.deserialize_map(V(PhantomData))
+    }
+}
+
+#[derive(Deserialize)]
+struct Info<'a> {
+    #[serde(borrow)]
+    unit: Text<'a>,
+    better: Better,
+    mean: MeanKind,
+}
+
+/// The fields of a [`TrialRecord`] the columns keep, borrowed from the line. The others
+/// are required all the same, so that a line is accepted here exactly when it is a
+/// record.
+#[derive(Deserialize)]
+struct Line<'a> {
+    #[serde(borrow)]
+    trial: Text<'a>,
+    #[serde(borrow)]
+    cell: Text<'a>,
+    repetition: u32,
+    warmup: bool,
+    #[serde(borrow)]
+    host: Text<'a>,
+    #[serde(borrow)]
+    session: Text<'a>,
+    round: u32,
+    #[serde(borrow)]
+    started_at: Option<Text<'a>>,
+    status: Status,
+    exit_code: Option<i32>,
+    #[serde(borrow)]
+    metrics: Pairs<'a, f64>,
+    #[serde(borrow, default)]
+    metric_info: Pairs<'a, Info<'a>>,
+    wall_time: f64,
+    #[serde(borrow, default)]
+    error: Option<Text<'a>>,
+    #[serde(borrow, default)]
+    warnings: Vec<Text<'a>>,
+    #[serde(rename = "schema")]
+    _schema: u32,
+    #[serde(rename = "levels")]
+    _levels: IgnoredAny,
+    #[serde(rename = "position")]
+    _position: u32,
+    #[serde(rename = "raw")]
+    _raw: Option<IgnoredAny>,
+}
