@@ -44,7 +44,20 @@ pub fn t_quantile(p: f64, df: f64) -> Option<f64> {
     if df > LARGE_DF {
         return normal_quantile(p).map(|z| cornish_fisher(z, df));
     }
-    StudentsT::new(0.0, 1.0, df).ok().map(|t| t.inverse_cdf(p))
+    // statrs inverts the CDF by search, hundreds of incomplete-beta evaluations; a report
+    // asks for the same few (p, df) pairs for thousands of cells.
+    thread_local! {
+        static KNOWN: std::cell::RefCell<std::collections::HashMap<(u64, u64), Option<f64>>> =
+            std::cell::RefCell::new(std::collections::HashMap::new());
+    }
+    KNOWN.with_borrow_mut(|known| {
+        if known.len() > 4096 {
+            known.clear();
+        }
+        *known
+            .entry((p.to_bits(), df.to_bits()))
+            .or_insert_with(|| StudentsT::new(0.0, 1.0, df).ok().map(|t| t.inverse_cdf(p)))
+    })
 }
 
 /// A&S 26.7.5: t_p ≈ z + g1(z)/ν + g2(z)/ν² + g3(z)/ν³ + g4(z)/ν⁴.

@@ -196,24 +196,26 @@ impl<'a> Table<'a> {
     pub fn groups(&self) -> PolarsResult<Vec<Group>> {
         let measured =
             col("status").eq(lit(Status::Ok as u32)).or(col("status").eq(lit(Status::Imported as u32)));
+        // One sort key, cell then metric, and a stable sort: the rows were built in log
+        // order, so each group's rows stay in it (sorting on several columns at once makes
+        // polars compare encoded rows byte by byte, the slowest part of a report).
+        let key =
+            (col("cell").cast(DataType::UInt64) * lit(1u64 << 32)) + col("metric").cast(DataType::UInt64);
         let analysed = self
             .frame
             .clone()
             .lazy()
             .filter(measured.and(col("warmup").not()))
             .select([
+                key.alias("key"),
                 col("cell"),
                 col("metric"),
                 col("value"),
                 col("started_at"),
                 col("session"),
                 col("host"),
-                col("trial"),
             ])
-            .sort(
-                ["cell", "metric", "started_at", "trial"],
-                SortMultipleOptions::default().with_nulls_last(true),
-            )
+            .sort(["key"], SortMultipleOptions::default().with_maintain_order(true))
             .collect()?;
 
         let cell = analysed.column("cell")?.u32()?;
@@ -250,6 +252,26 @@ impl<'a> Table<'a> {
             group.started.push(t);
             group.sessions.push(names.nth(s as usize));
             group.hosts.push(names.nth(h as usize));
+        }
+        // Then by start time within each group (log order breaks ties; trials with no
+        // start time last). Trials are logged as they end, so this is almost always a
+        // check that finds them sorted.
+        for group in &mut groups {
+            let started = |i: usize| (group.started[i].is_none(), group.started[i]);
+            if (1..group.values.len()).all(|i| started(i - 1) <= started(i)) {
+                continue;
+            }
+            let mut order: Vec<usize> = (0..group.values.len()).collect();
+            order.sort_by_key(|&i| started(i));
+            let g = &*group;
+            *group = Group {
+                cell: g.cell,
+                metric: g.metric,
+                values: order.iter().map(|&i| g.values[i]).collect(),
+                started: order.iter().map(|&i| g.started[i]).collect(),
+                sessions: order.iter().map(|&i| g.sessions[i]).collect(),
+                hosts: order.iter().map(|&i| g.hosts[i]).collect(),
+            };
         }
         Ok(groups)
     }

@@ -453,3 +453,35 @@ fn export_round_trips_through_parquet_and_writes_text_formats() {
         (Some("1M"), Some("throughput"), Some("ok"))
     );
 }
+
+/// Trials are logged as they end, and hosts run in parallel: a group's values come in the
+/// order the trials started, log order breaking ties, trials of unknown start last.
+#[test]
+fn groups_hold_their_values_in_start_order() {
+    let mut f = dd_store();
+    let cell = f.records[0].cell.clone();
+    let of_cell: Vec<usize> = (0..f.records.len())
+        .filter(|&i| f.records[i].cell == cell && !f.records[i].warmup && f.records[i].status == Status::Ok)
+        .collect();
+    assert!(of_cell.len() >= 4, "{of_cell:?}");
+    // the log: the 1st trial started last, the 2nd has no start time, the 3rd and 4th tie
+    let (a, b, c, d) = (of_cell[0], of_cell[1], of_cell[2], of_cell[3]);
+    f.records[a].started_at = Some("2030-01-01T00:00:00Z".into());
+    f.records[b].started_at = None;
+    f.records[d].started_at = f.records[c].started_at.clone();
+    for (i, r) in f.records.iter_mut().enumerate() {
+        r.metrics.insert("throughput".into(), i as f64);
+    }
+    f.loaded.trials = crate::store::Trials::from_records(&f.records);
+    let table = crate::analyze::Table::build(&f.loaded.trials, &f.plan).unwrap();
+    let groups = table.groups().unwrap();
+    let throughput = f.loaded.trials.names.find("throughput").unwrap();
+    let group = groups
+        .iter()
+        .find(|g| f.plan.cells[g.cell].id.to_string() == cell && g.metric == throughput)
+        .unwrap();
+    let mut expected: Vec<f64> = of_cell[2..].iter().map(|&i| i as f64).collect();
+    expected.extend([a as f64, b as f64]);
+    assert_eq!(group.values, expected);
+    assert_eq!(group.started.last(), Some(&None));
+}
