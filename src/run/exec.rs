@@ -8,12 +8,14 @@
 use std::collections::HashMap;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
+use std::process::{Command, Stdio};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use nix::sys::resource::{UsageWho, getrusage};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
+use shared_child::SharedChild;
 
 /// Where trials run: the local machine, or a host over ssh. One trial at a time each.
 pub trait Executor: Send + Sync {
@@ -178,47 +180,53 @@ pub fn execute(job: &Job<'_>) -> std::io::Result<Execution> {
     let direct = direct_argv(job.command);
     // A program removed since it was found: the shell says so, as a failed trial.
     let direct = direct.filter(|argv| Path::new(&argv[0]).is_file());
-    let expr = match direct {
-        Some(argv) => duct::cmd(&argv[0], &argv[1..]),
-        None => duct::cmd!("sh", "-c", job.command),
+    let mut command = match &direct {
+        Some(argv) => {
+            let mut c = Command::new(&argv[0]);
+            c.args(&argv[1..]);
+            c
+        }
+        None => {
+            let mut c = Command::new("sh");
+            c.arg("-c").arg(job.command);
+            c
+        }
     };
     // The output goes to anonymous in-memory files first: most trials of a short command
     // print nothing, and creating two files per trial costs more than running `true`.
     let stdout = memory_file("margin-stdout")?;
     let stderr = memory_file("margin-stderr")?;
-    let expr = expr
-        .dir(job.dir)
-        .stdin_null()
-        .stdout_file(stdout.try_clone()?)
-        .stderr_file(stderr.try_clone()?)
-        .unchecked()
-        .before_spawn(|cmd| {
-            cmd.process_group(0);
-            Ok(())
-        });
+    command
+        .current_dir(job.dir)
+        .stdin(Stdio::null())
+        .stdout(stdout.try_clone()?)
+        .stderr(stderr.try_clone()?)
+        .process_group(0);
     // Children's CPU time accumulates over the life of margin: the difference around one
     // wait is this command's (one trial at a time per host makes that exact).
     let before = cpu_seconds(UsageWho::RUSAGE_CHILDREN);
     let start = Instant::now();
-    let handle = expr.start()?;
-    let pgid = handle.pids().first().map(|p| Pid::from_raw(*p as i32));
+    // The child as std starts it, waited for by shared_child (duct's own building block,
+    // which adds the timeout): duct itself would copy the whole environment into every
+    // command, tens of microseconds per trial that `hyperfine -N` does not spend.
+    let child = SharedChild::spawn(&mut command)?;
+    drop(command); // the parent's copies of the output files' descriptors
+    let pgid = Pid::from_raw(child.id() as i32);
     let mut timed_out = false;
-    let output = match job.timeout {
-        None => handle.wait()?,
-        Some(limit) => match handle.wait_timeout(limit)? {
-            Some(out) => out,
+    let status = match job.timeout {
+        None => child.wait()?,
+        Some(limit) => match child.wait_timeout(limit)? {
+            Some(status) => status,
             None => {
                 timed_out = true;
-                if let Some(pgid) = pgid {
-                    // the whole group: sh and whatever it started
-                    let _ = killpg(pgid, Signal::SIGKILL);
-                }
-                handle.wait()?
+                // the whole group: sh and whatever it started
+                let _ = killpg(pgid, Signal::SIGKILL);
+                child.wait()?
             }
         },
     };
     let wall = start.elapsed();
-    if timed_out && let Some(pgid) = pgid {
+    if timed_out {
         // a grandchild that outlived the shell between the kill and the wait
         let _ = killpg(pgid, Signal::SIGKILL);
     }
@@ -230,8 +238,8 @@ pub fn execute(job: &Job<'_>) -> std::io::Result<Execution> {
     persist(stdout, job.stdout, job.sync)?;
     persist(stderr, job.stderr, job.sync)?;
     Ok(Execution {
-        exit_code: output.status.code(),
-        signal: output.status.signal(),
+        exit_code: status.code(),
+        signal: status.signal(),
         timed_out,
         wall,
         user,
