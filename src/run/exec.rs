@@ -4,6 +4,11 @@
 //! The child gets its own process group so that a timeout can kill everything it started
 //! (a `sh -c` grandchild would otherwise survive and keep running), and so that the
 //! terminal's Ctrl-C reaches margin alone: the trial under way finishes and is recorded.
+//!
+//! Trials are started with std's `Command` and waited for with `shared_child`, the crate
+//! duct itself waits with: duct would copy the whole environment into every command,
+//! which costs more per trial than the rest of margin's overhead. Probes and facts, where
+//! that does not matter, use duct.
 
 use std::collections::HashMap;
 use std::os::unix::process::CommandExt;
