@@ -156,7 +156,8 @@ pub fn progress(plan: &Plan, trials: &Trials) -> (HashMap<usize, CellProgress>, 
     let cells = trials.cells_in(plan);
     // By metric name number first: hashing each row's metric name would cost more than
     // the rest of reading the log.
-    type Values = Vec<(Name, Vec<f64>)>;
+    // each metric's values, and the mean its latest record asked for
+    type Values = Vec<(Name, Vec<f64>, MeanKind)>;
     let mut by_cell: HashMap<usize, (CellProgress, Values)> = HashMap::new();
     let mut set_aside = 0;
     for i in 0..trials.len() {
@@ -169,10 +170,13 @@ pub fn progress(plan: &Plan, trials: &Trials) -> (HashMap<usize, CellProgress>, 
         progress.add(trials.repetition[i], measured, std::iter::empty(), trials.wall_time[i]);
         if measured {
             for row in trials.rows(i) {
-                let metric = trials.metric[row];
-                match values.iter_mut().find(|(m, _)| *m == metric) {
-                    Some((_, v)) => v.push(trials.value[row]),
-                    None => values.push((metric, vec![trials.value[row]])),
+                let (metric, kind) = (trials.metric[row], trials.mean[row]);
+                match values.iter_mut().find(|(m, ..)| *m == metric) {
+                    Some((_, v, k)) => {
+                        v.push(trials.value[row]);
+                        *k = kind;
+                    }
+                    None => values.push((metric, vec![trials.value[row]], kind)),
                 }
             }
         }
@@ -180,10 +184,9 @@ pub fn progress(plan: &Plan, trials: &Trials) -> (HashMap<usize, CellProgress>, 
     let out = by_cell
         .into_iter()
         .map(|(cell, (mut progress, values))| {
-            for (metric, v) in values {
+            for (metric, v, kind) in values {
                 let name = trials.names.get(metric);
-                let kind = trials.metrics.get(&metric).and_then(|i| i.as_ref()).map(|i| i.mean);
-                progress.kinds.insert(name.to_owned(), kind.unwrap_or_default());
+                progress.kinds.insert(name.to_owned(), kind);
                 progress.values.insert(name.to_owned(), v);
             }
             (cell, progress)
@@ -195,4 +198,31 @@ pub fn progress(plan: &Plan, trials: &Trials) -> (HashMap<usize, CellProgress>, 
 /// `bs=4k sync=none` for a cell, as records store the levels.
 pub fn levels_map(plan: &Plan, cell: &Cell) -> IndexMap<String, String> {
     plan.levels(cell).map(|(k, v)| (k.to_string(), v.text.clone())).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::fixture::Fixture;
+    use crate::parse::Better;
+    use crate::store::Status;
+
+    /// The mean a cell's margin is judged by is the one its own latest record asked for,
+    /// not that of the first record in the log (a stale cell's, say).
+    #[test]
+    fn each_cell_is_judged_by_the_mean_its_latest_record_asked_for() {
+        let mut f =
+            Fixture::new("experiments/e.yaml", "matrix:\n  bs: [1k, 4k]\nrun: \"true\"\nrepetitions: 3\n");
+        f.metric("rate", "B/s", Better::Higher, MeanKind::Arithmetic);
+        f.record("00000000000000ff".into(), &[("bs", "1k")], &[("rate", 1.0)], Status::Ok);
+        f.metric("rate", "B/s", Better::Higher, MeanKind::Harmonic);
+        f.trial(&[("bs", "1k")], &[("rate", 2.0)]).trial(&[("bs", "1k")], &[("rate", 4.0)]);
+        let (progress, stale) = progress(&f.plan, &f.loaded.trials);
+        assert_eq!(stale, 1);
+        let cell = f.plan.cells.iter().position(|c| f.plan.label(c) == "bs=1k").unwrap();
+        let p = &progress[&cell];
+        assert_eq!((p.ok, p.attempts), (2, 2));
+        assert_eq!(p.values["rate"], [2.0, 4.0]);
+        assert_eq!(p.kinds["rate"], MeanKind::Harmonic);
+    }
 }

@@ -148,11 +148,12 @@ fn direct_argv(command: &str) -> Option<Vec<String>> {
         return None;
     }
     // resolved here, so the spawn does not try every PATH entry in turn
-    let program = if first.contains('/') {
-        Path::new(first).is_file().then(|| first.clone())?
-    } else {
-        on_path(first)?
-    };
+    let program = if first.contains('/') { first.clone() } else { on_path(first)? };
+    // A relative path (`./bench.sh`, or a relative PATH entry) is the shell's to resolve,
+    // from the workdir the trial runs in, as it would be for any other command.
+    if Path::new(&program).is_relative() {
+        return None;
+    }
     let mut argv = argv;
     argv[0] = program;
     Some(argv)
@@ -402,6 +403,8 @@ mod tests {
             "printf x",
             "no-such-program-here",
             "sleep 1 &",
+            // relative to the workdir, as the shell takes it
+            "./bench.sh 4",
         ] {
             assert_eq!(direct_argv(shell), None, "{shell}");
         }
@@ -411,6 +414,30 @@ mod tests {
         let (e, _, err) = run("ls /no/such/dir", None);
         assert_eq!(e.exit_code, Some(2));
         assert!(err.contains("No such file"), "{err}");
+    }
+
+    #[test]
+    fn a_relative_program_is_found_in_the_workdir_as_the_shell_would() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("hello.sh");
+        std::fs::write(&script, "#!/bin/sh\necho hello \"$1\"\n").unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let (out, err) = (dir.path().join("out"), dir.path().join("err"));
+        let job = Job {
+            command: "./hello.sh there",
+            dir: dir.path().to_str().unwrap(),
+            stdout: &out,
+            stderr: &err,
+            timeout: None,
+            sync: false,
+        };
+        let e = execute(&job).unwrap();
+        assert!(e.succeeded(), "{e:?}: {}", read_raw(&err).unwrap());
+        assert_eq!(read_raw(&out).unwrap(), "hello there\n");
+        // not there: a failed trial (the shell's 127), not an error that stops the run
+        let job = Job { command: "./missing.sh", ..job };
+        assert_eq!(execute(&job).unwrap().exit_code, Some(127));
     }
 
     #[test]

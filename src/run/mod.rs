@@ -127,8 +127,14 @@ pub fn host_of<'a>(plan: &'a Plan, cell: &'a Cell) -> &'a str {
 /// What host threads tell the thread that writes the session log and the progress.
 enum Msg {
     Ready(Box<Ready>),
-    Note(String),
     Done(Box<Done>),
+}
+
+/// What the progress display shows, in the order it happened.
+enum Shown {
+    Trial(Finished),
+    /// A line of its own (a hook failure, an abandoned cell).
+    Note(String),
 }
 
 /// A finished trial, for the progress display.
@@ -204,9 +210,10 @@ struct Shared<'a> {
     stop: AtomicBool,
     /// The first error that stops the run.
     failure: Mutex<Option<RunError>>,
-    /// Trials finished since the progress display last looked. Collected rather than sent:
-    /// waking the display's thread after every trial costs a tenth of a millisecond.
-    finished: Mutex<Vec<Finished>>,
+    /// Trials finished and notes since the progress display last looked, in order.
+    /// Collected rather than sent: waking the display's thread after every trial costs a
+    /// tenth of a millisecond.
+    shown: Mutex<Vec<Shown>>,
 }
 
 impl Shared<'_> {
@@ -267,7 +274,7 @@ pub fn run(
         log: Mutex::new(store.trials()?),
         stop: AtomicBool::new(false),
         failure: Mutex::new(None),
-        finished: Mutex::new(Vec::new()),
+        shown: Mutex::new(Vec::new()),
     };
     let mut outcome = Outcome {
         seed: shared.seed,
@@ -333,21 +340,23 @@ pub fn run(
             barrier.wait();
         }
         let show = |ui: &mut dyn Progress| {
-            let finished =
-                std::mem::take(&mut *shared.finished.lock().unwrap_or_else(PoisonError::into_inner));
-            for f in &finished {
-                ui.trial(&TrialLine {
-                    label: &f.label,
-                    repetition: f.repetition,
-                    warmup: f.warmup,
-                    status: f.status,
-                    wall: f.wall,
-                    detail: f.detail.as_deref(),
-                });
+            let shown = std::mem::take(&mut *shared.shown.lock().unwrap_or_else(PoisonError::into_inner));
+            for s in &shown {
+                match s {
+                    Shown::Trial(f) => ui.trial(&TrialLine {
+                        label: &f.label,
+                        repetition: f.repetition,
+                        warmup: f.warmup,
+                        status: f.status,
+                        wall: f.wall,
+                        detail: f.detail.as_deref(),
+                    }),
+                    Shown::Note(text) => ui.note(text),
+                }
             }
         };
         loop {
-            // Trials finished before a message was sent are shown before it.
+            // What the hosts did before a message was sent is shown before it.
             let msg = match rx.recv_timeout(Duration::from_millis(100)) {
                 Ok(msg) => msg,
                 Err(mpsc::RecvTimeoutError::Timeout) => {
@@ -374,7 +383,6 @@ pub fn run(
                         barrier.wait();
                     }
                 }
-                Msg::Note(text) => ui.note(&text),
                 Msg::Done(d) => {
                     // After a full disk this may fail too; the trial log is what matters.
                     let _ = sessions.append(&d.end);
@@ -497,7 +505,7 @@ impl<'a> HostRun<'a> {
     }
 
     fn note(&self, text: String) {
-        self.send(Msg::Note(text));
+        self.shared.shown.lock().unwrap_or_else(PoisonError::into_inner).push(Shown::Note(text));
     }
 
     fn halted(&mut self) -> bool {
@@ -838,14 +846,14 @@ impl<'a> HostRun<'a> {
             Status::Timeout => "timeout",
             Status::ParseError => "parse error",
         };
-        sh.finished.lock().unwrap_or_else(PoisonError::into_inner).push(Finished {
+        sh.shown.lock().unwrap_or_else(PoisonError::into_inner).push(Shown::Trial(Finished {
             label: st.label.clone(),
             repetition,
             warmup,
             status,
             wall: record.wall_time,
             detail: record.error.clone(),
-        });
+        }));
         if !record.status.is_measurement() {
             st.failures += 1;
             if st.failures >= sh.max_failures {

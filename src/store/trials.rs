@@ -105,6 +105,8 @@ pub struct Trials {
     pub value: Vec<f64>,
     /// The unit the record gave the metric (empty when it gave none).
     pub unit: Vec<Name>,
+    /// The mean the record said suits the metric (arithmetic when it said none).
+    pub mean: Vec<MeanKind>,
     /// Every metric in the order the records first report it, with the unit and
     /// interpretation of the first record that described it.
     pub metrics: IndexMap<Name, Option<MetricInfo>>,
@@ -221,6 +223,7 @@ impl Trials {
             self.metric.push(metric);
             self.value.push(value);
             self.unit.push(unit);
+            self.mean.push(info.map(|i| i.mean).unwrap_or_default());
             let known = self.metrics.entry(metric).or_insert(None);
             if known.is_none()
                 && let Some(i) = info
@@ -269,6 +272,7 @@ impl Trials {
         self.metric.extend(other.metric.iter().map(map));
         self.value.extend(other.value);
         self.unit.extend(other.unit.iter().map(map));
+        self.mean.extend(other.mean);
         for (metric, info) in other.metrics {
             let known = self.metrics.entry(map(&metric)).or_insert(None);
             if known.is_none() {
