@@ -167,3 +167,103 @@ fn the_columns_read_from_the_log_match_the_records() {
     assert_eq!(trials.names.get(trials.unit[rows.start]), "s");
     assert_eq!(trials.names.get(trials.unit[rows.start + 1]), "");
 }
+
+fn line(n: u32) -> String {
+    serde_json::to_string(&trial(n)).unwrap() + "\n"
+}
+
+/// While a run writes the log, the file ends in zeros laid ahead of the records: a reader
+/// (`margin status` during the run) sees the records and nothing else, and closing the
+/// log gives the zeros back.
+#[test]
+fn the_room_laid_ahead_is_read_past_and_given_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path(), "e");
+    store.create().unwrap();
+    let mut log = store.trials().unwrap();
+    log.append(&trial(1)).unwrap();
+    log.append(&trial(2)).unwrap();
+    let text = line(1) + &line(2);
+    let on_disk = std::fs::read(store.runs_path()).unwrap();
+    // laid at the first record, for it and the room after it
+    assert_eq!(on_disk.len() as u64, line(1).len() as u64 + TRIALS_RESERVE);
+    assert_eq!(&on_disk[..text.len()], text.as_bytes());
+    assert!(on_disk[text.len()..].iter().all(|b| *b == 0));
+    let loaded = store.load().unwrap();
+    assert_eq!(loaded.trials, Trials::from_records(&[trial(1), trial(2)]));
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    assert_eq!(store.records().unwrap(), (vec![trial(1), trial(2)], vec![]));
+    drop(log);
+    assert_eq!(std::fs::read_to_string(store.runs_path()).unwrap(), text);
+}
+
+/// A run killed with the room still laid: the zeros stay until the next run writes over
+/// them; no warning, nothing lost, the file ends with the last record once closed.
+#[test]
+fn a_killed_runs_zeros_are_written_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path(), "e");
+    store.create().unwrap();
+    let mut bytes = line(1).into_bytes();
+    bytes.resize(bytes.len() + 70_000, 0);
+    std::fs::write(store.runs_path(), &bytes).unwrap();
+    let loaded = store.load().unwrap();
+    assert_eq!(loaded.trials, Trials::from_records(&[trial(1)]));
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let mut log = store.trials().unwrap();
+    log.append(&trial(2)).unwrap();
+    drop(log);
+    assert_eq!(std::fs::read_to_string(store.runs_path()).unwrap(), line(1) + &line(2));
+    // a log that is nothing but room: no records, no warning
+    std::fs::write(store.runs_path(), vec![0u8; 5000]).unwrap();
+    let loaded = store.load().unwrap();
+    assert!(loaded.trials.is_empty() && loaded.warnings.is_empty());
+    store.trials().unwrap().append(&trial(3)).unwrap();
+    assert_eq!(std::fs::read_to_string(store.runs_path()).unwrap(), line(3));
+}
+
+/// A record torn by a power cut, with zeros after it: skipped with a warning naming its
+/// line, kept, and the next record starts on a line of its own.
+#[test]
+fn a_torn_record_before_the_zeros_is_skipped_and_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path(), "e");
+    store.create().unwrap();
+    let half = &line(2)[..200];
+    let mut bytes = (line(1) + half).into_bytes();
+    bytes.resize(bytes.len() + 4096, 0);
+    std::fs::write(store.runs_path(), &bytes).unwrap();
+    let loaded = store.load().unwrap();
+    assert_eq!(loaded.trials, Trials::from_records(&[trial(1)]));
+    assert_eq!(loaded.warnings.len(), 1);
+    assert!(loaded.warnings[0].contains("runs.ndjson:2: skipped a record"), "{:?}", loaded.warnings);
+    store.trials().unwrap().append(&trial(3)).unwrap();
+    assert_eq!(std::fs::read_to_string(store.runs_path()).unwrap(), line(1) + half + "\n" + &line(3));
+    let loaded = store.load().unwrap();
+    assert_eq!(loaded.trials, Trials::from_records(&[trial(1), trial(3)]));
+    assert_eq!(loaded.warnings.len(), 1);
+}
+
+/// Room is laid again each time it runs out, however long the records.
+#[test]
+fn room_is_laid_again_as_it_runs_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path(), "e");
+    store.create().unwrap();
+    let mut log = Appender::open(&store.runs_path(), 1000).unwrap();
+    let mut records = Vec::new();
+    let mut text = String::new();
+    for n in 1..=40 {
+        let mut r = trial(n);
+        r.warnings = vec!["w".repeat(n as usize * 50)]; // up to 2 000 bytes, twice the room
+        log.append(&r).unwrap();
+        text += &(serde_json::to_string(&r).unwrap() + "\n");
+        records.push(r);
+        assert_eq!(log.end, text.len() as u64);
+        assert!(log.len >= log.end && log.len <= log.end + 1000, "{} {}", log.len, log.end);
+        assert_eq!(std::fs::metadata(store.runs_path()).unwrap().len(), log.len);
+    }
+    assert_eq!(store.records().unwrap(), (records, vec![]));
+    drop(log);
+    assert_eq!(std::fs::read_to_string(store.runs_path()).unwrap(), text);
+}
