@@ -59,11 +59,11 @@ ci: test-deps
 
 # Benchmarks (release build): planning a matrix of 1 000 000 cells, the per-trial
 # overhead of `margin run` against hyperfine, and reporting on 1 000 000 trials.
-# The store generator is an example, built in the test profile: a release build of it
+# The store generator and the durable-trial floor are examples, built in the test profile: a release build of it
 # would rebuild polars with the dev-dependencies' features, and its speed is not measured.
 bench:
     cargo build --release --quiet --bin margin
-    cargo build --quiet --example synthetic_store
+    cargo build --quiet --example synthetic_store --example durable_floor
     bench/plan.sh "${CARGO_TARGET_DIR:-target}/release/margin"
-    bench/run.sh "${CARGO_TARGET_DIR:-target}/release/margin"
+    bench/run.sh "${CARGO_TARGET_DIR:-target}/release/margin" 5 "${CARGO_TARGET_DIR:-target}/debug/examples/durable_floor"
     bench/report.sh "${CARGO_TARGET_DIR:-target}/release/margin" "${CARGO_TARGET_DIR:-target}/debug/examples/synthetic_store"

@@ -7,10 +7,16 @@
 # are run in turns, ROUNDS times (default 5), and every ratio is printed with the median.
 # The store is written where TMPDIR points: a disk, not tmpfs, or fdatasync costs nothing.
 #
-# usage: bench/run.sh path/to/margin [ROUNDS]
+# With FLOOR (examples/durable_floor.rs), each round also times the floor: 1 000 spawns
+# of `true`, each followed by one line written and fdatasync'd and nothing else. What
+# durability costs is floor ÷ hyperfine, which no runner can go under on this disk; what
+# margin adds of its own is margin ÷ floor.
+#
+# usage: bench/run.sh path/to/margin [ROUNDS] [path/to/durable_floor]
 set -euo pipefail
-margin=${1:?usage: bench/run.sh path/to/margin [ROUNDS]}
+margin=${1:?usage: bench/run.sh path/to/margin [ROUNDS] [path/to/durable_floor]}
 rounds=${2:-5}
+floor=${3:-}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 cat > "$dir/overhead.yaml" <<YAML
@@ -26,7 +32,12 @@ seconds() { # seconds COMMAND…: the wall time of COMMAND, its output discarded
   end=$(date +%s.%N)
   echo "$end - $start" | bc -l
 }
+median() { # median NUMBER…
+  printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
 ratios=()
+floors=()
+owns=()
 for round in $(seq "$rounds"); do
   rm -rf "$dir/reports"
   margin_s=$(MARGIN_REPORTS="$dir/reports" seconds "$margin" run "$dir/overhead.yaml")
@@ -37,8 +48,22 @@ for round in $(seq "$rounds"); do
     ratios+=("$ratio")
     line+=$(printf '; hyperfine -N --runs 1000 true: %.3f s; ratio %.2f' "$hyper_s" "$ratio")
   fi
+  if [ -n "$floor" ]; then
+    floor_s=$(seconds "$floor" "$dir" 1000)
+    owns+=("$(echo "$margin_s / $floor_s" | bc -l)")
+    line+=$(printf '; floor %.3f s (margin ÷ floor %.2f' "$floor_s" "${owns[-1]}")
+    if [ -n "${hyper_s:-}" ]; then
+      floors+=("$(echo "$floor_s / $hyper_s" | bc -l)")
+      line+=$(printf ', floor ÷ hyperfine %.2f' "${floors[-1]}")
+    fi
+    line+=")"
+  fi
   echo "$line"
 done
+if [ ${#owns[@]} -gt 0 ]; then
+  printf 'margin / floor, median of %d: %.2f (what margin adds to the spawn and the durable record)\n' \
+    "${#owns[@]}" "$(median "${owns[@]}")"
+fi
 if [ ${#ratios[@]} -eq 0 ]; then
   echo "hyperfine is not installed (apt-get install hyperfine): no ratio"
   exit 0
@@ -53,5 +78,8 @@ if [ -d /dev/shm ] && [ -w /dev/shm ]; then
   printf 'store on tmpfs (no disk flush): margin %.3f s; hyperfine %.3f s; ratio %.2f\n' \
     "$margin_s" "$hyper_s" "$(echo "$margin_s / $hyper_s" | bc -l)"
 fi
-median=$(printf '%s\n' "${ratios[@]}" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
-printf 'ratio margin / hyperfine, median of %d: %.2f (goal ≤ 1.5)\n' "${#ratios[@]}" "$median"
+printf 'ratio margin / hyperfine, median of %d: %.2f (goal ≤ 1.5)\n' "${#ratios[@]}" "$(median "${ratios[@]}")"
+if [ ${#floors[@]} -gt 0 ]; then
+  printf 'floor / hyperfine, median of %d: %.2f (what durability costs on this disk, for any runner)\n' \
+    "${#floors[@]}" "$(median "${floors[@]}")"
+fi

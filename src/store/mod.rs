@@ -70,7 +70,7 @@ pub struct Appender {
     end: u64,
     /// The file's length; from `end` to here, zeros laid down ahead.
     len: u64,
-    /// How many bytes of zeros to lay ahead when the room runs out (0: none).
+    /// The most bytes of zeros to lay ahead when the room runs out (0: none).
     reserve: u64,
 }
 
@@ -211,8 +211,8 @@ impl Store {
     }
 }
 
-/// Zeros laid ahead of the trial log's last record when it needs room: a trial record is
-/// 0.5–1 KiB, so about a thousand trials per reservation.
+/// The most zeros laid ahead of the trial log's last record when it needs room: a trial
+/// record is 0.5–1 KiB, so about a thousand trials per reservation.
 const TRIALS_RESERVE: u64 = 1 << 20;
 
 /// The log is read and parsed a block of about this many bytes at a time: the lines of a
@@ -317,8 +317,8 @@ impl Appender {
     /// so the next record starts on a line of its own and the torn one stays readable as
     /// such. Zeros left past the last line by a run that was killed are written over.
     ///
-    /// `reserve`: how many bytes of zeros to lay down past the end each time the log
-    /// needs more room (0: the file grows with each record). A record written over zeros
+    /// `reserve`: at most how many bytes of zeros to lay down past the end each time the
+    /// log needs more room (0: the file grows with each record). A record written over zeros
     /// already on the disk leaves the file's size alone, so `fdatasync` flushes the data
     /// without an ext4 journal commit. On this project's VM disk a bare loop of write +
     /// `fdatasync` takes 135–150 µs per record that way against 215–255 µs appending,
@@ -351,7 +351,11 @@ impl Appender {
         line.push(b'\n');
         let needed = self.end + line.len() as u64;
         if needed > self.len && self.reserve > 0 {
-            self.lay_zeros(needed + self.reserve);
+            // as much room as the log holds already, between 64 KiB and `reserve`: a
+            // short run does not lay a megabyte, a long one lays it a thousand trials
+            // at a time
+            let room = self.end.clamp(self.reserve.min(64 << 10), self.reserve);
+            self.lay_zeros(needed + room);
         }
         self.file
             .write_all_at(&line, self.end)

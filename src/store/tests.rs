@@ -185,8 +185,8 @@ fn the_room_laid_ahead_is_read_past_and_given_back() {
     log.append(&trial(2)).unwrap();
     let text = line(1) + &line(2);
     let on_disk = std::fs::read(store.runs_path()).unwrap();
-    // laid at the first record, for it and the room after it
-    assert_eq!(on_disk.len() as u64, line(1).len() as u64 + TRIALS_RESERVE);
+    // laid at the first record, for it and the least room after it
+    assert_eq!(on_disk.len() as u64, line(1).len() as u64 + (64 << 10));
     assert_eq!(&on_disk[..text.len()], text.as_bytes());
     assert!(on_disk[text.len()..].iter().all(|b| *b == 0));
     let loaded = store.load().unwrap();
@@ -266,4 +266,23 @@ fn room_is_laid_again_as_it_runs_out() {
     assert_eq!(store.records().unwrap(), (records, vec![]));
     drop(log);
     assert_eq!(std::fs::read_to_string(store.runs_path()).unwrap(), text);
+}
+
+/// The room laid is as large as the log already is, from 64 KiB up to the most allowed.
+#[test]
+fn the_room_grows_with_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path(), "e");
+    store.create().unwrap();
+    let mut log = Appender::open(&store.runs_path(), 256 << 10).unwrap();
+    let mut lays = Vec::new();
+    for n in 1..=1000 {
+        let (end, len) = (log.end, log.len);
+        log.append(&trial(n)).unwrap();
+        if log.len != len {
+            lays.push(log.len - log.end);
+            assert_eq!(log.len - log.end, end.clamp(64 << 10, 256 << 10), "after {end} bytes");
+        }
+    }
+    assert_eq!((lays.len(), lays[0], lays[lays.len() - 1]), (4, 64 << 10, 256 << 10), "{lays:?}");
 }

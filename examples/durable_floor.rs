@@ -1,0 +1,69 @@
+//! The floor under `margin run`'s per-trial cost: what any tool must spend to run a
+//! trial and make a record of it durable before the next one starts, and nothing else.
+//!
+//! Each of N trials spawns `true` (output to /dev/null, as `hyperfine -N` does), waits
+//! for it, writes one 740-byte line (the size of margin's record for it) over zeros laid
+//! ahead, and `fdatasync`s. `bench/run.sh` times it beside `margin run` and hyperfine:
+//! margin ÷ floor is what margin itself adds, floor ÷ hyperfine what durability costs on
+//! the disk under TMPDIR.
+//!
+//! usage: durable_floor DIR [N]   (default N: 1000; the log goes in DIR and is removed)
+
+use std::fs::OpenOptions;
+use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
+use std::process::{Command, ExitCode, Stdio};
+
+const LINE: usize = 740;
+
+fn main() -> ExitCode {
+    let mut args = std::env::args().skip(1);
+    let Some(dir) = args.next().map(PathBuf::from) else {
+        eprintln!("usage: durable_floor DIR [N]");
+        return ExitCode::from(2);
+    };
+    let n: u64 = match args.next().map(|n| n.parse()) {
+        None => 1000,
+        Some(Ok(n)) => n,
+        Some(Err(e)) => {
+            eprintln!("durable_floor: N: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(&dir, n) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("durable_floor: {}: {e}", dir.display());
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(dir: &std::path::Path, n: u64) -> std::io::Result<()> {
+    let path = dir.join("durable_floor.log");
+    let file = OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path)?;
+    file.write_all_at(&vec![0; n as usize * LINE + 4096], 0)?;
+    file.sync_all()?;
+    let mut line = [b'x'; LINE];
+    line[LINE - 1] = b'\n';
+    // found on PATH once, as margin does: a bare name would be looked for at every spawn
+    let program = std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|dir| dir.join("true"))
+        .find(|path| path.is_file())
+        .ok_or_else(|| std::io::Error::other("`true` is not on PATH"))?;
+    for i in 0..n {
+        let status = Command::new(&program)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()?;
+        if !status.success() {
+            return Err(std::io::Error::other(format!("`true` ended with {status}")));
+        }
+        file.write_all_at(&line, i * LINE as u64)?;
+        file.sync_data()?;
+    }
+    std::fs::remove_file(&path)
+}
