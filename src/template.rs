@@ -1,7 +1,11 @@
 //! Command templates: minijinja with strict undefined names and shell quoting.
 //!
 //! Commands (`setup`, `run`, …) are rendered with every substituted value quoted for the
-//! shell, so a level `a b; rm -rf /` stays one argument; `| safe` opts out. `vars` are
+//! shell, so a level `a b; rm -rf /` stays one argument; `| safe` opts out. Between the
+//! command's own quotes the quoted word is escaped for them as well (`$`, backquotes, `"`
+//! and `\` inside double quotes, `'` inside single ones), so those quotes hand it on
+//! unchanged: nothing in a value is expanded there, and a shell that reads the quoted
+//! string (`sh -c "…"`, `ssh host '…'`) still gets one word. `vars` are
 //! rendered without quoting: they are values, and get quoted where a command uses them.
 //! `where` filters are minijinja expressions over the same names.
 
@@ -52,16 +56,11 @@ impl Templates {
         let mut commands = Environment::new();
         commands.set_undefined_behavior(UndefinedBehavior::Strict);
         commands.set_formatter(|out, _state, value| {
-            let text = if value.is_safe() {
-                value.to_string()
-            } else {
-                let raw = value.to_string();
-                shlex::try_quote(&raw)
-                    .map(|q| q.into_owned())
-                    .map_err(|_| Error::new(ErrorKind::InvalidOperation, "a value holds a NUL byte"))?
-            };
+            let text = if value.is_safe() { value.to_string() } else { word(value)? };
             out.write_str(&text).map_err(|_| Error::new(ErrorKind::WriteFailure, "write failed"))
         });
+        commands.add_filter(IN_DOUBLE_QUOTES, in_double_quotes);
+        commands.add_filter(IN_SINGLE_QUOTES, in_single_quotes);
         let mut values = Environment::new();
         values.set_undefined_behavior(UndefinedBehavior::Strict);
         Self { commands, values }
@@ -74,13 +73,20 @@ impl Templates {
         Ok(t.undeclared_variables(false))
     }
 
+    /// A command template as it is compiled: each `{{ … }}` inside the command's own
+    /// quotes gets the filter that quotes for that place.
+    fn command_source(source: &str) -> std::borrow::Cow<'_, str> {
+        quote_by_place(source)
+    }
+
     /// Environments with these templates compiled once, for rendering them many times
     /// (every trial renders the same few commands); a source that does not compile is
     /// left out and reports its error when rendered.
     pub fn with_sources<'a>(sources: impl IntoIterator<Item = &'a str>) -> Self {
         let mut t = Self::new();
         for source in sources {
-            let _ = t.commands.add_template_owned(source.to_string(), source.to_string());
+            let compiled = Self::command_source(source).into_owned();
+            let _ = t.commands.add_template_owned(source.to_string(), compiled);
             let _ = t.values.add_template_owned(source.to_string(), source.to_string());
         }
         t
@@ -88,7 +94,13 @@ impl Templates {
 
     /// Render a command: every value substituted is shell-quoted unless `| safe`.
     pub fn render_command(&self, source: &str, ctx: &Context) -> Result<String, TemplateError> {
-        Self::render_in(&self.commands, source, ctx)
+        match self.commands.get_template(source) {
+            Ok(t) => Ok(t.render(ctx.to_value())?),
+            Err(_) => {
+                let compiled = Self::command_source(source);
+                Ok(self.commands.template_from_str(&compiled)?.render(ctx.to_value())?)
+            }
+        }
     }
 
     /// Render a var: plain text, no quoting.
@@ -108,6 +120,135 @@ impl Templates {
         let expr = self.values.compile_expression(source)?;
         Ok(Filter { expr })
     }
+}
+
+const IN_DOUBLE_QUOTES: &str = "__margin_in_double_quotes";
+const IN_SINGLE_QUOTES: &str = "__margin_in_single_quotes";
+
+/// A value as one shell word: single-quoted when it holds anything the shell would read.
+fn word(value: &Value) -> Result<String, Error> {
+    shlex::try_quote(&value.to_string())
+        .map(|q| q.into_owned())
+        .map_err(|_| Error::new(ErrorKind::InvalidOperation, "a value holds a NUL byte"))
+}
+
+/// A value inside the command's own double quotes: quoted as a word, then `$`, backquote,
+/// `"` and `\` escaped, so the double quotes pass the word through unchanged — no
+/// expansion here, and one word for a shell reading the string (`sh -c "cat {{ f }}"`).
+fn in_double_quotes(value: Value) -> Result<Value, Error> {
+    if value.is_safe() {
+        return Ok(value);
+    }
+    let word = word(&value)?;
+    let mut out = String::with_capacity(word.len() + 8);
+    for c in word.chars() {
+        if matches!(c, '$' | '`' | '"' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    Ok(Value::from_safe_string(out))
+}
+
+/// A value inside the command's own single quotes: quoted as a word, each `'` of it
+/// written as `'\''` (end the quotes, a quote, open them again), so the word passes
+/// through unchanged (`ssh host 'cat {{ f }}'`).
+fn in_single_quotes(value: Value) -> Result<Value, Error> {
+    if value.is_safe() {
+        return Ok(value);
+    }
+    Ok(Value::from_safe_string(word(&value)?.replace('\'', r"'\''")))
+}
+
+/// Where the shell is, reading a command's text.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Bare,
+    SingleQuoted,
+    DoubleQuoted,
+}
+
+/// Follow the shell's quoting through the template's literal text (tags and comments are
+/// not text) and wrap each `{{ … }}` met inside quotes in the filter for that place. The
+/// text is followed as written: a quote opened in one branch of an `{% if %}` counts for
+/// what follows the branch.
+fn quote_by_place(source: &str) -> std::borrow::Cow<'_, str> {
+    if !source.contains('"') && !source.contains('\'') {
+        return std::borrow::Cow::Borrowed(source);
+    }
+    let mut out = String::with_capacity(source.len() + 64);
+    let mut place = Place::Bare;
+    let mut rest = source;
+    while let Some(c) = rest.chars().next() {
+        if let Some(tag) = ["{#", "{%"].into_iter().find(|t| rest.starts_with(t)) {
+            let close = if tag == "{#" { "#}" } else { "%}" };
+            let end = rest.find(close).map_or(rest.len(), |i| i + 2);
+            out.push_str(&rest[..end]);
+            rest = &rest[end..];
+            continue;
+        }
+        if rest.starts_with("{{") {
+            let end = expression_end(rest);
+            let (expr, after) = rest.split_at(end);
+            match place {
+                Place::Bare => out.push_str(expr),
+                Place::SingleQuoted => wrap(&mut out, expr, IN_SINGLE_QUOTES),
+                Place::DoubleQuoted => wrap(&mut out, expr, IN_DOUBLE_QUOTES),
+            }
+            rest = after;
+            continue;
+        }
+        let mut len = c.len_utf8();
+        match (place, c) {
+            (Place::Bare | Place::DoubleQuoted, '\\') => {
+                // the next character is taken literally
+                len += rest[len..].chars().next().map_or(0, char::len_utf8);
+            }
+            (Place::Bare, '\'') => place = Place::SingleQuoted,
+            (Place::Bare, '"') => place = Place::DoubleQuoted,
+            (Place::SingleQuoted, '\'') | (Place::DoubleQuoted, '"') => place = Place::Bare,
+            _ => {}
+        }
+        out.push_str(&rest[..len]);
+        rest = &rest[len..];
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// The length of the `{{ … }}` at the start of `text`, through its `}}` (string literals
+/// inside it may hold braces); all of `text` when it is never closed.
+fn expression_end(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    let mut i = 2;
+    let mut quote = None;
+    while i < bytes.len() {
+        match (quote, bytes[i]) {
+            (Some(_), b'\\') if i + 1 < bytes.len() => i += 1,
+            (Some(q), b) if b == q => quote = None,
+            (None, b'"' | b'\'') => quote = Some(bytes[i]),
+            (None, b'}') if bytes.get(i + 1) == Some(&b'}') => return i + 2,
+            _ => {}
+        }
+        i += 1;
+    }
+    text.len()
+}
+
+/// `{{ x | f }}` → `{{ (x | f) | filter }}`, keeping `-`/`+` whitespace control.
+fn wrap(out: &mut String, expr: &str, filter: &str) {
+    let Some(inner) = expr.strip_prefix("{{").and_then(|e| e.strip_suffix("}}")) else {
+        out.push_str(expr); // never closed: minijinja says so
+        return;
+    };
+    let (open, inner) = match inner.strip_prefix(['-', '+']) {
+        Some(rest) => (&inner[..1], rest),
+        None => ("", inner),
+    };
+    let (inner, close) = match inner.strip_suffix(['-', '+']) {
+        Some(rest) => (rest, &inner[inner.len() - 1..]),
+        None => (inner, ""),
+    };
+    out.push_str(&format!("{{{{{open} ({inner}) | {filter} {close}}}}}"));
 }
 
 /// A compiled `where` expression.
@@ -185,6 +326,47 @@ mod tests {
         assert_eq!(out, "dd bs='a b; touch pwned' count=3");
         let raw = t.render_command("echo {{ bs | safe }}", &c).unwrap();
         assert_eq!(raw, "echo a b; touch pwned");
+    }
+
+    /// Each template through `sh -c`, with a value full of shell syntax: nothing of it
+    /// runs, and it comes out whole — as a quoted word where the command's own quotes
+    /// hand it on, as itself where a shell reads those quotes' content again.
+    #[test]
+    fn a_value_inside_the_commands_own_quotes_is_never_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().display();
+        let evil = format!("$(touch {d}/a) `touch {d}/b` \"; touch {d}/c; \" ' ; touch {d}/d ; ' \\ $HOME");
+        let word = shlex::try_quote(&evil).unwrap().into_owned();
+        let t = Templates::new();
+        let c = ctx(&[("x", Value::from(evil.clone()))]);
+        let cases = [
+            ("printf '%s\\n' {{ x }}", evil.clone()),
+            ("printf '%s\\n' \"{{ x }}\"", word.clone()),
+            ("printf '%s\\n' \"v={{ x | trim }}!\"", format!("v={word}!")),
+            ("printf '%s\\n' \"{{- x -}}\"", word.clone()),
+            ("printf '%s\\n' '{{ x }}'", word.clone()),
+            ("printf '%s\\n' '{# a ' comment #}{{ x }}'", word.clone()),
+            ("{% if true %}printf '%s\\n' \"{% endif %}{{ x }}\"", word.clone()),
+            ("sh -c \"printf '%s\\\\n' {{ x }}\"", evil.clone()),
+            ("sh -c 'printf \"%s\\n\" {{ x }}'", evil.clone()),
+            ("printf '%s\\n' \\\"{{ x }}", format!("\"{evil}")),
+        ];
+        for (template, expected) in cases {
+            let command = t.render_command(template, &c).unwrap();
+            let out = std::process::Command::new("sh").arg("-c").arg(&command).output().unwrap();
+            let ran: Vec<_> =
+                std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+            assert!(ran.is_empty(), "{template}\n→ {command}\nran part of the value: {ran:?}");
+            assert!(
+                out.status.success(),
+                "{template}\n→ {command}\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert_eq!(String::from_utf8(out.stdout).unwrap(), expected + "\n", "{template}\n→ {command}");
+        }
+        // `| safe` still pastes the text as it is, quotes or not
+        let safe = ctx(&[("flag", Value::from("--a=\"b\""))]);
+        assert_eq!(t.render_command("run \"{{ flag | safe }}\"", &safe).unwrap(), "run \"--a=\"b\"\"");
     }
 
     #[test]
