@@ -99,6 +99,9 @@ pub struct Execution {
     /// The host could not be reached or the connection broke (ssh's exit 255): not a
     /// benchmark result.
     pub host_error: Option<String>,
+    /// Why the command could not be started at all (its workdir is gone, …): a failed
+    /// trial, not a reason to stop the run.
+    pub not_started: Option<String>,
 }
 
 impl Execution {
@@ -108,6 +111,9 @@ impl Execution {
 
     /// "exit code 3", "killed by signal 9", "timed out after 2 s".
     pub fn describe(&self) -> String {
+        if let Some(why) = &self.not_started {
+            return why.clone();
+        }
         if self.timed_out {
             return format!("timed out after {:.3} s", self.wall.as_secs_f64());
         }
@@ -215,7 +221,21 @@ pub fn execute(job: &Job<'_>) -> std::io::Result<Execution> {
     // The child as std starts it, waited for by shared_child (duct's own building block,
     // which adds the timeout): duct itself would copy the whole environment into every
     // command, tens of microseconds per trial that `hyperfine -N` does not spend.
-    let child = SharedChild::spawn(&mut command)?;
+    let child = match SharedChild::spawn(&mut command) {
+        Ok(child) => child,
+        Err(e) => {
+            return Ok(Execution {
+                exit_code: None,
+                signal: None,
+                timed_out: false,
+                wall: Duration::ZERO,
+                user: None,
+                system: None,
+                host_error: None,
+                not_started: Some(format!("could not start in {}: {e}", job.dir)),
+            });
+        }
+    };
     drop(command); // the parent's copies of the output files' descriptors
     let pgid = Pid::from_raw(child.id() as i32);
     let mut timed_out = false;
@@ -251,6 +271,7 @@ pub fn execute(job: &Job<'_>) -> std::io::Result<Execution> {
         user,
         system,
         host_error: None,
+        not_started: None,
     })
 }
 

@@ -905,6 +905,10 @@ impl<'a> HostRun<'a> {
         if self.host_error.is_some() {
             return Ok(Err(Stop::Host));
         }
+        if e.not_started.is_some() {
+            record.error = Some(failure_text("the run command", &e, err));
+            return Ok(Ok(()));
+        }
         record.exit_code = e.exit_code;
         record.wall_time = e.wall.as_secs_f64();
         let engine =

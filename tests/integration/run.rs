@@ -490,3 +490,24 @@ fn adaptive_repetitions_stop_on_precision_or_at_max() {
     let kept: Vec<_> = std::fs::read_dir(f.store().join("work")).unwrap().collect();
     assert_eq!(kept.len(), 2, "--keep-workdir keeps each cell's scratch directory");
 }
+
+#[test]
+fn a_trial_that_cannot_start_is_a_failed_trial_and_the_run_goes_on() {
+    // the first trial's conclude removes the workdir the next ones would start in
+    let f = Fixture::new(&format!(
+        "matrix:\n  n: [1]\nrun: echo value=1\nconclude: rm -rf {{{{ workdir }}}}\n{VALUE}repetitions: 3\nmax_failures: 5\n"
+    ));
+    let out = f.run(&[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let (records, torn) = f.records();
+    // one trial ok, then failures until max_failures abandons the cell
+    assert_eq!((records.len(), torn), (6, 0));
+    assert_eq!(records[0]["status"], "ok");
+    for r in &records[1..] {
+        assert_eq!(r["status"], "failed");
+        let error = r["error"].as_str().unwrap();
+        assert!(error.starts_with("the run command: could not start in "), "{error}");
+        assert!(error.contains("No such file or directory"), "{error}");
+    }
+    assert!(stdout(&out).contains("report: "), "the run ends with its report: {}", stdout(&out));
+}
