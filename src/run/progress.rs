@@ -70,7 +70,12 @@ impl Progress for Bar {
     }
 
     fn note(&mut self, text: &str) {
-        self.bar.println(text);
+        // before the bar is drawn (and after it is gone) indicatif would drop the line
+        if self.bar.is_hidden() || self.bar.is_finished() {
+            line(text.to_string());
+        } else {
+            self.bar.println(text);
+        }
     }
 
     fn finish(&mut self) {

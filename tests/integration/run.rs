@@ -511,3 +511,37 @@ fn a_trial_that_cannot_start_is_a_failed_trial_and_the_run_goes_on() {
     }
     assert!(stdout(&out).contains("report: "), "the run ends with its report: {}", stdout(&out));
 }
+
+/// On a terminal the progress bar takes stderr: the notes said before it is drawn (the
+/// log moved aside by `--fresh`, a torn line skipped) still reach the screen.
+#[test]
+fn notes_before_the_bar_starts_reach_the_terminal() {
+    let f = Fixture::new(&format!("matrix:\n  n: [1]\nrun: echo value=1\n{VALUE}repetitions: 1\n"));
+    assert!(f.run(&[]).status.success());
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(f.store().join("runs.ndjson"))
+        .and_then(|mut log| std::io::Write::write_all(&mut log, b"{\"torn"))
+        .unwrap();
+    let margin = assert_cmd::cargo::cargo_bin!("margin");
+    let command = format!("{} run {} --repetitions 2", margin.display(), f.file.display());
+    // `script` gives margin a terminal and copies what it shows to stdout
+    let out = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env("MARGIN_REPORTS", f.reports())
+        .env_remove("MARGIN_SYSROOT")
+        .output()
+        .expect("script (bsdutils) runs a command on a terminal");
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{shown}");
+    assert!(shown.contains("skipped a record that does not parse"), "{shown}");
+    let command = format!("{} run {} --fresh", margin.display(), f.file.display());
+    let out = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env("MARGIN_REPORTS", f.reports())
+        .env_remove("MARGIN_SYSROOT")
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(shown.contains("--fresh: the old log is now"), "{shown}");
+}
