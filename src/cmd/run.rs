@@ -3,7 +3,7 @@
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{Failure, io, load_all};
 use crate::plan::Plan;
@@ -44,13 +44,8 @@ pub fn run(o: &Options, out: &mut dyn Write) -> Result<(), Failure> {
         }
         return Ok(());
     }
-    // Ctrl-C or SIGTERM: finish the trial under way, record it, stop. A second one ends
-    // margin at once (the trial under way is lost, the log stays loadable).
     let interrupt = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        let _ = signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&interrupt));
-        let _ = signal_hook::flag::register(sig, Arc::clone(&interrupt));
-    }
+    watch_signals(Arc::clone(&interrupt));
     let mut failures = false;
     for (exp, plan) in &experiments {
         let store = Store::new(&o.reports, &exp.name);
@@ -160,4 +155,24 @@ fn dry_run(exp: &Experiment, plan: &Plan, o: &Options, out: &mut dyn Write) -> R
 /// The store of an experiment file, for commands that only read.
 pub(crate) fn store_of(reports: &Path, exp: &Experiment) -> Store {
     Store::new(reports, &exp.name)
+}
+
+/// Ctrl-C or SIGTERM: finish the trial under way, record it, stop (exit 130; the next
+/// `run` resumes). A second one kills the commands running, each with its whole process
+/// group (they are not in the terminal's, so Ctrl-C never reaches them), and ends margin
+/// at once: the trial under way is lost, the log stays loadable.
+fn watch_signals(interrupt: Arc<AtomicBool>) {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        for _ in signals.forever() {
+            if interrupt.swap(true, Ordering::SeqCst) {
+                crate::run::exec::kill_running();
+                std::process::exit(130);
+            }
+            eprintln!("stopping after the trial under way (interrupt again to stop at once)");
+        }
+    });
 }

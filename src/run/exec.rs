@@ -132,6 +132,36 @@ fn cpu_seconds(who: UsageWho) -> Option<(f64, f64)> {
 }
 
 /// Shell builtins and keywords that must not be looked up as programs.
+/// The process groups of the commands running now (trials and hooks): a second Ctrl-C
+/// ends them with margin rather than leaving them running on their own.
+static RUNNING: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+/// Kill every command margin is running, each with its whole process group.
+pub fn kill_running() {
+    for &pgid in RUNNING.lock().unwrap_or_else(PoisonError::into_inner).iter() {
+        let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+    }
+}
+
+/// A process group in [`RUNNING`] while this lives.
+struct Running(i32);
+
+impl Running {
+    fn new(pgid: i32) -> Self {
+        RUNNING.lock().unwrap_or_else(PoisonError::into_inner).push(pgid);
+        Running(pgid)
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let mut running = RUNNING.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(i) = running.iter().position(|p| *p == self.0) {
+            running.swap_remove(i);
+        }
+    }
+}
+
 const SHELL_WORDS: &[&str] = &[
     "!", ".", ":", "[", "alias", "break", "case", "cd", "command", "continue", "echo", "eval", "exec",
     "exit", "export", "for", "function", "getopts", "hash", "if", "kill", "local", "printf", "pwd", "read",
@@ -238,6 +268,7 @@ pub fn execute(job: &Job<'_>) -> std::io::Result<Execution> {
     };
     drop(command); // the parent's copies of the output files' descriptors
     let pgid = Pid::from_raw(child.id() as i32);
+    let running = Running::new(pgid.as_raw());
     let mut timed_out = false;
     let status = match job.timeout {
         None => child.wait()?,
@@ -256,6 +287,7 @@ pub fn execute(job: &Job<'_>) -> std::io::Result<Execution> {
         // a grandchild that outlived the shell between the kill and the wait
         let _ = killpg(pgid, Signal::SIGKILL);
     }
+    drop(running);
     let after = cpu_seconds(UsageWho::RUSAGE_CHILDREN);
     let (user, system) = match (before, after) {
         (Some(b), Some(a)) => (Some((a.0 - b.0).max(0.0)), Some((a.1 - b.1).max(0.0))),

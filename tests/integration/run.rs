@@ -545,3 +545,32 @@ fn notes_before_the_bar_starts_reach_the_terminal() {
     let shown = String::from_utf8_lossy(&out.stdout);
     assert!(shown.contains("--fresh: the old log is now"), "{shown}");
 }
+
+/// A second Ctrl-C stops margin at once and takes the trial under way with it: the
+/// benchmark is in its own process group, where the terminal's Ctrl-C never reaches.
+#[test]
+fn a_second_ctrl_c_ends_the_trial_under_way_too() {
+    let marker = format!("{}.{}", 31 + std::process::id() % 1000, 7);
+    let f = Fixture::new(&format!(
+        "matrix:\n  n: [1]\nrun: sleep {marker} | cat; echo value=1\n{VALUE}repetitions: 2\n"
+    ));
+    let mut child = f.spawn();
+    let start = Instant::now();
+    while super::running(&format!("sleep {marker}")) == 0 {
+        assert!(start.elapsed() < Duration::from_secs(10), "the trial never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(child.try_wait().unwrap().is_none(), "the first Ctrl-C waits for the trial under way");
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(start.elapsed() < Duration::from_secs(10), "margin waited for the trial");
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(super::running(&format!("sleep {marker}")), 0, "the trial outlived margin");
+    // nothing was recorded for the trial cut short, and the log loads
+    assert_eq!(f.records(), (vec![], 0));
+    assert!(f.margin().arg("status").arg(&f.file).output().unwrap().status.success());
+}
