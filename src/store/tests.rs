@@ -286,3 +286,22 @@ fn the_room_grows_with_the_log() {
     }
     assert_eq!((lays.len(), lays[0], lays[lays.len() - 1]), (4, 64 << 10, 256 << 10), "{lays:?}");
 }
+
+/// A device or a pipe where a log should be: an error naming it, at once — not a read
+/// that never ends (/dev/zero) or an open that waits for a writer (a FIFO).
+#[test]
+fn a_log_that_is_not_a_plain_file_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path(), "e");
+    store.create().unwrap();
+    std::os::unix::fs::symlink("/dev/zero", store.runs_path()).unwrap();
+    nix::unistd::mkfifo(&store.sessions_path(), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    for err in [store.load().unwrap_err(), store.trials().unwrap_err(), store.sessions().unwrap_err()] {
+        assert!(matches!(err, StoreError::NotAFile { .. }), "{err:?}");
+        assert!(err.to_string().contains("not a regular file"), "{err}");
+    }
+    std::fs::remove_file(store.runs_path()).unwrap();
+    assert!(
+        matches!(store.load().unwrap_err(), StoreError::NotAFile { path } if path == store.sessions_path())
+    );
+}
