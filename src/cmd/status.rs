@@ -19,16 +19,27 @@ pub fn run(files: &[PathBuf], reports: &Path, out: &mut dyn Write) -> Result<(),
             .map_err(|e| Failure::Input(e.to_string()))?;
         let done = outlook.iter().filter(|o| o.done).count();
         let pending = outlook.iter().filter(|o| o.pending.is_some()).count();
-        let here = outlook.len() - done - pending;
-        // Abandoned: cells the last session gave up on and that are still not done.
-        let last_end = loaded.sessions.iter().rev().find(|s| s.event == Event::End);
-        let abandoned = last_end.map_or(0, |s| {
-            plan.cells
-                .iter()
-                .zip(&outlook)
-                .filter(|(c, o)| !o.done && s.abandoned.contains(&c.id.to_string()))
-                .count()
-        });
+        // Abandoned: cells not done that the last run on their host gave up on (each host
+        // runs in a session of its own; an import runs nothing and abandons nothing).
+        let mut last_runs: Vec<&crate::store::SessionRecord> = Vec::new();
+        for s in loaded.sessions.iter().rev().filter(|s| s.event == Event::End && !s.import) {
+            if !last_runs.iter().any(|r| r.host == s.host) {
+                last_runs.push(s);
+            }
+        }
+        let abandoned = plan
+            .cells
+            .iter()
+            .zip(&outlook)
+            .filter(|(c, o)| {
+                !o.done
+                    && o.pending.is_none()
+                    && last_runs
+                        .iter()
+                        .any(|r| r.host == run::host_of(&plan, c) && r.abandoned.contains(&c.id.to_string()))
+            })
+            .count();
+        let here = outlook.len() - done - pending - abandoned;
         let trials = &loaded.trials;
         let measured =
             (0..trials.len()).filter(|&t| trials.status[t].is_measurement() && !trials.warmup[t]).count();

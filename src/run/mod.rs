@@ -532,6 +532,7 @@ impl<'a> HostRun<'a> {
             facts: IndexMap::new(),
             environment: IndexMap::new(),
             abandoned: Vec::new(),
+            import: false,
             outcome: None,
         };
         let mut pending = Vec::new();

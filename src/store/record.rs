@@ -123,6 +123,9 @@ pub struct SessionRecord {
     /// At the end: cells abandoned after too many failures, and why the session ended.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub abandoned: Vec<String>,
+    /// A session of `margin import`, which runs nothing (and so abandons nothing).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub import: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<String>,
 }

@@ -180,6 +180,15 @@ fn a_failing_hook_fails_the_trial_and_the_run_goes_on() {
     );
     assert_eq!(f.ok_per_cell().values().copied().collect::<Vec<_>>(), [2]);
     assert!(stdout(&out).contains("abandoned n=2: 2 failures"), "{}", stdout(&out));
+    let status = |f: &Fixture| stdout(&f.margin().arg("status").arg(&f.file).output().unwrap());
+    let counts = "cells: 2 — 1 done, 0 to run here, 0 pending (other host or boot), 1 abandoned";
+    assert!(status(&f).contains(counts), "{}", status(&f));
+    // an import runs nothing and abandons nothing: the cell stays abandoned
+    let raw = f.dir.path().join("out.txt");
+    std::fs::write(&raw, "value=7\n").unwrap();
+    let import = f.margin().arg("import").arg(&f.file).args(["--set", "n=1"]).arg(&raw).output().unwrap();
+    assert!(import.status.success(), "{}", stderr(&import));
+    assert!(status(&f).contains(counts), "{}", status(&f));
 }
 
 #[test]
