@@ -133,6 +133,7 @@ fn main() -> Result<()> {
         facts: if event == Event::Start { facts::gather(&source) } else { IndexMap::new() },
         environment: IndexMap::new(),
         abandoned: Vec::new(),
+        problems: Vec::new(),
         import: false,
         outcome: (event == Event::End).then(|| "completed".into()),
     };

@@ -80,6 +80,7 @@ impl Fixture {
             facts: facts.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
             environment: IndexMap::new(),
             abandoned: Vec::new(),
+            problems: Vec::new(),
             import: false,
             outcome: None,
         });

@@ -57,6 +57,8 @@ pub struct Summary {
     pub warnings: Vec<lint::Warning>,
     pub pending: Vec<Pending>,
     pub failures: Vec<Failure>,
+    /// What went wrong with cells outside their trials, session by session.
+    pub cell_failures: Vec<CellFailure>,
     pub environment: Environment,
     pub reproduce: Reproduce,
 }
@@ -214,6 +216,19 @@ pub struct Failure {
     pub status: &'static str,
     pub exit_code: Option<i32>,
     pub error: Option<String>,
+}
+
+/// A cell abandoned by a session, or whose `cleanup` failed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CellFailure {
+    pub cell: String,
+    pub host: String,
+    pub session: String,
+    /// When the session ended.
+    pub at: String,
+    /// `abandoned` or `cleanup failed`.
+    pub what: String,
+    pub why: String,
 }
 
 /// The facts of every machine state trials ran in: one column per host and distinct set
@@ -374,6 +389,7 @@ pub fn summarize_store(
         warnings,
         pending: pending.to_vec(),
         failures: failures(plan, &loaded.trials),
+        cell_failures: cell_failures(plan, loaded),
         environment: environment(loaded),
         reproduce: reproduce(exp, loaded),
     })
@@ -833,6 +849,32 @@ fn failures(plan: &Plan, trials: &Trials) -> Vec<Failure> {
             })
         })
         .collect()
+}
+
+/// Cells a session abandoned (a failed `setup`, too many failed trials) or whose
+/// `cleanup` failed, from the sessions' end records: no trial record says so. Cells that
+/// are no longer in the plan are left out.
+fn cell_failures(plan: &Plan, loaded: &Loaded) -> Vec<CellFailure> {
+    let ends = loaded.sessions.iter().filter(|s| s.event == Event::End && !s.problems.is_empty());
+    let mut cells: Option<HashMap<String, usize>> = None;
+    let mut out = Vec::new();
+    for end in ends {
+        let cells = cells.get_or_insert_with(|| {
+            plan.cells.iter().enumerate().map(|(i, c)| (c.id.to_string(), i)).collect()
+        });
+        for p in &end.problems {
+            let Some(&i) = cells.get(&p.cell) else { continue };
+            out.push(CellFailure {
+                cell: plan.label(&plan.cells[i]),
+                host: end.host.clone(),
+                session: end.session.clone(),
+                at: end.at.clone(),
+                what: p.what.clone(),
+                why: p.why.clone(),
+            });
+        }
+    }
+    out
 }
 
 /// One column per host and distinct set of facts, in the order the sessions started.

@@ -164,6 +164,7 @@ fn import(
         facts: IndexMap::new(),
         environment: IndexMap::new(),
         abandoned: Vec::new(),
+        problems: Vec::new(),
         import: true,
         outcome: None,
     };

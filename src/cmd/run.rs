@@ -109,6 +109,9 @@ fn summary(exp: &Experiment, o: &Outcome, out: &mut dyn Write) -> std::io::Resul
     for (label, why) in &o.abandoned {
         writeln!(out, "  abandoned {label}: {why}")?;
     }
+    for (label, why) in &o.cleanup_failed {
+        writeln!(out, "  cleanup failed {label}: {why}")?;
+    }
     if !o.pending.is_empty() {
         writeln!(out, "  pending, for another host or boot:")?;
         for (label, why) in &o.pending {

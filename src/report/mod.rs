@@ -538,7 +538,49 @@ fn fact_text(fact: &str, value: &str) -> String {
     }
 }
 
+/// The trials that failed, then the cells a session abandoned or could not clean up.
 fn failures_table(summary: &Summary) -> Option<String> {
+    let trials = trial_failures_table(summary);
+    let cells = cell_failures_table(summary);
+    match (trials, cells) {
+        (None, None) => None,
+        (Some(t), None) => Some(t),
+        (None, Some(c)) => Some(c),
+        (Some(t), Some(c)) => Some(format!("{t}\n{c}")),
+    }
+}
+
+fn cell_failures_table(summary: &Summary) -> Option<String> {
+    if summary.cell_failures.is_empty() {
+        return None;
+    }
+    let header = ["cell", "what", "host", "session ended", "why"].map(str::to_owned);
+    let rows: Vec<Vec<String>> = summary
+        .cell_failures
+        .iter()
+        .map(|f| {
+            vec![
+                cell_text(&f.cell),
+                f.what.clone(),
+                cell_text(&f.host),
+                f.at.clone(),
+                cell_text(&first_line(&f.why)),
+            ]
+        })
+        .collect();
+    Some(markdown_table(&header, &rows, header.len()))
+}
+
+/// The first line of an error, at most 120 characters, with `…` when there was more.
+fn first_line(error: &str) -> String {
+    let mut first: String = error.lines().next().unwrap_or("").chars().take(120).collect();
+    if error.chars().count() > first.chars().count() {
+        first.push('…');
+    }
+    first
+}
+
+fn trial_failures_table(summary: &Summary) -> Option<String> {
     if summary.failures.is_empty() {
         return None;
     }
@@ -547,11 +589,7 @@ fn failures_table(summary: &Summary) -> Option<String> {
         .failures
         .iter()
         .map(|f| {
-            let error = f.error.as_deref().unwrap_or("");
-            let mut first: String = error.lines().next().unwrap_or("").chars().take(120).collect();
-            if error.chars().count() > first.chars().count() {
-                first.push('…');
-            }
+            let first = first_line(f.error.as_deref().unwrap_or(""));
             let trial = if f.warmup { format!("{} (warm-up)", f.trial) } else { f.trial.clone() };
             vec![
                 cell_text(&f.cell),

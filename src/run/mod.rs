@@ -33,7 +33,7 @@ use crate::plan::render::{Builtins, Commands, render};
 use crate::plan::{Cell, Plan};
 use crate::spec::{Experiment, Order, Repetitions, parse_duration};
 use crate::store::{
-    Appender, Event, MetricInfo, SCHEMA, SessionRecord, Status, Store, StoreError, TrialRecord,
+    Appender, CellProblem, Event, MetricInfo, SCHEMA, SessionRecord, Status, Store, StoreError, TrialRecord,
 };
 use crate::template::Templates;
 use cells::{CellProgress, Rule, levels_map};
@@ -74,6 +74,8 @@ pub struct Outcome {
     pub warmups: u32,
     /// Cells given up after too many failures (label, last error).
     pub abandoned: Vec<(String, String)>,
+    /// Cells whose `cleanup` failed (label, why).
+    pub cleanup_failed: Vec<(String, String)>,
     /// Cells that cannot run now (label, reason): another boot, another host, a host down.
     pub pending: Vec<(String, String)>,
     /// Hosts that could not be reached or dropped the connection (host, error).
@@ -92,6 +94,7 @@ impl Outcome {
     pub fn has_failures(&self) -> bool {
         self.failed + self.timed_out + self.parse_errors > 0
             || !self.abandoned.is_empty()
+            || !self.cleanup_failed.is_empty()
             || !self.host_errors.is_empty()
     }
 }
@@ -161,6 +164,7 @@ struct Done {
     end: SessionRecord,
     counts: Counts,
     abandoned: Vec<(String, String)>,
+    cleanup_failed: Vec<(String, String)>,
     pending: Vec<(String, String)>,
     complete: usize,
     host_error: Option<(String, String)>,
@@ -188,6 +192,8 @@ struct CellState<'p> {
     failures: u32,
     done: bool,
     abandoned: Option<String>,
+    /// Why this session's `cleanup` of the cell failed.
+    cleanup_failed: Option<String>,
 }
 
 /// What every host's thread shares.
@@ -393,6 +399,7 @@ pub fn run(
                     outcome.parse_errors += c.parse_errors;
                     outcome.warmups += c.warmups;
                     outcome.abandoned.extend(d.abandoned);
+                    outcome.cleanup_failed.extend(d.cleanup_failed);
                     outcome.pending.extend(d.pending);
                     outcome.complete += d.complete;
                     outcome.host_errors.extend(d.host_error);
@@ -532,6 +539,7 @@ impl<'a> HostRun<'a> {
             facts: IndexMap::new(),
             environment: IndexMap::new(),
             abandoned: Vec::new(),
+            problems: Vec::new(),
             import: false,
             outcome: None,
         };
@@ -576,6 +584,7 @@ impl<'a> HostRun<'a> {
                         failures: 0,
                         done: false,
                         abandoned: None,
+                        cleanup_failed: None,
                     });
                 }
             }
@@ -606,6 +615,20 @@ impl<'a> HostRun<'a> {
         record.environment = IndexMap::new();
         record.abandoned =
             states.iter().filter(|st| st.abandoned.is_some()).map(|st| st.cell.id.to_string()).collect();
+        record.problems = states
+            .iter()
+            .flat_map(|st| {
+                let problem = |what: &str, why: &String| CellProblem {
+                    cell: st.cell.id.to_string(),
+                    what: what.to_string(),
+                    why: why.clone(),
+                };
+                let abandoned = st.abandoned.as_ref().map(|why| problem("abandoned", why));
+                abandoned
+                    .into_iter()
+                    .chain(st.cleanup_failed.as_ref().map(|why| problem("cleanup failed", why)))
+            })
+            .collect();
         record.outcome = Some(match (&result, &self.host_error) {
             (Err(e), _) => format!("stopped: {e}"),
             (Ok(()), Some(why)) => format!("stopped: {why}"),
@@ -621,6 +644,10 @@ impl<'a> HostRun<'a> {
             abandoned: states
                 .iter()
                 .filter_map(|st| st.abandoned.as_ref().map(|why| (st.label.clone(), why.clone())))
+                .collect(),
+            cleanup_failed: states
+                .iter()
+                .filter_map(|st| st.cleanup_failed.as_ref().map(|why| (st.label.clone(), why.clone())))
                 .collect(),
             pending: late_pending,
             complete,
@@ -748,6 +775,7 @@ impl<'a> HostRun<'a> {
                 && let Err(why) = self.hook(st, "cleanup", &cmd, &format!("{}-{}", self.session, st.cell.id))
             {
                 self.note(format!("{}: {why}", st.label));
+                st.cleanup_failed = Some(why);
             }
             if !self.shared.settings.keep_workdir {
                 self.executor.remove_workdir(&dir);

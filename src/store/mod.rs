@@ -18,7 +18,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-pub use record::{Event, MetricInfo, RawPaths, SCHEMA, SessionRecord, Status, TrialRecord};
+pub use record::{CellProblem, Event, MetricInfo, RawPaths, SCHEMA, SessionRecord, Status, TrialRecord};
 pub use trials::{Failed, Name, Names, Trials};
 
 /// Why the store could not be used.

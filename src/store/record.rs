@@ -101,6 +101,16 @@ pub enum Event {
     End,
 }
 
+/// Something that went wrong with a cell in a session, outside its trials.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CellProblem {
+    /// The cell's id.
+    pub cell: String,
+    /// `abandoned` or `cleanup failed`.
+    pub what: String,
+    pub why: String,
+}
+
 /// One line of `sessions.ndjson`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionRecord {
@@ -123,6 +133,10 @@ pub struct SessionRecord {
     /// At the end: cells abandoned after too many failures, and why the session ended.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub abandoned: Vec<String>,
+    /// At the end: what went wrong with cells beyond their trials (an abandoned cell and
+    /// why, a `cleanup` that failed), which no trial record holds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<CellProblem>,
     /// A session of `margin import`, which runs nothing (and so abandons nothing).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub import: bool,

@@ -608,3 +608,33 @@ fn a_second_ctrl_c_ends_the_trial_under_way_too() {
     assert_eq!(f.records(), (vec![], 0));
     assert!(f.margin().arg("status").arg(&f.file).output().unwrap().status.success());
 }
+
+/// A failed `setup` abandons its cell, a failed `cleanup` is a failure of its cell: the
+/// run says both, exits 1, and the report lists them (no trial record holds either).
+#[test]
+fn failed_setup_and_cleanup_are_reported_with_their_cells() {
+    let f = Fixture::new(&format!(
+        "matrix:\n  n: [1, 2, 3]\n\
+         setup: test {{{{ n }}}} != 1 || {{ echo no setup >&2; exit 3; }}\n\
+         cleanup: test {{{{ n }}}} != 2 || {{ echo no cleanup >&2; exit 5; }}\n\
+         run: echo value=1\n{VALUE}repetitions: 2\n"
+    ));
+    let out = f.run(&[]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    assert!(text.contains("abandoned n=1: `setup` failed: exit code 3: no setup"), "{text}");
+    assert!(text.contains("cleanup failed n=2: `cleanup` failed: exit code 5: no cleanup"), "{text}");
+    assert_eq!(f.ok_per_cell().len(), 2, "n=2 and n=3 ran");
+    let report = std::fs::read_to_string(f.store().join("report.md")).unwrap();
+    let rows: Vec<&str> =
+        report.lines().filter(|l| l.contains("| abandoned ") || l.contains("| cleanup failed ")).collect();
+    assert_eq!(rows.len(), 2, "{report}");
+    assert!(rows[0].starts_with("| n=1 ") && rows[0].contains("| abandoned "), "{}", rows[0]);
+    assert!(rows[0].contains("`setup` failed: exit code 3: no setup"), "{}", rows[0]);
+    assert!(rows[1].starts_with("| n=2 ") && rows[1].contains("| cleanup failed "), "{}", rows[1]);
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(f.store().join("summary.json")).unwrap()).unwrap();
+    let cells = summary["cell_failures"].as_array().unwrap();
+    assert_eq!(cells.len(), 2);
+    assert_eq!((cells[1]["cell"].as_str(), cells[1]["what"].as_str()), (Some("n=2"), Some("cleanup failed")));
+}
