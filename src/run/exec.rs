@@ -53,7 +53,8 @@ impl Executor for Local {
 
     fn create_workdir(&self, _experiment: &str, cell: &str) -> std::io::Result<String> {
         let dir = self.workroot.join(cell);
-        std::fs::create_dir_all(&dir)?;
+        std::fs::create_dir_all(&self.workroot)?;
+        std::fs::create_dir(&dir)?; // new: a folder of that name is not scratch
         Ok(dir.to_string_lossy().into_owned())
     }
 

@@ -741,7 +741,10 @@ impl<'a> HostRun<'a> {
 
     /// Create the workdir and run `setup`; a failure abandons the cell for this session.
     fn open_cell(&mut self, st: &mut CellState<'_>) {
-        match self.executor.create_workdir(&self.shared.exp.name, &st.cell.id.to_string()) {
+        // fresh for each session: a kept one (`--keep-workdir`) or one left by a run that
+        // was killed is never handed to the next
+        let name = format!("{}-{}", st.cell.id, &self.session[self.session.len() - 8..]);
+        match self.executor.create_workdir(&self.shared.exp.name, &name) {
             Ok(dir) => st.workdir = Some(dir),
             Err(e) => {
                 if self.executor.host() == LOCAL_HOST {

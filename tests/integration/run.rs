@@ -521,8 +521,12 @@ fn adaptive_repetitions_stop_on_precision_or_at_max() {
     let counts = f.ok_per_cell();
     assert_eq!(counts[r#"{"kind":"steady"}"#], 3, "{counts:?}");
     assert_eq!(counts[r#"{"kind":"noisy"}"#], 7, "{counts:?}");
-    let kept: Vec<_> = std::fs::read_dir(f.store().join("work")).unwrap().collect();
-    assert_eq!(kept.len(), 2, "--keep-workdir keeps each cell's scratch directory");
+    let kept = || std::fs::read_dir(f.store().join("work")).unwrap().count();
+    assert_eq!(kept(), 2, "--keep-workdir keeps each cell's scratch directory");
+    // the next session gets fresh ones, and keeps them beside the old
+    let out = f.run(&["--keep-workdir", "--repetitions", "8"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(kept(), 4, "each session's workdirs are its own");
 }
 
 #[test]
