@@ -565,10 +565,15 @@ impl<'a> Checker<'a> {
                 RepetitionsSpec::Adaptive { min, max, .. } if min > max => {
                     self.error(r.pos, format!("repetitions: min ({min}) is greater than max ({max})"))
                 }
-                RepetitionsSpec::Adaptive { min, .. } if min < 2 => self.error_hint(
+                RepetitionsSpec::Adaptive { min, .. } if min < 5 => self.error_hint(
                     r.pos,
-                    format!("repetitions: adaptive needs min ≥ 2 to estimate an error, found {min}"),
-                    Some("5 is the recommended minimum (STATISTICS.md §5)".into()),
+                    format!("repetitions: adaptive needs min ≥ 5, found {min}"),
+                    Some(
+                        "stopping as soon as the interval looks narrow, from fewer trials, makes it too \
+                         narrow: a 95 % interval covers about 90 % at min 2 (docs/statistics.md). For a \
+                         fixed small count write `repetitions: N`"
+                            .into(),
+                    ),
                 ),
                 _ => {}
             }

@@ -514,17 +514,17 @@ fn adaptive_repetitions_stop_on_precision_or_at_max() {
     let f = Fixture::new(&format!(
         "matrix:\n  kind: [steady, noisy]\n\
          run: \"{{% if kind == 'steady' or repetition % 2 == 0 %}}echo value=100{{% else %}}echo value=1{{% endif %}}\"\n\
-         {VALUE}repetitions: {{ min: 3, max: 7, target: 5% }}\n"
+         {VALUE}repetitions: {{ min: 5, max: 9, target: 5% }}\n"
     ));
     let out = f.run(&["--keep-workdir"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let counts = f.ok_per_cell();
-    assert_eq!(counts[r#"{"kind":"steady"}"#], 3, "{counts:?}");
-    assert_eq!(counts[r#"{"kind":"noisy"}"#], 7, "{counts:?}");
+    assert_eq!(counts[r#"{"kind":"steady"}"#], 5, "{counts:?}");
+    assert_eq!(counts[r#"{"kind":"noisy"}"#], 9, "{counts:?}");
     let kept = || std::fs::read_dir(f.store().join("work")).unwrap().count();
     assert_eq!(kept(), 2, "--keep-workdir keeps each cell's scratch directory");
     // the next session gets fresh ones, and keeps them beside the old
-    let out = f.run(&["--keep-workdir", "--repetitions", "8"]);
+    let out = f.run(&["--keep-workdir", "--repetitions", "10"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(kept(), 4, "each session's workdirs are its own");
 }
