@@ -250,6 +250,7 @@ pub fn run(
     interrupt: &AtomicBool,
     ui: &mut dyn Progress,
 ) -> Result<Outcome, RunError> {
+    facts::check_sysroot().map_err(|e| RunError::Io { what: "facts".into(), source: e })?;
     let _lock = store.lock()?;
     if settings.fresh {
         for moved in store.move_aside()? {
@@ -1042,6 +1043,7 @@ pub fn outlook(
     store: &Store,
     settings: &Settings,
 ) -> Result<(Vec<CellOutlook>, crate::store::Loaded, usize), RunError> {
+    facts::check_sysroot().map_err(|e| RunError::Io { what: "facts".into(), source: e })?;
     let loaded = store.load()?;
     let dir = std::env::temp_dir();
     let source = facts::Local::new(&dir);

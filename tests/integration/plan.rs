@@ -160,3 +160,30 @@ fn plan_shows_each_host_and_what_waits_for_another_boot() {
     assert!(text.contains("on this host: 6 cells to run, 0 done, 6 pending"), "{text}");
     assert!(text.contains("  6 cells: needs kernel=xen; this host is kernel=bare"), "{text}");
 }
+
+/// Under `MARGIN_SYSROOT` the Xen toolstack's answers come from the tree too, so a dom0
+/// fixture's `dom0_mem` is its Xen command line's; a root that is not a folder is an
+/// error, not a machine without facts.
+#[test]
+fn the_sysroot_stands_for_the_whole_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(
+        &dir,
+        "mem.yaml",
+        "matrix:\n  dom0_mem: [2048M, unlimited]\nenvironment:\n  dom0_mem: { fact: dom0_mem, default: unlimited }\nrun: echo\n",
+    );
+    let plan = |root: &str| {
+        margin()
+            .env("MARGIN_REPORTS", dir.path())
+            .env("MARGIN_SYSROOT", format!("{}/tests/data/sysroot/{root}", env!("CARGO_MANIFEST_DIR")))
+            .arg("plan")
+            .arg(&f)
+            .output()
+            .unwrap()
+    };
+    let text = stdout(&plan("xen-dom0"));
+    assert!(text.contains("  1 cell: needs dom0_mem=unlimited; this host is dom0_mem=2048M"), "{text}");
+    let out = plan("xen-dom0-mistyped");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("xen-dom0-mistyped: not a folder"), "{}", stderr(&out));
+}

@@ -21,6 +21,22 @@ pub trait Source {
     fn run(&self, command: &str) -> Option<String>;
     /// Whether trials run as root (dropping caches needs it).
     fn is_root(&self) -> bool;
+    /// What the Xen toolstack prints for `xl ARGS` (`info`, `vcpu-list Domain-0`).
+    fn xl(&self, args: &str) -> Option<String> {
+        self.run(&format!("xl {args}"))
+    }
+}
+
+/// `MARGIN_SYSROOT`, when set, must be a folder: a mistyped one would read as a machine
+/// with no facts at all.
+pub fn check_sysroot() -> std::io::Result<()> {
+    match std::env::var_os("MARGIN_SYSROOT") {
+        Some(root) if !Path::new(&root).is_dir() => Err(std::io::Error::other(format!(
+            "MARGIN_SYSROOT={}: not a folder (it stands for / when reading the host's facts)",
+            Path::new(&root).display()
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// The machine margin runs on, seen through `root` (`/` unless `MARGIN_SYSROOT`).
@@ -49,6 +65,16 @@ impl Source for Local {
 
     fn is_root(&self) -> bool {
         nix::unistd::geteuid().is_root()
+    }
+
+    /// Under a `MARGIN_SYSROOT`, the toolstack's answers are files of the tree too
+    /// (`xl-info.txt`, `xl-vcpu-list.txt`), as a dom0's `xl` would print them.
+    fn xl(&self, args: &str) -> Option<String> {
+        if self.root == Path::new("/") {
+            return self.run(&format!("xl {args}"));
+        }
+        let what = args.split_whitespace().next().unwrap_or_default();
+        self.read(&format!("xl-{what}.txt")).map(|t| t.trim().to_string()).filter(|t| !t.is_empty())
     }
 }
 
@@ -80,7 +106,7 @@ pub fn gather(src: &dyn Source) -> IndexMap<String, String> {
     );
     put("root", Some(src.is_root().to_string()));
     if role == "dom0"
-        && let Some(info) = src.run("xl info")
+        && let Some(info) = src.xl("info")
     {
         for (key, fact) in [("xen_version", "xen_version"), ("xen_commandline", "xen_cmdline")] {
             put(fact, xl_field(&info, key));
@@ -89,7 +115,7 @@ pub fn gather(src: &dyn Source) -> IndexMap<String, String> {
         put("dom0_mem", xen_option(&cmdline, "dom0_mem"));
         put("dom0_max_vcpus", xen_option(&cmdline, "dom0_max_vcpus"));
         put("xl_info", Some(info));
-        put("xl_vcpu_list", src.run("xl vcpu-list Domain-0"));
+        put("xl_vcpu_list", src.xl("vcpu-list Domain-0"));
     }
     f
 }
@@ -135,10 +161,18 @@ fn hypervisor(src: &dyn Source, cpuinfo: &str) -> (&'static str, &'static str) {
         _ if vendor.contains("Microsoft") => "hyperv",
         _ if vendor.contains("innotek") || vendor.contains("VirtualBox") => "virtualbox",
         _ if vendor.contains("Xen") => "xen",
+        // no DMI (Firecracker, some clouds): KVM's paravirtual clock gives it away
+        _ if flagged && kvm_clock(src) => "kvm",
         _ if flagged => "guest",
         _ => "none",
     };
     (guest, if guest == "xen" { "domU" } else { "none" })
+}
+
+/// Whether the kernel offers KVM's paravirtual clock, which only a KVM guest has.
+fn kvm_clock(src: &dyn Source) -> bool {
+    src.read("/sys/devices/system/clocksource/clocksource0/available_clocksource")
+        .is_some_and(|c| c.split_whitespace().any(|s| s == "kvm-clock"))
 }
 
 /// `xen_version : 4.17.2` from `xl info`.

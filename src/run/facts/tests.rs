@@ -3,31 +3,15 @@ use std::path::{Path, PathBuf};
 use super::*;
 use crate::spec::load_str;
 
-/// A fixture tree, with `xl` answered from files in it as a dom0's toolstack would.
-struct Fixture {
-    root: PathBuf,
-}
-
-impl Source for Fixture {
-    fn read(&self, path: &str) -> Option<String> {
-        std::fs::read_to_string(self.root.join(path.trim_start_matches('/'))).ok()
-    }
-    fn run(&self, command: &str) -> Option<String> {
-        let file = match command {
-            "xl info" => "xl-info.txt",
-            "xl vcpu-list Domain-0" => "xl-vcpu-list.txt",
-            _ => return None,
-        };
-        self.read(file).map(|t| t.trim().to_string())
-    }
-    fn is_root(&self) -> bool {
-        true
-    }
+/// A fixture tree read as the machine is, through `MARGIN_SYSROOT`'s source: files
+/// under the tree, and the toolstack's answers from its `xl-*.txt`.
+fn fixture(tree: &str) -> Local {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sysroot").join(tree);
+    Local { root, dir: std::env::temp_dir() }
 }
 
 fn facts(tree: &str) -> IndexMap<String, String> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sysroot").join(tree);
-    gather(&Fixture { root })
+    gather(&fixture(tree))
 }
 
 #[test]
@@ -45,7 +29,7 @@ fn xen_dom0() {
     assert_eq!(f["dom0_max_vcpus"], "2");
     assert!(f["xl_vcpu_list"].contains("Domain-0"));
     assert_eq!(f["governor"], "none");
-    assert_eq!(f["root"], "true");
+    assert_eq!(f["root"], nix::unistd::geteuid().is_root().to_string());
 }
 
 #[test]
@@ -63,6 +47,16 @@ fn kvm_guest() {
     assert_eq!(f["xen_role"], "none");
     assert_eq!(f["cpus"], "2");
     assert_eq!(f["os"], "Debian GNU/Linux 12 (bookworm)");
+}
+
+/// A KVM guest without DMI tables (Firecracker): the cpuinfo `hypervisor` flag says it is
+/// a guest, KVM's clock says whose.
+#[test]
+fn kvm_guest_without_dmi() {
+    let f = facts("kvm-guest-no-dmi");
+    assert_eq!(f["hypervisor"], "kvm");
+    assert_eq!(f["xen_role"], "none");
+    assert_eq!(f["cpus"], "2");
 }
 
 #[test]
@@ -91,12 +85,11 @@ run: echo
 #[test]
 fn environment_levels_are_detected_and_gate_cells() {
     let exp = experiment();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sysroot");
-    let dom0 = Fixture { root: root.join("xen-dom0") };
+    let dom0 = fixture("xen-dom0");
     let d = detect(&exp, &gather(&dom0), &dom0);
     assert_eq!(d.levels["kernel"], "xen");
     assert_eq!(d.levels["dom0_mem"], "2048M");
-    let bare = Fixture { root: root.join("bare") };
+    let bare = fixture("bare");
     let b = detect(&exp, &gather(&bare), &bare);
     assert_eq!(b.levels["kernel"], "bare");
     assert_eq!(b.levels["dom0_mem"], "unlimited", "no xl on bare metal: the default");
