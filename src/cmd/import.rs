@@ -141,8 +141,11 @@ fn import(
 ) -> Result<(), Failure> {
     let store = Store::new(&o.reports, &exp.name);
     let fail = |e: crate::store::StoreError| Failure::Input(e.to_string());
-    let _lock = store.lock().map_err(fail)?;
-    let (records, _) = store.records().map_err(fail)?;
+    let _lock = store.lock("import").map_err(fail)?;
+    let (records, torn) = store.records().map_err(fail)?;
+    for w in &torn {
+        writeln!(out, "warning: {w}").map_err(io)?;
+    }
     let cell_id = cell.id.to_string();
     let mut attempts = records.iter().filter(|t| t.cell == cell_id).map(|t| t.repetition).max().unwrap_or(0);
     let host =

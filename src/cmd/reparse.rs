@@ -15,8 +15,11 @@ pub fn run(file: &Path, reports: &Path, out: &mut dyn Write) -> Result<(), Failu
         Recipe::from_spec(&exp.spec).map_err(|(name, e)| Failure::Input(format!("metric `{name}`: {e}")))?;
     let store = Store::new(reports, &exp.name);
     let fail = |e: crate::store::StoreError| Failure::Input(e.to_string());
-    let _lock = store.lock().map_err(fail)?;
-    let (mut records, _) = store.records().map_err(fail)?;
+    let _lock = store.lock("reparse").map_err(fail)?;
+    let (mut records, torn) = store.records().map_err(fail)?;
+    for w in &torn {
+        writeln!(out, "warning: {w}").map_err(io)?;
+    }
     if records.is_empty() {
         return Err(Failure::Input(format!("{}: no trials to reparse", store.runs_path().display())));
     }
@@ -84,5 +87,9 @@ pub fn run(file: &Path, reports: &Path, out: &mut dyn Write) -> Result<(), Failu
     )
     .map_err(io)?;
     writeln!(out, "  the previous log is kept as {}", aside.display()).map_err(io)?;
+    if !torn.is_empty() {
+        writeln!(out, "  the lines that do not parse ({}) stay in it, not in the new log", torn.len())
+            .map_err(io)?;
+    }
     Ok(())
 }

@@ -294,8 +294,15 @@ pub fn execute(job: &Job<'_>) -> std::io::Result<Execution> {
         (Some(b), Some(a)) => (Some((a.0 - b.0).max(0.0)), Some((a.1 - b.1).max(0.0))),
         _ => (None, None),
     };
-    persist(stdout, job.stdout, job.sync)?;
-    persist(stderr, job.stderr, job.sync)?;
+    let created = persist(stdout, job.stdout, job.sync)? | persist(stderr, job.stderr, job.sync)?;
+    // the new files' names too, before the record that points at them (fdatasync of the
+    // record over laid-ahead zeros no longer commits the file system's journal)
+    if created
+        && job.sync
+        && let Some(dir) = job.stdout.parent()
+    {
+        crate::store::sync_dir(dir)?;
+    }
     Ok(Execution {
         exit_code: status.code(),
         signal: status.signal(),
@@ -316,11 +323,11 @@ fn memory_file(name: &str) -> std::io::Result<std::fs::File> {
 }
 
 /// Keep what a command printed: copied to `path` (made durable when `sync`) unless it
-/// printed nothing — an absent raw file is an empty output.
-fn persist(mut memory: std::fs::File, path: &Path, sync: bool) -> std::io::Result<()> {
+/// printed nothing — an absent raw file is an empty output. Whether a file was created.
+fn persist(mut memory: std::fs::File, path: &Path, sync: bool) -> std::io::Result<bool> {
     use std::io::{Seek, SeekFrom};
     if memory.metadata()?.len() == 0 {
-        return Ok(());
+        return Ok(false);
     }
     memory.seek(SeekFrom::Start(0))?;
     let mut file = std::fs::File::create(path)?;
@@ -328,7 +335,7 @@ fn persist(mut memory: std::fs::File, path: &Path, sync: bool) -> std::io::Resul
     if sync {
         file.sync_data()?;
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Read a raw output file; an absent one is an empty output.

@@ -251,7 +251,7 @@ pub fn run(
     ui: &mut dyn Progress,
 ) -> Result<Outcome, RunError> {
     facts::check_sysroot().map_err(|e| RunError::Io { what: "facts".into(), source: e })?;
-    let _lock = store.lock()?;
+    let _lock = store.lock("run")?;
     if settings.fresh {
         for moved in store.move_aside()? {
             ui.note(&format!("--fresh: the old log is now {}", moved.display()));

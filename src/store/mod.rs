@@ -24,8 +24,8 @@ pub use trials::{Failed, Name, Names, Trials};
 /// Why the store could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("{path}: another `margin run` (pid {pid}) is running this experiment")]
-    Locked { path: PathBuf, pid: String },
+    #[error("{path}: another `margin {command}` (pid {pid}) is writing this experiment's store")]
+    Locked { path: PathBuf, pid: String, command: String },
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: io::Error },
     #[error("{path}: not a regular file; a store's logs are plain files (move this one away)")]
@@ -106,8 +106,9 @@ impl Store {
         fs::create_dir_all(self.raw_dir()).map_err(|e| StoreError::io(&self.raw_dir(), e))
     }
 
-    /// Take the run lock; a second run gets [`StoreError::Locked`] naming the holder.
-    pub fn lock(&self) -> Result<Lock, StoreError> {
+    /// Take the store's lock for `margin COMMAND` (`run`, `import`, `reparse`); a second
+    /// writer gets [`StoreError::Locked`] naming the holder and its command.
+    pub fn lock(&self, command: &str) -> Result<Lock, StoreError> {
         self.create()?;
         let path = self.dir.join("lock");
         let mut file = OpenOptions::new()
@@ -119,17 +120,20 @@ impl Store {
             .map_err(|e| StoreError::io(&path, e))?;
         match file.try_lock() {
             Ok(()) => {
-                let pid = std::process::id().to_string();
+                let holder = format!("{} {command}", std::process::id());
                 file.set_len(0)
-                    .and_then(|()| file.write_all(pid.as_bytes()))
+                    .and_then(|()| file.write_all(holder.as_bytes()))
                     .map_err(|e| StoreError::io(&path, e))?;
                 Ok(Lock { _file: file })
             }
             Err(fs::TryLockError::WouldBlock) => {
-                let mut pid = String::new();
-                let _ = file.read_to_string(&mut pid);
-                let pid = if pid.trim().is_empty() { "unknown".into() } else { pid.trim().to_string() };
-                Err(StoreError::Locked { path, pid })
+                let mut holder = String::new();
+                let _ = file.read_to_string(&mut holder);
+                // "pid command"; a lock of an older margin holds the pid alone
+                let mut words = holder.split_whitespace();
+                let pid = words.next().unwrap_or("unknown").to_string();
+                let command = words.next().unwrap_or("run").to_string();
+                Err(StoreError::Locked { path, pid, command })
             }
             Err(fs::TryLockError::Error(e)) => Err(StoreError::io(&path, e)),
         }

@@ -78,13 +78,19 @@ fn a_torn_line_is_skipped_kept_and_appending_goes_on() {
 fn a_second_lock_names_the_holder() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::new(dir.path(), "e");
-    let held = store.lock().unwrap();
-    match store.lock() {
-        Err(StoreError::Locked { pid, .. }) => assert_eq!(pid, std::process::id().to_string()),
+    let held = store.lock("import").unwrap();
+    match store.lock("run") {
+        Err(e @ StoreError::Locked { .. }) => {
+            let pid = std::process::id();
+            assert!(
+                e.to_string().contains(&format!("another `margin import` (pid {pid}) is writing")),
+                "{e}"
+            );
+        }
         other => panic!("expected Locked, got {other:?}"),
     }
     drop(held);
-    store.lock().unwrap();
+    store.lock("run").unwrap();
 }
 
 #[test]

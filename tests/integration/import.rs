@@ -130,7 +130,8 @@ fn reparse_restores_values_from_the_raw_outputs_and_keeps_the_old_log() {
     lines[0]["metrics"]["value"] = serde_json::json!(999.0);
     lines[1]["status"] = serde_json::json!("parse_error");
     lines[1]["metrics"].as_object_mut().unwrap().remove("value");
-    let broken: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    // and a power cut had torn a last record
+    let broken: String = lines.iter().map(|l| format!("{l}\n")).collect::<String>() + "{\"torn";
     std::fs::write(&log, &broken).unwrap();
 
     let out = m().arg("reparse").arg(&exp).output().unwrap();
@@ -140,6 +141,8 @@ fn reparse_restores_values_from_the_raw_outputs_and_keeps_the_old_log() {
         text.contains("reparsed 4 trials: 2 changed (1 parse errors fixed, 0 now failing to parse)"),
         "{text}"
     );
+    assert!(text.contains("warning: ") && text.contains("e/runs.ndjson:5: skipped a record"), "{text}");
+    assert!(text.contains("the lines that do not parse (1) stay in it, not in the new log"), "{text}");
     let fixed = records(&reports.join("e"));
     assert_eq!(fixed.len(), 4);
     for r in &fixed {

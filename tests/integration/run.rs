@@ -227,8 +227,10 @@ fn a_second_run_exits_2_and_names_the_first() {
     let out = f.run(&[]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out)
-            .contains(&format!("another `margin run` (pid {}) is running this experiment", first.id())),
+        stderr(&out).contains(&format!(
+            "another `margin run` (pid {}) is writing this experiment's store",
+            first.id()
+        )),
         "{}",
         stderr(&out)
     );
