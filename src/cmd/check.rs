@@ -22,7 +22,15 @@ pub fn run(files: &[PathBuf], max_cells: usize, out: &mut dyn Write) -> Result<(
                 Err(d) => problems.0.extend(d.0),
                 Ok(plan) => match plan::render::check_renders(&exp, &plan, RENDERED_CELLS) {
                     Err(d) => problems.push(d),
-                    Ok(()) => writeln!(out, "ok {}: {plan}", file.display()).map_err(io)?,
+                    Ok(()) => {
+                        writeln!(out, "ok {}: {plan}", file.display()).map_err(io)?;
+                        if plan::render::setup_differs(&exp, &plan, RENDERED_CELLS)
+                            && let Some((pos, message, hint)) = exp.spec.interleaved_setup()
+                        {
+                            let note = crate::diag::Diagnostic::new(&exp.path, pos, message).with_hint(hint);
+                            writeln!(out, "note: {note}").map_err(io)?;
+                        }
+                    }
                 },
             },
         }

@@ -83,6 +83,31 @@ pub fn templates(exp: &Experiment) -> Templates {
 }
 
 /// Render the first `n` cells with placeholder built-ins; the first failure is returned.
+/// Whether `setup` says something different for two cells of the same host, among the
+/// first `n` cells: under interleaved order, what one cell's setup did is then in effect
+/// while other cells' trials run. The workdir is the same for every cell here, since
+/// each cell has its own anyway.
+pub fn setup_differs(exp: &Experiment, plan: &Plan, n: usize) -> bool {
+    if exp.spec.setup.is_none() {
+        return false;
+    }
+    let templates = templates(exp);
+    let mut seen: std::collections::HashMap<&str, Option<String>> = std::collections::HashMap::new();
+    for cell in plan.cells.iter().take(n) {
+        let host = plan.levels(cell).find(|(k, _)| *k == "host").map_or("local", |(_, v)| v.text.as_str());
+        let builtins = Builtins { workdir: "WORKDIR", repetition: 1, host };
+        let Ok(commands) = render(&templates, exp, plan, cell, &builtins) else { continue };
+        match seen.get(host) {
+            None => {
+                seen.insert(host, commands.setup);
+            }
+            Some(first) if *first != commands.setup => return true,
+            Some(_) => {}
+        }
+    }
+    false
+}
+
 pub fn check_renders(exp: &Experiment, plan: &Plan, n: usize) -> Result<(), Diagnostic> {
     let templates = templates(exp);
     let workdir = Path::new("/tmp/margin-check/workdir").display().to_string();

@@ -156,6 +156,26 @@ impl Spec {
         .filter_map(|(k, v)| v.map(|v| (k, v)))
     }
 
+    /// A note for a `setup` that differs between cells under interleaved order: it runs
+    /// once per cell and session, when the cell is first visited, and the other cells'
+    /// trials run in between. Its position, the note and a hint; `None` when the order
+    /// is sequential or there is no setup.
+    pub fn interleaved_setup(&self) -> Option<(Pos, String, String)> {
+        if self.order.unwrap_or_default() != Order::Interleaved {
+            return None;
+        }
+        Some((
+            self.setup.as_ref()?.pos,
+            "`setup` differs between cells and runs once per cell and session, when the cell is first \
+             visited; with `order: interleaved` (the default) other cells' trials run after it"
+                .to_string(),
+            "if it sets the host up for its cell (vCPU pinning, a sysctl) rather than the cell's own \
+             files or ports, those trials run under it too: do it in `prepare`, before every trial, \
+             or use `order: sequential`"
+                .to_string(),
+        ))
+    }
+
     /// The repetitions rule; the file has been validated, so the target parses.
     pub fn repetitions(&self) -> Repetitions {
         match self.repetitions.as_ref().map(|r| &r.value) {

@@ -109,3 +109,27 @@ fn usage_errors_exit_2() {
     let out = margin().arg("frobnicate").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A `setup` that differs between cells, under interleaved order, gets a note at its
+/// line: other cells' trials run after it. Not under sequential order, nor for a setup
+/// that is the same for every cell.
+#[test]
+fn a_setup_that_differs_between_interleaved_cells_gets_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let check = |name: &str, text: &str| {
+        let file = dir.path().join(name);
+        std::fs::write(&file, text).unwrap();
+        let out = margin().arg("check").arg(&file).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let pin = "matrix:\n  pin: [pinned, floating]\n\
+               setup: \"{% if pin == 'pinned' %}xl vcpu-pin Domain-0 0 0{% endif %}\"\nrun: echo\n";
+    let text = check("pin.yaml", pin);
+    assert!(text.contains("pin.yaml:3:8: `setup` differs between cells"), "{text}");
+    assert!(text.contains("do it in `prepare`, before every trial"), "{text}");
+    let text = check("seq.yaml", &format!("{pin}order: sequential\n"));
+    assert!(!text.contains("note:"), "{text}");
+    let same = "matrix:\n  pin: [pinned, floating]\nsetup: \"mkdir -p {{ workdir }}/data\"\nrun: echo\n";
+    assert!(!check("same.yaml", same).contains("note:"));
+}
