@@ -83,6 +83,10 @@ pub struct Job<'a> {
     pub timeout: Option<Duration>,
     /// Make the output files durable (`fdatasync`) before returning.
     pub sync: bool,
+    /// Kill whatever the command left running in its process group when it ends: a
+    /// trial's `run` (nothing of a trial may run on into the next), not a hook (a
+    /// `prepare` may start a monitor that `conclude` stops).
+    pub end_group: bool,
 }
 
 /// How the command ended.
@@ -103,6 +107,9 @@ pub struct Execution {
     /// Why the command could not be started at all (its workdir is gone, …): a failed
     /// trial, not a reason to stop the run.
     pub not_started: Option<String>,
+    /// It ended leaving processes running in its group, and they were killed
+    /// ([`Job::end_group`]).
+    pub left_running: bool,
 }
 
 impl Execution {
@@ -264,6 +271,7 @@ pub fn execute(job: &Job<'_>) -> std::io::Result<Execution> {
                 system: None,
                 host_error: None,
                 not_started: Some(format!("could not start in {}: {e}", job.dir)),
+                left_running: false,
             });
         }
     };
@@ -288,6 +296,10 @@ pub fn execute(job: &Job<'_>) -> std::io::Result<Execution> {
         // a grandchild that outlived the shell between the kill and the wait
         let _ = killpg(pgid, Signal::SIGKILL);
     }
+    // Success means some process of the group was still there. (The group's id cannot
+    // have gone to another process meanwhile: pids are handed out in turn, and the
+    // whole range would have to go round in these microseconds.)
+    let left_running = job.end_group && !timed_out && killpg(pgid, Signal::SIGKILL).is_ok();
     drop(running);
     let after = cpu_seconds(UsageWho::RUSAGE_CHILDREN);
     let (user, system) = match (before, after) {
@@ -312,6 +324,7 @@ pub fn execute(job: &Job<'_>) -> std::io::Result<Execution> {
         system,
         host_error: None,
         not_started: None,
+        left_running,
     })
 }
 
@@ -404,6 +417,7 @@ mod tests {
             stderr: &err,
             timeout,
             sync: true,
+            end_group: true,
         };
         let e = execute(&job).unwrap();
         (e, read_raw(&out).unwrap(), read_raw(&err).unwrap())
@@ -477,6 +491,26 @@ mod tests {
         assert!(err.contains("No such file"), "{err}");
     }
 
+    /// What a trial leaves running in its process group is killed when it ends, and said.
+    #[test]
+    fn what_a_trial_leaves_running_is_killed() {
+        let marker = format!("{}.{}", 40 + std::process::id() % 1000, 3);
+        let running = || {
+            std::fs::read_dir("/proc")
+                .unwrap()
+                .filter_map(|d| std::fs::read(d.ok()?.path().join("cmdline")).ok())
+                .filter(|c| String::from_utf8_lossy(c).contains(&format!("sleep\0{marker}")))
+                .count()
+        };
+        let (e, out, _) = run(&format!("sleep {marker} & echo started"), None);
+        assert!(e.succeeded() && e.left_running, "{e:?}");
+        assert_eq!(out, "started\n");
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(running(), 0, "the background sleep outlived its trial");
+        let (e, _, _) = run("true", None);
+        assert!(!e.left_running);
+    }
+
     #[test]
     fn a_relative_program_is_found_in_the_workdir_as_the_shell_would() {
         use std::os::unix::fs::PermissionsExt;
@@ -492,6 +526,7 @@ mod tests {
             stderr: &err,
             timeout: None,
             sync: false,
+            end_group: true,
         };
         let e = execute(&job).unwrap();
         assert!(e.succeeded(), "{e:?}: {}", read_raw(&err).unwrap());

@@ -799,7 +799,15 @@ impl<'a> HostRun<'a> {
         let out = raw.join(format!("{key}.{name}.out"));
         let err = raw.join(format!("{key}.{name}.err"));
         let dir = st.workdir.as_deref().unwrap_or(".");
-        let job = Job { command, dir, stdout: &out, stderr: &err, timeout: self.shared.timeout, sync: false };
+        let job = Job {
+            command,
+            dir,
+            stdout: &out,
+            stderr: &err,
+            timeout: self.shared.timeout,
+            sync: false,
+            end_group: false,
+        };
         match self.executor.execute(&job) {
             Ok(e) if e.host_error.is_some() => {
                 let why = e.host_error.unwrap_or_default();
@@ -922,7 +930,15 @@ impl<'a> HostRun<'a> {
         }
         // the raw output is made durable before the record that points at it
         let dir = st.workdir.as_deref().unwrap_or(".");
-        let job = Job { command: &cmds.run, dir, stdout: out, stderr: err, timeout: sh.timeout, sync: true };
+        let job = Job {
+            command: &cmds.run,
+            dir,
+            stdout: out,
+            stderr: err,
+            timeout: sh.timeout,
+            sync: true,
+            end_group: true,
+        };
         let e = self
             .executor
             .execute(&job)
@@ -944,6 +960,13 @@ impl<'a> HostRun<'a> {
         }
         record.exit_code = e.exit_code;
         record.wall_time = e.wall.as_secs_f64();
+        if e.left_running {
+            record.warnings.push(
+                "the run command left processes running in its process group; margin killed them, so \
+                 that they do not run on into the next trial"
+                    .into(),
+            );
+        }
         let engine =
             [("wall_time", Some(record.wall_time)), ("user_time", e.user), ("system_time", e.system)];
         for (name, value) in engine {
@@ -985,7 +1008,7 @@ impl<'a> HostRun<'a> {
                 record.error = Some(e.to_string());
             }
             Ok(parsed) => {
-                record.warnings = parsed.warnings;
+                record.warnings.extend(parsed.warnings);
                 let mut samples = parsed.samples.into_iter();
                 match samples.next() {
                     None => {

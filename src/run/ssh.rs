@@ -159,6 +159,7 @@ impl Executor for Ssh {
             stderr: job.stderr,
             timeout: job.timeout.map(|t| t + Duration::from_secs(KILL_AFTER + 30)),
             sync: false,
+            end_group: false,
         };
         let mut e = exec::execute(&local)?;
         // CPU time of the local ssh client says nothing about the trial.
@@ -168,10 +169,16 @@ impl Executor for Ssh {
             e.wall = wall;
         }
         if job.sync {
+            let mut created = false;
             for path in [job.stdout, job.stderr] {
                 if let Ok(f) = std::fs::File::open(path) {
                     f.sync_data()?;
+                    created = true;
                 }
+            }
+            // their names too, before the record that points at them
+            if created && let Some(dir) = job.stdout.parent() {
+                crate::store::sync_dir(dir)?;
             }
         }
         match e.exit_code {
