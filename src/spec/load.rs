@@ -43,6 +43,7 @@ fn deserialize(path: &Path, source: &str) -> Result<Spec, Diagnostic> {
     serde_saphyr::from_str_with_options::<Spec>(source, options).map_err(|e| {
         let pos = e.location().map(|l| Pos::new(l.line() as u32, l.column() as u32)).unwrap_or_default();
         let (message, hint) = explain(&e.without_snippet().to_string());
+        let hint = hint.or_else(|| unclosed_bracket(source, pos.line as usize));
         let d = Diagnostic::new(path, pos, message);
         match hint {
             Some(h) => d.with_hint(h),
@@ -79,6 +80,32 @@ fn explain(raw: &str) -> (String, Option<String>) {
         _ => msg,
     };
     (reworded, None)
+}
+
+/// A `[` or `{` opened before `line` and never closed in the whole file: the usual
+/// cause of a puzzling syntax error a line or two below it (`n: [1, 2` then `run: …`).
+fn unclosed_bracket(source: &str, line: usize) -> Option<String> {
+    let mut open: Vec<(char, usize, usize)> = Vec::new();
+    for (l, text) in source.lines().enumerate() {
+        let (mut quote, mut prev) = (None, ' ');
+        for (c, ch) in text.chars().enumerate() {
+            match (quote, ch) {
+                (Some(q), _) if ch == q => quote = None,
+                (Some(_), _) => {}
+                (None, '\'' | '"') => quote = Some(ch),
+                (None, '#') if prev == ' ' => break, // a comment
+                (None, '[' | '{') => open.push((ch, l + 1, c + 1)),
+                (None, ']' | '}') => {
+                    open.pop();
+                }
+                _ => {}
+            }
+            prev = ch;
+        }
+    }
+    let &(ch, l, c) = open.iter().rev().find(|(_, l, _)| *l <= line.max(1))?;
+    let close = if ch == '[' { ']' } else { '}' };
+    Some(format!("the `{ch}` at line {l}, column {c} is never closed: it ends with `{close}`"))
 }
 
 /// Numbers and booleans come through serde already parsed; put back their spelling, so
