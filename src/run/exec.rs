@@ -5,10 +5,11 @@
 //! (a `sh -c` grandchild would otherwise survive and keep running), and so that the
 //! terminal's Ctrl-C reaches margin alone: the trial under way finishes and is recorded.
 //!
-//! Trials are started with std's `Command` and waited for with `shared_child`, the crate
-//! duct itself waits with: duct would copy the whole environment into every command,
-//! which costs more per trial than the rest of margin's overhead. Probes and facts, where
-//! that does not matter, use duct.
+//! Trials are started with std's `Command` (duct would copy the whole environment into
+//! every command, which costs more per trial than the rest of margin's overhead) and
+//! waited for with `wait4`, which gives the CPU time of that one child and what it waited
+//! for — not of every child margin reaped meanwhile, such as the ssh clients of other
+//! hosts' trials. Probes and facts, where none of that matters, use duct.
 
 use std::collections::HashMap;
 use std::os::unix::process::CommandExt;
@@ -17,10 +18,8 @@ use std::process::{Command, Stdio};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use nix::sys::resource::{UsageWho, getrusage};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
-use shared_child::SharedChild;
 
 /// Where trials run: the local machine, or a host over ssh. One trial at a time each.
 pub trait Executor: Send + Sync {
@@ -133,13 +132,6 @@ impl Execution {
     }
 }
 
-fn cpu_seconds(who: UsageWho) -> Option<(f64, f64)> {
-    let usage = getrusage(who).ok()?;
-    let secs = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 / 1e6;
-    Some((secs(usage.user_time()), secs(usage.system_time())))
-}
-
-/// Shell builtins and keywords that must not be looked up as programs.
 /// The process groups of the commands running now (trials and hooks): a second Ctrl-C
 /// ends them with margin rather than leaving them running on their own.
 static RUNNING: Mutex<Vec<i32>> = Mutex::new(Vec::new());
@@ -170,6 +162,7 @@ impl Drop for Running {
     }
 }
 
+/// Shell builtins and keywords that must not be looked up as programs.
 const SHELL_WORDS: &[&str] = &[
     "!", ".", ":", "[", "alias", "break", "case", "cd", "command", "continue", "echo", "eval", "exec",
     "exit", "export", "for", "function", "getopts", "hash", "if", "kill", "local", "printf", "pwd", "read",
@@ -252,14 +245,11 @@ pub fn execute(job: &Job<'_>) -> std::io::Result<Execution> {
         .stdout(stdout.try_clone()?)
         .stderr(stderr.try_clone()?)
         .process_group(0);
-    // Children's CPU time accumulates over the life of margin: the difference around one
-    // wait is this command's (one trial at a time per host makes that exact).
-    let before = cpu_seconds(UsageWho::RUSAGE_CHILDREN);
     let start = Instant::now();
-    // The child as std starts it, waited for by shared_child (duct's own building block,
-    // which adds the timeout): duct itself would copy the whole environment into every
-    // command, tens of microseconds per trial that `hyperfine -N` does not spend.
-    let child = match SharedChild::spawn(&mut command) {
+    // The child as std starts it (duct would copy the whole environment into every
+    // command, tens of microseconds per trial that `hyperfine -N` does not spend), waited
+    // for by `reap`, which also gives the CPU time of this child alone.
+    let child = match command.spawn() {
         Ok(child) => child,
         Err(e) => {
             return Ok(Execution {
@@ -279,19 +269,15 @@ pub fn execute(job: &Job<'_>) -> std::io::Result<Execution> {
     let pgid = Pid::from_raw(child.id() as i32);
     let running = Running::new(pgid.as_raw());
     let mut timed_out = false;
-    let status = match job.timeout {
-        None => child.wait()?,
-        Some(limit) => match child.wait_timeout(limit)? {
-            Some(status) => status,
-            None => {
-                timed_out = true;
-                // the whole group: sh and whatever it started
-                let _ = killpg(pgid, Signal::SIGKILL);
-                child.wait()?
-            }
-        },
-    };
+    if !reap::ended_within(pgid, job.timeout)? {
+        timed_out = true;
+        // the whole group: sh and whatever it started
+        let _ = killpg(pgid, Signal::SIGKILL);
+        reap::ended_within(pgid, None)?;
+    }
     let wall = start.elapsed();
+    let ended = reap::reap(pgid)?;
+    drop(child); // reaped: std has nothing left to wait for
     if timed_out {
         // a grandchild that outlived the shell between the kill and the wait
         let _ = killpg(pgid, Signal::SIGKILL);
@@ -301,11 +287,6 @@ pub fn execute(job: &Job<'_>) -> std::io::Result<Execution> {
     // whole range would have to go round in these microseconds.)
     let left_running = job.end_group && !timed_out && killpg(pgid, Signal::SIGKILL).is_ok();
     drop(running);
-    let after = cpu_seconds(UsageWho::RUSAGE_CHILDREN);
-    let (user, system) = match (before, after) {
-        (Some(b), Some(a)) => (Some((a.0 - b.0).max(0.0)), Some((a.1 - b.1).max(0.0))),
-        _ => (None, None),
-    };
     let created = persist(stdout, job.stdout, job.sync)? | persist(stderr, job.stderr, job.sync)?;
     // the new files' names too, before the record that points at them (fdatasync of the
     // record over laid-ahead zeros no longer commits the file system's journal)
@@ -316,12 +297,12 @@ pub fn execute(job: &Job<'_>) -> std::io::Result<Execution> {
         crate::store::sync_dir(dir)?;
     }
     Ok(Execution {
-        exit_code: status.code(),
-        signal: status.signal(),
+        exit_code: ended.status.code(),
+        signal: ended.status.signal(),
         timed_out,
         wall,
-        user,
-        system,
+        user: Some(ended.user),
+        system: Some(ended.system),
         host_error: None,
         not_started: None,
         left_running,
@@ -403,6 +384,95 @@ pub fn capture_argv(argv: &[&str], dir: &Path, timeout: Duration) -> Result<Stri
     if text.is_empty() { Err("no output".to_string()) } else { Ok(text) }
 }
 
+/// Waiting for one child: until it ends (exactly when, through a pidfd, with or without
+/// a limit), then reaping it with its own resource usage. std and nix do not offer
+/// `wait4`'s usage or `pidfd_open`: the only unsafe code in margin, each call with the
+/// reason it is sound.
+#[allow(unsafe_code)]
+mod reap {
+    use std::io;
+    use std::os::fd::{AsFd, FromRawFd, OwnedFd};
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::ExitStatus;
+    use std::time::{Duration, Instant};
+
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use nix::sys::wait::{Id, WaitPidFlag, waitid};
+    use nix::unistd::Pid;
+
+    /// How a reaped child ended, and the CPU time it and what it waited for used.
+    pub struct Ended {
+        pub status: ExitStatus,
+        pub user: f64,
+        pub system: f64,
+    }
+
+    /// Wait until `pid` has ended, leaving it unreaped; `false` when `limit` passed first.
+    pub fn ended_within(pid: Pid, limit: Option<Duration>) -> io::Result<bool> {
+        let Some(limit) = limit else {
+            loop {
+                match waitid(Id::Pid(pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT) {
+                    Err(nix::errno::Errno::EINTR) => continue,
+                    Err(e) => return Err(e.into()),
+                    Ok(_) => return Ok(true),
+                }
+            }
+        };
+        let deadline = Instant::now() + limit;
+        let fd = pidfd(pid)?;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            // poll counts in milliseconds, up to about 24 days at a time: round up, so
+            // the limit is never cut short
+            let ms = left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
+            let mut fds = [PollFd::new(fd.as_fd(), PollFlags::POLLIN)];
+            match poll(&mut fds, PollTimeout::try_from(ms as u32).unwrap_or(PollTimeout::MAX)) {
+                Err(nix::errno::Errno::EINTR) => continue,
+                Err(e) => return Err(e.into()),
+                Ok(0) if left.is_zero() => return Ok(false),
+                Ok(0) => continue,
+                Ok(_) => return Ok(true),
+            }
+        }
+    }
+
+    /// A descriptor that becomes readable when `pid` ends (Linux 5.3 and later).
+    fn pidfd(pid: Pid) -> io::Result<OwnedFd> {
+        // SAFETY: pidfd_open takes a pid and flags, touches no memory of ours, and
+        // returns a new descriptor or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid.as_raw(), 0) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: the descriptor was just opened for us, and nothing else owns it.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+    }
+
+    /// Reap `pid`, which has ended, with its resource usage.
+    pub fn reap(pid: Pid) -> io::Result<Ended> {
+        let mut status: libc::c_int = 0;
+        // SAFETY: rusage is a plain C struct of numbers, for which all zeros is a value.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        loop {
+            // SAFETY: both pointers are to live locals of the types wait4 writes.
+            let r = unsafe { libc::wait4(pid.as_raw(), &mut status, 0, &mut usage) };
+            if r == pid.as_raw() {
+                break;
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+        let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        Ok(Ended {
+            status: ExitStatus::from_raw(status),
+            user: secs(usage.ru_utime),
+            system: secs(usage.ru_stime),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -440,6 +510,28 @@ mod tests {
         let user = e.user.unwrap();
         assert!(user > 0.01, "user {user}");
         assert!(user <= e.wall.as_secs_f64() * 1.05 + 0.01, "user {user} wall {:?}", e.wall);
+    }
+
+    /// A trial's CPU time is its own, not that of other children margin reaps meanwhile
+    /// (the ssh clients of other hosts' trials): a busy loop run and reaped in another
+    /// thread while a trial sleeps leaves the trial's time near zero.
+    #[test]
+    fn cpu_time_is_the_trials_alone() {
+        let busy = std::thread::spawn(|| {
+            let status = Command::new("sh")
+                .args(["-c", "sleep 0.1; i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"])
+                .status()
+                .unwrap();
+            assert!(status.success());
+        });
+        let (e, _, _) = run("sleep 0.3; i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done", None);
+        busy.join().unwrap();
+        let (user, system) = (e.user.unwrap(), e.system.unwrap());
+        let (own, _, _) = run("i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done", None);
+        let alone = own.user.unwrap() + own.system.unwrap();
+        // the trial's own loop, give or take; with the other loop counted it would be twice that
+        assert!(user + system < alone * 1.6 + 0.02, "user {user} system {system}; the loop alone {alone}");
+        assert!(user + system > alone * 0.5, "user {user} system {system}; the loop alone {alone}");
     }
 
     #[test]
