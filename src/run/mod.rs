@@ -138,6 +138,8 @@ enum Shown {
     Trial(Finished),
     /// A line of its own (a hook failure, an abandoned cell).
     Note(String),
+    /// A cell has all its trials, or was abandoned.
+    CellEnded,
 }
 
 /// A finished trial, for the progress display.
@@ -359,6 +361,7 @@ pub fn run(
                         detail: f.detail.as_deref(),
                     }),
                     Shown::Note(text) => ui.note(text),
+                    Shown::CellEnded => ui.cell_ended(),
                 }
             }
         };
@@ -705,6 +708,7 @@ impl<'a> HostRun<'a> {
     fn settle(&mut self, st: &mut CellState<'_>) {
         if !st.done && st.abandoned.is_none() && self.shared.rule.is_done(&st.progress) {
             st.done = true;
+            self.shared.shown.lock().unwrap_or_else(PoisonError::into_inner).push(Shown::CellEnded);
             self.finish_cell(st);
         }
     }
@@ -790,6 +794,7 @@ impl<'a> HostRun<'a> {
 
     fn abandon(&mut self, st: &mut CellState<'_>, why: String) {
         self.note(format!("{}: abandoned for this session: {why}", st.label));
+        self.shared.shown.lock().unwrap_or_else(PoisonError::into_inner).push(Shown::CellEnded);
         st.abandoned = Some(why);
     }
 

@@ -22,17 +22,21 @@ pub trait Progress {
     fn trial(&mut self, t: &TrialLine<'_>);
     /// A note worth a line of its own (a warning, a hook failure, an abandoned cell).
     fn note(&mut self, text: &str);
+    /// One more cell has all its trials, or was abandoned.
+    fn cell_ended(&mut self) {}
     fn finish(&mut self);
 }
 
 /// A progress bar for a terminal (on stderr).
 pub struct Bar {
     bar: ProgressBar,
+    cells: usize,
+    ended: usize,
 }
 
 impl Bar {
     pub fn new() -> Self {
-        Bar { bar: ProgressBar::hidden() }
+        Bar { bar: ProgressBar::hidden(), cells: 0, ended: 0 }
     }
 }
 
@@ -45,8 +49,10 @@ impl Default for Bar {
 impl Progress for Bar {
     fn start(&mut self, cells: usize, min: u64, max: u64) {
         self.bar = ProgressBar::new(min);
+        (self.cells, self.ended) = (cells, 0);
+        self.bar.set_prefix(format!("0/{cells} cells"));
         let style = ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} trials · ETA {eta} · {msg}",
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} trials · {prefix} · ETA {eta} · {msg}",
         )
         .unwrap_or_else(|_| ProgressStyle::default_bar());
         self.bar.set_style(style);
@@ -67,6 +73,11 @@ impl Progress for Bar {
         {
             self.bar.println(format!("{} #{}: {}: {d}", t.label, t.repetition, t.status));
         }
+    }
+
+    fn cell_ended(&mut self) {
+        self.ended += 1;
+        self.bar.set_prefix(format!("{}/{} cells", self.ended, self.cells));
     }
 
     fn note(&mut self, text: &str) {

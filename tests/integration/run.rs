@@ -644,3 +644,27 @@ fn failed_setup_and_cleanup_are_reported_with_their_cells() {
     assert_eq!(cells.len(), 2);
     assert_eq!((cells[1]["cell"].as_str(), cells[1]["what"].as_str()), (Some("n=2"), Some("cleanup failed")));
 }
+
+/// On a terminal the bar counts trials and cells, and the closing summary follows it.
+#[test]
+fn the_bar_counts_trials_and_cells_on_a_terminal() {
+    // in order, so that the first cell's end shows for the second's three trials
+    let f = Fixture::new(&format!(
+        "matrix:\n  n: [1, 2]\nrun: sleep 0.15; echo value=1\n{VALUE}repetitions: 3\norder: sequential\n"
+    ));
+    let margin = assert_cmd::cargo::cargo_bin!("margin");
+    let command = format!("{} run {}", margin.display(), f.file.display());
+    let out = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env("MARGIN_REPORTS", f.reports())
+        .env_remove("MARGIN_SYSROOT")
+        .output()
+        .expect("script (bsdutils) runs a command on a terminal");
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{shown}");
+    assert!(shown.contains("2 cells, 6 trials"), "{shown}");
+    assert!(shown.contains("/6 trials"), "{shown}");
+    assert!(shown.contains("/2 cells · ETA"), "{shown}");
+    assert!(shown.contains("1/2 cells"), "a cell's end is counted: {shown}");
+    assert!(shown.contains("2 of 2 cells complete"), "{shown}");
+}
