@@ -40,15 +40,23 @@ pub fn run(s: &Settings<'_>, out: &mut dyn Write) -> Result<(), Failure> {
     }
 }
 
-/// `3/5 here`, `5/5 done`, `0/5 pending`: trials measured of the minimum, and where.
-fn state(plan: &Plan, o: &CellOutlook) -> String {
+/// `3/5 here`, `5/5 done`, `0/5 pending`: trials measured of the minimum, and where;
+/// then the time the cell's remaining trials should take, from its earlier trials (or
+/// all cells' when it has none yet), `?` before any trial ran.
+fn state(plan: &Plan, o: &CellOutlook) -> (String, String) {
     let (min, _) = plan.repetitions.bounds();
     let word = match (o.done, &o.pending) {
         (true, _) => "done",
         (false, Some(_)) => "pending",
         (false, None) => "here",
     };
-    format!("{:>6}  {word:7}", format!("{}/{min}", o.ok))
+    let left = match o.estimate {
+        _ if o.done => "-".to_string(),
+        None => "?".to_string(),
+        Some((lo, hi)) if (hi - lo).abs() < 0.05 => duration(lo),
+        Some((lo, hi)) => format!("{}–{}", duration(lo), duration(hi)),
+    };
+    (format!("{:>6}  {word:7}", format!("{}/{min}", o.ok)), left)
 }
 
 fn write_text(
@@ -111,7 +119,8 @@ fn write_text(
     }
     writeln!(out, "cells:")?;
     let shown = &plan.cells[..plan.cells.len().min(limit)];
-    let states: Vec<String> = outlook.iter().take(shown.len()).map(|o| state(plan, o)).collect();
+    let states: Vec<(String, String)> = outlook.iter().take(shown.len()).map(|o| state(plan, o)).collect();
+    let left_width = states.iter().map(|(_, left)| left.chars().count()).max().unwrap_or(0).max(9);
     let mut widths: Vec<usize> = plan.keys.iter().map(|k| k.chars().count()).collect();
     for cell in shown {
         for (k, v) in &cell.levels {
@@ -119,13 +128,13 @@ fn write_text(
             *w = (*w).max(v.text.chars().count());
         }
     }
-    let mut header = format!("  {:16}  {:>6}  {:7}", "id", "trials", "state");
+    let mut header = format!("  {:16}  {:>6}  {:7}  {:>left_width$}", "id", "trials", "state", "time left");
     for (k, w) in plan.keys.iter().zip(&widths) {
         header.push_str(&format!("  {k:w$}"));
     }
     writeln!(out, "{}", header.trim_end())?;
-    for (cell, state) in shown.iter().zip(&states) {
-        let mut line = format!("  {}  {state}", cell.id);
+    for (cell, (state, left)) in shown.iter().zip(&states) {
+        let mut line = format!("  {}  {state}  {left:>left_width$}", cell.id);
         let mut i = 0;
         for (k, w) in widths.iter().enumerate() {
             let text = match cell.levels.get(i) {

@@ -24,12 +24,12 @@ fn plan_prints_counts_factors_and_cells() {
     let header = lines.iter().position(|l| l.trim_start().starts_with("id ")).unwrap();
     assert_eq!(
         lines[header].split_whitespace().collect::<Vec<_>>(),
-        ["id", "trials", "state", "bs", "count", "sync"]
+        ["id", "trials", "state", "time", "left", "bs", "count", "sync"]
     );
     let rows: Vec<Vec<&str>> = lines[header + 1..].iter().map(|l| l.split_whitespace().collect()).collect();
     assert_eq!(rows.len(), 9);
-    assert_eq!(rows[0][1..], ["0/5", "here", "4k", "16384", "none"]);
-    assert_eq!(rows[8][1..], ["0/5", "here", "1M", "64", "direct"]);
+    assert_eq!(rows[0][1..], ["0/5", "here", "?", "4k", "16384", "none"]);
+    assert_eq!(rows[8][1..], ["0/5", "here", "?", "1M", "64", "direct"]);
     assert!(rows.iter().all(|r| r[0].len() == 16 && r[0].chars().all(|c| c.is_ascii_hexdigit())));
 }
 
@@ -186,4 +186,35 @@ fn the_sysroot_stands_for_the_whole_host() {
     let out = plan("xen-dom0-mistyped");
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("xen-dom0-mistyped: not a folder"), "{}", stderr(&out));
+}
+
+/// After some trials, `plan` gives each cell the time its remaining trials should take,
+/// from its own trials' wall times, and the total for this host.
+#[test]
+fn plan_estimates_each_cells_time_left_from_earlier_trials() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(&dir, "est.yaml", "matrix:\n  n: [1, 2]\nrun: sleep 0.{{ n }}\nrepetitions: 4\n");
+    let m = || {
+        let mut c = margin();
+        c.env("MARGIN_REPORTS", dir.path().join("reports"));
+        c
+    };
+    let text = stdout(&m().arg("plan").arg(&f).output().unwrap());
+    assert!(text.contains("estimated time here: unknown until the first trials have run"), "{text}");
+    assert!(m().args(["run", "--repetitions", "2"]).arg(&f).output().unwrap().status.success());
+    let text = stdout(&m().arg("plan").arg(&f).output().unwrap());
+    let left = |n: &str| -> f64 {
+        let is_cell = |l: &&str| l.len() > 18 && l[2..18].chars().all(|c| c.is_ascii_hexdigit());
+        let row = text.lines().filter(is_cell).find(|l| l.trim_end().ends_with(&format!(" {n}"))).unwrap();
+        let cols: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!((cols[1], cols[2], cols[4]), ("2/4", "here", "s"), "{row}");
+        cols[3].parse().unwrap()
+    };
+    // two more trials of `sleep 0.1` and of `sleep 0.2`
+    assert!((0.2..0.4).contains(&left("1")), "{text}");
+    assert!((0.4..0.6).contains(&left("2")), "{text}");
+    assert!(
+        text.contains("estimated time here: 0.6 s") || text.contains("estimated time here: 0.7 s"),
+        "{text}"
+    );
 }
