@@ -668,3 +668,40 @@ fn the_bar_counts_trials_and_cells_on_a_terminal() {
     assert!(shown.contains("1/2 cells"), "a cell's end is counted: {shown}");
     assert!(shown.contains("2 of 2 cells complete"), "{shown}");
 }
+
+/// Interleaved order: each round visits every unfinished cell once, in an order drawn
+/// from the seed; the seed is recorded, and the same seed gives the same order.
+#[test]
+fn the_interleaved_order_follows_the_seed_and_is_recorded() {
+    let yaml = format!("matrix:\n  n: [1, 2, 3, 4]\nrun: echo value=1\n{VALUE}repetitions: 3\n");
+    let order = |seed: &str| {
+        let f = Fixture::new(&yaml);
+        let out = f.run(&["--seed", seed]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let (mut records, _) = f.records();
+        records.sort_by_key(|r| (r["round"].as_u64(), r["position"].as_u64()));
+        let mut rounds: Vec<Vec<String>> = vec![Vec::new(); 3];
+        for r in &records {
+            let round = r["round"].as_u64().unwrap() as usize;
+            assert_eq!(r["position"].as_u64().unwrap() as usize, rounds[round - 1].len() + 1, "{r}");
+            rounds[round - 1].push(r["levels"]["n"].as_str().unwrap().to_string());
+        }
+        for round in &rounds {
+            let mut cells = round.clone();
+            cells.sort();
+            assert_eq!(cells, ["1", "2", "3", "4"], "each round visits every cell once: {rounds:?}");
+        }
+        let sessions = std::fs::read_to_string(f.store().join("sessions.ndjson")).unwrap();
+        let start: serde_json::Value = serde_json::from_str(sessions.lines().next().unwrap()).unwrap();
+        assert_eq!(start["seed"].to_string(), seed);
+        rounds
+    };
+    let a = order("5");
+    assert_eq!(order("5"), a, "the same seed, the same order");
+    let b = order("6");
+    assert_ne!(b, a, "another seed, another order");
+    assert!(
+        a.iter().any(|round| round != &a[0]) || b.iter().any(|round| round != &b[0]),
+        "rounds are shuffled anew"
+    );
+}
