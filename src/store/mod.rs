@@ -244,8 +244,10 @@ fn for_each_block(path: &Path, mut each: impl FnMut(&[&[u8]], usize)) -> Result<
             .read_to_end(&mut block)
             .and_then(|_| reader.read_until(b'\n', &mut block))
             .map_err(|e| StoreError::io(path, e))?;
-        // Zeros at the end are room a run laid ahead of its records, not text.
-        if block.last() == Some(&0) {
+        // Zeros at the end are room a run laid ahead of its records, not text; the log
+        // ends there (what a run writes meanwhile is for the next read).
+        let room = block.last() == Some(&0);
+        if room {
             block.truncate(block.iter().rposition(|b| *b != 0).map_or(0, |i| i + 1));
         }
         if block.is_empty() {
@@ -253,12 +255,17 @@ fn for_each_block(path: &Path, mut each: impl FnMut(&[&[u8]], usize)) -> Result<
         }
         let lines: Vec<&[u8]> = block.split(|b| *b == b'\n').collect();
         each(&lines, first);
+        if room {
+            return Ok(());
+        }
         first += lines.len() - 1;
     }
 }
 
+/// Nothing to read: white space, or a line that starts in the room a run lays ahead — a
+/// record it was writing while this read went by, read again next time.
 fn blank(line: &[u8]) -> bool {
-    line.iter().all(u8::is_ascii_whitespace)
+    line.first() == Some(&0) || line.iter().all(u8::is_ascii_whitespace)
 }
 
 fn torn(path: &Path, line: usize, e: &serde_json::Error) -> String {

@@ -311,3 +311,23 @@ fn a_log_that_is_not_a_plain_file_is_an_error() {
         matches!(store.load().unwrap_err(), StoreError::NotAFile { path } if path == store.sessions_path())
     );
 }
+
+/// What `margin status` may read while a run writes: the head of the record being
+/// written still zeros, its tail and the next record already there. That record is left
+/// for the next read, with no warning; the others load.
+#[test]
+fn a_record_half_seen_while_being_written_is_read_next_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path(), "e");
+    store.create().unwrap();
+    let mut bytes = line(1).into_bytes();
+    let half = line(2).len() / 2;
+    bytes.resize(bytes.len() + half, 0);
+    bytes.extend_from_slice(&line(2).as_bytes()[half..]);
+    bytes.extend_from_slice(line(3).as_bytes());
+    bytes.resize(bytes.len() + 4096, 0);
+    std::fs::write(store.runs_path(), &bytes).unwrap();
+    let loaded = store.load().unwrap();
+    assert_eq!(loaded.trials, Trials::from_records(&[trial(1), trial(3)]));
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+}
