@@ -269,13 +269,24 @@ pub fn execute(job: &Job<'_>) -> std::io::Result<Execution> {
     let pgid = Pid::from_raw(child.id() as i32);
     let running = Running::new(pgid.as_raw());
     let mut timed_out = false;
-    if !reap::ended_within(pgid, job.timeout)? {
-        timed_out = true;
-        // the whole group: sh and whatever it started
-        let _ = killpg(pgid, Signal::SIGKILL);
-        reap::ended_within(pgid, None)?;
-    }
-    let wall = start.elapsed();
+    let waited = reap::ended_within(pgid, job.timeout).and_then(|ended| {
+        if !ended {
+            timed_out = true;
+            // the whole group: sh and whatever it started
+            let _ = killpg(pgid, Signal::SIGKILL);
+            reap::ended_within(pgid, None)?;
+        }
+        Ok(start.elapsed())
+    });
+    let wall = match waited {
+        Ok(wall) => wall,
+        Err(e) => {
+            // nothing of it may run on unseen: end it, reap it, then say what failed
+            let _ = killpg(pgid, Signal::SIGKILL);
+            let _ = reap::reap(pgid);
+            return Err(e);
+        }
+    };
     let ended = reap::reap(pgid)?;
     drop(child); // reaped: std has nothing left to wait for
     if timed_out {
@@ -419,7 +430,11 @@ mod reap {
             }
         };
         let deadline = Instant::now() + limit;
-        let fd = pidfd(pid)?;
+        let fd = match pidfd(pid) {
+            Ok(fd) => fd,
+            // before Linux 5.3, or a sandbox that forbids it: look every millisecond
+            Err(_) => return ended_by_looking(pid, deadline),
+        };
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             // poll counts in milliseconds, up to about 24 days at a time: round up, so
@@ -433,6 +448,24 @@ mod reap {
                 Ok(0) => continue,
                 Ok(_) => return Ok(true),
             }
+        }
+    }
+
+    /// [`ended_within`] without a pidfd: whether `pid` has ended, every millisecond until
+    /// `deadline` (the end is seen up to a millisecond late).
+    pub(super) fn ended_by_looking(pid: Pid, deadline: Instant) -> io::Result<bool> {
+        loop {
+            let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT | WaitPidFlag::WNOHANG;
+            match waitid(Id::Pid(pid), flags) {
+                Err(nix::errno::Errno::EINTR) => continue,
+                Err(e) => return Err(e.into()),
+                Ok(nix::sys::wait::WaitStatus::StillAlive) => {}
+                Ok(_) => return Ok(true),
+            }
+            if Instant::now() >= deadline {
+                return Ok(false);
+            }
+            std::thread::sleep(Duration::from_millis(1));
         }
     }
 
@@ -510,6 +543,21 @@ mod tests {
         let user = e.user.unwrap();
         assert!(user > 0.01, "user {user}");
         assert!(user <= e.wall.as_secs_f64() * 1.05 + 0.01, "user {user} wall {:?}", e.wall);
+    }
+
+    /// Without a pidfd (old kernels, sandboxes), the end is seen by looking every
+    /// millisecond: within the limit, and not before it comes.
+    #[test]
+    fn the_end_is_seen_without_a_pidfd_too() {
+        let child = Command::new("sleep").arg("0.2").spawn().unwrap();
+        let pid = Pid::from_raw(child.id() as i32);
+        let start = Instant::now();
+        assert!(!reap::ended_by_looking(pid, start + Duration::from_millis(50)).unwrap());
+        assert!(start.elapsed() >= Duration::from_millis(50));
+        assert!(reap::ended_by_looking(pid, start + Duration::from_secs(5)).unwrap());
+        let seen = start.elapsed();
+        assert!(seen >= Duration::from_millis(190) && seen < Duration::from_secs(2), "{seen:?}");
+        assert!(reap::reap(pid).unwrap().status.success());
     }
 
     /// A trial's CPU time is its own, not that of other children margin reaps meanwhile
