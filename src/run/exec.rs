@@ -558,6 +558,7 @@ mod tests {
         let seen = start.elapsed();
         assert!(seen >= Duration::from_millis(190) && seen < Duration::from_secs(2), "{seen:?}");
         assert!(reap::reap(pid).unwrap().status.success());
+        drop(child); // reaped above
     }
 
     /// A trial's CPU time is its own, not that of other children margin reaps meanwhile
