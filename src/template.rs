@@ -61,6 +61,9 @@ impl Templates {
         });
         commands.add_filter(IN_DOUBLE_QUOTES, in_double_quotes);
         commands.add_filter(IN_SINGLE_QUOTES, in_single_quotes);
+        commands.add_filter(IN_HEREDOC, in_heredoc);
+        commands.add_filter(ON_ONE_LINE, on_one_line);
+        commands.add_filter(IN_BACKQUOTES, in_backquotes);
         let mut values = Environment::new();
         values.set_undefined_behavior(UndefinedBehavior::Strict);
         Self { commands, values }
@@ -124,12 +127,39 @@ impl Templates {
 
 const IN_DOUBLE_QUOTES: &str = "__margin_in_double_quotes";
 const IN_SINGLE_QUOTES: &str = "__margin_in_single_quotes";
+const IN_HEREDOC: &str = "__margin_in_heredoc";
+const ON_ONE_LINE: &str = "__margin_on_one_line";
+const IN_BACKQUOTES: &str = "__margin_in_backquotes";
 
 /// A value as one shell word: single-quoted when it holds anything the shell would read.
 fn word(value: &Value) -> Result<String, Error> {
     shlex::try_quote(&value.to_string())
         .map(|q| q.into_owned())
         .map_err(|_| Error::new(ErrorKind::InvalidOperation, "a value holds a NUL byte"))
+}
+
+/// `word`, each of `specials` preceded by a backslash.
+fn escaped_word(value: &Value, specials: &[char]) -> Result<String, Error> {
+    let word = word(value)?;
+    let mut out = String::with_capacity(word.len() + 8);
+    for c in word.chars() {
+        if specials.contains(&c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    Ok(out)
+}
+
+/// A line break would end a comment or a here-document, and what follows would run.
+fn one_line(value: &Value, place: &str) -> Result<(), Error> {
+    if value.to_string().contains('\n') {
+        return Err(Error::new(
+            ErrorKind::InvalidOperation,
+            format!("a value with a line break {place}: what follows it would run as a command"),
+        ));
+    }
+    Ok(())
 }
 
 /// A value inside the command's own double quotes: quoted as a word, then `$`, backquote,
@@ -139,15 +169,7 @@ fn in_double_quotes(value: Value) -> Result<Value, Error> {
     if value.is_safe() {
         return Ok(value);
     }
-    let word = word(&value)?;
-    let mut out = String::with_capacity(word.len() + 8);
-    for c in word.chars() {
-        if matches!(c, '$' | '`' | '"' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    Ok(Value::from_safe_string(out))
+    Ok(Value::from_safe_string(escaped_word(&value, &['$', '`', '"', '\\'])?))
 }
 
 /// A value inside the command's own single quotes: quoted as a word, each `'` of it
@@ -160,73 +182,247 @@ fn in_single_quotes(value: Value) -> Result<Value, Error> {
     Ok(Value::from_safe_string(word(&value)?.replace('\'', r"'\''")))
 }
 
-/// Where the shell is, reading a command's text.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Place {
-    Bare,
-    SingleQuoted,
-    DoubleQuoted,
+/// A value in a here-document whose delimiter is not quoted, where `$`, backquotes and
+/// `\` still work: quoted as a word, those escaped, on one line.
+fn in_heredoc(value: Value) -> Result<Value, Error> {
+    if value.is_safe() {
+        return Ok(value);
+    }
+    one_line(&value, "in a here-document")?;
+    Ok(Value::from_safe_string(escaped_word(&value, &['$', '`', '\\'])?))
 }
 
-/// Follow the shell's quoting through the template's literal text (tags and comments are
-/// not text) and wrap each `{{ … }}` met inside quotes in the filter for that place. The
-/// text is followed as written: a quote opened in one branch of an `{% if %}` counts for
-/// what follows the branch.
+/// A value inside backquotes, which end at the first unescaped backquote whatever quotes
+/// come between: quoted as a word, then backquotes and `\` escaped.
+fn in_backquotes(value: Value) -> Result<Value, Error> {
+    if value.is_safe() {
+        return Ok(value);
+    }
+    Ok(Value::from_safe_string(escaped_word(&value, &['`', '\\'])?))
+}
+
+/// A value where nothing is expanded (a quoted here-document, a shell comment): the
+/// word, on one line.
+fn on_one_line(value: Value) -> Result<Value, Error> {
+    if value.is_safe() {
+        return Ok(value);
+    }
+    one_line(&value, "in a comment or a quoted here-document")?;
+    Ok(Value::from_safe_string(word(&value)?))
+}
+
+/// What the shell makes of the text at some point of a command.
+#[derive(Clone, PartialEq, Eq)]
+enum Place {
+    /// Words: the top level, or inside `$( … )` (with its open parentheses) or backquotes.
+    Bare {
+        sub: Option<Sub>,
+    },
+    SingleQuoted,
+    /// `$'…'`, where `\` escapes.
+    AnsiQuoted,
+    DoubleQuoted,
+    /// A `#` comment, to the end of the line.
+    Comment,
+    /// The body of a here-document, to the line that is its delimiter.
+    Heredoc {
+        delimiter: String,
+        quoted: bool,
+        tabs: bool,
+    },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Sub {
+    /// `$(`, with the `(` opened inside it since.
+    Dollar(u32),
+    Backquote,
+}
+
+const BARE: Place = Place::Bare { sub: None };
+
+/// Follow the shell's quoting through the template's text (tags and comments are not
+/// text; `{% raw %}` is copied as it is) and wrap each `{{ … }}` in the filter that quotes
+/// for its place: bare, it gets the formatter's word; inside quotes, `$( … )`, a comment
+/// or a here-document, what that place needs. The text is followed as written: a quote
+/// opened in one branch of an `{% if %}` counts for what follows the branch.
 fn quote_by_place(source: &str) -> std::borrow::Cow<'_, str> {
-    if !source.contains('"') && !source.contains('\'') {
+    if !source.contains(['"', '\'', '#', '<', '$', '`']) {
         return std::borrow::Cow::Borrowed(source);
     }
     let mut out = String::with_capacity(source.len() + 64);
-    let mut place = Place::Bare;
+    let mut stack = vec![BARE];
+    // here-documents named on this line, whose bodies start at the next line
+    let mut heredocs: Vec<Place> = Vec::new();
+    let mut prev: Option<char> = None;
     let mut rest = source;
     while let Some(c) = rest.chars().next() {
-        if let Some(tag) = ["{#", "{%"].into_iter().find(|t| rest.starts_with(t)) {
-            let close = if tag == "{#" { "#}" } else { "%}" };
-            let end = rest.find(close).map_or(rest.len(), |i| i + 2);
-            out.push_str(&rest[..end]);
-            rest = &rest[end..];
+        if rest.starts_with("{#") || rest.starts_with("{%") {
+            let end = tag_end(rest);
+            let tag = &rest[..end];
+            let body = if is_raw(tag) { raw_end(&rest[end..]) } else { 0 };
+            out.push_str(&rest[..end + body]);
+            rest = &rest[end + body..];
             continue;
         }
         if rest.starts_with("{{") {
-            let end = expression_end(rest);
-            let (expr, after) = rest.split_at(end);
-            match place {
-                Place::Bare => out.push_str(expr),
-                Place::SingleQuoted => wrap(&mut out, expr, IN_SINGLE_QUOTES),
-                Place::DoubleQuoted => wrap(&mut out, expr, IN_DOUBLE_QUOTES),
+            let end = tag_end(rest);
+            let filter = match stack.last() {
+                Some(Place::SingleQuoted | Place::AnsiQuoted) => Some(IN_SINGLE_QUOTES),
+                Some(Place::DoubleQuoted) => Some(IN_DOUBLE_QUOTES),
+                Some(Place::Heredoc { quoted: false, .. }) => Some(IN_HEREDOC),
+                Some(Place::Comment | Place::Heredoc { quoted: true, .. }) => Some(ON_ONE_LINE),
+                Some(Place::Bare { sub: Some(Sub::Backquote) }) => Some(IN_BACKQUOTES),
+                _ => None,
+            };
+            match filter {
+                Some(filter) => wrap(&mut out, &rest[..end], filter),
+                None => out.push_str(&rest[..end]),
             }
-            rest = after;
+            rest = &rest[end..];
+            prev = Some('}');
             continue;
         }
+        let top = stack.last().cloned().unwrap_or(BARE);
+        let next = rest[c.len_utf8()..].chars().next();
         let mut len = c.len_utf8();
-        match (place, c) {
-            (Place::Bare | Place::DoubleQuoted, '\\') => {
-                // the next character is taken literally
-                len += rest[len..].chars().next().map_or(0, char::len_utf8);
+        match (&top, c) {
+            (Place::Heredoc { delimiter, tabs, .. }, _) if prev.is_none_or(|p| p == '\n') => {
+                let line = rest.split('\n').next().unwrap_or(rest);
+                let line_text = if *tabs { line.trim_start_matches('\t') } else { line };
+                if line_text == delimiter {
+                    stack.pop();
+                    len = line.len();
+                }
             }
-            (Place::Bare, '\'') => place = Place::SingleQuoted,
-            (Place::Bare, '"') => place = Place::DoubleQuoted,
-            (Place::SingleQuoted, '\'') | (Place::DoubleQuoted, '"') => place = Place::Bare,
-            _ => {}
+            (Place::Heredoc { .. }, _) => {}
+            (Place::Comment, '\n') => {
+                stack.pop();
+                stack.extend(heredocs.drain(..).rev());
+            }
+            (Place::Comment, _) => {}
+            (Place::SingleQuoted, '\'') => {
+                stack.pop();
+            }
+            (Place::SingleQuoted, _) => {}
+            (Place::AnsiQuoted, '\\') => len += next.map_or(0, char::len_utf8),
+            (Place::AnsiQuoted, '\'') => {
+                stack.pop();
+            }
+            (Place::AnsiQuoted, _) => {}
+            (Place::Bare { .. } | Place::DoubleQuoted, '\\') => {
+                // the next character is taken literally — unless it starts a template tag
+                if !["{{", "{%", "{#"].iter().any(|t| rest[1..].starts_with(t)) {
+                    len += next.map_or(0, char::len_utf8);
+                }
+            }
+            (_, '$') if next == Some('(') => {
+                stack.push(Place::Bare { sub: Some(Sub::Dollar(0)) });
+                len += 1;
+            }
+            (Place::Bare { sub: Some(Sub::Backquote) }, '`') => {
+                stack.pop();
+            }
+            (Place::Bare { .. } | Place::DoubleQuoted, '`') => {
+                stack.push(Place::Bare { sub: Some(Sub::Backquote) })
+            }
+            (Place::DoubleQuoted, '"') => {
+                stack.pop();
+            }
+            (Place::DoubleQuoted, _) => {}
+            (Place::Bare { .. }, '$') if next == Some('\'') => {
+                stack.push(Place::AnsiQuoted);
+                len += 1;
+            }
+            (Place::Bare { .. }, '\'') => stack.push(Place::SingleQuoted),
+            (Place::Bare { .. }, '"') => stack.push(Place::DoubleQuoted),
+            (Place::Bare { sub: Some(Sub::Dollar(depth)) }, '(') => {
+                *stack.last_mut().expect("a place") = Place::Bare { sub: Some(Sub::Dollar(depth + 1)) };
+            }
+            (Place::Bare { sub: Some(Sub::Dollar(depth)) }, ')') => {
+                if *depth == 0 {
+                    stack.pop();
+                } else {
+                    *stack.last_mut().expect("a place") = Place::Bare { sub: Some(Sub::Dollar(depth - 1)) };
+                }
+            }
+            (Place::Bare { .. }, '#') if prev.is_none_or(|p| p.is_whitespace() || ";&|()".contains(p)) => {
+                stack.push(Place::Comment);
+            }
+            (Place::Bare { .. }, '<') if rest.starts_with("<<") && !rest.starts_with("<<<") => {
+                let (taken, heredoc) = heredoc_start(rest);
+                len = taken;
+                heredocs.extend(heredoc);
+            }
+            (Place::Bare { .. }, '\n') => stack.extend(heredocs.drain(..).rev()),
+            (Place::Bare { .. }, _) => {}
         }
         out.push_str(&rest[..len]);
+        prev = rest[..len].chars().last();
         rest = &rest[len..];
     }
     std::borrow::Cow::Owned(out)
 }
 
-/// The length of the `{{ … }}` at the start of `text`, through its `}}` (string literals
-/// inside it may hold braces); all of `text` when it is never closed.
-fn expression_end(text: &str) -> usize {
+/// `<<WORD`, `<<-WORD`, `<<'WORD'`, `<<"WORD"`, `<< WORD` at the start of `text`: how
+/// much of it the operator and its word take, and the here-document it opens.
+fn heredoc_start(text: &str) -> (usize, Option<Place>) {
+    let mut i = 2;
+    let tabs = text[i..].starts_with('-');
+    if tabs {
+        i += 1;
+    }
+    i += text[i..].len() - text[i..].trim_start_matches([' ', '\t']).len();
+    let word_len =
+        text[i..].find(|c: char| c.is_whitespace() || ";&|<>()".contains(c)).unwrap_or(text.len() - i);
+    let word = &text[i..i + word_len];
+    if word.is_empty() || word.contains("{{") {
+        return (i, None);
+    }
+    let quoted = word.contains(['\'', '"', '\\']);
+    let delimiter: String = word.chars().filter(|c| !matches!(c, '\'' | '"' | '\\')).collect();
+    (i + word_len, Some(Place::Heredoc { delimiter, quoted, tabs }))
+}
+
+/// Whether a `{% … %}` tag is `{% raw %}`.
+fn is_raw(tag: &str) -> bool {
+    let inner = tag.trim_start_matches("{%").trim_end_matches("%}");
+    inner.trim_matches(|c: char| c == '-' || c == '+' || c.is_whitespace()) == "raw"
+}
+
+/// The length of a `{% raw %}` block's body and its `{% endraw %}` tag.
+fn raw_end(text: &str) -> usize {
+    let mut from = 0;
+    while let Some(i) = text[from..].find("{%") {
+        let start = from + i;
+        let end = start + tag_end(&text[start..]);
+        let inner = text[start..end].trim_start_matches("{%").trim_end_matches("%}");
+        if inner.trim_matches(|c: char| c == '-' || c == '+' || c.is_whitespace()) == "endraw" {
+            return end;
+        }
+        from = end;
+    }
+    text.len()
+}
+
+/// The length of the `{{ … }}`, `{% … %}` or `{# … #}` at the start of `text`, through its
+/// closing braces (string literals inside it may hold braces); all of `text` when it is
+/// never closed.
+fn tag_end(text: &str) -> usize {
+    let close = match &text[..2] {
+        "{{" => b'}',
+        "{%" => b'%',
+        _ => b'#',
+    };
     let bytes = text.as_bytes();
     let mut i = 2;
     let mut quote = None;
     while i < bytes.len() {
         match (quote, bytes[i]) {
-            (Some(_), b'\\') if i + 1 < bytes.len() => i += 1,
+            (Some(_), b'\\') if close != b'#' && i + 1 < bytes.len() => i += 1,
             (Some(q), b) if b == q => quote = None,
-            (None, b'"' | b'\'') => quote = Some(bytes[i]),
-            (None, b'}') if bytes.get(i + 1) == Some(&b'}') => return i + 2,
+            (None, b'"' | b'\'') if close != b'#' => quote = Some(bytes[i]),
+            (None, b) if b == close && bytes.get(i + 1) == Some(&b'}') => return i + 2,
             _ => {}
         }
         i += 1;
@@ -350,6 +546,21 @@ mod tests {
             ("sh -c \"printf '%s\\\\n' {{ x }}\"", evil.clone()),
             ("sh -c 'printf \"%s\\n\" {{ x }}'", evil.clone()),
             ("printf '%s\\n' \\\"{{ x }}", format!("\"{evil}")),
+            // a quote in a shell comment is not a quote
+            ("# don't quote x here\nprintf '%s\\n' {{ x }}", evil.clone()),
+            ("printf '%s\\n' {{ x }} # it's bare", evil.clone()),
+            // $( … ) inside double quotes is bare again
+            ("printf '%s\\n' \"got: $(printf '%s' {{ x }})\"", format!("got: {evil}")),
+            ("printf '%s\\n' \"got: $(printf '%s' \"$(printf '%s' {{ x }})\")\"", format!("got: {evil}")),
+            ("printf '%s\\n' \"got: `printf '%s' {{ x }}`\"", format!("got: {evil}")),
+            // a backslash before the value escapes nothing of it
+            ("printf '%s\\n' \"\\{{ x }}\"", format!("\\{word}")),
+            // tags, raw blocks and string literals in them are not shell text
+            ("{% set p = '%}' %}printf '%s\\n' \"{{ x }}\"", word.clone()),
+            ("printf '%s\\n' \"{% raw %}{{ x }}{% endraw %}\" {{ x }}", format!("{{{{ x }}}}\n{evil}")),
+            // here-documents: expanded, or not
+            ("cat <<EOF\nvalue {{ x }}\nEOF", format!("value {word}")),
+            ("cat <<-'EOF'\n\tvalue {{ x }}\n\tEOF\nprintf '%s\\n' {{ x }}", format!("value {word}\n{evil}")),
         ];
         for (template, expected) in cases {
             let command = t.render_command(template, &c).unwrap();
@@ -364,6 +575,18 @@ mod tests {
             );
             assert_eq!(String::from_utf8(out.stdout).unwrap(), expected + "\n", "{template}\n→ {command}");
         }
+        // bash's $'…', where `\` escapes and `\'` does not end it
+        let command = t.render_command("printf '%s\\n' $'a\\tb\\' {{ x }}'", &c).unwrap();
+        let out = std::process::Command::new("bash").arg("-c").arg(&command).output().unwrap();
+        assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none(), "{command}");
+        assert_eq!(String::from_utf8(out.stdout).unwrap(), format!("a\tb' {word}\n"), "{command}");
+        // a line break would end a comment or a here-document: refused there
+        let two = ctx(&[("x", Value::from(format!("a\ntouch {d}/e")))]);
+        for template in ["# note {{ x }}\necho", "cat <<EOF\n{{ x }}\nEOF"] {
+            let err = t.render_command(template, &two).unwrap_err();
+            assert!(err.message.contains("a value with a line break"), "{template}: {err:?}");
+        }
+        assert!(t.render_command("printf '%s' {{ x }}", &two).is_ok(), "bare, it is quoted");
         // `| safe` still pastes the text as it is, quotes or not
         let safe = ctx(&[("flag", Value::from("--a=\"b\""))]);
         assert_eq!(t.render_command("run \"{{ flag | safe }}\"", &safe).unwrap(), "run \"--a=\"b\"\"");
