@@ -43,7 +43,9 @@ fn deserialize(path: &Path, source: &str) -> Result<Spec, Diagnostic> {
     serde_saphyr::from_str_with_options::<Spec>(source, options).map_err(|e| {
         let pos = e.location().map(|l| Pos::new(l.line() as u32, l.column() as u32)).unwrap_or_default();
         let (message, hint) = explain(&e.without_snippet().to_string());
-        let hint = hint.or_else(|| unclosed_bracket(source, pos.line as usize));
+        // a type error has its own meaning; a syntax error may come from a bracket above
+        let typed = ["expected", "unknown", "invalid", "duplicate"].iter().any(|w| message.starts_with(w));
+        let hint = if typed { hint } else { hint.or_else(|| unclosed_bracket(source, pos.line as usize)) };
         let d = Diagnostic::new(path, pos, message);
         match hint {
             Some(h) => d.with_hint(h),
@@ -82,17 +84,28 @@ fn explain(raw: &str) -> (String, Option<String>) {
     (reworded, None)
 }
 
-/// A `[` or `{` opened before `line` and never closed in the whole file: the usual
-/// cause of a puzzling syntax error a line or two below it (`n: [1, 2` then `run: …`).
+/// A `[` or `{` opened on a line before `line` and never closed in the whole file: the
+/// usual cause of a puzzling syntax error a line or two below it (`n: [1, 2` then
+/// `run: …`). Block scalars (`run: |`) are text, and a quote counts only where it starts
+/// a scalar (`[it's, b]` has none).
 fn unclosed_bracket(source: &str, line: usize) -> Option<String> {
     let mut open: Vec<(char, usize, usize)> = Vec::new();
+    // the indentation of the key whose block scalar the lines are in, if any
+    let mut block: Option<usize> = None;
     for (l, text) in source.lines().enumerate() {
+        let indent = text.len() - text.trim_start().len();
+        if let Some(key) = block {
+            if text.trim().is_empty() || indent > key {
+                continue;
+            }
+            block = None;
+        }
         let (mut quote, mut prev) = (None, ' ');
         for (c, ch) in text.chars().enumerate() {
             match (quote, ch) {
                 (Some(q), _) if ch == q => quote = None,
                 (Some(_), _) => {}
-                (None, '\'' | '"') => quote = Some(ch),
+                (None, '\'' | '"') if " [{,:".contains(prev) => quote = Some(ch),
                 (None, '#') if prev == ' ' => break, // a comment
                 (None, '[' | '{') => open.push((ch, l + 1, c + 1)),
                 (None, ']' | '}') => {
@@ -102,8 +115,16 @@ fn unclosed_bracket(source: &str, line: usize) -> Option<String> {
             }
             prev = ch;
         }
+        let code = text.split(" #").next().unwrap_or(text).trim_end();
+        if quote.is_none()
+            && code
+                .trim_end_matches(['-', '+', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9'])
+                .ends_with(['|', '>'])
+        {
+            block = Some(indent);
+        }
     }
-    let &(ch, l, c) = open.iter().rev().find(|(_, l, _)| *l <= line.max(1))?;
+    let &(ch, l, c) = open.iter().rev().find(|(_, l, _)| *l < line)?;
     let close = if ch == '[' { ']' } else { '}' };
     Some(format!("the `{ch}` at line {l}, column {c} is never closed: it ends with `{close}`"))
 }
@@ -148,4 +169,22 @@ fn respell(source: &str, spec: &mut Spec) {
         fix_located(target);
     }
     spec.analysis.threshold.iter_mut().for_each(fix_located);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unclosed_bracket;
+
+    #[test]
+    fn an_unclosed_bracket_above_the_error_is_pointed_at() {
+        let hint = unclosed_bracket("matrix:\n  n: [1, 2\nrun: echo\n", 3).unwrap();
+        assert_eq!(hint, "the `[` at line 2, column 6 is never closed: it ends with `]`");
+        // closed on a later line: a flow list may span lines
+        assert_eq!(unclosed_bracket("n: [1,\n  2]\nrun: x: y\n", 3), None);
+        // a block scalar is text; an apostrophe inside a word quotes nothing
+        assert_eq!(unclosed_bracket("run: |\n  echo {\nrepetitions: x\n", 3), None);
+        assert_eq!(unclosed_bracket("m: [it's, b]\nx: y: z\n", 2), None);
+        // one on the error's own line is the parser's to describe
+        assert_eq!(unclosed_bracket("n: [1, 2: 3\n", 1), None);
+    }
 }
