@@ -146,7 +146,8 @@ fn dry_run(exp: &Experiment, plan: &Plan, o: &Options, out: &mut dyn Write) -> R
         }
         let (lo, hi) = look.remaining;
         let trials = if lo == hi { format!("{lo}") } else { format!("{lo}–{hi}") };
-        let workdir = store.dir.join("work").join(cell.id.to_string());
+        // each session makes its own: `<cell>-<the session id's last 8 digits>`
+        let workdir = store.dir.join("work").join(format!("{}-SESSION", cell.id));
         let workdir = workdir.to_string_lossy();
         let b = Builtins { workdir: &workdir, repetition: look.attempts + 1, host: LOCAL_HOST };
         let cmds = render(&templates, exp, plan, cell, &b).map_err(|d| Failure::Input(d.to_string()))?;

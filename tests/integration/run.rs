@@ -453,7 +453,7 @@ fn dry_run_shows_the_commands_and_runs_nothing() {
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(text.contains("n=1: 3 trials of `touch "), "{text}");
-    assert!(text.contains("/ran-1`"), "{text}");
+    assert!(text.contains("-SESSION/ran-1`"), "the workdir as a session names it: {text}");
     assert!(!f.store().join("runs.ndjson").exists());
 }
 
