@@ -254,6 +254,9 @@ pub fn run(
 ) -> Result<Outcome, RunError> {
     facts::check_sysroot().map_err(|e| RunError::Io { what: "facts".into(), source: e })?;
     let _lock = store.lock("run")?;
+    for dir in remove_stale_workdirs(store)? {
+        ui.note(&format!("removed {}: the workdir of a run that was killed", dir.display()));
+    }
     if settings.fresh {
         for moved in store.move_aside()? {
             ui.note(&format!("--fresh: the old log is now {}", moved.display()));
@@ -429,6 +432,32 @@ pub fn run(
 fn ssh_entry<'e>(exp: &'e Experiment, host: &str) -> Option<(&'e crate::spec::Host, &'e str)> {
     let (_, entry) = exp.spec.hosts.iter().find(|(name, _)| name.value == host)?;
     entry.value.ssh.as_ref().map(|ssh| (&entry.value, ssh.value.as_str()))
+}
+
+/// Workdirs on this machine of sessions that started and never ended (a run killed, or
+/// stopped by a second Ctrl-C): scratch nobody asked to keep, which no later session
+/// would use (each makes its own). Those of sessions that ended are kept
+/// (`--keep-workdir`). Called with the store locked.
+fn remove_stale_workdirs(store: &Store) -> Result<Vec<PathBuf>, RunError> {
+    let work = store.dir.join("work");
+    let Ok(entries) = std::fs::read_dir(&work) else { return Ok(Vec::new()) };
+    let (sessions, _) = store.session_records()?;
+    let ended: std::collections::HashSet<&str> =
+        sessions.iter().filter(|s| s.event == Event::End).map(|s| s.session.as_str()).collect();
+    let killed: std::collections::HashSet<&str> = sessions
+        .iter()
+        .filter(|s| s.event == Event::Start && s.host == LOCAL_HOST && !ended.contains(s.session.as_str()))
+        .filter_map(|s| s.session.get(s.session.len().saturating_sub(8)..))
+        .collect();
+    let mut removed = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some((_, suffix)) = name.rsplit_once('-') else { continue };
+        if killed.contains(suffix) && std::fs::remove_dir_all(entry.path()).is_ok() {
+            removed.push(entry.path());
+        }
+    }
+    Ok(removed)
 }
 
 /// The executor of a host: local, or ssh when its `hosts:` entry says so.

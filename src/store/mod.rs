@@ -158,6 +158,13 @@ impl Store {
         Ok(loaded)
     }
 
+    /// The session log alone, and what was skipped while reading it.
+    pub fn session_records(&self) -> Result<(Vec<SessionRecord>, Vec<String>), StoreError> {
+        let mut warnings = Vec::new();
+        let sessions = read_log(&self.sessions_path(), &mut warnings)?;
+        Ok((sessions, warnings))
+    }
+
     /// The trial log as whole records, for the commands that rewrite or extend it
     /// (`reparse`, `import`), and what was skipped while reading it.
     pub fn records(&self) -> Result<(Vec<TrialRecord>, Vec<String>), StoreError> {

@@ -296,6 +296,12 @@ fn kill_9_at_twenty_moments_loses_no_trial_and_duplicates_none() {
     assert!(f.ok_per_cell().values().all(|n| *n == 12), "{:?}", f.ok_per_cell());
     assert_eq!(f.ok_per_cell().len(), 4);
     unique_cell_repetitions(&f.records().0);
+    // the workdirs the killed runs left were removed by the next
+    assert!(
+        !f.store().join("work").exists(),
+        "workdirs left: {:?}",
+        std::fs::read_dir(f.store().join("work")).map(|d| d.count())
+    );
     // the run that finished gave back the room it laid ahead: the log ends with a record
     let log = std::fs::read(f.store().join("runs.ndjson")).unwrap();
     assert!(log.ends_with(b"}\n") && !log.contains(&0), "zeros left in the log");
