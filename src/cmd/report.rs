@@ -44,6 +44,7 @@ fn loaded(exp: &Experiment, plan: &Plan, reports: &Path) -> Result<(Store, Loade
     let store = Store::new(reports, &exp.name);
     let (outlook, loaded, _) =
         run::outlook(exp, plan, &store, &Settings::default()).map_err(|e| Failure::Input(e.to_string()))?;
+    let gave_up = run::last_abandoned(plan, &loaded.sessions);
     let pending = plan
         .cells
         .iter()
@@ -51,9 +52,14 @@ fn loaded(exp: &Experiment, plan: &Plan, reports: &Path) -> Result<(Store, Loade
         .filter(|(_, o)| !o.done)
         .map(|(cell, o)| Pending {
             cell: plan.label(cell),
-            reason: o.pending.clone().unwrap_or_else(|| match o.ok {
-                0 => "not run yet: `margin run` on this host runs it".to_string(),
-                n => format!("{n} trials so far, fewer than the repetitions ask: `margin run` adds the rest"),
+            reason: o.pending.clone().unwrap_or_else(|| match (gave_up.get(&cell.id.to_string()), o.ok) {
+                (Some(why), _) => {
+                    format!("abandoned by the last run ({why}; see Failures): `margin run` tries it again")
+                }
+                (None, 0) => "not run yet: `margin run` on this host runs it".to_string(),
+                (None, n) => {
+                    format!("{n} trials so far, fewer than the repetitions ask: `margin run` adds the rest")
+                }
             }),
         })
         .collect();

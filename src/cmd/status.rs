@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use super::{Failure, io, load_all};
 use crate::plan::DEFAULT_MAX_CELLS;
 use crate::run::{self, Settings};
-use crate::store::{Event, Status};
+use crate::store::Status;
 
 pub fn run(files: &[PathBuf], reports: &Path, out: &mut dyn Write) -> Result<(), Failure> {
     let files = if files.is_empty() { super::experiment_files() } else { files.to_vec() };
@@ -19,25 +19,13 @@ pub fn run(files: &[PathBuf], reports: &Path, out: &mut dyn Write) -> Result<(),
             .map_err(|e| Failure::Input(e.to_string()))?;
         let done = outlook.iter().filter(|o| o.done).count();
         let pending = outlook.iter().filter(|o| o.pending.is_some()).count();
-        // Abandoned: cells not done that the last run on their host gave up on (each host
-        // runs in a session of its own; an import runs nothing and abandons nothing).
-        let mut last_runs: Vec<&crate::store::SessionRecord> = Vec::new();
-        for s in loaded.sessions.iter().rev().filter(|s| s.event == Event::End && !s.import) {
-            if !last_runs.iter().any(|r| r.host == s.host) {
-                last_runs.push(s);
-            }
-        }
+        // Abandoned: cells not done that the last run on their host gave up on.
+        let gave_up = run::last_abandoned(&plan, &loaded.sessions);
         let abandoned = plan
             .cells
             .iter()
             .zip(&outlook)
-            .filter(|(c, o)| {
-                !o.done
-                    && o.pending.is_none()
-                    && last_runs
-                        .iter()
-                        .any(|r| r.host == run::host_of(&plan, c) && r.abandoned.contains(&c.id.to_string()))
-            })
+            .filter(|(c, o)| !o.done && o.pending.is_none() && gave_up.contains_key(&c.id.to_string()))
             .count();
         let here = outlook.len() - done - pending - abandoned;
         let trials = &loaded.trials;

@@ -434,6 +434,28 @@ fn ssh_entry<'e>(exp: &'e Experiment, host: &str) -> Option<(&'e crate::spec::Ho
     entry.value.ssh.as_ref().map(|ssh| (&entry.value, ssh.value.as_str()))
 }
 
+/// The cells the last run on their host abandoned, by id, with why: each host runs in a
+/// session of its own, and an import runs nothing and abandons nothing.
+pub fn last_abandoned(plan: &Plan, sessions: &[SessionRecord]) -> std::collections::HashMap<String, String> {
+    let mut last_runs: Vec<&SessionRecord> = Vec::new();
+    for s in sessions.iter().rev().filter(|s| s.event == Event::End && !s.import) {
+        if !last_runs.iter().any(|r| r.host == s.host) {
+            last_runs.push(s);
+        }
+    }
+    let mut out = std::collections::HashMap::new();
+    for cell in &plan.cells {
+        let id = cell.id.to_string();
+        let host = host_of(plan, cell);
+        let Some(run) = last_runs.iter().find(|r| r.host == host && r.abandoned.contains(&id)) else {
+            continue;
+        };
+        let why = run.problems.iter().find(|p| p.cell == id && p.what == "abandoned").map(|p| p.why.clone());
+        out.insert(id, why.unwrap_or_else(|| "too many failures".to_string()));
+    }
+    out
+}
+
 /// Workdirs on this machine of sessions that started and never ended (a run killed, or
 /// stopped by a second Ctrl-C): scratch nobody asked to keep, which no later session
 /// would use (each makes its own). Those of sessions that ended are kept

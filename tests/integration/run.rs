@@ -644,6 +644,12 @@ fn failed_setup_and_cleanup_are_reported_with_their_cells() {
     assert!(rows[0].starts_with("| n=1 ") && rows[0].contains("| abandoned "), "{}", rows[0]);
     assert!(rows[0].contains("`setup` failed: exit code 3: no setup"), "{}", rows[0]);
     assert!(rows[1].starts_with("| n=2 ") && rows[1].contains("| cleanup failed "), "{}", rows[1]);
+    assert!(
+        report.contains(
+            "- n=1: abandoned by the last run (`setup` failed: exit code 3: no setup; see Failures)"
+        ),
+        "{report}"
+    );
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(f.store().join("summary.json")).unwrap()).unwrap();
     let cells = summary["cell_failures"].as_array().unwrap();
