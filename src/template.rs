@@ -1,13 +1,14 @@
-//! Command templates: minijinja with strict undefined names and shell quoting.
+//! Command templates: minijinja with strict undefined names, and values that never run.
 //!
-//! Commands (`setup`, `run`, …) are rendered with every substituted value quoted for the
-//! shell, so a level `a b; rm -rf /` stays one argument; `| safe` opts out. Between the
-//! command's own quotes the quoted word is escaped for them as well (`$`, backquotes, `"`
-//! and `\` inside double quotes, `'` inside single ones), so those quotes hand it on
-//! unchanged: nothing in a value is expanded there, and a shell that reads the quoted
-//! string (`sh -c "…"`, `ssh host '…'`) still gets one word. `vars` are
-//! rendered without quoting: they are values, and get quoted where a command uses them.
-//! `where` filters are minijinja expressions over the same names.
+//! In commands (`setup`, `run`, …) a value that is plain text is written as it is; any
+//! other goes into an environment variable of the command, which the command refers to
+//! (`"${MARGIN_VALUE_1}"`): the shell never reads a variable's value as shell text, so a
+//! level `a b; rm -rf /` stays one argument wherever it lands. The shell is followed
+//! through the text only to write the reference so that the value arrives whole
+//! (`${V}` inside double quotes, `'"${V}"'` inside single ones). `| safe` pastes the text
+//! itself; `| q` quotes a value for another shell that reads the string again. `vars` are
+//! rendered without quoting: they are values. `where` filters are minijinja expressions
+//! over the same names.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -55,17 +56,25 @@ impl Templates {
     pub fn new() -> Self {
         let mut commands = Environment::new();
         commands.set_undefined_behavior(UndefinedBehavior::Strict);
+        // No HTML escaping whatever a template's name: a command is not a web page, and
+        // escaping marks values safe, which would paste them unquoted.
+        commands.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
+        commands.remove_filter("escape");
+        commands.remove_filter("e");
         commands.set_formatter(|out, _state, value| {
-            let text = if value.is_safe() { value.to_string() } else { word(value)? };
-            out.write_str(&text).map_err(|_| Error::new(ErrorKind::WriteFailure, "write failed"))
+            let text = reference(value, Form::Quoted)?;
+            out.write_str(&text.to_string()).map_err(|_| Error::new(ErrorKind::WriteFailure, "write failed"))
         });
         commands.add_filter(IN_DOUBLE_QUOTES, in_double_quotes);
         commands.add_filter(IN_SINGLE_QUOTES, in_single_quotes);
         commands.add_filter(IN_HEREDOC, in_heredoc);
-        commands.add_filter(ON_ONE_LINE, on_one_line);
+        commands.add_filter(IN_COMMENT, in_comment);
+        commands.add_filter(IN_QUOTED_HEREDOC, in_quoted_heredoc);
         commands.add_filter(IN_BACKQUOTES, in_backquotes);
+        commands.add_filter("q", quote_for_another_shell);
         let mut values = Environment::new();
         values.set_undefined_behavior(UndefinedBehavior::Strict);
+        values.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
         Self { commands, values }
     }
 
@@ -96,14 +105,24 @@ impl Templates {
     }
 
     /// Render a command: every value substituted is shell-quoted unless `| safe`.
-    pub fn render_command(&self, source: &str, ctx: &Context) -> Result<String, TemplateError> {
-        match self.commands.get_template(source) {
-            Ok(t) => Ok(t.render(ctx.to_value())?),
+    /// `values`: the environment variables the command's values go in (see [`reference`]),
+    /// shared by the commands of a cell; those this one needs are added.
+    pub fn render_command(
+        &self,
+        source: &str,
+        ctx: &Context,
+        values: &mut Vec<(String, String)>,
+    ) -> Result<String, TemplateError> {
+        VALUES.with_borrow_mut(|v| *v = std::mem::take(values));
+        let rendered = match self.commands.get_template(source) {
+            Ok(t) => t.render(ctx.to_value()),
             Err(_) => {
                 let compiled = Self::command_source(source);
-                Ok(self.commands.template_from_str(&compiled)?.render(ctx.to_value())?)
+                self.commands.template_from_str(&compiled).and_then(|t| t.render(ctx.to_value()))
             }
-        }
+        };
+        VALUES.with_borrow_mut(|v| *values = std::mem::take(v));
+        Ok(rendered?)
     }
 
     /// Render a var: plain text, no quoting.
@@ -128,87 +147,103 @@ impl Templates {
 const IN_DOUBLE_QUOTES: &str = "__margin_in_double_quotes";
 const IN_SINGLE_QUOTES: &str = "__margin_in_single_quotes";
 const IN_HEREDOC: &str = "__margin_in_heredoc";
-const ON_ONE_LINE: &str = "__margin_on_one_line";
+const IN_COMMENT: &str = "__margin_in_comment";
+const IN_QUOTED_HEREDOC: &str = "__margin_in_quoted_heredoc";
 const IN_BACKQUOTES: &str = "__margin_in_backquotes";
 
-/// A value as one shell word: single-quoted when it holds anything the shell would read.
-fn word(value: &Value) -> Result<String, Error> {
-    shlex::try_quote(&value.to_string())
-        .map(|q| q.into_owned())
-        .map_err(|_| Error::new(ErrorKind::InvalidOperation, "a value holds a NUL byte"))
+/// The prefix of the environment variables that carry values into commands.
+pub const VALUE_VAR: &str = "MARGIN_VALUE_";
+
+std::thread_local! {
+    /// The values of the command being rendered on this thread, in the order their
+    /// variables are numbered (set by [`Templates::render_command`]).
+    static VALUES: std::cell::RefCell<Vec<(String, String)>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// `word`, each of `specials` preceded by a backslash.
-fn escaped_word(value: &Value, specials: &[char]) -> Result<String, Error> {
-    let word = word(value)?;
-    let mut out = String::with_capacity(word.len() + 8);
-    for c in word.chars() {
-        if specials.contains(&c) {
-            out.push('\\');
-        }
-        out.push(c);
+/// How a reference to a value's variable is written where it lands.
+#[derive(Clone, Copy)]
+enum Form {
+    /// `"${V}"`: a word of its own (bare, in `$( … )` or backquotes).
+    Quoted,
+    /// `${V}`: inside double quotes, a comment, a here-document.
+    Braced,
+    /// `'"${V}"'`: out of the command's single quotes and back.
+    OutOfSingle,
+}
+
+/// A value as it goes into a command. Plain text (nothing a shell reads: `4k`, `/tmp/x`,
+/// `1.5`) is written as it is; anything else goes into an environment variable of the
+/// command, and the command gets a reference to it. The shell substitutes a variable's
+/// value after it has read the command, and never reads the value as shell text:
+/// nothing in it can run, whatever quotes, comments or here-documents surround it.
+fn reference(value: &Value, form: Form) -> Result<Value, Error> {
+    if value.is_safe() {
+        return Ok(value.clone());
     }
-    Ok(out)
+    let text = value.to_string();
+    if text.contains('\0') {
+        return Err(Error::new(ErrorKind::InvalidOperation, "a value holds a NUL byte"));
+    }
+    if !text.is_empty() && matches!(shlex::try_quote(&text), Ok(std::borrow::Cow::Borrowed(_))) {
+        return Ok(Value::from_safe_string(text));
+    }
+    let name = VALUES.with_borrow_mut(|values| match values.iter().find(|(_, v)| *v == text) {
+        Some((name, _)) => name.clone(),
+        None => {
+            let name = format!("{VALUE_VAR}{}", values.len() + 1);
+            values.push((name.clone(), text));
+            name
+        }
+    });
+    Ok(Value::from_safe_string(match form {
+        Form::Quoted => format!("\"${{{name}}}\""),
+        Form::Braced => format!("${{{name}}}"),
+        Form::OutOfSingle => format!("'\"${{{name}}}\"'"),
+    }))
 }
 
-/// A line break would end a comment or a here-document, and what follows would run.
-fn one_line(value: &Value, place: &str) -> Result<(), Error> {
-    if value.to_string().contains('\n') {
+fn in_double_quotes(value: Value) -> Result<Value, Error> {
+    reference(&value, Form::Braced)
+}
+
+fn in_single_quotes(value: Value) -> Result<Value, Error> {
+    reference(&value, Form::OutOfSingle)
+}
+
+/// An unquoted here-document expands variables (and does not read what they hold).
+fn in_heredoc(value: Value) -> Result<Value, Error> {
+    reference(&value, Form::Braced)
+}
+
+fn in_backquotes(value: Value) -> Result<Value, Error> {
+    reference(&value, Form::Quoted)
+}
+
+/// In a comment the shell reads nothing; the reference keeps a line break out of it.
+fn in_comment(value: Value) -> Result<Value, Error> {
+    reference(&value, Form::Braced)
+}
+
+/// A quoted here-document expands nothing: the value goes in as text, on one line (a
+/// line break could put the delimiter on a line of its own, and end it).
+fn in_quoted_heredoc(value: Value) -> Result<Value, Error> {
+    let text = value.to_string();
+    if text.contains('\n') {
         return Err(Error::new(
             ErrorKind::InvalidOperation,
-            format!("a value with a line break {place}: what follows it would run as a command"),
+            "a value with a line break in a quoted here-document, which it could end",
         ));
     }
-    Ok(())
+    Ok(Value::from_safe_string(text))
 }
 
-/// A value inside the command's own double quotes: quoted as a word, then `$`, backquote,
-/// `"` and `\` escaped, so the double quotes pass the word through unchanged — no
-/// expansion here, and one word for a shell reading the string (`sh -c "cat {{ f }}"`).
-fn in_double_quotes(value: Value) -> Result<Value, Error> {
-    if value.is_safe() {
-        return Ok(value);
-    }
-    Ok(Value::from_safe_string(escaped_word(&value, &['$', '`', '"', '\\'])?))
-}
-
-/// A value inside the command's own single quotes: quoted as a word, each `'` of it
-/// written as `'\''` (end the quotes, a quote, open them again), so the word passes
-/// through unchanged (`ssh host 'cat {{ f }}'`).
-fn in_single_quotes(value: Value) -> Result<Value, Error> {
-    if value.is_safe() {
-        return Ok(value);
-    }
-    Ok(Value::from_safe_string(word(&value)?.replace('\'', r"'\''")))
-}
-
-/// A value in a here-document whose delimiter is not quoted, where `$`, backquotes and
-/// `\` still work: quoted as a word, those escaped, on one line.
-fn in_heredoc(value: Value) -> Result<Value, Error> {
-    if value.is_safe() {
-        return Ok(value);
-    }
-    one_line(&value, "in a here-document")?;
-    Ok(Value::from_safe_string(escaped_word(&value, &['$', '`', '\\'])?))
-}
-
-/// A value inside backquotes, which end at the first unescaped backquote whatever quotes
-/// come between: quoted as a word, then backquotes and `\` escaped.
-fn in_backquotes(value: Value) -> Result<Value, Error> {
-    if value.is_safe() {
-        return Ok(value);
-    }
-    Ok(Value::from_safe_string(escaped_word(&value, &['`', '\\'])?))
-}
-
-/// A value where nothing is expanded (a quoted here-document, a shell comment): the
-/// word, on one line.
-fn on_one_line(value: Value) -> Result<Value, Error> {
-    if value.is_safe() {
-        return Ok(value);
-    }
-    one_line(&value, "in a comment or a quoted here-document")?;
-    Ok(Value::from_safe_string(word(&value)?))
+/// `{{ x | q }}`: the value quoted as one shell word, for a command that hands a string
+/// to another shell (`ssh host "cat {{ f | q }}"`, `sh -c "…"`): the outer shell passes
+/// the quoted word on unread, the inner one reads it as one word.
+fn quote_for_another_shell(value: Value) -> Result<Value, Error> {
+    shlex::try_quote(&value.to_string())
+        .map(|q| Value::from(q.into_owned()))
+        .map_err(|_| Error::new(ErrorKind::InvalidOperation, "a value holds a NUL byte"))
 }
 
 /// What the shell makes of the text at some point of a command.
@@ -271,7 +306,8 @@ fn quote_by_place(source: &str) -> std::borrow::Cow<'_, str> {
                 Some(Place::SingleQuoted | Place::AnsiQuoted) => Some(IN_SINGLE_QUOTES),
                 Some(Place::DoubleQuoted) => Some(IN_DOUBLE_QUOTES),
                 Some(Place::Heredoc { quoted: false, .. }) => Some(IN_HEREDOC),
-                Some(Place::Comment | Place::Heredoc { quoted: true, .. }) => Some(ON_ONE_LINE),
+                Some(Place::Comment) => Some(IN_COMMENT),
+                Some(Place::Heredoc { quoted: true, .. }) => Some(IN_QUOTED_HEREDOC),
                 Some(Place::Bare { sub: Some(Sub::Backquote) }) => Some(IN_BACKQUOTES),
                 _ => None,
             };
@@ -514,82 +550,113 @@ mod tests {
         c
     }
 
+    /// Render `template` and run it with `sh -c` (or `shell`) and its values in the
+    /// environment, as a trial would: the command and what it printed.
+    fn run_in(shell: &str, t: &Templates, template: &str, c: &Context) -> (String, String) {
+        let mut env = Vec::new();
+        let command = t.render_command(template, c, &mut env).unwrap();
+        let out = std::process::Command::new(shell).arg("-c").arg(&command).envs(env).output().unwrap();
+        assert!(out.status.success(), "{template}\n→ {command}\n{}", String::from_utf8_lossy(&out.stderr));
+        (command, String::from_utf8(out.stdout).unwrap())
+    }
+
     #[test]
-    fn commands_quote_every_value() {
+    fn plain_values_are_written_and_others_referred_to() {
         let t = Templates::new();
-        let c = ctx(&[("bs", Value::from("a b; touch pwned")), ("n", Value::from(3))]);
-        let out = t.render_command("dd bs={{ bs }} count={{ n }}", &c).unwrap();
-        assert_eq!(out, "dd bs='a b; touch pwned' count=3");
-        let raw = t.render_command("echo {{ bs | safe }}", &c).unwrap();
-        assert_eq!(raw, "echo a b; touch pwned");
+        let c = ctx(&[
+            ("bs", Value::from("a b; touch pwned")),
+            ("n", Value::from(3)),
+            ("f", Value::from("/tmp/x.dat")),
+        ]);
+        let mut env = Vec::new();
+        let out =
+            t.render_command("dd bs={{ bs }} count={{ n }} of={{ f }} if={{ bs }}", &c, &mut env).unwrap();
+        assert_eq!(out, "dd bs=\"${MARGIN_VALUE_1}\" count=3 of=/tmp/x.dat if=\"${MARGIN_VALUE_1}\"");
+        assert_eq!(env, [("MARGIN_VALUE_1".to_string(), "a b; touch pwned".to_string())]);
+        // the next command of the cell adds to the same variables
+        let out = t.render_command("echo \"{{ bs }}\" '{{ bs | upper }}'", &c, &mut env).unwrap();
+        assert_eq!(out, "echo \"${MARGIN_VALUE_1}\" ''\"${MARGIN_VALUE_2}\"''");
+        assert_eq!(env[1].1, "A B; TOUCH PWNED");
+        let raw = t.render_command("echo {{ bs | safe }}", &c, &mut env).unwrap();
+        assert_eq!(raw, "echo a b; touch pwned", "`| safe` pastes the text as it is");
+        // `| e` would mark the value safe, and so paste it: not offered
+        let err = t.render_command("echo {{ bs | e }}", &c, &mut env).unwrap_err();
+        assert!(err.message.contains("unknown filter"), "{err:?}");
     }
 
     /// Each template through `sh -c`, with a value full of shell syntax: nothing of it
-    /// runs, and it comes out whole — as a quoted word where the command's own quotes
-    /// hand it on, as itself where a shell reads those quotes' content again.
+    /// runs, and it comes out as itself, wherever it lands.
     #[test]
-    fn a_value_inside_the_commands_own_quotes_is_never_run() {
+    fn a_value_is_never_run_wherever_it_lands() {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path().display();
-        let evil = format!("$(touch {d}/a) `touch {d}/b` \"; touch {d}/c; \" ' ; touch {d}/d ; ' \\ $HOME");
-        let word = shlex::try_quote(&evil).unwrap().into_owned();
+        let evil = format!(
+            "$(touch {d}/a) `touch {d}/b` \"; touch {d}/c; \" ' ; touch {d}/d ; ' \\ $HOME\nEOF\ntouch {d}/e #"
+        );
         let t = Templates::new();
         let c = ctx(&[("x", Value::from(evil.clone()))]);
         let cases = [
             ("printf '%s\\n' {{ x }}", evil.clone()),
-            ("printf '%s\\n' \"{{ x }}\"", word.clone()),
-            ("printf '%s\\n' \"v={{ x | trim }}!\"", format!("v={word}!")),
-            ("printf '%s\\n' \"{{- x -}}\"", word.clone()),
-            ("printf '%s\\n' '{{ x }}'", word.clone()),
-            ("printf '%s\\n' '{# a ' comment #}{{ x }}'", word.clone()),
-            ("{% if true %}printf '%s\\n' \"{% endif %}{{ x }}\"", word.clone()),
-            ("sh -c \"printf '%s\\\\n' {{ x }}\"", evil.clone()),
-            ("sh -c 'printf \"%s\\n\" {{ x }}'", evil.clone()),
+            ("printf '%s\\n' \"{{ x }}\"", evil.clone()),
+            ("printf '%s\\n' \"v={{ x | trim }}!\"", format!("v={}!", evil.trim())),
+            ("printf '%s\\n' \"{{- x -}}\"", evil.clone()),
+            ("printf '%s\\n' '{{ x }}'", evil.clone()),
+            ("printf '%s\\n' 'a{# a ' comment #}{{ x }}b'", format!("a{evil}b")),
+            ("{% if true %}printf '%s\\n' \"{% endif %}{{ x }}\"", evil.clone()),
             ("printf '%s\\n' \\\"{{ x }}", format!("\"{evil}")),
-            // a quote in a shell comment is not a quote
             ("# don't quote x here\nprintf '%s\\n' {{ x }}", evil.clone()),
-            ("printf '%s\\n' {{ x }} # it's bare", evil.clone()),
-            // $( … ) inside double quotes is bare again
+            ("printf '%s\\n' {{ x }} # it's {{ x }}", evil.clone()),
             ("printf '%s\\n' \"got: $(printf '%s' {{ x }})\"", format!("got: {evil}")),
-            ("printf '%s\\n' \"got: $(printf '%s' \"$(printf '%s' {{ x }})\")\"", format!("got: {evil}")),
+            ("printf '%s\\n' \"got: $(printf '%s' \"{{ x }}\")\"", format!("got: {evil}")),
             ("printf '%s\\n' \"got: `printf '%s' {{ x }}`\"", format!("got: {evil}")),
-            // a backslash before the value escapes nothing of it
-            ("printf '%s\\n' \"\\{{ x }}\"", format!("\\{word}")),
-            // tags, raw blocks and string literals in them are not shell text
-            ("{% set p = '%}' %}printf '%s\\n' \"{{ x }}\"", word.clone()),
+            (
+                "printf '%s\\n' `printf '%s' \"{{ x }}\"`",
+                evil.split_whitespace().collect::<Vec<_>>().join("\n"),
+            ),
+            ("printf '%s\\n' \"${NOT_SET:-\"{{ x }}\"}\"", evil.clone()),
+            ("{% set p = '%}' %}printf '%s\\n' \"{{ x }}\"", evil.clone()),
             ("printf '%s\\n' \"{% raw %}{{ x }}{% endraw %}\" {{ x }}", format!("{{{{ x }}}}\n{evil}")),
-            // here-documents: expanded, or not
-            ("cat <<EOF\nvalue {{ x }}\nEOF", format!("value {word}")),
-            ("cat <<-'EOF'\n\tvalue {{ x }}\n\tEOF\nprintf '%s\\n' {{ x }}", format!("value {word}\n{evil}")),
+            ("cat <<EOF\nvalue {{ x }}\nEOF", format!("value {evil}")),
+            ("cat <<EOF\n$(printf '%s' \"{{ x }}\")\nEOF", evil.clone()),
+            ("echo $(( 1 << 2 ))\nprintf '%s\\n' \"{{ x }}\"", format!("4\n{evil}")),
         ];
         for (template, expected) in cases {
-            let command = t.render_command(template, &c).unwrap();
-            let out = std::process::Command::new("sh").arg("-c").arg(&command).output().unwrap();
+            let (command, out) = run_in("sh", &t, template, &c);
             let ran: Vec<_> =
                 std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
             assert!(ran.is_empty(), "{template}\n→ {command}\nran part of the value: {ran:?}");
-            assert!(
-                out.status.success(),
-                "{template}\n→ {command}\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            assert_eq!(String::from_utf8(out.stdout).unwrap(), expected + "\n", "{template}\n→ {command}");
+            assert_eq!(out, expected + "\n", "{template}\n→ {command}");
+        }
+        // where margin misreads the shell (a backslash before the value, a `case` pattern's
+        // `)` in `$( … )`), the command may make no sense, but nothing of the value runs
+        for template in [
+            "printf '%s\\n' \"$(case a in a) echo '\"';; esac) {{ x }}\"",
+            "{% filter lower %}printf '%s\\n' \"{{ x }}\"{% endfilter %}",
+            "printf '%s\\n' \\{{ x }}",
+            "printf '%s\\n' \"\\{{ x }}\"",
+            "printf '%s\\n' \\\\{{ x }}",
+        ] {
+            let mut env = Vec::new();
+            let command = t.render_command(template, &c, &mut env).unwrap();
+            let _ = std::process::Command::new("sh").arg("-c").arg(&command).envs(env).output().unwrap();
+            assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none(), "{template}\n→ {command}");
         }
         // bash's $'…', where `\` escapes and `\'` does not end it
-        let command = t.render_command("printf '%s\\n' $'a\\tb\\' {{ x }}'", &c).unwrap();
-        let out = std::process::Command::new("bash").arg("-c").arg(&command).output().unwrap();
+        let (command, out) = run_in("bash", &t, "printf '%s\\n' $'a\\tb\\' {{ x }}'", &c);
         assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none(), "{command}");
-        assert_eq!(String::from_utf8(out.stdout).unwrap(), format!("a\tb' {word}\n"), "{command}");
-        // a line break would end a comment or a here-document: refused there
-        let two = ctx(&[("x", Value::from(format!("a\ntouch {d}/e")))]);
-        for template in ["# note {{ x }}\necho", "cat <<EOF\n{{ x }}\nEOF"] {
-            let err = t.render_command(template, &two).unwrap_err();
-            assert!(err.message.contains("a value with a line break"), "{template}: {err:?}");
-        }
-        assert!(t.render_command("printf '%s' {{ x }}", &two).is_ok(), "bare, it is quoted");
-        // `| safe` still pastes the text as it is, quotes or not
-        let safe = ctx(&[("flag", Value::from("--a=\"b\""))]);
-        assert_eq!(t.render_command("run \"{{ flag | safe }}\"", &safe).unwrap(), "run \"--a=\"b\"\"");
+        assert_eq!(out, format!("a\tb' {evil}\n"), "{command}");
+        // a quoted here-document expands nothing: the value goes in as text, one line only
+        let one = ctx(&[("x", Value::from("$(touch x) 'q' \\"))]);
+        let (_, out) = run_in("sh", &t, "cat <<'EOF'\nvalue {{ x }}\nEOF", &one);
+        assert_eq!(out, "value $(touch x) 'q' \\\n");
+        let err = t.render_command("cat <<'EOF'\n{{ x }}\nEOF", &c, &mut Vec::new()).unwrap_err();
+        assert!(err.message.contains("a value with a line break"), "{err:?}");
+        // `| q` quotes for a shell that reads the string again
+        let (command, out) = run_in("sh", &t, "sh -c \"printf '%s\\n' {{ x | q }}\"", &c);
+        assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none(), "{command}");
+        assert_eq!(out, evil.clone() + "\n", "{command}");
+        let (_, out) = run_in("sh", &t, "sh -c 'printf \"%s\\n\" {{ x | q }}'", &c);
+        assert_eq!(out, evil.clone() + "\n");
     }
 
     #[test]
@@ -602,7 +669,7 @@ mod tests {
     #[test]
     fn undefined_names_are_errors() {
         let t = Templates::new();
-        let err = t.render_command("echo {{ nope }}", &Context::new()).unwrap_err();
+        let err = t.render_command("echo {{ nope }}", &Context::new(), &mut Vec::new()).unwrap_err();
         assert!(err.message.contains("undefined"), "{err:?}");
     }
 

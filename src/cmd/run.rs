@@ -152,6 +152,12 @@ fn dry_run(exp: &Experiment, plan: &Plan, o: &Options, out: &mut dyn Write) -> R
         let b = Builtins { workdir: &workdir, repetition: look.attempts + 1, host: LOCAL_HOST };
         let cmds = render(&templates, exp, plan, cell, &b).map_err(|d| Failure::Input(d.to_string()))?;
         writeln!(out, "  run      {label}: {trials} trials of `{}`", cmds.run).map_err(io)?;
+        // the values the commands refer to, as the commands' environment holds them
+        for (name, value) in &cmds.env {
+            let value =
+                shlex::try_quote(value).map_or_else(|_| value.escape_debug().to_string(), |q| q.into_owned());
+            writeln!(out, "             with {name}={value}").map_err(io)?;
+        }
     }
     Ok(())
 }

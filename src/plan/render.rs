@@ -20,7 +20,7 @@ pub struct Builtins<'a> {
     pub host: &'a str,
 }
 
-/// One cell's commands, ready for `sh -c`.
+/// One cell's commands, ready for `sh -c` with `env` in their environment.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Commands {
     pub setup: Option<String>,
@@ -28,6 +28,9 @@ pub struct Commands {
     pub run: String,
     pub conclude: Option<String>,
     pub cleanup: Option<String>,
+    /// The values that are not plain text, as environment variables the commands refer
+    /// to (`"${MARGIN_VALUE_1}"`): never read as shell text.
+    pub env: Vec<(String, String)>,
 }
 
 /// Render every command of `cell`; an error names the template's key and the cell.
@@ -60,7 +63,9 @@ pub fn render(
     }
     let mut out = Commands::default();
     for (key, t) in exp.spec.commands() {
-        let text = templates.render_command(&t.value, &ctx).map_err(|e| fail(key, t.pos, e.message))?;
+        let text = templates
+            .render_command(&t.value, &ctx, &mut out.env)
+            .map_err(|e| fail(key, t.pos, e.message))?;
         let slot = match key {
             "setup" => &mut out.setup,
             "prepare" => &mut out.prepare,
@@ -97,11 +102,18 @@ pub fn setup_differs(exp: &Experiment, plan: &Plan, n: usize) -> bool {
         let host = plan.levels(cell).find(|(k, _)| *k == "host").map_or("local", |(_, v)| v.text.as_str());
         let builtins = Builtins { workdir: "WORKDIR", repetition: 1, host };
         let Ok(commands) = render(&templates, exp, plan, cell, &builtins) else { continue };
+        // with the values it refers to written out
+        let setup = commands.setup.map(|mut setup| {
+            for (name, value) in &commands.env {
+                setup = setup.replace(&format!("${{{name}}}"), value);
+            }
+            setup
+        });
         match seen.get(host) {
             None => {
-                seen.insert(host, commands.setup);
+                seen.insert(host, setup);
             }
-            Some(first) if *first != commands.setup => return true,
+            Some(first) if *first != setup => return true,
             Some(_) => {}
         }
     }

@@ -86,6 +86,8 @@ pub struct Job<'a> {
     /// trial's `run` (nothing of a trial may run on into the next), not a hook (a
     /// `prepare` may start a monitor that `conclude` stops).
     pub end_group: bool,
+    /// Variables added to the command's environment: the values it refers to.
+    pub env: &'a [(String, String)],
 }
 
 /// How the command ended.
@@ -240,6 +242,7 @@ pub fn execute(job: &Job<'_>) -> std::io::Result<Execution> {
     let stdout = memory_file("margin-stdout")?;
     let stderr = memory_file("margin-stderr")?;
     command
+        .envs(job.env.iter().map(|(k, v)| (k, v)))
         .current_dir(job.dir)
         .stdin(Stdio::null())
         .stdout(stdout.try_clone()?)
@@ -521,6 +524,7 @@ mod tests {
             timeout,
             sync: true,
             end_group: true,
+            env: &[],
         };
         let e = execute(&job).unwrap();
         (e, read_raw(&out).unwrap(), read_raw(&err).unwrap())
@@ -668,6 +672,7 @@ mod tests {
             timeout: None,
             sync: false,
             end_group: true,
+            env: &[],
         };
         let e = execute(&job).unwrap();
         assert!(e.succeeded(), "{e:?}: {}", read_raw(&err).unwrap());

@@ -812,15 +812,15 @@ impl<'a> HostRun<'a> {
                 return;
             }
         }
-        let setup = match self.render(st, st.progress.attempts + 1) {
-            Ok(c) => c.setup,
+        let (setup, env) = match self.render(st, st.progress.attempts + 1) {
+            Ok(c) => (c.setup, c.env),
             Err(e) => {
                 self.abandon(st, e);
                 return;
             }
         };
         if let Some(cmd) = setup
-            && let Err(why) = self.hook(st, "setup", &cmd, &format!("{}-{}", self.session, st.cell.id))
+            && let Err(why) = self.hook(st, "setup", &cmd, &env, &format!("{}-{}", self.session, st.cell.id))
         {
             self.abandon(st, why);
         }
@@ -830,8 +830,9 @@ impl<'a> HostRun<'a> {
     fn finish_cell(&mut self, st: &mut CellState<'_>) {
         let Some(dir) = st.workdir.clone() else { return };
         if self.host_error.is_none() {
-            if let Ok(Commands { cleanup: Some(cmd), .. }) = self.render(st, st.progress.attempts)
-                && let Err(why) = self.hook(st, "cleanup", &cmd, &format!("{}-{}", self.session, st.cell.id))
+            if let Ok(Commands { cleanup: Some(cmd), env, .. }) = self.render(st, st.progress.attempts)
+                && let Err(why) =
+                    self.hook(st, "cleanup", &cmd, &env, &format!("{}-{}", self.session, st.cell.id))
             {
                 self.note(format!("{}: {why}", st.label));
                 st.cleanup_failed = Some(why);
@@ -850,7 +851,14 @@ impl<'a> HostRun<'a> {
     }
 
     /// Run a hook with its output saved under `raw/`; `Err` says why it failed.
-    fn hook(&mut self, st: &CellState<'_>, name: &str, command: &str, key: &str) -> Result<(), String> {
+    fn hook(
+        &mut self,
+        st: &CellState<'_>,
+        name: &str,
+        command: &str,
+        env: &[(String, String)],
+        key: &str,
+    ) -> Result<(), String> {
         let raw = self.shared.store.raw_dir();
         let out = raw.join(format!("{key}.{name}.out"));
         let err = raw.join(format!("{key}.{name}.err"));
@@ -863,6 +871,7 @@ impl<'a> HostRun<'a> {
             timeout: self.shared.timeout,
             sync: false,
             end_group: false,
+            env,
         };
         match self.executor.execute(&job) {
             Ok(e) if e.host_error.is_some() => {
@@ -973,7 +982,7 @@ impl<'a> HostRun<'a> {
     ) -> Result<Result<(), Stop>, RunError> {
         let sh = self.shared;
         if let Some(prepare) = &cmds.prepare
-            && let Err(why) = self.hook(st, "prepare", prepare, trial)
+            && let Err(why) = self.hook(st, "prepare", prepare, &cmds.env, trial)
         {
             if self.host_error.is_some() {
                 return Ok(Err(Stop::Host));
@@ -994,6 +1003,7 @@ impl<'a> HostRun<'a> {
             timeout: sh.timeout,
             sync: true,
             end_group: true,
+            env: &cmds.env,
         };
         let e = self
             .executor
@@ -1004,7 +1014,7 @@ impl<'a> HostRun<'a> {
             return Ok(Err(Stop::Host));
         }
         let concluded = match &cmds.conclude {
-            Some(conclude) => self.hook(st, "conclude", conclude, trial),
+            Some(conclude) => self.hook(st, "conclude", conclude, &cmds.env, trial),
             None => Ok(()),
         };
         if self.host_error.is_some() {

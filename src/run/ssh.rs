@@ -141,9 +141,11 @@ impl Executor for Ssh {
         // it there: the connection's own cost (a tenth of a second per command, even
         // multiplexed) must not be part of the trial.
         let inner = quote(job.command);
+        // the values the command refers to, set in its environment there
+        let env: String = job.env.iter().map(|(k, v)| format!("{k}={} ", quote(v))).collect();
         let limited = match job.timeout {
-            Some(limit) => format!("timeout -k {KILL_AFTER} {:.3} sh -c {inner}", limit.as_secs_f64()),
-            None => format!("sh -c {inner}"),
+            Some(limit) => format!("{env}timeout -k {KILL_AFTER} {:.3} sh -c {inner}", limit.as_secs_f64()),
+            None => format!("{env}sh -c {inner}"),
         };
         let remote = format!(
             "cd {} && s=$(date +%s%N) && {{ {limited}; r=$?; e=$(date +%s%N); printf '\\n{WALL_MARK} %s %s\\n' \"$s\" \"$e\" >&2; exit $r; }}",
@@ -160,6 +162,7 @@ impl Executor for Ssh {
             timeout: job.timeout.map(|t| t + Duration::from_secs(KILL_AFTER + 30)),
             sync: false,
             end_group: false,
+            env: &[],
         };
         let mut e = exec::execute(&local)?;
         // CPU time of the local ssh client says nothing about the trial.

@@ -252,7 +252,7 @@ fn shell_metacharacters_survive_the_ssh_quoting_layer() {
         "it's \"quoted\" `x` \\ $HOME * ?".to_string(),
     ];
     let run = Run::new(&format!(
-        "hosts:\n  a: {}\nmatrix:\n  host: [a]\n  x: [{:?}, {:?}, {:?}]\nrun: \"printf '%s' {{{{ x }}}}\"\nrepetitions: 1\n",
+        "hosts:\n  a: {}\nmatrix:\n  host: [a]\n  x: [{:?}, {:?}, {:?}]\nrun: printf '%s|%s' {{{{ x }}}} \"{{{{ x }}}}\"\nrepetitions: 1\n",
         keys.host(a.port),
         levels[0],
         levels[1],
@@ -272,7 +272,8 @@ fn shell_metacharacters_survive_the_ssh_quoting_layer() {
         })
         .collect();
     printed.sort();
-    let mut expected = levels.to_vec();
+    // bare and inside the command's double quotes alike
+    let mut expected: Vec<String> = levels.iter().map(|l| format!("{l}|{l}")).collect();
     expected.sort();
     assert_eq!(printed, expected);
 }

@@ -461,6 +461,11 @@ fn dry_run_shows_the_commands_and_runs_nothing() {
     assert!(text.contains("n=1: 3 trials of `touch "), "{text}");
     assert!(text.contains("-SESSION/ran-1`"), "the workdir as a session names it: {text}");
     assert!(!f.store().join("runs.ndjson").exists());
+    // a value that is not plain text: the command refers to it, and the dry run shows it
+    let f = Fixture::new("matrix:\n  x: ['a b; c']\nrun: printf '%s' {{ x }}\nrepetitions: 1\n");
+    let text = stdout(&f.run(&["--dry-run"]));
+    assert!(text.contains("1 trials of `printf '%s' \"${MARGIN_VALUE_1}\"`"), "{text}");
+    assert!(text.contains("with MARGIN_VALUE_1='a b; c'"), "{text}");
 }
 
 #[test]
