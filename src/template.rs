@@ -224,17 +224,18 @@ fn in_comment(value: Value) -> Result<Value, Error> {
     reference(&value, Form::Braced)
 }
 
-/// A quoted here-document expands nothing: the value goes in as text, on one line (a
-/// line break could put the delimiter on a line of its own, and end it).
+/// A quoted here-document expands nothing, so a value that is not plain text cannot be
+/// passed there without being read as text: refused (an unquoted `<<EOF` takes it).
 fn in_quoted_heredoc(value: Value) -> Result<Value, Error> {
-    let text = value.to_string();
-    if text.contains('\n') {
+    let reference = reference(&value, Form::Braced)?;
+    if reference.to_string().starts_with("${") {
         return Err(Error::new(
             ErrorKind::InvalidOperation,
-            "a value with a line break in a quoted here-document, which it could end",
+            "a value that is not plain text in a quoted here-document (<<'EOF'), which expands nothing: \
+             use an unquoted one (<<EOF)",
         ));
     }
-    Ok(Value::from_safe_string(text))
+    Ok(reference)
 }
 
 /// `{{ x | q }}`: the value quoted as one shell word, for a command that hands a string
@@ -645,12 +646,12 @@ mod tests {
         let (command, out) = run_in("bash", &t, "printf '%s\\n' $'a\\tb\\' {{ x }}'", &c);
         assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none(), "{command}");
         assert_eq!(out, format!("a\tb' {evil}\n"), "{command}");
-        // a quoted here-document expands nothing: the value goes in as text, one line only
-        let one = ctx(&[("x", Value::from("$(touch x) 'q' \\"))]);
-        let (_, out) = run_in("sh", &t, "cat <<'EOF'\nvalue {{ x }}\nEOF", &one);
-        assert_eq!(out, "value $(touch x) 'q' \\\n");
+        // a quoted here-document expands nothing: plain text goes in, anything else is refused
+        let plain = ctx(&[("x", Value::from("4k"))]);
+        let (_, out) = run_in("sh", &t, "cat <<'EOF'\nvalue {{ x }}\nEOF", &plain);
+        assert_eq!(out, "value 4k\n");
         let err = t.render_command("cat <<'EOF'\n{{ x }}\nEOF", &c, &mut Vec::new()).unwrap_err();
-        assert!(err.message.contains("a value with a line break"), "{err:?}");
+        assert!(err.message.contains("in a quoted here-document"), "{err:?}");
         // `| q` quotes for a shell that reads the string again
         let (command, out) = run_in("sh", &t, "sh -c \"printf '%s\\n' {{ x | q }}\"", &c);
         assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none(), "{command}");
