@@ -44,7 +44,7 @@ fn loaded(exp: &Experiment, plan: &Plan, reports: &Path) -> Result<(Store, Loade
     let store = Store::new(reports, &exp.name);
     let (outlook, loaded, _) =
         run::outlook(exp, plan, &store, &Settings::default()).map_err(|e| Failure::Input(e.to_string()))?;
-    let gave_up = run::last_abandoned(plan, &loaded.sessions);
+    let gave_up = run::last_abandoned(exp, plan, &loaded.sessions);
     let pending = plan
         .cells
         .iter()

@@ -20,7 +20,7 @@ pub fn run(files: &[PathBuf], reports: &Path, out: &mut dyn Write) -> Result<(),
         let done = outlook.iter().filter(|o| o.done).count();
         let pending = outlook.iter().filter(|o| o.pending.is_some()).count();
         // Abandoned: cells not done that the last run on their host gave up on.
-        let gave_up = run::last_abandoned(&plan, &loaded.sessions);
+        let gave_up = run::last_abandoned(&exp, &plan, &loaded.sessions);
         let abandoned = plan
             .cells
             .iter()

@@ -436,7 +436,11 @@ fn ssh_entry<'e>(exp: &'e Experiment, host: &str) -> Option<(&'e crate::spec::Ho
 
 /// The cells the last run on their host abandoned, by id, with why: each host runs in a
 /// session of its own, and an import runs nothing and abandons nothing.
-pub fn last_abandoned(plan: &Plan, sessions: &[SessionRecord]) -> std::collections::HashMap<String, String> {
+pub fn last_abandoned(
+    exp: &Experiment,
+    plan: &Plan,
+    sessions: &[SessionRecord],
+) -> std::collections::HashMap<String, String> {
     let mut last_runs: Vec<&SessionRecord> = Vec::new();
     for s in sessions.iter().rev().filter(|s| s.event == Event::End && !s.import) {
         if !last_runs.iter().any(|r| r.host == s.host) {
@@ -446,7 +450,9 @@ pub fn last_abandoned(plan: &Plan, sessions: &[SessionRecord]) -> std::collectio
     let mut out = std::collections::HashMap::new();
     for cell in &plan.cells {
         let id = cell.id.to_string();
+        // the session's host is the executor's: a host without ssh is this machine
         let host = host_of(plan, cell);
+        let host = if ssh_entry(exp, host).is_some() { host } else { LOCAL_HOST };
         let Some(run) = last_runs.iter().find(|r| r.host == host && r.abandoned.contains(&id)) else {
             continue;
         };
@@ -963,7 +969,12 @@ impl<'a> HostRun<'a> {
         if !record.status.is_measurement() {
             st.failures += 1;
             if st.failures >= sh.max_failures {
-                let why = format!("{} failures; the last: {}", st.failures, record.error.unwrap_or_default());
+                let failures = if st.failures == 1 {
+                    "1 failure".to_string()
+                } else {
+                    format!("{} failures", st.failures)
+                };
+                let why = format!("{failures}; the last: {}", record.error.unwrap_or_default());
                 self.abandon(st, why);
                 self.finish_cell(st);
             }

@@ -722,3 +722,20 @@ fn the_interleaved_order_follows_the_seed_and_is_recorded() {
         "rounds are shuffled anew"
     );
 }
+
+/// A cell of a host without ssh (`here: {}`) runs on this machine: abandoned there, it is
+/// reported abandoned like any local cell.
+#[test]
+fn an_abandoned_cell_of_a_host_without_ssh_is_reported_abandoned() {
+    let f = Fixture::new(
+        "hosts:\n  here: {}\nmatrix:\n  host: [here]\nrun: \"false\"\nrepetitions: 2\nmax_failures: 1\n",
+    );
+    assert_eq!(f.run(&[]).status.code(), Some(1));
+    let status = stdout(&f.margin().arg("status").arg(&f.file).output().unwrap());
+    assert!(
+        status.contains("cells: 1 — 0 done, 0 to run here, 0 pending (other host or boot), 1 abandoned"),
+        "{status}"
+    );
+    let report = std::fs::read_to_string(f.store().join("report.md")).unwrap();
+    assert!(report.contains("- host=here: abandoned by the last run (1 failure;"), "{report}");
+}
