@@ -134,6 +134,7 @@ fn main() -> Result<()> {
         environment: IndexMap::new(),
         abandoned: Vec::new(),
         problems: Vec::new(),
+        keep_workdir: false,
         import: false,
         outcome: (event == Event::End).then(|| "completed".into()),
     };

@@ -81,6 +81,7 @@ impl Fixture {
             environment: IndexMap::new(),
             abandoned: Vec::new(),
             problems: Vec::new(),
+            keep_workdir: false,
             import: false,
             outcome: None,
         });

@@ -168,6 +168,7 @@ fn import(
         environment: IndexMap::new(),
         abandoned: Vec::new(),
         problems: Vec::new(),
+        keep_workdir: false,
         import: true,
         outcome: None,
     };

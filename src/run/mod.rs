@@ -464,8 +464,8 @@ pub fn last_abandoned(
 
 /// Workdirs on this machine of sessions that started and never ended (a run killed, or
 /// stopped by a second Ctrl-C): scratch nobody asked to keep, which no later session
-/// would use (each makes its own). Those of sessions that ended are kept
-/// (`--keep-workdir`). Called with the store locked.
+/// would use (each makes its own). Those of runs given `--keep-workdir` are kept, killed
+/// or not. Called with the store locked.
 fn remove_stale_workdirs(store: &Store) -> Result<Vec<PathBuf>, RunError> {
     let work = store.dir.join("work");
     let Ok(entries) = std::fs::read_dir(&work) else { return Ok(Vec::new()) };
@@ -474,7 +474,8 @@ fn remove_stale_workdirs(store: &Store) -> Result<Vec<PathBuf>, RunError> {
         sessions.iter().filter(|s| s.event == Event::End).map(|s| s.session.as_str()).collect();
     let killed: std::collections::HashSet<&str> = sessions
         .iter()
-        .filter(|s| s.event == Event::Start && s.host == LOCAL_HOST && !ended.contains(s.session.as_str()))
+        .filter(|s| s.event == Event::Start && s.host == LOCAL_HOST && !s.keep_workdir)
+        .filter(|s| !ended.contains(s.session.as_str()))
         .filter_map(|s| s.session.get(s.session.len().saturating_sub(8)..))
         .collect();
     let mut removed = Vec::new();
@@ -601,6 +602,7 @@ impl<'a> HostRun<'a> {
             environment: IndexMap::new(),
             abandoned: Vec::new(),
             problems: Vec::new(),
+            keep_workdir: sh.settings.keep_workdir,
             import: false,
             outcome: None,
         };

@@ -137,6 +137,9 @@ pub struct SessionRecord {
     /// why, a `cleanup` that failed), which no trial record holds.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<CellProblem>,
+    /// The run was asked to keep its workdirs (`--keep-workdir`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keep_workdir: bool,
     /// A session of `margin import`, which runs nothing (and so abandons nothing).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub import: bool,

@@ -739,3 +739,40 @@ fn an_abandoned_cell_of_a_host_without_ssh_is_reported_abandoned() {
     let report = std::fs::read_to_string(f.store().join("report.md")).unwrap();
     assert!(report.contains("- host=here: abandoned by the last run (1 failure;"), "{report}");
 }
+
+/// The workdirs of a killed run are removed by the next, unless that run was asked to
+/// keep them.
+#[test]
+fn a_killed_runs_workdirs_go_unless_it_was_asked_to_keep_them() {
+    let f =
+        Fixture::new(&format!("matrix:\n  n: [1]\nrun: sleep 0.4; echo value=1\n{VALUE}repetitions: 1\n"));
+    let work = || std::fs::read_dir(f.store().join("work")).map_or(0, |d| d.count());
+    let killed = |extra: &[&str]| {
+        let before = work();
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("margin"))
+            .arg("run")
+            .arg(&f.file)
+            .args(extra)
+            .env("MARGIN_REPORTS", f.reports())
+            .env_remove("MARGIN_SYSROOT")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        while work() == before {
+            assert!(start.elapsed() < Duration::from_secs(10), "no workdir appeared");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = child.kill(); // SIGKILL
+        let _ = child.wait();
+        std::thread::sleep(Duration::from_millis(500)); // its trial ends on its own
+    };
+    killed(&["--keep-workdir"]);
+    killed(&[]);
+    assert_eq!(work(), 2);
+    let out = f.run(&[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("the workdir of a run that was killed"), "{}", stderr(&out));
+    assert_eq!(work(), 1, "the kept one stays, the other goes");
+}
