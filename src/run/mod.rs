@@ -262,7 +262,7 @@ pub fn run(
             ui.note(&format!("--fresh: the old log is now {}", moved.display()));
         }
     }
-    let loaded = store.load()?;
+    let loaded = store.load_locked()?;
     for w in &loaded.warnings {
         ui.note(&format!("warning: {w}"));
     }

@@ -151,17 +151,42 @@ impl Store {
 
     /// Read both logs. Lines that do not parse (a record torn by a power cut or a full
     /// disk) are skipped with a warning naming the line; everything else is kept.
+    ///
+    /// While another `margin run` writes the log, a line that starts with the zeros laid
+    /// ahead is a record it was writing as this read went by, left for the next read;
+    /// otherwise such a line is a record torn by a crash, and said.
     pub fn load(&self) -> Result<Loaded, StoreError> {
+        self.load_as(self.being_written())
+    }
+
+    /// [`Store::load`] by the run that holds the lock: nobody else writes.
+    pub fn load_locked(&self) -> Result<Loaded, StoreError> {
+        self.load_as(false)
+    }
+
+    fn load_as(&self, writing: bool) -> Result<Loaded, StoreError> {
         let mut loaded = Loaded::default();
-        loaded.trials = read_trials(&self.runs_path(), &mut loaded.warnings)?;
-        loaded.sessions = read_log(&self.sessions_path(), &mut loaded.warnings)?;
+        loaded.trials = read_trials(&self.runs_path(), writing, &mut loaded.warnings)?;
+        loaded.sessions = read_log(&self.sessions_path(), writing, &mut loaded.warnings)?;
         Ok(loaded)
+    }
+
+    /// Whether a `margin run` of another process is writing the store now: the lock's
+    /// last holder was a run and is a live margin process. (Taking the lock to find out
+    /// could make a run that starts at that moment fail.)
+    fn being_written(&self) -> bool {
+        let Ok(holder) = fs::read_to_string(self.dir.join("lock")) else { return false };
+        let mut words = holder.split_whitespace();
+        let (Some(pid), command) = (words.next(), words.next().unwrap_or("run")) else { return false };
+        command == "run"
+            && pid != std::process::id().to_string()
+            && fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "margin")
     }
 
     /// The session log alone, and what was skipped while reading it.
     pub fn session_records(&self) -> Result<(Vec<SessionRecord>, Vec<String>), StoreError> {
         let mut warnings = Vec::new();
-        let sessions = read_log(&self.sessions_path(), &mut warnings)?;
+        let sessions = read_log(&self.sessions_path(), false, &mut warnings)?;
         Ok((sessions, warnings))
     }
 
@@ -169,7 +194,7 @@ impl Store {
     /// (`reparse`, `import`), and what was skipped while reading it.
     pub fn records(&self) -> Result<(Vec<TrialRecord>, Vec<String>), StoreError> {
         let mut warnings = Vec::new();
-        let records = read_log(&self.runs_path(), &mut warnings)?;
+        let records = read_log(&self.runs_path(), false, &mut warnings)?;
         Ok((records, warnings))
     }
 
@@ -269,10 +294,10 @@ fn for_each_block(path: &Path, mut each: impl FnMut(&[&[u8]], usize)) -> Result<
     }
 }
 
-/// Nothing to read: white space, or a line that starts in the room a run lays ahead — a
-/// record it was writing while this read went by, read again next time.
-fn blank(line: &[u8]) -> bool {
-    line.first() == Some(&0) || line.iter().all(u8::is_ascii_whitespace)
+/// Nothing to read: white space, or — while a run writes the log — a line that starts in
+/// the room it lays ahead: a record it was writing as this read went by.
+fn blank(line: &[u8], writing: bool) -> bool {
+    (writing && line.first() == Some(&0)) || line.iter().all(u8::is_ascii_whitespace)
 }
 
 fn torn(path: &Path, line: usize, e: &serde_json::Error) -> String {
@@ -284,12 +309,15 @@ fn torn(path: &Path, line: usize, e: &serde_json::Error) -> String {
 
 fn read_log<T: DeserializeOwned + Send>(
     path: &Path,
+    writing: bool,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<T>, StoreError> {
     let mut out = Vec::new();
     for_each_block(path, |lines, first| {
-        let parsed: Vec<Option<serde_json::Result<T>>> =
-            lines.par_iter().map(|line| (!blank(line)).then(|| serde_json::from_slice(line))).collect();
+        let parsed: Vec<Option<serde_json::Result<T>>> = lines
+            .par_iter()
+            .map(|line| (!blank(line, writing)).then(|| serde_json::from_slice(line)))
+            .collect();
         for (i, record) in parsed.into_iter().enumerate() {
             match record {
                 None => {}
@@ -303,7 +331,7 @@ fn read_log<T: DeserializeOwned + Send>(
 
 /// The trial log, column-wise: each block's lines parsed in parallel, a chunk of lines
 /// per task, and the chunks appended in order.
-fn read_trials(path: &Path, warnings: &mut Vec<String>) -> Result<Trials, StoreError> {
+fn read_trials(path: &Path, writing: bool, warnings: &mut Vec<String>) -> Result<Trials, StoreError> {
     let mut out = Trials::default();
     for_each_block(path, |lines, first| {
         let chunk = lines.len().div_ceil(4 * rayon::current_num_threads()).max(1);
@@ -314,7 +342,7 @@ fn read_trials(path: &Path, warnings: &mut Vec<String>) -> Result<Trials, StoreE
                 let mut trials = Trials::default();
                 let mut torn_lines = Vec::new();
                 for (i, line) in lines.iter().enumerate() {
-                    if !blank(line)
+                    if !blank(line, writing)
                         && let Err(e) = trials.push_json(line)
                     {
                         torn_lines.push(torn(path, first + c * chunk + i, &e));
