@@ -101,8 +101,16 @@ fn unclosed_bracket(source: &str, line: usize) -> Option<String> {
             block = None;
         }
         let (mut quote, mut prev) = (None, ' ');
-        for (c, ch) in text.chars().enumerate() {
+        let chars: Vec<char> = text.chars().collect();
+        let mut skip = false;
+        for (c, &ch) in chars.iter().enumerate() {
+            if std::mem::take(&mut skip) {
+                continue;
+            }
             match (quote, ch) {
+                // `''` inside single quotes and `\"` inside double ones are quotes written
+                (Some('\''), '\'') if chars.get(c + 1) == Some(&'\'') => skip = true,
+                (Some('"'), '\\') => skip = true,
                 (Some(q), _) if ch == q => quote = None,
                 (Some(_), _) => {}
                 (None, '\'' | '"') if " [{,:".contains(prev) => quote = Some(ch),
@@ -186,5 +194,8 @@ mod tests {
         assert_eq!(unclosed_bracket("m: [it's, b]\nx: y: z\n", 2), None);
         // one on the error's own line is the parser's to describe
         assert_eq!(unclosed_bracket("n: [1, 2: 3\n", 1), None);
+        // quotes written inside quoted scalars
+        assert_eq!(unclosed_bracket("n: ['it''s [x', 2]\nr: x: y\n", 2), None);
+        assert_eq!(unclosed_bracket("n: [\"a \\\" [b\", 2]\nr: x: y\n", 2), None);
     }
 }
