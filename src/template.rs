@@ -2,10 +2,11 @@
 //!
 //! In commands (`setup`, `run`, …) a value that is plain text is written as it is; any
 //! other goes into an environment variable of the command, which the command refers to
-//! (`"${MARGIN_VALUE_1}"`): the shell never reads a variable's value as shell text, so a
-//! level `a b; rm -rf /` stays one argument wherever it lands. The shell is followed
-//! through the text only to write the reference so that the value arrives whole
-//! (`${V}` inside double quotes, `'"${V}"'` inside single ones). `| safe` pastes the text
+//! (`${MARGIN_VALUE_1+"${MARGIN_VALUE_1}"}`, unsplit bare and inside double quotes
+//! alike): the shell never reads a variable's value as shell text, so a level
+//! `a b; rm -rf /` stays one argument wherever it lands. The shell is followed through
+//! the text to close single quotes around a reference, and to refuse the few places
+//! where a shell would read a value (bash arithmetic). `| safe` pastes the text
 //! itself; `| q` quotes a value for another shell that reads the string again. `vars` are
 //! rendered without quoting: they are values. `where` filters are minijinja expressions
 //! over the same names.
@@ -62,7 +63,7 @@ impl Templates {
         commands.remove_filter("escape");
         commands.remove_filter("e");
         commands.set_formatter(|out, _state, value| {
-            let text = reference(value, Form::Quoted)?;
+            let text = reference(value, Form::Word)?;
             out.write_str(&text.to_string()).map_err(|_| Error::new(ErrorKind::WriteFailure, "write failed"))
         });
         commands.add_filter(IN_DOUBLE_QUOTES, in_double_quotes);
@@ -71,6 +72,7 @@ impl Templates {
         commands.add_filter(IN_COMMENT, in_comment);
         commands.add_filter(IN_QUOTED_HEREDOC, in_quoted_heredoc);
         commands.add_filter(IN_BACKQUOTES, in_backquotes);
+        commands.add_filter(IN_ARITHMETIC, in_arithmetic);
         commands.add_filter("q", quote_for_another_shell);
         let mut values = Environment::new();
         values.set_undefined_behavior(UndefinedBehavior::Strict);
@@ -81,6 +83,7 @@ impl Templates {
     /// The top-level names a template reads (loop variables and `set` names excluded);
     /// compiling it, a syntax error carries the template's line.
     pub fn names(&self, source: &str) -> Result<HashSet<String>, TemplateError> {
+        no_autoescape(source)?;
         let t = self.commands.template_from_str(source)?;
         Ok(t.undeclared_variables(false))
     }
@@ -113,6 +116,7 @@ impl Templates {
         ctx: &Context,
         values: &mut Vec<(String, String)>,
     ) -> Result<String, TemplateError> {
+        no_autoescape(source)?;
         VALUES.with_borrow_mut(|v| *v = std::mem::take(values));
         let rendered = match self.commands.get_template(source) {
             Ok(t) => t.render(ctx.to_value()),
@@ -150,6 +154,7 @@ const IN_HEREDOC: &str = "__margin_in_heredoc";
 const IN_COMMENT: &str = "__margin_in_comment";
 const IN_QUOTED_HEREDOC: &str = "__margin_in_quoted_heredoc";
 const IN_BACKQUOTES: &str = "__margin_in_backquotes";
+const IN_ARITHMETIC: &str = "__margin_in_arithmetic";
 
 /// The prefix of the environment variables that carry values into commands.
 pub const VALUE_VAR: &str = "MARGIN_VALUE_";
@@ -163,12 +168,28 @@ std::thread_local! {
 /// How a reference to a value's variable is written where it lands.
 #[derive(Clone, Copy)]
 enum Form {
-    /// `"${V}"`: a word of its own (bare, in `$( … )` or backquotes).
-    Quoted,
-    /// `${V}`: inside double quotes, a comment, a here-document.
-    Braced,
-    /// `'"${V}"'`: out of the command's single quotes and back.
+    /// Anywhere but inside single quotes.
+    Word,
+    /// Out of the command's single quotes and back.
     OutOfSingle,
+}
+
+/// `{% autoescape %}` would mark values safe (HTML-escaped, which leaves `$( … )` alone),
+/// and a safe value is pasted: not in commands.
+fn no_autoescape(source: &str) -> Result<(), TemplateError> {
+    let mut from = 0;
+    while let Some(i) = source[from..].find("{%") {
+        let start = from + i;
+        let tag = source[start + 2..].trim_start_matches(['-', '+']).trim_start();
+        if tag.starts_with("autoescape") {
+            return Err(TemplateError {
+                line: Some(source[..start].matches('\n').count() + 1),
+                message: "`{% autoescape %}` is not allowed in a command: it would mark values safe, and so paste them".into(),
+            });
+        }
+        from = start + 2;
+    }
+    Ok(())
 }
 
 /// A value as it goes into a command. Plain text (nothing a shell reads: `4k`, `/tmp/x`,
@@ -196,38 +217,60 @@ fn reference(value: &Value, form: Form) -> Result<Value, Error> {
         }
     });
     Ok(Value::from_safe_string(match form {
-        Form::Quoted => format!("\"${{{name}}}\""),
-        Form::Braced => format!("${{{name}}}"),
-        Form::OutOfSingle => format!("'\"${{{name}}}\"'"),
+        // `${V+"${V}"}`: the value, unsplit, bare and inside double quotes alike (and in
+        // a here-document, whose shell removes those quotes), so where margin misreads
+        // the text, the value still arrives whole or as literal text, never as words
+        Form::Word => format!("${{{name}+\"${{{name}}}\"}}"),
+        Form::OutOfSingle => format!("'${{{name}+\"${{{name}}}\"}}'"),
     }))
 }
 
 fn in_double_quotes(value: Value) -> Result<Value, Error> {
-    reference(&value, Form::Braced)
+    reference(&value, Form::Word)
 }
 
 fn in_single_quotes(value: Value) -> Result<Value, Error> {
     reference(&value, Form::OutOfSingle)
 }
 
-/// An unquoted here-document expands variables (and does not read what they hold).
-fn in_heredoc(value: Value) -> Result<Value, Error> {
-    reference(&value, Form::Braced)
+/// An unquoted here-document expands variables (and does not read what they hold); only
+/// a plain value written on a line of its own could end it, if it were the delimiter.
+fn in_heredoc(value: Value, delimiter: Option<String>) -> Result<Value, Error> {
+    if delimiter.is_some_and(|d| value.to_string().trim_start_matches('\t') == d) {
+        return Err(Error::new(
+            ErrorKind::InvalidOperation,
+            "a value that is the here-document's delimiter, which would end it there",
+        ));
+    }
+    reference(&value, Form::Word)
+}
+
+/// In `$(( … ))` bash reads what a variable holds as an expression, where `a[$(cmd)]`
+/// runs `cmd`: only plain values (numbers, names) go there.
+fn in_arithmetic(value: Value) -> Result<Value, Error> {
+    let reference = reference(&value, Form::Word)?;
+    if !value.is_safe() && reference.to_string().starts_with("${") {
+        return Err(Error::new(
+            ErrorKind::InvalidOperation,
+            "a value that is not plain text in `$(( … ))`, where bash would evaluate it: arithmetic takes numbers",
+        ));
+    }
+    Ok(reference)
 }
 
 fn in_backquotes(value: Value) -> Result<Value, Error> {
-    reference(&value, Form::Quoted)
+    reference(&value, Form::Word)
 }
 
 /// In a comment the shell reads nothing; the reference keeps a line break out of it.
 fn in_comment(value: Value) -> Result<Value, Error> {
-    reference(&value, Form::Braced)
+    reference(&value, Form::Word)
 }
 
 /// A quoted here-document expands nothing, so a value that is not plain text cannot be
 /// passed there without being read as text: refused (an unquoted `<<EOF` takes it).
 fn in_quoted_heredoc(value: Value) -> Result<Value, Error> {
-    let reference = reference(&value, Form::Braced)?;
+    let reference = reference(&value, Form::Word)?;
     if reference.to_string().starts_with("${") {
         return Err(Error::new(
             ErrorKind::InvalidOperation,
@@ -272,6 +315,8 @@ enum Place {
 enum Sub {
     /// `$(`, with the `(` opened inside it since.
     Dollar(u32),
+    /// `$((`, likewise.
+    Arithmetic(u32),
     Backquote,
 }
 
@@ -303,7 +348,13 @@ fn quote_by_place(source: &str) -> std::borrow::Cow<'_, str> {
         }
         if rest.starts_with("{{") {
             let end = tag_end(rest);
+            let arithmetic = stack.iter().any(|p| matches!(p, Place::Bare { sub: Some(Sub::Arithmetic(_)) }));
+            let delimiter = match stack.last() {
+                Some(Place::Heredoc { delimiter, quoted: false, .. }) => Some(delimiter.clone()),
+                _ => None,
+            };
             let filter = match stack.last() {
+                _ if arithmetic => Some(IN_ARITHMETIC),
                 Some(Place::SingleQuoted | Place::AnsiQuoted) => Some(IN_SINGLE_QUOTES),
                 Some(Place::DoubleQuoted) => Some(IN_DOUBLE_QUOTES),
                 Some(Place::Heredoc { quoted: false, .. }) => Some(IN_HEREDOC),
@@ -312,9 +363,12 @@ fn quote_by_place(source: &str) -> std::borrow::Cow<'_, str> {
                 Some(Place::Bare { sub: Some(Sub::Backquote) }) => Some(IN_BACKQUOTES),
                 _ => None,
             };
-            match filter {
-                Some(filter) => wrap(&mut out, &rest[..end], filter),
-                None => out.push_str(&rest[..end]),
+            match (filter, delimiter) {
+                (Some(IN_HEREDOC), Some(delimiter)) => {
+                    wrap(&mut out, &rest[..end], &format!("{IN_HEREDOC}({delimiter:?})"));
+                }
+                (Some(filter), _) => wrap(&mut out, &rest[..end], filter),
+                (None, _) => out.push_str(&rest[..end]),
             }
             rest = &rest[end..];
             prev = Some('}');
@@ -353,9 +407,25 @@ fn quote_by_place(source: &str) -> std::borrow::Cow<'_, str> {
                     len += next.map_or(0, char::len_utf8);
                 }
             }
+            (_, '$') if rest.starts_with("$((") => {
+                stack.push(Place::Bare { sub: Some(Sub::Arithmetic(0)) });
+                len += 2;
+            }
             (_, '$') if next == Some('(') => {
                 stack.push(Place::Bare { sub: Some(Sub::Dollar(0)) });
                 len += 1;
+            }
+            (Place::Bare { sub: Some(Sub::Arithmetic(depth)) }, '(') => {
+                *stack.last_mut().expect("a place") = Place::Bare { sub: Some(Sub::Arithmetic(depth + 1)) };
+            }
+            (Place::Bare { sub: Some(Sub::Arithmetic(depth)) }, ')') => {
+                if *depth == 0 {
+                    stack.pop();
+                    len += usize::from(next == Some(')'));
+                } else {
+                    *stack.last_mut().expect("a place") =
+                        Place::Bare { sub: Some(Sub::Arithmetic(depth - 1)) };
+                }
             }
             (Place::Bare { sub: Some(Sub::Backquote) }, '`') => {
                 stack.pop();
@@ -572,11 +642,12 @@ mod tests {
         let mut env = Vec::new();
         let out =
             t.render_command("dd bs={{ bs }} count={{ n }} of={{ f }} if={{ bs }}", &c, &mut env).unwrap();
-        assert_eq!(out, "dd bs=\"${MARGIN_VALUE_1}\" count=3 of=/tmp/x.dat if=\"${MARGIN_VALUE_1}\"");
+        let v1 = "${MARGIN_VALUE_1+\"${MARGIN_VALUE_1}\"}";
+        assert_eq!(out, format!("dd bs={v1} count=3 of=/tmp/x.dat if={v1}"));
         assert_eq!(env, [("MARGIN_VALUE_1".to_string(), "a b; touch pwned".to_string())]);
         // the next command of the cell adds to the same variables
         let out = t.render_command("echo \"{{ bs }}\" '{{ bs | upper }}'", &c, &mut env).unwrap();
-        assert_eq!(out, "echo \"${MARGIN_VALUE_1}\" ''\"${MARGIN_VALUE_2}\"''");
+        assert_eq!(out, format!("echo \"{v1}\" ''${{MARGIN_VALUE_2+\"${{MARGIN_VALUE_2}}\"}}''"));
         assert_eq!(env[1].1, "A B; TOUCH PWNED");
         let raw = t.render_command("echo {{ bs | safe }}", &c, &mut env).unwrap();
         assert_eq!(raw, "echo a b; touch pwned", "`| safe` pastes the text as it is");
@@ -629,8 +700,17 @@ mod tests {
             assert_eq!(out, expected + "\n", "{template}\n→ {command}");
         }
         // where margin misreads the shell (a backslash before the value, a `case` pattern's
-        // `)` in `$( … )`), the command may make no sense, but nothing of the value runs
+        // `)` in `$( … )`, `<<` in arithmetic, a comment's end, branches, raw blocks), the
+        // command may make no sense, but nothing of the value runs
         for template in [
+            "bytes=$(( 1 << 20 ))\ntaskset -c {{ x }} true",
+            "out=\"$(case a in a) \"{{ x }}\" ;; esac)\"",
+            "start=`date +%s # seconds`; {{ x }}",
+            "{% if false %}ssh h \"{% endif %}{{ x }} /out{% if false %}\"{% endif %}",
+            "echo {% raw %}\"{{ l }}{% endraw %}\"; {{ x }}",
+            "echo a\\ #b; {{ x }}",
+            "echo x\u{a0}# nbsp; {{ x }}",
+            "printf '%s\\n' \\{{ x }} \"; {{ x }} #\"",
             "printf '%s\\n' \"$(case a in a) echo '\"';; esac) {{ x }}\"",
             "{% filter lower %}printf '%s\\n' \"{{ x }}\"{% endfilter %}",
             "printf '%s\\n' \\{{ x }}",
@@ -642,6 +722,19 @@ mod tests {
             let _ = std::process::Command::new("sh").arg("-c").arg(&command).envs(env).output().unwrap();
             assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none(), "{template}\n→ {command}");
         }
+        // a here-document's delimiter as a value would end it: refused
+        let eof = ctx(&[("x", Value::from("EOF"))]);
+        let err = t.render_command("cat <<EOF\n{{ x }}\nEOF", &eof, &mut Vec::new()).unwrap_err();
+        assert!(err.message.contains("delimiter"), "{err:?}");
+        // bash evaluates what arithmetic reads: numbers only
+        let (_, out) = run_in("sh", &t, "echo $(( {{ n }} * 2 ))", &ctx(&[("n", Value::from(21))]));
+        assert_eq!(out, "42\n");
+        let err = t.render_command("echo $(( {{ x }} * 2 ))", &c, &mut Vec::new()).unwrap_err();
+        assert!(err.message.contains("`$(( … ))`"), "{err:?}");
+        // {% autoescape %} would mark values safe: refused
+        let err =
+            t.render_command("{% autoescape true %}echo {{ x }}{% endautoescape %}", &c, &mut Vec::new());
+        assert!(err.unwrap_err().message.contains("autoescape"));
         // bash's $'…', where `\` escapes and `\'` does not end it
         let (command, out) = run_in("bash", &t, "printf '%s\\n' $'a\\tb\\' {{ x }}'", &c);
         assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none(), "{command}");

@@ -464,7 +464,7 @@ fn dry_run_shows_the_commands_and_runs_nothing() {
     // a value that is not plain text: the command refers to it, and the dry run shows it
     let f = Fixture::new("matrix:\n  x: ['a b; c']\nrun: printf '%s' {{ x }}\nrepetitions: 1\n");
     let text = stdout(&f.run(&["--dry-run"]));
-    assert!(text.contains("1 trials of `printf '%s' \"${MARGIN_VALUE_1}\"`"), "{text}");
+    assert!(text.contains("1 trials of `printf '%s' ${MARGIN_VALUE_1+\"${MARGIN_VALUE_1}\"}`"), "{text}");
     assert!(text.contains("with MARGIN_VALUE_1='a b; c'"), "{text}");
 }
 
