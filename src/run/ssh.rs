@@ -101,7 +101,9 @@ fn expand_home(path: &str) -> String {
 }
 
 fn quote(s: &str) -> String {
-    shlex::try_quote(s).map(|q| q.into_owned()).unwrap_or_else(|_| format!("'{}'", s.replace('\0', "")))
+    // a NUL cannot pass through a shell at all: dropped, and the rest quoted as usual
+    let s = s.replace('\0', "");
+    shlex::try_quote(&s).map(|q| q.into_owned()).unwrap_or_else(|_| "''".into())
 }
 
 impl Executor for Ssh {
@@ -216,5 +218,22 @@ impl Source for Ssh {
 
     fn is_root(&self) -> bool {
         self.capture("id -u").is_ok_and(|uid| uid == "0")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// What `quote` makes of a string, the shell reads back as that string, a NUL (which
+    /// no shell argument can hold) dropped.
+    #[test]
+    fn quoted_text_reads_back_as_itself() {
+        for text in ["plain", "a b; touch x", "it's \"q\" `x` $HOME \\", "nul\0 and ' quote", ""] {
+            let out = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(format!("printf '%s' {}", super::quote(text)))
+                .output()
+                .unwrap();
+            assert_eq!(String::from_utf8(out.stdout).unwrap(), text.replace('\0', ""), "{text:?}");
+        }
     }
 }
