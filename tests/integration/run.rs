@@ -41,6 +41,20 @@ impl Fixture {
         self.margin().arg("run").arg(&self.file).args(extra).output().unwrap()
     }
 
+    /// `margin run` on a terminal (`script` gives it one): whether it succeeded, and what
+    /// it showed there.
+    fn run_on_a_terminal(&self, extra: &[&str]) -> (bool, String) {
+        let margin = assert_cmd::cargo::cargo_bin!("margin");
+        let command = format!("{} run {} {}", margin.display(), self.file.display(), extra.join(" "));
+        let out = std::process::Command::new("script")
+            .args(["-qec", &command, "/dev/null"])
+            .env("MARGIN_REPORTS", self.reports())
+            .env_remove("MARGIN_SYSROOT")
+            .output()
+            .expect("script (bsdutils) runs a command on a terminal");
+        (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
     fn spawn(&self) -> Child {
         std::process::Command::new(assert_cmd::cargo::cargo_bin!("margin"))
             .arg("run")
@@ -574,26 +588,10 @@ fn notes_before_the_bar_starts_reach_the_terminal() {
         .open(f.store().join("runs.ndjson"))
         .and_then(|mut log| std::io::Write::write_all(&mut log, b"{\"torn"))
         .unwrap();
-    let margin = assert_cmd::cargo::cargo_bin!("margin");
-    let command = format!("{} run {} --repetitions 2", margin.display(), f.file.display());
-    // `script` gives margin a terminal and copies what it shows to stdout
-    let out = std::process::Command::new("script")
-        .args(["-qec", &command, "/dev/null"])
-        .env("MARGIN_REPORTS", f.reports())
-        .env_remove("MARGIN_SYSROOT")
-        .output()
-        .expect("script (bsdutils) runs a command on a terminal");
-    let shown = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{shown}");
+    let (ok, shown) = f.run_on_a_terminal(&["--repetitions", "2"]);
+    assert!(ok, "{shown}");
     assert!(shown.contains("skipped a record that does not parse"), "{shown}");
-    let command = format!("{} run {} --fresh", margin.display(), f.file.display());
-    let out = std::process::Command::new("script")
-        .args(["-qec", &command, "/dev/null"])
-        .env("MARGIN_REPORTS", f.reports())
-        .env_remove("MARGIN_SYSROOT")
-        .output()
-        .unwrap();
-    let shown = String::from_utf8_lossy(&out.stdout);
+    let (_, shown) = f.run_on_a_terminal(&["--fresh"]);
     assert!(shown.contains("--fresh: the old log is now"), "{shown}");
 }
 
@@ -669,16 +667,8 @@ fn the_bar_counts_trials_and_cells_on_a_terminal() {
     let f = Fixture::new(&format!(
         "matrix:\n  n: [1, 2]\nrun: sleep 0.15; echo value=1\n{VALUE}repetitions: 3\norder: sequential\n"
     ));
-    let margin = assert_cmd::cargo::cargo_bin!("margin");
-    let command = format!("{} run {}", margin.display(), f.file.display());
-    let out = std::process::Command::new("script")
-        .args(["-qec", &command, "/dev/null"])
-        .env("MARGIN_REPORTS", f.reports())
-        .env_remove("MARGIN_SYSROOT")
-        .output()
-        .expect("script (bsdutils) runs a command on a terminal");
-    let shown = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{shown}");
+    let (ok, shown) = f.run_on_a_terminal(&[]);
+    assert!(ok, "{shown}");
     assert!(shown.contains("2 cells, 6 trials"), "{shown}");
     assert!(shown.contains("/6 trials"), "{shown}");
     assert!(shown.contains("/2 cells · ETA"), "{shown}");
