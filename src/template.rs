@@ -66,12 +66,9 @@ impl Templates {
             let text = reference(value, Form::Word)?;
             out.write_str(&text.to_string()).map_err(|_| Error::new(ErrorKind::WriteFailure, "write failed"))
         });
-        commands.add_filter(IN_DOUBLE_QUOTES, in_double_quotes);
         commands.add_filter(IN_SINGLE_QUOTES, in_single_quotes);
         commands.add_filter(IN_HEREDOC, in_heredoc);
-        commands.add_filter(IN_COMMENT, in_comment);
         commands.add_filter(IN_QUOTED_HEREDOC, in_quoted_heredoc);
-        commands.add_filter(IN_BACKQUOTES, in_backquotes);
         commands.add_filter(IN_ARITHMETIC, in_arithmetic);
         commands.add_filter("q", quote_for_another_shell);
         let mut values = Environment::new();
@@ -148,12 +145,9 @@ impl Templates {
     }
 }
 
-const IN_DOUBLE_QUOTES: &str = "__margin_in_double_quotes";
 const IN_SINGLE_QUOTES: &str = "__margin_in_single_quotes";
 const IN_HEREDOC: &str = "__margin_in_heredoc";
-const IN_COMMENT: &str = "__margin_in_comment";
 const IN_QUOTED_HEREDOC: &str = "__margin_in_quoted_heredoc";
-const IN_BACKQUOTES: &str = "__margin_in_backquotes";
 const IN_ARITHMETIC: &str = "__margin_in_arithmetic";
 
 /// The prefix of the environment variables that carry values into commands.
@@ -225,10 +219,6 @@ fn reference(value: &Value, form: Form) -> Result<Value, Error> {
     }))
 }
 
-fn in_double_quotes(value: Value) -> Result<Value, Error> {
-    reference(&value, Form::Word)
-}
-
 fn in_single_quotes(value: Value) -> Result<Value, Error> {
     reference(&value, Form::OutOfSingle)
 }
@@ -256,15 +246,6 @@ fn in_arithmetic(value: Value) -> Result<Value, Error> {
         ));
     }
     Ok(reference)
-}
-
-fn in_backquotes(value: Value) -> Result<Value, Error> {
-    reference(&value, Form::Word)
-}
-
-/// In a comment the shell reads nothing; the reference keeps a line break out of it.
-fn in_comment(value: Value) -> Result<Value, Error> {
-    reference(&value, Form::Word)
 }
 
 /// A quoted here-document expands nothing, so a value that is not plain text cannot be
@@ -353,14 +334,13 @@ fn quote_by_place(source: &str) -> std::borrow::Cow<'_, str> {
                 Some(Place::Heredoc { delimiter, quoted: false, .. }) => Some(delimiter.clone()),
                 _ => None,
             };
+            // bare, in double quotes, backquotes or a comment the formatter's reference
+            // serves as it is; these places need more
             let filter = match stack.last() {
                 _ if arithmetic => Some(IN_ARITHMETIC),
                 Some(Place::SingleQuoted | Place::AnsiQuoted) => Some(IN_SINGLE_QUOTES),
-                Some(Place::DoubleQuoted) => Some(IN_DOUBLE_QUOTES),
                 Some(Place::Heredoc { quoted: false, .. }) => Some(IN_HEREDOC),
-                Some(Place::Comment) => Some(IN_COMMENT),
                 Some(Place::Heredoc { quoted: true, .. }) => Some(IN_QUOTED_HEREDOC),
-                Some(Place::Bare { sub: Some(Sub::Backquote) }) => Some(IN_BACKQUOTES),
                 _ => None,
             };
             match (filter, delimiter) {
