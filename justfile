@@ -4,7 +4,8 @@ set shell := ["bash", "-euo", "pipefail", "-c"]
 
 # A debug build: it shares the test build and compiles in minutes rather than the 15–20
 # a release build of polars takes; what a benchmark measures is the tool it runs.
-margin := "cargo run --quiet --"
+# Not `--quiet`: the first build takes minutes, and cargo's progress shows it is working.
+margin := "cargo run --bin margin --"
 
 # Show the recipes.
 default:

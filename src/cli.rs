@@ -18,9 +18,26 @@ pub struct Cli {
 /// Where the stores live.
 #[derive(Debug, Clone, Args)]
 pub struct Reports {
-    /// Folder holding one store per experiment (`reports/<name>/`).
-    #[arg(long = "reports", env = "MARGIN_REPORTS", default_value = "reports", value_name = "DIR")]
+    /// Folder holding one store per experiment (`reports/<name>/`); relative to the
+    /// working directory.
+    #[arg(
+        long = "reports",
+        env = "MARGIN_REPORTS",
+        default_value = "reports",
+        value_name = "DIR",
+        value_parser = absolute
+    )]
     pub root: PathBuf,
+}
+
+/// A path made absolute against the working directory, once, here at the edge: a trial
+/// runs inside its workdir, so a relative store root would name another place there
+/// (`{{ workdir }}`, raw outputs). Symbolic links are kept as written.
+fn absolute(text: &str) -> Result<PathBuf, String> {
+    if text.is_empty() {
+        return Err("an empty path; give a folder, e.g. `reports`".to_string());
+    }
+    std::path::absolute(text).map_err(|e| format!("cannot make `{text}` absolute: {e}"))
 }
 
 #[derive(Debug, Subcommand)]
@@ -115,14 +132,17 @@ pub enum Command {
     },
     /// Per experiment: cells done, pending and abandoned, trials, last run.
     Status {
-        /// Experiment files (default: every `experiments/*.yaml`).
+        /// Experiment files, store folders or names, as for `report` (default: every
+        /// `experiments/*.yaml`).
         files: Vec<PathBuf>,
         #[command(flatten)]
         reports: Reports,
     },
     /// Rebuild `report.md`, `summary.json` and the plots from the store; runs nothing.
     Report {
-        /// The experiment file, or its name (`dd-write` for experiments/dd-write.yaml).
+        /// The experiment file; a store folder (`reports/dd-write`), read with the
+        /// experiment file it keeps; or a name: `dd-write` for experiments/dd-write.yaml,
+        /// else the store of that name.
         target: PathBuf,
         /// Also print `summary.json`.
         #[arg(long)]
@@ -132,7 +152,7 @@ pub enum Command {
     },
     /// Write the tidy table (one row per trial × metric) for pandas, R, DuckDB, Spark.
     Export {
-        /// The experiment file, or its name.
+        /// The experiment file, a store folder or a name, as for `report`.
         target: PathBuf,
         /// csv, parquet or ndjson.
         #[arg(long, value_parser = parse_format)]
@@ -149,4 +169,26 @@ pub enum Command {
 
 fn parse_format(s: &str) -> Result<crate::analyze::Format, String> {
     s.parse().map_err(|e: <crate::analyze::Format as std::str::FromStr>::Err| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_store_root_is_absolute_from_the_start() {
+        let cli = Cli::try_parse_from(["margin", "status", "--reports", "some/where"]).unwrap();
+        let Command::Status { reports, .. } = cli.command else { panic!("not status") };
+        assert!(reports.root.is_absolute(), "{}", reports.root.display());
+        assert_eq!(reports.root, std::env::current_dir().unwrap().join("some/where"));
+        let given = Cli::try_parse_from(["margin", "status", "--reports", "/srv/stores"]).unwrap();
+        let Command::Status { reports, .. } = given.command else { panic!("not status") };
+        assert_eq!(reports.root, PathBuf::from("/srv/stores"));
+    }
+
+    #[test]
+    fn an_empty_store_root_is_refused() {
+        let err = Cli::try_parse_from(["margin", "status", "--reports", ""]).unwrap_err();
+        assert!(err.to_string().contains("an empty path"), "{err}");
+    }
 }
