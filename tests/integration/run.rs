@@ -766,3 +766,44 @@ fn a_killed_runs_workdirs_go_unless_it_was_asked_to_keep_them() {
     assert!(stderr(&out).contains("the workdir of a run that was killed"), "{}", stderr(&out));
     assert_eq!(work(), 1, "the kept one stays, the other goes");
 }
+
+/// A `regex:` metric reads output the way a person does: `^` and `$` at every line, and a
+/// line may end in `\r\n`. Run as a user runs it: in a folder holding
+/// `experiments/x.yaml`, by its relative path, with the default (relative) store root.
+#[test]
+fn regex_metrics_anchor_at_line_starts_and_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("experiments")).unwrap();
+    let yaml = r#"matrix:
+  n: [1]
+run: >-
+  printf 'The numbers are in 1000s of bytes per second processed.\ntype             16 bytes     64 bytes\nsha256           73632.50k   252287.16k\nsha512           50003.13k   201410.84k\r\n'
+metrics:
+  sha256_64: { regex: '^sha256\s+[\d.]+k\s+([\d.]+)k$', unit: kB/s, better: higher }
+  sha512_64: { regex: '^sha512\s+[\d.]+k\s+([\d.]+)k$', unit: kB/s, better: higher }
+repetitions: 2
+"#;
+    std::fs::write(dir.path().join("experiments/x.yaml"), yaml).unwrap();
+    let out = assert_cmd::cargo::cargo_bin_cmd!("margin")
+        .current_dir(dir.path())
+        .env_remove("MARGIN_REPORTS")
+        .env_remove("MARGIN_SYSROOT")
+        .args(["run", "experiments/x.yaml"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let text = std::fs::read_to_string(dir.path().join("reports/x/runs.ndjson")).unwrap();
+    let records: Vec<serde_json::Value> = text
+        .trim_end_matches('\0')
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(records.len() >= 2, "{text}");
+    for r in &records {
+        assert_eq!(r["status"], "ok", "{r}");
+        // the last column of each row, in B/s; sha512's row ends in `\r\n`
+        assert_eq!(r["metrics"]["sha256_64"].as_f64(), Some(252287160.0), "{r}");
+        assert_eq!(r["metrics"]["sha512_64"].as_f64(), Some(201410840.0), "{r}");
+    }
+}
