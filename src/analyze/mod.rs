@@ -7,7 +7,8 @@
 //! and reports on the metric's own scale. Around it, [`table`] turns the store into the
 //! tidy polars table and groups it into cells, [`summary`] analyses every cell and
 //! comparison of an experiment into the serialisable [`Summary`], [`lint`] adds the
-//! methodology warnings, and [`export`] writes the table for other tools.
+//! methodology warnings, and [`export`] writes the table for other tools. [`memory`]
+//! builds an experiment's store in memory, for the tests and the calibration suite.
 //!
 //! Relative quantities (CV, margins, ratios, effects, thresholds) are fractions:
 //! 0.05 means 5 %. Percent signs belong to the report.
@@ -16,6 +17,7 @@ pub mod compare;
 pub mod dist;
 pub mod export;
 pub mod lint;
+pub mod memory;
 pub mod outliers;
 pub mod sample;
 pub mod stats;
@@ -32,6 +34,7 @@ pub(crate) mod reference;
 
 pub use compare::{Comparison, Design, RatioInterval, compare_independent, compare_paired, holm};
 pub use export::{Format, export};
+pub use memory::MemoryStore;
 pub use outliers::{OutlierRule, Outliers, find_outliers};
 pub use sample::{MeanKind, Sample};
 pub use stats::{CellAnalysis, CellSummary, MeanInterval, analyze_cell, summarize};

@@ -1,0 +1,164 @@
+//! An experiment, its plan and a store built in memory, trial by trial, without files:
+//! what the tests analyse, and what `margin calibrate` fills with simulated trials to run
+//! them through the same [`summarize_store`](super::summarize_store) the report uses.
+
+use std::path::Path;
+
+use indexmap::IndexMap;
+
+use crate::diag::Diagnostics;
+use crate::parse::{Better, MeanKind};
+use crate::plan::{self, Plan};
+use crate::spec::{self, Experiment};
+use crate::store::{Event, Loaded, MetricInfo, SCHEMA, SessionRecord, Status, TrialRecord};
+
+/// An experiment with a store held in memory, filled trial by trial. Cloning an empty one
+/// is the cheap way to get many stores of one experiment (no YAML is parsed again).
+#[derive(Debug, Clone)]
+pub struct MemoryStore {
+    pub exp: Experiment,
+    pub plan: Plan,
+    /// The records as the store would hold them (their columns in `loaded.trials`).
+    pub records: Vec<TrialRecord>,
+    pub loaded: Loaded,
+    info: IndexMap<String, MetricInfo>,
+    session: String,
+    host: String,
+    /// The status of the trials [`MemoryStore::trial`] adds.
+    status: Status,
+    /// Minutes since the fixture's epoch: each trial starts one minute after the last.
+    clock: i64,
+}
+
+/// The most cells an in-memory experiment may have.
+const MAX_CELLS: usize = 1000;
+
+impl MemoryStore {
+    /// Loads the experiment from YAML text (named `path`); panics on an invalid file (the
+    /// tests' text is fixed). Trials added before any [`MemoryStore::session`] belong to
+    /// a session with an empty id and host, without a session record.
+    pub fn new(path: &str, yaml: &str) -> MemoryStore {
+        MemoryStore::load(path, yaml).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    /// Loads the experiment from YAML text (named `path`), with its problems on error.
+    pub fn load(path: &str, yaml: &str) -> Result<MemoryStore, Diagnostics> {
+        let exp = spec::load_str(Path::new(path), yaml)?;
+        let plan = plan::expand(&exp, MAX_CELLS)?;
+        Ok(MemoryStore {
+            exp,
+            plan,
+            records: Vec::new(),
+            loaded: Loaded::default(),
+            info: IndexMap::new(),
+            session: String::new(),
+            host: String::new(),
+            status: Status::Ok,
+            clock: 0,
+        })
+    }
+
+    /// Declares how a metric is recorded, as a parser would.
+    pub fn metric(&mut self, name: &str, unit: &str, better: Better, mean: MeanKind) -> &mut Self {
+        self.info.insert(name.to_owned(), MetricInfo { unit: unit.to_owned(), better, mean });
+        self
+    }
+
+    /// Later trials are imported (`margin import`) rather than run.
+    pub fn importing(&mut self) -> &mut Self {
+        self.status = Status::Imported;
+        self
+    }
+
+    /// Starts a session on `host` with these facts; later trials belong to it.
+    pub fn session(&mut self, id: &str, host: &str, facts: &[(&str, &str)]) -> &mut Self {
+        self.session = id.to_owned();
+        self.host = host.to_owned();
+        self.loaded.sessions.push(SessionRecord {
+            schema: SCHEMA,
+            session: id.to_owned(),
+            event: Event::Start,
+            at: self.now(),
+            host: host.to_owned(),
+            experiment: self.exp.name.clone(),
+            margin_version: "0.1.0".to_owned(),
+            seed: 7,
+            spec_hash: blake3::hash(self.exp.source.as_bytes()).to_hex().to_string(),
+            facts: facts.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
+            environment: IndexMap::new(),
+            abandoned: Vec::new(),
+            problems: Vec::new(),
+            keep_workdir: false,
+            import: false,
+            outcome: None,
+        });
+        self
+    }
+
+    fn now(&self) -> String {
+        let t = jiff::Timestamp::from_second(1_700_000_000 + self.clock * 60).unwrap();
+        t.to_string()
+    }
+
+    /// The id of the plan's cell with exactly these levels.
+    pub fn cell(&self, levels: &[(&str, &str)]) -> String {
+        let cell = self
+            .plan
+            .cells
+            .iter()
+            .find(|c| {
+                let have: Vec<(&str, &str)> =
+                    self.plan.levels(c).map(|(k, v)| (k, v.text.as_str())).collect();
+                have.len() == levels.len() && levels.iter().all(|l| have.contains(l))
+            })
+            .unwrap_or_else(|| panic!("no cell {levels:?}"));
+        cell.id.to_string()
+    }
+
+    /// Appends a measured trial of the cell `levels` with these metric values.
+    pub fn trial(&mut self, levels: &[(&str, &str)], metrics: &[(&str, f64)]) -> &mut Self {
+        let cell = self.cell(levels);
+        self.record(cell, levels, metrics, self.status)
+    }
+
+    /// Appends a trial record of any status to any cell id.
+    pub fn record(
+        &mut self,
+        cell: String,
+        levels: &[(&str, &str)],
+        metrics: &[(&str, f64)],
+        status: Status,
+    ) -> &mut Self {
+        self.clock += 1;
+        let repetition = self.records.iter().filter(|t| t.cell == cell).count() as u32 + 1;
+        let metrics: IndexMap<String, f64> = metrics.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect();
+        let metric_info =
+            metrics.keys().filter_map(|k| Some((k.clone(), self.info.get(k)?.clone()))).collect();
+        let failed = !status.is_measurement();
+        self.records.push(TrialRecord {
+            schema: SCHEMA,
+            trial: format!("t{:04}", self.records.len() + 1),
+            cell,
+            levels: levels.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
+            repetition,
+            warmup: false,
+            host: self.host.clone(),
+            session: self.session.clone(),
+            round: repetition,
+            position: 1,
+            started_at: Some(self.now()),
+            status,
+            exit_code: Some(i32::from(failed)),
+            metrics,
+            metric_info,
+            wall_time: 1.0,
+            raw: None,
+            error: failed.then(|| "dd: writing to 'zero.tst': No space left on device".to_owned()),
+            warnings: Vec::new(),
+            source: None,
+            source_hash: None,
+        });
+        self.loaded.trials.push_record(self.records.last().expect("a record was just pushed"));
+        self
+    }
+}
