@@ -142,6 +142,8 @@ fn import(
     let store = Store::new(&o.reports, &exp.name);
     let fail = |e: crate::store::StoreError| Failure::Input(e.to_string());
     let _lock = store.lock("import").map_err(fail)?;
+    // the store keeps the file it is imported with, so it can be reported on without it
+    store.keep_experiment(exp).map_err(fail)?;
     let (records, torn) = store.records().map_err(fail)?;
     for w in &torn {
         writeln!(out, "warning: {w}").map_err(io)?;

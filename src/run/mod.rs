@@ -262,6 +262,8 @@ pub fn run(
             ui.note(&format!("--fresh: the old log is now {}", moved.display()));
         }
     }
+    // the store keeps the file it is run with, so it can be reported on without it
+    store.keep_experiment(exp)?;
     let loaded = store.load_locked()?;
     for w in &loaded.warnings {
         ui.note(&format!("warning: {w}"));

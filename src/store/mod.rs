@@ -6,6 +6,7 @@
 //! While a run writes the trial log, zeros are laid ahead of its last line (see
 //! [`Appender::open`]); readers stop at them, and the run gives them back when it ends.
 
+mod copy;
 mod record;
 mod trials;
 
@@ -18,6 +19,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+pub use copy::{Kept, spec_hash};
 pub use record::{CellProblem, Event, MetricInfo, RawPaths, SCHEMA, SessionRecord, Status, TrialRecord};
 pub use trials::{Failed, Name, Names, Trials};
 
@@ -79,6 +81,11 @@ pub struct Appender {
 impl Store {
     pub fn new(root: &Path, name: &str) -> Self {
         Store { dir: root.join(name) }
+    }
+
+    /// The store in this folder, whatever its name (a store folder given on the command line).
+    pub fn at(dir: &Path) -> Self {
+        Store { dir: dir.to_path_buf() }
     }
 
     pub fn runs_path(&self) -> PathBuf {
