@@ -38,6 +38,7 @@ fn main() -> ExitCode {
                 },
                 dry_run: *dry_run,
                 max_cells: *max_cells,
+                terminal,
             };
             // Lines of a long run should appear as they happen, not when the buffer fills.
             let mut direct = std::io::stdout();
@@ -56,7 +57,9 @@ fn main() -> ExitCode {
         }
         Command::Reparse { file, reports } => cmd::reparse::run(file, &reports.root, &mut out),
         Command::Status { files, reports } => cmd::status::run(files, &reports.root, &mut out),
-        Command::Report { target, json, reports } => cmd::report::run(target, *json, &reports.root, &mut out),
+        Command::Report { target, json, reports } => {
+            cmd::report::run(target, *json, terminal, &reports.root, &mut out)
+        }
         Command::Export { target, format, output, reports } => {
             cmd::report::export(target, *format, output.as_deref(), &reports.root)
         }

@@ -1,5 +1,6 @@
 //! Command handlers: each loads what it needs, calls the stages, and prints.
 
+pub mod answer;
 pub mod check;
 pub mod import;
 pub mod plan;

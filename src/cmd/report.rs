@@ -4,46 +4,134 @@
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
+pub use super::answer::{Whole, answer};
 use super::{Failure, io, load_all};
 use crate::analyze::{self, Format, Pending, Summary, Table};
 use crate::plan::Plan;
 use crate::run::{self, Settings};
 use crate::spec::Experiment;
-use crate::store::{Loaded, Store};
+use crate::store::{Kept, Loaded, Store};
 
-/// An experiment file, or the name of one under `experiments/` (its stem or its `name:`).
-pub fn resolve(target: &Path) -> Result<PathBuf, Failure> {
+/// What `report`, `status` and `export` were pointed at: the experiment file to read,
+/// and the store when the target named one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub file: PathBuf,
+    /// A store folder (given, or `<root>/NAME` when no experiment file has that name);
+    /// `None`: the experiment's own store, `<root>/<name>`.
+    pub store: Option<PathBuf>,
+    /// Whether `file` is the store's copy, and whose.
+    pub kept: Option<Kept>,
+}
+
+impl Target {
+    fn file(path: &Path) -> Self {
+        Target { file: path.to_path_buf(), store: None, kept: None }
+    }
+
+    /// The store to read.
+    pub fn store(&self, reports: &Path, exp: &Experiment) -> Store {
+        match &self.store {
+            Some(dir) => Store::at(dir),
+            None => Store::new(reports, &exp.name),
+        }
+    }
+
+    /// The experiment file used, and when it is the store's copy, whose.
+    pub fn file_used(&self) -> String {
+        let file = self.file.display();
+        match self.kept {
+            None => file.to_string(),
+            Some(Kept::Last) => format!("{file}, the store's copy from its last session"),
+            Some(Kept::Earlier) => format!("{file}, the store's newest copy (its last session kept none)"),
+        }
+    }
+
+    /// The line that says which experiment file was used.
+    pub fn used(&self) -> String {
+        format!("experiment file {}", self.file_used())
+    }
+}
+
+/// Find what `target` names, in this order: an experiment file; a store folder (read with
+/// the copy of the experiment file it keeps, even when the file it came from has changed
+/// since: the copy is what its trials ran with); the name of an experiment under
+/// `experiments/` (its stem or its `name:`); the name of a store in `reports`.
+/// `command` words the hints.
+pub fn resolve(target: &Path, reports: &Path, command: &str) -> Result<Target, Failure> {
     if target.is_file() {
-        return Ok(target.to_path_buf());
+        return Ok(Target::file(target));
+    }
+    if Store::is_store(target) {
+        return kept(target, command);
     }
     let name = target.to_string_lossy();
     for ext in ["yaml", "yml"] {
         let candidate = Path::new("experiments").join(format!("{name}.{ext}"));
         if candidate.is_file() {
-            return Ok(candidate);
+            return Ok(Target::file(&candidate));
         }
     }
     let mut known = Vec::new();
     for path in super::experiment_files() {
         if let Ok(exp) = crate::spec::load_file(&path) {
             if exp.name == name {
-                return Ok(path);
+                return Ok(Target::file(&path));
             }
             known.push(exp.name);
         }
     }
+    // a plain name only: `reports` joined with `../x` would be somewhere else
+    let plain = matches!(target.components().collect::<Vec<_>>()[..], [std::path::Component::Normal(_)]);
+    let store = reports.join(target);
+    if plain && Store::is_store(&store) {
+        return kept(&store, command);
+    }
     known.sort();
+    let mut stores: Vec<String> = std::fs::read_dir(reports)
+        .map(|d| {
+            d.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| Store::is_store(p))
+                .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .collect()
+        })
+        .unwrap_or_default();
+    stores.sort();
+    let list = |names: &[String]| if names.is_empty() { "none".to_string() } else { names.join(", ") };
+    let what = if target.is_dir() {
+        "a folder but not a store (it has no sessions.ndjson or runs.ndjson)"
+    } else {
+        "not a file"
+    };
     Err(Failure::Input(format!(
-        "`{name}` is neither an experiment file nor the name of one in experiments/ ({})",
-        if known.is_empty() { "none there".to_string() } else { known.join(", ") }
+        "`{name}` is {what}, nor the name of an experiment in experiments/ ({}) or of a store in {} ({})",
+        list(&known),
+        reports.display(),
+        list(&stores)
     )))
 }
 
+/// A store folder, with the copy of the experiment file it keeps.
+fn kept(dir: &Path, command: &str) -> Result<Target, Failure> {
+    let store = Store::at(dir);
+    match store.latest_experiment().map_err(|e| Failure::Input(e.to_string()))? {
+        Some((file, kept)) => Ok(Target { file, store: Some(dir.to_path_buf()), kept: Some(kept) }),
+        None => Err(Failure::Input(format!(
+            "{}: the store keeps no copy of the experiment file it was run with (stores written \
+             before margin kept one have none), so it cannot be read on its own\n\
+             hint: give the experiment file, `margin {command} path/to/{}.yaml` (with `--reports` \
+             naming the folder that holds this store); the next `margin run` or `margin import` \
+             with it keeps a copy here",
+            dir.display(),
+            dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "NAME".into())
+        ))),
+    }
+}
+
 /// The store of an experiment, loaded, and the cells still pending on this host.
-fn loaded(exp: &Experiment, plan: &Plan, reports: &Path) -> Result<(Store, Loaded, Vec<Pending>), Failure> {
-    let store = Store::new(reports, &exp.name);
+fn loaded(exp: &Experiment, plan: &Plan, store: &Store) -> Result<(Loaded, Vec<Pending>), Failure> {
     let (outlook, loaded, _) =
-        run::outlook(exp, plan, &store, &Settings::default()).map_err(|e| Failure::Input(e.to_string()))?;
+        run::outlook(exp, plan, store, &Settings::default()).map_err(|e| Failure::Input(e.to_string()))?;
     let gave_up = run::last_abandoned(exp, plan, &loaded.sessions);
     let pending = plan
         .cells
@@ -63,7 +151,7 @@ fn loaded(exp: &Experiment, plan: &Plan, reports: &Path) -> Result<(Store, Loade
             }),
         })
         .collect();
-    Ok((store, loaded, pending))
+    Ok((loaded, pending))
 }
 
 /// Write `report.md`, `summary.json` and the plots into the store. `reasons`: why cells
@@ -71,10 +159,10 @@ fn loaded(exp: &Experiment, plan: &Plan, reports: &Path) -> Result<(Store, Loade
 pub fn write(
     exp: &Experiment,
     plan: &Plan,
-    reports: &Path,
+    store: &Store,
     reasons: &[(String, String)],
 ) -> Result<(PathBuf, Summary), Failure> {
-    let (store, loaded, mut pending) = loaded(exp, plan, reports)?;
+    let (loaded, mut pending) = loaded(exp, plan, store)?;
     for p in &mut pending {
         if let Some((_, why)) = reasons.iter().find(|(label, _)| *label == p.cell) {
             p.reason.clone_from(why);
@@ -93,35 +181,38 @@ pub fn write(
     Ok((store.dir.join("report.md"), summary))
 }
 
-/// The answer in a few lines, for the end of `run` and `report`.
-pub fn answer(summary: &Summary, out: &mut dyn Write) -> std::io::Result<()> {
-    for c in &summary.comparisons {
-        let context: Vec<String> = c.context.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let context = if context.is_empty() { String::new() } else { format!(" ({})", context.join(" ")) };
-        writeln!(out, "  {}{context}: {}", c.metric, c.sentence)?;
-    }
-    Ok(())
-}
-
-pub fn run(target: &Path, json: bool, reports: &Path, out: &mut dyn Write) -> Result<(), Failure> {
-    let file = resolve(target)?;
-    let (exp, plan) = load_all(&[file], usize::MAX)?.remove(0);
-    let (path, summary) = write(&exp, &plan, reports, &[])?;
+pub fn run(
+    target: &Path,
+    json: bool,
+    terminal: bool,
+    reports: &Path,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
+    let t = resolve(target, reports, "report")?;
+    let (exp, plan) = load_all(std::slice::from_ref(&t.file), usize::MAX)?.remove(0);
+    let store = t.store(reports, &exp);
+    let (path, summary) = write(&exp, &plan, &store, &[])?;
     if json {
+        // stdout is summary.json alone
+        eprintln!("{}: {}", exp.name, t.used());
         let text = serde_json::to_string_pretty(&summary).map_err(|e| Failure::Output(e.into()))?;
         writeln!(out, "{text}").map_err(io)?;
     } else {
         writeln!(out, "{}: {}", exp.name, path.display()).map_err(io)?;
-        answer(&summary, out).map_err(io)?;
+        writeln!(out, "  {}", t.used()).map_err(io)?;
+        let whole = Whole::new(&format!("margin report {}", target.display()), &store);
+        answer(&summary, terminal.then_some(&whole), out).map_err(io)?;
     }
     Ok(())
 }
 
 /// `margin export`: the tidy table to stdout or a file.
 pub fn export(target: &Path, format: Format, output: Option<&Path>, reports: &Path) -> Result<(), Failure> {
-    let file = resolve(target)?;
-    let (exp, plan) = load_all(&[file], usize::MAX)?.remove(0);
-    let store = Store::new(reports, &exp.name);
+    let t = resolve(target, reports, "export")?;
+    let (exp, plan) = load_all(std::slice::from_ref(&t.file), usize::MAX)?.remove(0);
+    // stdout may be the table itself
+    eprintln!("{}: {}", exp.name, t.used());
+    let store = t.store(reports, &exp);
     let loaded = store.load().map_err(|e| Failure::Input(e.to_string()))?;
     let table =
         Table::build(&loaded.trials, &plan).map_err(|e| Failure::Input(format!("{}: {e}", exp.name)))?;

@@ -1,7 +1,7 @@
 //! `margin run FILE…`: run what is missing, say what is pending and how to complete it.
 
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -19,6 +19,8 @@ pub struct Options {
     pub settings: Settings,
     pub dry_run: bool,
     pub max_cells: usize,
+    /// stdout is a terminal: the answer at the end is cut to what a person reads.
+    pub terminal: bool,
 }
 
 pub fn run(o: &Options, out: &mut dyn Write) -> Result<(), Failure> {
@@ -65,9 +67,10 @@ pub fn run(o: &Options, out: &mut dyn Write) -> Result<(), Failure> {
         };
         summary(exp, &outcome, out).map_err(io)?;
         // The answer, from everything the store holds now (also after an interruption).
-        let (path, report) = super::report::write(exp, plan, &o.reports, &outcome.pending)?;
+        let (path, report) = super::report::write(exp, plan, &store, &outcome.pending)?;
         writeln!(out, "  report: {}", path.display()).map_err(io)?;
-        super::report::answer(&report, out).map_err(io)?;
+        let whole = super::answer::Whole::new(&format!("margin report {}", exp.path.display()), &store);
+        super::answer::answer(&report, o.terminal.then_some(&whole), out).map_err(io)?;
         failures |= outcome.has_failures();
         if outcome.interrupted {
             return Err(Failure::Interrupted);
@@ -160,11 +163,6 @@ fn dry_run(exp: &Experiment, plan: &Plan, o: &Options, out: &mut dyn Write) -> R
         }
     }
     Ok(())
-}
-
-/// The store of an experiment file, for commands that only read.
-pub(crate) fn store_of(reports: &Path, exp: &Experiment) -> Store {
-    Store::new(reports, &exp.name)
 }
 
 /// Ctrl-C or SIGTERM: finish the trial under way, record it, stop (exit 130; the next

@@ -3,18 +3,29 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use super::report::{Target, resolve};
 use super::{Failure, io, load_all};
 use crate::plan::DEFAULT_MAX_CELLS;
 use crate::run::{self, Settings};
 use crate::store::Status;
 
-pub fn run(files: &[PathBuf], reports: &Path, out: &mut dyn Write) -> Result<(), Failure> {
-    let files = if files.is_empty() { super::experiment_files() } else { files.to_vec() };
-    if files.is_empty() {
+/// `targets`: experiment files, store folders or names (see [`super::report::resolve`]);
+/// none: every experiment file under `experiments/`.
+pub fn run(targets: &[PathBuf], reports: &Path, out: &mut dyn Write) -> Result<(), Failure> {
+    let targets = if targets.is_empty() {
+        super::experiment_files()
+            .iter()
+            .map(|f| Target { file: f.clone(), store: None, kept: None })
+            .collect()
+    } else {
+        targets.iter().map(|t| resolve(t, reports, "status")).collect::<Result<Vec<_>, _>>()?
+    };
+    if targets.is_empty() {
         return Err(Failure::Input("no experiment files given, and none in experiments/".into()));
     }
-    for (exp, plan) in load_all(&files, DEFAULT_MAX_CELLS)? {
-        let store = super::run::store_of(reports, &exp);
+    let files: Vec<PathBuf> = targets.iter().map(|t| t.file.clone()).collect();
+    for ((exp, plan), target) in load_all(&files, DEFAULT_MAX_CELLS)?.into_iter().zip(&targets) {
+        let store = target.store(reports, &exp);
         let (outlook, loaded, set_aside) = run::outlook(&exp, &plan, &store, &Settings::default())
             .map_err(|e| Failure::Input(e.to_string()))?;
         let done = outlook.iter().filter(|o| o.done).count();
@@ -33,7 +44,7 @@ pub fn run(files: &[PathBuf], reports: &Path, out: &mut dyn Write) -> Result<(),
             (0..trials.len()).filter(|&t| trials.status[t].is_measurement() && !trials.warmup[t]).count();
         let failed = trials.failed.len();
         let imported = trials.status.iter().filter(|&&s| s == Status::Imported).count();
-        writeln!(out, "{} ({})", exp.name, exp.path.display()).map_err(io)?;
+        writeln!(out, "{} ({})", exp.name, target.file_used()).map_err(io)?;
         writeln!(
             out,
             "  cells: {} — {done} done, {here} to run here, {pending} pending (other host or boot), {abandoned} abandoned",

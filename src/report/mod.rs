@@ -293,7 +293,7 @@ fn environment() -> Environment<'static> {
 
 /// The answer and each metric's table list at most this many rows; summary.json has
 /// them all. Ten thousand rows help no reader, and make a report too large to page.
-const SHOWN: usize = 100;
+pub(crate) const SHOWN: usize = 100;
 
 /// "… 9900 more cells in summary.json", when a section leaves rows out.
 fn more(total: usize, what: &str) -> Option<String> {

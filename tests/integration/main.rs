@@ -1,12 +1,14 @@
 //! One integration test binary driving the real `margin` executable, a file per command.
 
 mod check;
+mod first_run;
 mod hosts;
 mod import;
 mod plan;
 mod run;
 mod schema;
 mod seeds;
+mod store_copy;
 
 use assert_cmd::Command;
 

@@ -1,0 +1,245 @@
+//! The answer at the end of `margin run` and `margin report`: a line per comparison.
+//!
+//! On a terminal a person reads it, so it is cut to [`ON_A_TERMINAL`] lines: the real
+//! differences first (the biggest effect first), then the undecided ones, then the small
+//! and the absent ones; then the counts by verdict and where the whole list is. Written
+//! to a pipe or a file every comparison is printed, in the report's order: scripts read
+//! it, and `| less` pages it.
+
+use std::cmp::Ordering;
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use crate::analyze::summary::ComparisonStat;
+use crate::analyze::{Summary, VerdictKind};
+use crate::report::format::percent;
+use crate::store::Store;
+
+/// How many comparisons a terminal is shown.
+pub const ON_A_TERMINAL: usize = 20;
+
+/// Where the whole list is, said after a cut one.
+#[derive(Debug, Clone)]
+pub struct Whole {
+    /// The command that prints every comparison when its output is not a terminal.
+    command: String,
+    report: PathBuf,
+    summary: PathBuf,
+}
+
+impl Whole {
+    pub fn new(command: &str, store: &Store) -> Self {
+        Whole {
+            command: command.to_owned(),
+            report: store.dir.join("report.md"),
+            summary: store.dir.join("summary.json"),
+        }
+    }
+}
+
+/// The comparisons, a line each: all of them in the report's order, or — `cut`, on a
+/// terminal — the first [`ON_A_TERMINAL`] by [`rank`], then what was left out.
+pub fn answer(summary: &Summary, cut: Option<&Whole>, out: &mut dyn Write) -> io::Result<()> {
+    let Some(whole) = cut else {
+        return summary.comparisons.iter().try_for_each(|c| line(c, out));
+    };
+    let shown = ranked(&summary.comparisons);
+    for c in shown.iter().take(ON_A_TERMINAL) {
+        line(c, out)?;
+    }
+    let total = shown.len();
+    if total <= ON_A_TERMINAL {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "  … and {} more ({ON_A_TERMINAL} of {total} shown, real differences first). All {total}: {}",
+        total - ON_A_TERMINAL,
+        counts(summary)
+    )?;
+    let report = if total > crate::report::SHOWN {
+        format!("{} lists the first {}", whole.report.display(), crate::report::SHOWN)
+    } else {
+        format!("and in {}", whole.report.display())
+    };
+    writeln!(
+        out,
+        "  every comparison: `{} | less` (off a terminal it prints them all), in {} ({report})",
+        whole.command,
+        whole.summary.display()
+    )
+}
+
+fn line(c: &ComparisonStat, out: &mut dyn Write) -> io::Result<()> {
+    let context: Vec<String> = c.context.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let context = if context.is_empty() { String::new() } else { format!(" ({})", context.join(" ")) };
+    writeln!(out, "  {}{context}: {}", c.metric, c.sentence)
+}
+
+/// Where a verdict goes in a cut list: real differences, then the undecided (which more
+/// trials may settle), then the small and the absent differences.
+fn rank(kind: VerdictKind) -> u8 {
+    match kind {
+        VerdictKind::Significant => 0,
+        VerdictKind::Inconclusive => 1,
+        VerdictKind::Unbounded => 2,
+        VerdictKind::Insufficient => 3,
+        VerdictKind::WithinBand => 4,
+        VerdictKind::NoMeaningfulDifference => 5,
+    }
+}
+
+/// How big a change is: |ln ratio|, so that halving weighs as much as doubling; a ratio
+/// without a size (none, zero, infinite) comes last.
+fn size(c: &ComparisonStat) -> f64 {
+    if c.ratio.is_finite() && c.ratio > 0.0 { c.ratio.ln().abs() } else { f64::NEG_INFINITY }
+}
+
+/// The comparisons by [`rank`], the biggest change first within one; ties keep the
+/// report's order.
+pub fn ranked(comparisons: &[ComparisonStat]) -> Vec<&ComparisonStat> {
+    let mut out: Vec<&ComparisonStat> = comparisons.iter().collect();
+    out.sort_by(|a, b| {
+        rank(a.verdict)
+            .cmp(&rank(b.verdict))
+            .then_with(|| size(b).partial_cmp(&size(a)).unwrap_or(Ordering::Equal))
+    });
+    out
+}
+
+/// `120 real differences, 740 inconclusive, …`: every verdict that occurs, in rank order.
+pub fn counts(summary: &Summary) -> String {
+    let band = percent(summary.settings.threshold_pct);
+    let kinds = [
+        VerdictKind::Significant,
+        VerdictKind::Inconclusive,
+        VerdictKind::Unbounded,
+        VerdictKind::Insufficient,
+        VerdictKind::WithinBand,
+        VerdictKind::NoMeaningfulDifference,
+    ];
+    let mut parts = Vec::new();
+    for kind in kinds {
+        let n = summary.comparisons.iter().filter(|c| c.verdict == kind).count();
+        if n == 0 {
+            continue;
+        }
+        let words = match kind {
+            VerdictKind::Significant if n == 1 => "real difference".to_owned(),
+            VerdictKind::Significant => "real differences".to_owned(),
+            VerdictKind::Inconclusive => "inconclusive".to_owned(),
+            VerdictKind::Unbounded => "too noisy to bound".to_owned(),
+            VerdictKind::Insufficient => "without an error estimate".to_owned(),
+            VerdictKind::WithinBand => format!("real but within ±{band}"),
+            VerdictKind::NoMeaningfulDifference => "no meaningful difference".to_owned(),
+        };
+        parts.push(format!("{n} {words}"));
+    }
+    parts.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::fixture::Fixture;
+
+    /// A summary with one comparison per `(verdict, ratio)`, named `c0`, `c1`, … in order.
+    fn summary(of: &[(VerdictKind, f64)]) -> Summary {
+        let mut f = Fixture::new(
+            "experiments/case.yaml",
+            "matrix: { v: [a, b] }\nrun: \"true\"\nanalysis: { compare: [{ factor: v, baseline: a }] }\n",
+        );
+        f.metric("wall_time", "s", crate::parse::Better::Lower, crate::parse::MeanKind::Arithmetic);
+        for (level, value) in [("a", 1.0), ("a", 1.1), ("b", 2.0), ("b", 2.1)] {
+            f.trial(&[("v", level)], &[("wall_time", value)]);
+        }
+        let mut s = crate::analyze::summarize_store(&f.exp, &f.plan, &f.loaded, &[]).unwrap();
+        let template = s.comparisons.first().cloned().expect("the fixture has a comparison");
+        s.comparisons = of
+            .iter()
+            .enumerate()
+            .map(|(i, &(verdict, ratio))| ComparisonStat {
+                verdict,
+                ratio,
+                metric: format!("c{i}"),
+                context: Default::default(),
+                sentence: format!("{verdict:?}"),
+                ..template.clone()
+            })
+            .collect();
+        s
+    }
+
+    fn names(comparisons: &[&ComparisonStat]) -> Vec<String> {
+        comparisons.iter().map(|c| c.metric.clone()).collect()
+    }
+
+    #[test]
+    fn real_differences_first_biggest_first_then_the_undecided() {
+        use VerdictKind::*;
+        let s = summary(&[
+            (NoMeaningfulDifference, 1.0),
+            (Inconclusive, 1.1),
+            (Significant, 1.2),
+            (WithinBand, 1.03),
+            (Significant, 0.5), // halving: bigger than +20 %
+            (Insufficient, 3.0),
+            (Significant, 2.0), // doubling weighs as much as halving: the report's order
+            (Unbounded, f64::NAN),
+            (Inconclusive, 0.7),
+            (Significant, f64::NAN),
+        ]);
+        let order = names(&ranked(&s.comparisons));
+        assert_eq!(order, ["c4", "c6", "c2", "c9", "c8", "c1", "c7", "c5", "c3", "c0"]);
+        assert_eq!(
+            counts(&s),
+            "4 real differences, 2 inconclusive, 1 too noisy to bound, 1 without an error estimate, \
+             1 real but within ±5.0 %, 1 no meaningful difference"
+        );
+        assert_eq!(counts(&summary(&[(Significant, 2.0)])), "1 real difference");
+    }
+
+    fn printed(s: &Summary, cut: bool) -> Vec<String> {
+        let whole = Whole::new("margin report exp", &Store::at(std::path::Path::new("/r/exp")));
+        let mut out = Vec::new();
+        answer(s, cut.then_some(&whole), &mut out).unwrap();
+        String::from_utf8(out).unwrap().lines().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn a_terminal_sees_twenty_then_the_counts_and_where_the_rest_is() {
+        use VerdictKind::*;
+        let many: Vec<(VerdictKind, f64)> = (0..150)
+            .map(|i| match i % 3 {
+                0 => (Inconclusive, 1.1),
+                1 => (NoMeaningfulDifference, 1.0),
+                _ => (Significant, 1.0 + f64::from(i) / 100.0),
+            })
+            .collect();
+        let s = summary(&many);
+        let lines = printed(&s, true);
+        assert_eq!(lines.len(), ON_A_TERMINAL + 2, "{lines:#?}");
+        // the 20 biggest real differences, biggest first
+        assert!(lines[0].starts_with("  c149: Significant"), "{}", lines[0]);
+        assert!(lines[..20].iter().all(|l| l.ends_with(": Significant")), "{lines:#?}");
+        assert_eq!(
+            lines[20],
+            "  … and 130 more (20 of 150 shown, real differences first). All 150: 50 real differences, \
+             50 inconclusive, 50 no meaningful difference"
+        );
+        assert_eq!(
+            lines[21],
+            "  every comparison: `margin report exp | less` (off a terminal it prints them all), in \
+             /r/exp/summary.json (/r/exp/report.md lists the first 100)"
+        );
+        // off a terminal: every one, in the report's order
+        let all = printed(&s, false);
+        assert_eq!(all.len(), 150);
+        assert!(all[0].starts_with("  c0: Inconclusive") && all[149].starts_with("  c149: "), "{all:#?}");
+        // few enough: all of them, ranked, nothing more to say
+        let few = summary(&[(NoMeaningfulDifference, 1.0), (Significant, 1.5)]);
+        assert_eq!(printed(&few, true), ["  c1: Significant", "  c0: NoMeaningfulDifference"]);
+        let some = summary(&vec![(Significant, 2.0); 30]);
+        assert!(printed(&some, true)[21].ends_with("in /r/exp/summary.json (and in /r/exp/report.md)"));
+    }
+}
