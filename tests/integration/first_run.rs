@@ -74,7 +74,14 @@ fn assert_a_good_dd_run(out: &std::process::Output, store: &Path, trials: usize)
     let comparisons = summary["comparisons"].as_array().expect("comparisons in summary.json");
     // sync: fdatasync and direct against none, in each of the three block sizes
     assert_eq!(comparisons.len(), 6, "{summary}");
-    let kinds = ["insufficient", "unbounded", "significant", "within_band", "no_meaningful_difference", "inconclusive"];
+    let kinds = [
+        "insufficient",
+        "unbounded",
+        "significant",
+        "within_band",
+        "no_meaningful_difference",
+        "inconclusive",
+    ];
     for c in comparisons {
         // two trials a side: an error estimate, so never "insufficient"
         let verdict = c["verdict"].as_str().unwrap_or_default();
