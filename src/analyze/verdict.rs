@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::Settings;
 use super::compare::{Comparison, RatioInterval, trials_to_settle};
 
-/// The six verdicts of summary.json (DESIGN §8), in the order they are tried.
+/// The verdicts of summary.json (docs/statistics.md, Verdicts), in the order they are tried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum VerdictKind {
@@ -18,6 +18,10 @@ pub enum VerdictKind {
     Significant,
     /// The interval excludes no change but stays within ±δ.
     WithinBand,
+    /// The interval excludes no change and reaches across ±δ: a real difference whose
+    /// size may or may not matter. (Called `within_band` before, which said "within the
+    /// band" of intervals such as [−86 %, −4 %].)
+    UncertainSize,
     /// The interval includes no change and lies within ±δ.
     NoMeaningfulDifference,
     /// The interval includes no change and reaches beyond ±δ. Never "no difference":
@@ -71,7 +75,11 @@ pub fn classify(comparison: &Comparison, threshold: f64) -> VerdictKind {
     if low > threshold || high < -threshold {
         VerdictKind::Significant
     } else if low > 0.0 || high < 0.0 {
-        VerdictKind::WithinBand
+        if -threshold <= low && high <= threshold {
+            VerdictKind::WithinBand
+        } else {
+            VerdictKind::UncertainSize
+        }
     } else if -threshold <= low && high <= threshold {
         VerdictKind::NoMeaningfulDifference
     } else {
@@ -92,6 +100,18 @@ pub fn verdict(comparison: &Comparison, settings: &Settings, wording: &Wording) 
             "{}, statistically significant but within the {band} band",
             change(comparison.ratio, effect, &Wording { better: None, ..*wording })
         ),
+        (VerdictKind::UncertainSize, Some(effect)) => {
+            more_trials = trials_to_settle(comparison, settings);
+            let settle = match more_trials {
+                Some(n) if n > 1 => format!("; about {n} more trials per level would settle it"),
+                Some(_) => "; about 1 more trial per level would settle it".to_owned(),
+                None => String::new(),
+            };
+            format!(
+                "{}: a real difference, but whether it exceeds {band} is not settled{settle}",
+                change(comparison.ratio, effect, &Wording { better: None, ..*wording })
+            )
+        }
         (VerdictKind::NoMeaningfulDifference, Some((low, high))) => format!(
             "no meaningful difference: {level} is within {band} of {baseline} [{}, {}]",
             signed_percent(low),
@@ -299,6 +319,7 @@ mod tests {
             VerdictKind::Insufficient,
             VerdictKind::Unbounded,
             VerdictKind::Significant,
+            VerdictKind::UncertainSize,
             VerdictKind::WithinBand,
             VerdictKind::NoMeaningfulDifference,
             VerdictKind::Inconclusive,
@@ -310,6 +331,7 @@ mod tests {
                 "insufficient",
                 "unbounded",
                 "significant",
+                "uncertain_size",
                 "within_band",
                 "no_meaningful_difference",
                 "inconclusive"

@@ -81,11 +81,12 @@ fn line(c: &ComparisonStat, out: &mut dyn Write) -> io::Result<()> {
 fn rank(kind: VerdictKind) -> u8 {
     match kind {
         VerdictKind::Significant => 0,
-        VerdictKind::Inconclusive => 1,
-        VerdictKind::Unbounded => 2,
-        VerdictKind::Insufficient => 3,
-        VerdictKind::WithinBand => 4,
-        VerdictKind::NoMeaningfulDifference => 5,
+        VerdictKind::UncertainSize => 1,
+        VerdictKind::Inconclusive => 2,
+        VerdictKind::Unbounded => 3,
+        VerdictKind::Insufficient => 4,
+        VerdictKind::WithinBand => 5,
+        VerdictKind::NoMeaningfulDifference => 6,
     }
 }
 
@@ -112,6 +113,7 @@ pub fn counts(summary: &Summary) -> String {
     let band = percent(summary.settings.threshold_pct);
     let kinds = [
         VerdictKind::Significant,
+        VerdictKind::UncertainSize,
         VerdictKind::Inconclusive,
         VerdictKind::Unbounded,
         VerdictKind::Insufficient,
@@ -127,6 +129,10 @@ pub fn counts(summary: &Summary) -> String {
         let words = match kind {
             VerdictKind::Significant if n == 1 => "real difference".to_owned(),
             VerdictKind::Significant => "real differences".to_owned(),
+            VerdictKind::UncertainSize if n == 1 => {
+                format!("real difference that may or may not exceed ±{band}")
+            }
+            VerdictKind::UncertainSize => format!("real differences that may or may not exceed ±{band}"),
             VerdictKind::Inconclusive => "inconclusive".to_owned(),
             VerdictKind::Unbounded => "too noisy to bound".to_owned(),
             VerdictKind::Insufficient => "without an error estimate".to_owned(),

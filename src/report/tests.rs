@@ -188,6 +188,22 @@ fn verdict_within_band() {
     assert!(c.sentence.ends_with("statistically significant but within the ±5.0 % band"), "{}", c.sentence);
 }
 
+/// An interval that excludes no change but reaches across ±δ is a real difference of
+/// unsettled size, not "within the band" (which was said of [−86 %, −4 %]).
+#[test]
+fn verdict_uncertain_size() {
+    let (c, _) = verdict_case(&BASE, &[10.2, 10.9, 10.4, 10.8, 10.3]);
+    assert_eq!(c.verdict, VerdictKind::UncertainSize);
+    let (low, high) = (c.ci_low.unwrap() - 1.0, c.ci_high.unwrap() - 1.0);
+    assert!(low > 0.0 && low < 0.05 && high > 0.05, "[{low}, {high}]");
+    assert!(
+        c.sentence.contains("a real difference, but whether it exceeds ±5.0 % is not settled; about "),
+        "{}",
+        c.sentence
+    );
+    assert!(c.more_trials.is_some_and(|n| n >= 1), "{:?}", c.more_trials);
+}
+
 #[test]
 fn verdict_no_meaningful_difference() {
     let (c, _) = verdict_case(&BASE, &[10.02, 10.08, 9.93, 10.0, 9.97]);

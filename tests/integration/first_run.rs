@@ -78,6 +78,7 @@ fn assert_a_good_dd_run(out: &std::process::Output, store: &Path, trials: usize)
         "insufficient",
         "unbounded",
         "significant",
+        "uncertain_size",
         "within_band",
         "no_meaningful_difference",
         "inconclusive",
