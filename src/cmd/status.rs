@@ -1,5 +1,6 @@
 //! `margin status [FILE…]`: per experiment, what is done, pending and abandoned.
 
+use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -7,16 +8,38 @@ use super::report::{Target, resolve};
 use super::{Failure, io, load_all};
 use crate::plan::DEFAULT_MAX_CELLS;
 use crate::run::{self, Settings};
-use crate::store::Status;
+use crate::store::{Status, Store};
+
+/// The store folders under `reports` whose name is not among `names`, sorted.
+fn stores_without_a_file(reports: &Path, names: &HashSet<String>) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(reports) else { return Vec::new() };
+    let mut dirs: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|d| d.file_name().is_some_and(|n| !names.contains(n.to_string_lossy().as_ref())))
+        .filter(|d| Store::is_store(d))
+        .collect();
+    dirs.sort();
+    dirs
+}
 
 /// `targets`: experiment files, store folders or names (see [`super::report::resolve`]);
-/// none: every experiment file under `experiments/`.
+/// none: every experiment file under `experiments/`, then every store in `reports` that
+/// none of them names (a store copied from another machine, read with the experiment
+/// file it keeps).
 pub fn run(targets: &[PathBuf], reports: &Path, out: &mut dyn Write) -> Result<(), Failure> {
     let targets = if targets.is_empty() {
-        super::experiment_files()
-            .iter()
-            .map(|f| Target { file: f.clone(), store: None, kept: None })
-            .collect()
+        let files = super::experiment_files();
+        let names: HashSet<String> =
+            files.iter().filter_map(|f| crate::spec::load_file(f).ok().map(|e| e.name)).collect();
+        let mut targets: Vec<Target> =
+            files.iter().map(|f| Target { file: f.clone(), store: None, kept: None }).collect();
+        for dir in stores_without_a_file(reports, &names) {
+            // a store that keeps no experiment file (older margin) has nothing to read it by
+            if let Ok(target) = resolve(&dir, reports, "status") {
+                targets.push(target);
+            }
+        }
+        targets
     } else {
         targets.iter().map(|t| resolve(t, reports, "status")).collect::<Result<Vec<_>, _>>()?
     };

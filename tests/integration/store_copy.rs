@@ -135,6 +135,16 @@ fn report_status_and_export_read_a_store_without_its_experiment_file() {
     assert!(text.contains(&format!("{hash}/exp.yaml")), "{text}");
     let out = p.ok(&["status", "exp"]);
     assert!(stdout(&out).contains("cells: 2 — 2 done"), "{}", stdout(&out));
+    // `status` alone lists the stores no experiment file names, by the copy they keep
+    let out = p.ok(&["status"]);
+    let text = stdout(&out);
+    let header = text.lines().next().unwrap_or_default();
+    assert!(
+        header.starts_with("exp (/")
+            && header.ends_with(&format!("{copy}, the store's copy from its last session)")),
+        "{text}"
+    );
+    assert!(text.contains("cells: 2 — 2 done"), "{text}");
 
     // a store folder anywhere, under any name, with --reports elsewhere
     std::fs::rename(p.path("reports/exp"), p.path("moved")).unwrap();
