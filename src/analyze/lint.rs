@@ -17,7 +17,7 @@ use super::table::TrialCounts;
 use crate::plan::Plan;
 use crate::plan::render::{Builtins, render};
 use crate::spec::Experiment;
-use crate::store::{Event, Loaded, Name};
+use crate::store::{BOOT_ID, Event, Loaded, Name};
 use crate::template::Templates;
 
 /// A cell warning lists at most this many cells by name, then counts the rest.
@@ -518,6 +518,9 @@ pub(crate) fn comparison_warnings(
                 let keys: BTreeSet<&String> =
                     sa.iter().chain(sb).filter_map(facts_of).flat_map(|f| f.keys()).collect();
                 keys.into_iter()
+                    // a boot id differs between any two boots: the analysis counts boots as
+                    // units (docs/statistics.md), it is no fact of the machine to warn of
+                    .filter(|k| k.as_str() != BOOT_ID)
                     .filter(|k| !expected.contains(k.as_str()) && values(sa, k) != values(sb, k))
                     .cloned()
                     .collect()

@@ -13,19 +13,19 @@ use polars::error::PolarsError;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::compare::{Design, RatioInterval};
+use super::compare::{Comparison, Design, RatioInterval};
 use super::lint;
 use super::stats::{self, CellAnalysis, RunsNeeded, StabilityFlag};
 use super::table::{Group, Table, TrialCounts, status_name};
-use super::verdict::{Vocabulary, Wording};
+use super::verdict::{Replicate, Vocabulary, Wording, verdict_per};
 use super::{
     MeanKind, OutlierRule, Sample, Settings, StatsError, VerdictKind, analyze_cell, compare_independent,
-    compare_paired, holm, verdict,
+    compare_paired, holm,
 };
 use crate::parse::Better;
 use crate::plan::Plan;
 use crate::spec::{Experiment, OutlierMethod, Repetitions, Spec, parse_percent};
-use crate::store::{Event, Loaded, Name, Trials};
+use crate::store::{BOOT_ID, Event, Loaded, Name, Names, Trials};
 
 /// Why the summary could not be built. Bad data in one cell is a warning, not this.
 #[derive(Debug, thiserror::Error)]
@@ -201,6 +201,65 @@ pub struct ComparisonStat {
     pub more_trials: Option<usize>,
     /// The verdict if the outliers set aside were kept, when it differs.
     pub verdict_with_outliers: Option<VerdictKind>,
+    /// The levels came from disjoint boots (or sessions): how many of each, and that the
+    /// comparison is of their means (docs/statistics.md, Sessions and boots).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replication: Option<Replication>,
+}
+
+/// The boots (or sessions) a comparison between disjoint ones rests on.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Replication {
+    /// `boot` when every session recorded its boot, else `session`.
+    pub unit: &'static str,
+    pub baseline_units: usize,
+    pub level_units: usize,
+    /// The most trials one of the units holds, and the fewest.
+    pub trials_per_unit: (usize, usize),
+}
+
+/// The unit each session's trials vary by between levels: its boot when it recorded
+/// one (two runs in one boot are one unit), else the session itself (each import is one).
+pub(crate) struct Units<'a> {
+    by_session: HashMap<&'a str, &'a str>,
+    names: &'a Names,
+    /// Whether every session named a boot.
+    all_boots: bool,
+}
+
+impl<'a> Units<'a> {
+    pub(crate) fn new(loaded: &'a Loaded) -> Self {
+        let mut by_session = HashMap::new();
+        let mut all_boots = true;
+        for s in loaded.sessions.iter().filter(|s| s.event == Event::Start) {
+            match s.facts.get(BOOT_ID) {
+                Some(boot) => {
+                    by_session.insert(s.session.as_str(), boot.as_str());
+                }
+                None => all_boots = false,
+            }
+        }
+        Units { by_session, names: &loaded.trials.names, all_boots }
+    }
+
+    fn of(&self, session: Name) -> &'a str {
+        let id = self.names.get(session);
+        self.by_session.get(id).copied().unwrap_or(id)
+    }
+
+    /// Each unit's values of a cell (all its trials, or those kept), in first-seen order,
+    /// on the analysis scale.
+    fn values(&self, cell: &Analysed, kept: bool) -> IndexMap<&'a str, Vec<f64>> {
+        let aside = &cell.analysis.outliers.set_aside;
+        let mut out: IndexMap<&str, Vec<f64>> = IndexMap::new();
+        for (i, (&v, &session)) in cell.all.analysed().iter().zip(&cell.group.sessions).enumerate() {
+            if kept && aside.binary_search(&i).is_ok() {
+                continue;
+            }
+            out.entry(self.of(session)).or_default().push(v);
+        }
+        out
+    }
 }
 
 /// A trial that did not yield metrics.
@@ -364,7 +423,9 @@ pub fn summarize_store(
     }
 
     let cells: Vec<CellStat> = analysed.par_iter().map(|a| cell_stat(plan, &metrics[a.meta], a)).collect();
-    let (mut comparisons, arms) = compare_all(exp, plan, &metrics, &analysed, &settings, &mut warnings);
+    let units = Units::new(loaded);
+    let (mut comparisons, arms) =
+        compare_all(exp, plan, &metrics, &analysed, &settings, &units, &mut warnings);
     adjust(&mut comparisons)?;
 
     warnings.extend(lint::cell_warnings(plan, &metrics, &analysed, &primary_metrics(exp, &metrics)));
@@ -511,6 +572,7 @@ fn compare_all(
     metrics: &[MetricMeta],
     analysed: &[Analysed],
     settings: &Settings,
+    units: &Units<'_>,
     warnings: &mut Vec<lint::Warning>,
 ) -> (Vec<ComparisonStat>, Vec<Arms>) {
     let key = |name: &str| plan.keys.iter().position(|k| k == name);
@@ -599,7 +661,7 @@ fn compare_all(
     }
 
     let results: Vec<Result<(ComparisonStat, Arms), String>> =
-        jobs.par_iter().map(|job| run_job(job, &metrics[job.meta], analysed, settings)).collect();
+        jobs.par_iter().map(|job| run_job(job, &metrics[job.meta], analysed, settings, units)).collect();
     let mut comparisons = Vec::with_capacity(results.len());
     let mut arms = Vec::with_capacity(results.len());
     for result in results {
@@ -691,6 +753,7 @@ fn run_job(
     meta: &MetricMeta,
     analysed: &[Analysed],
     settings: &Settings,
+    units: &Units<'_>,
 ) -> Result<(ComparisonStat, Arms), String> {
     let what = || {
         let context: Vec<String> = job.context.iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -705,13 +768,39 @@ fn run_job(
     };
     let fail = |e: StatsError| format!("{}: {e}", what());
     let kind = meta.mean_kind;
+    let mut replication = None;
     let (a_kept, b_kept, a_all, b_all, pairs) = match &job.paired_by {
         None => {
             // Without pairing the context holds every other key: one cell per side.
             let (&(_, a), &(_, b)) =
                 (job.base.first().ok_or_else(what)?, job.other.first().ok_or_else(what)?);
             let (a, b) = (&analysed[a], &analysed[b]);
-            (a.kept.clone(), b.kept.clone(), a.all.clone(), b.all.clone(), Vec::new())
+            let (ua, ub) = (units.values(a, false), units.values(b, false));
+            if ua.keys().all(|u| !ub.contains_key(u)) {
+                // Disjoint boots: a boot's state is shared by its trials, so the boots are
+                // the observations, and a level's interval holds the variation between them.
+                let sizes = ua.values().chain(ub.values()).map(Vec::len);
+                replication = Some(Replication {
+                    unit: if units.all_boots { "boot" } else { "session" },
+                    baseline_units: ua.len(),
+                    level_units: ub.len(),
+                    trials_per_unit: (sizes.clone().max().unwrap_or(0), sizes.min().unwrap_or(0)),
+                });
+            }
+            match &replication {
+                Some(r) if r.baseline_units >= 2 && r.level_units >= 2 => {
+                    let means = |cell: &Analysed, kept: bool| {
+                        let values: Vec<f64> = units
+                            .values(cell, kept)
+                            .values()
+                            .map(|v| kind.transform(stats::mean(v)))
+                            .collect();
+                        Sample::new(&values, kind).map_err(fail)
+                    };
+                    (means(a, true)?, means(b, true)?, means(a, false)?, means(b, false)?, Vec::new())
+                }
+                _ => (a.kept.clone(), b.kept.clone(), a.all.clone(), b.all.clone(), Vec::new()),
+            }
         }
         Some(_) => {
             // Pair the blocks both sides have; each block contributes its cell's mean.
@@ -757,11 +846,19 @@ fn run_job(
     };
     let wording =
         Wording { baseline: &job.baseline, level: &job.level, better: Some(meta.better), vocabulary };
-    let judged = verdict(&comparison, settings, &wording);
+    let replicate = match &replication {
+        Some(r) => Replicate::Unit { unit: r.unit, trials: r.trials_per_unit.1.max(1) },
+        None => Replicate::Trial,
+    };
+    let judge = |c: &Comparison| match &replication {
+        Some(r) if r.baseline_units < 2 || r.level_units < 2 => unreplicated(c, r, &wording),
+        _ => verdict_per(c, settings, &wording, replicate),
+    };
+    let judged = judge(&comparison);
     // Outliers were set aside on either side: would keeping them change the verdict?
     let verdict_with_outliers = if a_kept != a_all || b_kept != b_all {
         let with = compare(&a_all, &b_all).map_err(fail)?;
-        Some(verdict(&with, settings, &wording).kind).filter(|k| *k != judged.kind)
+        Some(judge(&with).kind).filter(|k| *k != judged.kind)
     } else {
         None
     };
@@ -797,8 +894,41 @@ fn run_job(
         sentence: judged.sentence,
         more_trials: judged.more_trials,
         verdict_with_outliers,
+        replication,
     };
     Ok((stat, arms))
+}
+
+/// The verdict of levels measured in disjoint boots, one of them in a single boot: what
+/// the trials showed within their boots, and that it claims nothing (docs/statistics.md).
+fn unreplicated(c: &Comparison, r: &Replication, wording: &Wording<'_>) -> super::Verdict {
+    let unit = r.unit;
+    let within = match c.interval.effect() {
+        Some((low, high)) if c.ratio.is_finite() => format!(
+            "within their {unit}s {} measured {:+.1} % against {} [{:+.1} %, {:+.1} %]; ",
+            wording.level,
+            (c.ratio - 1.0) * 100.0,
+            wording.baseline,
+            low * 100.0,
+            high * 100.0
+        ),
+        _ => String::new(),
+    };
+    let (one, other) = if r.baseline_units < 2 {
+        (wording.baseline, wording.level)
+    } else {
+        (wording.level, wording.baseline)
+    };
+    let sentence = format!(
+        "unreplicated: {within}{one} was measured in one {unit}{}, so how much {unit}s differ is \
+         unmeasured and no difference is claimed; run each level in 2 or more {unit}s",
+        if r.baseline_units < 2 && r.level_units < 2 {
+            format!(", and so was {other}")
+        } else {
+            String::new()
+        }
+    );
+    super::Verdict { kind: VerdictKind::Unreplicated, sentence, more_trials: None }
 }
 
 fn arm(sample: &Sample, settings: &Settings) -> Arm {

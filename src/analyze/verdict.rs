@@ -27,6 +27,33 @@ pub enum VerdictKind {
     /// The interval includes no change and reaches beyond ±δ. Never "no difference":
     /// absence of evidence is not evidence of absence.
     Inconclusive,
+    /// The levels were measured in disjoint boots (or sessions), one of them in a single
+    /// one: the variation between boots is unmeasured, so no difference is claimed on the
+    /// variation within one (docs/statistics.md, Sessions and boots).
+    Unreplicated,
+}
+
+/// What one more replicate of a level is: a trial, or a boot (a session where margin
+/// cannot tell the boot) of about `trials` trials.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Replicate<'a> {
+    Trial,
+    Unit { unit: &'a str, trials: usize },
+}
+
+impl Replicate<'_> {
+    /// "about 3 more trials per level", "about 2 more boots of each level, 5 trials each".
+    fn more(&self, n: usize) -> String {
+        match *self {
+            Replicate::Trial if n == 1 => "about 1 more trial per level".to_owned(),
+            Replicate::Trial => format!("about {n} more trials per level"),
+            Replicate::Unit { unit, trials } => {
+                let each = if trials == 1 { "1 trial".to_owned() } else { format!("{trials} trials") };
+                let units = if n == 1 { unit.to_owned() } else { format!("{unit}s") };
+                format!("about {n} more {units} of each level, {each} each,")
+            }
+        }
+    }
 }
 
 pub use crate::parse::Better;
@@ -89,6 +116,17 @@ pub fn classify(comparison: &Comparison, threshold: f64) -> VerdictKind {
 
 /// Classifies the comparison and words the verdict.
 pub fn verdict(comparison: &Comparison, settings: &Settings, wording: &Wording) -> Verdict {
+    verdict_per(comparison, settings, wording, Replicate::Trial)
+}
+
+/// [`verdict`] for a comparison whose observations are `replicate`s: the trials, or the
+/// means of boots; "more trials" is then said in boots.
+pub fn verdict_per(
+    comparison: &Comparison,
+    settings: &Settings,
+    wording: &Wording,
+    replicate: Replicate<'_>,
+) -> Verdict {
     let delta = settings.threshold;
     let kind = classify(comparison, delta);
     let Wording { baseline, level, .. } = *wording;
@@ -103,8 +141,7 @@ pub fn verdict(comparison: &Comparison, settings: &Settings, wording: &Wording) 
         (VerdictKind::UncertainSize, Some(effect)) => {
             more_trials = trials_to_settle(comparison, settings);
             let settle = match more_trials {
-                Some(n) if n > 1 => format!("; about {n} more trials per level would settle it"),
-                Some(_) => "; about 1 more trial per level would settle it".to_owned(),
+                Some(n) => format!("; {} would settle it", replicate.more(n.max(1))),
                 None => String::new(),
             };
             format!(
@@ -123,8 +160,7 @@ pub fn verdict(comparison: &Comparison, settings: &Settings, wording: &Wording) 
                 Some(0) => {
                     format!("the difference lies close to {band}, so only many more trials would settle it")
                 }
-                Some(1) => "about 1 more trial per level would settle it".to_owned(),
-                Some(n) => format!("about {n} more trials per level would settle it"),
+                Some(n) => format!("{} would settle it", replicate.more(n)),
                 None => "it would take more trials than are practical to settle it".to_owned(),
             };
             format!(

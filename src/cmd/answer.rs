@@ -83,10 +83,11 @@ fn rank(kind: VerdictKind) -> u8 {
         VerdictKind::Significant => 0,
         VerdictKind::UncertainSize => 1,
         VerdictKind::Inconclusive => 2,
-        VerdictKind::Unbounded => 3,
-        VerdictKind::Insufficient => 4,
-        VerdictKind::WithinBand => 5,
-        VerdictKind::NoMeaningfulDifference => 6,
+        VerdictKind::Unreplicated => 3,
+        VerdictKind::Unbounded => 4,
+        VerdictKind::Insufficient => 5,
+        VerdictKind::WithinBand => 6,
+        VerdictKind::NoMeaningfulDifference => 7,
     }
 }
 
@@ -115,6 +116,7 @@ pub fn counts(summary: &Summary) -> String {
         VerdictKind::Significant,
         VerdictKind::UncertainSize,
         VerdictKind::Inconclusive,
+        VerdictKind::Unreplicated,
         VerdictKind::Unbounded,
         VerdictKind::Insufficient,
         VerdictKind::WithinBand,
@@ -134,6 +136,7 @@ pub fn counts(summary: &Summary) -> String {
             }
             VerdictKind::UncertainSize => format!("real differences that may or may not exceed ±{band}"),
             VerdictKind::Inconclusive => "inconclusive".to_owned(),
+            VerdictKind::Unreplicated => "unreplicated (one boot or session of a level)".to_owned(),
             VerdictKind::Unbounded => "too noisy to bound".to_owned(),
             VerdictKind::Insufficient => "without an error estimate".to_owned(),
             VerdictKind::WithinBand => format!("real but within ±{band}"),

@@ -119,8 +119,17 @@ fn seed_000_bonnie_block_writes_are_slower_in_the_domu() {
     assert_arm(&c.baseline_arm, &seed["dom0_arm"], "dom0");
     assert_arm(&c.level_arm, &seed["domU_arm"], "domU");
     assert_ratio(c, &seed["independent"]);
-    assert_eq!(c.verdict, VerdictKind::Significant);
-    assert_eq!(c.sentence, "domU is 19.9 % lower than dom0 [18.9 %, 20.9 %]: slower");
+    // One import of each domain: how much sessions differ is unmeasured, so the 20 %
+    // within them is reported and not claimed (docs/statistics.md, Sessions and boots).
+    assert_eq!(c.verdict, VerdictKind::Unreplicated, "{}", c.sentence);
+    assert_eq!(
+        c.sentence,
+        "unreplicated: within their sessions domU measured -19.9 % against dom0 [-20.9 %, -18.9 %]; \
+         dom0 was measured in one session, and so was domU, so how much sessions differ is unmeasured \
+         and no difference is claimed; run each level in 2 or more sessions"
+    );
+    let r = c.replication.as_ref().unwrap();
+    assert_eq!((r.unit, r.baseline_units, r.level_units, r.trials_per_unit), ("session", 1, 1, (8, 4)));
     let cell = summary.cells.iter().find(|c| c.levels["domain"] == "dom0").unwrap();
     assert_eq!(cell.mean_kind, MeanKind::Harmonic);
     assert!(
@@ -130,6 +139,74 @@ fn seed_000_bonnie_block_writes_are_slower_in_the_domu() {
         "{markdown}"
     );
     assert!(markdown.contains("Values in MB/s; higher is better; harmonic mean."), "{markdown}");
+}
+
+/// Levels measured in disjoint boots: the boots' means are the observations, and two
+/// sessions of one boot are one boot (docs/statistics.md, Sessions and boots).
+#[test]
+fn levels_from_disjoint_boots_are_compared_by_their_boots() {
+    let yaml = "matrix: { v: [a, b] }\nrun: \"true\"\nrepetitions: 5\nanalysis: { compare: [{ factor: v, baseline: a }] }\n";
+    let boots = [
+        ("a", "s1", "boot-1", 10.0),
+        ("a", "s2", "boot-2", 10.6),
+        ("b", "s3", "boot-3", 10.3),
+        ("b", "s4", "boot-4", 10.9),
+    ];
+    let mut f = Fixture::new("experiments/boots.yaml", yaml);
+    f.metric("wall_time", "s", Better::Lower, MeanKind::Arithmetic);
+    for (level, session, boot, centre) in boots {
+        f.session(session, "local", &[("boot_id", boot)]);
+        for d in [-0.02, 0.01, 0.0, 0.02, -0.01] {
+            f.trial(&[("v", level)], &[("wall_time", centre + d)]);
+        }
+    }
+    let (summary, _) = report(&f, &[]);
+    let [c] = &summary.comparisons[..] else { panic!("one comparison") };
+    let r = c.replication.as_ref().expect("disjoint boots");
+    assert_eq!((r.unit, r.baseline_units, r.level_units, r.trials_per_unit), ("boot", 2, 2, (5, 5)));
+    // the boots' means, 10.3 and 10.6 with a spread of 0.42 each: nothing settled; on the
+    // 20 trials alone, +2.9 % with a spread of 0.3 would have been called real
+    assert_eq!((c.baseline_arm.n, c.level_arm.n), (2, 2));
+    assert!((c.ratio - 10.6 / 10.3).abs() < 1e-12, "{}", c.ratio);
+    assert_eq!(c.verdict, VerdictKind::Inconclusive, "{}", c.sentence);
+    assert!(
+        c.sentence.contains("more boots of each level, 5 trials each, would settle it"),
+        "{}",
+        c.sentence
+    );
+
+    // s1 and s2 in one boot: level a has one boot, so nothing is claimed
+    let mut f = Fixture::new("experiments/boots.yaml", yaml);
+    f.metric("wall_time", "s", Better::Lower, MeanKind::Arithmetic);
+    for (level, session, boot, centre) in [
+        ("a", "s1", "boot-1", 10.0),
+        ("a", "s2", "boot-1", 10.0),
+        ("b", "s3", "boot-3", 12.0),
+        ("b", "s4", "boot-4", 12.1),
+    ] {
+        f.session(session, "local", &[("boot_id", boot)]);
+        for d in [-0.02, 0.01, 0.0, 0.02, -0.01] {
+            f.trial(&[("v", level)], &[("wall_time", centre + d)]);
+        }
+    }
+    let (summary, _) = report(&f, &[]);
+    let [c] = &summary.comparisons[..] else { panic!("one comparison") };
+    let r = c.replication.as_ref().expect("disjoint boots");
+    assert_eq!((r.baseline_units, r.level_units, r.trials_per_unit), (1, 2, (10, 5)));
+    assert_eq!(c.verdict, VerdictKind::Unreplicated, "{}", c.sentence);
+    assert!(
+        c.sentence.contains("a was measured in one boot, so how much boots differ is unmeasured"),
+        "{}",
+        c.sentence
+    );
+}
+
+/// Levels measured in the same session are compared trial by trial, as before.
+#[test]
+fn levels_of_one_session_are_compared_trial_by_trial() {
+    let (c, _) = verdict_case(&BASE, &[10.2, 10.9, 10.4, 10.8, 10.3]);
+    assert_eq!(c.replication, None);
+    assert_eq!((c.baseline_arm.n, c.level_arm.n), (5, 5));
 }
 
 /// A two-level experiment whose comparison gets the verdict the data were chosen for.

@@ -20,7 +20,9 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 pub use copy::{Kept, spec_hash};
-pub use record::{CellProblem, Event, MetricInfo, RawPaths, SCHEMA, SessionRecord, Status, TrialRecord};
+pub use record::{
+    BOOT_ID, CellProblem, Event, MetricInfo, RawPaths, SCHEMA, SessionRecord, Status, TrialRecord,
+};
 pub use trials::{Failed, Name, Names, Trials};
 
 /// Why the store could not be used.

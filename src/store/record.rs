@@ -111,6 +111,10 @@ pub struct CellProblem {
     pub why: String,
 }
 
+/// The fact naming the boot a session ran in (`/proc/sys/kernel/random/boot_id`): two
+/// sessions of one boot are one unit of the analysis (docs/statistics.md).
+pub const BOOT_ID: &str = "boot_id";
+
 /// One line of `sessions.ndjson`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionRecord {

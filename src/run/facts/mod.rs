@@ -87,6 +87,10 @@ pub fn gather(src: &dyn Source) -> IndexMap<String, String> {
         }
     };
     put("kernel", src.read("/proc/sys/kernel/osrelease"));
+    // Which boot: trials of one boot share its state, so the boot, not the trial, is the
+    // unit that varies between levels measured in different boots (docs/statistics.md,
+    // Sessions and boots).
+    put(crate::store::BOOT_ID, src.read("/proc/sys/kernel/random/boot_id"));
     put("os", src.read("/etc/os-release").and_then(|t| os_release(&t)));
     put("arch", Some(std::env::consts::ARCH.to_string()));
     put("hostname", src.read("/proc/sys/kernel/hostname"));

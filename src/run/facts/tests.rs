@@ -20,6 +20,7 @@ fn xen_dom0() {
     assert_eq!(f["hypervisor"], "xen");
     assert_eq!(f["xen_role"], "dom0");
     assert_eq!(f["kernel"], "2.6.20-1.2933.fc6xen");
+    assert_eq!(f["boot_id"], "6f1c2a8e-3b4d-4e5f-9a0b-1c2d3e4f5a6b");
     assert_eq!(f["os"], "Fedora Core 6 (Zod)");
     assert_eq!(f["cpu_model"], "Dual-Core AMD Opteron(tm) Processor 2210");
     assert_eq!(f["cpus"], "2");
