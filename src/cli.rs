@@ -165,6 +165,27 @@ pub enum Command {
     },
     /// Print the JSON Schema of the experiment file, for editor completion.
     Schema,
+    /// Check margin's error rates: simulate experiments with a known truth (few trials,
+    /// skewed or heavy-tailed values, outliers, pairs, rates, sessions, adaptive
+    /// repetitions), analyse each as a report would, and print per scenario how often a
+    /// difference is claimed that is not there, how often the interval covers the truth,
+    /// and how often a true change of 10 % or 20 % is found.
+    Calibrate {
+        /// Simulated experiments per scenario and true change.
+        #[arg(long, value_name = "N", default_value_t = crate::calibrate::DEFAULT_EXPERIMENTS,
+              value_parser = clap::value_parser!(u64).range(1..))]
+        experiments: u64,
+        /// Seed of the simulation: the same seed gives the same numbers.
+        #[arg(long, value_name = "S", default_value_t = 1)]
+        seed: u64,
+        /// Run only the scenarios whose name contains this (`^` anchors it at the name's
+        /// start, `$` at its end; repeat for several).
+        #[arg(long, value_name = "FILTER")]
+        scenario: Vec<String>,
+        /// Print the results as JSON instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn parse_format(s: &str) -> Result<crate::analyze::Format, String> {

@@ -5,6 +5,7 @@
 //! outputs into metrics. Each stage hands the next plain data.
 
 pub mod analyze;
+pub mod calibrate;
 pub mod cli;
 pub mod cmd;
 pub mod diag;

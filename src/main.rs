@@ -64,6 +64,17 @@ fn main() -> ExitCode {
             cmd::report::export(target, *format, output.as_deref(), &reports.root)
         }
         Command::Schema => cmd::schema(&mut out).map_err(Failure::Output),
+        Command::Calibrate { experiments, seed, scenario, json } => {
+            let options = cmd::calibrate::Options {
+                calibrate: margin::calibrate::Options {
+                    experiments: *experiments,
+                    seed: *seed,
+                    filters: scenario.clone(),
+                },
+                json: *json,
+            };
+            cmd::calibrate::run(&options, &mut out)
+        }
     };
     let flushed = out.flush();
     match result.and_then(|()| flushed.map_err(Failure::Output)) {

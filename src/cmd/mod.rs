@@ -1,6 +1,7 @@
 //! Command handlers: each loads what it needs, calls the stages, and prints.
 
 pub mod answer;
+pub mod calibrate;
 pub mod check;
 pub mod import;
 pub mod plan;

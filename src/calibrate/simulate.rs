@@ -1,0 +1,304 @@
+//! One simulated experiment: trials drawn with a known truth, written into an in-memory
+//! store as a run (or, for sessions, several boots) would write them, with adaptive
+//! repetitions decided round by round by the runner's own rule; then analysed by
+//! [`summarize_store`], the function the report uses, and its comparison read.
+
+use rand::Rng;
+use rand::SeedableRng;
+use rand_pcg::Pcg64;
+use statrs::distribution::{ContinuousCDF, Normal};
+
+use super::scenario::{Layout, Scenario, Shape, Trials};
+use crate::analyze::{MeanKind, MemoryStore, VerdictKind, summarize_store};
+use crate::run::cells::{CellProgress, Rule};
+
+/// The work behind one trial of a rate (MB): its value is this over the trial's time.
+pub const WORK: f64 = 100.0;
+/// The spread of the blocks' true centres in a paired layout (sd of their logs).
+pub const BLOCK_SD_LOG: f64 = 0.3;
+/// The name of the simulated metric.
+pub const METRIC: &str = "value";
+
+/// A scenario made ready to simulate: its experiment parsed once, its stopping rule.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub scenario: Scenario,
+    /// The experiment with an empty store, cloned for every simulated experiment.
+    pub empty: MemoryStore,
+    rule: Rule,
+}
+
+impl Prepared {
+    pub fn new(scenario: &Scenario) -> Result<Prepared, String> {
+        let mut empty = MemoryStore::load("experiments/calibrate.yaml", &scenario.yaml())
+            .map_err(|e| format!("scenario {}: its experiment file: {e}", scenario.name))?;
+        let (unit, better, mean) = scenario.metric();
+        empty.metric(METRIC, unit, better, mean);
+        let rule = Rule::new(&empty.exp, empty.exp.spec.repetitions());
+        Ok(Prepared { scenario: scenario.clone(), empty, rule })
+    }
+}
+
+/// One cell's simulated trials, as they were recorded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimCell {
+    /// `a` (the baseline) or `b`.
+    pub level: &'static str,
+    /// The paired block, if any.
+    pub block: Option<String>,
+    /// The metric's values in trial order (rates for a harmonic metric).
+    pub values: Vec<f64>,
+}
+
+/// What margin's analysis said about one simulated experiment.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Outcome {
+    /// The ratio's interval; `None` when margin gives none (unbounded, no estimate).
+    pub interval: Option<(f64, f64)>,
+    pub ratio: f64,
+    pub verdict: VerdictKind,
+    pub p_value: Option<f64>,
+    /// Some cell had a value set aside as an outlier.
+    pub set_aside: bool,
+    /// Trials recorded, and the cells they went to.
+    pub trials: u64,
+    pub cells: u64,
+}
+
+/// A simulated experiment: its store, its cells, and the analysis (or why there is none).
+#[derive(Debug, Clone)]
+pub struct Simulated {
+    pub store: MemoryStore,
+    pub cells: Vec<SimCell>,
+    pub outcome: Result<Outcome, String>,
+}
+
+/// A seed for experiment `index` of a scenario at a truth: depends on nothing else, so a
+/// scenario gives the same numbers whether it runs alone or in the whole suite, on any
+/// number of threads.
+pub fn experiment_seed(seed: u64, scenario: &str, truth: usize, index: u64) -> u64 {
+    // FNV-1a of the name, then SplitMix64's finaliser over the parts.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in scenario.bytes() {
+        h = (h ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    let mut x = seed;
+    for part in [h, truth as u64, index] {
+        x = splitmix(x ^ splitmix(part));
+    }
+    x
+}
+
+fn splitmix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Simulates and analyses one experiment with the compared level's true ratio `ratio`.
+pub fn simulate(prepared: &Prepared, ratio: f64, seed: u64) -> Simulated {
+    let (store, cells) = simulate_trials(prepared, ratio, seed);
+    let outcome = analyse(&store, &cells);
+    Simulated { store, cells, outcome }
+}
+
+/// The trials of one simulated experiment, recorded in a store, before any analysis.
+pub fn simulate_trials(prepared: &Prepared, ratio: f64, seed: u64) -> (MemoryStore, Vec<SimCell>) {
+    let s = &prepared.scenario;
+    let mut rng = Pcg64::seed_from_u64(seed);
+    let mut store = prepared.empty.clone();
+    let factor = s.factor();
+    let blocks = s.blocks();
+
+    // The cells: (level, block, true centre of the drawn quantity).
+    let mut cells: Vec<(&'static str, Option<String>, f64)> = Vec::new();
+    let level_centre = |level: &str, base: f64| match (level, s.mean) {
+        ("a", _) => base,
+        (_, MeanKind::Arithmetic) => base * ratio,
+        // a rate R times higher takes 1/R of the time
+        (_, MeanKind::Harmonic) => base / ratio,
+    };
+    if blocks.is_empty() {
+        for level in ["a", "b"] {
+            cells.push((level, None, level_centre(level, s.centre)));
+        }
+    } else {
+        for block in &blocks {
+            let centre = s.centre * (BLOCK_SD_LOG * standard_normal(&mut rng)).exp();
+            for level in ["a", "b"] {
+                cells.push((level, Some(block.clone()), level_centre(level, centre)));
+            }
+        }
+    }
+    let mut values: Vec<Vec<f64>> = vec![Vec::new(); cells.len()];
+    let max_trials = match s.trials {
+        Trials::Fixed { n } => n,
+        Trials::Adaptive { max, .. } => max,
+    };
+    let per_session = match s.layout {
+        Layout::Sessions { per_level, .. } => max_trials * per_level,
+        _ => max_trials,
+    };
+    // A contaminated cell: which of its trials is moved, and by how many sd.
+    let contamination: Vec<Option<(u32, f64)>> = cells
+        .iter()
+        .map(|_| match s.shape {
+            Shape::Contaminated { share } if unit_open(&mut rng) < share => {
+                let at = (unit_open(&mut rng) * f64::from(per_session)) as u32;
+                let size = 3.0 + 7.0 * unit_open(&mut rng);
+                let sign = if unit_open(&mut rng) < 0.5 { -1.0 } else { 1.0 };
+                Some((at.min(per_session - 1), sign * size))
+            }
+            _ => None,
+        })
+        .collect();
+
+    let levels_of = |cell: usize| -> Vec<(&str, &str)> {
+        let (level, block, _) = &cells[cell];
+        let mut levels = vec![(factor, *level)];
+        if let Some(block) = block {
+            levels.push(("block", block.as_str()));
+        }
+        levels
+    };
+    // Draws and records the next trial of `cell`, its centre shifted by `offset` sd.
+    let mut add = |store: &mut MemoryStore, rng: &mut Pcg64, cell: usize, offset: f64| {
+        let centre = cells[cell].2;
+        let sd = s.cv * centre;
+        let index = values[cell].len() as u32;
+        let mut x = draw(s.shape, centre + offset * sd, sd, rng);
+        if let Some((at, shift)) = contamination[cell]
+            && at == index
+        {
+            x += shift * sd;
+        }
+        let value = match s.mean {
+            MeanKind::Arithmetic => x,
+            MeanKind::Harmonic => WORK / x,
+        };
+        values[cell].push(value);
+        store.trial(&levels_of(cell), &[(METRIC, value)]);
+    };
+
+    match (s.trials, s.layout) {
+        (Trials::Fixed { n }, Layout::Sessions { per_level, between }) => {
+            // Boots alternate between the levels; each shifts all its trials alike.
+            for session in 1..=per_level {
+                for (cell, &(level, ..)) in cells.iter().enumerate() {
+                    let id = format!("{level}{session}");
+                    store.session(&id, "sim", &[("kernel", level)]);
+                    let offset = between * standard_normal(&mut rng);
+                    for _ in 0..n {
+                        add(&mut store, &mut rng, cell, offset);
+                    }
+                }
+            }
+        }
+        (Trials::Fixed { n }, _) => {
+            store.session("s1", "sim", &[("kernel", "sim")]);
+            for _ in 0..n {
+                for cell in 0..cells.len() {
+                    add(&mut store, &mut rng, cell, 0.0);
+                }
+            }
+        }
+        (Trials::Adaptive { .. }, _) => {
+            // The runner's rounds: every unfinished cell gets one trial, then the rule
+            // decides from the cell's records whether it is done.
+            store.session("s1", "sim", &[("kernel", "sim")]);
+            let mut progress: Vec<(CellProgress, bool)> = vec![(CellProgress::default(), false); cells.len()];
+            while progress.iter().any(|(_, done)| !done) {
+                for (cell, (p, done)) in progress.iter_mut().enumerate() {
+                    if *done {
+                        continue;
+                    }
+                    add(&mut store, &mut rng, cell, 0.0);
+                    p.add_record(store.records.last().expect("a trial was just recorded"));
+                    *done = prepared.rule.is_done(p);
+                }
+            }
+        }
+    }
+
+    let cells: Vec<SimCell> = cells
+        .into_iter()
+        .zip(values)
+        .map(|((level, block, _), values)| SimCell { level, block, values })
+        .collect();
+    (store, cells)
+}
+
+/// Runs margin's analysis over the store and reads its one comparison.
+pub fn analyse(store: &MemoryStore, cells: &[SimCell]) -> Result<Outcome, String> {
+    let summary = summarize_store(&store.exp, &store.plan, &store.loaded, &[]).map_err(|e| e.to_string())?;
+    let comparison = match &summary.comparisons[..] {
+        [c] => c,
+        other => {
+            let warnings: Vec<String> = summary.warnings.iter().map(|w| w.message.clone()).collect();
+            return Err(format!("{} comparisons; warnings: {}", other.len(), warnings.join("; ")));
+        }
+    };
+    let interval = match (comparison.ci_low, comparison.ci_high) {
+        (Some(low), Some(high)) => Some((low, high)),
+        _ => None,
+    };
+    let trials: usize = cells.iter().map(|c| c.values.len()).sum();
+    let trials = trials as u64;
+    Ok(Outcome {
+        interval,
+        ratio: comparison.ratio,
+        verdict: comparison.verdict,
+        p_value: comparison.p_value,
+        set_aside: summary.cells.iter().any(|c| !c.set_aside.is_empty()),
+        trials,
+        cells: cells.len() as u64,
+    })
+}
+
+/// A uniform number strictly inside (0, 1).
+pub fn unit_open(rng: &mut Pcg64) -> f64 {
+    ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+}
+
+/// A standard normal value, by inverting its distribution function.
+pub fn standard_normal(rng: &mut Pcg64) -> f64 {
+    Normal::standard().inverse_cdf(unit_open(rng))
+}
+
+/// One value of `shape` with this mean and sd.
+pub fn draw(shape: Shape, mean: f64, sd: f64, rng: &mut Pcg64) -> f64 {
+    match shape {
+        Shape::Normal | Shape::Contaminated { .. } => mean + sd * standard_normal(rng),
+        Shape::LogNormal => {
+            let var_log = (1.0 + (sd / mean).powi(2)).ln();
+            mean * (var_log.sqrt() * standard_normal(rng) - var_log / 2.0).exp()
+        }
+        Shape::StudentT3 => {
+            let z = standard_normal(rng);
+            let chi2: f64 = (0..3).map(|_| standard_normal(rng).powi(2)).sum();
+            // t₃ = z / √(χ²₃/3) has variance 3
+            mean + sd * z / (chi2 / 3.0).sqrt() / 3f64.sqrt()
+        }
+        Shape::Quantised => (mean + sd * standard_normal(rng)).round(),
+    }
+}
+
+/// The true ratio of the analysed means at a nominal ratio: the nominal one, except for
+/// quantised values, whose expected value is that of the rounded normal.
+pub fn true_ratio(scenario: &Scenario, ratio: f64) -> f64 {
+    match scenario.shape {
+        Shape::Quantised => {
+            let (a, b) = (scenario.centre, scenario.centre * ratio);
+            rounded_mean(b, scenario.cv * b) / rounded_mean(a, scenario.cv * a)
+        }
+        _ => ratio,
+    }
+}
+
+/// E[round(X)] for X normal(mean, sd): Σ k·P(k − ½ < X < k + ½).
+pub fn rounded_mean(mean: f64, sd: f64) -> f64 {
+    let normal = Normal::new(mean, sd).expect("a positive sd");
+    let (low, high) = ((mean - 12.0 * sd).floor() as i64, (mean + 12.0 * sd).ceil() as i64);
+    (low..=high).map(|k| k as f64 * (normal.cdf(k as f64 + 0.5) - normal.cdf(k as f64 - 0.5))).sum()
+}

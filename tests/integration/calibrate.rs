@@ -1,0 +1,168 @@
+//! `margin calibrate`, the reduced suite of `just test`: a few scenarios at a fixed seed
+//! through the real binary, its rates held against what margin promises. The seed is
+//! fixed, so the numbers are the same on every run: an assertion here fails only when
+//! the analysis (or the simulation) changes. Tolerances are ≥ 3.9 standard errors.
+
+use serde_json::Value;
+
+use super::{margin, stderr, stdout};
+
+const SEED: &str = "20240613";
+/// Experiments per scenario and truth: 6 scenarios × 3 truths × 400 take about 20 s in a
+/// debug build on two idle cores.
+const EXPERIMENTS: u64 = 400;
+const ALPHA: f64 = 0.05;
+
+fn calibrate(experiments: u64, filters: &[&str]) -> Value {
+    let mut cmd = margin();
+    cmd.args(["calibrate", "--json", "--seed", SEED, "--experiments", &experiments.to_string()]);
+    for f in filters {
+        cmd.args(["--scenario", f]);
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_str(&stdout(&out)).unwrap()
+}
+
+fn scenario<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no scenario {name} in the report"))
+}
+
+fn rate(r: &Value) -> f64 {
+    r["rate"].as_f64().unwrap()
+}
+
+/// A false-claim rate within α ± 3 standard errors (at α) of `of` experiments.
+fn near_alpha(r: &Value, what: &str) {
+    let of = r["of"].as_f64().unwrap();
+    let se = (ALPHA * (1.0 - ALPHA) / of).sqrt();
+    let p = rate(r);
+    assert!((p - ALPHA).abs() <= 3.0 * se, "{what}: {p} of {of}, α ± 3 SE = {ALPHA} ± {}", 3.0 * se);
+}
+
+#[test]
+fn calibrate_keeps_the_stated_error_rates_where_it_does_today() {
+    let report = calibrate(
+        EXPERIMENTS,
+        &[
+            "^n5-cv5-normal$",
+            "^n5-cv5-normal-none$",
+            "^n30-cv5-normal",
+            "^paired6-n5-cv5-none$",
+            "^rate-n5-cv5-normal-none$",
+        ],
+    );
+    let names: Vec<&str> =
+        report["scenarios"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "n5-cv5-normal",
+            "n5-cv5-normal-none",
+            "n30-cv5-normal",
+            "n30-cv5-normal-none",
+            "paired6-n5-cv5-none",
+            "rate-n5-cv5-normal-none",
+        ]
+    );
+
+    // The report's own arithmetic: counts, rates, intervals.
+    for s in report["scenarios"].as_array().unwrap() {
+        let name = s["name"].as_str().unwrap();
+        assert_eq!(s["experiments"], EXPERIMENTS, "{name}");
+        assert_eq!(s["not_analysed"], 0, "{name}");
+        let mut rates = vec![&s["false_interval"], &s["false_claim"], &s["set_aside"]];
+        rates.extend(s["coverage"].as_array().unwrap());
+        rates.extend(s["power"].as_array().unwrap());
+        for r in rates {
+            let (hits, of) = (r["hits"].as_f64().unwrap(), r["of"].as_f64().unwrap());
+            assert!((rate(r) - hits / of).abs() < 1e-12, "{name}: {r}");
+            assert!(
+                r["wilson_low"].as_f64().unwrap() <= rate(r) && rate(r) <= r["wilson_high"].as_f64().unwrap()
+            );
+        }
+        assert_eq!(s["false_interval"]["of"], EXPERIMENTS, "{name}");
+        let changes: Vec<f64> =
+            s["coverage"].as_array().unwrap().iter().map(|c| c["change_pct"].as_f64().unwrap()).collect();
+        assert_eq!(changes, [0.0, 10.0, 20.0], "{name}");
+    }
+
+    // Without an outlier rule, Fieller/Welch and the paired log-ratio interval keep α at
+    // n = 5, for costs, rates (harmonic means) and pairs alike.
+    for name in ["n5-cv5-normal-none", "rate-n5-cv5-normal-none", "paired6-n5-cv5-none"] {
+        let s = scenario(&report, name);
+        near_alpha(&s["false_interval"], &format!("{name}: false intervals"));
+        near_alpha(&s["false_claim"], &format!("{name}: false claims"));
+        assert_eq!(s["set_aside"]["hits"], 0, "{name}: nothing is set aside without a rule");
+    }
+
+    // At n = 30 without a rule the intervals cover the truth.
+    let s = scenario(&report, "n30-cv5-normal-none");
+    let coverage = s["coverage"].as_array().unwrap();
+    let (hits, of) = coverage
+        .iter()
+        .fold((0.0, 0.0), |(h, o), c| (h + c["hits"].as_f64().unwrap(), o + c["of"].as_f64().unwrap()));
+    assert!(hits / of >= 0.93, "coverage {} over the three truths", hits / of);
+    for c in coverage {
+        assert!(rate(c) >= 0.915, "coverage at {}: {}", c["change_pct"], rate(c));
+    }
+    near_alpha(&s["false_interval"], "n30-cv5-normal-none: false intervals");
+    for name in ["n30-cv5-normal", "n30-cv5-normal-none"] {
+        let s = scenario(&report, name);
+        // 30 trials at CV 5 % find a true +20 % every time (the interval's half-width is ~3 %)
+        assert!(rate(&s["power"][1]) >= 0.99, "{name}: power at +20 %: {}", rate(&s["power"][1]));
+        assert_eq!(s["mean_trials"], 30.0, "{name}");
+    }
+
+    // Power grows with the true change.
+    for s in report["scenarios"].as_array().unwrap() {
+        assert!(rate(&s["power"][1]) >= rate(&s["power"][0]), "{}", s["name"]);
+    }
+
+    // TIGHTEN once the default outlier handling is fixed (issue 13, item 2). Today's rule
+    // sets values aside from n = 5 and misses the goals on clean normal data: false
+    // claims about 10 % at n = 5 and 8 % at n = 30 against 5 %, coverage 0.90–0.93. Then
+    // assert for "n5-cv5-normal" and "n30-cv5-normal" what is asserted above for their
+    // `-none` twins (`near_alpha`, coverage ≥ 0.93 pooled and ≥ 0.915 per truth). Until
+    // then only loose bounds, so that it cannot get worse unnoticed.
+    for name in ["n5-cv5-normal", "n30-cv5-normal"] {
+        let s = scenario(&report, name);
+        assert!(rate(&s["false_claim"]) <= 0.15, "{name}: false claims {}", rate(&s["false_claim"]));
+        for c in s["coverage"].as_array().unwrap() {
+            assert!(rate(c) >= 0.85, "{name}: coverage at {}: {}", c["change_pct"], rate(c));
+        }
+    }
+
+    // One scenario alone gives the numbers it gives among others: each experiment's
+    // generator depends only on the seed, the scenario and its index.
+    let alone = calibrate(EXPERIMENTS, &["^n5-cv5-normal-none$"]);
+    assert_eq!(alone["scenarios"].as_array().unwrap().len(), 1);
+    assert_eq!(scenario(&alone, "n5-cv5-normal-none"), scenario(&report, "n5-cv5-normal-none"));
+}
+
+#[test]
+fn calibrate_prints_a_table_and_refuses_an_unknown_scenario() {
+    let out = margin()
+        .args(["calibrate", "--experiments", "10", "--seed", "3", "--scenario", "^n3-cv5-normal-none$"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("1 scenario, 10 simulated experiments per scenario and true change"), "{text}");
+    assert!(text.contains("| scenario | false: CI ∌ 1 | false: claimed | coverage 0 % |"), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("| n3-cv5-normal-none | ")), "{text}");
+    assert!(text.contains("30 experiments in "), "{text}");
+
+    let out = margin().args(["calibrate", "--scenario", "no-such-thing"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("no scenario matches no-such-thing; the scenarios are: n3-cv5-normal,"),
+        "{}",
+        stderr(&out)
+    );
+}
