@@ -59,7 +59,8 @@ ci: test-deps
     cargo test --all-targets
 
 # Benchmarks (release build): planning a matrix of 1 000 000 cells, the per-trial
-# overhead of `margin run` against hyperfine, and reporting on 1 000 000 trials.
+# overhead of `margin run` against hyperfine, reporting on 1 000 000 trials, and the
+# calibration suite.
 # The store generator and the durable-trial floor are examples, built in the test profile: a release build of it
 # would rebuild polars with the dev-dependencies' features, and its speed is not measured.
 bench:
@@ -68,3 +69,11 @@ bench:
     bench/plan.sh "${CARGO_TARGET_DIR:-target}/release/margin"
     bench/run.sh "${CARGO_TARGET_DIR:-target}/release/margin" 5 "${CARGO_TARGET_DIR:-target}/debug/examples/durable_floor"
     bench/report.sh "${CARGO_TARGET_DIR:-target}/release/margin" "${CARGO_TARGET_DIR:-target}/debug/examples/synthetic_store"
+    just calibrate
+
+# Arguments go to `margin calibrate` (`just calibrate --scenario adaptive --experiments 500`);
+# docs/statistics.md, Calibration, explains the table.
+# The calibration suite (release build, minutes): error rates on simulated experiments.
+calibrate *args:
+    cargo build --release --bin margin
+    "${CARGO_TARGET_DIR:-target}/release/margin" calibrate {{ args }}
