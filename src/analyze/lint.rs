@@ -14,6 +14,7 @@ use serde::Serialize;
 use super::stats::StabilityFlag;
 use super::summary::{Analysed, Arms, ComparisonStat, MetricMeta};
 use super::table::TrialCounts;
+use super::verdict::VerdictKind;
 use crate::plan::Plan;
 use crate::plan::render::{Builtins, render};
 use crate::spec::Experiment;
@@ -533,18 +534,30 @@ pub(crate) fn comparison_warnings(
                 .or_default()
                 .extend(differing.iter().cloned());
         }
-        if let Some(kind) = c.verdict_with_outliers {
-            let kept = serde_json::to_value(kind)
+        let name = |kind: VerdictKind| {
+            serde_json::to_value(kind)
                 .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default();
+                .and_then(|v| v.as_str().map(|s| s.replace('_', " ")))
+                .unwrap_or_default()
+        };
+        if let Some(kind) = c.verdict_with_outliers {
             sensitive.push(format!(
                 "{} {} vs {} · {}: {} if the outliers set aside were kept",
                 c.factor,
                 c.level,
                 c.baseline,
                 c.metric,
-                kept.replace('_', " ")
+                name(kind)
+            ));
+        }
+        if let Some(kind) = c.verdict_without_outliers {
+            sensitive.push(format!(
+                "{} {} vs {} · {}: {} if the flagged outliers were set aside",
+                c.factor,
+                c.level,
+                c.baseline,
+                c.metric,
+                name(kind)
             ));
         }
     }

@@ -80,8 +80,11 @@ pub struct Settings {
     pub target_margin: f64,
     /// Power at which the minimum detectable effect is quoted (0.80).
     pub power: f64,
-    /// How outliers are found (STATISTICS §2: modified z-score above 3.5).
+    /// How outliers are found (docs/statistics.md, Outliers: modified z-score above 3.5).
     pub outliers: OutlierRule,
+    /// Whether flagged values are left out of the statistics; by default they stay in
+    /// and the verdict without them is given beside (the calibration suite's finding).
+    pub set_aside: bool,
 }
 
 impl Default for Settings {
@@ -92,6 +95,7 @@ impl Default for Settings {
             target_margin: 0.02,
             power: 0.80,
             outliers: OutlierRule::default(),
+            set_aside: false,
         }
     }
 }

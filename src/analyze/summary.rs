@@ -201,6 +201,10 @@ pub struct ComparisonStat {
     pub more_trials: Option<usize>,
     /// The verdict if the outliers set aside were kept, when it differs.
     pub verdict_with_outliers: Option<VerdictKind>,
+    /// The verdict if the flagged values (kept by default) were set aside, when it
+    /// differs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict_without_outliers: Option<VerdictKind>,
     /// The levels came from disjoint boots (or sessions): how many of each, and that the
     /// comparison is of their means (docs/statistics.md, Sessions and boots).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -353,6 +357,7 @@ pub fn settings(spec: &Spec) -> Settings {
         Repetitions::Adaptive { target, .. } => target.0,
         Repetitions::Fixed(_) => threshold,
     };
+    let set_aside = analysis.outliers.as_ref().is_some_and(|o| o.set_aside);
     let outliers = match &analysis.outliers {
         None => defaults.outliers,
         Some(o) => {
@@ -369,6 +374,7 @@ pub fn settings(spec: &Spec) -> Settings {
         threshold,
         target_margin,
         outliers,
+        set_aside,
         ..defaults
     }
 }
@@ -380,6 +386,8 @@ pub(crate) struct Analysed {
     pub meta: usize,
     pub all: Sample,
     pub kept: Sample,
+    /// Without the flagged values the rule would set aside, when they were kept.
+    pub trimmed: Option<Sample>,
     pub analysis: CellAnalysis,
 }
 
@@ -411,7 +419,13 @@ pub fn summarize_store(
             let all = Sample::new(&group.values, metrics[meta].mean_kind).map_err(fail)?;
             let analysis = analyze_cell(&all, &settings).map_err(fail)?;
             let kept = all.without(&analysis.outliers.set_aside).map_err(fail)?;
-            Ok(Analysed { group, meta, all, kept, analysis })
+            // flagged values that stay in: the sample without them, for the verdict beside
+            let trimmed = if analysis.outliers.set_aside.is_empty() && !analysis.candidates.is_empty() {
+                Some(all.without(&analysis.candidates).map_err(fail)?)
+            } else {
+                None
+            };
+            Ok(Analysed { group, meta, all, kept, trimmed, analysis })
         })
         .collect();
     let mut analysed = Vec::with_capacity(results.len());
@@ -862,6 +876,24 @@ fn run_job(
     } else {
         None
     };
+    // Flagged values stayed in: would setting them aside change the verdict? (Trial by
+    // trial only: a boot's mean is not one value to set aside.)
+    let verdict_without_outliers = match (&job.paired_by, &replication) {
+        (None, None) => {
+            let (&(_, a), &(_, b)) =
+                (job.base.first().ok_or_else(what)?, job.other.first().ok_or_else(what)?);
+            let (a, b) = (&analysed[a], &analysed[b]);
+            if a.trimmed.is_some() || b.trimmed.is_some() {
+                let a = a.trimmed.as_ref().unwrap_or(&a.kept);
+                let b = b.trimmed.as_ref().unwrap_or(&b.kept);
+                let without = compare(a, b).map_err(fail)?;
+                Some(judge(&without).kind).filter(|k| *k != judged.kind)
+            } else {
+                None
+            }
+        }
+        _ => None,
+    };
     let arms = Arms {
         baseline: job.base.iter().map(|(_, i)| *i).collect(),
         level: job.other.iter().map(|(_, i)| *i).collect(),
@@ -894,6 +926,7 @@ fn run_job(
         sentence: judged.sentence,
         more_trials: judged.more_trials,
         verdict_with_outliers,
+        verdict_without_outliers,
         replication,
     };
     Ok((stat, arms))

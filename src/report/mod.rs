@@ -392,6 +392,13 @@ fn answer(c: &ComparisonStat) -> Answer {
             .unwrap_or_default();
         detail.push(format!("with the outliers kept: {kept}"));
     }
+    if let Some(without) = c.verdict_without_outliers {
+        let without = serde_json::to_value(without)
+            .ok()
+            .and_then(|v| v.as_str().map(|s| s.replace('_', " ")))
+            .unwrap_or_default();
+        detail.push(format!("with the flagged outliers set aside: {without}"));
+    }
     Answer { title, sentence: c.sentence.clone(), detail: detail.join("; ") }
 }
 
@@ -449,7 +456,7 @@ fn metric_table(summary: &Summary, metric: &str) -> String {
         "median",
         "min",
         "max",
-        "set aside",
+        "outliers",
         "runs needed",
     ];
     let rows: Vec<Vec<String>> = cells

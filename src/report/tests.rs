@@ -298,19 +298,47 @@ fn verdict_inconclusive() {
     assert!(c.sentence.contains("about 4 more trials per level would settle it"), "{}", c.sentence);
 }
 
-/// An outlier set aside decides the verdict: the report says what keeping it would give.
+/// A flagged outlier decides the verdict: by default it stays in, and the report says
+/// what setting it aside would give.
 #[test]
 fn verdicts_that_rest_on_an_outlier_are_flagged() {
     let (c, markdown) =
         verdict_case(&[10.0, 10.1, 9.9, 10.05, 9.95, 10.0], &[10.02, 10.08, 9.93, 10.0, 9.97, 13.0]);
+    assert_eq!(c.verdict, VerdictKind::Inconclusive);
+    assert_eq!(c.level_arm.n, 6, "13.0 stays in");
+    assert_eq!(c.verdict_with_outliers, None);
+    assert_eq!(c.verdict_without_outliers, Some(VerdictKind::NoMeaningfulDifference));
+    assert!(markdown.contains("with the flagged outliers set aside: no meaningful difference"), "{markdown}");
+    assert!(
+        markdown.contains(
+            "v b vs a · wall_time: no meaningful difference if the flagged outliers were set aside"
+        ),
+        "{markdown}"
+    );
+}
+
+/// `outliers: { set_aside: true }`: the flagged value goes, and the report says what
+/// keeping it would give.
+#[test]
+fn outliers_set_aside_on_request() {
+    let mut f = Fixture::new(
+        "experiments/case.yaml",
+        "matrix: { v: [a, b] }\nrun: \"true\"\nrepetitions: 6\nanalysis:\n  outliers: { method: mad, set_aside: true }\n  compare: [{ factor: v, baseline: a }]\n",
+    );
+    f.metric("wall_time", "s", Better::Lower, MeanKind::Arithmetic);
+    for (level, values) in
+        [("a", [10.0, 10.1, 9.9, 10.05, 9.95, 10.0]), ("b", [10.02, 10.08, 9.93, 10.0, 9.97, 13.0])]
+    {
+        for v in values {
+            f.trial(&[("v", level)], &[("wall_time", v)]);
+        }
+    }
+    let (summary, markdown) = report(&f, &[]);
+    let [c] = &summary.comparisons[..] else { panic!("one comparison") };
     assert_eq!(c.verdict, VerdictKind::NoMeaningfulDifference);
     assert_eq!(c.level_arm.n, 5, "13.0 is set aside");
     assert_eq!(c.verdict_with_outliers, Some(VerdictKind::Inconclusive));
     assert!(markdown.contains("with the outliers kept: inconclusive"), "{markdown}");
-    assert!(
-        markdown.contains("verdicts that rest on setting outliers aside: v b vs a · wall_time: inconclusive"),
-        "{markdown}"
-    );
 }
 
 /// The store the snapshot is taken of: dd by block size and sync mode on a small host,
@@ -409,9 +437,9 @@ fn the_snapshot_store_raises_the_warnings_it_was_built_for() {
         (24, 1, 1, 1)
     );
     assert_eq!(summary.failures.len(), 1);
-    // 1.40e8 is far below the other 1M fdatasync rates and the cell has 6 trials: set aside.
+    // 1.40e8 is far below the other 1M fdatasync rates: flagged, and kept (the default).
     let cell = summary.cells.iter().find(|c| c.label == "bs=1M sync=fdatasync").unwrap();
-    assert_eq!((cell.n, cell.set_aside.clone()), (5, vec![1.40e8]));
+    assert_eq!((cell.n, cell.set_aside.clone(), cell.flagged.clone()), (6, vec![], vec![1.40e8]));
     // Two comparisons, so their p-values are Holm-adjusted together.
     assert_eq!(summary.comparisons.len(), 2);
     assert!(summary.comparisons.iter().all(|c| c.p_adjusted.unwrap() >= c.p_value.unwrap()));
