@@ -66,7 +66,11 @@ pub struct Summary {
 /// The analysis settings in force, as a reader wants to see them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AnalysisSettings {
+    /// The confidence the experiment states.
     pub confidence: f64,
+    /// The level the intervals are computed at: higher than `confidence` when cells stop
+    /// adaptively, so that they still cover at `confidence`.
+    pub interval_confidence: f64,
     /// The practical-significance band ±δ.
     pub threshold_pct: f64,
     /// The relative margin of error "runs needed" aims at.
@@ -344,7 +348,13 @@ pub struct SessionInfo {
     pub spec_changed: bool,
 }
 
-/// The statistics settings an experiment asks for (`analysis:`, `repetitions:`).
+/// The confidence level the experiment states (`analysis.confidence`, else 0.95).
+pub fn nominal_confidence(spec: &Spec) -> f64 {
+    spec.analysis.confidence.as_ref().map_or(Settings::default().confidence, |c| c.value)
+}
+
+/// The statistics settings an experiment asks for (`analysis:`, `repetitions:`); with
+/// adaptive repetitions the intervals are at [`super::interval_confidence`].
 pub fn settings(spec: &Spec) -> Settings {
     let defaults = Settings::default();
     let analysis = &spec.analysis;
@@ -353,9 +363,9 @@ pub fn settings(spec: &Spec) -> Settings {
         .as_ref()
         .and_then(|t| parse_percent(&t.value).ok())
         .map_or(defaults.threshold, |p| p.0);
-    let target_margin = match spec.repetitions() {
-        Repetitions::Adaptive { target, .. } => target.0,
-        Repetitions::Fixed(_) => threshold,
+    let (target_margin, adaptive) = match spec.repetitions() {
+        Repetitions::Adaptive { target, .. } => (target.0, true),
+        Repetitions::Fixed(_) => (threshold, false),
     };
     let set_aside = analysis.outliers.as_ref().is_some_and(|o| o.set_aside);
     let outliers = match &analysis.outliers {
@@ -370,7 +380,7 @@ pub fn settings(spec: &Spec) -> Settings {
         }
     };
     Settings {
-        confidence: analysis.confidence.as_ref().map_or(defaults.confidence, |c| c.value),
+        confidence: super::interval_confidence(nominal_confidence(spec), adaptive),
         threshold,
         target_margin,
         outliers,
@@ -450,7 +460,8 @@ pub fn summarize_store(
         experiment: exp.name.clone(),
         description: exp.spec.description.clone(),
         settings: AnalysisSettings {
-            confidence: settings.confidence,
+            confidence: nominal_confidence(&exp.spec),
+            interval_confidence: settings.confidence,
             threshold_pct: settings.threshold * 100.0,
             target_pct: settings.target_margin * 100.0,
             outliers: settings.outliers,

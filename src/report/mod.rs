@@ -345,6 +345,13 @@ fn settings_line(summary: &Summary) -> String {
         percent(s.threshold_pct),
         percent(s.target_pct)
     );
+    if s.interval_confidence > s.confidence {
+        line.push_str(&format!(
+            " The cells stop adaptively, so their intervals are computed at {} to keep {} coverage.",
+            confidence(s.interval_confidence),
+            confidence(s.confidence)
+        ));
+    }
     if adjusted > 1 {
         line.push_str(&format!(
             " p-values are Holm-adjusted across the {adjusted} comparisons of this report."

@@ -100,7 +100,11 @@ impl Rule {
         let reads_output = Recipe::from_spec(&exp.spec).map(|r| r.reads_output()).unwrap_or(false);
         let watched_engine =
             if reads_output || !named.is_empty() { named } else { vec!["wall_time".to_string()] };
-        let confidence = exp.spec.analysis.confidence.as_ref().map_or(0.95, |c| c.value);
+        // the report's intervals, which the stopping rule must make narrow enough
+        let confidence = crate::analyze::interval_confidence(
+            crate::analyze::summary::nominal_confidence(&exp.spec),
+            matches!(repetitions, Repetitions::Adaptive { .. }),
+        );
         Rule { repetitions, confidence, watched_engine, reads_output }
     }
 
