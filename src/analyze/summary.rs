@@ -911,6 +911,9 @@ fn run_job(
         entry: job.entry,
     };
     let (ci_low, ci_high) = match comparison.interval {
+        // unreplicated: the interval within the boots is no interval of the levels' ratio
+        // (it leaves out how boots differ); the sentence gives it for what it is
+        _ if judged.kind == VerdictKind::Unreplicated => (None, None),
         RatioInterval::Bounded { low, high } => (Some(low), Some(high)),
         RatioInterval::NoEstimate | RatioInterval::Unbounded => (None, None),
     };
