@@ -52,7 +52,7 @@ pub enum Command {
         max_cells: usize,
     },
     /// Expand the matrix: cells, which run here and which are pending, trials, estimated
-    /// time; runs nothing.
+    /// time; runs no trial (only the `probe:` commands of environment factors).
     Plan {
         /// The experiment file.
         file: PathBuf,
@@ -84,7 +84,8 @@ pub enum Command {
         /// Run this many repetitions per cell instead of the file's rule.
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
         repetitions: Option<u32>,
-        /// Show what would run, with the rendered commands; run nothing.
+        /// Show what would run, with the rendered commands; run no trial or hook (only
+        /// the `probe:` commands of environment factors).
         #[arg(long)]
         dry_run: bool,
         /// Keep each cell's scratch directory (`workdir`) after the run.
@@ -138,7 +139,8 @@ pub enum Command {
         #[command(flatten)]
         reports: Reports,
     },
-    /// Rebuild `report.md`, `summary.json` and the plots from the store; runs nothing.
+    /// Rebuild `report.md`, `summary.json` and the plots from the store; runs no trial
+    /// (only the `probe:` commands of environment factors, for the pending cells).
     Report {
         /// The experiment file; a store folder (`reports/dd-write`), read with the
         /// experiment file it keeps; or a name: `dd-write` for experiments/dd-write.yaml,
