@@ -534,12 +534,7 @@ pub(crate) fn comparison_warnings(
                 .or_default()
                 .extend(differing.iter().cloned());
         }
-        let name = |kind: VerdictKind| {
-            serde_json::to_value(kind)
-                .ok()
-                .and_then(|v| v.as_str().map(|s| s.replace('_', " ")))
-                .unwrap_or_default()
-        };
+        let name = VerdictKind::words;
         if let Some(kind) = c.verdict_with_outliers {
             sensitive.push(format!(
                 "{} {} vs {} · {}: {} if the outliers set aside were kept",

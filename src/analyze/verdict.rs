@@ -33,6 +33,16 @@ pub enum VerdictKind {
     Unreplicated,
 }
 
+impl VerdictKind {
+    /// The summary.json name in words: `no_meaningful_difference` → "no meaningful difference".
+    pub fn words(self) -> String {
+        serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.as_str().map(|s| s.replace('_', " ")))
+            .unwrap_or_default()
+    }
+}
+
 /// What one more replicate of a level is: a trial, or a boot (a session where margin
 /// cannot tell the boot) of about `trials` trials.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -393,18 +393,10 @@ fn answer(c: &ComparisonStat) -> Answer {
         detail.push(format!("detectable at 80 % power: {}", percent(mde)));
     }
     if let Some(kept) = c.verdict_with_outliers {
-        let kept = serde_json::to_value(kept)
-            .ok()
-            .and_then(|v| v.as_str().map(|s| s.replace('_', " ")))
-            .unwrap_or_default();
-        detail.push(format!("with the outliers kept: {kept}"));
+        detail.push(format!("with the outliers kept: {}", kept.words()));
     }
     if let Some(without) = c.verdict_without_outliers {
-        let without = serde_json::to_value(without)
-            .ok()
-            .and_then(|v| v.as_str().map(|s| s.replace('_', " ")))
-            .unwrap_or_default();
-        detail.push(format!("with the flagged outliers set aside: {without}"));
+        detail.push(format!("with the flagged outliers set aside: {}", without.words()));
     }
     Answer { title, sentence: c.sentence.clone(), detail: detail.join("; ") }
 }

@@ -147,20 +147,13 @@ fn seed_000_bonnie_block_writes_are_slower_in_the_domu() {
     assert!(markdown.contains("Values in MB/s; higher is better; harmonic mean."), "{markdown}");
 }
 
-/// Levels measured in disjoint boots: the boots' means are the observations, and two
-/// sessions of one boot are one boot (docs/statistics.md, Sessions and boots).
-#[test]
-fn levels_from_disjoint_boots_are_compared_by_their_boots() {
+/// A two-level experiment whose trials come in sessions of five, each session in a boot:
+/// (level, session, boot, centre of its values).
+fn boots_case(sessions: &[(&str, &str, &str, f64)]) -> ComparisonStat {
     let yaml = "matrix: { v: [a, b] }\nrun: \"true\"\nrepetitions: 5\nanalysis: { compare: [{ factor: v, baseline: a }] }\n";
-    let boots = [
-        ("a", "s1", "boot-1", 10.0),
-        ("a", "s2", "boot-2", 10.6),
-        ("b", "s3", "boot-3", 10.3),
-        ("b", "s4", "boot-4", 10.9),
-    ];
     let mut f = Fixture::new("experiments/boots.yaml", yaml);
     f.metric("wall_time", "s", Better::Lower, MeanKind::Arithmetic);
-    for (level, session, boot, centre) in boots {
+    for &(level, session, boot, centre) in sessions {
         f.session(session, "local", &[("boot_id", boot)]);
         for d in [-0.02, 0.01, 0.0, 0.02, -0.01] {
             f.trial(&[("v", level)], &[("wall_time", centre + d)]);
@@ -168,6 +161,19 @@ fn levels_from_disjoint_boots_are_compared_by_their_boots() {
     }
     let (summary, _) = report(&f, &[]);
     let [c] = &summary.comparisons[..] else { panic!("one comparison") };
+    c.clone()
+}
+
+/// Levels measured in disjoint boots: the boots' means are the observations, and two
+/// sessions of one boot are one boot (docs/statistics.md, Sessions and boots).
+#[test]
+fn levels_from_disjoint_boots_are_compared_by_their_boots() {
+    let c = boots_case(&[
+        ("a", "s1", "boot-1", 10.0),
+        ("a", "s2", "boot-2", 10.6),
+        ("b", "s3", "boot-3", 10.3),
+        ("b", "s4", "boot-4", 10.9),
+    ]);
     let r = c.replication.as_ref().expect("disjoint boots");
     assert_eq!((r.unit, r.baseline_units, r.level_units, r.trials_per_unit), ("boot", 2, 2, (5, 5)));
     // the boots' means, 10.3 and 10.6 with a spread of 0.42 each: nothing settled; on the
@@ -182,24 +188,16 @@ fn levels_from_disjoint_boots_are_compared_by_their_boots() {
     );
 
     // s1 and s2 in one boot: level a has one boot, so nothing is claimed
-    let mut f = Fixture::new("experiments/boots.yaml", yaml);
-    f.metric("wall_time", "s", Better::Lower, MeanKind::Arithmetic);
-    for (level, session, boot, centre) in [
+    let c = boots_case(&[
         ("a", "s1", "boot-1", 10.0),
         ("a", "s2", "boot-1", 10.0),
         ("b", "s3", "boot-3", 12.0),
         ("b", "s4", "boot-4", 12.1),
-    ] {
-        f.session(session, "local", &[("boot_id", boot)]);
-        for d in [-0.02, 0.01, 0.0, 0.02, -0.01] {
-            f.trial(&[("v", level)], &[("wall_time", centre + d)]);
-        }
-    }
-    let (summary, _) = report(&f, &[]);
-    let [c] = &summary.comparisons[..] else { panic!("one comparison") };
+    ]);
     let r = c.replication.as_ref().expect("disjoint boots");
     assert_eq!((r.baseline_units, r.level_units, r.trials_per_unit), (1, 2, (10, 5)));
     assert_eq!(c.verdict, VerdictKind::Unreplicated, "{}", c.sentence);
+    assert_eq!((c.ci_low, c.ci_high), (None, None));
     assert!(
         c.sentence.contains("a was measured in one boot, so how much boots differ is unmeasured"),
         "{}",
