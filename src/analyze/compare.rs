@@ -409,17 +409,43 @@ fn power_factor(df: f64, settings: &Settings) -> Option<f64> {
 /// which nothing passes since t > z. At least 1: the verdict is inconclusive now.
 /// `None` without a spread estimate, with δ = 0, or beyond [`stats::MAX_RUNS`].
 pub fn trials_to_settle(comparison: &Comparison, settings: &Settings) -> Option<usize> {
+    let delta = settings.threshold;
+    trials_to_narrow(comparison, settings, delta / 2.0, delta.ln_1p() / 2.0)
+}
+
+/// About how many more trials per level would settle a real difference whose size is
+/// not settled (an interval that excludes 0 and reaches across ±δ): once the interval's
+/// half-width is below the distance of the measured change from δ, it lies wholly on one
+/// side of δ if the change stays as measured. Never asked to be narrower than
+/// [`trials_to_settle`]'s δ/2, which settles any interval: a change measured close to δ
+/// would otherwise ask for unboundedly many.
+pub fn trials_to_size(comparison: &Comparison, settings: &Settings) -> Option<usize> {
+    let change = (comparison.ratio - 1.0).abs();
+    let target = ((change - settings.threshold).abs()).max(settings.threshold / 2.0);
+    trials_to_narrow(comparison, settings, target, target.ln_1p())
+}
+
+/// The trials per level (beyond those the smaller level has, at least 1) at which the
+/// interval's half-width would be `half_width` (relative; `log_half_width` on the log
+/// scale of a paired design), the spreads staying as measured.
+fn trials_to_narrow(
+    comparison: &Comparison,
+    settings: &Settings,
+    half_width: f64,
+    log_half_width: f64,
+) -> Option<usize> {
     settings.validate().ok()?;
-    if settings.threshold == 0.0 {
+    if settings.threshold == 0.0 || !half_width.is_finite() || half_width <= 0.0 {
         return None;
     }
     let q = 1.0 - settings.alpha() / 2.0;
     let z = dist::normal_quantile(q)?;
     let (spread, target, welch) = match comparison.spread? {
         Spread::Independent { cv_a, cv_b } => {
-            ((cv_a.powi(2) + cv_b.powi(2)).sqrt(), settings.threshold / 2.0, Some((cv_a, cv_b)))
+            ((cv_a.powi(2) + cv_b.powi(2)).sqrt(), half_width, Some((cv_a, cv_b)))
         }
-        Spread::Paired { sd_log } => (sd_log, settings.threshold.ln_1p() / 2.0, None),
+        // on the log scale the band's narrower side is ln(1 + δ)
+        Spread::Paired { sd_log } => (sd_log, log_half_width, None),
     };
     let needed = stats::search_upward((z * spread / target).powi(2), |n| {
         let df = match welch {

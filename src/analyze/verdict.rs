@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::Settings;
-use super::compare::{Comparison, RatioInterval, trials_to_settle};
+use super::compare::{Comparison, RatioInterval, trials_to_settle, trials_to_size};
 
 /// The verdicts of summary.json (docs/statistics.md, Verdicts), in the order they are tried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -149,7 +149,7 @@ pub fn verdict_per(
             change(comparison.ratio, effect, &Wording { better: None, ..*wording })
         ),
         (VerdictKind::UncertainSize, Some(effect)) => {
-            more_trials = trials_to_settle(comparison, settings);
+            more_trials = trials_to_size(comparison, settings);
             let settle = match more_trials {
                 Some(n) => format!("; {} would settle it", replicate.more(n.max(1))),
                 None => String::new(),
