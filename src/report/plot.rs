@@ -102,7 +102,7 @@ pub fn dot_plot(metric: &str, scale: &Scale, rows: &[Row], legend: &[String]) ->
         for (i, row) in rows.iter().enumerate() {
             let c = PALETTE[row.colour % PALETTE.len()];
             // Trials just above the row's centre, jittered deterministically so that equal
-            // values stay visible; set-aside values crossed out; the mean and its interval
+            // values stay visible; outliers crossed; the mean and its interval
             // just below.
             let above = |k: usize| at(i) + 0.12 + 0.05 * (k % 4) as f64;
             let points = row
@@ -112,10 +112,12 @@ pub fn dot_plot(metric: &str, scale: &Scale, rows: &[Row], legend: &[String]) ->
                 .enumerate()
                 .map(|(k, v)| Circle::new((v / scale.factor, above(k)), 3, c.mix(0.55).filled()));
             chart.draw_series(points).map_err(|e| fail(&e))?;
+            // outliers, set aside or flagged and kept (the default), crossed
             let aside = row
                 .cell
                 .set_aside
                 .iter()
+                .chain(&row.cell.flagged)
                 .map(|v| Cross::new((v / scale.factor, above(0)), 5, BLACK.stroke_width(1)));
             chart.draw_series(aside).map_err(|e| fail(&e))?;
             let y = at(i) - 0.12;
