@@ -44,6 +44,8 @@ pub use verdict::{Verdict, VerdictKind, verdict};
 
 use serde::Serialize;
 
+use crate::spec::Repetitions;
+
 /// Why a statistic could not be computed from the data or settings it was given.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum StatsError {
@@ -78,9 +80,18 @@ pub enum StatsError {
 pub const ADAPTIVE_ALPHA_SHARE: f64 = 0.6;
 
 /// The confidence level of the intervals of an experiment of `nominal` confidence: the
-/// same, or, when its cells stop adaptively, widened by [`ADAPTIVE_ALPHA_SHARE`].
-pub fn interval_confidence(nominal: f64, adaptive: bool) -> f64 {
-    if adaptive { 1.0 - ADAPTIVE_ALPHA_SHARE * (1.0 - nominal) } else { nominal }
+/// same for a fixed number of trials; widened by [`ADAPTIVE_ALPHA_SHARE`] when its cells
+/// stop on their margin of error; and 1 − α/K when they stop on the answer
+/// (`until: verdict`), K being the looks of its schedule ([`Repetitions::looks`]): α
+/// spent in equal parts over a schedule fixed in advance, so that the chance that any
+/// look's interval misses the truth is at most α (Bonferroni), whatever the data do
+/// (docs/statistics.md, Stopping on the answer). The report's intervals are the same.
+pub fn interval_confidence(nominal: f64, repetitions: &Repetitions) -> f64 {
+    match repetitions {
+        Repetitions::Fixed(_) => nominal,
+        Repetitions::Adaptive { .. } => 1.0 - ADAPTIVE_ALPHA_SHARE * (1.0 - nominal),
+        Repetitions::Verdict { .. } => 1.0 - (1.0 - nominal) / repetitions.looks().len().max(1) as f64,
+    }
 }
 
 /// The knobs of the analysis (the `analysis:` block of an experiment file).

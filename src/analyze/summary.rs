@@ -71,6 +71,10 @@ pub struct AnalysisSettings {
     /// The level the intervals are computed at: higher than `confidence` when cells stop
     /// adaptively, so that they still cover at `confidence`.
     pub interval_confidence: f64,
+    /// `until: verdict`: the trial counts at which the comparisons were looked at; the
+    /// intervals are at 1 − α/K for these K looks.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub looks: Vec<u32>,
     /// The practical-significance band ±δ.
     pub threshold_pct: f64,
     /// The relative margin of error "runs needed" aims at.
@@ -354,7 +358,7 @@ pub fn nominal_confidence(spec: &Spec) -> f64 {
 }
 
 /// The statistics settings an experiment asks for (`analysis:`, `repetitions:`); with
-/// adaptive repetitions the intervals are at [`super::interval_confidence`].
+/// adaptive repetitions (either rule) the intervals are at [`super::interval_confidence`].
 pub fn settings(spec: &Spec) -> Settings {
     let defaults = Settings::default();
     let analysis = &spec.analysis;
@@ -363,9 +367,10 @@ pub fn settings(spec: &Spec) -> Settings {
         .as_ref()
         .and_then(|t| parse_percent(&t.value).ok())
         .map_or(defaults.threshold, |p| p.0);
-    let (target_margin, adaptive) = match spec.repetitions() {
-        Repetitions::Adaptive { target, .. } => (target.0, true),
-        Repetitions::Fixed(_) => (threshold, false),
+    let repetitions = spec.repetitions();
+    let target_margin = match repetitions {
+        Repetitions::Adaptive { target, .. } => target.0,
+        Repetitions::Fixed(_) | Repetitions::Verdict { .. } => threshold,
     };
     let set_aside = analysis.outliers.as_ref().is_some_and(|o| o.set_aside);
     let outliers = match &analysis.outliers {
@@ -380,7 +385,7 @@ pub fn settings(spec: &Spec) -> Settings {
         }
     };
     Settings {
-        confidence: super::interval_confidence(nominal_confidence(spec), adaptive),
+        confidence: super::interval_confidence(nominal_confidence(spec), &repetitions),
         threshold,
         target_margin,
         outliers,
@@ -462,6 +467,7 @@ pub fn summarize_store(
         settings: AnalysisSettings {
             confidence: nominal_confidence(&exp.spec),
             interval_confidence: settings.confidence,
+            looks: exp.spec.repetitions().looks(),
             threshold_pct: settings.threshold * 100.0,
             target_pct: settings.target_margin * 100.0,
             outliers: settings.outliers,
@@ -841,15 +847,14 @@ fn run_job(
             }
             // Each side's per-block means, of the trials kept or of all trials.
             let means = |baseline: bool, kept: bool| {
-                let values: Vec<f64> = pairs
+                let samples: Vec<&Sample> = pairs
                     .iter()
                     .map(|&(_, a, b)| {
                         let cell = &analysed[if baseline { a } else { b }];
-                        let sample = if kept { &cell.kept } else { &cell.all };
-                        kind.transform(stats::mean(sample.analysed()))
+                        if kept { &cell.kept } else { &cell.all }
                     })
                     .collect();
-                Sample::new(&values, kind).map_err(fail)
+                block_means(&samples, kind).map_err(fail)
             };
             (
                 means(true, true)?,
@@ -860,10 +865,7 @@ fn run_job(
             )
         }
     };
-    let compare = |a: &Sample, b: &Sample| match job.paired_by {
-        None => compare_independent(a, b, settings),
-        Some(_) => compare_paired(a, b, settings),
-    };
+    let compare = |a: &Sample, b: &Sample| compare_design(job.paired_by.is_some(), a, b, settings);
     let comparison = compare(&a_kept, &b_kept).map_err(fail)?;
     let vocabulary = match meta.unit.as_str() {
         "s" | "B/s" | "bit/s" | "op/s" => Vocabulary::Speed,
@@ -944,6 +946,137 @@ fn run_job(
         replication,
     };
     Ok((stat, arms))
+}
+
+/// A paired side's observations: each block's mean, on the metric's scale.
+fn block_means(cells: &[&Sample], kind: MeanKind) -> Result<Sample, StatsError> {
+    let values: Vec<f64> = cells.iter().map(|s| kind.transform(stats::mean(s.analysed()))).collect();
+    Sample::new(&values, kind)
+}
+
+/// Fieller's interval with Welch's degrees of freedom between independent sides, or the
+/// paired log-ratios of per-block means.
+fn compare_design(
+    paired: bool,
+    a: &Sample,
+    b: &Sample,
+    settings: &Settings,
+) -> Result<Comparison, StatsError> {
+    if paired { compare_paired(a, b, settings) } else { compare_independent(a, b, settings) }
+}
+
+/// The cells one comparison of the plan sets side by side: a `compare` entry's baseline
+/// against one of its levels, in one context (the levels of the other factors), as
+/// [`summarize_store`] forms its comparisons, for every metric.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellComparison {
+    /// `paired_by`: the sides are matched block by block.
+    pub paired: bool,
+    /// (block level, index into [`Plan::cells`]) of the baseline's cells and the level's.
+    pub base: Vec<(Option<String>, usize)>,
+    pub other: Vec<(Option<String>, usize)>,
+    /// The compared factor is an environment factor or the host: its levels never share a
+    /// boot, so the report compares boots, not trials, and one boot per level claims
+    /// nothing (docs/statistics.md, Sessions and boots).
+    pub across_boots: bool,
+}
+
+/// Every comparison the spec's `compare` entries make among the plan's cells, by the
+/// grouping of [`summarize_store`]'s comparisons (built once, for `until: verdict`).
+pub fn plan_comparisons(exp: &Experiment, plan: &Plan) -> Vec<CellComparison> {
+    let key = |name: &str| plan.keys.iter().position(|k| k == name);
+    let mut out = Vec::new();
+    for entry in &exp.spec.analysis.compare {
+        let entry = &entry.value;
+        let Some(factor) = key(&entry.factor.value) else { continue };
+        let paired = match &entry.paired_by {
+            None => None,
+            Some(p) => match key(&p.value) {
+                Some(k) => Some(k),
+                None => continue,
+            },
+        };
+        let across_boots = entry.factor.value == "host"
+            || exp.spec.environment.keys().any(|k| k.value == entry.factor.value);
+        let baseline = entry.baseline.value.text.as_str();
+        type Sides<'c> = IndexMap<&'c str, Vec<(Option<String>, usize)>>;
+        let mut by_context: IndexMap<Vec<(usize, &str)>, Sides<'_>> = IndexMap::new();
+        for (i, cell) in plan.cells.iter().enumerate() {
+            let level_of = |k: usize| {
+                cell.levels.iter().find(|(key, _)| usize::from(*key) == k).map(|(_, v)| v.text.as_str())
+            };
+            let Some(level) = level_of(factor) else { continue };
+            let block = paired.and_then(level_of);
+            if paired.is_some() && block.is_none() {
+                continue;
+            }
+            let context: Vec<(usize, &str)> = cell
+                .levels
+                .iter()
+                .map(|(k, v)| (usize::from(*k), v.text.as_str()))
+                .filter(|(k, _)| *k != factor && Some(*k) != paired && *k < plan.factor_keys)
+                .collect();
+            by_context
+                .entry(context)
+                .or_default()
+                .entry(level)
+                .or_default()
+                .push((block.map(str::to_owned), i));
+        }
+        for levels in by_context.values() {
+            let Some(base) = levels.get(baseline) else { continue };
+            for (_, cells) in levels.iter().filter(|(l, _)| **l != baseline) {
+                out.push(CellComparison {
+                    paired: paired.is_some(),
+                    base: base.clone(),
+                    other: cells.clone(),
+                    across_boots,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The verdict the report gives a comparison of these cells' values (in trial order, on
+/// the metric's scale), when the levels share their boots: each cell analysed and its
+/// outliers handled as [`summarize_store`] does, the sides compared by the same interval
+/// ([`compare_design`]: Fieller/Welch, or paired per-block means) at
+/// `settings.confidence`, and classified by the same rule. One cell per side unless
+/// `paired` (then the blocks both sides have).
+pub fn trial_verdict(
+    base: &[(Option<&str>, &[f64])],
+    other: &[(Option<&str>, &[f64])],
+    kind: MeanKind,
+    paired: bool,
+    settings: &Settings,
+) -> Result<VerdictKind, StatsError> {
+    let kept = |values: &[f64]| -> Result<Sample, StatsError> {
+        let all = Sample::new(values, kind)?;
+        let analysis = analyze_cell(&all, settings)?;
+        all.without(&analysis.outliers.set_aside)
+    };
+    let (a, b) = if paired {
+        let mut sides: (Vec<Sample>, Vec<Sample>) = (Vec::new(), Vec::new());
+        for (block, values) in base {
+            if let Some((_, theirs)) = other.iter().find(|(b, _)| block.is_some() && b == block) {
+                sides.0.push(kept(values)?);
+                sides.1.push(kept(theirs)?);
+            }
+        }
+        if sides.0.is_empty() {
+            return Ok(VerdictKind::Insufficient);
+        }
+        let (a, b): (Vec<&Sample>, Vec<&Sample>) = (sides.0.iter().collect(), sides.1.iter().collect());
+        (block_means(&a, kind)?, block_means(&b, kind)?)
+    } else {
+        match (base.first(), other.first()) {
+            (Some((_, a)), Some((_, b))) => (kept(a)?, kept(b)?),
+            _ => return Ok(VerdictKind::Insufficient),
+        }
+    };
+    let comparison = compare_design(paired, &a, &b, settings)?;
+    Ok(super::verdict::classify(&comparison, settings.threshold))
 }
 
 /// The verdict of levels measured in disjoint boots, one of them in a single boot: what

@@ -228,6 +228,8 @@ pub struct ScenarioResult {
     pub power: Vec<TruthRate>,
     /// Trials per cell, averaged over every experiment of every truth.
     pub mean_trials: f64,
+    /// Trials per cell at each true change (0 %, +10 %, +20 %).
+    pub mean_trials_by_truth: Vec<f64>,
     /// Adaptive: the fixed n that reaches the target at this CV (at least `min`), and
     /// whether the mean exceeds 1.15 × it.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -375,12 +377,14 @@ fn summarise(
         .collect();
     let all = tallies.iter().fold(Tally::default(), |a, (_, _, t)| a.merge(*t));
     let mean_trials = all.trials as f64 / all.cells.max(1) as f64;
+    let mean_trials_by_truth: Vec<f64> =
+        tallies.iter().map(|(_, _, t)| t.trials as f64 / t.cells.max(1) as f64).collect();
     let fixed_trials_for_target = match scenario.trials {
         Trials::Adaptive { min, target, .. } => match runs_needed(scenario.cv, target, 1.0 - ALPHA) {
             Some(RunsNeeded::Runs(n)) => Some((n as u32).max(min)),
             _ => None,
         },
-        Trials::Fixed { .. } => None,
+        Trials::Fixed { .. } | Trials::Verdict { .. } => None,
     };
     let mean_trials_misses =
         fixed_trials_for_target.is_some_and(|n| mean_trials > ADAPTIVE_N_FACTOR * f64::from(n));
@@ -417,6 +421,7 @@ fn summarise(
         coverage,
         power,
         mean_trials,
+        mean_trials_by_truth,
         fixed_trials_for_target,
         mean_trials_misses,
         set_aside,

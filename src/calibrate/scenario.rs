@@ -43,6 +43,9 @@ pub enum Trials {
     Fixed { n: u32 },
     /// `repetitions: { min, max, target }`, decided by the runner's own rule.
     Adaptive { min: u32, max: u32, target: f64 },
+    /// `repetitions: { min, max, until: verdict }`: the cells stop once the comparison is
+    /// resolved, by the runner's own rule.
+    Verdict { min: u32, max: u32 },
 }
 
 /// How the two levels' trials relate.
@@ -139,6 +142,7 @@ impl Scenario {
             (Trials::Adaptive { min, max, target }, _) => {
                 format!("adaptive {{ min: {min}, max: {max}, target: {}% }}", fmt_pct(target))
             }
+            (Trials::Verdict { min, max }, _) => format!("{{ min: {min}, max: {max}, until: verdict }}"),
         };
         let mut words = vec![trials, format!("CV {} %", fmt_pct(self.cv)), self.shape.label().to_owned()];
         match self.layout {
@@ -208,6 +212,9 @@ impl Scenario {
                 "repetitions: {{ min: {min}, max: {max}, target: {}% }}\n",
                 fmt_pct(target)
             )),
+            Trials::Verdict { min, max } => {
+                y.push_str(&format!("repetitions: {{ min: {min}, max: {max}, until: verdict }}\n"))
+            }
         }
         y.push_str("analysis:\n");
         if self.outliers == OutlierSetting::None {
@@ -235,6 +242,11 @@ pub fn fmt_pct(fraction: f64) -> String {
 
 /// The adaptive rule of the issue and of docs/experiment-file.md's example.
 pub const ADAPTIVE: Trials = Trials::Adaptive { min: 5, max: 30, target: 0.02 };
+/// Stopping on the answer, with the same bounds.
+pub const UNTIL_VERDICT: Trials = Trials::Verdict { min: 5, max: 30 };
+/// The fixed n per level that gives about the power of [`UNTIL_VERDICT`] at a true
+/// +10 % (δ = 5 %), at CV 2 % and 5 % (measured: docs/statistics.md).
+pub const FIXED_LIKE_VERDICT: [(f64, &str, u32); 2] = [(0.02, "2", 7), (0.05, "5", 20)];
 
 /// Every scenario of the suite, in table order.
 pub fn all() -> Vec<Scenario> {
@@ -316,6 +328,15 @@ pub fn all() -> Vec<Scenario> {
                 ..Scenario::base(format!("adaptive-cv{name}-normal"), "adaptive").cv(cv)
             },
         );
+    }
+    // Stopping on the answer, { min 5, max 30, until: verdict }, and the fixed n of about
+    // the same power at a true +10 %.
+    for (cv, name, n) in FIXED_LIKE_VERDICT {
+        out.push(Scenario {
+            trials: UNTIL_VERDICT,
+            ..Scenario::base(format!("verdict-cv{name}-normal"), "until verdict").cv(cv)
+        });
+        out.push(Scenario::base(format!("verdict-fixed-n{n}-cv{name}-normal"), "until verdict").n(n).cv(cv));
     }
     out
 }

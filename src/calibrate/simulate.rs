@@ -10,7 +10,7 @@ use statrs::distribution::{ContinuousCDF, Normal};
 
 use super::scenario::{Layout, Scenario, Shape, Trials};
 use crate::analyze::{MeanKind, MemoryStore, VerdictKind, summarize_store};
-use crate::run::cells::{CellProgress, Rule};
+use crate::run::cells::Rule;
 
 /// The work behind one trial of a rate (MB): its value is this over the trial's time.
 pub const WORK: f64 = 100.0;
@@ -34,7 +34,7 @@ impl Prepared {
             .map_err(|e| format!("scenario {}: its experiment file: {e}", scenario.name))?;
         let (unit, better, mean) = scenario.metric();
         empty.metric(METRIC, unit, better, mean);
-        let rule = Rule::new(&empty.exp, empty.exp.spec.repetitions());
+        let rule = Rule::new(&empty.exp, &empty.plan, empty.exp.spec.repetitions());
         Ok(Prepared { scenario: scenario.clone(), empty, rule })
     }
 }
@@ -134,7 +134,7 @@ pub fn simulate_trials(prepared: &Prepared, ratio: f64, seed: u64) -> (MemorySto
     let mut values: Vec<Vec<f64>> = vec![Vec::new(); cells.len()];
     let max_trials = match s.trials {
         Trials::Fixed { n } => n,
-        Trials::Adaptive { max, .. } => max,
+        Trials::Adaptive { max, .. } | Trials::Verdict { max, .. } => max,
     };
     let per_session = match s.layout {
         Layout::Sessions { per_level, .. } => max_trials * per_level,
@@ -203,19 +203,40 @@ pub fn simulate_trials(prepared: &Prepared, ratio: f64, seed: u64) -> (MemorySto
                 }
             }
         }
-        (Trials::Adaptive { .. }, _) => {
+        (Trials::Adaptive { .. } | Trials::Verdict { .. }, _) => {
             // The runner's rounds: every unfinished cell gets one trial, then the rule
-            // decides from the cell's records whether it is done.
+            // decides from the records (the cell's own, or, until a verdict, those of
+            // every cell of its comparison) which cells are done.
             store.session("s1", "sim", &[("kernel", "sim")]);
-            let mut progress: Vec<(CellProgress, bool)> = vec![(CellProgress::default(), false); cells.len()];
-            while progress.iter().any(|(_, done)| !done) {
-                for (cell, (p, done)) in progress.iter_mut().enumerate() {
-                    if *done {
+            let plan_index: Vec<usize> = (0..cells.len())
+                .map(|cell| {
+                    let levels = levels_of(cell);
+                    store
+                        .plan
+                        .cells
+                        .iter()
+                        .position(|c| {
+                            levels
+                                .iter()
+                                .all(|(k, v)| store.plan.levels(c).any(|(pk, pv)| pk == *k && pv.text == *v))
+                        })
+                        .expect("every simulated cell is a cell of the plan")
+                })
+                .collect();
+            let mut board = crate::run::cells::Board::new();
+            let mut done = vec![false; cells.len()];
+            while done.iter().any(|d| !d) {
+                for cell in 0..cells.len() {
+                    if done[cell] {
                         continue;
                     }
                     add(&mut store, &mut rng, cell, 0.0);
-                    p.add_record(store.records.last().expect("a trial was just recorded"));
-                    *done = prepared.rule.is_done(p);
+                    let record = store.records.last().expect("a trial was just recorded");
+                    board.entry(plan_index[cell]).or_default().add_record(record);
+                }
+                for cell in 0..cells.len() {
+                    let p = &board[&plan_index[cell]];
+                    done[cell] = done[cell] || prepared.rule.is_done(plan_index[cell], p, &board);
                 }
             }
         }

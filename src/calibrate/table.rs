@@ -32,6 +32,10 @@ pub fn row(r: &ScenarioResult) -> String {
     if let Some(fixed) = r.fixed_trials_for_target {
         n.push_str(&format!(" (fixed {fixed})"));
     }
+    if matches!(r.scenario.trials, super::Trials::Verdict { .. }) {
+        let by: Vec<String> = r.mean_trials_by_truth.iter().map(|n| format!("{n:.1}")).collect();
+        n.push_str(&format!(" (0 / +10 / +20 %: {})", by.join(" / ")));
+    }
     if r.mean_trials_misses {
         n.push_str(" ✗");
     }
@@ -56,7 +60,8 @@ pub fn footer(results: &[ScenarioResult], seconds: f64) -> String {
         "\nNames: nN = N trials per level (paired6: 6 blocks × N per level; sessionsSx5: S sessions of 5 \
          trials per level, betweenB = between-session sd / within sd), cvC = within-cell CV in %, \
          -none = `outliers: none` (otherwise margin's default rule); rate- = a rate with a harmonic mean; \
-         adaptive = repetitions { min: 5, max: 30, target: 2% }.\n",
+         adaptive = repetitions { min: 5, max: 30, target: 2% }; verdict = { min: 5, max: 30, until: verdict } \
+         (n per cell also at each true change), verdict-fixed-nN = the fixed n of about its power at +10 %.\n",
     );
     let experiments: u64 = results.iter().map(|r| r.experiments * super::TRUTHS.len() as u64).sum();
     out.push_str(&format!("{experiments} experiments in {seconds:.0} s. "));

@@ -180,8 +180,12 @@ fn every_scenario_is_an_experiment_file_margin_accepts() {
         };
         assert_eq!(settings.outliers, expected, "{}", s.name);
         // adaptive cells' intervals are widened for the stopping (docs/statistics.md)
-        let adaptive = matches!(s.trials, Trials::Adaptive { .. });
-        let confidence = if adaptive { 1.0 - 0.6 * ALPHA } else { 1.0 - ALPHA };
+        let confidence = match s.trials {
+            Trials::Adaptive { .. } => 1.0 - 0.6 * ALPHA,
+            // α spent over the 6 looks of { min 5, max 30 }: 5, 8, 12, 18, 27, 30
+            Trials::Verdict { .. } => 1.0 - ALPHA / 6.0,
+            Trials::Fixed { .. } => 1.0 - ALPHA,
+        };
         assert!((settings.confidence - confidence).abs() < 1e-12, "{}: {}", s.name, settings.confidence);
         let compare = &p.empty.exp.spec.analysis.compare;
         assert_eq!(compare.len(), 1, "{}", s.name);
@@ -198,6 +202,9 @@ fn every_scenario_is_an_experiment_file_margin_accepts() {
                 panic!("{}: not adaptive", s.name)
             };
             assert_eq!((m, x, target.0), (min, max, 0.02), "{}", s.name);
+        }
+        if let Trials::Verdict { min, max } = s.trials {
+            assert_eq!(p.empty.exp.spec.repetitions(), Repetitions::Verdict { min, max }, "{}", s.name);
         }
     }
     // the groups the issue asks for

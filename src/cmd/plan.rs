@@ -198,7 +198,7 @@ fn write_json(file: &Path, plan: &Plan, outlook: &[CellOutlook], out: &mut dyn W
     let (min, max) = plan.repetitions.bounds();
     let target = match &plan.repetitions {
         Repetitions::Adaptive { target, .. } => Some(target.0),
-        Repetitions::Fixed(_) => None,
+        Repetitions::Fixed(_) | Repetitions::Verdict { .. } => None,
     };
     let (tmin, tmax) = plan.trials();
     let head = JsonHead {

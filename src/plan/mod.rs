@@ -93,6 +93,14 @@ impl fmt::Display for Plan {
                     "{n} {cells} × {min}–{max} repetitions (adaptive, until ±{target}) = {lo}–{hi} trials"
                 )?;
             }
+            Repetitions::Verdict { min, max } => {
+                let (lo, hi) = self.trials();
+                write!(
+                    f,
+                    "{n} {cells} × {min}–{max} repetitions (adaptive, until every comparison is resolved) \
+                     = {lo}–{hi} trials"
+                )?;
+            }
         }
         if self.warmup > 0 {
             write!(f, " (+ {} warm-up per cell)", self.warmup)?;

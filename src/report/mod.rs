@@ -345,7 +345,17 @@ fn settings_line(summary: &Summary) -> String {
         percent(s.threshold_pct),
         percent(s.target_pct)
     );
-    if s.interval_confidence > s.confidence {
+    if !s.looks.is_empty() {
+        let looks: Vec<String> = s.looks.iter().map(u32::to_string).collect();
+        line.push_str(&format!(
+            " The cells stop once their comparisons are resolved (`until: verdict`), looked at after {} \
+             trials, so the intervals are computed at {} (α/{} at each look) to keep false claims within {}.",
+            looks.join(", "),
+            confidence(s.interval_confidence),
+            s.looks.len(),
+            percent((1.0 - s.confidence) * 100.0)
+        ));
+    } else if s.interval_confidence > s.confidence {
         line.push_str(&format!(
             " The cells stop adaptively, so their intervals are computed at {} to keep {} coverage.",
             confidence(s.interval_confidence),

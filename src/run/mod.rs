@@ -183,8 +183,13 @@ struct Counts {
     warmups: u32,
 }
 
+/// A host's cells: (index into the plan's cells, cell, progress so far).
+type HostCells<'a> = Vec<(usize, &'a Cell, CellProgress)>;
+
 /// One cell during a session.
 struct CellState<'p> {
+    /// Index into [`Plan::cells`].
+    index: usize,
     cell: &'p Cell,
     label: String,
     levels: IndexMap<String, String>,
@@ -205,6 +210,9 @@ struct Shared<'a> {
     store: &'a Store,
     settings: &'a Settings,
     rule: Rule,
+    /// Every cell's progress, for a rule that looks at other cells (`until: verdict`:
+    /// a comparison's cells may run on other hosts); empty otherwise.
+    board: Mutex<cells::Board>,
     recipe: Recipe,
     templates: Templates,
     timeout: Option<Duration>,
@@ -225,6 +233,11 @@ struct Shared<'a> {
 }
 
 impl Shared<'_> {
+    /// The progress of every cell, for the repetitions rule.
+    fn board(&self) -> std::sync::MutexGuard<'_, cells::Board> {
+        self.board.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Stop every host; the first error is the one reported.
     fn fail(&self, e: RunError) {
         self.stop.store(true, Ordering::SeqCst);
@@ -273,12 +286,15 @@ pub fn run(
         source: std::io::Error::other(e.to_string()),
     })?;
     let (mut progress, set_aside) = cells::progress(plan, &loaded.trials);
+    let rule = Rule::new(exp, plan, repetitions(plan, settings));
+    let board = if rule.needs_board() { progress.clone() } else { cells::Board::new() };
     let shared = Shared {
         exp,
         plan,
         store,
         settings,
-        rule: Rule::new(exp, repetitions(plan, settings)),
+        rule,
+        board: Mutex::new(board),
         recipe,
         templates: crate::plan::render::templates(exp),
         timeout: exp.spec.timeout.as_ref().and_then(|t| parse_duration(&t.value).ok()),
@@ -299,12 +315,12 @@ pub fn run(
     };
 
     // Cells by host, hosts in the order they first appear.
-    let mut groups: Vec<(&str, Vec<(&Cell, CellProgress)>)> = Vec::new();
+    let mut groups: Vec<(&str, HostCells<'_>)> = Vec::new();
     for (i, cell) in plan.cells.iter().enumerate() {
         let progress = progress.remove(&i).unwrap_or_default();
         let host = host_of(plan, cell);
         if settings.host.as_deref().is_some_and(|only| only != host) {
-            if shared.rule.is_done(&progress) {
+            if shared.rule.is_done(i, &progress, &shared.board()) {
                 outcome.complete += 1;
             } else {
                 outcome
@@ -314,8 +330,8 @@ pub fn run(
             continue;
         }
         match groups.iter_mut().find(|(h, _)| *h == host) {
-            Some((_, cells)) => cells.push((cell, progress)),
-            None => groups.push((host, vec![(cell, progress)])),
+            Some((_, cells)) => cells.push((i, cell, progress)),
+            None => groups.push((host, vec![(i, cell, progress)])),
         }
     }
     // ssh's multiplexing sockets, only when some host is remote
@@ -587,7 +603,7 @@ impl<'a> HostRun<'a> {
     }
 
     /// The whole session of this host; always sends `Ready` then `Done`.
-    fn session(&mut self, cells: Vec<(&'a Cell, CellProgress)>, barrier: &Barrier) {
+    fn session(&mut self, cells: HostCells<'a>, barrier: &Barrier) {
         let sh = self.shared;
         let host = self.executor.host().to_string();
         let mut record = SessionRecord {
@@ -614,8 +630,8 @@ impl<'a> HostRun<'a> {
         match self.executor.check() {
             Err(why) => {
                 let why = format!("host `{host}` unreachable: {why}");
-                for (cell, progress) in &cells {
-                    if sh.rule.is_done(progress) {
+                for (index, cell, progress) in &cells {
+                    if sh.rule.is_done(*index, progress, &sh.board()) {
                         complete += 1;
                     } else {
                         pending.push((sh.plan.label(cell), why.clone()));
@@ -628,8 +644,8 @@ impl<'a> HostRun<'a> {
                 record.facts = facts::gather(src);
                 let detected = facts::detect(sh.exp, &record.facts, src);
                 record.environment = detected.levels.clone();
-                for (cell, progress) in cells {
-                    let done = sh.rule.is_done(&progress);
+                for (index, cell, progress) in cells {
+                    let done = sh.rule.is_done(index, &progress, &sh.board());
                     let label = sh.plan.label(cell);
                     if done {
                         complete += 1;
@@ -640,6 +656,7 @@ impl<'a> HostRun<'a> {
                         continue;
                     }
                     states.push(CellState {
+                        index,
                         cell,
                         levels: levels_map(sh.plan, cell),
                         label,
@@ -655,7 +672,7 @@ impl<'a> HostRun<'a> {
             }
         }
         let (min, max) = states.iter().fold((0u64, 0u64), |(lo, hi), st| {
-            let (a, b) = sh.rule.remaining(&st.progress);
+            let (a, b) = sh.rule.remaining(st.index, &st.progress, &sh.board());
             (lo + u64::from(a), hi + u64::from(b))
         });
         let ready = Ready { session: record.clone(), pending, todo: states.len(), min, max };
@@ -767,7 +784,10 @@ impl<'a> HostRun<'a> {
 
     /// Mark a cell done (and close it) when the repetitions rule is met.
     fn settle(&mut self, st: &mut CellState<'_>) {
-        if !st.done && st.abandoned.is_none() && self.shared.rule.is_done(&st.progress) {
+        if !st.done
+            && st.abandoned.is_none()
+            && self.shared.rule.is_done(st.index, &st.progress, &self.shared.board())
+        {
             st.done = true;
             self.shared.shown.lock().unwrap_or_else(PoisonError::into_inner).push(Shown::CellEnded);
             self.finish_cell(st);
@@ -948,6 +968,9 @@ impl<'a> HostRun<'a> {
             return Ok(()); // `halted` stops the rounds
         }
         st.progress.add_record(&record);
+        if sh.rule.needs_board() {
+            sh.board().insert(st.index, st.progress.clone());
+        }
         let c = &mut self.counts;
         match record.status {
             Status::Ok | Status::Imported if warmup => c.warmups += 1,
@@ -1152,20 +1175,21 @@ pub fn outlook(
     let dir = std::env::temp_dir();
     let source = facts::Local::new(&dir);
     let detected = facts::detect(exp, &facts::gather(&source), &source);
-    let rule = Rule::new(exp, repetitions(plan, settings));
+    let rule = Rule::new(exp, plan, repetitions(plan, settings));
     let (progress, set_aside) = cells::progress(plan, &loaded.trials);
     let known: Vec<f64> = progress.values().filter_map(|p| p.mean_wall).collect();
     let overall = (!known.is_empty()).then(|| known.iter().sum::<f64>() / known.len() as f64);
     let warmup = f64::from(plan.warmup);
     let none = CellProgress::default();
+    let board = &progress;
     let out = plan
         .cells
         .iter()
         .enumerate()
         .map(|(i, cell)| {
             let progress = progress.get(&i).unwrap_or(&none);
-            let done = rule.is_done(progress);
-            let (lo, hi) = rule.remaining(progress);
+            let done = rule.is_done(i, progress, board);
+            let (lo, hi) = rule.remaining(i, progress, board);
             let per = progress.mean_wall.or(overall);
             let warm = if done { 0.0 } else { warmup };
             let estimate = per.map(|t| ((f64::from(lo) + warm) * t, (f64::from(hi) + warm) * t));

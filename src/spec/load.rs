@@ -172,9 +172,9 @@ fn respell(source: &str, spec: &mut Spec) {
     }
     spec.timeout.iter_mut().for_each(fix_located);
     if let Some(r) = &mut spec.repetitions
-        && let super::RepetitionsSpec::Adaptive { target, .. } = &mut r.value
+        && let super::RepetitionsSpec::Adaptive { target, until, .. } = &mut r.value
     {
-        fix_located(target);
+        target.iter_mut().chain(until.iter_mut()).for_each(fix_located);
     }
     spec.analysis.threshold.iter_mut().for_each(fix_located);
 }

@@ -181,10 +181,13 @@ impl Spec {
         match self.repetitions.as_ref().map(|r| &r.value) {
             None => Repetitions::default(),
             Some(RepetitionsSpec::Fixed(n)) => Repetitions::Fixed(*n),
-            Some(RepetitionsSpec::Adaptive { min, max, target }) => Repetitions::Adaptive {
+            Some(RepetitionsSpec::Adaptive { min, max, until: Some(_), .. }) => {
+                Repetitions::Verdict { min: *min, max: *max }
+            }
+            Some(RepetitionsSpec::Adaptive { min, max, target, .. }) => Repetitions::Adaptive {
                 min: *min,
                 max: *max,
-                target: parse_percent(&target.value).unwrap_or(Percent(0.05)),
+                target: target.as_ref().and_then(|t| parse_percent(&t.value).ok()).unwrap_or(Percent(0.05)),
             },
         }
     }
@@ -306,18 +309,30 @@ pub struct MetricSpec {
     pub mean: Option<MeanKind>,
 }
 
-/// `repetitions:` as written: `5` or `{ min: 5, max: 30, target: 2% }`.
+/// `repetitions:` as written: `5`, `{ min: 5, max: 30, target: 2% }` or
+/// `{ min: 5, max: 30, until: verdict }` (validation checks that exactly one of `target`
+/// and `until` is there).
 #[derive(Debug, Clone, PartialEq)]
 pub enum RepetitionsSpec {
     Fixed(u32),
-    Adaptive { min: u32, max: u32, target: Located<Scalar> },
+    Adaptive { min: u32, max: u32, target: Option<Located<Scalar>>, until: Option<Located<Scalar>> },
 }
 
 /// How many trials a cell gets: a fixed number, or adaptive until a relative margin.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Repetitions {
     Fixed(u32),
-    Adaptive { min: u32, max: u32, target: Percent },
+    Adaptive {
+        min: u32,
+        max: u32,
+        target: Percent,
+    },
+    /// Until every comparison a cell takes part in is resolved (docs/statistics.md,
+    /// Stopping on the answer): looked at on the schedule of [`Repetitions::looks`].
+    Verdict {
+        min: u32,
+        max: u32,
+    },
 }
 
 impl Default for Repetitions {
@@ -331,9 +346,32 @@ impl Repetitions {
     pub fn bounds(&self) -> (u32, u32) {
         match *self {
             Repetitions::Fixed(n) => (n, n),
-            Repetitions::Adaptive { min, max, .. } => (min, max),
+            Repetitions::Adaptive { min, max, .. } | Repetitions::Verdict { min, max } => (min, max),
         }
     }
+
+    /// The trial counts at which an `until: verdict` comparison is looked at: `min`, then
+    /// each time the smaller side has grown by ×1.5 (rounded up), and `max`. Empty for
+    /// the other rules. Its length is the K of the 1 − α/K intervals.
+    pub fn looks(&self) -> Vec<u32> {
+        match *self {
+            Repetitions::Verdict { min, max } => look_schedule(min, max),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// `min`, ⌈1.5·previous⌉, … below `max`, then `max` (docs/statistics.md).
+pub fn look_schedule(min: u32, max: u32) -> Vec<u32> {
+    let mut looks = Vec::new();
+    let mut n = min.max(1);
+    while n < max {
+        looks.push(n);
+        // ⌈1.5 n⌉, and at least one more trial
+        n = (n + n.div_ceil(2)).max(n + 1);
+    }
+    looks.push(max.max(min));
+    looks
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]

@@ -555,10 +555,56 @@ impl<'a> Checker<'a> {
     fn settings(&mut self) {
         let exp = self.exp;
         if let Some(r) = &exp.spec.repetitions {
-            if let RepetitionsSpec::Adaptive { target, .. } = &r.value
-                && let Err(e) = parse_percent(&target.value)
-            {
-                self.error(target.pos, format!("repetitions: target: {e}"));
+            if let RepetitionsSpec::Adaptive { target, until, .. } = &r.value {
+                match (target, until) {
+                    (Some(target), None) => {
+                        if let Err(e) = parse_percent(&target.value) {
+                            self.error(target.pos, format!("repetitions: target: {e}"));
+                        }
+                    }
+                    (None, Some(until)) => {
+                        if until.value.text != "verdict" {
+                            self.error_hint(
+                                until.pos,
+                                format!("repetitions: until: expected `verdict`, found `{}`", until.value.text),
+                                Some(
+                                    "`until: verdict` stops a comparison's cells once it is resolved; to stop \
+                                     on the margin of error write `target: 2%` instead"
+                                        .into(),
+                                ),
+                            );
+                        }
+                        if exp.spec.order == Some(crate::spec::Order::Sequential) {
+                            self.error_hint(
+                                until.pos,
+                                "repetitions: `until: verdict` needs `order: interleaved`",
+                                Some(
+                                    "a comparison is looked at when both its sides have the trials of a look; \
+                                     sequential order runs one cell to its end before the next begins"
+                                        .into(),
+                                ),
+                            );
+                        }
+                    }
+                    (Some(_), Some(until)) => self.error_hint(
+                        until.pos,
+                        "repetitions: `target` and `until` cannot both be set",
+                        Some(
+                            "`target: 2%` stops each cell on its margin of error; `until: verdict` stops a \
+                             comparison's cells once it is resolved (beyond or within ±δ): keep one"
+                                .into(),
+                        ),
+                    ),
+                    (None, None) => self.error_hint(
+                        r.pos,
+                        "repetitions: adaptive needs `target` or `until`",
+                        Some(
+                            "write `{ min: 5, max: 30, target: 2% }` to stop on the margin of error, or \
+                             `{ min: 5, max: 30, until: verdict }` to stop once the comparisons are resolved"
+                                .into(),
+                        ),
+                    ),
+                }
             }
             match r.value {
                 RepetitionsSpec::Fixed(0) => self.error(r.pos, "repetitions must be at least 1"),

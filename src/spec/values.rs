@@ -165,7 +165,7 @@ impl<'de> Deserialize<'de> for RepetitionsSpec {
         impl<'de> Visitor<'de> for V {
             type Value = RepetitionsSpec;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a number of trials, or `{ min: 5, max: 30, target: 2% }`")
+                f.write_str("a number of trials, `{ min: 5, max: 30, target: 2% }` or `{ min: 5, max: 30, until: verdict }`")
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<RepetitionsSpec, E> {
                 u32::try_from(v).map(RepetitionsSpec::Fixed).map_err(|_| E::custom("too many repetitions"))
@@ -177,7 +177,7 @@ impl<'de> Deserialize<'de> for RepetitionsSpec {
                 }
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RepetitionsSpec, A::Error> {
-                let (mut min, mut max, mut target) = (None, None, None);
+                let (mut min, mut max, mut target, mut until) = (None, None, None, None);
                 while let Some(key) = map.next_key::<String>()? {
                     match key.as_str() {
                         "min" => min = Some(map.next_value::<u32>()?),
@@ -185,18 +185,22 @@ impl<'de> Deserialize<'de> for RepetitionsSpec {
                         "target" => {
                             target = Some(map.next_value::<Located<Scalar>>()?);
                         }
+                        "until" => {
+                            until = Some(map.next_value::<Located<Scalar>>()?);
+                        }
                         other => {
                             return Err(de::Error::custom(format!(
-                                "unknown field `{other}`, expected one of min, max, target"
+                                "unknown field `{other}`, expected one of min, max, target, until"
                             )));
                         }
                     }
                 }
-                match (min, max, target) {
-                    (Some(min), Some(max), Some(target)) => {
-                        Ok(RepetitionsSpec::Adaptive { min, max, target })
-                    }
-                    _ => Err(de::Error::custom("adaptive repetitions need all of `min`, `max` and `target`")),
+                match (min, max) {
+                    // `target` and `until` are exclusive: validation says so, with a hint
+                    (Some(min), Some(max)) => Ok(RepetitionsSpec::Adaptive { min, max, target, until }),
+                    _ => Err(de::Error::custom(
+                        "adaptive repetitions need `min`, `max`, and `target` (a margin) or `until: verdict`",
+                    )),
                 }
             }
         }

@@ -170,3 +170,19 @@ fn calibrate_prints_a_table_and_refuses_an_unknown_scenario() {
         stderr(&out)
     );
 }
+
+/// `until: verdict` (issue 13, item 5): stopping on the answer keeps false claims at a
+/// true 0 % within α (the intervals at 1 − α/6 over its 6 looks), finds a true +20 %
+/// every time, and stops before max.
+#[test]
+fn calibrate_until_verdict_keeps_false_claims_within_alpha() {
+    let report = calibrate(200, &["^verdict-cv2-normal$", "^verdict-cv5-normal$"]);
+    for name in ["verdict-cv2-normal", "verdict-cv5-normal"] {
+        let s = scenario(&report, name);
+        assert_eq!(s["not_analysed"], 0, "{name}");
+        assert!(rate(&s["false_claim"]) <= ALPHA, "{name}: false claims {}", rate(&s["false_claim"]));
+        assert!(rate(&s["power"][1]) >= 0.99, "{name}: power at +20 %: {}", rate(&s["power"][1]));
+        let n = s["mean_trials"].as_f64().unwrap();
+        assert!((5.0..25.0).contains(&n), "{name}: mean n {n}");
+    }
+}

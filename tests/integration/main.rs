@@ -10,6 +10,7 @@ mod run;
 mod schema;
 mod seeds;
 mod store_copy;
+mod until_verdict;
 
 use assert_cmd::Command;
 
