@@ -23,7 +23,7 @@ use super::{
     compare_paired, holm,
 };
 use crate::parse::Better;
-use crate::plan::Plan;
+use crate::plan::{Cell, Plan};
 use crate::spec::{Experiment, OutlierMethod, Repetitions, Spec, parse_percent};
 use crate::store::{BOOT_ID, Event, Loaded, Name, Names, Trials};
 
@@ -641,22 +641,9 @@ fn compare_all(
             if !primary.contains(metrics[a.meta].name.as_str()) {
                 continue;
             }
-            let cell = &plan.cells[a.group.cell];
-            let level_of = |k: usize| {
-                cell.levels.iter().find(|(key, _)| usize::from(*key) == k).map(|(_, v)| v.text.as_str())
-            };
-            let Some(level) = level_of(factor) else { continue };
-            let block = paired.and_then(level_of);
-            if paired.is_some() && block.is_none() {
+            let Some((level, block, context)) = place(plan, &plan.cells[a.group.cell], factor, paired) else {
                 continue;
-            }
-            let context: Vec<(usize, &str)> = cell
-                .levels
-                .iter()
-                .map(|(k, v)| (usize::from(*k), v.text.as_str()))
-                // keys only `include` adds ride along with their combination: not context
-                .filter(|(k, _)| *k != factor && Some(*k) != paired && *k < plan.factor_keys)
-                .collect();
+            };
             by_context.entry((a.meta, context)).or_default().entry(level).or_default().push((block, i));
         }
         let mut seen_baseline = false;
@@ -705,6 +692,30 @@ fn compare_all(
         }
     }
     (comparisons, arms)
+}
+
+/// A cell's level of the compared factor, its block, and its context.
+type Place<'p> = (&'p str, Option<&'p str>, Vec<(usize, &'p str)>);
+
+/// Where a cell stands in a comparison of `factor` (paired by `paired`): its level of the
+/// factor, its block, and its context (the levels of the other keys); `None` when it has
+/// no level of the factor, or of the pairing key.
+fn place<'p>(plan: &'p Plan, cell: &'p Cell, factor: usize, paired: Option<usize>) -> Option<Place<'p>> {
+    let level_of =
+        |k: usize| cell.levels.iter().find(|(key, _)| usize::from(*key) == k).map(|(_, v)| v.text.as_str());
+    let level = level_of(factor)?;
+    let block = paired.and_then(level_of);
+    if paired.is_some() && block.is_none() {
+        return None;
+    }
+    let context = cell
+        .levels
+        .iter()
+        .map(|(k, v)| (usize::from(*k), v.text.as_str()))
+        // keys only `include` adds ride along with their combination: not context
+        .filter(|(k, _)| *k != factor && Some(*k) != paired && *k < plan.factor_keys)
+        .collect();
+    Some((level, block, context))
 }
 
 /// Levels with analysed trials that no context shares with the baseline: every cell of
@@ -1002,20 +1013,7 @@ pub fn plan_comparisons(exp: &Experiment, plan: &Plan) -> Vec<CellComparison> {
         type Sides<'c> = IndexMap<&'c str, Vec<(Option<String>, usize)>>;
         let mut by_context: IndexMap<Vec<(usize, &str)>, Sides<'_>> = IndexMap::new();
         for (i, cell) in plan.cells.iter().enumerate() {
-            let level_of = |k: usize| {
-                cell.levels.iter().find(|(key, _)| usize::from(*key) == k).map(|(_, v)| v.text.as_str())
-            };
-            let Some(level) = level_of(factor) else { continue };
-            let block = paired.and_then(level_of);
-            if paired.is_some() && block.is_none() {
-                continue;
-            }
-            let context: Vec<(usize, &str)> = cell
-                .levels
-                .iter()
-                .map(|(k, v)| (usize::from(*k), v.text.as_str()))
-                .filter(|(k, _)| *k != factor && Some(*k) != paired && *k < plan.factor_keys)
-                .collect();
+            let Some((level, block, context)) = place(plan, cell, factor, paired) else { continue };
             by_context
                 .entry(context)
                 .or_default()
