@@ -923,10 +923,11 @@ fn run_job(
         level: job.other.iter().map(|(_, i)| *i).collect(),
         entry: job.entry,
     };
+    let unreplicated = judged.kind == VerdictKind::Unreplicated;
     let (ci_low, ci_high) = match comparison.interval {
         // unreplicated: the interval within the boots is no interval of the levels' ratio
         // (it leaves out how boots differ); the sentence gives it for what it is
-        _ if judged.kind == VerdictKind::Unreplicated => (None, None),
+        _ if unreplicated => (None, None),
         RatioInterval::Bounded { low, high } => (Some(low), Some(high)),
         RatioInterval::NoEstimate | RatioInterval::Unbounded => (None, None),
     };
@@ -946,9 +947,10 @@ fn run_job(
         change_pct: (comparison.ratio - 1.0) * 100.0,
         ci_low,
         ci_high,
-        p_value: comparison.p_value,
+        // nor are the test and the detectable effect of the trials within the boots
+        p_value: comparison.p_value.filter(|_| !unreplicated),
         p_adjusted: None,
-        mde_pct: comparison.mde.map(|m| m * 100.0),
+        mde_pct: comparison.mde.map(|m| m * 100.0).filter(|_| !unreplicated),
         verdict: judged.kind,
         sentence: judged.sentence,
         more_trials: judged.more_trials,
