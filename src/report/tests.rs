@@ -139,9 +139,7 @@ fn seed_000_bonnie_block_writes_are_slower_in_the_domu() {
     let cell = summary.cells.iter().find(|c| c.levels["domain"] == "dom0").unwrap();
     assert_eq!(cell.mean_kind, MeanKind::Harmonic);
     assert!(
-        markdown.contains(
-            "dom0 51.93 ± 0.53 MB/s (±1.0 %), domU 41.60 ± 0.45 MB/s (±1.1 %); n = 4 and 8.\n"
-        ),
+        markdown.contains("dom0 51.93 ± 0.53 MB/s (±1.0 %), domU 41.60 ± 0.45 MB/s (±1.1 %); n = 4 and 8.\n"),
         "{markdown}"
     );
     assert!(markdown.contains("Values in MB/s; higher is better; harmonic mean."), "{markdown}");
