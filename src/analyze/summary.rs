@@ -811,12 +811,15 @@ fn run_job(
     let fail = |e: StatsError| format!("{}: {e}", what());
     let kind = meta.mean_kind;
     let mut replication = None;
+    // Independent: the one cell of each side.
+    let mut single: Option<(&Analysed, &Analysed)> = None;
     let (a_kept, b_kept, a_all, b_all, pairs) = match &job.paired_by {
         None => {
             // Without pairing the context holds every other key: one cell per side.
             let (&(_, a), &(_, b)) =
                 (job.base.first().ok_or_else(what)?, job.other.first().ok_or_else(what)?);
             let (a, b) = (&analysed[a], &analysed[b]);
+            single = Some((a, b));
             let (ua, ub) = (units.values(a, false), units.values(b, false));
             if ua.keys().all(|u| !ub.contains_key(u)) {
                 // Disjoint boots: a boot's state is shared by its trials, so the boots are
@@ -831,15 +834,21 @@ fn run_job(
             }
             match &replication {
                 Some(r) if r.baseline_units >= 2 && r.level_units >= 2 => {
-                    let means = |cell: &Analysed, kept: bool| {
-                        let values: Vec<f64> = units
-                            .values(cell, kept)
-                            .values()
-                            .map(|v| kind.transform(stats::mean(v)))
-                            .collect();
+                    let means = |by_unit: &IndexMap<&str, Vec<f64>>| {
+                        let values: Vec<f64> =
+                            by_unit.values().map(|v| kind.transform(stats::mean(v))).collect();
                         Sample::new(&values, kind).map_err(fail)
                     };
-                    (means(a, true)?, means(b, true)?, means(a, false)?, means(b, false)?, Vec::new())
+                    let (a_all, b_all) = (means(&ua)?, means(&ub)?);
+                    // the kept trials differ from all of them only where some were set aside
+                    let kept = |cell: &Analysed, all: &Sample| {
+                        if cell.analysis.outliers.set_aside.is_empty() {
+                            Ok(all.clone())
+                        } else {
+                            means(&units.values(cell, true))
+                        }
+                    };
+                    (kept(a, &a_all)?, kept(b, &b_all)?, a_all, b_all, Vec::new())
                 }
                 _ => (a.kept.clone(), b.kept.clone(), a.all.clone(), b.all.clone(), Vec::new()),
             }
@@ -902,19 +911,12 @@ fn run_job(
     };
     // Flagged values stayed in: would setting them aside change the verdict? (Trial by
     // trial only: a boot's mean is not one value to set aside.)
-    let verdict_without_outliers = match (&job.paired_by, &replication) {
-        (None, None) => {
-            let (&(_, a), &(_, b)) =
-                (job.base.first().ok_or_else(what)?, job.other.first().ok_or_else(what)?);
-            let (a, b) = (&analysed[a], &analysed[b]);
-            if a.trimmed.is_some() || b.trimmed.is_some() {
-                let a = a.trimmed.as_ref().unwrap_or(&a.kept);
-                let b = b.trimmed.as_ref().unwrap_or(&b.kept);
-                let without = compare(a, b).map_err(fail)?;
-                Some(judge(&without).kind).filter(|k| *k != judged.kind)
-            } else {
-                None
-            }
+    let verdict_without_outliers = match (single, &replication) {
+        (Some((a, b)), None) if a.trimmed.is_some() || b.trimmed.is_some() => {
+            let a = a.trimmed.as_ref().unwrap_or(&a.kept);
+            let b = b.trimmed.as_ref().unwrap_or(&b.kept);
+            let without = compare(a, b).map_err(fail)?;
+            Some(judge(&without).kind).filter(|k| *k != judged.kind)
         }
         _ => None,
     };

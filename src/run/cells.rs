@@ -134,7 +134,8 @@ impl Rule {
                     }
                 }
             }
-            let settings = Settings { confidence, ..crate::analyze::summary::settings(&exp.spec) };
+            // the report's settings: their intervals are at the looks' 1 − α/K already
+            let settings = crate::analyze::summary::settings(&exp.spec);
             VerdictRule { comparisons, of_cell, settings, looks: repetitions.looks() }
         });
         Rule { repetitions, confidence, watched_engine, reads_output, verdict }
