@@ -16,3 +16,4 @@ pub mod run;
 pub mod spec;
 pub mod store;
 pub mod template;
+pub mod vocab;

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, HashSet};
 use minijinja::value::Value;
 use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior};
 
-use crate::spec::{Scalar, ScalarKind};
+use crate::vocab::{Scalar, ScalarKind};
 
 /// A template problem, with the line inside the template (1-based) when known.
 #[derive(Debug, Clone, PartialEq, Eq)]

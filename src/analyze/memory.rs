@@ -7,10 +7,10 @@ use std::path::Path;
 use indexmap::IndexMap;
 
 use crate::diag::Diagnostics;
-use crate::parse::{Better, MeanKind};
 use crate::plan::{self, Plan};
 use crate::spec::{self, Experiment};
 use crate::store::{Event, Loaded, MetricInfo, SCHEMA, SessionRecord, Status, TrialRecord};
+use crate::vocab::{Better, MeanKind};
 
 /// An experiment with a store held in memory, filled trial by trial. Cloning an empty one
 /// is the cheap way to get many stores of one experiment (no YAML is parsed again).

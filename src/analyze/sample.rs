@@ -2,7 +2,7 @@
 
 use super::StatsError;
 
-pub use crate::parse::MeanKind;
+pub use crate::vocab::MeanKind;
 
 impl MeanKind {
     /// Maps a value between the metric's scale and the analysis scale. The map is its

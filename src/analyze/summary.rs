@@ -22,10 +22,10 @@ use super::{
     MeanKind, OutlierRule, Sample, Settings, StatsError, VerdictKind, analyze_cell, compare_independent,
     compare_paired, holm,
 };
-use crate::parse::Better;
 use crate::plan::{Cell, Plan};
 use crate::spec::{Experiment, OutlierMethod, Repetitions, Spec, parse_percent};
 use crate::store::{BOOT_ID, Event, Loaded, Name, Names, Trials};
+use crate::vocab::Better;
 
 /// Why the summary could not be built. Bad data in one cell is a warning, not this.
 #[derive(Debug, thiserror::Error)]
@@ -581,7 +581,7 @@ pub(crate) struct Arms {
 /// trials they are too coarse to compare, and every extra comparison costs power under
 /// Holm).
 fn primary_metrics<'m>(exp: &Experiment, metrics: &'m [MetricMeta]) -> HashSet<&'m str> {
-    let engine = crate::parse::ENGINE_METRICS;
+    let engine = crate::vocab::ENGINE_METRICS;
     let named = |m: &str| exp.spec.metrics.keys().any(|k| k.value == m);
     let parsed: HashSet<&str> =
         metrics.iter().map(|m| m.name.as_str()).filter(|m| !engine.contains(m)).collect();

@@ -66,7 +66,7 @@ impl Replicate<'_> {
     }
 }
 
-pub use crate::parse::Better;
+pub use crate::vocab::Better;
 
 /// The words a good and a bad change are called.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -200,8 +200,8 @@ impl Scenario {
             MeanKind::Harmonic => "harmonic",
         };
         let better = match better {
-            crate::parse::Better::Lower => "lower",
-            crate::parse::Better::Higher => "higher",
+            crate::vocab::Better::Lower => "lower",
+            crate::vocab::Better::Higher => "higher",
         };
         y.push_str(&format!(
             "  value: {{ regex: '([0-9.]+)', unit: {unit}, better: {better}, mean: {mean} }}\n"
@@ -226,10 +226,10 @@ impl Scenario {
     }
 
     /// Unit, direction and mean of the simulated metric.
-    pub fn metric(&self) -> (&'static str, crate::parse::Better, MeanKind) {
+    pub fn metric(&self) -> (&'static str, crate::vocab::Better, MeanKind) {
         match self.mean {
-            MeanKind::Arithmetic => ("s", crate::parse::Better::Lower, MeanKind::Arithmetic),
-            MeanKind::Harmonic => ("MB/s", crate::parse::Better::Higher, MeanKind::Harmonic),
+            MeanKind::Arithmetic => ("s", crate::vocab::Better::Lower, MeanKind::Arithmetic),
+            MeanKind::Harmonic => ("MB/s", crate::vocab::Better::Higher, MeanKind::Harmonic),
         }
     }
 }

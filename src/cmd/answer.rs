@@ -158,7 +158,7 @@ mod tests {
             "experiments/case.yaml",
             "matrix: { v: [a, b] }\nrun: \"true\"\nanalysis: { compare: [{ factor: v, baseline: a }] }\n",
         );
-        f.metric("wall_time", "s", crate::parse::Better::Lower, crate::parse::MeanKind::Arithmetic);
+        f.metric("wall_time", "s", crate::vocab::Better::Lower, crate::vocab::MeanKind::Arithmetic);
         for (level, value) in [("a", 1.0), ("a", 1.1), ("b", 2.0), ("b", 2.1)] {
             f.trial(&[("v", level)], &[("wall_time", value)]);
         }

@@ -6,8 +6,9 @@ use std::io::Write;
 use std::path::Path;
 
 use super::{Failure, io, load_all};
-use crate::parse::{ENGINE_METRICS, Recipe};
+use crate::parse::Recipe;
 use crate::store::{MetricInfo, Status, Store};
+use crate::vocab::ENGINE_METRICS;
 
 pub fn run(file: &Path, reports: &Path, out: &mut dyn Write) -> Result<(), Failure> {
     let (exp, plan) = load_all(&[file.to_path_buf()], usize::MAX)?.remove(0);

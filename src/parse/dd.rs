@@ -135,8 +135,8 @@ fn add_records(sample: &mut Sample, records: &Records, warnings: &mut Vec<String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::MeanKind;
     use crate::parse::testing::assert_metric;
+    use crate::vocab::MeanKind;
 
     fn parse_stderr(text: &str) -> Parsed {
         Dd.parse("", text).unwrap()

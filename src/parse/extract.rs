@@ -275,8 +275,8 @@ impl Parser for JsonExtractor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::Unit;
     use crate::parse::testing::assert_metric;
+    use crate::vocab::Unit;
 
     const DD: &str = include_str!("../../tests/data/parse/dd-seed002.txt");
 

@@ -13,7 +13,7 @@
 
 use std::fmt;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 mod bonnie;
 mod dd;
@@ -27,38 +27,9 @@ mod netperf;
 mod recipe;
 mod sysbench;
 mod time;
-pub mod unit;
 
-pub use recipe::{ENGINE_METRICS, Recipe};
-pub use unit::{Scale, Unit, UnknownUnit, parse_unit};
-
-/// Which direction of a metric is an improvement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Better {
-    Higher,
-    Lower,
-}
-
-/// How trials of a metric are averaged (STATISTICS.md §0): a rate over a fixed amount of
-/// work is summarised by its harmonic mean (total work / total time).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MeanKind {
-    /// For costs such as seconds: the plain average.
-    #[default]
-    Arithmetic,
-    Harmonic,
-}
-
-impl fmt::Display for MeanKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            MeanKind::Arithmetic => "arithmetic",
-            MeanKind::Harmonic => "harmonic",
-        })
-    }
-}
+use crate::vocab::{Better, MeanKind, Scale, Unit, UnknownUnit, parse_unit};
+pub use recipe::Recipe;
 
 /// One number taken from a tool's output, in its canonical unit.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -152,11 +123,7 @@ pub trait Parser: Send + Sync {
     fn parse(&self, stdout: &str, stderr: &str) -> Result<Parsed, ParseError>;
 }
 
-/// The names [`builtin`] knows, in the order documentation lists them.
-pub const BUILTIN_NAMES: &[&str] =
-    &["dd", "bonnie++", "iozone", "fio", "sysbench", "iperf3", "netperf", "dnetc", "hyperfine", "time"];
-
-/// The built-in parser called `name`.
+/// The built-in parser called `name` (one of [`PARSERS`](crate::vocab::PARSERS)).
 pub fn builtin(name: &str) -> Option<&'static dyn Parser> {
     Some(match name {
         "dd" => &dd::Dd,
@@ -322,7 +289,7 @@ mod tests {
 
     #[test]
     fn registry_resolves_every_builtin_name_to_itself() {
-        for name in BUILTIN_NAMES {
+        for name in crate::vocab::PARSERS {
             let parser = builtin(name).unwrap_or_else(|| panic!("{name} is not registered"));
             assert_eq!(parser.name(), *name);
         }
@@ -333,7 +300,7 @@ mod tests {
     fn nothing_found_quotes_the_first_lines_of_both_streams() {
         let stdout = "line 1\n\nline 2\nline 3\nline 4\nline 5\nline 6\n";
         let long = "x".repeat(500);
-        for name in BUILTIN_NAMES {
+        for name in crate::vocab::PARSERS {
             let error = builtin(name).unwrap().parse(stdout, &long).unwrap_err();
             let message = error.to_string();
             assert!(message.contains("stdout| line 1\n"), "{name}: {message}");
@@ -366,7 +333,7 @@ mod tests {
     proptest! {
         #[test]
         fn parsers_never_panic_on_arbitrary_text(stdout in any::<String>(), stderr in any::<String>()) {
-            for name in BUILTIN_NAMES {
+            for name in crate::vocab::PARSERS {
                 let _ = builtin(name).unwrap().parse(&stdout, &stderr);
             }
         }
@@ -382,7 +349,7 @@ mod tests {
                 end -= 1;
             }
             let truncated = format!("{}{junk}", &fixture[..end]);
-            for name in BUILTIN_NAMES {
+            for name in crate::vocab::PARSERS {
                 let parser = builtin(name).unwrap();
                 let _ = parser.parse(&truncated, "");
                 let _ = parser.parse("", &truncated);
@@ -391,7 +358,7 @@ mod tests {
 
         #[test]
         fn parsed_values_are_always_finite(stdout in any::<String>()) {
-            for name in BUILTIN_NAMES {
+            for name in crate::vocab::PARSERS {
                 if let Ok(parsed) = builtin(name).unwrap().parse(&stdout, "") {
                     prop_assert!(parsed.samples.iter().all(|s| !s.is_empty()));
                     for metric in parsed.samples.iter().flat_map(|s| &s.metrics) {

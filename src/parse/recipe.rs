@@ -4,9 +4,9 @@
 use super::extract::{self, ExtractorError};
 use super::{Better, MeanKind, ParseError, Parsed, Parser, Sample, builtin};
 use crate::spec::{MetricSpec, Spec};
+use crate::vocab::ENGINE_METRICS;
 
 /// Metrics the engine measures itself on every trial.
-pub const ENGINE_METRICS: &[&str] = &["wall_time", "user_time", "system_time"];
 
 /// A parser metric kept under a name, with the experiment's annotations.
 #[derive(Debug, Clone)]

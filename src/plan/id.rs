@@ -5,20 +5,10 @@
 //! the repetitions must resume a cell, not orphan its trials.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::sync::Arc;
 
-use crate::spec::{Scalar, ScalarKind, Spec};
-
-/// 64 bits of a blake3 hash, shown as 16 hex digits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct CellId(pub u64);
-
-impl fmt::Display for CellId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:016x}", self.0)
-    }
-}
+use crate::spec::Spec;
+use crate::vocab::{CellId, Scalar, ScalarKind};
 
 /// The hash of everything but the levels, computed once per plan.
 pub(super) fn rules_hash(spec: &Spec) -> blake3::Hash {

@@ -14,10 +14,9 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use crate::diag::{Diagnostic, Diagnostics, Pos};
-use crate::spec::{Experiment, Level, Repetitions, Scalar};
+use crate::spec::{Experiment, Level, Repetitions};
 use crate::template::{Context, Templates, scalar_value};
-
-pub use id::CellId;
+use crate::vocab::{CellId, Scalar};
 
 /// The default cap on the number of cells (`--max-cells` raises it).
 pub const DEFAULT_MAX_CELLS: usize = 100_000;

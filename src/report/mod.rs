@@ -21,10 +21,10 @@ use serde::Serialize;
 
 use crate::analyze::summary::{CellStat, ComparisonStat, Summary};
 use crate::analyze::{AnalyzeError, OutlierRule, Pending, summarize_store};
-use crate::parse::Better;
 use crate::plan::Plan;
 use crate::spec::Experiment;
 use crate::store::Loaded;
+use crate::vocab::Better;
 use format::{
     Scale, cell_text, confidence, markdown_table, p_clause, p_value, percent, scale, signed_percent,
 };

@@ -11,8 +11,8 @@ use crate::analyze::lint::WarningKind;
 use crate::analyze::reference::assert_close;
 use crate::analyze::summary::Arm;
 use crate::analyze::{Design, VerdictKind};
-use crate::parse::MeanKind;
 use crate::store::Status;
+use crate::vocab::MeanKind;
 
 static SEED: LazyLock<Value> = LazyLock::new(|| {
     serde_json::from_str(include_str!("../../tests/data/report/seed000.json")).expect("seed000.json is JSON")

@@ -9,10 +9,11 @@ use indexmap::IndexMap;
 use crate::analyze::stats::relative_margin;
 use crate::analyze::summary::{CellComparison, plan_comparisons, trial_verdict};
 use crate::analyze::{MeanKind, Sample, Settings, VerdictKind};
-use crate::parse::{ENGINE_METRICS, Recipe};
+use crate::parse::Recipe;
 use crate::plan::{Cell, Plan};
 use crate::spec::{Experiment, Repetitions};
 use crate::store::{Name, TrialRecord, Trials};
+use crate::vocab::ENGINE_METRICS;
 
 /// One cell's record so far.
 #[derive(Debug, Clone, Default)]
@@ -329,8 +330,8 @@ pub fn levels_map(plan: &Plan, cell: &Cell) -> IndexMap<String, String> {
 mod tests {
     use super::*;
     use crate::analyze::fixture::Fixture;
-    use crate::parse::Better;
     use crate::store::Status;
+    use crate::vocab::Better;
 
     /// The mean a cell's margin is judged by is the one its own latest record asked for,
     /// not that of the first record in the log (a stale cell's, say).

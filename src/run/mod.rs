@@ -28,7 +28,7 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_pcg::Pcg64;
 
-use crate::parse::{Better, MeanKind, Recipe};
+use crate::parse::Recipe;
 use crate::plan::render::{Builtins, Commands, render};
 use crate::plan::{Cell, Plan};
 use crate::spec::{Experiment, Order, Repetitions, parse_duration};
@@ -36,6 +36,7 @@ use crate::store::{
     Appender, CellProblem, Event, MetricInfo, SCHEMA, SessionRecord, Status, Store, StoreError, TrialRecord,
 };
 use crate::template::Templates;
+use crate::vocab::{Better, MeanKind};
 use cells::{CellProgress, Rule, levels_map};
 use exec::{Execution, Executor, Job};
 use progress::{Progress, TrialLine};

@@ -6,8 +6,9 @@ use std::path::Path;
 use regex::Regex;
 use std::sync::LazyLock;
 
-use super::{Experiment, Level, Located, Scalar, ScalarKind, Spec, validate};
+use super::{Experiment, Level, Located, Spec, validate};
 use crate::diag::{Diagnostic, Diagnostics, Pos, suggest};
+use crate::vocab::{Scalar, ScalarKind};
 
 /// Load and validate one experiment file.
 pub fn load_file(path: &Path) -> Result<Experiment, Diagnostics> {

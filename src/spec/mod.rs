@@ -10,43 +10,17 @@ mod schema;
 mod validate;
 mod values;
 
-use std::fmt;
 use std::path::PathBuf;
 
 use indexmap::IndexMap;
 use serde::Deserialize;
 
 use crate::diag::Pos;
+use crate::vocab::{Better, MeanKind, Scalar};
 
 pub use load::{load_file, load_str};
 pub use schema::json_schema;
 pub use values::{Percent, parse_duration, parse_percent};
-
-/// Names every command template may use besides factors and vars.
-pub const BUILTIN_NAMES: &[&str] = &["workdir", "repetition", "host", "experiment"];
-
-/// The built-in parsers `parse:` may name.
-pub use crate::parse::BUILTIN_NAMES as PARSERS;
-pub use crate::parse::{Better, MeanKind};
-
-/// Facts an `environment:` factor can be detected from (DESIGN.md §6).
-pub const FACTS: &[&str] = &[
-    "hypervisor",
-    "xen_role",
-    "kernel",
-    "os",
-    "arch",
-    "hostname",
-    "cpu_model",
-    "cpus",
-    "memory",
-    "cmdline",
-    "governor",
-    "root",
-    "xen_version",
-    "dom0_mem",
-    "dom0_max_vcpus",
-];
 
 /// A loaded, validated experiment file.
 #[derive(Debug, Clone)]
@@ -190,35 +164,6 @@ impl Spec {
                 target: target.as_ref().and_then(|t| parse_percent(&t.value).ok()).unwrap_or(Percent(0.05)),
             },
         }
-    }
-}
-
-/// The kind a scalar had in YAML; its text is always kept as written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ScalarKind {
-    Str,
-    Int,
-    Float,
-    Bool,
-}
-
-/// A level or value as written in the file: `1k`, `4096`, `1.50`, `true`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Scalar {
-    pub kind: ScalarKind,
-    /// The YAML spelling (`1.50` stays `1.50`).
-    pub text: String,
-}
-
-impl Scalar {
-    pub fn str(text: impl Into<String>) -> Self {
-        Self { kind: ScalarKind::Str, text: text.into() }
-    }
-}
-
-impl fmt::Display for Scalar {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.text)
     }
 }
 

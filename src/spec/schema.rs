@@ -44,13 +44,13 @@ mod tests {
             .iter()
             .map(|v| v.as_str().unwrap())
             .collect();
-        assert_eq!(parsers, super::super::PARSERS);
+        assert_eq!(parsers, crate::vocab::PARSERS);
         let facts: Vec<&str> = schema["$defs"]["environmentFactor"]["properties"]["fact"]["enum"]
             .as_array()
             .unwrap()
             .iter()
             .map(|v| v.as_str().unwrap())
             .collect();
-        assert_eq!(facts, super::super::FACTS);
+        assert_eq!(facts, crate::vocab::FACTS);
     }
 }

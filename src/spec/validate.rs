@@ -7,14 +7,10 @@ use std::path::Path;
 
 use regex::Regex;
 
-use super::{
-    BUILTIN_NAMES, Experiment, FACTS, Level, Located, PARSERS, RepetitionsSpec, Scalar, parse_duration,
-    parse_percent,
-};
+use super::{Experiment, Level, Located, RepetitionsSpec, parse_duration, parse_percent};
 use crate::diag::{Diagnostic, Diagnostics, Pos, suggest};
 use crate::template::{TemplateError, Templates};
-
-use crate::parse::ENGINE_METRICS;
+use crate::vocab::{ENGINE_METRICS, FACTS, PARSERS, Scalar, TEMPLATE_VARIABLES};
 
 struct Checker<'a> {
     exp: &'a Experiment,
@@ -233,11 +229,14 @@ impl<'a> Checker<'a> {
                     "names are used in templates: letters, digits and `_`, not starting with a digit".into(),
                 ),
             );
-        } else if BUILTIN_NAMES.contains(&name) && name != "host" {
+        } else if TEMPLATE_VARIABLES.contains(&name) && name != "host" {
             self.error_hint(
                 pos,
                 format!("{what} `{name}` shadows a built-in template name"),
-                Some(format!("`{}` are provided by margin; choose another name", BUILTIN_NAMES.join("`, `"))),
+                Some(format!(
+                    "`{}` are provided by margin; choose another name",
+                    TEMPLATE_VARIABLES.join("`, `")
+                )),
             );
         }
     }
@@ -424,7 +423,7 @@ impl<'a> Checker<'a> {
         let exp = self.exp;
         let mut defined: Vec<String> = self.level_keys().into_iter().map(str::to_string).collect();
         let factor_names: HashSet<String> = defined.iter().cloned().collect();
-        defined.extend(BUILTIN_NAMES.iter().map(|s| s.to_string()));
+        defined.extend(TEMPLATE_VARIABLES.iter().map(|s| s.to_string()));
         for (name, value) in &exp.spec.vars {
             self.name_rules(name.pos, &name.value, "var");
             if factor_names.contains(&name.value) {
@@ -531,7 +530,7 @@ impl<'a> Checker<'a> {
                 );
             }
             if let Some(unit) = &m.unit
-                && let Err(e) = crate::parse::parse_unit(&unit.value)
+                && let Err(e) = crate::vocab::parse_unit(&unit.value)
             {
                 self.error(unit.pos, format!("metric `{}`: {e}", name.value));
             }

@@ -8,7 +8,8 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 use serde::de::{self, MapAccess, SeqAccess, Visitor};
 
-use super::{Combination, Factor, Level, Located, Matrix, RepetitionsSpec, Scalar, ScalarKind};
+use super::{Combination, Factor, Level, Located, Matrix, RepetitionsSpec};
+use crate::vocab::{Scalar, ScalarKind};
 
 impl<'de> Deserialize<'de> for Scalar {
     fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

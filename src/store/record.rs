@@ -4,7 +4,7 @@
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
-use crate::parse::{Better, MeanKind};
+use crate::vocab::{Better, MeanKind};
 
 /// Version of the record layout; bumped on any incompatible change.
 pub const SCHEMA: u32 = 1;

@@ -16,8 +16,8 @@ use serde::Deserialize;
 use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 
 use super::record::{MetricInfo, Status, TrialRecord};
-use crate::parse::{Better, MeanKind};
 use crate::plan::Plan;
+use crate::vocab::{Better, MeanKind};
 
 /// A piece of text stored once in [`Names`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -11,7 +11,8 @@ use std::time::Duration;
 use indexmap::IndexMap;
 
 use super::exec;
-use crate::spec::{Experiment, Scalar};
+use crate::spec::Experiment;
+use crate::vocab::Scalar;
 
 /// Where facts come from.
 pub trait Source {
