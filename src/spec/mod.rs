@@ -81,7 +81,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Located<T> {
     }
 }
 
-/// The experiment file, key by key (DESIGN.md §3).
+/// The experiment file, key by key (docs/design.md §3; every key in docs/experiment-file.md).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Spec {

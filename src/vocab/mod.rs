@@ -17,7 +17,7 @@ pub enum Better {
     Lower,
 }
 
-/// How trials of a metric are averaged (docs/statistics.md, "Which mean"): a rate over a
+/// How trials of a metric are averaged (docs/statistics.md, "One cell"): a rate over a
 /// fixed amount of work is summarised by its harmonic mean (total work / total time).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
