@@ -139,15 +139,22 @@ fn unclosed_bracket(source: &str, line: usize) -> Option<String> {
 }
 
 /// Numbers and booleans come through serde already parsed; put back their spelling, so
-/// `1.50` stays `1.50` in ids and reports.
+/// `1.50` stays `1.50` in ids and reports. A value reached through an alias (`*n`) is
+/// spelled as its anchor (`&n 1.50`) wrote it.
 fn respell(source: &str, spec: &mut Spec) {
     let text = |span: Option<(usize, usize)>| span.and_then(|(o, l)| source.get(o..o + l));
     let fix = |s: &mut Scalar, span: Option<(usize, usize)>| {
         if s.kind != ScalarKind::Str
             && let Some(t) = text(span)
-            && !t.starts_with(['"', '\''])
         {
-            s.text = t.trim().to_string();
+            let t = t.trim();
+            let t = match t.strip_prefix('*') {
+                Some(alias) => anchored(source, alias),
+                None => Some(t),
+            };
+            if let Some(t) = t.filter(|t| !t.is_empty() && !t.starts_with(['"', '\'', '*', '&'])) {
+                s.text = t.to_string();
+            }
         }
     };
     let fix_located = |s: &mut Located<Scalar>| fix(&mut s.value, s.span);
@@ -180,9 +187,74 @@ fn respell(source: &str, spec: &mut Spec) {
     spec.analysis.threshold.iter_mut().for_each(fix_located);
 }
 
+/// The spelling of the scalar the anchor `&name` marks: the text after it up to the end
+/// of the flow item or line. The last anchor of that name before use wins in YAML; a
+/// file defining one name twice is rare enough that the first is taken, and a spelling
+/// that is not the value's keeps serde's text (the caller checks it is a plain scalar).
+fn anchored<'s>(source: &'s str, name: &str) -> Option<&'s str> {
+    let mut rest = source;
+    while let Some(at) = rest.find('&') {
+        let after = &rest[at + 1..];
+        if let Some(tail) = after.strip_prefix(name)
+            && tail.starts_with([' ', '\t'])
+        {
+            let tail = tail.trim_start_matches([' ', '\t']);
+            let end = tail.find([',', ']', '}', '\n', '\r']).unwrap_or(tail.len());
+            let token = tail[..end].split(" #").next().unwrap_or_default().trim();
+            return Some(token);
+        }
+        rest = after;
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
-    use super::unclosed_bracket;
+    use std::path::Path;
+
+    use super::{anchored, load_str, unclosed_bracket};
+    use crate::spec::Level;
+    use crate::vocab::ScalarKind;
+
+    /// Anchors, aliases and merge keys are standard YAML: a number reached through an
+    /// alias is that number, not the alias's text.
+    #[test]
+    fn aliases_mean_what_their_anchors_say() {
+        let text = "matrix:\n  x: [&n 4, 8]\n  y: [*n, &f 1.50]\n  z: [*f]\nrun: echo {{ x }} {{ y }}\n\
+                    analysis:\n  compare:\n    - factor: x\n      baseline: *n\n";
+        let exp = load_str(Path::new("a.yaml"), text).unwrap();
+        let levels = |i: usize| -> Vec<(ScalarKind, String)> {
+            exp.spec.matrix.value.factors[i]
+                .levels
+                .iter()
+                .map(|l| match &l.value {
+                    Level::Scalar(s) => (s.kind, s.text.clone()),
+                    Level::Zip(_) => panic!("a zip"),
+                })
+                .collect()
+        };
+        assert_eq!(levels(1), [(ScalarKind::Int, "4".into()), (ScalarKind::Float, "1.50".into())]);
+        assert_eq!(levels(2), [(ScalarKind::Float, "1.50".into())]);
+        assert_eq!(exp.spec.analysis.compare[0].value.baseline.value.text, "4");
+    }
+
+    #[test]
+    fn merge_keys_merge() {
+        let text = "hosts:\n  a: &base { ssh: root@h1, port: 2222 }\n  b: { <<: *base, ssh: root@h2 }\n\
+                    matrix:\n  host: [a, b]\nrun: echo\n";
+        let exp = load_str(Path::new("m.yaml"), text).unwrap();
+        let b = &exp.spec.hosts.iter().find(|(k, _)| k.value == "b").unwrap().1.value;
+        assert_eq!(b.port, Some(2222));
+        assert_eq!(b.ssh.as_ref().map(|s| s.value.as_str()), Some("root@h2"));
+    }
+
+    #[test]
+    fn an_anchor_gives_its_spelling_to_its_aliases() {
+        assert_eq!(anchored("x: [&n 4, 8]\ny: [*n, 16]\n", "n"), Some("4"));
+        assert_eq!(anchored("a: &big 1.50 # comment\nb: *big\n", "big"), Some("1.50"));
+        assert_eq!(anchored("a: &b0 x\nb: &b 2\n", "b"), Some("2"));
+        assert_eq!(anchored("a: 1\n", "n"), None);
+    }
 
     #[test]
     fn an_unclosed_bracket_above_the_error_is_pointed_at() {
