@@ -90,8 +90,12 @@ pub fn write_report(
 }
 
 /// Writes through a temporary file and a rename, so a reader never sees half a report.
+/// The temporary name is this process's own: several `margin report`s of one store at
+/// once each rename a whole file of theirs (the last one wins), where one shared name
+/// let one rename away another's file ("No such file or directory").
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
-    let partial = path.with_extension("partial");
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let partial = path.with_file_name(format!(".{name}.{}.partial", std::process::id()));
     fs::write(&partial, bytes).map_err(|e| ReportError::io(&partial, e))?;
     fs::rename(&partial, path).map_err(|e| ReportError::io(path, e))
 }

@@ -6,6 +6,7 @@ mod first_run;
 mod hosts;
 mod import;
 mod plan;
+mod readers;
 mod run;
 mod schema;
 mod seeds;
