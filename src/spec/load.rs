@@ -12,10 +12,28 @@ use crate::vocab::{Scalar, ScalarKind};
 
 /// Load and validate one experiment file.
 pub fn load_file(path: &Path) -> Result<Experiment, Diagnostics> {
-    let source = std::fs::read_to_string(path).map_err(|e| {
+    let bytes = std::fs::read(path).map_err(|e| {
         Diagnostic::new(path, Pos::default(), format!("cannot read the experiment file: {e}"))
     })?;
+    let source = String::from_utf8(bytes).map_err(|e| not_utf8(path, e.as_bytes(), e.utf8_error()))?;
     load_str(path, &source)
+}
+
+/// Where the first byte that is not UTF-8 is: its line and column (in characters).
+fn not_utf8(path: &Path, bytes: &[u8], e: std::str::Utf8Error) -> Diagnostic {
+    let valid = &bytes[..e.valid_up_to()];
+    let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+    let line_start = valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let column = String::from_utf8_lossy(&valid[line_start..]).chars().count() + 1;
+    let byte = bytes[e.valid_up_to()];
+    Diagnostic::new(
+        path,
+        Pos::new(line as u32, column as u32),
+        format!("the experiment file is not UTF-8: byte 0x{byte:02x} here starts no character"),
+    )
+    .with_hint(
+        "YAML files are UTF-8 text; save the file as UTF-8 (`iconv -f latin1 -t utf-8` converts Latin-1)",
+    )
 }
 
 /// Load and validate an experiment from text; `path` names it in messages.
@@ -236,6 +254,15 @@ mod tests {
         assert_eq!(levels(1), [(ScalarKind::Int, "4".into()), (ScalarKind::Float, "1.50".into())]);
         assert_eq!(levels(2), [(ScalarKind::Float, "1.50".into())]);
         assert_eq!(exp.spec.analysis.compare[0].value.baseline.value.text, "4");
+    }
+
+    #[test]
+    fn a_byte_that_is_not_utf8_is_pointed_at() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("latin1.yaml");
+        std::fs::write(&path, b"matrix:\n  who: [Jos\xe9, b]\nrun: echo\n").unwrap();
+        let err = super::load_file(&path).unwrap_err().to_string();
+        assert!(err.contains("latin1.yaml:2:12: the experiment file is not UTF-8: byte 0xe9"), "{err}");
     }
 
     #[test]
