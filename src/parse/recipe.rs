@@ -6,8 +6,6 @@ use super::{Better, MeanKind, ParseError, Parsed, Parser, Sample, builtin};
 use crate::spec::{MetricSpec, Spec};
 use crate::vocab::ENGINE_METRICS;
 
-/// Metrics the engine measures itself on every trial.
-
 /// A parser metric kept under a name, with the experiment's annotations.
 #[derive(Debug, Clone)]
 struct Selection {
