@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use margin::cli::{Cli, Command};
-use margin::cmd::{self, Failure};
+use margin::cmd;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -63,7 +63,7 @@ fn main() -> ExitCode {
         Command::Export { target, format, output, reports } => {
             cmd::report::export(target, *format, output.as_deref(), &reports.root)
         }
-        Command::Schema => cmd::schema(&mut out).map_err(Failure::Output),
+        Command::Schema => cmd::schema(&mut out).map_err(cmd::Error::Output),
         Command::Calibrate { experiments, seed, scenario, json } => {
             let options = cmd::calibrate::Options {
                 calibrate: margin::calibrate::Options {
@@ -77,15 +77,13 @@ fn main() -> ExitCode {
         }
     };
     let flushed = out.flush();
-    match result.and_then(|()| flushed.map_err(Failure::Output)) {
+    match result.and_then(|()| flushed.map_err(cmd::Error::Output)) {
         Ok(()) => ExitCode::SUCCESS,
         // `margin plan … | head` closes the pipe early: that is not a failure.
-        Err(Failure::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) if e.is_closed_stdout() => ExitCode::SUCCESS,
         Err(e) => {
-            match &e {
-                Failure::Input(text) => eprintln!("{text}"),
-                other => eprintln!("error: {other}"),
-            }
+            // `eprintln!` would panic on a closed stderr; there is nowhere left to say it
+            let _ = writeln!(std::io::stderr(), "{}", e.message());
             ExitCode::from(e.exit_code())
         }
     }

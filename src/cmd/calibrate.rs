@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::time::Instant;
 
-use super::{Failure, io};
+use super::{Error, io};
 use crate::calibrate::{self, table};
 
 /// What the command line asked for.
@@ -14,7 +14,7 @@ pub struct Options {
 }
 
 /// Runs the suite; the table's rows appear as their scenarios finish.
-pub fn run(options: &Options, out: &mut impl Write) -> Result<(), Failure> {
+pub fn run(options: &Options, out: &mut impl Write) -> Result<(), Error> {
     let started = Instant::now();
     let selected = calibrate::select(&options.calibrate.filters).len();
     if !options.json && selected > 0 {
@@ -27,7 +27,7 @@ pub fn run(options: &Options, out: &mut impl Write) -> Result<(), Failure> {
             written = out.write_all(table::row(result).as_bytes()).and_then(|()| out.flush());
         }
     })
-    .map_err(Failure::Input)?;
+    .map_err(Error::Input)?;
     written.map_err(io)?;
     if options.json {
         serde_json::to_writer_pretty(&mut *out, &report).map_err(|e| io(e.into()))?;

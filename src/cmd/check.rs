@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use super::{Failure, io};
+use super::{Error, io};
 use crate::diag::Diagnostics;
 use crate::plan;
 use crate::spec;
@@ -11,7 +11,7 @@ use crate::spec;
 /// Cells whose commands `check` renders, to catch what only rendering finds.
 pub const RENDERED_CELLS: usize = 100;
 
-pub fn run(files: &[PathBuf], max_cells: usize, out: &mut dyn Write) -> Result<(), Failure> {
+pub fn run(files: &[PathBuf], max_cells: usize, out: &mut dyn Write) -> Result<(), Error> {
     let mut problems = Diagnostics::default();
     let mut bad_files = 0;
     for file in files {
@@ -48,5 +48,5 @@ pub fn run(files: &[PathBuf], max_cells: usize, out: &mut dyn Write) -> Result<(
         files.len(),
         if files.len() == 1 { "file" } else { "files" }
     );
-    Err(Failure::Input(format!("{problems}\n{summary}")))
+    Err(Error::Check { problems, summary })
 }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use indexmap::IndexMap;
 
-use super::{Failure, io, load_all};
+use super::{Error, io, load_all};
 use crate::diag::suggest;
 use crate::parse::Recipe;
 use crate::plan::{Cell, Plan};
@@ -51,11 +51,11 @@ pub fn parse_started_at(text: &str) -> Result<jiff::Timestamp, String> {
 }
 
 /// The one cell the `--set` levels name; otherwise an error listing what exists.
-fn find_cell<'p>(plan: &'p Plan, set: &[(String, String)]) -> Result<&'p Cell, Failure> {
+fn find_cell<'p>(plan: &'p Plan, set: &[(String, String)]) -> Result<&'p Cell, Error> {
     for (key, value) in set {
         let Some(k) = plan.keys.iter().position(|k| k == key) else {
             let hint = suggest(key, plan.keys.iter().map(String::as_str)).unwrap_or_default();
-            return Err(Failure::Input(format!("--set {key}={value}: `{key}` is not a factor; {hint}")));
+            return Err(Error::Input(format!("--set {key}={value}: `{key}` is not a factor; {hint}")));
         };
         // in declared order: the cells follow it
         let mut levels: Vec<&str> = Vec::new();
@@ -67,7 +67,7 @@ fn find_cell<'p>(plan: &'p Plan, set: &[(String, String)]) -> Result<&'p Cell, F
             }
         }
         if !levels.contains(&value.as_str()) {
-            return Err(Failure::Input(format!(
+            return Err(Error::Input(format!(
                 "--set {key}={value}: `{value}` is not a level of `{key}`; its levels are: {}",
                 levels.join(", ")
             )));
@@ -80,13 +80,13 @@ fn find_cell<'p>(plan: &'p Plan, set: &[(String, String)]) -> Result<&'p Cell, F
         .collect();
     match matching.as_slice() {
         [one] => Ok(one),
-        [] => Err(Failure::Input(
-            "no cell has all these levels together (an exclude or where removed it)".into(),
-        )),
+        [] => {
+            Err(Error::Input("no cell has all these levels together (an exclude or where removed it)".into()))
+        }
         many => {
             let unset: Vec<&str> =
                 plan.keys.iter().map(String::as_str).filter(|k| !set.iter().any(|(s, _)| s == k)).collect();
-            Err(Failure::Input(format!(
+            Err(Error::Input(format!(
                 "{} cells have these levels; name the cell with --set for: {}",
                 many.len(),
                 unset.join(", ")
@@ -95,21 +95,20 @@ fn find_cell<'p>(plan: &'p Plan, set: &[(String, String)]) -> Result<&'p Cell, F
     }
 }
 
-pub fn run(o: &Options, out: &mut dyn Write) -> Result<(), Failure> {
+pub fn run(o: &Options, out: &mut dyn Write) -> Result<(), Error> {
     let (exp, plan) = load_all(std::slice::from_ref(&o.file), usize::MAX)?.remove(0);
     let set: Vec<(String, String)> = o
         .set
         .iter()
         .map(|s| match s.split_once('=') {
             Some((k, v)) => Ok((k.trim().to_string(), v.trim().to_string())),
-            None => Err(Failure::Input(format!("--set {s}: write it as factor=level"))),
+            None => Err(Error::Input(format!("--set {s}: write it as factor=level"))),
         })
         .collect::<Result<_, _>>()?;
     let cell = find_cell(&plan, &set)?;
-    let recipe =
-        Recipe::from_spec(&exp.spec).map_err(|(name, e)| Failure::Input(format!("metric `{name}`: {e}")))?;
+    let recipe = Recipe::from_spec(&exp.spec).map_err(|(metric, source)| Error::Recipe { metric, source })?;
     if !recipe.reads_output() {
-        return Err(Failure::Input(format!(
+        return Err(Error::Input(format!(
             "{}: the experiment has no `parse:` and no extractor, so an output gives no metric to import",
             exp.path.display()
         )));
@@ -117,12 +116,11 @@ pub fn run(o: &Options, out: &mut dyn Write) -> Result<(), Failure> {
     // Parse everything first: one bad file imports nothing.
     let mut parsed = Vec::new();
     for raw in &o.raw {
-        let bytes = std::fs::read(raw).map_err(|e| Failure::Input(format!("{}: {e}", raw.display())))?;
+        let bytes = std::fs::read(raw).map_err(|source| Error::File { path: raw.clone(), source })?;
         let text = String::from_utf8_lossy(&bytes).into_owned();
-        let result =
-            recipe.apply(&text, "").map_err(|e| Failure::Input(format!("{}: {e}", raw.display())))?;
+        let result = recipe.apply(&text, "").map_err(|source| Error::Parse { path: raw.clone(), source })?;
         if result.samples.is_empty() {
-            return Err(Failure::Input(format!("{}: the parser found no result", raw.display())));
+            return Err(Error::Input(format!("{}: the parser found no result", raw.display())));
         }
         parsed.push((raw, bytes, blake3::hash(&text.into_bytes()).to_hex().to_string(), result));
     }
@@ -138,13 +136,12 @@ fn import(
     o: &Options,
     parsed: Parsed<'_>,
     out: &mut dyn Write,
-) -> Result<(), Failure> {
+) -> Result<(), Error> {
     let store = Store::new(&o.reports, &exp.name);
-    let fail = |e: crate::store::StoreError| Failure::Input(e.to_string());
-    let _lock = store.lock("import").map_err(fail)?;
+    let _lock = store.lock("import")?;
     // the store keeps the file it is imported with, so it can be reported on without it
-    store.keep_experiment(exp).map_err(fail)?;
-    let (records, torn) = store.records().map_err(fail)?;
+    store.keep_experiment(exp)?;
+    let (records, torn) = store.records()?;
     for w in &torn {
         writeln!(out, "warning: {w}").map_err(io)?;
     }
@@ -154,8 +151,8 @@ fn import(
         o.host.clone().or_else(|| plan.levels(cell).find(|(k, _)| *k == "host").map(|(_, v)| v.text.clone()));
     let host = host.unwrap_or_else(|| "imported".to_string());
     let session = uuid::Uuid::now_v7().to_string();
-    let mut trials = store.trials().map_err(fail)?;
-    let mut sessions = store.sessions().map_err(fail)?;
+    let mut trials = store.trials()?;
+    let mut sessions = store.sessions()?;
     let mut record = SessionRecord {
         schema: SCHEMA,
         session: session.clone(),
@@ -174,7 +171,7 @@ fn import(
         import: true,
         outcome: None,
     };
-    sessions.append(&record).map_err(fail)?;
+    sessions.append(&record)?;
     let (mut added, mut skipped) = (0, 0);
     for (raw, bytes, hash, result) in parsed {
         if records.iter().any(|t| t.cell == cell_id && t.source_hash.as_deref() == Some(hash.as_str())) {
@@ -195,7 +192,7 @@ fn import(
             // the store keeps its own copy, so `reparse` works after the original is gone
             std::fs::write(&stdout, &bytes)
                 .and_then(|()| std::fs::write(&stderr, b""))
-                .map_err(|e| Failure::Input(format!("{}: {e}", stdout.display())))?;
+                .map_err(|source| Error::File { path: stdout.clone(), source })?;
             let mut t = TrialRecord {
                 schema: SCHEMA,
                 trial,
@@ -226,7 +223,7 @@ fn import(
                     MetricInfo { unit: m.unit.symbol().to_string(), better: m.better, mean: m.mean },
                 );
             }
-            trials.append(&t).map_err(fail)?;
+            trials.append(&t)?;
             added += 1;
         }
         let n = result.samples.len();
@@ -242,7 +239,7 @@ fn import(
     record.event = Event::End;
     record.at = jiff::Timestamp::now().to_string();
     record.outcome = Some(format!("imported {added} trials, skipped {skipped} files already imported"));
-    sessions.append(&record).map_err(fail)?;
+    sessions.append(&record)?;
     Ok(())
 }
 

@@ -6,7 +6,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::check::RENDERED_CELLS;
-use super::{Failure, duration, io};
+use super::{Error, duration, io};
 use crate::plan::{self, Plan};
 use crate::run::{self, CellOutlook, Settings as RunSettings};
 use crate::spec::{self, Repetitions};
@@ -24,14 +24,12 @@ pub struct Settings<'a> {
     pub reports: &'a Path,
 }
 
-pub fn run(s: &Settings<'_>, out: &mut dyn Write) -> Result<(), Failure> {
+pub fn run(s: &Settings<'_>, out: &mut dyn Write) -> Result<(), Error> {
     let exp = spec::load_file(s.file)?;
     let plan = plan::expand(&exp, s.max_cells)?;
-    plan::render::check_renders(&exp, &plan, RENDERED_CELLS)
-        .map_err(|d| Failure::from(crate::diag::Diagnostics::from(d)))?;
+    plan::render::check_renders(&exp, &plan, RENDERED_CELLS).map_err(crate::diag::Diagnostics::from)?;
     let store = Store::new(s.reports, &exp.name);
-    let (outlook, _, _) = run::outlook(&exp, &plan, &store, &RunSettings::default())
-        .map_err(|e| Failure::Input(e.to_string()))?;
+    let (outlook, _, _) = run::outlook(&exp, &plan, &store, &RunSettings::default())?;
     if s.json {
         write_json(s.file, &plan, &outlook, out).map_err(io)
     } else {

@@ -5,24 +5,22 @@
 use std::io::Write;
 use std::path::Path;
 
-use super::{Failure, io, load_all};
+use super::{Error, io, load_all};
 use crate::parse::Recipe;
 use crate::store::{MetricInfo, Status, Store};
 use crate::vocab::ENGINE_METRICS;
 
-pub fn run(file: &Path, reports: &Path, out: &mut dyn Write) -> Result<(), Failure> {
+pub fn run(file: &Path, reports: &Path, out: &mut dyn Write) -> Result<(), Error> {
     let (exp, plan) = load_all(&[file.to_path_buf()], usize::MAX)?.remove(0);
-    let recipe =
-        Recipe::from_spec(&exp.spec).map_err(|(name, e)| Failure::Input(format!("metric `{name}`: {e}")))?;
+    let recipe = Recipe::from_spec(&exp.spec).map_err(|(metric, source)| Error::Recipe { metric, source })?;
     let store = Store::new(reports, &exp.name);
-    let fail = |e: crate::store::StoreError| Failure::Input(e.to_string());
-    let _lock = store.lock("reparse").map_err(fail)?;
-    let (mut records, torn) = store.records().map_err(fail)?;
+    let _lock = store.lock("reparse")?;
+    let (mut records, torn) = store.records()?;
     for w in &torn {
         writeln!(out, "warning: {w}").map_err(io)?;
     }
     if records.is_empty() {
-        return Err(Failure::Input(format!("{}: no trials to reparse", store.runs_path().display())));
+        return Err(Error::Input(format!("{}: no trials to reparse", store.runs_path().display())));
     }
     let current: std::collections::HashSet<String> = plan.cells.iter().map(|c| c.id.to_string()).collect();
     let (mut changed, mut fixed, mut broken, mut kept) = (0, 0, 0, 0);
@@ -79,7 +77,7 @@ pub fn run(file: &Path, reports: &Path, out: &mut dyn Write) -> Result<(), Failu
             changed += 1;
         }
     }
-    let aside = store.rewrite_trials(&records).map_err(fail)?;
+    let aside = store.rewrite_trials(&records)?;
     writeln!(
         out,
         "{}: reparsed {} trials: {changed} changed ({fixed} parse errors fixed, {broken} now failing to parse), {kept} left as they were",

@@ -5,7 +5,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 pub use super::answer::{Whole, answer};
-use super::{Failure, io, load_all};
+use super::{Error, io, load_all};
 use crate::analyze::{self, Format, Pending, Summary, Table};
 use crate::plan::Plan;
 use crate::run::{self, Settings};
@@ -58,7 +58,7 @@ impl Target {
 /// since: the copy is what its trials ran with); the name of an experiment under
 /// `experiments/` (its stem or its `name:`); the name of a store in `reports`.
 /// `command` words the hints.
-pub fn resolve(target: &Path, reports: &Path, command: &str) -> Result<Target, Failure> {
+pub fn resolve(target: &Path, reports: &Path, command: &str) -> Result<Target, Error> {
     if target.is_file() {
         return Ok(Target::file(target));
     }
@@ -103,7 +103,7 @@ pub fn resolve(target: &Path, reports: &Path, command: &str) -> Result<Target, F
     } else {
         "not a file"
     };
-    Err(Failure::Input(format!(
+    Err(Error::Input(format!(
         "`{name}` is {what}, nor the name of an experiment in experiments/ ({}) or of a store in {} ({})",
         list(&known),
         reports.display(),
@@ -112,11 +112,11 @@ pub fn resolve(target: &Path, reports: &Path, command: &str) -> Result<Target, F
 }
 
 /// A store folder, with the copy of the experiment file it keeps.
-fn kept(dir: &Path, command: &str) -> Result<Target, Failure> {
+fn kept(dir: &Path, command: &str) -> Result<Target, Error> {
     let store = Store::at(dir);
-    match store.latest_experiment().map_err(|e| Failure::Input(e.to_string()))? {
+    match store.latest_experiment()? {
         Some((file, kept)) => Ok(Target { file, store: Some(dir.to_path_buf()), kept: Some(kept) }),
-        None => Err(Failure::Input(format!(
+        None => Err(Error::Input(format!(
             "{}: the store keeps no copy of the experiment file it was run with (stores written \
              before margin kept one have none), so it cannot be read on its own\n\
              hint: give the experiment file, `margin {command} path/to/{}.yaml` (with `--reports` \
@@ -129,9 +129,8 @@ fn kept(dir: &Path, command: &str) -> Result<Target, Failure> {
 }
 
 /// The store of an experiment, loaded, and the cells still pending on this host.
-fn loaded(exp: &Experiment, plan: &Plan, store: &Store) -> Result<(Loaded, Vec<Pending>), Failure> {
-    let (outlook, loaded, _) =
-        run::outlook(exp, plan, store, &Settings::default()).map_err(|e| Failure::Input(e.to_string()))?;
+fn loaded(exp: &Experiment, plan: &Plan, store: &Store) -> Result<(Loaded, Vec<Pending>), Error> {
+    let (outlook, loaded, _) = run::outlook(exp, plan, store, &Settings::default())?;
     let gave_up = run::last_abandoned(exp, plan, &loaded.sessions);
     let pending = plan
         .cells
@@ -161,7 +160,7 @@ pub fn write(
     plan: &Plan,
     store: &Store,
     reasons: &[(String, String)],
-) -> Result<(PathBuf, Summary), Failure> {
+) -> Result<(PathBuf, Summary), Error> {
     let (loaded, mut pending) = loaded(exp, plan, store)?;
     for p in &mut pending {
         if let Some((_, why)) = reasons.iter().find(|(label, _)| *label == p.cell) {
@@ -169,7 +168,7 @@ pub fn write(
         }
     }
     if !store.dir.is_dir() {
-        return Err(Failure::Input(format!(
+        return Err(Error::Input(format!(
             "{}: no store at {}: nothing has run or been imported yet (`margin run {}`)",
             exp.name,
             store.dir.display(),
@@ -177,7 +176,7 @@ pub fn write(
         )));
     }
     let summary = crate::report::write_report(exp, plan, &loaded, &pending, &store.dir)
-        .map_err(|e| Failure::Input(format!("{}: the report: {e}", exp.name)))?;
+        .map_err(|source| Error::Report { experiment: exp.name.clone(), source })?;
     Ok((store.dir.join("report.md"), summary))
 }
 
@@ -187,7 +186,7 @@ pub fn run(
     terminal: bool,
     reports: &Path,
     out: &mut dyn Write,
-) -> Result<(), Failure> {
+) -> Result<(), Error> {
     let t = resolve(target, reports, "report")?;
     let (exp, plan) = load_all(std::slice::from_ref(&t.file), usize::MAX)?.remove(0);
     let store = t.store(reports, &exp);
@@ -195,7 +194,7 @@ pub fn run(
     if json {
         // stdout is summary.json alone
         eprintln!("{}: {}", exp.name, t.used());
-        let text = serde_json::to_string_pretty(&summary).map_err(|e| Failure::Output(e.into()))?;
+        let text = serde_json::to_string_pretty(&summary).map_err(|e| Error::Output(e.into()))?;
         writeln!(out, "{text}").map_err(io)?;
     } else {
         writeln!(out, "{}: {}", exp.name, path.display()).map_err(io)?;
@@ -207,28 +206,66 @@ pub fn run(
 }
 
 /// `margin export`: the tidy table to stdout or a file.
-pub fn export(target: &Path, format: Format, output: Option<&Path>, reports: &Path) -> Result<(), Failure> {
+pub fn export(target: &Path, format: Format, output: Option<&Path>, reports: &Path) -> Result<(), Error> {
     let t = resolve(target, reports, "export")?;
     let (exp, plan) = load_all(std::slice::from_ref(&t.file), usize::MAX)?.remove(0);
     // stdout may be the table itself
     eprintln!("{}: {}", exp.name, t.used());
     let store = t.store(reports, &exp);
-    let loaded = store.load().map_err(|e| Failure::Input(e.to_string()))?;
-    let table =
-        Table::build(&loaded.trials, &plan).map_err(|e| Failure::Input(format!("{}: {e}", exp.name)))?;
+    let loaded = store.load()?;
+    let table = Table::build(&loaded.trials, &plan)
+        .map_err(|source| Error::Table { experiment: exp.name.clone(), source })?;
     match output {
         Some(path) => {
             let f = std::fs::File::create(path)
-                .map_err(|e| Failure::Input(format!("{}: {e}", path.display())))?;
+                .map_err(|source| Error::File { path: path.to_path_buf(), source })?;
             analyze::export(&table, format, std::io::BufWriter::new(f))
-                .map_err(|e| Failure::Input(format!("{}: {e}", path.display())))
+                .map_err(|source| Error::Export { path: Some(path.to_path_buf()), source })
         }
-        None if format == Format::Parquet && std::io::stdout().is_terminal() => Err(Failure::Input(
+        None if format == Format::Parquet && std::io::stdout().is_terminal() => Err(Error::Input(
             "parquet is binary: write it to a file with `-o FILE` (or redirect stdout)".into(),
         )),
         None => {
-            let stdout = std::io::stdout();
-            analyze::export(&table, format, stdout.lock()).map_err(|e| Failure::Input(e.to_string()))
+            let mut stdout = Watched { inner: std::io::stdout().lock(), error: None };
+            let exported = analyze::export(&table, format, &mut stdout);
+            match (exported, stdout.error) {
+                // polars words a failed write its own way: a closed pipe must stay one
+                (_, Some(e)) => Err(Error::Output(e)),
+                (Err(source), None) => Err(Error::Export { path: None, source }),
+                (Ok(()), None) => stdout.inner.flush().map_err(io),
+            }
         }
+    }
+}
+
+/// A writer that keeps (a copy of) the first error of the writer it wraps, for writers
+/// whose callers turn it into an error of their own.
+struct Watched<W> {
+    inner: W,
+    error: Option<std::io::Error>,
+}
+
+impl<W: Write> Watched<W> {
+    fn watch<T>(&mut self, result: std::io::Result<T>) -> std::io::Result<T> {
+        // `write_all` retries an interrupted write itself
+        if let Err(e) = &result
+            && self.error.is_none()
+            && e.kind() != std::io::ErrorKind::Interrupted
+        {
+            self.error = Some(std::io::Error::new(e.kind(), e.to_string()));
+        }
+        result
+    }
+}
+
+impl<W: Write> Write for Watched<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let result = self.inner.write(buf);
+        self.watch(result)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let result = self.inner.flush();
+        self.watch(result)
     }
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::{Failure, io, load_all};
+use super::{Error, io, load_all};
 use crate::plan::Plan;
 use crate::plan::render::{Builtins, render};
 use crate::run::progress::{Bar, Lines, Progress};
@@ -23,7 +23,7 @@ pub struct Options {
     pub terminal: bool,
 }
 
-pub fn run(o: &Options, out: &mut dyn Write) -> Result<(), Failure> {
+pub fn run(o: &Options, out: &mut dyn Write) -> Result<(), Error> {
     let experiments = load_all(&o.files, o.max_cells)?;
     if let Some(only) = &o.settings.host {
         for (exp, plan) in &experiments {
@@ -32,7 +32,7 @@ pub fn run(o: &Options, out: &mut dyn Write) -> Result<(), Failure> {
             if !hosts.contains(&only.as_str()) {
                 hosts.sort_unstable();
                 hosts.dedup();
-                return Err(Failure::Input(format!(
+                return Err(Error::Input(format!(
                     "--host {only}: no cell of {} runs there; its hosts are: {}",
                     exp.name,
                     hosts.join(", ")
@@ -56,14 +56,11 @@ pub fn run(o: &Options, out: &mut dyn Write) -> Result<(), Failure> {
         writeln!(out, "{}: {}", exp.name, describe(plan, &o.settings)).map_err(io)?;
         let outcome = match run::run(exp, plan, &store, &o.settings, &interrupt, ui.as_mut()) {
             Ok(outcome) => outcome,
-            Err(e) if e.is_disk_full() => {
-                return Err(Failure::Input(format!(
-                    "{}: the disk is full: {e}\nevery trial recorded before is in {}; free some space and run the same command again to resume",
-                    exp.name,
-                    store.runs_path().display()
-                )));
+            Err(source) if source.is_disk_full() => {
+                let log = store.runs_path();
+                return Err(Error::DiskFull { experiment: exp.name.clone(), log, source });
             }
-            Err(e) => return Err(Failure::Input(format!("{}: {e}", exp.name))),
+            Err(source) => return Err(Error::Stopped { experiment: exp.name.clone(), source }),
         };
         summary(exp, &outcome, out).map_err(io)?;
         // The answer, from everything the store holds now (also after an interruption).
@@ -73,10 +70,10 @@ pub fn run(o: &Options, out: &mut dyn Write) -> Result<(), Failure> {
         super::answer::answer(&report, o.terminal.then_some(&whole), out).map_err(io)?;
         failures |= outcome.has_failures();
         if outcome.interrupted {
-            return Err(Failure::Interrupted);
+            return Err(Error::Interrupted);
         }
     }
-    if failures { Err(Failure::Trials) } else { Ok(()) }
+    if failures { Err(Error::Trials) } else { Ok(()) }
 }
 
 fn describe(plan: &Plan, settings: &Settings) -> String {
@@ -130,10 +127,9 @@ fn summary(exp: &Experiment, o: &Outcome, out: &mut dyn Write) -> std::io::Resul
 }
 
 /// `--dry-run`: what would run here, with the commands rendered; nothing is executed.
-fn dry_run(exp: &Experiment, plan: &Plan, o: &Options, out: &mut dyn Write) -> Result<(), Failure> {
+fn dry_run(exp: &Experiment, plan: &Plan, o: &Options, out: &mut dyn Write) -> Result<(), Error> {
     let store = Store::new(&o.reports, &exp.name);
-    let (outlook, _, _) =
-        run::outlook(exp, plan, &store, &o.settings).map_err(|e| Failure::Input(e.to_string()))?;
+    let (outlook, _, _) = run::outlook(exp, plan, &store, &o.settings)?;
     writeln!(out, "{}: {} (dry run: nothing is executed)", exp.name, describe(plan, &o.settings))
         .map_err(io)?;
     let templates = crate::plan::render::templates(exp);
@@ -153,7 +149,7 @@ fn dry_run(exp: &Experiment, plan: &Plan, o: &Options, out: &mut dyn Write) -> R
         let workdir = store.dir.join("work").join(format!("{}-SESSION", cell.id));
         let workdir = workdir.to_string_lossy();
         let b = Builtins { workdir: &workdir, repetition: look.attempts + 1, host: LOCAL_HOST };
-        let cmds = render(&templates, exp, plan, cell, &b).map_err(|d| Failure::Input(d.to_string()))?;
+        let cmds = render(&templates, exp, plan, cell, &b).map_err(crate::diag::Diagnostics::from)?;
         writeln!(out, "  run      {label}: {trials} trials of `{}`", cmds.run).map_err(io)?;
         // the values the commands refer to, as the commands' environment holds them
         for (name, value) in &cmds.env {

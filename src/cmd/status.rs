@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::report::{Target, resolve};
-use super::{Failure, io, load_all};
+use super::{Error, io, load_all};
 use crate::plan::DEFAULT_MAX_CELLS;
 use crate::run::{self, Settings};
 use crate::store::{Status, Store};
@@ -26,7 +26,7 @@ fn stores_without_a_file(reports: &Path, names: &HashSet<String>) -> Vec<PathBuf
 /// none: every experiment file under `experiments/`, then every store in `reports` that
 /// none of them names (a store copied from another machine, read with the experiment
 /// file it keeps).
-pub fn run(targets: &[PathBuf], reports: &Path, out: &mut dyn Write) -> Result<(), Failure> {
+pub fn run(targets: &[PathBuf], reports: &Path, out: &mut dyn Write) -> Result<(), Error> {
     let targets = if targets.is_empty() {
         let files = super::experiment_files();
         let names: HashSet<String> =
@@ -44,13 +44,12 @@ pub fn run(targets: &[PathBuf], reports: &Path, out: &mut dyn Write) -> Result<(
         targets.iter().map(|t| resolve(t, reports, "status")).collect::<Result<Vec<_>, _>>()?
     };
     if targets.is_empty() {
-        return Err(Failure::Input("no experiment files given, and none in experiments/".into()));
+        return Err(Error::Input("no experiment files given, and none in experiments/".into()));
     }
     let files: Vec<PathBuf> = targets.iter().map(|t| t.file.clone()).collect();
     for ((exp, plan), target) in load_all(&files, DEFAULT_MAX_CELLS)?.into_iter().zip(&targets) {
         let store = target.store(reports, &exp);
-        let (outlook, loaded, set_aside) = run::outlook(&exp, &plan, &store, &Settings::default())
-            .map_err(|e| Failure::Input(e.to_string()))?;
+        let (outlook, loaded, set_aside) = run::outlook(&exp, &plan, &store, &Settings::default())?;
         let done = outlook.iter().filter(|o| o.done).count();
         let pending = outlook.iter().filter(|o| o.pending.is_some()).count();
         // Abandoned: cells not done that the last run on their host gave up on.

@@ -113,7 +113,7 @@ impl RunError {
     pub fn is_disk_full(&self) -> bool {
         match self {
             RunError::Store(e) => e.is_disk_full(),
-            RunError::Io { source, .. } => source.raw_os_error() == Some(28),
+            RunError::Io { source, .. } => source.kind() == std::io::ErrorKind::StorageFull,
         }
     }
 }

@@ -43,7 +43,7 @@ impl StoreError {
 
     /// Whether the disk is full: the run stops with this said plainly.
     pub fn is_disk_full(&self) -> bool {
-        matches!(self, StoreError::Io { source, .. } if source.raw_os_error() == Some(28))
+        matches!(self, StoreError::Io { source, .. } if source.kind() == io::ErrorKind::StorageFull)
     }
 }
 
