@@ -15,5 +15,5 @@ pub mod report;
 pub mod run;
 pub mod spec;
 pub mod store;
-pub mod template;
+pub(crate) mod template;
 pub mod vocab;

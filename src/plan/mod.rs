@@ -5,7 +5,7 @@
 //! the size, and a stable id per cell.
 
 mod id;
-pub mod render;
+pub(crate) mod render;
 
 use std::collections::HashSet;
 use std::fmt;
@@ -256,7 +256,7 @@ pub fn expand(exp: &Experiment, max_cells: usize) -> Result<Plan, Diagnostics> {
     // where: evaluate per cell, in parallel; the first failure (in cell order) is reported.
     if let Some(filter) = &spec.filter {
         let templates = Templates::new();
-        let expr = templates.expression(&filter.value).map_err(|e| {
+        let condition = templates.condition(&filter.value).map_err(|e| {
             Diagnostics::from(Diagnostic::new(
                 &exp.path,
                 filter.pos,
@@ -271,7 +271,7 @@ pub fn expand(exp: &Experiment, max_cells: usize) -> Result<Plan, Diagnostics> {
                 for (k, v) in levels {
                     ctx.set(&keys[*k as usize], scalar_value(v));
                 }
-                expr.keeps_owned(ctx).map_err(|e| e.message)
+                condition.keeps(ctx).map_err(|e| e.message)
             })
             .collect();
         if let Some((i, Err(e))) = verdicts.iter().enumerate().find(|(_, v)| v.is_err()) {

@@ -14,27 +14,27 @@ use crate::template::{Context, Templates, scalar_value};
 
 /// Where and how a trial runs: the values of the built-in names.
 #[derive(Debug, Clone)]
-pub struct Builtins<'a> {
-    pub workdir: &'a str,
-    pub repetition: u32,
-    pub host: &'a str,
+pub(crate) struct Builtins<'a> {
+    pub(crate) workdir: &'a str,
+    pub(crate) repetition: u32,
+    pub(crate) host: &'a str,
 }
 
 /// One cell's commands, ready for `sh -c` with `env` in their environment.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Commands {
-    pub setup: Option<String>,
-    pub prepare: Option<String>,
-    pub run: String,
-    pub conclude: Option<String>,
-    pub cleanup: Option<String>,
+pub(crate) struct Commands {
+    pub(crate) setup: Option<String>,
+    pub(crate) prepare: Option<String>,
+    pub(crate) run: String,
+    pub(crate) conclude: Option<String>,
+    pub(crate) cleanup: Option<String>,
     /// The values that are not plain text, as environment variables the commands refer
     /// to (`"${MARGIN_VALUE_1}"`): never read as shell text.
-    pub env: Vec<(String, String)>,
+    pub(crate) env: Vec<(String, String)>,
 }
 
 /// Render every command of `cell`; an error names the template's key and the cell.
-pub fn render(
+pub(crate) fn render(
     templates: &Templates,
     exp: &Experiment,
     plan: &Plan,
@@ -82,17 +82,16 @@ pub fn render(
 }
 
 /// The experiment's templates, compiled once.
-pub fn templates(exp: &Experiment) -> Templates {
+pub(crate) fn templates(exp: &Experiment) -> Templates {
     let vars = exp.spec.vars.values().map(|v| v.value.as_str());
     Templates::with_sources(exp.spec.commands().map(|(_, t)| t.value.as_str()).chain(vars))
 }
 
-/// Render the first `n` cells with placeholder built-ins; the first failure is returned.
 /// Whether `setup` says something different for two cells of the same host, among the
 /// first `n` cells: under interleaved order, what one cell's setup did is then in effect
 /// while other cells' trials run. The workdir is the same for every cell here, since
 /// each cell has its own anyway.
-pub fn setup_differs(exp: &Experiment, plan: &Plan, n: usize) -> bool {
+pub(crate) fn setup_differs(exp: &Experiment, plan: &Plan, n: usize) -> bool {
     if exp.spec.setup.is_none() {
         return false;
     }
@@ -120,7 +119,8 @@ pub fn setup_differs(exp: &Experiment, plan: &Plan, n: usize) -> bool {
     false
 }
 
-pub fn check_renders(exp: &Experiment, plan: &Plan, n: usize) -> Result<(), Diagnostic> {
+/// Render the first `n` cells with placeholder built-ins; the first failure is returned.
+pub(crate) fn check_renders(exp: &Experiment, plan: &Plan, n: usize) -> Result<(), Diagnostic> {
     let templates = templates(exp);
     let workdir = Path::new("/tmp/margin-check/workdir").display().to_string();
     let builtins = Builtins { workdir: &workdir, repetition: 1, host: "local" };

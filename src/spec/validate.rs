@@ -9,7 +9,7 @@ use regex::Regex;
 
 use super::{Experiment, Level, Located, RepetitionsSpec, parse_duration, parse_percent};
 use crate::diag::{Diagnostic, Diagnostics, Pos, suggest};
-use crate::template::{TemplateError, Templates};
+use crate::template::{Templates, check_syntax};
 use crate::vocab::{ENGINE_METRICS, FACTS, PARSERS, Scalar, TEMPLATE_VARIABLES};
 
 struct Checker<'a> {
@@ -438,10 +438,10 @@ impl<'a> Checker<'a> {
         if let Some(filter) = &exp.spec.filter {
             let mut names: Vec<String> = self.level_keys().into_iter().map(str::to_string).collect();
             names.push("experiment".into());
-            match self.templates.expression(&filter.value) {
+            match self.templates.condition(&filter.value) {
                 Err(e) => self.error(filter.pos, format!("`where` does not compile: {}", e.message)),
-                Ok(expr) => {
-                    let mut used: Vec<String> = expr.names().into_iter().collect();
+                Ok(condition) => {
+                    let mut used: Vec<String> = condition.names().into_iter().collect();
                     used.sort();
                     for n in used.iter().filter(|n| !names.contains(n)) {
                         let hint = suggest(n, names.iter().map(String::as_str));
@@ -709,9 +709,7 @@ impl<'a> Checker<'a> {
         match std::fs::read_to_string(&path) {
             Err(e) => self.error(t.pos, format!("report template `{}`: {e}", path.display())),
             Ok(text) => {
-                let env = minijinja::Environment::new();
-                if let Err(e) = env.template_from_str(&text) {
-                    let e = TemplateError::from(e);
+                if let Err(e) = check_syntax(&text) {
                     let line = e.line.map(|l| format!(" (line {l})")).unwrap_or_default();
                     self.error(t.pos, format!("report template `{}`{line}: {}", path.display(), e.message));
                 }
