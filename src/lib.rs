@@ -14,6 +14,8 @@ pub mod plan;
 pub mod report;
 pub mod run;
 pub mod spec;
+pub mod stats;
 pub mod store;
+pub mod summary;
 pub(crate) mod template;
 pub mod vocab;

@@ -9,16 +9,16 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use indexmap::IndexMap;
 use rayon::prelude::*;
-use serde::Serialize;
 
-use super::stats::StabilityFlag;
-use super::summary::{Analysed, Arms, ComparisonStat, MetricMeta};
-use super::table::TrialCounts;
-use super::verdict::VerdictKind;
+use super::analysed::Analysed;
+use super::comparisons::Arms;
 use crate::plan::Plan;
 use crate::plan::render::{Builtins, render};
 use crate::spec::Experiment;
+use crate::stats::stability::StabilityFlag;
+use crate::stats::verdict::VerdictKind;
 use crate::store::{BOOT_ID, Event, Loaded, Name};
+use crate::summary::{ComparisonStat, MetricMeta, TrialCounts, Warning, WarningKind};
 use crate::template::Templates;
 
 /// A cell warning lists at most this many cells by name, then counts the rest.
@@ -28,53 +28,6 @@ const LISTED: usize = 8;
 const MEMORY_FACTOR: u64 = 2;
 /// Fewer analysed trials than this in a cell is worth a warning.
 const FEW_TRIALS: usize = 3;
-
-/// What a warning is about, for scripts that filter them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WarningKind {
-    /// Reading the store: a torn record was skipped.
-    Store,
-    /// Records set aside because their cell is no longer in the plan.
-    Stale,
-    /// Something a parser noticed in a trial's output.
-    Trial,
-    /// A cell × metric whose values the statistics cannot use.
-    NotAnalysed,
-    /// A `compare` entry that could not be carried out.
-    Compare,
-    /// A compared level never measured with the other factors as at the baseline.
-    Confounded,
-    DdWithoutSync,
-    SmallTestFile,
-    /// No session recorded the memory of the host (imported trials), so whether the page
-    /// cache could hold the test file is unknown.
-    MemoryUnknown,
-    FewTrials,
-    HighVariation,
-    FarFromMean,
-    SlowFirstTrial,
-    Trend,
-    DisjointTimeWindows,
-    /// Trials imported without a time: when the compared levels were measured is unknown.
-    UnknownTimes,
-    HostsDiffer,
-    SingleSession,
-    /// Keeping the outliers set aside would change a verdict.
-    OutlierSensitivity,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Warning {
-    pub kind: WarningKind,
-    pub message: String,
-}
-
-impl Warning {
-    pub fn new(kind: WarningKind, message: impl Into<String>) -> Self {
-        Warning { kind, message: message.into() }
-    }
-}
 
 /// "a, b, c and 4 more".
 fn list(items: &[String]) -> String {

@@ -8,10 +8,10 @@
 //! counted.
 
 use polars::prelude::*;
-use serde::Serialize;
 
 use crate::plan::Plan;
 use crate::store::{Name, Status, Trials};
+use crate::summary::TrialCounts;
 
 /// Columns every table has besides the levels, in the order they follow them.
 pub const FIXED_COLUMNS: [&str; 12] = [
@@ -28,19 +28,6 @@ pub const FIXED_COLUMNS: [&str; 12] = [
     "round",
     "trial",
 ];
-
-/// How many trials the analysis leaves out, and why.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct TrialCounts {
-    /// Measured trials of current cells: their metrics enter the statistics.
-    pub analysed: usize,
-    /// Warm-up trials (recorded, never analysed).
-    pub warmups: usize,
-    /// Failed, timed-out or unparsed trials (not warm-ups).
-    pub failed: usize,
-    /// Records whose cell id the plan no longer has: set aside, the command changed.
-    pub stale: usize,
-}
 
 /// A level key and the column that holds it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -20,8 +20,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Serialize;
 
-use crate::analyze::VerdictKind;
-use crate::analyze::stats::{RunsNeeded, runs_needed};
+use crate::stats::runs::{RunsNeeded, runs_needed};
+use crate::stats::verdict::VerdictKind;
 pub use scenario::{Layout, OutlierSetting, Scenario, Shape, Trials};
 pub use simulate::{Outcome, Prepared, SimCell, Simulated, experiment_seed, simulate, true_ratio};
 

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::analyze::MeanKind;
+use crate::vocab::MeanKind;
 
 /// How one trial's value varies around its cell's centre.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

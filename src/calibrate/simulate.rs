@@ -9,8 +9,10 @@ use rand_pcg::Pcg64;
 use statrs::distribution::{ContinuousCDF, Normal};
 
 use super::scenario::{Layout, Scenario, Shape, Trials};
-use crate::analyze::{MeanKind, MemoryStore, VerdictKind, summarize_store};
+use crate::analyze::{MemoryStore, summarize_store};
 use crate::run::cells::Rule;
+use crate::stats::verdict::VerdictKind;
+use crate::vocab::MeanKind;
 
 /// The work behind one trial of a rate (MB): its value is this over the trial's time.
 pub const WORK: f64 = 100.0;

@@ -10,9 +10,9 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use super::simulate::{self, WORK, draw, rounded_mean, simulate_trials, standard_normal};
 use super::*;
-use crate::analyze::MeanKind;
-use crate::analyze::OutlierRule;
 use crate::spec::Repetitions;
+use crate::stats::outliers::OutlierRule;
+use crate::vocab::MeanKind;
 
 fn scenario(name: &str) -> Scenario {
     scenario::all().into_iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no scenario {name}"))
@@ -173,7 +173,7 @@ fn every_scenario_is_an_experiment_file_margin_accepts() {
     assert_eq!(names.len(), all.len(), "names are unique");
     for s in &all {
         let p = Prepared::new(s).unwrap();
-        let settings = crate::analyze::summary::settings(&p.empty.exp.spec);
+        let settings = crate::analyze::settings::settings(&p.empty.exp.spec);
         let expected = match s.outliers {
             OutlierSetting::Default => OutlierRule::default(),
             OutlierSetting::None => OutlierRule::None,

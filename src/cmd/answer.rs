@@ -10,10 +10,10 @@ use std::cmp::Ordering;
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use crate::analyze::summary::ComparisonStat;
-use crate::analyze::{Summary, VerdictKind};
 use crate::report::format::percent;
+use crate::stats::verdict::VerdictKind;
 use crate::store::Store;
+use crate::summary::{ComparisonStat, Summary};
 
 /// How many comparisons a terminal is shown.
 pub const ON_A_TERMINAL: usize = 20;

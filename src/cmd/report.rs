@@ -6,11 +6,12 @@ use std::path::{Path, PathBuf};
 
 pub use super::answer::{Whole, answer};
 use super::{Error, io, load_all};
-use crate::analyze::{self, Format, Pending, Summary, Table};
+use crate::analyze::{self, Format, Table};
 use crate::plan::Plan;
 use crate::run::{self, Settings};
 use crate::spec::Experiment;
 use crate::store::{Kept, Loaded, Store};
+use crate::summary::{Pending, Summary};
 
 /// What `report`, `status` and `export` were pointed at: the experiment file to read,
 /// and the store when the target named one.

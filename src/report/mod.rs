@@ -19,11 +19,12 @@ use minijinja::value::{Serde, Value};
 use minijinja::{Environment, UndefinedBehavior};
 use serde::Serialize;
 
-use crate::analyze::summary::{CellStat, ComparisonStat, Summary};
-use crate::analyze::{AnalyzeError, OutlierRule, Pending, summarize_store};
+use crate::analyze::{AnalyzeError, summarize_store};
 use crate::plan::Plan;
 use crate::spec::Experiment;
+use crate::stats::outliers::OutlierRule;
 use crate::store::Loaded;
+use crate::summary::{Arm, CellStat, ComparisonStat, Pending, Summary};
 use crate::vocab::Better;
 use format::{
     Scale, cell_text, confidence, markdown_table, p_clause, p_value, percent, scale, signed_percent,
@@ -380,7 +381,7 @@ fn answer(c: &ComparisonStat) -> Answer {
         let context: Vec<String> = c.context.iter().map(|(k, v)| format!("{k}={v}")).collect();
         title.push_str(&format!(" ({})", context.join(" ")));
     }
-    let side = |name: &str, arm: &crate::analyze::summary::Arm| {
+    let side = |name: &str, arm: &Arm| {
         let display = scale(&c.unit, arm.mean);
         match (arm.moe, arm.moe_pct) {
             (Some(moe), Some(pct)) => {

@@ -9,7 +9,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::format::{Scale, significant};
-use crate::analyze::summary::CellStat;
+use crate::summary::CellStat;
 
 /// Beyond this many cells a metric gets no plot: the rows would be unreadable.
 pub const MAX_CELLS: usize = 60;

@@ -7,11 +7,11 @@ use serde_json::Value;
 
 use super::*;
 use crate::analyze::fixture::Fixture;
-use crate::analyze::lint::WarningKind;
-use crate::analyze::reference::assert_close;
-use crate::analyze::summary::Arm;
-use crate::analyze::{Design, VerdictKind};
+use crate::stats::compare::Design;
+use crate::stats::reference::assert_close;
+use crate::stats::verdict::VerdictKind;
 use crate::store::Status;
+use crate::summary::{Arm, WarningKind};
 use crate::vocab::MeanKind;
 
 static SEED: LazyLock<Value> = LazyLock::new(|| {

@@ -6,14 +6,17 @@ use std::collections::HashMap;
 
 use indexmap::IndexMap;
 
-use crate::analyze::stats::relative_margin;
-use crate::analyze::summary::{CellComparison, plan_comparisons, trial_verdict};
-use crate::analyze::{MeanKind, Sample, Settings, VerdictKind};
+use crate::analyze::comparisons::{CellComparison, plan_comparisons};
 use crate::parse::Recipe;
 use crate::plan::{Cell, Plan};
 use crate::spec::{Experiment, Repetitions};
+use crate::stats::Settings;
+use crate::stats::interval::relative_margin;
+use crate::stats::observations::Sample;
+use crate::stats::verdict::{VerdictKind, trial_verdict};
 use crate::store::{Name, TrialRecord, Trials};
 use crate::vocab::ENGINE_METRICS;
+use crate::vocab::MeanKind;
 
 /// One cell's record so far.
 #[derive(Debug, Clone, Default)]
@@ -120,8 +123,8 @@ impl Rule {
         let watched_engine =
             if reads_output || !named.is_empty() { named } else { vec!["wall_time".to_string()] };
         // the report's intervals, which the stopping rule must make narrow enough
-        let confidence = crate::analyze::interval_confidence(
-            crate::analyze::summary::nominal_confidence(&exp.spec),
+        let confidence = crate::analyze::settings::interval_confidence(
+            crate::analyze::settings::nominal_confidence(&exp.spec),
             &repetitions,
         );
         let verdict = matches!(repetitions, Repetitions::Verdict { .. }).then(|| {
@@ -136,7 +139,7 @@ impl Rule {
                 }
             }
             // the report's settings: their intervals are at the looks' 1 − α/K already
-            let settings = crate::analyze::summary::settings(&exp.spec);
+            let settings = crate::analyze::settings::settings(&exp.spec);
             VerdictRule { comparisons, of_cell, settings, looks: repetitions.looks() }
         });
         Rule { repetitions, confidence, watched_engine, reads_output, verdict }
@@ -388,11 +391,11 @@ mod tests {
         let r = Repetitions::Verdict { min: 5, max: 30 };
         assert_eq!(r.looks().len(), 6);
         // α = 5 % spent over the 6 looks
-        let c = crate::analyze::interval_confidence(0.95, &r);
+        let c = crate::analyze::settings::interval_confidence(0.95, &r);
         assert!((c - (1.0 - 0.05 / 6.0)).abs() < 1e-12, "{c}");
         let f = until_verdict(&[], &[]);
         assert!((Rule::new(&f.exp, &f.plan, f.exp.spec.repetitions()).confidence - c).abs() < 1e-12);
-        assert!((crate::analyze::summary::settings(&f.exp.spec).confidence - c).abs() < 1e-12);
+        assert!((crate::analyze::settings::settings(&f.exp.spec).confidence - c).abs() < 1e-12);
     }
 
     #[test]
@@ -426,7 +429,7 @@ mod tests {
         let a = [10.0, 10.1, 9.9, 10.05, 9.95, 10.0, 10.0];
         let b = [10.8, 11.0, 10.6, 10.9, 10.7, 10.8, 10.8];
         let f = until_verdict(&a, &b);
-        let settings = crate::analyze::summary::settings(&f.exp.spec);
+        let settings = crate::analyze::settings::settings(&f.exp.spec);
         let judge = |n: usize| {
             trial_verdict(&[(None, &a[..n])], &[(None, &b[..n])], MeanKind::Arithmetic, false, &settings)
                 .unwrap()

@@ -5,7 +5,8 @@ use std::sync::LazyLock;
 
 use serde_json::Value;
 
-use super::{MeanKind, Sample};
+use super::observations::Sample;
+use crate::vocab::MeanKind;
 
 pub static REFERENCE: LazyLock<Value> = LazyLock::new(|| {
     serde_json::from_str(include_str!("../../tests/data/stats/reference.json"))

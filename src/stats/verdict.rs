@@ -3,8 +3,14 @@
 
 use serde::Serialize;
 
-use super::Settings;
-use super::compare::{Comparison, RatioInterval, trials_to_settle, trials_to_size};
+use super::cell::analyze_cell;
+use super::compare::{
+    Comparison, RatioInterval, block_means, compare_design, trials_to_settle, trials_to_size,
+};
+use super::observations::Sample;
+use super::{Settings, StatsError};
+use crate::vocab::Better;
+use crate::vocab::MeanKind;
 
 /// The verdicts of summary.json (docs/statistics.md, Verdicts), in the order they are tried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -65,8 +71,6 @@ impl Replicate<'_> {
         }
     }
 }
-
-pub use crate::vocab::Better;
 
 /// The words a good and a bad change are called.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -249,12 +253,54 @@ fn signed_percent(fraction: f64) -> String {
     if text.starts_with('-') { text } else { format!("+{text}") }
 }
 
+/// The verdict the report gives a comparison of these cells' values (in trial order, on
+/// the metric's scale), when the levels share their boots: each cell analysed and its
+/// outliers handled as the report does, the sides compared by the same interval
+/// ([`compare_design`]: Fieller/Welch, or paired per-block means) at
+/// `settings.confidence`, and classified by the same rule. One cell per side unless
+/// `paired` (then the blocks both sides have).
+pub fn trial_verdict(
+    base: &[(Option<&str>, &[f64])],
+    other: &[(Option<&str>, &[f64])],
+    kind: MeanKind,
+    paired: bool,
+    settings: &Settings,
+) -> Result<VerdictKind, StatsError> {
+    let kept = |values: &[f64]| -> Result<Sample, StatsError> {
+        let all = Sample::new(values, kind)?;
+        let analysis = analyze_cell(&all, settings)?;
+        all.without(&analysis.outliers.set_aside)
+    };
+    let (a, b) = if paired {
+        let mut sides: (Vec<Sample>, Vec<Sample>) = (Vec::new(), Vec::new());
+        for (block, values) in base {
+            if let Some((_, theirs)) = other.iter().find(|(b, _)| block.is_some() && b == block) {
+                sides.0.push(kept(values)?);
+                sides.1.push(kept(theirs)?);
+            }
+        }
+        if sides.0.is_empty() {
+            return Ok(VerdictKind::Insufficient);
+        }
+        let (a, b): (Vec<&Sample>, Vec<&Sample>) = (sides.0.iter().collect(), sides.1.iter().collect());
+        (block_means(&a, kind)?, block_means(&b, kind)?)
+    } else {
+        match (base.first(), other.first()) {
+            (Some((_, a)), Some((_, b))) => (kept(a)?, kept(b)?),
+            _ => return Ok(VerdictKind::Insufficient),
+        }
+    };
+    let comparison = compare_design(paired, &a, &b, settings)?;
+    Ok(classify(&comparison, settings.threshold))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analyze::compare::{compare_independent, compare_paired};
-    use crate::analyze::reference::sample;
-    use crate::analyze::{MeanKind, Sample};
+    use crate::stats::compare::{compare_independent, compare_paired};
+    use crate::stats::observations::Sample;
+    use crate::stats::reference::sample;
+    use crate::vocab::MeanKind;
 
     const SECONDS: Wording = Wording {
         baseline: "bare",

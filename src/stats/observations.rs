@@ -1,8 +1,7 @@
 //! One cell's values for one metric, validated, with the scale its statistics work on.
 
 use super::StatsError;
-
-pub use crate::vocab::MeanKind;
+use crate::vocab::MeanKind;
 
 impl MeanKind {
     /// Maps a value between the metric's scale and the analysis scale. The map is its

@@ -2,10 +2,18 @@
 
 use proptest::prelude::*;
 
-use super::compare::{mann_whitney, trials_to_settle};
-use super::stats::{mean_interval, runs_needed, spearman_trend};
-use super::verdict::{Better, Vocabulary, Wording};
-use super::*;
+use super::Settings;
+use super::cell::analyze_cell;
+use super::compare::{
+    RatioInterval, compare_independent, compare_paired, holm, mann_whitney, trials_to_settle,
+};
+use super::describe::summarize;
+use super::interval::mean_interval;
+use super::observations::Sample;
+use super::runs::runs_needed;
+use super::stability::spearman_trend;
+use super::verdict::{Vocabulary, Wording, verdict};
+use crate::vocab::{Better, MeanKind};
 
 const WORDING: Wording =
     Wording { baseline: "A", level: "B", better: Some(Better::Lower), vocabulary: Vocabulary::Speed };

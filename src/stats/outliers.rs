@@ -8,8 +8,8 @@
 
 use serde::Serialize;
 
-use super::Sample;
-use super::stats::{absolute_deviations, median_of_sorted, quantile_of_sorted, sorted};
+use super::elementary::{absolute_deviations, median_of_sorted, quantile_of_sorted, sorted};
+use super::observations::Sample;
 
 /// Cells smaller than this only label their outliers (STATISTICS §2).
 pub const MIN_N_TO_SET_ASIDE: usize = 5;
@@ -107,8 +107,8 @@ fn fence_scores(values: &[f64], cutoff: f64) -> Option<Vec<f64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analyze::MeanKind;
-    use crate::analyze::reference::{entries, number, sample};
+    use crate::stats::reference::{entries, number, sample};
+    use crate::vocab::MeanKind;
 
     fn indices(value: &serde_json::Value) -> Vec<usize> {
         value.as_array().expect("a list of indices").iter().map(|i| i.as_u64().unwrap() as usize).collect()

@@ -142,7 +142,7 @@ pub fn median_rank(n: usize, confidence: f64) -> Option<(usize, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analyze::reference::{assert_close, df, entries, number};
+    use crate::stats::reference::{assert_close, df, entries, number};
 
     #[test]
     fn t_quantile_matches_scipy_including_huge_and_infinite_df() {

@@ -7,8 +7,12 @@
 
 use serde::Serialize;
 
-use super::stats::{self, RunsNeeded, average_ranks, mean, variance};
-use super::{MeanKind, Sample, Settings, StatsError, dist};
+use super::elementary::{average_ranks, mean, variance};
+use super::interval::t_half_width;
+use super::observations::Sample;
+use super::runs::{RunsNeeded, search_upward};
+use super::{Settings, StatsError, dist};
+use crate::vocab::MeanKind;
 
 /// The Mann–Whitney note is given only with this many trials per level (STATISTICS §3).
 pub const MANN_WHITNEY_MIN_N: usize = 5;
@@ -195,7 +199,7 @@ pub fn compare_paired(a: &Sample, b: &Sample, settings: &Settings) -> Result<Com
     let sd_log = variance(&logs).sqrt();
     let df = (k - 1) as f64;
     let se = sd_log / (k as f64).sqrt();
-    let interval = stats::t_half_width(sd_log, k, settings.confidence)
+    let interval = t_half_width(sd_log, k, settings.confidence)
         .map(|h| RatioInterval::Bounded { low: (centre - h).exp(), high: (centre + h).exp() });
     comparison.interval = back_transform(kind, interval.unwrap_or(RatioInterval::NoEstimate));
     comparison.df = Some(df);
@@ -407,7 +411,7 @@ fn power_factor(df: f64, settings: &Settings) -> Option<f64> {
 /// The half-width falls as n grows (the quantile falls as ν grows), so the first n that
 /// passes is searched upward, from the normal-theory bound (z·spread/target)² below
 /// which nothing passes since t > z. At least 1: the verdict is inconclusive now.
-/// `None` without a spread estimate, with δ = 0, or beyond [`stats::MAX_RUNS`].
+/// `None` without a spread estimate, with δ = 0, or beyond [`MAX_RUNS`](super::runs::MAX_RUNS).
 pub fn trials_to_settle(comparison: &Comparison, settings: &Settings) -> Option<usize> {
     let delta = settings.threshold;
     trials_to_narrow(comparison, settings, delta / 2.0, delta.ln_1p() / 2.0)
@@ -447,7 +451,7 @@ fn trials_to_narrow(
         // on the log scale the band's narrower side is ln(1 + δ)
         Spread::Paired { sd_log } => (sd_log, log_half_width, None),
     };
-    let needed = stats::search_upward((z * spread / target).powi(2), |n| {
+    let needed = search_upward((z * spread / target).powi(2), |n| {
         let df = match welch {
             Some((cv_a, cv_b)) => welch_df(cv_a.powi(2) / n as f64, n, cv_b.powi(2) / n as f64, n),
             None => (n - 1) as f64,
@@ -479,10 +483,27 @@ pub fn holm(p_values: &[f64]) -> Result<Vec<f64>, StatsError> {
     Ok(adjusted)
 }
 
+/// A paired side's observations: each block's mean, on the metric's scale.
+pub(crate) fn block_means(cells: &[&Sample], kind: MeanKind) -> Result<Sample, StatsError> {
+    let values: Vec<f64> = cells.iter().map(|s| kind.transform(mean(s.analysed()))).collect();
+    Sample::new(&values, kind)
+}
+
+/// Fieller's interval with Welch's degrees of freedom between independent sides, or the
+/// paired log-ratios of per-block means.
+pub(crate) fn compare_design(
+    paired: bool,
+    a: &Sample,
+    b: &Sample,
+    settings: &Settings,
+) -> Result<Comparison, StatsError> {
+    if paired { compare_paired(a, b, settings) } else { compare_independent(a, b, settings) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analyze::reference::{assert_close, entries, number, sample};
+    use crate::stats::reference::{assert_close, entries, number, sample};
 
     #[test]
     fn comparisons_match_scipy_and_the_formulas() {

@@ -1,0 +1,67 @@
+//! One cell × metric of the table analysed: its values as observations, all and kept,
+//! their statistics, and the published row of summary.json they make.
+
+use std::collections::HashSet;
+
+use super::table::Group;
+use crate::plan::Plan;
+use crate::stats::cell::CellAnalysis;
+use crate::stats::observations::Sample;
+use crate::stats::runs::RunsNeeded;
+use crate::summary::{CellStat, MetricMeta};
+
+/// One analysed cell × metric, with what the comparisons and lints need besides the
+/// published statistics.
+pub(crate) struct Analysed {
+    pub group: Group,
+    pub meta: usize,
+    pub all: Sample,
+    pub kept: Sample,
+    /// Without the flagged values the rule would set aside, when they were kept.
+    pub trimmed: Option<Sample>,
+    pub analysis: CellAnalysis,
+}
+
+pub(crate) fn cell_stat(plan: &Plan, meta: &MetricMeta, a: &Analysed) -> CellStat {
+    let cell = &plan.cells[a.group.cell];
+    let s = &a.analysis.summary;
+    let interval = s.interval.as_ref();
+    let finite = |x: f64| x.is_finite().then_some(x);
+    let values = a.all.values();
+    let flagged = a.analysis.outliers.flagged.iter().filter(|i| !a.analysis.outliers.set_aside.contains(i));
+    let (runs_needed, runs_needed_exceeds) = match s.runs_needed {
+        Some(RunsNeeded::Runs(n)) => (Some(n), None),
+        Some(RunsNeeded::MoreThan(n)) => (None, Some(n)),
+        None => (None, None),
+    };
+    CellStat {
+        cell: cell.id.to_string(),
+        label: plan.label(cell),
+        levels: plan.levels(cell).map(|(k, v)| (k.to_owned(), v.text.clone())).collect(),
+        metric: meta.name.clone(),
+        unit: meta.unit.clone(),
+        mean_kind: s.mean_kind,
+        n: s.n,
+        mean: s.mean,
+        sd: s.sd,
+        cv: s.cv,
+        median: s.median,
+        min: s.min,
+        max: s.max,
+        mad: s.mad,
+        ci_low: interval.and_then(|i| finite(i.low)),
+        ci_high: interval.and_then(|i| finite(i.high)),
+        moe: interval.map(|i| i.moe),
+        moe_pct: interval.and_then(|i| i.moe_rel).map(|r| r * 100.0),
+        very_wide: interval.is_some_and(|i| i.very_wide),
+        median_ci_low: s.median_interval.map(|m| m.low),
+        median_ci_high: s.median_interval.map(|m| m.high),
+        set_aside: a.analysis.set_aside.clone(),
+        flagged: flagged.map(|&i| values[i]).collect(),
+        runs_needed,
+        runs_needed_exceeds,
+        flags: a.analysis.flags.clone(),
+        values: values.to_vec(),
+        sessions: a.group.sessions.iter().collect::<HashSet<_>>().len(),
+    }
+}

@@ -1,0 +1,579 @@
+//! The comparisons an experiment's `compare` entries ask for: which cells face which, in
+//! which context, trial by trial or boot by boot, each computed by the statistics core
+//! into a row of summary.json with its verdict.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use indexmap::IndexMap;
+use rayon::prelude::*;
+
+use super::analysed::Analysed;
+use crate::plan::{Cell, Plan};
+use crate::spec::Experiment;
+use crate::stats::compare::{Comparison, RatioInterval, block_means, compare_design, holm};
+use crate::stats::elementary::mean;
+use crate::stats::interval::mean_interval;
+use crate::stats::observations::Sample;
+use crate::stats::verdict::{Replicate, Verdict, VerdictKind, Vocabulary, Wording, verdict_per};
+use crate::stats::{Settings, StatsError};
+use crate::store::{BOOT_ID, Event, Loaded, Name, Names};
+use crate::summary::{Arm, ComparisonStat, MetricMeta, Replication, Warning, WarningKind};
+
+/// The unit each session's trials vary by between levels: its boot when it recorded
+/// one (two runs in one boot are one unit), else the session itself (each import is one).
+pub(crate) struct Units<'a> {
+    by_session: HashMap<&'a str, &'a str>,
+    names: &'a Names,
+    /// Whether every session named a boot.
+    all_boots: bool,
+}
+
+impl<'a> Units<'a> {
+    pub(crate) fn new(loaded: &'a Loaded) -> Self {
+        let mut by_session = HashMap::new();
+        let mut all_boots = true;
+        for s in loaded.sessions.iter().filter(|s| s.event == Event::Start) {
+            match s.facts.get(BOOT_ID) {
+                Some(boot) => {
+                    by_session.insert(s.session.as_str(), boot.as_str());
+                }
+                None => all_boots = false,
+            }
+        }
+        Units { by_session, names: &loaded.trials.names, all_boots }
+    }
+
+    fn of(&self, session: Name) -> &'a str {
+        let id = self.names.get(session);
+        self.by_session.get(id).copied().unwrap_or(id)
+    }
+
+    /// Each unit's values of a cell (all its trials, or those kept), in first-seen order,
+    /// on the analysis scale.
+    fn values(&self, cell: &Analysed, kept: bool) -> IndexMap<&'a str, Vec<f64>> {
+        let aside = &cell.analysis.outliers.set_aside;
+        let mut out: IndexMap<&str, Vec<f64>> = IndexMap::new();
+        for (i, (&v, &session)) in cell.all.analysed().iter().zip(&cell.group.sessions).enumerate() {
+            if kept && aside.binary_search(&i).is_ok() {
+                continue;
+            }
+            out.entry(self.of(session)).or_default().push(v);
+        }
+        out
+    }
+}
+
+/// The cells (indices into the analysed list) behind each side of a comparison, for the
+/// lints that look at when and where the trials ran.
+#[derive(Debug, Clone)]
+pub(crate) struct Arms {
+    pub baseline: Vec<usize>,
+    pub level: Vec<usize>,
+    /// Index of the `compare` entry.
+    pub entry: usize,
+}
+
+/// Runs every `compare` entry of the spec over every metric and context.
+/// The metrics comparisons are about: what the experiment reads from its outputs, else
+/// the wall time; the engine's CPU times only when the experiment names them (for short
+/// trials they are too coarse to compare, and every extra comparison costs power under
+/// Holm).
+pub(crate) fn primary_metrics<'m>(exp: &Experiment, metrics: &'m [MetricMeta]) -> HashSet<&'m str> {
+    let engine = crate::vocab::ENGINE_METRICS;
+    let named = |m: &str| exp.spec.metrics.keys().any(|k| k.value == m);
+    let parsed: HashSet<&str> =
+        metrics.iter().map(|m| m.name.as_str()).filter(|m| !engine.contains(m)).collect();
+    let mut primary: HashSet<&str> =
+        metrics.iter().map(|m| m.name.as_str()).filter(|m| engine.contains(m) && named(m)).collect();
+    if parsed.is_empty() {
+        if primary.is_empty() {
+            primary.insert("wall_time");
+        }
+    } else {
+        primary.extend(parsed);
+    }
+    primary
+}
+
+pub(crate) fn compare_all(
+    exp: &Experiment,
+    plan: &Plan,
+    metrics: &[MetricMeta],
+    analysed: &[Analysed],
+    settings: &Settings,
+    units: &Units<'_>,
+    warnings: &mut Vec<Warning>,
+) -> (Vec<ComparisonStat>, Vec<Arms>) {
+    let key = |name: &str| plan.keys.iter().position(|k| k == name);
+    let primary = primary_metrics(exp, metrics);
+    let mut jobs: Vec<Job> = Vec::new();
+    for (entry_index, entry) in exp.spec.analysis.compare.iter().enumerate() {
+        let entry = &entry.value;
+        let Some(factor) = key(&entry.factor.value) else {
+            warnings.push(Warning::new(
+                WarningKind::Compare,
+                format!("compare: `{}` is not a factor of the plan; nothing compared", entry.factor.value),
+            ));
+            continue;
+        };
+        let paired = match &entry.paired_by {
+            None => None,
+            Some(p) => match key(&p.value) {
+                Some(k) => Some(k),
+                None => {
+                    warnings.push(Warning::new(
+                        WarningKind::Compare,
+                        format!(
+                            "compare {}: `paired_by: {}` is not a factor of the plan; nothing compared",
+                            entry.factor.value, p.value
+                        ),
+                    ));
+                    continue;
+                }
+            },
+        };
+        let baseline = entry.baseline.value.text.as_str();
+        // (metric, context) → level → [(block, analysed index)], in plan order.
+        let mut by_context: IndexMap<ContextKey, ByLevel> = IndexMap::new();
+        for (i, a) in analysed.iter().enumerate() {
+            if !primary.contains(metrics[a.meta].name.as_str()) {
+                continue;
+            }
+            let Some((level, block, context)) = place(plan, &plan.cells[a.group.cell], factor, paired) else {
+                continue;
+            };
+            by_context.entry((a.meta, context)).or_default().entry(level).or_default().push((block, i));
+        }
+        let mut seen_baseline = false;
+        for ((meta, context), levels) in &by_context {
+            let Some(base) = levels.get(baseline) else { continue };
+            seen_baseline = true;
+            for (level, cells) in levels.iter().filter(|(l, _)| **l != baseline) {
+                jobs.push(Job {
+                    entry: entry_index,
+                    factor: entry.factor.value.clone(),
+                    paired_by: entry.paired_by.as_ref().map(|p| p.value.clone()),
+                    baseline: baseline.to_owned(),
+                    level: (*level).to_owned(),
+                    meta: *meta,
+                    context: context.iter().map(|(k, v)| (plan.keys[*k].clone(), (*v).to_owned())).collect(),
+                    base: base.clone().into_iter().map(|(b, i)| (b.map(str::to_owned), i)).collect(),
+                    other: cells.iter().map(|(b, i)| (b.map(str::to_owned), *i)).collect(),
+                });
+            }
+        }
+        if seen_baseline {
+            warnings.extend(confounded(plan, &entry.factor.value, baseline, &by_context));
+        }
+        if !seen_baseline && !by_context.is_empty() {
+            warnings.push(Warning::new(
+                WarningKind::Compare,
+                format!(
+                    "compare {}: no analysed trials of the baseline `{baseline}` yet; nothing compared",
+                    entry.factor.value
+                ),
+            ));
+        }
+    }
+
+    let results: Vec<Result<(ComparisonStat, Arms), String>> =
+        jobs.par_iter().map(|job| run_job(job, &metrics[job.meta], analysed, settings, units)).collect();
+    let mut comparisons = Vec::with_capacity(results.len());
+    let mut arms = Vec::with_capacity(results.len());
+    for result in results {
+        match result {
+            Ok((c, a)) => {
+                comparisons.push(c);
+                arms.push(a);
+            }
+            Err(message) => warnings.push(Warning::new(WarningKind::Compare, message)),
+        }
+    }
+    (comparisons, arms)
+}
+
+/// A cell's level of the compared factor, its block, and its context.
+type Place<'p> = (&'p str, Option<&'p str>, Vec<(usize, &'p str)>);
+
+/// Where a cell stands in a comparison of `factor` (paired by `paired`): its level of the
+/// factor, its block, and its context (the levels of the other keys); `None` when it has
+/// no level of the factor, or of the pairing key.
+fn place<'p>(plan: &'p Plan, cell: &'p Cell, factor: usize, paired: Option<usize>) -> Option<Place<'p>> {
+    let level_of =
+        |k: usize| cell.levels.iter().find(|(key, _)| usize::from(*key) == k).map(|(_, v)| v.text.as_str());
+    let level = level_of(factor)?;
+    let block = paired.and_then(level_of);
+    if paired.is_some() && block.is_none() {
+        return None;
+    }
+    let context = cell
+        .levels
+        .iter()
+        .map(|(k, v)| (usize::from(*k), v.text.as_str()))
+        // keys only `include` adds ride along with their combination: not context
+        .filter(|(k, _)| *k != factor && Some(*k) != paired && *k < plan.factor_keys)
+        .collect();
+    Some((level, block, context))
+}
+
+/// Levels with analysed trials that no context shares with the baseline: every cell of
+/// theirs differs from the baseline's cells in another factor too (seed 002 changed the
+/// memory limit, the vCPU limit and the pinning at once), so nothing can be compared.
+fn confounded(
+    plan: &Plan,
+    factor: &str,
+    baseline: &str,
+    by_context: &IndexMap<ContextKey<'_>, ByLevel<'_>>,
+) -> Option<Warning> {
+    let contexts = |level: &str| -> Vec<&Vec<(usize, &str)>> {
+        by_context.iter().filter(|(_, levels)| levels.contains_key(level)).map(|((_, c), _)| c).collect()
+    };
+    let base = contexts(baseline);
+    let mut levels: Vec<&str> = Vec::new();
+    for levels_here in by_context.values() {
+        for level in levels_here.keys() {
+            if *level != baseline && !levels.contains(level) {
+                levels.push(level);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    for level in levels {
+        let own = contexts(level);
+        if own.iter().any(|c| base.contains(c)) {
+            continue;
+        }
+        // the keys on which no cell of the level agrees with any cell of the baseline
+        let values = |cs: &[&Vec<(usize, &str)>], key: usize| -> BTreeSet<String> {
+            cs.iter()
+                .flat_map(|c| c.iter().filter(|(k, _)| *k == key).map(|(_, v)| (*v).to_owned()))
+                .collect()
+        };
+        let keys: Vec<&str> = (0..plan.factor_keys)
+            .filter(|&k| values(&own, k).is_disjoint(&values(&base, k)))
+            .filter(|&k| !values(&own, k).is_empty())
+            .map(|k| plan.keys[k].as_str())
+            .collect();
+        found.push(format!("{level} vs {baseline} (they also differ in {})", keys.join(", ")));
+    }
+    (!found.is_empty()).then(|| {
+        Warning::new(
+            WarningKind::Confounded,
+            format!(
+                "compare {factor}: {} were never measured with the other factors held fixed, so their \
+                 difference cannot be told from those factors' and nothing is compared; vary one factor \
+                 at a time",
+                found.join("; ")
+            ),
+        )
+    })
+}
+
+/// A metric (index into the metrics) and the levels of the other keys (key index, level).
+type ContextKey<'a> = (usize, Vec<(usize, &'a str)>);
+
+/// The cells of each level of the compared factor: (block level, analysed index).
+type ByLevel<'a> = IndexMap<&'a str, Vec<(Option<&'a str>, usize)>>;
+
+/// One level against the baseline in one context, before it is run.
+struct Job {
+    entry: usize,
+    factor: String,
+    paired_by: Option<String>,
+    baseline: String,
+    level: String,
+    meta: usize,
+    context: IndexMap<String, String>,
+    /// (block, analysed index) of the baseline's and the level's cells.
+    base: Vec<(Option<String>, usize)>,
+    other: Vec<(Option<String>, usize)>,
+}
+
+fn run_job(
+    job: &Job,
+    meta: &MetricMeta,
+    analysed: &[Analysed],
+    settings: &Settings,
+    units: &Units<'_>,
+) -> Result<(ComparisonStat, Arms), String> {
+    let what = || {
+        let context: Vec<String> = job.context.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        format!(
+            "compare {} {} vs {} ({}) · {}",
+            job.factor,
+            job.level,
+            job.baseline,
+            context.join(" "),
+            meta.name
+        )
+    };
+    let fail = |e: StatsError| format!("{}: {e}", what());
+    let kind = meta.mean_kind;
+    let mut replication = None;
+    // Independent: the one cell of each side.
+    let mut single: Option<(&Analysed, &Analysed)> = None;
+    let (a_kept, b_kept, a_all, b_all, pairs) = match &job.paired_by {
+        None => {
+            // Without pairing the context holds every other key: one cell per side.
+            let (&(_, a), &(_, b)) =
+                (job.base.first().ok_or_else(what)?, job.other.first().ok_or_else(what)?);
+            let (a, b) = (&analysed[a], &analysed[b]);
+            single = Some((a, b));
+            let (ua, ub) = (units.values(a, false), units.values(b, false));
+            if ua.keys().all(|u| !ub.contains_key(u)) {
+                // Disjoint boots: a boot's state is shared by its trials, so the boots are
+                // the observations, and a level's interval holds the variation between them.
+                let sizes = ua.values().chain(ub.values()).map(Vec::len);
+                replication = Some(Replication {
+                    unit: if units.all_boots { "boot" } else { "session" },
+                    baseline_units: ua.len(),
+                    level_units: ub.len(),
+                    trials_per_unit: (sizes.clone().max().unwrap_or(0), sizes.min().unwrap_or(0)),
+                });
+            }
+            match &replication {
+                Some(r) if r.baseline_units >= 2 && r.level_units >= 2 => {
+                    let means = |by_unit: &IndexMap<&str, Vec<f64>>| {
+                        let values: Vec<f64> = by_unit.values().map(|v| kind.transform(mean(v))).collect();
+                        Sample::new(&values, kind).map_err(fail)
+                    };
+                    let (a_all, b_all) = (means(&ua)?, means(&ub)?);
+                    // the kept trials differ from all of them only where some were set aside
+                    let kept = |cell: &Analysed, all: &Sample| {
+                        if cell.analysis.outliers.set_aside.is_empty() {
+                            Ok(all.clone())
+                        } else {
+                            means(&units.values(cell, true))
+                        }
+                    };
+                    (kept(a, &a_all)?, kept(b, &b_all)?, a_all, b_all, Vec::new())
+                }
+                _ => (a.kept.clone(), b.kept.clone(), a.all.clone(), b.all.clone(), Vec::new()),
+            }
+        }
+        Some(_) => {
+            // Pair the blocks both sides have; each block contributes its cell's mean.
+            let other: HashMap<&str, usize> =
+                job.other.iter().filter_map(|(b, i)| b.as_deref().map(|b| (b, *i))).collect();
+            let pairs: Vec<(&str, usize, usize)> = job
+                .base
+                .iter()
+                .filter_map(|(b, i)| b.as_deref().and_then(|b| other.get(b).map(|j| (b, *i, *j))))
+                .collect();
+            if pairs.is_empty() {
+                return Err(format!("{}: no block has trials of both levels", what()));
+            }
+            // Each side's per-block means, of the trials kept or of all trials.
+            let means = |baseline: bool, kept: bool| {
+                let samples: Vec<&Sample> = pairs
+                    .iter()
+                    .map(|&(_, a, b)| {
+                        let cell = &analysed[if baseline { a } else { b }];
+                        if kept { &cell.kept } else { &cell.all }
+                    })
+                    .collect();
+                block_means(&samples, kind).map_err(fail)
+            };
+            (
+                means(true, true)?,
+                means(false, true)?,
+                means(true, false)?,
+                means(false, false)?,
+                pairs.iter().map(|p| p.0.to_owned()).collect(),
+            )
+        }
+    };
+    let compare = |a: &Sample, b: &Sample| compare_design(job.paired_by.is_some(), a, b, settings);
+    let comparison = compare(&a_kept, &b_kept).map_err(fail)?;
+    let vocabulary = match meta.unit.as_str() {
+        "s" | "B/s" | "bit/s" | "op/s" => Vocabulary::Speed,
+        _ => Vocabulary::Quality,
+    };
+    let wording =
+        Wording { baseline: &job.baseline, level: &job.level, better: Some(meta.better), vocabulary };
+    let replicate = match &replication {
+        Some(r) => Replicate::Unit { unit: r.unit, trials: r.trials_per_unit.1.max(1) },
+        None => Replicate::Trial,
+    };
+    let judge = |c: &Comparison| match &replication {
+        Some(r) if r.baseline_units < 2 || r.level_units < 2 => unreplicated(c, r, &wording),
+        _ => verdict_per(c, settings, &wording, replicate),
+    };
+    let judged = judge(&comparison);
+    // Outliers were set aside on either side: would keeping them change the verdict?
+    let verdict_with_outliers = if a_kept != a_all || b_kept != b_all {
+        let with = compare(&a_all, &b_all).map_err(fail)?;
+        Some(judge(&with).kind).filter(|k| *k != judged.kind)
+    } else {
+        None
+    };
+    // Flagged values stayed in: would setting them aside change the verdict? (Trial by
+    // trial only: a boot's mean is not one value to set aside.)
+    let verdict_without_outliers = match (single, &replication) {
+        (Some((a, b)), None) if a.trimmed.is_some() || b.trimmed.is_some() => {
+            let a = a.trimmed.as_ref().unwrap_or(&a.kept);
+            let b = b.trimmed.as_ref().unwrap_or(&b.kept);
+            let without = compare(a, b).map_err(fail)?;
+            Some(judge(&without).kind).filter(|k| *k != judged.kind)
+        }
+        _ => None,
+    };
+    let arms = Arms {
+        baseline: job.base.iter().map(|(_, i)| *i).collect(),
+        level: job.other.iter().map(|(_, i)| *i).collect(),
+        entry: job.entry,
+    };
+    let unreplicated = judged.kind == VerdictKind::Unreplicated;
+    let (ci_low, ci_high) = match comparison.interval {
+        // unreplicated: the interval within the boots is no interval of the levels' ratio
+        // (it leaves out how boots differ); the sentence gives it for what it is
+        _ if unreplicated => (None, None),
+        RatioInterval::Bounded { low, high } => (Some(low), Some(high)),
+        RatioInterval::NoEstimate | RatioInterval::Unbounded => (None, None),
+    };
+    let stat = ComparisonStat {
+        factor: job.factor.clone(),
+        baseline: job.baseline.clone(),
+        level: job.level.clone(),
+        context: job.context.clone(),
+        metric: meta.name.clone(),
+        unit: meta.unit.clone(),
+        design: comparison.design,
+        paired_by: job.paired_by.clone(),
+        pairs,
+        baseline_arm: arm(&a_kept, settings),
+        level_arm: arm(&b_kept, settings),
+        ratio: comparison.ratio,
+        change_pct: (comparison.ratio - 1.0) * 100.0,
+        ci_low,
+        ci_high,
+        // nor are the test and the detectable effect of the trials within the boots
+        p_value: comparison.p_value.filter(|_| !unreplicated),
+        p_adjusted: None,
+        mde_pct: comparison.mde.map(|m| m * 100.0).filter(|_| !unreplicated),
+        verdict: judged.kind,
+        sentence: judged.sentence,
+        more_trials: judged.more_trials,
+        verdict_with_outliers,
+        verdict_without_outliers,
+        replication,
+    };
+    Ok((stat, arms))
+}
+
+/// The cells one comparison of the plan sets side by side: a `compare` entry's baseline
+/// against one of its levels, in one context (the levels of the other factors), as
+/// [`summarize_store`] forms its comparisons, for every metric.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellComparison {
+    /// `paired_by`: the sides are matched block by block.
+    pub paired: bool,
+    /// (block level, index into [`Plan::cells`]) of the baseline's cells and the level's.
+    pub base: Vec<(Option<String>, usize)>,
+    pub other: Vec<(Option<String>, usize)>,
+    /// The compared factor is an environment factor or the host: its levels never share a
+    /// boot, so the report compares boots, not trials, and one boot per level claims
+    /// nothing (docs/statistics.md, Sessions and boots).
+    pub across_boots: bool,
+}
+
+/// Every comparison the spec's `compare` entries make among the plan's cells, by the
+/// grouping of [`summarize_store`]'s comparisons (built once, for `until: verdict`).
+pub fn plan_comparisons(exp: &Experiment, plan: &Plan) -> Vec<CellComparison> {
+    let key = |name: &str| plan.keys.iter().position(|k| k == name);
+    let mut out = Vec::new();
+    for entry in &exp.spec.analysis.compare {
+        let entry = &entry.value;
+        let Some(factor) = key(&entry.factor.value) else { continue };
+        let paired = match &entry.paired_by {
+            None => None,
+            Some(p) => match key(&p.value) {
+                Some(k) => Some(k),
+                None => continue,
+            },
+        };
+        let across_boots = entry.factor.value == "host"
+            || exp.spec.environment.keys().any(|k| k.value == entry.factor.value);
+        let baseline = entry.baseline.value.text.as_str();
+        type Sides<'c> = IndexMap<&'c str, Vec<(Option<String>, usize)>>;
+        let mut by_context: IndexMap<Vec<(usize, &str)>, Sides<'_>> = IndexMap::new();
+        for (i, cell) in plan.cells.iter().enumerate() {
+            let Some((level, block, context)) = place(plan, cell, factor, paired) else { continue };
+            by_context
+                .entry(context)
+                .or_default()
+                .entry(level)
+                .or_default()
+                .push((block.map(str::to_owned), i));
+        }
+        for levels in by_context.values() {
+            let Some(base) = levels.get(baseline) else { continue };
+            for (_, cells) in levels.iter().filter(|(l, _)| **l != baseline) {
+                out.push(CellComparison {
+                    paired: paired.is_some(),
+                    base: base.clone(),
+                    other: cells.clone(),
+                    across_boots,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The verdict of levels measured in disjoint boots, one of them in a single boot: what
+/// the trials showed within their boots, and that it claims nothing (docs/statistics.md).
+fn unreplicated(c: &Comparison, r: &Replication, wording: &Wording<'_>) -> Verdict {
+    let unit = r.unit;
+    let within = match c.interval.effect() {
+        Some((low, high)) if c.ratio.is_finite() => format!(
+            "within their {unit}s {} measured {:+.1} % against {} [{:+.1} %, {:+.1} %]; ",
+            wording.level,
+            (c.ratio - 1.0) * 100.0,
+            wording.baseline,
+            low * 100.0,
+            high * 100.0
+        ),
+        _ => String::new(),
+    };
+    let (one, other) = if r.baseline_units < 2 {
+        (wording.baseline, wording.level)
+    } else {
+        (wording.level, wording.baseline)
+    };
+    let sentence = format!(
+        "unreplicated: {within}{one} was measured in one {unit}{}, so how much {unit}s differ is \
+         unmeasured and no difference is claimed; run each level in 2 or more {unit}s",
+        if r.baseline_units < 2 && r.level_units < 2 {
+            format!(", and so was {other}")
+        } else {
+            String::new()
+        }
+    );
+    Verdict { kind: VerdictKind::Unreplicated, sentence, more_trials: None }
+}
+
+fn arm(sample: &Sample, settings: &Settings) -> Arm {
+    let centre = mean(sample.analysed());
+    let interval = mean_interval(sample, settings.confidence);
+    let finite = |x: f64| x.is_finite().then_some(x);
+    Arm {
+        n: sample.len(),
+        mean: sample.kind().transform(centre),
+        moe: interval.map(|i| i.moe),
+        moe_pct: interval.and_then(|i| i.moe_rel).map(|r| r * 100.0),
+        ci_low: interval.and_then(|i| finite(i.low)),
+        ci_high: interval.and_then(|i| finite(i.high)),
+    }
+}
+
+/// Holm's adjustment across every comparison of the report that has a p-value.
+pub(crate) fn adjust(comparisons: &mut [ComparisonStat]) -> Result<(), StatsError> {
+    let with_p: Vec<(usize, f64)> =
+        comparisons.iter().enumerate().filter_map(|(i, c)| c.p_value.map(|p| (i, p))).collect();
+    let adjusted = holm(&with_p.iter().map(|(_, p)| *p).collect::<Vec<_>>())?;
+    for ((i, _), p) in with_p.into_iter().zip(adjusted) {
+        comparisons[i].p_adjusted = Some(p);
+    }
+    Ok(())
+}

@@ -1,0 +1,88 @@
+//! The statistics settings an experiment asks for: its `analysis:` block and repetitions
+//! turned into [`Settings`], at the confidence its intervals need.
+
+use crate::spec::{OutlierMethod, Repetitions, Spec, parse_percent};
+use crate::stats::Settings;
+use crate::stats::outliers::OutlierRule;
+use crate::stats::runs::{RunsNeeded, runs_needed};
+use crate::summary::RunsAtCv;
+
+/// The share of α an adaptive experiment's intervals keep: its cells stop when their
+/// interval is narrow enough, which happens more often when the spread came out small by
+/// chance, so a plain 95 % t-interval covered only 0.92 at CV 5 % (target ±2 %, 5–30
+/// trials). Intervals at 1 − 0.6·α (97 % for 95 %), used by the stopping rule and the
+/// report alike, cover ≥ 0.95 at CV 0.5–10 % with mean n within 8 % of the fixed n that
+/// reaches the target (docs/statistics.md, Adaptive repetitions; `margin calibrate`).
+pub const ADAPTIVE_ALPHA_SHARE: f64 = 0.6;
+
+/// The confidence level of the intervals of an experiment of `nominal` confidence: the
+/// same for a fixed number of trials; widened by [`ADAPTIVE_ALPHA_SHARE`] when its cells
+/// stop on their margin of error; and 1 − α/K when they stop on the answer
+/// (`until: verdict`), K being the looks of its schedule ([`Repetitions::looks`]): α
+/// spent in equal parts over a schedule fixed in advance, so that the chance that any
+/// look's interval misses the truth is at most α (Bonferroni), whatever the data do
+/// (docs/statistics.md, Stopping on the answer). The report's intervals are the same.
+pub fn interval_confidence(nominal: f64, repetitions: &Repetitions) -> f64 {
+    match repetitions {
+        Repetitions::Fixed(_) => nominal,
+        Repetitions::Adaptive { .. } => 1.0 - ADAPTIVE_ALPHA_SHARE * (1.0 - nominal),
+        Repetitions::Verdict { .. } => 1.0 - (1.0 - nominal) / repetitions.looks().len().max(1) as f64,
+    }
+}
+
+/// The confidence level the experiment states (`analysis.confidence`, else 0.95).
+pub fn nominal_confidence(spec: &Spec) -> f64 {
+    spec.analysis.confidence.as_ref().map_or(Settings::default().confidence, |c| c.value)
+}
+
+/// The statistics settings an experiment asks for (`analysis:`, `repetitions:`); with
+/// adaptive repetitions (either rule) the intervals are at [`interval_confidence`].
+pub fn settings(spec: &Spec) -> Settings {
+    let defaults = Settings::default();
+    let analysis = &spec.analysis;
+    let threshold = analysis
+        .threshold
+        .as_ref()
+        .and_then(|t| parse_percent(&t.value).ok())
+        .map_or(defaults.threshold, |p| p.0);
+    let repetitions = spec.repetitions();
+    let target_margin = match repetitions {
+        Repetitions::Adaptive { target, .. } => target.0,
+        Repetitions::Fixed(_) | Repetitions::Verdict { .. } => threshold,
+    };
+    let set_aside = analysis.outliers.as_ref().is_some_and(|o| o.set_aside);
+    let outliers = match &analysis.outliers {
+        None => defaults.outliers,
+        Some(o) => {
+            let cutoff = o.cutoff.as_ref().map(|c| c.value);
+            match o.method {
+                OutlierMethod::Mad => OutlierRule::Mad { cutoff: cutoff.unwrap_or(3.5) },
+                OutlierMethod::Iqr => OutlierRule::Iqr { cutoff: cutoff.unwrap_or(1.5) },
+                OutlierMethod::None => OutlierRule::None,
+            }
+        }
+    };
+    Settings {
+        confidence: interval_confidence(nominal_confidence(spec), &repetitions),
+        threshold,
+        target_margin,
+        outliers,
+        set_aside,
+        ..defaults
+    }
+}
+
+/// The CVs (in %) at which a cell of one trial is told what it would take.
+const TYPICAL_CVS: [u32; 3] = [1, 5, 10];
+
+pub(crate) fn runs_at_typical_cvs(settings: &Settings) -> Vec<RunsAtCv> {
+    TYPICAL_CVS
+        .iter()
+        .filter_map(|&cv_pct| {
+            match runs_needed(f64::from(cv_pct) / 100.0, settings.target_margin, settings.confidence)? {
+                RunsNeeded::Runs(runs) => Some(RunsAtCv { cv_pct, runs }),
+                RunsNeeded::MoreThan(_) => None,
+            }
+        })
+        .collect()
+}

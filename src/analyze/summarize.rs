@@ -1,0 +1,148 @@
+//! Filling summary.json: an experiment's store analysed against its current plan, cell by
+//! cell and comparison by comparison, with the warnings, failures, pending cells, the
+//! hosts' facts and how to reproduce. The report only formats what this returns.
+
+use std::collections::HashMap;
+
+use indexmap::IndexMap;
+use polars::error::PolarsError;
+use rayon::prelude::*;
+
+use super::analysed::{Analysed, cell_stat};
+use super::comparisons::{Units, adjust, compare_all, primary_metrics};
+use super::lint;
+use super::sessions::{cell_failures, environment, failures, reproduce};
+use super::settings::{nominal_confidence, runs_at_typical_cvs, settings};
+use super::table::Table;
+use crate::plan::Plan;
+use crate::spec::Experiment;
+use crate::stats::StatsError;
+use crate::stats::cell::analyze_cell;
+use crate::stats::observations::Sample;
+use crate::store::{Loaded, Name, Trials};
+use crate::summary::{AnalysisSettings, CellStat, MetricMeta, Pending, Summary, Warning, WarningKind};
+use crate::vocab::{Better, MeanKind};
+
+/// Why the summary could not be built. Bad data in one cell is a warning, not this.
+#[derive(Debug, thiserror::Error)]
+pub enum AnalyzeError {
+    #[error("building the table of trials: {0}")]
+    Table(#[from] PolarsError),
+    #[error("analysis settings: {0}")]
+    Settings(#[from] StatsError),
+}
+
+/// Analyses the store of `exp` against its current plan.
+pub fn summarize_store(
+    exp: &Experiment,
+    plan: &Plan,
+    loaded: &Loaded,
+    pending: &[Pending],
+) -> Result<Summary, AnalyzeError> {
+    let settings = settings(&exp.spec);
+    settings.validate()?;
+    let table = Table::build(&loaded.trials, plan)?;
+    let metrics = metric_meta(exp, &loaded.trials);
+    let names = &loaded.trials.names;
+    let metric_index: HashMap<Name, usize> =
+        metrics.iter().enumerate().filter_map(|(i, m)| Some((names.find(&m.name)?, i))).collect();
+
+    let mut warnings = lint::store_warnings(loaded, &table.counts);
+    let mut groups = table.groups()?;
+    groups.sort_by_key(|g| (g.cell, metric_index.get(&g.metric).copied().unwrap_or(usize::MAX)));
+    let results: Vec<Result<Analysed, String>> = groups
+        .into_par_iter()
+        .map(|group| {
+            let meta = metric_index[&group.metric];
+            let fail = |e: StatsError| {
+                format!("{} · {}: not analysed: {e}", plan.label(&plan.cells[group.cell]), metrics[meta].name)
+            };
+            let all = Sample::new(&group.values, metrics[meta].mean_kind).map_err(fail)?;
+            let analysis = analyze_cell(&all, &settings).map_err(fail)?;
+            let kept = all.without(&analysis.outliers.set_aside).map_err(fail)?;
+            // flagged values that stay in: the sample without them, for the verdict beside
+            let trimmed = if analysis.outliers.set_aside.is_empty() && !analysis.candidates.is_empty() {
+                Some(all.without(&analysis.candidates).map_err(fail)?)
+            } else {
+                None
+            };
+            Ok(Analysed { group, meta, all, kept, trimmed, analysis })
+        })
+        .collect();
+    let mut analysed = Vec::with_capacity(results.len());
+    for result in results {
+        match result {
+            Ok(a) => analysed.push(a),
+            Err(message) => warnings.push(Warning::new(WarningKind::NotAnalysed, message)),
+        }
+    }
+
+    let cells: Vec<CellStat> = analysed.par_iter().map(|a| cell_stat(plan, &metrics[a.meta], a)).collect();
+    let units = Units::new(loaded);
+    let (mut comparisons, arms) =
+        compare_all(exp, plan, &metrics, &analysed, &settings, &units, &mut warnings);
+    adjust(&mut comparisons)?;
+
+    warnings.extend(lint::cell_warnings(plan, &metrics, &analysed, &primary_metrics(exp, &metrics)));
+    warnings.extend(lint::command_warnings(exp, plan, loaded, &analysed));
+    warnings.extend(lint::comparison_warnings(exp, loaded, &analysed, &comparisons, &arms));
+
+    Ok(Summary {
+        experiment: exp.name.clone(),
+        description: exp.spec.description.clone(),
+        settings: AnalysisSettings {
+            confidence: nominal_confidence(&exp.spec),
+            interval_confidence: settings.confidence,
+            looks: exp.spec.repetitions().looks(),
+            threshold_pct: settings.threshold * 100.0,
+            target_pct: settings.target_margin * 100.0,
+            outliers: settings.outliers,
+            p_adjustment: "holm",
+            runs_needed_at_cv: runs_at_typical_cvs(&settings),
+        },
+        trials: table.counts,
+        metrics,
+        cells,
+        comparisons,
+        warnings,
+        pending: pending.to_vec(),
+        failures: failures(plan, &loaded.trials),
+        cell_failures: cell_failures(plan, loaded),
+        environment: environment(loaded),
+        reproduce: reproduce(exp, loaded),
+    })
+}
+
+/// Unit, direction and mean of every metric, in the order the spec lists them, then in
+/// the order the trials first report them. The spec's `metrics:` entries override what
+/// the parser recorded.
+fn metric_meta(exp: &Experiment, trials: &Trials) -> Vec<MetricMeta> {
+    let mut metas: IndexMap<String, MetricMeta> = IndexMap::new();
+    let blank = |name: &str| MetricMeta {
+        name: name.to_owned(),
+        unit: String::new(),
+        better: Better::Lower,
+        mean_kind: MeanKind::Arithmetic,
+    };
+    for name in exp.spec.metrics.keys() {
+        metas.insert(name.value.clone(), blank(&name.value));
+    }
+    for (&metric, info) in &trials.metrics {
+        let name = trials.names.get(metric);
+        let meta = metas.entry(name.to_owned()).or_insert_with(|| blank(name));
+        if let Some(info) = info {
+            meta.unit.clone_from(&info.unit);
+            meta.better = info.better;
+            meta.mean_kind = info.mean;
+        }
+    }
+    for (name, spec) in &exp.spec.metrics {
+        if let Some(meta) = metas.get_mut(&name.value) {
+            meta.better = spec.value.better.unwrap_or(meta.better);
+            meta.mean_kind = spec.value.mean.unwrap_or(meta.mean_kind);
+        }
+    }
+    // A metric the spec names but no trial reported has nothing to show.
+    metas.retain(|name, _| trials.names.find(name).is_some_and(|n| trials.metrics.contains_key(&n)));
+    metas.into_values().collect()
+}

@@ -1,0 +1,71 @@
+//! One cell analysed as the report needs it: its outliers found, the trials kept
+//! summarised, and its stability flagged over all trials.
+
+use serde::Serialize;
+
+use super::describe::{CellSummary, summarize};
+use super::observations::Sample;
+use super::outliers::{self, Outliers};
+use super::stability::{StabilityFlag, stability_flags};
+use super::{Settings, StatsError};
+
+/// One cell analysed the way the report needs it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CellAnalysis {
+    /// Statistics of the trials kept, after setting outliers aside.
+    pub summary: CellSummary,
+    pub outliers: Outliers,
+    /// The flagged trials the rule would leave out (from 5 trials, at most a fifth), by
+    /// index: set aside when the settings say so, else kept, and the verdict without
+    /// them is given beside the verdict.
+    pub candidates: Vec<usize>,
+    /// The values set aside, in trial order (`set_aside` of summary.json).
+    pub set_aside: Vec<f64>,
+    /// Warnings about all trials, in the order they ran.
+    pub flags: Vec<StabilityFlag>,
+}
+
+/// Finds the outliers by the configured rule, summarises the trials kept, and flags
+/// instabilities over all trials (a set-aside slow first run is still worth a warning).
+pub fn analyze_cell(sample: &Sample, settings: &Settings) -> Result<CellAnalysis, StatsError> {
+    settings.validate()?;
+    let mut outliers = outliers::find_outliers(sample, &settings.outliers);
+    let candidates = outliers.set_aside.clone();
+    if !settings.set_aside {
+        outliers.set_aside.clear();
+    }
+    let kept = sample.without(&outliers.set_aside)?;
+    Ok(CellAnalysis {
+        summary: summarize(&kept, settings)?,
+        set_aside: outliers.set_aside.iter().map(|&i| sample.values()[i]).collect(),
+        flags: stability_flags(sample, settings)?,
+        outliers,
+        candidates,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::reference::sample;
+
+    #[test]
+    fn analyze_cell_keeps_flagged_values_unless_told_to_set_them_aside() {
+        // by default the flagged value stays in, named as the one a rule would set aside
+        let kept = analyze_cell(&sample("seeks_domu"), &Settings::default()).unwrap();
+        assert_eq!((kept.set_aside.len(), kept.summary.n, kept.summary.min), (0, 8, 185.3));
+        assert_eq!(kept.outliers.flagged, kept.candidates);
+        assert_eq!(sample("seeks_domu").values()[kept.candidates[0]], 185.3);
+        let settings = Settings { set_aside: true, ..Settings::default() };
+        let analysis = analyze_cell(&sample("seeks_domu"), &settings).unwrap();
+        assert_eq!(analysis.set_aside, vec![185.3]);
+        assert_eq!(analysis.summary.n, 7);
+        assert_eq!(analysis.summary.min, 193.2);
+        let first = analyze_cell(&sample("n6_slow_first"), &settings).unwrap();
+        assert_eq!(first.set_aside, vec![14.2]);
+        assert!(
+            first.flags.iter().any(|f| matches!(f, StabilityFlag::FirstTrialOutlier { .. })),
+            "the warning survives setting the trial aside"
+        );
+    }
+}

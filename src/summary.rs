@@ -1,0 +1,330 @@
+//! The summary.json contract: the serialisable types a summary is made of, which the
+//! report formats and `margin answer` reads. The analysis pipeline fills them.
+//!
+//! Relative quantities are fractions inside the statistics core; here, at the boundary
+//! to readers, every `*_pct` field is a percentage (5.0 means 5 %).
+
+use indexmap::IndexMap;
+use serde::Serialize;
+
+use crate::stats::compare::Design;
+use crate::stats::outliers::OutlierRule;
+use crate::stats::stability::StabilityFlag;
+use crate::stats::verdict::VerdictKind;
+use crate::vocab::{Better, MeanKind};
+
+/// A cell that cannot run where margin ran, and what it waits for (computed by the runner).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Pending {
+    /// The cell's label, `kernel=bare dom0_mem=unlimited`.
+    pub cell: String,
+    pub reason: String,
+}
+
+/// `summary.json`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    pub experiment: String,
+    pub description: Option<String>,
+    pub settings: AnalysisSettings,
+    pub trials: TrialCounts,
+    pub metrics: Vec<MetricMeta>,
+    pub cells: Vec<CellStat>,
+    pub comparisons: Vec<ComparisonStat>,
+    pub warnings: Vec<Warning>,
+    pub pending: Vec<Pending>,
+    pub failures: Vec<Failure>,
+    /// What went wrong with cells outside their trials, session by session.
+    pub cell_failures: Vec<CellFailure>,
+    pub environment: Environment,
+    pub reproduce: Reproduce,
+}
+
+/// The analysis settings in force, as a reader wants to see them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AnalysisSettings {
+    /// The confidence the experiment states.
+    pub confidence: f64,
+    /// The level the intervals are computed at: higher than `confidence` when cells stop
+    /// adaptively, so that they still cover at `confidence`.
+    pub interval_confidence: f64,
+    /// `until: verdict`: the trial counts at which the comparisons were looked at; the
+    /// intervals are at 1 − α/K for these K looks.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub looks: Vec<u32>,
+    /// The practical-significance band ±δ.
+    pub threshold_pct: f64,
+    /// The relative margin of error "runs needed" aims at.
+    pub target_pct: f64,
+    pub outliers: OutlierRule,
+    /// How the p-values of the report are adjusted for multiplicity.
+    pub p_adjustment: &'static str,
+    /// Runs needed for the target margin at a few typical CVs: what a cell of one trial,
+    /// whose spread is unknown, would take (STATISTICS §1).
+    pub runs_needed_at_cv: Vec<RunsAtCv>,
+}
+
+/// Runs needed for the target margin if the trials varied by `cv_pct`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct RunsAtCv {
+    pub cv_pct: u32,
+    pub runs: usize,
+}
+
+/// How many trials the analysis leaves out, and why.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct TrialCounts {
+    /// Measured trials of current cells: their metrics enter the statistics.
+    pub analysed: usize,
+    /// Warm-up trials (recorded, never analysed).
+    pub warmups: usize,
+    /// Failed, timed-out or unparsed trials (not warm-ups).
+    pub failed: usize,
+    /// Records whose cell id the plan no longer has: set aside, the command changed.
+    pub stale: usize,
+}
+
+/// How a metric is read: unit, direction and mean.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MetricMeta {
+    pub name: String,
+    pub unit: String,
+    pub better: Better,
+    pub mean_kind: MeanKind,
+}
+
+/// One cell × metric (DESIGN §8 names the fields).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CellStat {
+    /// The cell id.
+    pub cell: String,
+    pub label: String,
+    pub levels: IndexMap<String, String>,
+    pub metric: String,
+    pub unit: String,
+    pub mean_kind: MeanKind,
+    /// Trials kept (outliers set aside are not counted).
+    pub n: usize,
+    pub mean: f64,
+    pub sd: Option<f64>,
+    /// sd / mean, a fraction.
+    pub cv: Option<f64>,
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    pub mad: f64,
+    pub ci_low: Option<f64>,
+    /// `None` also when a harmonic mean's interval has no finite upper end.
+    pub ci_high: Option<f64>,
+    /// Margin of error ± in the metric's unit.
+    pub moe: Option<f64>,
+    pub moe_pct: Option<f64>,
+    /// n = 2: the t quantile is 12.7 and the interval very wide.
+    pub very_wide: bool,
+    pub median_ci_low: Option<f64>,
+    pub median_ci_high: Option<f64>,
+    /// Values left out of the statistics by the outlier rule, in trial order.
+    pub set_aside: Vec<f64>,
+    /// Values the rule flags but keeps (the cell is too small to set them aside).
+    pub flagged: Vec<f64>,
+    pub runs_needed: Option<usize>,
+    /// Set when reaching the target would take more than this many runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs_needed_exceeds: Option<usize>,
+    pub flags: Vec<StabilityFlag>,
+    /// Every analysed value, in the order the trials started.
+    pub values: Vec<f64>,
+    pub sessions: usize,
+}
+
+/// One side of a comparison: the trials (or, paired, the per-block means) it rests on.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Arm {
+    pub n: usize,
+    pub mean: f64,
+    pub moe: Option<f64>,
+    pub moe_pct: Option<f64>,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+}
+
+/// A level against the baseline for one metric in one context (DESIGN §8 names the fields).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ComparisonStat {
+    pub factor: String,
+    pub baseline: String,
+    pub level: String,
+    /// The levels of the other factors this comparison holds fixed.
+    pub context: IndexMap<String, String>,
+    pub metric: String,
+    pub unit: String,
+    pub design: Design,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paired_by: Option<String>,
+    /// Paired: the blocks (levels of `paired_by`) both sides have.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pairs: Vec<String>,
+    pub baseline_arm: Arm,
+    pub level_arm: Arm,
+    /// mean_level / mean_baseline (paired: the geometric mean of the ratios).
+    pub ratio: f64,
+    /// (ratio − 1) as a percentage.
+    pub change_pct: f64,
+    /// The ratio's interval; `None` when there is none (too few trials, unbounded).
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    pub p_value: Option<f64>,
+    /// Holm-adjusted across every comparison of the report.
+    pub p_adjusted: Option<f64>,
+    pub mde_pct: Option<f64>,
+    pub verdict: VerdictKind,
+    pub sentence: String,
+    /// Inconclusive: about how many more trials per level would settle it.
+    pub more_trials: Option<usize>,
+    /// The verdict if the outliers set aside were kept, when it differs.
+    pub verdict_with_outliers: Option<VerdictKind>,
+    /// The verdict if the flagged values (kept by default) were set aside, when it
+    /// differs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict_without_outliers: Option<VerdictKind>,
+    /// The levels came from disjoint boots (or sessions): how many of each, and that the
+    /// comparison is of their means (docs/statistics.md, Sessions and boots).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replication: Option<Replication>,
+}
+
+/// The boots (or sessions) a comparison between disjoint ones rests on.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Replication {
+    /// `boot` when every session recorded its boot, else `session`.
+    pub unit: &'static str,
+    pub baseline_units: usize,
+    pub level_units: usize,
+    /// The most trials one of the units holds, and the fewest.
+    pub trials_per_unit: (usize, usize),
+}
+
+/// What a warning is about, for scripts that filter them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WarningKind {
+    /// Reading the store: a torn record was skipped.
+    Store,
+    /// Records set aside because their cell is no longer in the plan.
+    Stale,
+    /// Something a parser noticed in a trial's output.
+    Trial,
+    /// A cell × metric whose values the statistics cannot use.
+    NotAnalysed,
+    /// A `compare` entry that could not be carried out.
+    Compare,
+    /// A compared level never measured with the other factors as at the baseline.
+    Confounded,
+    DdWithoutSync,
+    SmallTestFile,
+    /// No session recorded the memory of the host (imported trials), so whether the page
+    /// cache could hold the test file is unknown.
+    MemoryUnknown,
+    FewTrials,
+    HighVariation,
+    FarFromMean,
+    SlowFirstTrial,
+    Trend,
+    DisjointTimeWindows,
+    /// Trials imported without a time: when the compared levels were measured is unknown.
+    UnknownTimes,
+    HostsDiffer,
+    SingleSession,
+    /// Keeping the outliers set aside would change a verdict.
+    OutlierSensitivity,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Warning {
+    pub kind: WarningKind,
+    pub message: String,
+}
+
+impl Warning {
+    pub fn new(kind: WarningKind, message: impl Into<String>) -> Self {
+        Warning { kind, message: message.into() }
+    }
+}
+
+/// A trial that did not yield metrics.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Failure {
+    pub cell: String,
+    pub trial: String,
+    pub repetition: u32,
+    pub warmup: bool,
+    pub host: String,
+    pub session: String,
+    pub started_at: Option<String>,
+    pub status: &'static str,
+    pub exit_code: Option<i32>,
+    pub error: Option<String>,
+}
+
+/// A cell abandoned by a session, or whose `cleanup` failed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CellFailure {
+    pub cell: String,
+    pub host: String,
+    pub session: String,
+    /// When the session ended.
+    pub at: String,
+    /// `abandoned` or `cleanup failed`.
+    pub what: String,
+    pub why: String,
+}
+
+/// The facts of every machine state trials ran in: one column per host and distinct set
+/// of facts (a host rebooted into another kernel is two columns).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Environment {
+    pub columns: Vec<EnvColumn>,
+    pub rows: Vec<FactRow>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EnvColumn {
+    pub host: String,
+    pub sessions: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FactRow {
+    pub fact: String,
+    /// One per column; `None` where that column lacks the fact.
+    pub values: Vec<Option<String>>,
+    pub differs: bool,
+}
+
+/// Everything needed to run the experiment again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Reproduce {
+    pub experiment_file: String,
+    /// The command line that repeats the runs.
+    pub command: String,
+    /// The experiment's command templates by key (`setup`, `run`, …).
+    pub commands: IndexMap<String, String>,
+    /// blake3 of the experiment file as it is now.
+    pub spec_hash: String,
+    /// The version of margin writing this summary.
+    pub margin_version: String,
+    pub sessions: Vec<SessionInfo>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SessionInfo {
+    pub session: String,
+    pub host: String,
+    pub started_at: String,
+    pub ended_at: Option<String>,
+    pub seed: u64,
+    pub spec_hash: String,
+    pub margin_version: String,
+    /// The experiment file has changed since this session ran.
+    pub spec_changed: bool,
+}
