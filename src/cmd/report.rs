@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 pub use super::answer::{Whole, answer};
 use super::{Failure, io, load_all};
 use crate::analyze::{self, Format, Pending, Summary, Table};
+use crate::outlook;
 use crate::plan::Plan;
-use crate::run::{self, Settings};
+use crate::run::Settings;
 use crate::spec::Experiment;
 use crate::store::{Kept, Loaded, Store};
 
@@ -130,9 +131,9 @@ fn kept(dir: &Path, command: &str) -> Result<Target, Failure> {
 
 /// The store of an experiment, loaded, and the cells still pending on this host.
 fn loaded(exp: &Experiment, plan: &Plan, store: &Store) -> Result<(Loaded, Vec<Pending>), Failure> {
-    let (outlook, loaded, _) =
-        run::outlook(exp, plan, store, &Settings::default()).map_err(|e| Failure::Input(e.to_string()))?;
-    let gave_up = run::last_abandoned(exp, plan, &loaded.sessions);
+    let (outlook, loaded, _) = outlook::outlook(exp, plan, store, &Settings::default())
+        .map_err(|e| Failure::Input(e.to_string()))?;
+    let gave_up = outlook::last_abandoned(exp, plan, &loaded.sessions);
     let pending = plan
         .cells
         .iter()
