@@ -7,8 +7,9 @@ use serde::Serialize;
 
 use super::check::RENDERED_CELLS;
 use super::{Error, duration, io};
+use crate::outlook::{self, CellOutlook};
 use crate::plan::{self, Plan};
-use crate::run::{self, CellOutlook, Settings as RunSettings};
+use crate::run::Settings as RunSettings;
 use crate::spec::{self, Repetitions};
 use crate::store::Store;
 
@@ -29,7 +30,7 @@ pub fn run(s: &Settings<'_>, out: &mut dyn Write) -> Result<(), Error> {
     let plan = plan::expand(&exp, s.max_cells)?;
     plan::render::check_renders(&exp, &plan, RENDERED_CELLS).map_err(crate::diag::Diagnostics::from)?;
     let store = Store::new(s.reports, &exp.name);
-    let (outlook, _, _) = run::outlook(&exp, &plan, &store, &RunSettings::default())?;
+    let (outlook, _, _) = outlook::outlook(&exp, &plan, &store, &RunSettings::default())?;
     if s.json {
         write_json(s.file, &plan, &outlook, out).map_err(io)
     } else {
@@ -73,7 +74,7 @@ fn write_text(
     let here = outlook.len() - done - pending.len();
     writeln!(out, "on this host: {here} cells to run, {done} done, {} pending", pending.len())?;
     if plan.keys.iter().any(|k| k == "host") {
-        for (host, how, cells, done) in run::hosts_summary(exp, plan, outlook) {
+        for (host, how, cells, done) in outlook::hosts_summary(exp, plan, outlook) {
             writeln!(out, "  host {host} ({how}): {cells} cells, {done} done, {} to run", cells - done)?;
         }
     }

@@ -31,7 +31,7 @@ pub fn run(file: &Path, reports: &Path, out: &mut dyn Write) -> Result<(), Error
             continue;
         };
         // an absent file is a stream that printed nothing
-        let read = |p: &str| crate::run::exec::read_raw(&store.dir.join(p));
+        let read = |p: &str| crate::run::process::read_raw(&store.dir.join(p));
         let (Ok(stdout), Ok(stderr)) = (read(&raw.stdout), read(&raw.stderr)) else {
             kept += 1;
             continue;

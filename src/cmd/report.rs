@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 pub use super::answer::{Whole, answer};
 use super::{Error, io, load_all};
 use crate::analyze::{self, Format, Table};
+use crate::outlook;
 use crate::plan::Plan;
-use crate::run::{self, Settings};
+use crate::run::Settings;
 use crate::spec::Experiment;
 use crate::store::{Kept, Loaded, Store};
 use crate::summary::{Pending, Summary};
@@ -131,8 +132,8 @@ fn kept(dir: &Path, command: &str) -> Result<Target, Error> {
 
 /// The store of an experiment, loaded, and the cells still pending on this host.
 fn loaded(exp: &Experiment, plan: &Plan, store: &Store) -> Result<(Loaded, Vec<Pending>), Error> {
-    let (outlook, loaded, _) = run::outlook(exp, plan, store, &Settings::default())?;
-    let gave_up = run::last_abandoned(exp, plan, &loaded.sessions);
+    let (outlook, loaded, _) = outlook::outlook(exp, plan, store, &Settings::default())?;
+    let gave_up = outlook::last_abandoned(exp, plan, &loaded.sessions);
     let pending = plan
         .cells
         .iter()

@@ -9,6 +9,7 @@ use super::{Error, io, load_all};
 use crate::plan::Plan;
 use crate::plan::render::{Builtins, render};
 use crate::run::progress::{Bar, Lines, Progress};
+use crate::run::workdir::{self, WorkdirName};
 use crate::run::{self, LOCAL_HOST, Outcome, Settings};
 use crate::spec::Experiment;
 use crate::store::Store;
@@ -129,7 +130,7 @@ fn summary(exp: &Experiment, o: &Outcome, out: &mut dyn Write) -> std::io::Resul
 /// `--dry-run`: what would run here, with the commands rendered; nothing is executed.
 fn dry_run(exp: &Experiment, plan: &Plan, o: &Options, out: &mut dyn Write) -> Result<(), Error> {
     let store = Store::new(&o.reports, &exp.name);
-    let (outlook, _, _) = run::outlook(exp, plan, &store, &o.settings)?;
+    let (outlook, _, _) = crate::outlook::outlook(exp, plan, &store, &o.settings)?;
     writeln!(out, "{}: {} (dry run: nothing is executed)", exp.name, describe(plan, &o.settings))
         .map_err(io)?;
     let templates = crate::plan::render::templates(exp);
@@ -145,8 +146,8 @@ fn dry_run(exp: &Experiment, plan: &Plan, o: &Options, out: &mut dyn Write) -> R
         }
         let (lo, hi) = look.remaining;
         let trials = if lo == hi { format!("{lo}") } else { format!("{lo}–{hi}") };
-        // each session makes its own: `<cell>-<the session id's last 8 digits>`
-        let workdir = store.dir.join("work").join(format!("{}-SESSION", cell.id));
+        // each session makes its own
+        let workdir = workdir::local_root(&store).join(WorkdirName::placeholder(cell.id).as_str());
         let workdir = workdir.to_string_lossy();
         let b = Builtins { workdir: &workdir, repetition: look.attempts + 1, host: LOCAL_HOST };
         let cmds = render(&templates, exp, plan, cell, &b).map_err(crate::diag::Diagnostics::from)?;
@@ -173,7 +174,7 @@ fn watch_signals(interrupt: Arc<AtomicBool>) {
     std::thread::spawn(move || {
         for _ in signals.forever() {
             if interrupt.swap(true, Ordering::SeqCst) {
-                crate::run::exec::kill_running();
+                crate::run::process::kill_running();
                 std::process::exit(130);
             }
             eprintln!("stopping after the trial under way (interrupt again to stop at once)");

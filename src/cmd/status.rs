@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 
 use super::report::{Target, resolve};
 use super::{Error, io, load_all};
+use crate::outlook;
 use crate::plan::DEFAULT_MAX_CELLS;
-use crate::run::{self, Settings};
+use crate::run::Settings;
 use crate::store::{Status, Store};
 
 /// The store folders under `reports` whose name is not among `names`, sorted.
@@ -49,11 +50,11 @@ pub fn run(targets: &[PathBuf], reports: &Path, out: &mut dyn Write) -> Result<(
     let files: Vec<PathBuf> = targets.iter().map(|t| t.file.clone()).collect();
     for ((exp, plan), target) in load_all(&files, DEFAULT_MAX_CELLS)?.into_iter().zip(&targets) {
         let store = target.store(reports, &exp);
-        let (outlook, loaded, set_aside) = run::outlook(&exp, &plan, &store, &Settings::default())?;
+        let (outlook, loaded, set_aside) = outlook::outlook(&exp, &plan, &store, &Settings::default())?;
         let done = outlook.iter().filter(|o| o.done).count();
         let pending = outlook.iter().filter(|o| o.pending.is_some()).count();
         // Abandoned: cells not done that the last run on their host gave up on.
-        let gave_up = run::last_abandoned(&exp, &plan, &loaded.sessions);
+        let gave_up = outlook::last_abandoned(&exp, &plan, &loaded.sessions);
         let abandoned = plan
             .cells
             .iter()
@@ -74,7 +75,7 @@ pub fn run(targets: &[PathBuf], reports: &Path, out: &mut dyn Write) -> Result<(
         )
         .map_err(io)?;
         if plan.keys.iter().any(|k| k == "host") {
-            for (host, how, cells, done) in run::hosts_summary(&exp, &plan, &outlook) {
+            for (host, how, cells, done) in outlook::hosts_summary(&exp, &plan, &outlook) {
                 writeln!(out, "    host {host} ({how}): {done} of {cells} cells done").map_err(io)?;
             }
         }

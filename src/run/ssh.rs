@@ -9,8 +9,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::exec::{self, Execution, Executor, Job};
+use super::exec::Executor;
 use super::facts::Source;
+use super::process::{self, Execution, Job};
+use super::workdir::WorkdirName;
 use crate::spec::Host;
 
 /// Seconds the remote `timeout` waits after its TERM before it KILLs.
@@ -21,7 +23,7 @@ const WALL_MARK: &str = "margin-wall-ns";
 /// Read and remove the timing line the remote shell appended to stderr; the wall time it
 /// gives, or `None` when the host's `date` has no nanoseconds (the local time stands).
 fn take_remote_wall(stderr: &Path) -> std::io::Result<Option<Duration>> {
-    let text = exec::read_raw(stderr)?.into_bytes();
+    let text = process::read_raw(stderr)?.into_bytes();
     let mark = format!("\n{WALL_MARK} ");
     let Some(at) = text.windows(mark.len()).rposition(|w| w == mark.as_bytes()) else {
         return Ok(None);
@@ -89,7 +91,7 @@ impl Ssh {
 
     /// Run a short remote command and capture its output.
     fn capture(&self, remote: &str) -> Result<String, String> {
-        exec::capture_argv(&self.argv(remote), &self.local_dir, SHORT)
+        process::capture_argv(&self.argv(remote), &self.local_dir, SHORT)
     }
 }
 
@@ -122,14 +124,13 @@ impl Executor for Ssh {
             let mut argv: Vec<&str> = vec!["ssh"];
             argv.extend(options.iter().map(String::as_str));
             argv.extend(["-O", "exit", destination.as_str()]);
-            let _ = exec::capture_argv(&argv, &self.local_dir, Duration::from_secs(10));
+            let _ = process::capture_argv(&argv, &self.local_dir, Duration::from_secs(10));
         }
     }
 
     /// `margin-work/<experiment>/<cell>` under the remote home, made absolute there.
-    fn create_workdir(&self, experiment: &str, cell: &str) -> std::io::Result<String> {
-        let rel = format!("margin-work/{experiment}/{cell}");
-        let q = quote(&rel);
+    fn create_workdir(&self, experiment: &str, name: &WorkdirName) -> std::io::Result<String> {
+        let q = quote(&name.remote(experiment));
         self.capture(&format!("mkdir -p {q} && cd {q} && pwd -P")).map_err(std::io::Error::other)
     }
 
@@ -166,7 +167,7 @@ impl Executor for Ssh {
             end_group: false,
             env: &[],
         };
-        let mut e = exec::execute(&local)?;
+        let mut e = process::execute(&local)?;
         // CPU time of the local ssh client says nothing about the trial.
         e.user = None;
         e.system = None;
@@ -188,7 +189,7 @@ impl Executor for Ssh {
         }
         match e.exit_code {
             Some(255) => {
-                let err = exec::read_raw(job.stderr).unwrap_or_default();
+                let err = process::read_raw(job.stderr).unwrap_or_default();
                 let last = err.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("ssh failed");
                 e.host_error = Some(format!("ssh to `{}`: {}", self.name, last.trim()));
             }

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use indexmap::IndexMap;
 
-use super::exec;
+use super::process;
 use crate::spec::Experiment;
 use crate::vocab::Scalar;
 
@@ -61,7 +61,7 @@ impl Source for Local {
     }
 
     fn run(&self, command: &str) -> Option<String> {
-        exec::capture(command, &self.dir, Duration::from_secs(30))
+        process::capture(command, &self.dir, Duration::from_secs(30))
     }
 
     fn is_root(&self) -> bool {

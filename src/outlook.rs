@@ -1,0 +1,139 @@
+//! What a run would do and what is left, from a plan and the store, without running a
+//! trial: each cell's progress, whether it runs on this host, an estimate of the time
+//! left, and which cells the last runs gave up on. `plan`, `status`, `report` and
+//! `--dry-run` ask here.
+
+use std::collections::HashMap;
+
+use crate::plan::{Cell, Plan};
+use crate::run::LOCAL_HOST;
+use crate::run::cells::{self, CellProgress, Rule};
+use crate::run::{RunError, Settings, facts, host_of, repetitions, ssh_entry};
+use crate::spec::Experiment;
+use crate::store::{Event, Loaded, SessionRecord, Store};
+
+/// For `plan` and `status`: each cell's progress, whether it runs here, and an estimate.
+#[derive(Debug, Clone)]
+pub(crate) struct CellOutlook {
+    /// Successful measurements so far.
+    pub(crate) ok: u32,
+    /// Every record so far (the next trial's repetition is this + 1).
+    pub(crate) attempts: u32,
+    /// Trials still to run, fewest and most.
+    pub(crate) remaining: (u32, u32),
+    pub(crate) done: bool,
+    /// Why it cannot run on this host, if it cannot.
+    pub(crate) pending: Option<String>,
+    /// Seconds the remaining trials should take, from earlier trials' wall times.
+    pub(crate) estimate: Option<(f64, f64)>,
+}
+
+/// Where every cell of the plan stands on this host.
+pub(crate) fn outlook(
+    exp: &Experiment,
+    plan: &Plan,
+    store: &Store,
+    settings: &Settings,
+) -> Result<(Vec<CellOutlook>, Loaded, usize), RunError> {
+    facts::check_sysroot().map_err(|e| RunError::Io { what: "facts".into(), source: e })?;
+    let loaded = store.load()?;
+    let dir = std::env::temp_dir();
+    let source = facts::Local::new(&dir);
+    let detected = facts::detect(exp, &facts::gather(&source), &source);
+    let rule = Rule::new(exp, plan, repetitions(plan, settings));
+    let (progress, set_aside) = cells::progress(plan, &loaded.trials);
+    let known: Vec<f64> = progress.values().filter_map(|p| p.mean_wall).collect();
+    let overall = (!known.is_empty()).then(|| known.iter().sum::<f64>() / known.len() as f64);
+    let warmup = f64::from(plan.warmup);
+    let none = CellProgress::default();
+    let board = &progress;
+    let out = plan
+        .cells
+        .iter()
+        .enumerate()
+        .map(|(i, cell)| {
+            let progress = progress.get(&i).unwrap_or(&none);
+            let done = rule.is_done(i, progress, board);
+            let (lo, hi) = rule.remaining(i, progress, board);
+            let per = progress.mean_wall.or(overall);
+            let warm = if done { 0.0 } else { warmup };
+            let estimate = per.map(|t| ((f64::from(lo) + warm) * t, (f64::from(hi) + warm) * t));
+            let pending = if done {
+                None
+            } else if let Some(remote) = remote_host(exp, plan, cell) {
+                Some(remote)
+            } else {
+                facts::pending_reason(&detected, plan.levels(cell))
+            };
+            CellOutlook {
+                ok: progress.ok,
+                attempts: progress.attempts,
+                remaining: (lo, hi),
+                done,
+                pending,
+                estimate,
+            }
+        })
+        .collect();
+    Ok((out, loaded, set_aside))
+}
+
+/// Per host, in order of appearance: (host, how it is reached, cells, done).
+pub(crate) fn hosts_summary(
+    exp: &Experiment,
+    plan: &Plan,
+    outlook: &[CellOutlook],
+) -> Vec<(String, String, usize, usize)> {
+    let mut out: Vec<(String, String, usize, usize)> = Vec::new();
+    for (cell, o) in plan.cells.iter().zip(outlook) {
+        let host = host_of(plan, cell);
+        let i = match out.iter().position(|(h, ..)| h == host) {
+            Some(i) => i,
+            None => {
+                let how = ssh_entry(exp, host)
+                    .map_or("this machine".to_string(), |(_, dest)| format!("ssh {dest}"));
+                out.push((host.to_string(), how, 0, 0));
+                out.len() - 1
+            }
+        };
+        out[i].2 += 1;
+        out[i].3 += usize::from(o.done);
+    }
+    out
+}
+
+/// For `plan`, which connects to nothing: a cell on a remote host runs there.
+fn remote_host(exp: &Experiment, plan: &Plan, cell: &Cell) -> Option<String> {
+    let host = host_of(plan, cell);
+    let (_, entry) = exp.spec.hosts.iter().find(|(name, _)| name.value == host)?;
+    let ssh = entry.value.ssh.as_ref()?;
+    Some(format!("runs on host `{host}` ({}): `margin run` connects to it", ssh.value))
+}
+
+/// The cells the last run on their host abandoned, by id, with why: each host runs in a
+/// session of its own, and an import runs nothing and abandons nothing.
+pub(crate) fn last_abandoned(
+    exp: &Experiment,
+    plan: &Plan,
+    sessions: &[SessionRecord],
+) -> HashMap<String, String> {
+    let mut last_runs: Vec<&SessionRecord> = Vec::new();
+    for s in sessions.iter().rev().filter(|s| s.event == Event::End && !s.import) {
+        if !last_runs.iter().any(|r| r.host == s.host) {
+            last_runs.push(s);
+        }
+    }
+    let mut out = HashMap::new();
+    for cell in &plan.cells {
+        let id = cell.id.to_string();
+        // the session's host is the executor's: a host without ssh is this machine
+        let host = host_of(plan, cell);
+        let host = if ssh_entry(exp, host).is_some() { host } else { LOCAL_HOST };
+        let Some(run) = last_runs.iter().find(|r| r.host == host && r.abandoned.contains(&id)) else {
+            continue;
+        };
+        let why = run.problems.iter().find(|p| p.cell == id && p.what == "abandoned").map(|p| p.why.clone());
+        out.insert(id, why.unwrap_or_else(|| "too many failures".to_string()));
+    }
+    out
+}

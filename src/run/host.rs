@@ -1,0 +1,231 @@
+//! One host's thread: connect, gather the host's facts and detect its environment, pick
+//! the cells that match and still need trials, run them, and tell the writer the session's
+//! start and end. Also which executor a host gets.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::{Barrier, mpsc};
+
+use indexmap::IndexMap;
+
+use super::cells::{CellProgress, levels_map};
+use super::exec::{Executor, LocalExecutor};
+use super::state::{CellState, Counts, HostRun};
+use super::trial::now;
+use super::{RunError, facts, ssh, ssh_entry};
+use crate::plan::Cell;
+use crate::spec::Experiment;
+use crate::store::{CellProblem, Event, SCHEMA, SessionRecord, Store};
+
+/// What host threads tell the thread that writes the session log and the progress.
+pub(crate) enum Msg {
+    Ready(Box<Ready>),
+    Done(Box<Done>),
+}
+
+/// A host, connected, its facts gathered: its session record and what it will run.
+pub(crate) struct Ready {
+    pub(crate) session: SessionRecord,
+    pub(crate) pending: Vec<(String, String)>,
+    pub(crate) todo: usize,
+    pub(crate) min: u64,
+    pub(crate) max: u64,
+}
+
+/// A host's end.
+pub(crate) struct Done {
+    pub(crate) end: SessionRecord,
+    pub(crate) counts: Counts,
+    pub(crate) abandoned: Vec<(String, String)>,
+    pub(crate) cleanup_failed: Vec<(String, String)>,
+    pub(crate) pending: Vec<(String, String)>,
+    pub(crate) complete: usize,
+    pub(crate) host_error: Option<(String, String)>,
+    pub(crate) interrupted: bool,
+    pub(crate) error: Option<RunError>,
+}
+
+/// A host's cells: (index into the plan's cells, cell, progress so far).
+pub(crate) type HostCells<'a> = Vec<(usize, &'a Cell, CellProgress)>;
+
+/// The executor of a host: local, or ssh when its `hosts:` entry says so.
+pub(crate) fn executor(
+    exp: &Experiment,
+    store: &Store,
+    host: &str,
+    control: Option<&Path>,
+) -> Box<dyn Executor> {
+    match (ssh_entry(exp, host), control) {
+        (Some((entry, destination)), Some(control)) => {
+            Box::new(ssh::Ssh::new(host, entry, destination, control))
+        }
+        _ => Box::new(LocalExecutor::new(store)),
+    }
+}
+
+/// A private directory for ssh's multiplexing sockets, removed at the end. Short, under
+/// the temp dir: a socket path may not exceed about 100 bytes.
+pub(crate) struct ControlDir(PathBuf);
+
+impl ControlDir {
+    pub(crate) fn new() -> std::io::Result<Self> {
+        use std::os::unix::fs::DirBuilderExt;
+        let dir = std::env::temp_dir().join(format!(
+            "margin-ssh-{}-{:x}",
+            std::process::id(),
+            rand::random::<u32>()
+        ));
+        std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+        Ok(ControlDir(dir))
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for ControlDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+impl<'a> HostRun<'a> {
+    /// The whole session of this host; always sends `Ready` then `Done`.
+    pub(crate) fn session(&mut self, cells: HostCells<'a>, barrier: &Barrier, tx: &mpsc::Sender<Msg>) {
+        let sh = self.shared;
+        let host = self.executor.host().to_string();
+        let mut record = SessionRecord {
+            schema: SCHEMA,
+            session: self.session.clone(),
+            event: Event::Start,
+            at: now(),
+            host: host.clone(),
+            experiment: sh.exp.name.clone(),
+            margin_version: env!("CARGO_PKG_VERSION").to_string(),
+            seed: sh.seed,
+            spec_hash: blake3::hash(sh.exp.source.as_bytes()).to_hex().to_string(),
+            facts: IndexMap::new(),
+            environment: IndexMap::new(),
+            abandoned: Vec::new(),
+            problems: Vec::new(),
+            keep_workdir: sh.settings.keep_workdir,
+            import: false,
+            outcome: None,
+        };
+        let mut pending = Vec::new();
+        let mut states = Vec::new();
+        let mut complete = 0;
+        match self.executor.check() {
+            Err(why) => {
+                let why = format!("host `{host}` unreachable: {why}");
+                for (index, cell, progress) in &cells {
+                    if sh.rule.is_done(*index, progress, &sh.board()) {
+                        complete += 1;
+                    } else {
+                        pending.push((sh.plan.label(cell), why.clone()));
+                    }
+                }
+                self.host_error = Some(why);
+            }
+            Ok(()) => {
+                let src = self.executor.facts();
+                record.facts = facts::gather(src);
+                let detected = facts::detect(sh.exp, &record.facts, src);
+                record.environment = detected.levels.clone();
+                for (index, cell, progress) in cells {
+                    let done = sh.rule.is_done(index, &progress, &sh.board());
+                    let label = sh.plan.label(cell);
+                    if done {
+                        complete += 1;
+                        continue;
+                    }
+                    if let Some(reason) = facts::pending_reason(&detected, sh.plan.levels(cell)) {
+                        pending.push((label, reason));
+                        continue;
+                    }
+                    states.push(CellState {
+                        index,
+                        cell,
+                        levels: levels_map(sh.plan, cell),
+                        label,
+                        progress,
+                        workdir: None,
+                        warmups_left: sh.plan.warmup,
+                        failures: 0,
+                        done: false,
+                        abandoned: None,
+                        cleanup_failed: None,
+                    });
+                }
+            }
+        }
+        let (min, max) = states.iter().fold((0u64, 0u64), |(lo, hi), st| {
+            let (a, b) = sh.rule.remaining(st.index, &st.progress, &sh.board());
+            (lo + u64::from(a), hi + u64::from(b))
+        });
+        let ready = Ready { session: record.clone(), pending, todo: states.len(), min, max };
+        let _ = tx.send(Msg::Ready(Box::new(ready)));
+        barrier.wait();
+
+        let result = self.rounds(&mut states);
+        // Whatever happened, close the cells that were opened: cleanup hooks, workdirs.
+        for st in states.iter_mut() {
+            self.finish_cell(st);
+        }
+        let mut late_pending = Vec::new();
+        if let Some(why) = &self.host_error {
+            for st in states.iter().filter(|st| !st.done && st.abandoned.is_none()) {
+                late_pending.push((st.label.clone(), why.clone()));
+            }
+        }
+        complete += states.iter().filter(|st| st.done).count();
+        record.event = Event::End;
+        record.at = now();
+        record.facts = IndexMap::new();
+        record.environment = IndexMap::new();
+        record.abandoned =
+            states.iter().filter(|st| st.abandoned.is_some()).map(|st| st.cell.id.to_string()).collect();
+        record.problems = states
+            .iter()
+            .flat_map(|st| {
+                let problem = |what: &str, why: &String| CellProblem {
+                    cell: st.cell.id.to_string(),
+                    what: what.to_string(),
+                    why: why.clone(),
+                };
+                let abandoned = st.abandoned.as_ref().map(|why| problem("abandoned", why));
+                abandoned
+                    .into_iter()
+                    .chain(st.cleanup_failed.as_ref().map(|why| problem("cleanup failed", why)))
+            })
+            .collect();
+        record.outcome = Some(match (&result, &self.host_error) {
+            (Err(e), _) => format!("stopped: {e}"),
+            (Ok(()), Some(why)) => format!("stopped: {why}"),
+            (Ok(()), None) if self.interrupted => "interrupted".to_string(),
+            (Ok(()), None) if sh.stop.load(Ordering::SeqCst) => {
+                "stopped: the log could not be written".to_string()
+            }
+            (Ok(()), None) => "completed".to_string(),
+        });
+        let done = Done {
+            end: record,
+            counts: self.counts,
+            abandoned: states
+                .iter()
+                .filter_map(|st| st.abandoned.as_ref().map(|why| (st.label.clone(), why.clone())))
+                .collect(),
+            cleanup_failed: states
+                .iter()
+                .filter_map(|st| st.cleanup_failed.as_ref().map(|why| (st.label.clone(), why.clone())))
+                .collect(),
+            pending: late_pending,
+            complete,
+            host_error: self.host_error.clone().map(|e| (host, e)),
+            interrupted: self.interrupted,
+            error: result.err(),
+        };
+        let _ = tx.send(Msg::Done(Box::new(done)));
+    }
+}

@@ -1,0 +1,642 @@
+//! Running a process: one shell command at a time, in its own process group, with its
+//! output going straight to files, a monotonic wall clock and the CPU time it used.
+//!
+//! The child gets its own process group so that a timeout can kill everything it started
+//! (a `sh -c` grandchild would otherwise survive and keep running), and so that the
+//! terminal's Ctrl-C reaches margin alone: the trial under way finishes and is recorded.
+//!
+//! Trials are started with std's `Command` (duct would copy the whole environment into
+//! every command, which costs more per trial than the rest of margin's overhead) and
+//! waited for with `wait4`, which gives the CPU time of that one child and what it waited
+//! for — not of every child margin reaped meanwhile, such as the ssh clients of other
+//! hosts' trials. Probes and facts, where none of that matters, use duct.
+
+use std::collections::HashMap;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+
+/// What to run and where its output goes.
+#[derive(Debug, Clone)]
+pub struct Job<'a> {
+    pub command: &'a str,
+    pub dir: &'a str,
+    pub stdout: &'a Path,
+    pub stderr: &'a Path,
+    pub timeout: Option<Duration>,
+    /// Make the output files durable (`fdatasync`) before returning.
+    pub sync: bool,
+    /// Kill whatever the command left running in its process group when it ends: a
+    /// trial's `run` (nothing of a trial may run on into the next), not a hook (a
+    /// `prepare` may start a monitor that `conclude` stops).
+    pub end_group: bool,
+    /// Variables added to the command's environment: the values it refers to.
+    pub env: &'a [(String, String)],
+}
+
+/// How the command ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Execution {
+    /// The exit code, when the shell exited by itself.
+    pub exit_code: Option<i32>,
+    /// The signal that ended it, when one did.
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+    pub wall: Duration,
+    /// CPU time of the command and everything it waited for, in seconds.
+    pub user: Option<f64>,
+    pub system: Option<f64>,
+    /// The host could not be reached or the connection broke (ssh's exit 255): not a
+    /// benchmark result.
+    pub host_error: Option<String>,
+    /// Why the command could not be started at all (its workdir is gone, …): a failed
+    /// trial, not a reason to stop the run.
+    pub not_started: Option<String>,
+    /// It ended leaving processes running in its group, and they were killed
+    /// ([`Job::end_group`]).
+    pub left_running: bool,
+}
+
+impl Execution {
+    pub fn succeeded(&self) -> bool {
+        self.exit_code == Some(0) && !self.timed_out
+    }
+
+    /// "exit code 3", "killed by signal 9", "timed out after 2 s".
+    pub fn describe(&self) -> String {
+        if let Some(why) = &self.not_started {
+            return why.clone();
+        }
+        if self.timed_out {
+            return format!("timed out after {:.3} s", self.wall.as_secs_f64());
+        }
+        match (self.exit_code, self.signal) {
+            (Some(code), _) => format!("exit code {code}"),
+            (None, Some(sig)) => format!("killed by signal {sig}"),
+            (None, None) => "ended without an exit status".to_string(),
+        }
+    }
+}
+
+/// The process groups of the commands running now (trials and hooks): a second Ctrl-C
+/// ends them with margin rather than leaving them running on their own.
+static RUNNING: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+/// Kill every command margin is running, each with its whole process group.
+pub fn kill_running() {
+    for &pgid in RUNNING.lock().unwrap_or_else(PoisonError::into_inner).iter() {
+        let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+    }
+}
+
+/// A process group in [`RUNNING`] while this lives.
+struct Running(i32);
+
+impl Running {
+    fn new(pgid: i32) -> Self {
+        RUNNING.lock().unwrap_or_else(PoisonError::into_inner).push(pgid);
+        Running(pgid)
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let mut running = RUNNING.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(i) = running.iter().position(|p| *p == self.0) {
+            running.swap_remove(i);
+        }
+    }
+}
+
+/// Shell builtins and keywords that must not be looked up as programs.
+const SHELL_WORDS: &[&str] = &[
+    "!", ".", ":", "[", "alias", "break", "case", "cd", "command", "continue", "echo", "eval", "exec",
+    "exit", "export", "for", "function", "getopts", "hash", "if", "kill", "local", "printf", "pwd", "read",
+    "readonly", "return", "select", "set", "shift", "source", "test", "times", "trap", "type", "ulimit",
+    "umask", "unset", "until", "wait", "while", "{",
+];
+
+/// The argument vector of a command that needs no shell: plain words and quotes only, a
+/// first word that is a program on `PATH` (not a builtin, whose behaviour may differ), no
+/// variables, globs, redirections, escapes or separators. Running it directly spares the
+/// `sh` start-up on every trial, as `hyperfine -N` does; anything else goes to `sh -c`.
+fn direct_argv(command: &str) -> Option<Vec<String>> {
+    let plain = |c: char| c.is_ascii_alphanumeric() || " -_./=:,+@%^'\"".contains(c);
+    if !command.chars().all(plain) || command.contains('\\') {
+        return None;
+    }
+    let argv = shlex::split(command)?;
+    let first = argv.first()?;
+    if first.contains('=') || SHELL_WORDS.contains(&first.as_str()) {
+        return None;
+    }
+    // resolved here, so the spawn does not try every PATH entry in turn
+    let program = if first.contains('/') { first.clone() } else { on_path(first)? };
+    // A relative path (`./bench.sh`, or a relative PATH entry) is the shell's to resolve,
+    // from the workdir the trial runs in, as it would be for any other command.
+    if Path::new(&program).is_relative() {
+        return None;
+    }
+    let mut argv = argv;
+    argv[0] = program;
+    Some(argv)
+}
+
+/// Where `program` is on `PATH`. Remembered per program for the life of the process:
+/// looking it up costs a `stat` per `PATH` entry, and a run starts the same program a
+/// thousand times.
+fn on_path(program: &str) -> Option<String> {
+    static FOUND: Mutex<Option<HashMap<String, Option<String>>>> = Mutex::new(None);
+    let mut found = FOUND.lock().unwrap_or_else(PoisonError::into_inner);
+    let found = found.get_or_insert_with(HashMap::new);
+    if let Some(known) = found.get(program) {
+        return known.clone();
+    }
+    let paths = std::env::var_os("PATH")?;
+    let path = std::env::split_paths(&paths)
+        .map(|dir| dir.join(program))
+        .find(|p| p.is_file())
+        .and_then(|p| p.to_str().map(str::to_owned));
+    found.insert(program.to_owned(), path.clone());
+    path
+}
+
+/// Run `job.command` (under `sh -c` unless it needs no shell); stdin is empty, stdout
+/// and stderr go to the files.
+pub fn execute(job: &Job<'_>) -> std::io::Result<Execution> {
+    use std::os::unix::process::ExitStatusExt;
+
+    let direct = direct_argv(job.command);
+    // A program removed since it was found: the shell says so, as a failed trial.
+    let direct = direct.filter(|argv| Path::new(&argv[0]).is_file());
+    let mut command = match &direct {
+        Some(argv) => {
+            let mut c = Command::new(&argv[0]);
+            c.args(&argv[1..]);
+            c
+        }
+        None => {
+            let mut c = Command::new("sh");
+            c.arg("-c").arg(job.command);
+            c
+        }
+    };
+    // The output goes to anonymous in-memory files first: most trials of a short command
+    // print nothing, and creating two files per trial costs more than running `true`.
+    let stdout = memory_file("margin-stdout")?;
+    let stderr = memory_file("margin-stderr")?;
+    command
+        .envs(job.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(job.dir)
+        .stdin(Stdio::null())
+        .stdout(stdout.try_clone()?)
+        .stderr(stderr.try_clone()?)
+        .process_group(0);
+    let start = Instant::now();
+    // The child as std starts it (duct would copy the whole environment into every
+    // command, tens of microseconds per trial that `hyperfine -N` does not spend), waited
+    // for by `reap`, which also gives the CPU time of this child alone.
+    let child = match command.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            return Ok(Execution {
+                exit_code: None,
+                signal: None,
+                timed_out: false,
+                wall: Duration::ZERO,
+                user: None,
+                system: None,
+                host_error: None,
+                not_started: Some(format!("could not start in {}: {e}", job.dir)),
+                left_running: false,
+            });
+        }
+    };
+    drop(command); // the parent's copies of the output files' descriptors
+    let pgid = Pid::from_raw(child.id() as i32);
+    let running = Running::new(pgid.as_raw());
+    let mut timed_out = false;
+    let waited = reap::ended_within(pgid, job.timeout).and_then(|ended| {
+        if !ended {
+            timed_out = true;
+            // the whole group: sh and whatever it started
+            let _ = killpg(pgid, Signal::SIGKILL);
+            reap::ended_within(pgid, None)?;
+        }
+        Ok(start.elapsed())
+    });
+    let wall = match waited {
+        Ok(wall) => wall,
+        Err(e) => {
+            // nothing of it may run on unseen: end it, reap it, then say what failed
+            let _ = killpg(pgid, Signal::SIGKILL);
+            let _ = reap::reap(pgid);
+            return Err(e);
+        }
+    };
+    let ended = reap::reap(pgid)?;
+    drop(child); // reaped: std has nothing left to wait for
+    if timed_out {
+        // a grandchild that outlived the shell between the kill and the wait
+        let _ = killpg(pgid, Signal::SIGKILL);
+    }
+    // Success means some process of the group was still there. (The group's id cannot
+    // have gone to another process meanwhile: pids are handed out in turn, and the
+    // whole range would have to go round in these microseconds.)
+    let left_running = job.end_group && !timed_out && killpg(pgid, Signal::SIGKILL).is_ok();
+    drop(running);
+    let created = persist(stdout, job.stdout, job.sync)? | persist(stderr, job.stderr, job.sync)?;
+    // the new files' names too, before the record that points at them (fdatasync of the
+    // record over laid-ahead zeros no longer commits the file system's journal)
+    if created
+        && job.sync
+        && let Some(dir) = job.stdout.parent()
+    {
+        crate::store::sync_dir(dir)?;
+    }
+    Ok(Execution {
+        exit_code: ended.status.code(),
+        signal: ended.status.signal(),
+        timed_out,
+        wall,
+        user: Some(ended.user),
+        system: Some(ended.system),
+        host_error: None,
+        not_started: None,
+        left_running,
+    })
+}
+
+/// An anonymous file in memory that a child can write to like any file (no pipe: a
+/// grandchild left running cannot block the wait).
+fn memory_file(name: &str) -> std::io::Result<std::fs::File> {
+    let fd = nix::sys::memfd::memfd_create(name, nix::sys::memfd::MFdFlags::MFD_CLOEXEC)?;
+    Ok(std::fs::File::from(fd))
+}
+
+/// Keep what a command printed: copied to `path` (made durable when `sync`) unless it
+/// printed nothing — an absent raw file is an empty output. Whether a file was created.
+fn persist(mut memory: std::fs::File, path: &Path, sync: bool) -> std::io::Result<bool> {
+    use std::io::{Seek, SeekFrom};
+    if memory.metadata()?.len() == 0 {
+        return Ok(false);
+    }
+    memory.seek(SeekFrom::Start(0))?;
+    let mut file = std::fs::File::create(path)?;
+    std::io::copy(&mut memory, &mut file)?;
+    if sync {
+        file.sync_data()?;
+    }
+    Ok(true)
+}
+
+/// Read a raw output file; an absent one is an empty output.
+pub fn read_raw(path: &Path) -> std::io::Result<String> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Run a short command and capture its trimmed stdout (facts, probes); `None` when it
+/// fails, times out or prints nothing.
+pub fn capture(command: &str, dir: &Path, timeout: Duration) -> Option<String> {
+    capture_argv(&["sh", "-c", command], dir, timeout).ok()
+}
+
+/// Run a program and capture its trimmed stdout; `Err` holds why not (the end of
+/// stderr, or the exit status).
+pub fn capture_argv(argv: &[&str], dir: &Path, timeout: Duration) -> Result<String, String> {
+    let (program, args) = argv.split_first().ok_or("nothing to run")?;
+    let handle = duct::cmd(*program, args)
+        .dir(dir)
+        .stdin_null()
+        .stdout_capture()
+        .stderr_capture()
+        .unchecked()
+        .before_spawn(|cmd| {
+            cmd.process_group(0);
+            Ok(())
+        })
+        .start()
+        .map_err(|e| format!("cannot start {program}: {e}"))?;
+    let pgid = handle.pids().first().map(|p| Pid::from_raw(*p as i32));
+    let output = match handle.wait_timeout(timeout).map_err(|e| e.to_string())? {
+        Some(out) => out.clone(),
+        None => {
+            if let Some(pgid) = pgid {
+                let _ = killpg(pgid, Signal::SIGKILL);
+            }
+            let _ = handle.wait();
+            return Err(format!("no answer within {} s", timeout.as_secs()));
+        }
+    };
+    if !output.status.success() {
+        let err = String::from_utf8_lossy(&output.stderr);
+        let last = err.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+        let status = output.status.code().map_or("a signal".to_string(), |c| format!("exit code {c}"));
+        return Err(if last.is_empty() { status } else { format!("{status}: {last}") });
+    }
+    let text = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    if text.is_empty() { Err("no output".to_string()) } else { Ok(text) }
+}
+
+/// Waiting for one child: until it ends (exactly when, through a pidfd, with or without
+/// a limit), then reaping it with its own resource usage. std and nix do not offer
+/// `wait4`'s usage or `pidfd_open`: the only unsafe code in margin, each call with the
+/// reason it is sound.
+#[allow(unsafe_code)]
+mod reap {
+    use std::io;
+    use std::os::fd::{AsFd, FromRawFd, OwnedFd};
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::ExitStatus;
+    use std::time::{Duration, Instant};
+
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use nix::sys::wait::{Id, WaitPidFlag, waitid};
+    use nix::unistd::Pid;
+
+    /// How a reaped child ended, and the CPU time it and what it waited for used.
+    pub struct Ended {
+        pub status: ExitStatus,
+        pub user: f64,
+        pub system: f64,
+    }
+
+    /// Wait until `pid` has ended, leaving it unreaped; `false` when `limit` passed first.
+    pub fn ended_within(pid: Pid, limit: Option<Duration>) -> io::Result<bool> {
+        let Some(limit) = limit else {
+            loop {
+                match waitid(Id::Pid(pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT) {
+                    Err(nix::errno::Errno::EINTR) => continue,
+                    Err(e) => return Err(e.into()),
+                    Ok(_) => return Ok(true),
+                }
+            }
+        };
+        let deadline = Instant::now() + limit;
+        let fd = match pidfd(pid) {
+            Ok(fd) => fd,
+            // before Linux 5.3, or a sandbox that forbids it: look every millisecond
+            Err(_) => return ended_by_looking(pid, deadline),
+        };
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            // poll counts in milliseconds, up to about 24 days at a time: round up, so
+            // the limit is never cut short
+            let ms = left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
+            let mut fds = [PollFd::new(fd.as_fd(), PollFlags::POLLIN)];
+            match poll(&mut fds, PollTimeout::try_from(ms as u32).unwrap_or(PollTimeout::MAX)) {
+                Err(nix::errno::Errno::EINTR) => continue,
+                Err(e) => return Err(e.into()),
+                Ok(0) if left.is_zero() => return Ok(false),
+                Ok(0) => continue,
+                Ok(_) => return Ok(true),
+            }
+        }
+    }
+
+    /// [`ended_within`] without a pidfd: whether `pid` has ended, every millisecond until
+    /// `deadline` (the end is seen up to a millisecond late).
+    pub(super) fn ended_by_looking(pid: Pid, deadline: Instant) -> io::Result<bool> {
+        loop {
+            let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT | WaitPidFlag::WNOHANG;
+            match waitid(Id::Pid(pid), flags) {
+                Err(nix::errno::Errno::EINTR) => continue,
+                Err(e) => return Err(e.into()),
+                Ok(nix::sys::wait::WaitStatus::StillAlive) => {}
+                Ok(_) => return Ok(true),
+            }
+            if Instant::now() >= deadline {
+                return Ok(false);
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// A descriptor that becomes readable when `pid` ends (Linux 5.3 and later).
+    fn pidfd(pid: Pid) -> io::Result<OwnedFd> {
+        // SAFETY: pidfd_open takes a pid and flags, touches no memory of ours, and
+        // returns a new descriptor or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid.as_raw(), 0) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: the descriptor was just opened for us, and nothing else owns it.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+    }
+
+    /// Reap `pid`, which has ended, with its resource usage.
+    pub fn reap(pid: Pid) -> io::Result<Ended> {
+        let mut status: libc::c_int = 0;
+        // SAFETY: rusage is a plain C struct of numbers, for which all zeros is a value.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        loop {
+            // SAFETY: both pointers are to live locals of the types wait4 writes.
+            let r = unsafe { libc::wait4(pid.as_raw(), &mut status, 0, &mut usage) };
+            if r == pid.as_raw() {
+                break;
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+        let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        Ok(Ended {
+            status: ExitStatus::from_raw(status),
+            user: secs(usage.ru_utime),
+            system: secs(usage.ru_stime),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(command: &str, timeout: Option<Duration>) -> (Execution, String, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let (out, err) = (dir.path().join("out"), dir.path().join("err"));
+        let job = Job {
+            command,
+            dir: dir.path().to_str().unwrap(),
+            stdout: &out,
+            stderr: &err,
+            timeout,
+            sync: true,
+            end_group: true,
+            env: &[],
+        };
+        let e = execute(&job).unwrap();
+        (e, read_raw(&out).unwrap(), read_raw(&err).unwrap())
+    }
+
+    #[test]
+    fn output_goes_to_files_and_the_exit_code_is_kept() {
+        let (e, out, err) = run("echo hello; echo oops >&2; exit 3", None);
+        assert_eq!(e.exit_code, Some(3));
+        assert!(!e.succeeded());
+        assert_eq!(out, "hello\n");
+        assert_eq!(err, "oops\n");
+        assert_eq!(e.describe(), "exit code 3");
+    }
+
+    #[test]
+    fn cpu_time_is_measured() {
+        let (e, _, _) = run("i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done", None);
+        assert!(e.succeeded());
+        let user = e.user.unwrap();
+        assert!(user > 0.01, "user {user}");
+        assert!(user <= e.wall.as_secs_f64() * 1.05 + 0.01, "user {user} wall {:?}", e.wall);
+    }
+
+    /// Without a pidfd (old kernels, sandboxes), the end is seen by looking every
+    /// millisecond: within the limit, and not before it comes.
+    #[test]
+    fn the_end_is_seen_without_a_pidfd_too() {
+        let child = Command::new("sleep").arg("0.2").spawn().unwrap();
+        let pid = Pid::from_raw(child.id() as i32);
+        let start = Instant::now();
+        assert!(!reap::ended_by_looking(pid, start + Duration::from_millis(50)).unwrap());
+        assert!(start.elapsed() >= Duration::from_millis(50));
+        assert!(reap::ended_by_looking(pid, start + Duration::from_secs(5)).unwrap());
+        let seen = start.elapsed();
+        assert!(seen >= Duration::from_millis(190) && seen < Duration::from_secs(2), "{seen:?}");
+        assert!(reap::reap(pid).unwrap().status.success());
+        drop(child); // reaped above
+    }
+
+    /// A trial's CPU time is its own, not that of other children margin reaps meanwhile
+    /// (the ssh clients of other hosts' trials): a busy loop run and reaped in another
+    /// thread while a trial sleeps leaves the trial's time near zero.
+    #[test]
+    fn cpu_time_is_the_trials_alone() {
+        let busy = std::thread::spawn(|| {
+            let status = Command::new("sh")
+                .args(["-c", "sleep 0.1; i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"])
+                .status()
+                .unwrap();
+            assert!(status.success());
+        });
+        let (e, _, _) = run("sleep 0.3; i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done", None);
+        busy.join().unwrap();
+        let (user, system) = (e.user.unwrap(), e.system.unwrap());
+        let (own, _, _) = run("i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done", None);
+        let alone = own.user.unwrap() + own.system.unwrap();
+        // the trial's own loop, give or take; with the other loop counted it would be twice that
+        assert!(user + system < alone * 1.6 + 0.02, "user {user} system {system}; the loop alone {alone}");
+        assert!(user + system > alone * 0.5, "user {user} system {system}; the loop alone {alone}");
+    }
+
+    #[test]
+    fn a_timeout_kills_the_whole_group() {
+        let marker = format!("{}.{}", 300 + std::process::id() % 100, std::process::id());
+        let start = Instant::now();
+        let (e, _, _) =
+            run(&format!("sleep {marker} & sleep {marker}; echo never"), Some(Duration::from_millis(300)));
+        assert!(e.timed_out);
+        assert!(start.elapsed() < Duration::from_secs(5), "the wait did not hang on a grandchild");
+        std::thread::sleep(Duration::from_millis(100));
+        let survivors: Vec<String> = std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|d| std::fs::read(d.ok()?.path().join("cmdline")).ok())
+            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+            .filter(|c| c.contains(&marker) && c.starts_with("sleep"))
+            .collect();
+        assert!(survivors.is_empty(), "still running: {survivors:?}");
+    }
+
+    #[test]
+    fn simple_commands_skip_the_shell_and_keep_their_meaning() {
+        let argv = direct_argv("true").unwrap();
+        assert!(argv[0].ends_with("/true") && argv.len() == 1, "{argv:?}");
+        let argv = direct_argv("dd if=/dev/zero of='/tmp/a b' bs=1k count=3").unwrap();
+        assert!(argv[0].ends_with("/dd"), "{argv:?}");
+        assert_eq!(argv[1..], ["if=/dev/zero", "of=/tmp/a b", "bs=1k", "count=3"]);
+        for shell in [
+            "echo $HOME",
+            "true; false",
+            "a > b",
+            "ls *",
+            "X=1 env",
+            "cd /tmp",
+            "echo a\\nb",
+            "printf x",
+            "no-such-program-here",
+            "sleep 1 &",
+            // relative to the workdir, as the shell takes it
+            "./bench.sh 4",
+        ] {
+            assert_eq!(direct_argv(shell), None, "{shell}");
+        }
+        let (e, out, _) = run("dd if=/dev/zero bs=3 count=1 status=none", None);
+        assert!(e.succeeded());
+        assert_eq!(out, "\0\0\0");
+        let (e, _, err) = run("ls /no/such/dir", None);
+        assert_eq!(e.exit_code, Some(2));
+        assert!(err.contains("No such file"), "{err}");
+    }
+
+    /// What a trial leaves running in its process group is killed when it ends, and said.
+    #[test]
+    fn what_a_trial_leaves_running_is_killed() {
+        let marker = format!("{}.{}", 40 + std::process::id() % 1000, 3);
+        let running = || {
+            std::fs::read_dir("/proc")
+                .unwrap()
+                .filter_map(|d| std::fs::read(d.ok()?.path().join("cmdline")).ok())
+                .filter(|c| String::from_utf8_lossy(c).contains(&format!("sleep\0{marker}")))
+                .count()
+        };
+        let (e, out, _) = run(&format!("sleep {marker} & echo started"), None);
+        assert!(e.succeeded() && e.left_running, "{e:?}");
+        assert_eq!(out, "started\n");
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(running(), 0, "the background sleep outlived its trial");
+        let (e, _, _) = run("true", None);
+        assert!(!e.left_running);
+    }
+
+    #[test]
+    fn a_relative_program_is_found_in_the_workdir_as_the_shell_would() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("hello.sh");
+        std::fs::write(&script, "#!/bin/sh\necho hello \"$1\"\n").unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let (out, err) = (dir.path().join("out"), dir.path().join("err"));
+        let job = Job {
+            command: "./hello.sh there",
+            dir: dir.path().to_str().unwrap(),
+            stdout: &out,
+            stderr: &err,
+            timeout: None,
+            sync: false,
+            end_group: true,
+            env: &[],
+        };
+        let e = execute(&job).unwrap();
+        assert!(e.succeeded(), "{e:?}: {}", read_raw(&err).unwrap());
+        assert_eq!(read_raw(&out).unwrap(), "hello there\n");
+        // not there: a failed trial (the shell's 127), not an error that stops the run
+        let job = Job { command: "./missing.sh", ..job };
+        assert_eq!(execute(&job).unwrap().exit_code, Some(127));
+    }
+
+    #[test]
+    fn capture_trims_and_fails_softly() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(capture("printf '  xen \\n'", dir.path(), Duration::from_secs(5)).as_deref(), Some("xen"));
+        assert_eq!(capture("exit 1", dir.path(), Duration::from_secs(5)), None);
+        assert_eq!(capture("true", dir.path(), Duration::from_secs(5)), None);
+        assert_eq!(capture("sleep 5", dir.path(), Duration::from_millis(100)), None);
+    }
+}

@@ -1,0 +1,226 @@
+//! A run of one experiment over all its hosts: the store locked and read, the cells
+//! grouped by host, one thread per host, and the calling thread writing the session log
+//! and driving the progress display until every host is done.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Barrier, Mutex, PoisonError, mpsc};
+use std::time::Duration;
+
+use super::cells::{self, Rule};
+use super::exec::Executor;
+use super::host::{ControlDir, HostCells, Msg, executor};
+use super::progress::{Progress, TrialLine};
+use super::state::{Counts, HostRun, Shared, Shown};
+use super::{
+    DEFAULT_MAX_FAILURES, Outcome, RunError, Settings, facts, host_of, repetitions, ssh_entry, workdir,
+};
+use crate::parse::Recipe;
+use crate::plan::Plan;
+use crate::spec::{Experiment, parse_duration};
+use crate::store::Store;
+
+/// Run the cells of `plan` that match their host and still need trials.
+pub fn run(
+    exp: &Experiment,
+    plan: &Plan,
+    store: &Store,
+    settings: &Settings,
+    interrupt: &AtomicBool,
+    ui: &mut dyn Progress,
+) -> Result<Outcome, RunError> {
+    run_on(exp, plan, store, settings, interrupt, ui, &|host, control| executor(exp, store, host, control))
+}
+
+/// The executor of a host, given the directory for ssh's sockets when some host is remote.
+pub(crate) type Connect<'a> = dyn Fn(&str, Option<&Path>) -> Box<dyn Executor> + 'a;
+
+/// [`run`] with the hosts' executors from `connect` (a test's fakes).
+pub(crate) fn run_on(
+    exp: &Experiment,
+    plan: &Plan,
+    store: &Store,
+    settings: &Settings,
+    interrupt: &AtomicBool,
+    ui: &mut dyn Progress,
+    connect: &Connect<'_>,
+) -> Result<Outcome, RunError> {
+    facts::check_sysroot().map_err(|e| RunError::Io { what: "facts".into(), source: e })?;
+    let _lock = store.lock("run")?;
+    for dir in workdir::remove_stale(store)? {
+        ui.note(&format!("removed {}: the workdir of a run that was killed", dir.display()));
+    }
+    if settings.fresh {
+        for moved in store.move_aside()? {
+            ui.note(&format!("--fresh: the old log is now {}", moved.display()));
+        }
+    }
+    // the store keeps the file it is run with, so it can be reported on without it
+    store.keep_experiment(exp)?;
+    let loaded = store.load_locked()?;
+    for w in &loaded.warnings {
+        ui.note(&format!("warning: {w}"));
+    }
+    let recipe = Recipe::from_spec(&exp.spec).map_err(|(name, e)| RunError::Io {
+        what: format!("metric `{name}`"),
+        source: std::io::Error::other(e.to_string()),
+    })?;
+    let (mut progress, set_aside) = cells::progress(plan, &loaded.trials);
+    let rule = Rule::new(exp, plan, repetitions(plan, settings));
+    let board = if rule.needs_board() { progress.clone() } else { cells::Board::new() };
+    let shared = Shared {
+        exp,
+        plan,
+        store,
+        settings,
+        rule,
+        board: Mutex::new(board),
+        recipe,
+        templates: crate::plan::render::templates(exp),
+        timeout: exp.spec.timeout.as_ref().and_then(|t| parse_duration(&t.value).ok()),
+        max_failures: exp.spec.max_failures.unwrap_or(DEFAULT_MAX_FAILURES),
+        seed: settings.seed.or(exp.spec.seed).unwrap_or_else(rand::random),
+        interrupt,
+        log: Mutex::new(store.trials()?),
+        stop: AtomicBool::new(false),
+        failure: Mutex::new(None),
+        shown: Mutex::new(Vec::new()),
+    };
+    let mut outcome = Outcome {
+        seed: shared.seed,
+        cells: plan.cells.len(),
+        set_aside,
+        store: store.dir.clone(),
+        ..Outcome::default()
+    };
+
+    // Cells by host, hosts in the order they first appear.
+    let mut groups: Vec<(&str, HostCells<'_>)> = Vec::new();
+    for (i, cell) in plan.cells.iter().enumerate() {
+        let progress = progress.remove(&i).unwrap_or_default();
+        let host = host_of(plan, cell);
+        if settings.host.as_deref().is_some_and(|only| only != host) {
+            if shared.rule.is_done(i, &progress, &shared.board()) {
+                outcome.complete += 1;
+            } else {
+                outcome
+                    .pending
+                    .push((plan.label(cell), format!("runs on host `{host}`, not selected (--host)")));
+            }
+            continue;
+        }
+        match groups.iter_mut().find(|(h, _)| *h == host) {
+            Some((_, cells)) => cells.push((i, cell, progress)),
+            None => groups.push((host, vec![(i, cell, progress)])),
+        }
+    }
+    // ssh's multiplexing sockets, only when some host is remote
+    let control = match groups.iter().any(|(host, _)| ssh_entry(exp, host).is_some()) {
+        true => Some(
+            ControlDir::new()
+                .map_err(|e| RunError::Io { what: "ssh control directory".into(), source: e })?,
+        ),
+        false => None,
+    };
+    let executors: Vec<Box<dyn Executor>> =
+        groups.iter().map(|(host, _)| connect(host, control.as_ref().map(ControlDir::path))).collect();
+
+    let mut sessions = store.sessions()?;
+    let barrier = Barrier::new(groups.len() + 1);
+    let (tx, rx) = mpsc::channel::<Msg>();
+    std::thread::scope(|scope| {
+        for ((_, cells), executor) in groups.into_iter().zip(&executors) {
+            let (tx, shared, barrier) = (tx.clone(), &shared, &barrier);
+            scope.spawn(move || {
+                let mut h = HostRun {
+                    shared,
+                    executor: executor.as_ref(),
+                    session: uuid::Uuid::now_v7().to_string(),
+                    counts: Counts::default(),
+                    host_error: None,
+                    interrupted: false,
+                };
+                h.session(cells, barrier, &tx);
+            });
+        }
+        drop(tx);
+        let (mut ready, mut todo, mut min, mut max) = (0, 0, 0u64, 0u64);
+        let hosts = executors.len();
+        if hosts == 0 {
+            barrier.wait();
+        }
+        let show = |ui: &mut dyn Progress| {
+            for s in &shared.take_shown() {
+                match s {
+                    Shown::Trial(f) => ui.trial(&TrialLine {
+                        label: &f.label,
+                        repetition: f.repetition,
+                        warmup: f.warmup,
+                        status: f.status,
+                        wall: f.wall,
+                        detail: f.detail.as_deref(),
+                    }),
+                    Shown::Note(text) => ui.note(text),
+                    Shown::CellEnded => ui.cell_ended(),
+                }
+            }
+        };
+        loop {
+            // What the hosts did before a message was sent is shown before it.
+            let msg = match rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(msg) => msg,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    show(ui);
+                    continue;
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    show(ui);
+                    break;
+                }
+            };
+            show(ui);
+            match msg {
+                Msg::Ready(r) => {
+                    if let Err(e) = sessions.append(&r.session) {
+                        shared.fail(e.into());
+                    }
+                    outcome.sessions.push(r.session.session.clone());
+                    outcome.pending.extend(r.pending);
+                    (todo, min, max) = (todo + r.todo, min + r.min, max + r.max);
+                    ready += 1;
+                    if ready == hosts {
+                        ui.start(todo, min, max);
+                        barrier.wait();
+                    }
+                }
+                Msg::Done(d) => {
+                    // After a full disk this may fail too; the trial log is what matters.
+                    let _ = sessions.append(&d.end);
+                    let c = d.counts;
+                    outcome.ok += c.ok;
+                    outcome.failed += c.failed;
+                    outcome.timed_out += c.timed_out;
+                    outcome.parse_errors += c.parse_errors;
+                    outcome.warmups += c.warmups;
+                    outcome.abandoned.extend(d.abandoned);
+                    outcome.cleanup_failed.extend(d.cleanup_failed);
+                    outcome.pending.extend(d.pending);
+                    outcome.complete += d.complete;
+                    outcome.host_errors.extend(d.host_error);
+                    outcome.interrupted |= d.interrupted;
+                    if let Some(e) = d.error {
+                        shared.fail(e);
+                    }
+                }
+            }
+        }
+    });
+    ui.finish();
+    for e in &executors {
+        e.close();
+    }
+    match shared.failure.into_inner().unwrap_or_else(PoisonError::into_inner) {
+        Some(e) => Err(e),
+        None => Ok(outcome),
+    }
+}

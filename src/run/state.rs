@@ -1,0 +1,146 @@
+//! What a run's threads share (the plan, the trial log, the stop flag, what the display
+//! has yet to show) and what each host's thread and each of its cells carry in a session.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use indexmap::IndexMap;
+
+use super::cells::{Board, CellProgress, Rule};
+use super::exec::Executor;
+use super::{RunError, Settings};
+use crate::parse::Recipe;
+use crate::plan::{Cell, Plan};
+use crate::spec::Experiment;
+use crate::store::{Appender, Store};
+use crate::template::Templates;
+
+/// What the progress display shows, in the order it happened.
+pub(crate) enum Shown {
+    Trial(Finished),
+    /// A line of its own (a hook failure, an abandoned cell).
+    Note(String),
+    /// A cell has all its trials, or was abandoned.
+    CellEnded,
+}
+
+/// A finished trial, for the progress display.
+pub(crate) struct Finished {
+    pub(crate) label: String,
+    pub(crate) repetition: u32,
+    pub(crate) warmup: bool,
+    pub(crate) status: &'static str,
+    pub(crate) wall: f64,
+    pub(crate) detail: Option<String>,
+}
+
+/// Trials of one host's session, by how they ended.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Counts {
+    pub(crate) ok: u32,
+    pub(crate) failed: u32,
+    pub(crate) timed_out: u32,
+    pub(crate) parse_errors: u32,
+    pub(crate) warmups: u32,
+}
+
+/// What every host's thread shares.
+pub(crate) struct Shared<'a> {
+    pub(crate) exp: &'a Experiment,
+    pub(crate) plan: &'a Plan,
+    pub(crate) store: &'a Store,
+    pub(crate) settings: &'a Settings,
+    pub(crate) rule: Rule,
+    /// Every cell's progress, for a rule that looks at other cells (`until: verdict`:
+    /// a comparison's cells may run on other hosts); empty otherwise.
+    pub(crate) board: Mutex<Board>,
+    pub(crate) recipe: Recipe,
+    pub(crate) templates: Templates,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) max_failures: u32,
+    pub(crate) seed: u64,
+    pub(crate) interrupt: &'a AtomicBool,
+    /// The trial log. Each host's thread appends its own records, so that a trial's
+    /// record is durable before the next trial starts without a hand-off between threads.
+    pub(crate) log: Mutex<Appender>,
+    /// Set when a log cannot be written: every host stops.
+    pub(crate) stop: AtomicBool,
+    /// The first error that stops the run.
+    pub(crate) failure: Mutex<Option<RunError>>,
+    /// Trials finished and notes since the progress display last looked, in order.
+    /// Collected rather than sent: waking the display's thread after every trial costs a
+    /// tenth of a millisecond.
+    pub(crate) shown: Mutex<Vec<Shown>>,
+}
+
+impl Shared<'_> {
+    /// The progress of every cell, for the repetitions rule.
+    pub(crate) fn board(&self) -> MutexGuard<'_, Board> {
+        self.board.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Stop every host; the first error is the one reported.
+    pub(crate) fn fail(&self, e: RunError) {
+        self.stop.store(true, Ordering::SeqCst);
+        self.failure.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(e);
+    }
+
+    /// Queue something for the progress display.
+    pub(crate) fn show(&self, shown: Shown) {
+        self.shown.lock().unwrap_or_else(PoisonError::into_inner).push(shown);
+    }
+
+    /// What the display has yet to show, in order.
+    pub(crate) fn take_shown(&self) -> Vec<Shown> {
+        std::mem::take(&mut *self.shown.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+/// One host's session, as its thread sees it.
+pub(crate) struct HostRun<'a> {
+    pub(crate) shared: &'a Shared<'a>,
+    pub(crate) executor: &'a dyn Executor,
+    pub(crate) session: String,
+    pub(crate) counts: Counts,
+    pub(crate) host_error: Option<String>,
+    pub(crate) interrupted: bool,
+}
+
+impl HostRun<'_> {
+    pub(crate) fn note(&self, text: String) {
+        self.shared.show(Shown::Note(text));
+    }
+
+    /// Whether this host stops: interrupted, the log unwritable, or the host gone.
+    pub(crate) fn halted(&mut self) -> bool {
+        if self.shared.interrupt.load(Ordering::SeqCst) {
+            self.interrupted = true;
+        }
+        self.interrupted || self.shared.stop.load(Ordering::SeqCst) || self.host_error.is_some()
+    }
+}
+
+/// One cell during a session.
+pub(crate) struct CellState<'p> {
+    /// Index into [`Plan::cells`].
+    pub(crate) index: usize,
+    pub(crate) cell: &'p Cell,
+    pub(crate) label: String,
+    pub(crate) levels: IndexMap<String, String>,
+    pub(crate) progress: CellProgress,
+    pub(crate) workdir: Option<String>,
+    pub(crate) warmups_left: u32,
+    pub(crate) failures: u32,
+    pub(crate) done: bool,
+    pub(crate) abandoned: Option<String>,
+    /// Why this session's `cleanup` of the cell failed.
+    pub(crate) cleanup_failed: Option<String>,
+}
+
+impl CellState<'_> {
+    /// Whether the cell still takes trials in this session.
+    pub(crate) fn active(&self) -> bool {
+        !self.done && self.abandoned.is_none()
+    }
+}

@@ -1,0 +1,332 @@
+//! One trial: `prepare`, the command, `conclude`; the raw output saved before it is
+//! parsed, then the record appended and made durable before the host's next trial.
+
+use std::path::Path;
+use std::sync::PoisonError;
+use std::sync::atomic::Ordering;
+
+use indexmap::IndexMap;
+
+use super::RunError;
+use super::process::{self, Execution, Job};
+use super::state::{CellState, Finished, HostRun, Shown};
+use crate::plan::render::{Builtins, Commands, render};
+use crate::store::{MetricInfo, SCHEMA, Status, TrialRecord};
+use crate::vocab::{Better, MeanKind};
+
+/// What a trial left in the log.
+pub(crate) enum Recorded {
+    /// A measurement (or a warm-up that would have been one).
+    Measurement,
+    /// A failed trial, with why.
+    Failure(String),
+    /// No record: the host is gone or the log cannot be written.
+    Nothing,
+}
+
+/// Why a host's trial could not go on.
+enum Stop {
+    /// The writer could not store a record (it holds the error).
+    Store,
+    /// The host is gone.
+    Host,
+}
+
+pub(crate) fn now() -> String {
+    jiff::Timestamp::now().to_string()
+}
+
+fn io(path: &Path, source: std::io::Error) -> RunError {
+    RunError::Io { what: path.display().to_string(), source }
+}
+
+/// The last lines of a file, for a failure message.
+fn tail(path: &Path, lines: usize) -> String {
+    let text = process::read_raw(path).unwrap_or_default();
+    let all: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let start = all.len().saturating_sub(lines);
+    let mut out = all[start..].join("\n");
+    if out.len() > 600 {
+        let cut = out.floor_char_boundary(out.len() - 600);
+        out = format!("…{}", &out[cut..]);
+    }
+    out
+}
+
+/// "exit code 1" plus the end of stderr.
+fn failure_text(what: &str, e: &Execution, stderr: &Path) -> String {
+    let tail = tail(stderr, 5);
+    if tail.is_empty() {
+        format!("{what}: {}", e.describe())
+    } else {
+        format!("{what}: {}: {tail}", e.describe())
+    }
+}
+
+impl HostRun<'_> {
+    pub(crate) fn render(&self, st: &CellState<'_>, repetition: u32) -> Result<Commands, String> {
+        let sh = self.shared;
+        let b = Builtins {
+            workdir: st.workdir.as_deref().unwrap_or_default(),
+            repetition,
+            host: self.executor.host(),
+        };
+        render(&sh.templates, sh.exp, sh.plan, st.cell, &b).map_err(|d| d.message)
+    }
+
+    /// Run a hook with its output saved under `raw/`; `Err` says why it failed.
+    pub(crate) fn hook(
+        &mut self,
+        st: &CellState<'_>,
+        name: &str,
+        command: &str,
+        env: &[(String, String)],
+        key: &str,
+    ) -> Result<(), String> {
+        let raw = self.shared.store.raw_dir();
+        let out = raw.join(format!("{key}.{name}.out"));
+        let err = raw.join(format!("{key}.{name}.err"));
+        let dir = st.workdir.as_deref().unwrap_or(".");
+        let job = Job {
+            command,
+            dir,
+            stdout: &out,
+            stderr: &err,
+            timeout: self.shared.timeout,
+            sync: false,
+            end_group: false,
+            env,
+        };
+        match self.executor.execute(&job) {
+            Ok(e) if e.host_error.is_some() => {
+                let why = e.host_error.unwrap_or_default();
+                self.host_error = Some(why.clone());
+                Err(why)
+            }
+            Ok(e) if e.succeeded() => Ok(()),
+            Ok(e) => Err(failure_text(&format!("`{name}` failed"), &e, &err)),
+            Err(e) => Err(format!("`{name}` could not start: {e}")),
+        }
+    }
+
+    /// One trial: prepare, run, conclude; parse; append the record; what was recorded.
+    pub(crate) fn trial(
+        &mut self,
+        st: &mut CellState<'_>,
+        warmup: bool,
+        round: u32,
+        position: u32,
+    ) -> Result<Recorded, RunError> {
+        let sh = self.shared;
+        let repetition = st.progress.attempts + 1;
+        let trial = uuid::Uuid::now_v7().to_string();
+        let (raw, out, err) = sh.store.raw_paths(&trial);
+        let mut record = TrialRecord {
+            schema: SCHEMA,
+            trial: trial.clone(),
+            cell: st.cell.id.to_string(),
+            levels: st.levels.clone(),
+            repetition,
+            warmup,
+            host: self.executor.host().to_string(),
+            session: self.session.clone(),
+            round,
+            position,
+            started_at: Some(now()),
+            status: Status::Failed,
+            exit_code: None,
+            metrics: IndexMap::new(),
+            metric_info: IndexMap::new(),
+            wall_time: 0.0,
+            raw: None,
+            error: None,
+            warnings: Vec::new(),
+            source: None,
+            source_hash: None,
+        };
+        match self.render(st, repetition) {
+            Err(e) => record.error = Some(e),
+            Ok(cmds) => match self.execute(st, &cmds, &trial, &out, &err, &mut record)? {
+                Ok(()) => {}
+                // not a benchmark result: nothing is recorded, the host's cells wait
+                Err(Stop::Host) => return Ok(Recorded::Nothing),
+                Err(Stop::Store) => return Ok(Recorded::Nothing),
+            },
+        }
+        if record.exit_code.is_some() || record.status == Status::Timeout {
+            record.raw = Some(raw);
+        }
+        let written = sh.log.lock().unwrap_or_else(PoisonError::into_inner).append(&record);
+        if let Err(e) = written {
+            sh.fail(e.into());
+            return Ok(Recorded::Nothing); // `halted` stops the rounds
+        }
+        st.progress.add_record(&record);
+        if sh.rule.needs_board() {
+            sh.board().insert(st.index, st.progress.clone());
+        }
+        let c = &mut self.counts;
+        match record.status {
+            Status::Ok | Status::Imported if warmup => c.warmups += 1,
+            Status::Ok | Status::Imported => c.ok += 1,
+            Status::Failed => c.failed += 1,
+            Status::Timeout => c.timed_out += 1,
+            Status::ParseError => c.parse_errors += 1,
+        }
+        let status = match record.status {
+            Status::Ok | Status::Imported => "ok",
+            Status::Failed => "failed",
+            Status::Timeout => "timeout",
+            Status::ParseError => "parse error",
+        };
+        sh.show(Shown::Trial(Finished {
+            label: st.label.clone(),
+            repetition,
+            warmup,
+            status,
+            wall: record.wall_time,
+            detail: record.error.clone(),
+        }));
+        Ok(match record.status.is_measurement() {
+            true => Recorded::Measurement,
+            false => Recorded::Failure(record.error.unwrap_or_default()),
+        })
+    }
+
+    fn execute(
+        &mut self,
+        st: &CellState<'_>,
+        cmds: &Commands,
+        trial: &str,
+        out: &Path,
+        err: &Path,
+        record: &mut TrialRecord,
+    ) -> Result<Result<(), Stop>, RunError> {
+        let sh = self.shared;
+        if let Some(prepare) = &cmds.prepare
+            && let Err(why) = self.hook(st, "prepare", prepare, &cmds.env, trial)
+        {
+            if self.host_error.is_some() {
+                return Ok(Err(Stop::Host));
+            }
+            record.error = Some(why);
+            return Ok(Ok(()));
+        }
+        if sh.stop.load(Ordering::SeqCst) {
+            return Ok(Err(Stop::Store));
+        }
+        // the raw output is made durable before the record that points at it
+        let dir = st.workdir.as_deref().unwrap_or(".");
+        let job = Job {
+            command: &cmds.run,
+            dir,
+            stdout: out,
+            stderr: err,
+            timeout: sh.timeout,
+            sync: true,
+            end_group: true,
+            env: &cmds.env,
+        };
+        let e = self
+            .executor
+            .execute(&job)
+            .map_err(|e| RunError::Io { what: format!("cannot run `{}`", cmds.run), source: e })?;
+        if let Some(why) = e.host_error {
+            self.host_error = Some(why);
+            return Ok(Err(Stop::Host));
+        }
+        let concluded = match &cmds.conclude {
+            Some(conclude) => self.hook(st, "conclude", conclude, &cmds.env, trial),
+            None => Ok(()),
+        };
+        if self.host_error.is_some() {
+            return Ok(Err(Stop::Host));
+        }
+        if e.not_started.is_some() {
+            record.error = Some(failure_text("the run command", &e, err));
+            return Ok(Ok(()));
+        }
+        record.exit_code = e.exit_code;
+        record.wall_time = e.wall.as_secs_f64();
+        if e.left_running {
+            record.warnings.push(
+                "the run command left processes running in its process group; margin killed them, so \
+                 that they do not run on into the next trial"
+                    .into(),
+            );
+        }
+        let engine =
+            [("wall_time", Some(record.wall_time)), ("user_time", e.user), ("system_time", e.system)];
+        for (name, value) in engine {
+            if let Some(v) = value {
+                record.metrics.insert(name.to_string(), v);
+                let (better, mean) = sh.recipe.annotation(name);
+                record.metric_info.insert(
+                    name.to_string(),
+                    MetricInfo {
+                        unit: "s".into(),
+                        better: better.unwrap_or(Better::Lower),
+                        mean: mean.unwrap_or(MeanKind::Arithmetic),
+                    },
+                );
+            }
+        }
+        if e.timed_out {
+            record.status = Status::Timeout;
+            record.error = Some(failure_text("the run command", &e, err));
+            return Ok(Ok(()));
+        }
+        if !e.succeeded() {
+            record.error = Some(failure_text("the run command", &e, err));
+            return Ok(Ok(()));
+        }
+        if let Err(why) = concluded {
+            record.error = Some(why);
+            return Ok(Ok(()));
+        }
+        if !sh.recipe.reads_output() {
+            record.status = Status::Ok;
+            return Ok(Ok(()));
+        }
+        let stdout = process::read_raw(out).map_err(|e| io(out, e))?;
+        let stderr = process::read_raw(err).map_err(|e| io(err, e))?;
+        match sh.recipe.apply(&stdout, &stderr) {
+            Err(e) => {
+                record.status = Status::ParseError;
+                record.error = Some(e.to_string());
+            }
+            Ok(parsed) => {
+                record.warnings.extend(parsed.warnings);
+                let mut samples = parsed.samples.into_iter();
+                match samples.next() {
+                    None => {
+                        record.status = Status::ParseError;
+                        record.error = Some("the parser found no result in the output".into());
+                    }
+                    Some(sample) => {
+                        let extra = samples.count();
+                        if extra > 0 {
+                            record.warnings.push(format!(
+                                "the output holds {} results; the first is recorded (use repetitions rather than a loop)",
+                                extra + 1
+                            ));
+                        }
+                        for m in sample.metrics {
+                            record.metric_info.insert(
+                                m.name.clone(),
+                                MetricInfo {
+                                    unit: m.unit.symbol().to_string(),
+                                    better: m.better,
+                                    mean: m.mean,
+                                },
+                            );
+                            record.metrics.insert(m.name, m.value);
+                        }
+                        record.status = Status::Ok;
+                    }
+                }
+            }
+        }
+        Ok(Ok(()))
+    }
+}
