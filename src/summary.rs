@@ -33,7 +33,7 @@ pub struct Summary {
     pub comparisons: Vec<ComparisonStat>,
     pub warnings: Vec<Warning>,
     pub pending: Vec<Pending>,
-    pub failures: Vec<Failure>,
+    pub failures: Vec<TrialFailure>,
     /// What went wrong with cells outside their trials, session by session.
     pub cell_failures: Vec<CellFailure>,
     pub environment: Environment,
@@ -60,7 +60,7 @@ pub struct AnalysisSettings {
     /// How the p-values of the report are adjusted for multiplicity.
     pub p_adjustment: &'static str,
     /// Runs needed for the target margin at a few typical CVs: what a cell of one trial,
-    /// whose spread is unknown, would take (STATISTICS §1).
+    /// whose spread is unknown, would take (docs/statistics.md, One cell).
     pub runs_needed_at_cv: Vec<RunsAtCv>,
 }
 
@@ -93,7 +93,7 @@ pub struct MetricMeta {
     pub mean_kind: MeanKind,
 }
 
-/// One cell × metric (DESIGN §8 names the fields).
+/// One cell × metric: its field names are a contract with scripts.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CellStat {
     /// The cell id.
@@ -148,7 +148,7 @@ pub struct Arm {
     pub ci_high: Option<f64>,
 }
 
-/// A level against the baseline for one metric in one context (DESIGN §8 names the fields).
+/// A level against the baseline for one metric in one context: its field names are a contract with scripts.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ComparisonStat {
     pub factor: String,
@@ -253,7 +253,7 @@ impl Warning {
 
 /// A trial that did not yield metrics.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Failure {
+pub struct TrialFailure {
     pub cell: String,
     pub trial: String,
     pub repetition: u32,

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use super::table::Group;
 use crate::plan::Plan;
 use crate::stats::cell::CellAnalysis;
-use crate::stats::observations::Sample;
+use crate::stats::observations::Observations;
 use crate::stats::runs::RunsNeeded;
 use crate::summary::{CellStat, MetricMeta};
 
@@ -15,10 +15,10 @@ use crate::summary::{CellStat, MetricMeta};
 pub(crate) struct Analysed {
     pub group: Group,
     pub meta: usize,
-    pub all: Sample,
-    pub kept: Sample,
+    pub all: Observations,
+    pub kept: Observations,
     /// Without the flagged values the rule would set aside, when they were kept.
-    pub trimmed: Option<Sample>,
+    pub trimmed: Option<Observations>,
     pub analysis: CellAnalysis,
 }
 

@@ -13,9 +13,9 @@ use crate::spec::Experiment;
 use crate::stats::compare::{Comparison, RatioInterval, block_means, compare_design, holm};
 use crate::stats::elementary::mean;
 use crate::stats::interval::mean_interval;
-use crate::stats::observations::Sample;
+use crate::stats::observations::Observations;
 use crate::stats::verdict::{Replicate, Verdict, VerdictKind, Vocabulary, Wording, verdict_per};
-use crate::stats::{Settings, StatsError};
+use crate::stats::{StatsError, StatsSettings};
 use crate::store::{BOOT_ID, Event, Loaded, Name, Names};
 use crate::summary::{Arm, ComparisonStat, MetricMeta, Replication, Warning, WarningKind};
 
@@ -100,7 +100,7 @@ pub(crate) fn compare_all(
     plan: &Plan,
     metrics: &[MetricMeta],
     analysed: &[Analysed],
-    settings: &Settings,
+    settings: &StatsSettings,
     units: &Units<'_>,
     warnings: &mut Vec<Warning>,
 ) -> (Vec<ComparisonStat>, Vec<Arms>) {
@@ -293,7 +293,7 @@ fn run_job(
     job: &Job,
     meta: &MetricMeta,
     analysed: &[Analysed],
-    settings: &Settings,
+    settings: &StatsSettings,
     units: &Units<'_>,
 ) -> Result<(ComparisonStat, Arms), String> {
     let what = || {
@@ -335,11 +335,11 @@ fn run_job(
                 Some(r) if r.baseline_units >= 2 && r.level_units >= 2 => {
                     let means = |by_unit: &IndexMap<&str, Vec<f64>>| {
                         let values: Vec<f64> = by_unit.values().map(|v| kind.transform(mean(v))).collect();
-                        Sample::new(&values, kind).map_err(fail)
+                        Observations::new(&values, kind).map_err(fail)
                     };
                     let (a_all, b_all) = (means(&ua)?, means(&ub)?);
                     // the kept trials differ from all of them only where some were set aside
-                    let kept = |cell: &Analysed, all: &Sample| {
+                    let kept = |cell: &Analysed, all: &Observations| {
                         if cell.analysis.outliers.set_aside.is_empty() {
                             Ok(all.clone())
                         } else {
@@ -365,7 +365,7 @@ fn run_job(
             }
             // Each side's per-block means, of the trials kept or of all trials.
             let means = |baseline: bool, kept: bool| {
-                let samples: Vec<&Sample> = pairs
+                let samples: Vec<&Observations> = pairs
                     .iter()
                     .map(|&(_, a, b)| {
                         let cell = &analysed[if baseline { a } else { b }];
@@ -383,7 +383,8 @@ fn run_job(
             )
         }
     };
-    let compare = |a: &Sample, b: &Sample| compare_design(job.paired_by.is_some(), a, b, settings);
+    let compare =
+        |a: &Observations, b: &Observations| compare_design(job.paired_by.is_some(), a, b, settings);
     let comparison = compare(&a_kept, &b_kept).map_err(fail)?;
     let vocabulary = match meta.unit.as_str() {
         "s" | "B/s" | "bit/s" | "op/s" => Vocabulary::Speed,
@@ -553,7 +554,7 @@ fn unreplicated(c: &Comparison, r: &Replication, wording: &Wording<'_>) -> Verdi
     Verdict { kind: VerdictKind::Unreplicated, sentence, more_trials: None }
 }
 
-fn arm(sample: &Sample, settings: &Settings) -> Arm {
+fn arm(sample: &Observations, settings: &StatsSettings) -> Arm {
     let centre = mean(sample.analysed());
     let interval = mean_interval(sample, settings.confidence);
     let finite = |x: f64| x.is_finite().then_some(x);

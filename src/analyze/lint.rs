@@ -1,4 +1,4 @@
-//! Methodology warnings (DESIGN §8, STATISTICS §1 and §6): the seeds' mistakes, caught.
+//! Methodology warnings (docs/statistics.md, One cell; Sessions and boots): the seeds' mistakes.
 //!
 //! `dd` that measures the page cache, test files the page cache can hold, too few trials,
 //! unstable cells, levels measured at different times or on machines that differ in more
@@ -344,7 +344,7 @@ fn dd(args: &[String]) -> Option<Tool> {
     };
     let conv = flags("conv");
     let oflag = flags("oflag");
-    // DESIGN §8 names fdatasync, fsync and direct; dsync and sync make every write
+    // fdatasync, fsync and direct bypass or flush the page cache; dsync and sync make every write
     // synchronous, which is as honest (and slower).
     let synced = conv.iter().any(|c| c == "fdatasync" || c == "fsync")
         || oflag.iter().any(|o| o == "direct" || o == "dsync" || o == "sync");

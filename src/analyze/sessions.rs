@@ -9,10 +9,10 @@ use super::table::status_name;
 use crate::plan::Plan;
 use crate::spec::Experiment;
 use crate::store::{Event, Loaded, Trials};
-use crate::summary::{CellFailure, EnvColumn, Environment, FactRow, Failure, Reproduce, SessionInfo};
+use crate::summary::{CellFailure, EnvColumn, Environment, FactRow, Reproduce, SessionInfo, TrialFailure};
 
 /// Every trial of a current cell that did not yield metrics, in the order they ran.
-pub(crate) fn failures(plan: &Plan, trials: &Trials) -> Vec<Failure> {
+pub(crate) fn failures(plan: &Plan, trials: &Trials) -> Vec<TrialFailure> {
     let cells = trials.cells_in(plan);
     let names = &trials.names;
     trials
@@ -20,7 +20,7 @@ pub(crate) fn failures(plan: &Plan, trials: &Trials) -> Vec<Failure> {
         .iter()
         .filter_map(|f| {
             let t = f.trial;
-            Some(Failure {
+            Some(TrialFailure {
                 cell: plan.label(&plan.cells[*cells.get(&trials.cell[t])?]),
                 trial: trials.id(t).to_owned(),
                 repetition: trials.repetition[t],

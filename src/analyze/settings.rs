@@ -1,8 +1,8 @@
 //! The statistics settings an experiment asks for: its `analysis:` block and repetitions
-//! turned into [`Settings`], at the confidence its intervals need.
+//! turned into [`StatsSettings`], at the confidence its intervals need.
 
 use crate::spec::{OutlierMethod, Repetitions, Spec, parse_percent};
-use crate::stats::Settings;
+use crate::stats::StatsSettings;
 use crate::stats::outliers::OutlierRule;
 use crate::stats::runs::{RunsNeeded, runs_needed};
 use crate::summary::RunsAtCv;
@@ -12,7 +12,7 @@ use crate::summary::RunsAtCv;
 /// chance, so a plain 95 % t-interval covered only 0.92 at CV 5 % (target ±2 %, 5–30
 /// trials). Intervals at 1 − 0.6·α (97 % for 95 %), used by the stopping rule and the
 /// report alike, cover ≥ 0.95 at CV 0.5–10 % with mean n within 8 % of the fixed n that
-/// reaches the target (docs/statistics.md, Adaptive repetitions; `margin calibrate`).
+/// reaches the target (docs/statistics.md, Calibration; `margin calibrate`).
 pub const ADAPTIVE_ALPHA_SHARE: f64 = 0.6;
 
 /// The confidence level of the intervals of an experiment of `nominal` confidence: the
@@ -32,13 +32,13 @@ pub fn interval_confidence(nominal: f64, repetitions: &Repetitions) -> f64 {
 
 /// The confidence level the experiment states (`analysis.confidence`, else 0.95).
 pub fn nominal_confidence(spec: &Spec) -> f64 {
-    spec.analysis.confidence.as_ref().map_or(Settings::default().confidence, |c| c.value)
+    spec.analysis.confidence.as_ref().map_or(StatsSettings::default().confidence, |c| c.value)
 }
 
 /// The statistics settings an experiment asks for (`analysis:`, `repetitions:`); with
 /// adaptive repetitions (either rule) the intervals are at [`interval_confidence`].
-pub fn settings(spec: &Spec) -> Settings {
-    let defaults = Settings::default();
+pub fn settings(spec: &Spec) -> StatsSettings {
+    let defaults = StatsSettings::default();
     let analysis = &spec.analysis;
     let threshold = analysis
         .threshold
@@ -62,7 +62,7 @@ pub fn settings(spec: &Spec) -> Settings {
             }
         }
     };
-    Settings {
+    StatsSettings {
         confidence: interval_confidence(nominal_confidence(spec), &repetitions),
         threshold,
         target_margin,
@@ -75,7 +75,7 @@ pub fn settings(spec: &Spec) -> Settings {
 /// The CVs (in %) at which a cell of one trial is told what it would take.
 const TYPICAL_CVS: [u32; 3] = [1, 5, 10];
 
-pub(crate) fn runs_at_typical_cvs(settings: &Settings) -> Vec<RunsAtCv> {
+pub(crate) fn runs_at_typical_cvs(settings: &StatsSettings) -> Vec<RunsAtCv> {
     TYPICAL_CVS
         .iter()
         .filter_map(|&cv_pct| {

@@ -18,7 +18,7 @@ use crate::plan::Plan;
 use crate::spec::Experiment;
 use crate::stats::StatsError;
 use crate::stats::cell::analyze_cell;
-use crate::stats::observations::Sample;
+use crate::stats::observations::Observations;
 use crate::store::{Loaded, Name, Trials};
 use crate::summary::{AnalysisSettings, CellStat, MetricMeta, Pending, Summary, Warning, WarningKind};
 use crate::vocab::{Better, MeanKind};
@@ -57,7 +57,7 @@ pub fn summarize_store(
             let fail = |e: StatsError| {
                 format!("{} · {}: not analysed: {e}", plan.label(&plan.cells[group.cell]), metrics[meta].name)
             };
-            let all = Sample::new(&group.values, metrics[meta].mean_kind).map_err(fail)?;
+            let all = Observations::new(&group.values, metrics[meta].mean_kind).map_err(fail)?;
             let analysis = analyze_cell(&all, &settings).map_err(fail)?;
             let kept = all.without(&analysis.outliers.set_aside).map_err(fail)?;
             // flagged values that stay in: the sample without them, for the verdict beside

@@ -1,5 +1,5 @@
 //! The tidy table: one row per trial × metric of the current plan's cells, the levels as
-//! columns (DESIGN §8). It is what `margin export` writes and what the summary groups.
+//! columns. It is what `margin export` writes and what the summary groups.
 //!
 //! Warm-ups and failed trials stay in the table, marked by `warmup` and `status`, so an
 //! export holds everything the store measured for the current spec; [`Table::groups`]

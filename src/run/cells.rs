@@ -10,9 +10,9 @@ use crate::analyze::comparisons::{CellComparison, plan_comparisons};
 use crate::parse::Recipe;
 use crate::plan::{Cell, Plan};
 use crate::spec::{Experiment, Repetitions};
-use crate::stats::Settings;
+use crate::stats::StatsSettings;
 use crate::stats::interval::relative_margin;
-use crate::stats::observations::Sample;
+use crate::stats::observations::Observations;
 use crate::stats::verdict::{VerdictKind, trial_verdict};
 use crate::store::{Name, TrialRecord, Trials};
 use crate::vocab::ENGINE_METRICS;
@@ -105,7 +105,7 @@ struct VerdictRule {
     /// The comparisons each cell takes part in (indices into `comparisons`).
     of_cell: HashMap<usize, Vec<usize>>,
     /// The report's analysis settings, its intervals at the looks' 1 − α/K.
-    settings: Settings,
+    settings: StatsSettings,
     /// The trial counts looked at, ascending.
     looks: Vec<u32>,
 }
@@ -267,7 +267,7 @@ impl Rule {
             .map(|(name, values)| {
                 let kind = p.kinds.get(name).copied().unwrap_or_default();
                 let margin =
-                    Sample::new(values, kind).ok().and_then(|s| relative_margin(&s, self.confidence));
+                    Observations::new(values, kind).ok().and_then(|s| relative_margin(&s, self.confidence));
                 (name.clone(), margin)
             })
             .collect()

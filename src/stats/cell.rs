@@ -4,10 +4,10 @@
 use serde::Serialize;
 
 use super::describe::{CellSummary, summarize};
-use super::observations::Sample;
+use super::observations::Observations;
 use super::outliers::{self, Outliers};
 use super::stability::{StabilityFlag, stability_flags};
-use super::{Settings, StatsError};
+use super::{StatsError, StatsSettings};
 
 /// One cell analysed the way the report needs it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -27,7 +27,7 @@ pub struct CellAnalysis {
 
 /// Finds the outliers by the configured rule, summarises the trials kept, and flags
 /// instabilities over all trials (a set-aside slow first run is still worth a warning).
-pub fn analyze_cell(sample: &Sample, settings: &Settings) -> Result<CellAnalysis, StatsError> {
+pub fn analyze_cell(sample: &Observations, settings: &StatsSettings) -> Result<CellAnalysis, StatsError> {
     settings.validate()?;
     let mut outliers = outliers::find_outliers(sample, &settings.outliers);
     let candidates = outliers.set_aside.clone();
@@ -52,11 +52,11 @@ mod tests {
     #[test]
     fn analyze_cell_keeps_flagged_values_unless_told_to_set_them_aside() {
         // by default the flagged value stays in, named as the one a rule would set aside
-        let kept = analyze_cell(&sample("seeks_domu"), &Settings::default()).unwrap();
+        let kept = analyze_cell(&sample("seeks_domu"), &StatsSettings::default()).unwrap();
         assert_eq!((kept.set_aside.len(), kept.summary.n, kept.summary.min), (0, 8, 185.3));
         assert_eq!(kept.outliers.flagged, kept.candidates);
         assert_eq!(sample("seeks_domu").values()[kept.candidates[0]], 185.3);
-        let settings = Settings { set_aside: true, ..Settings::default() };
+        let settings = StatsSettings { set_aside: true, ..StatsSettings::default() };
         let analysis = analyze_cell(&sample("seeks_domu"), &settings).unwrap();
         assert_eq!(analysis.set_aside, vec![185.3]);
         assert_eq!(analysis.summary.n, 7);

@@ -1,4 +1,4 @@
-//! Comparing level B against baseline A (STATISTICS §3): the ratio of means with its
+//! Comparing level B against baseline A (docs/statistics.md, Comparing level B with baseline A): the ratio of means with its
 //! confidence interval, the tests, the minimum detectable effect, and Holm's adjustment.
 //!
 //! The effect is R = mean_B / mean_A. For a harmonic metric everything is computed on
@@ -7,18 +7,12 @@
 
 use serde::Serialize;
 
-use super::elementary::{average_ranks, mean, variance};
+use super::elementary::{mean, variance};
 use super::interval::t_half_width;
-use super::observations::Sample;
+use super::observations::Observations;
 use super::runs::{RunsNeeded, search_upward};
-use super::{Settings, StatsError, dist};
+use super::{StatsError, StatsSettings, dist};
 use crate::vocab::MeanKind;
-
-/// The Mann–Whitney note is given only with this many trials per level (STATISTICS §3).
-pub const MANN_WHITNEY_MIN_N: usize = 5;
-/// scipy's `method='auto'` computes the exact distribution when the smaller sample has
-/// at most this many values and nothing is tied; so does [`mann_whitney`].
-const MANN_WHITNEY_EXACT_MAX: usize = 8;
 
 /// How the two levels' trials relate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -79,26 +73,6 @@ pub struct WelchTest {
     pub p_value: f64,
 }
 
-/// How a Mann–Whitney p-value was computed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MannWhitneyMethod {
-    /// The exact null distribution of U.
-    Exact,
-    /// Normal approximation with tie and continuity corrections.
-    Asymptotic,
-}
-
-/// The Mann–Whitney U test, a rank-based robustness note beside the t-based results.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct MannWhitney {
-    /// Pairs (a, b) with b > a, a tie counting one half.
-    pub u: f64,
-    /// Two-sided.
-    pub p_value: f64,
-    pub method: MannWhitneyMethod,
-}
-
 /// Level B against baseline A for one metric.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Comparison {
@@ -118,16 +92,18 @@ pub struct Comparison {
     /// Welch's test (independent) or the paired t-test on the log-ratios; two-sided.
     /// `None` when it is undefined: fewer than two trials, or no variation at all.
     pub p_value: Option<f64>,
-    /// Independent design with at least [`MANN_WHITNEY_MIN_N`] trials per level only.
-    pub mann_whitney: Option<MannWhitney>,
-    /// Minimum detectable effect at the configured power, as a fraction (STATISTICS §3).
+    /// Minimum detectable effect at the configured power, as a fraction (docs/statistics.md, Comparing level B with baseline A).
     pub mde: Option<f64>,
     pub spread: Option<Spread>,
 }
 
 /// Compares independent trials of B against A: Fieller's interval for R with
-/// Welch–Satterthwaite df, Welch's test, Mann–Whitney and the MDE.
-pub fn compare_independent(a: &Sample, b: &Sample, settings: &Settings) -> Result<Comparison, StatsError> {
+/// Welch–Satterthwaite df, Welch's test and the MDE.
+pub fn compare_independent(
+    a: &Observations,
+    b: &Observations,
+    settings: &StatsSettings,
+) -> Result<Comparison, StatsError> {
     let (mean_a, mean_b) = checked_means(a, b, settings)?;
     let kind = a.kind();
     let mut comparison = Comparison {
@@ -141,7 +117,6 @@ pub fn compare_independent(a: &Sample, b: &Sample, settings: &Settings) -> Resul
         interval: RatioInterval::NoEstimate,
         df: None,
         p_value: None,
-        mann_whitney: None,
         mde: None,
         spread: None,
     };
@@ -153,7 +128,6 @@ pub fn compare_independent(a: &Sample, b: &Sample, settings: &Settings) -> Resul
     comparison.interval = back_transform(kind, fieller.interval);
     comparison.df = fieller.df;
     comparison.p_value = welch_test(xa, xb).map(|test| test.p_value);
-    comparison.mann_whitney = mann_whitney(a.values(), b.values());
     let (cv_a, cv_b) = (cv(xa), cv(xb));
     comparison.mde = mde_independent(cv_a, a.len(), cv_b, b.len(), settings);
     comparison.spread = Some(Spread::Independent { cv_a, cv_b });
@@ -163,8 +137,12 @@ pub fn compare_independent(a: &Sample, b: &Sample, settings: &Settings) -> Resul
 /// Compares paired trials (A_i, B_i): the geometric-mean ratio exp(mean d) of
 /// d_i = ln(B_i / A_i), its interval exp(mean d ± t(k − 1)·s_d/√k), the paired t-test
 /// on the d_i and the MDE. The caller lines the pairs up: A_i and B_i are the values at
-/// the same position. Mann–Whitney ignores the pairing and is not given.
-pub fn compare_paired(a: &Sample, b: &Sample, settings: &Settings) -> Result<Comparison, StatsError> {
+/// the same position.
+pub fn compare_paired(
+    a: &Observations,
+    b: &Observations,
+    settings: &StatsSettings,
+) -> Result<Comparison, StatsError> {
     if a.len() != b.len() {
         return Err(StatsError::UnequalPairs { a: a.len(), b: b.len() });
     }
@@ -189,7 +167,6 @@ pub fn compare_paired(a: &Sample, b: &Sample, settings: &Settings) -> Result<Com
         interval: RatioInterval::NoEstimate,
         df: None,
         p_value: None,
-        mann_whitney: None,
         mde: None,
         spread: None,
     };
@@ -210,7 +187,11 @@ pub fn compare_paired(a: &Sample, b: &Sample, settings: &Settings) -> Result<Com
 }
 
 /// Validates the pair and returns both means on the metric's scale.
-fn checked_means(a: &Sample, b: &Sample, settings: &Settings) -> Result<(f64, f64), StatsError> {
+fn checked_means(
+    a: &Observations,
+    b: &Observations,
+    settings: &StatsSettings,
+) -> Result<(f64, f64), StatsError> {
     settings.validate()?;
     if a.kind() != b.kind() {
         return Err(StatsError::MixedMeanKinds { a: a.kind(), b: b.kind() });
@@ -246,7 +227,7 @@ struct Fieller {
     df: Option<f64>,
 }
 
-/// Fieller's interval for mean(b)/mean(a), STATISTICS §3, for n ≥ 2 in both.
+/// Fieller's interval for mean(b)/mean(a) (docs/statistics.md, Comparing level B with baseline A), for n ≥ 2 in both.
 fn fieller(xa: &[f64], xb: &[f64], confidence: f64) -> Fieller {
     let (a, b) = (mean(xa), mean(xb));
     let (na, nb) = (xa.len() as f64, xb.len() as f64);
@@ -292,80 +273,12 @@ pub fn welch_test(a: &[f64], b: &[f64]) -> Option<WelchTest> {
     Some(WelchTest { t, df, p_value: dist::t_two_sided_p(t, df)? })
 }
 
-/// Two-sided Mann–Whitney U test as scipy's `mannwhitneyu(b, a)` with its defaults
-/// (`method='auto'`, continuity correction): the exact distribution when the smaller
-/// sample has at most 8 values and there are no ties, else the normal approximation
-/// with tie correction. `None` below [`MANN_WHITNEY_MIN_N`] values per side.
-///
-/// One deliberate difference: when the exact counts would overflow 128-bit integers
-/// (a second sample of more than about 10⁵ values) the normal approximation is used.
-pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<MannWhitney> {
-    let (na, nb) = (a.len(), b.len());
-    if na < MANN_WHITNEY_MIN_N || nb < MANN_WHITNEY_MIN_N || a.iter().chain(b).any(|v| !v.is_finite()) {
-        return None;
-    }
-    let both: Vec<f64> = a.iter().chain(b).copied().collect();
-    let (ranks, ties) = average_ranks(&both);
-    let rank_sum_b: f64 = ranks[na..].iter().sum();
-    let u_b = rank_sum_b - (nb * (nb + 1)) as f64 / 2.0;
-    let pairs = (na * nb) as f64;
-    // Two-sided: the larger of U_a, U_b against its upper tail, doubled.
-    let u = u_b.max(pairs - u_b);
-    let untied = ties.iter().all(|&size| size == 1);
-    if untied && na.min(nb) <= MANN_WHITNEY_EXACT_MAX {
-        // Without ties U is a whole number; P(U ≥ u) = P(U ≤ mn − u) by symmetry.
-        if let Some(p) = exact_u_cdf(na.min(nb), na.max(nb), (pairs - u) as usize) {
-            return Some(MannWhitney {
-                u: u_b,
-                p_value: (2.0 * p).min(1.0),
-                method: MannWhitneyMethod::Exact,
-            });
-        }
-    }
-    let n = (na + nb) as f64;
-    let tie_term: f64 = ties.iter().map(|&t| (t as f64).powi(3) - t as f64).sum();
-    let sd = (pairs / 12.0 * ((n + 1.0) - tie_term / (n * (n - 1.0)))).sqrt();
-    let z = (u - pairs / 2.0 - 0.5) / sd;
-    Some(MannWhitney {
-        u: u_b,
-        p_value: (2.0 * dist::normal_sf(z)?).min(1.0),
-        method: MannWhitneyMethod::Asymptotic,
-    })
-}
-
-/// P(U ≤ k) under the null for samples of m ≤ n values, from exact counts.
-///
-/// The number of arrangements with U = u is the coefficient of q^u in the Gaussian
-/// binomial [m+n choose m]_q = Π_{i=1..m} (1 − q^(n+i)) / (1 − q^i). Each partial
-/// product is itself a Gaussian binomial, hence a polynomial with integer coefficients
-/// no larger than C(m+n, m), so the multiply-then-divide steps stay exact in i128.
-/// `None` when C(m+n, m) does not fit.
-fn exact_u_cdf(m: usize, n: usize, k: usize) -> Option<f64> {
-    let mut total: i128 = 1;
-    for i in 1..=m {
-        total = total.checked_mul((n + i) as i128)? / i as i128;
-    }
-    let mut counts = vec![0_i128; m * n + m + 1];
-    counts[0] = 1;
-    for i in 1..=m {
-        let shift = n + i;
-        for j in (shift..counts.len()).rev() {
-            counts[j] -= counts[j - shift];
-        }
-        for j in i..counts.len() {
-            counts[j] += counts[j - i];
-        }
-    }
-    let below: i128 = counts[..=k.min(m * n)].iter().sum();
-    Some(below as f64 / total as f64)
-}
-
-/// MDE ≈ (t(1−α/2, ν) + t(power, ν))·√(CV_A²/n_A + CV_B²/n_B), STATISTICS §3.
+/// MDE ≈ (t(1−α/2, ν) + t(power, ν))·√(CV_A²/n_A + CV_B²/n_B) (docs/statistics.md, Comparing level B with baseline A).
 ///
 /// ν is Welch–Satterthwaite's df of the relative variances CV²/n. It equals the df of
 /// the comparison's Fieller interval: with θ = b/a, vb + θ²va = b²(CV_B²/n_B + CV_A²/n_A)
 /// and the denominator scales by b⁴ likewise, so both formulas give the same ν.
-fn mde_independent(cv_a: f64, n_a: usize, cv_b: f64, n_b: usize, settings: &Settings) -> Option<f64> {
+fn mde_independent(cv_a: f64, n_a: usize, cv_b: f64, n_b: usize, settings: &StatsSettings) -> Option<f64> {
     let (wa, wb) = (cv_a.powi(2) / n_a as f64, cv_b.powi(2) / n_b as f64);
     if wa + wb == 0.0 {
         return Some(0.0);
@@ -381,14 +294,14 @@ fn welch_df(va: f64, n_a: usize, vb: f64, n_b: usize) -> f64 {
 
 /// The paired analogue on the log scale, (t(1−α/2, k−1) + t(power, k−1))·s_d/√k,
 /// returned as a ratio effect exp(·) − 1.
-fn mde_paired(sd_log: f64, k: usize, settings: &Settings) -> Option<f64> {
+fn mde_paired(sd_log: f64, k: usize, settings: &StatsSettings) -> Option<f64> {
     let factor = power_factor((k - 1) as f64, settings)?;
     Some((factor * sd_log / (k as f64).sqrt()).exp_m1())
 }
 
 /// t(1 − α/2, ν) + t(power, ν): how many standard errors an effect must span to be
 /// detected with the configured power.
-fn power_factor(df: f64, settings: &Settings) -> Option<f64> {
+fn power_factor(df: f64, settings: &StatsSettings) -> Option<f64> {
     let q = 1.0 - settings.alpha() / 2.0;
     Some(dist::t_quantile(q, df)? + dist::t_quantile(settings.power, df)?)
 }
@@ -412,7 +325,7 @@ fn power_factor(df: f64, settings: &Settings) -> Option<f64> {
 /// passes is searched upward, from the normal-theory bound (z·spread/target)² below
 /// which nothing passes since t > z. At least 1: the verdict is inconclusive now.
 /// `None` without a spread estimate, with δ = 0, or beyond [`MAX_RUNS`](super::runs::MAX_RUNS).
-pub fn trials_to_settle(comparison: &Comparison, settings: &Settings) -> Option<usize> {
+pub fn trials_to_settle(comparison: &Comparison, settings: &StatsSettings) -> Option<usize> {
     let delta = settings.threshold;
     trials_to_narrow(comparison, settings, delta / 2.0, delta.ln_1p() / 2.0)
 }
@@ -423,7 +336,7 @@ pub fn trials_to_settle(comparison: &Comparison, settings: &Settings) -> Option<
 /// side of δ if the change stays as measured. Never asked to be narrower than
 /// [`trials_to_settle`]'s δ/2, which settles any interval: a change measured close to δ
 /// would otherwise ask for unboundedly many.
-pub fn trials_to_size(comparison: &Comparison, settings: &Settings) -> Option<usize> {
+pub fn trials_to_size(comparison: &Comparison, settings: &StatsSettings) -> Option<usize> {
     let change = (comparison.ratio - 1.0).abs();
     let target = ((change - settings.threshold).abs()).max(settings.threshold / 2.0);
     trials_to_narrow(comparison, settings, target, target.ln_1p())
@@ -434,7 +347,7 @@ pub fn trials_to_size(comparison: &Comparison, settings: &Settings) -> Option<us
 /// scale of a paired design), the spreads staying as measured.
 fn trials_to_narrow(
     comparison: &Comparison,
-    settings: &Settings,
+    settings: &StatsSettings,
     half_width: f64,
     log_half_width: f64,
 ) -> Option<usize> {
@@ -484,18 +397,18 @@ pub fn holm(p_values: &[f64]) -> Result<Vec<f64>, StatsError> {
 }
 
 /// A paired side's observations: each block's mean, on the metric's scale.
-pub(crate) fn block_means(cells: &[&Sample], kind: MeanKind) -> Result<Sample, StatsError> {
+pub(crate) fn block_means(cells: &[&Observations], kind: MeanKind) -> Result<Observations, StatsError> {
     let values: Vec<f64> = cells.iter().map(|s| kind.transform(mean(s.analysed()))).collect();
-    Sample::new(&values, kind)
+    Observations::new(&values, kind)
 }
 
 /// Fieller's interval with Welch's degrees of freedom between independent sides, or the
 /// paired log-ratios of per-block means.
 pub(crate) fn compare_design(
     paired: bool,
-    a: &Sample,
-    b: &Sample,
-    settings: &Settings,
+    a: &Observations,
+    b: &Observations,
+    settings: &StatsSettings,
 ) -> Result<Comparison, StatsError> {
     if paired { compare_paired(a, b, settings) } else { compare_independent(a, b, settings) }
 }
@@ -507,7 +420,7 @@ mod tests {
 
     #[test]
     fn comparisons_match_scipy_and_the_formulas() {
-        let settings = Settings::default();
+        let settings = StatsSettings::default();
         for case in entries("comparisons") {
             let (a, b) = (case["a"].as_str().unwrap(), case["b"].as_str().unwrap());
             let design = case["design"].as_str().unwrap();
@@ -529,15 +442,6 @@ mod tests {
             assert_close(got.df.unwrap(), number(&case["df"]), &what("df"));
             assert_close(got.p_value.unwrap(), number(&case["p"]), &what("p"));
             assert_close(got.mde.unwrap(), number(&case["mde"]), &what("mde"));
-            match (got.mann_whitney, case["mann_whitney"].as_object()) {
-                (Some(mwu), Some(scipy)) => {
-                    assert_close(mwu.p_value, number(&scipy["p"]), &what("Mann-Whitney p"));
-                    let method = serde_json::to_value(mwu.method).unwrap();
-                    assert_eq!(method, scipy["method"], "{}", what("Mann-Whitney method"));
-                }
-                (None, None) => {}
-                (mwu, _) => panic!("{}: {mwu:?}", what("Mann-Whitney")),
-            }
             let settle = case["settle_n"].as_u64().unwrap() as usize;
             assert_eq!(
                 trials_to_settle(&got, &settings),
@@ -563,23 +467,12 @@ mod tests {
     }
 
     #[test]
-    fn exact_mann_whitney_matches_a_hand_count() {
-        let a = [1.0, 2.0, 3.0, 4.0, 5.0];
-        let b = [6.0, 7.0, 8.0, 9.0, 10.0, 11.0];
-        // Complete separation: 2 of the C(11, 5) = 462 arrangements are as extreme.
-        let mwu = mann_whitney(&a, &b).unwrap();
-        assert_eq!((mwu.u, mwu.method), (30.0, MannWhitneyMethod::Exact));
-        assert_close(mwu.p_value, 2.0 / 462.0, "p");
-        assert_eq!(mann_whitney(&a[..4], &b), None, "fewer than 5 per level");
-    }
-
-    #[test]
     fn harmonic_ratio_is_the_inverse_of_the_reciprocal_ratio() {
-        let settings = Settings::default();
-        let a = Sample::new(&[100.0, 110.0, 105.0], MeanKind::Harmonic).unwrap();
-        let b = Sample::new(&[80.0, 85.0, 90.0], MeanKind::Harmonic).unwrap();
+        let settings = StatsSettings::default();
+        let a = Observations::new(&[100.0, 110.0, 105.0], MeanKind::Harmonic).unwrap();
+        let b = Observations::new(&[80.0, 85.0, 90.0], MeanKind::Harmonic).unwrap();
         let got = compare_independent(&a, &b, &settings).unwrap();
-        let times = |s: &Sample| Sample::new(s.analysed(), MeanKind::Arithmetic).unwrap();
+        let times = |s: &Observations| Observations::new(s.analysed(), MeanKind::Arithmetic).unwrap();
         let on_times = compare_independent(&times(&a), &times(&b), &settings).unwrap();
         assert_close(got.ratio, 1.0 / on_times.ratio, "ratio");
         let (RatioInterval::Bounded { low, high }, RatioInterval::Bounded { low: tl, high: th }) =
@@ -594,9 +487,9 @@ mod tests {
 
     #[test]
     fn constant_levels_pin_the_ratio() {
-        let settings = Settings::default();
-        let a = Sample::new(&[4.0, 4.0, 4.0], MeanKind::Arithmetic).unwrap();
-        let b = Sample::new(&[5.0, 5.0], MeanKind::Arithmetic).unwrap();
+        let settings = StatsSettings::default();
+        let a = Observations::new(&[4.0, 4.0, 4.0], MeanKind::Arithmetic).unwrap();
+        let b = Observations::new(&[5.0, 5.0], MeanKind::Arithmetic).unwrap();
         let got = compare_independent(&a, &b, &settings).unwrap();
         assert_eq!(got.interval, RatioInterval::Bounded { low: 1.25, high: 1.25 });
         assert_eq!((got.df, got.p_value, got.mde), (None, None, Some(0.0)));
@@ -604,9 +497,9 @@ mod tests {
 
     #[test]
     fn invalid_comparisons_are_errors() {
-        let settings = Settings::default();
+        let settings = StatsSettings::default();
         let arithmetic = sample("n3");
-        let harmonic = Sample::new(&[1.0, 2.0, 3.0], MeanKind::Harmonic).unwrap();
+        let harmonic = Observations::new(&[1.0, 2.0, 3.0], MeanKind::Harmonic).unwrap();
         assert!(matches!(
             compare_independent(&arithmetic, &harmonic, &settings),
             Err(StatsError::MixedMeanKinds { .. })
@@ -615,12 +508,12 @@ mod tests {
             compare_paired(&sample("n3"), &sample("n5"), &settings),
             Err(StatsError::UnequalPairs { a: 3, b: 5 })
         );
-        let centred = Sample::new(&[-1.0, 1.0], MeanKind::Arithmetic).unwrap();
+        let centred = Observations::new(&[-1.0, 1.0], MeanKind::Arithmetic).unwrap();
         assert!(matches!(
             compare_independent(&centred, &arithmetic, &settings),
             Err(StatsError::NonPositiveMean { level: "baseline", .. })
         ));
-        let with_zero = Sample::new(&[0.0, 5.0, 5.3], MeanKind::Arithmetic).unwrap();
+        let with_zero = Observations::new(&[0.0, 5.0, 5.3], MeanKind::Arithmetic).unwrap();
         assert_eq!(
             compare_paired(&arithmetic, &with_zero, &settings),
             Err(StatsError::NotPositiveForLog { index: 0, value: 0.0 })
@@ -629,7 +522,7 @@ mod tests {
 
     #[test]
     fn one_trial_gives_a_ratio_without_an_interval() {
-        let got = compare_independent(&sample("n1"), &sample("n3"), &Settings::default()).unwrap();
+        let got = compare_independent(&sample("n1"), &sample("n3"), &StatsSettings::default()).unwrap();
         assert_eq!(got.interval, RatioInterval::NoEstimate);
         assert_close(got.ratio, 5.1 / 12.5, "ratio");
         assert_eq!((got.p_value, got.mde, got.spread), (None, None, None));

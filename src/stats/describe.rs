@@ -5,9 +5,9 @@ use serde::Serialize;
 
 use super::elementary::{mad, mean, median_of_sorted, sorted, variance};
 use super::interval::{MeanInterval, MedianInterval, mean_interval, median_interval};
-use super::observations::Sample;
+use super::observations::Observations;
 use super::runs::{RunsNeeded, runs_needed};
-use super::{Settings, StatsError};
+use super::{StatsError, StatsSettings};
 use crate::vocab::MeanKind;
 
 /// Everything the report tables show for one cell and metric.
@@ -36,8 +36,8 @@ pub struct CellSummary {
     pub runs_needed: Option<RunsNeeded>,
 }
 
-/// The statistics of STATISTICS §1 for all trials of `sample`.
-pub fn summarize(sample: &Sample, settings: &Settings) -> Result<CellSummary, StatsError> {
+/// The statistics of docs/statistics.md (One cell) for all trials of `sample`.
+pub fn summarize(sample: &Observations, settings: &StatsSettings) -> Result<CellSummary, StatsError> {
     settings.validate()?;
     let kind = sample.kind();
     let n = sample.len();
@@ -79,7 +79,7 @@ mod tests {
 
     #[test]
     fn cell_statistics_match_numpy_and_scipy() {
-        let settings = Settings::default();
+        let settings = StatsSettings::default();
         for (name, expected) in cells() {
             let summary = summarize(&sample(name), &settings).unwrap();
             let close =
@@ -115,7 +115,7 @@ mod tests {
 
     #[test]
     fn one_trial_has_no_error_estimate_and_two_are_very_wide() {
-        let settings = Settings::default();
+        let settings = StatsSettings::default();
         let one = summarize(&sample("n1"), &settings).unwrap();
         assert_eq!((one.sd, one.cv, one.interval, one.runs_needed), (None, None, None, None));
         assert_eq!((one.mean, one.median, one.mad), (12.5, 12.5, 0.0));
@@ -126,7 +126,7 @@ mod tests {
 
     #[test]
     fn invalid_settings_are_errors() {
-        let settings = Settings { confidence: 1.5, ..Settings::default() };
+        let settings = StatsSettings { confidence: 1.5, ..StatsSettings::default() };
         assert!(matches!(
             summarize(&sample("n3"), &settings),
             Err(StatsError::InvalidSetting { name: "confidence", .. })

@@ -2,7 +2,7 @@
 //!
 //! statrs 0.19 asserts on a probability outside [0, 1] (NaN included) and its
 //! `StudentsT::inverse_cdf` drifts above df ≈ 1e5 and never returns at df = 1e8 or ∞
-//! (DEPENDENCIES.md). Every function here validates its arguments and answers `None`
+//! (found while testing statrs). Every function here validates its arguments and answers `None`
 //! instead, and large degrees of freedom never reach statrs's t quantile.
 
 use statrs::distribution::{Binomial, ContinuousCDF, DiscreteCDF, Normal, StudentsT};

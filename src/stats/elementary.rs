@@ -4,7 +4,7 @@ pub(crate) fn mean(values: &[f64]) -> f64 {
     values.iter().sum::<f64>() / values.len() as f64
 }
 
-/// Sample variance with n − 1 in the denominator (two passes, for accuracy); 0 for n < 2
+/// Observations variance with n − 1 in the denominator (two passes, for accuracy); 0 for n < 2
 /// so callers need not special-case a single value before they check n.
 pub(crate) fn variance(values: &[f64]) -> f64 {
     let n = values.len();

@@ -5,10 +5,10 @@ use serde::Serialize;
 
 use super::dist;
 use super::elementary::{mean, variance};
-use super::observations::Sample;
+use super::observations::Observations;
 use crate::vocab::MeanKind;
 
-/// The distribution-free median interval is given from this many trials (STATISTICS §1).
+/// The distribution-free median interval is given from this many trials (docs/statistics.md, One cell).
 pub const MEDIAN_CI_MIN_N: usize = 6;
 
 /// The t-interval of a mean: mean ± t(1 − α/2, n − 1)·sd/√n on the analysis scale.
@@ -48,7 +48,7 @@ pub fn t_half_width(sd: f64, n: usize, confidence: f64) -> Option<f64> {
 }
 
 /// The t-interval of the sample's mean, on the metric's scale; `None` for n < 2.
-pub fn mean_interval(sample: &Sample, confidence: f64) -> Option<MeanInterval> {
+pub fn mean_interval(sample: &Observations, confidence: f64) -> Option<MeanInterval> {
     let n = sample.len();
     let analysed = sample.analysed();
     let centre = mean(analysed);
@@ -64,8 +64,8 @@ pub fn mean_interval(sample: &Sample, confidence: f64) -> Option<MeanInterval> {
 }
 
 /// h / mean of the sample: what adaptive repetitions compare with their target
-/// (STATISTICS §5). `None` while there is no estimate (n < 2) or the mean is ≤ 0.
-pub fn relative_margin(sample: &Sample, confidence: f64) -> Option<f64> {
+/// (docs/statistics.md, One cell; `margin calibrate`). `None` while there is no estimate (n < 2) or the mean is ≤ 0.
+pub fn relative_margin(sample: &Observations, confidence: f64) -> Option<f64> {
     mean_interval(sample, confidence)?.moe_rel
 }
 /// The distribution-free median interval from sorted values; `None` below
@@ -86,13 +86,13 @@ mod tests {
 
     #[test]
     fn harmonic_interval_is_the_reciprocal_interval_turned_around() {
-        let rates = Sample::new(&[50.0, 100.0], MeanKind::Harmonic).unwrap();
+        let rates = Observations::new(&[50.0, 100.0], MeanKind::Harmonic).unwrap();
         let interval = mean_interval(&rates, 0.95).unwrap();
         // Reciprocals 0.02 and 0.01: mean 0.015, h = 12.706·0.005 > 0.015, so the
         // reciprocal interval reaches zero and the rate has no finite upper bound.
         assert_eq!(interval.high, f64::INFINITY);
         assert!(interval.low > 0.0 && interval.low < 1.0 / 0.015);
-        let tight = Sample::new(&[99.0, 100.0, 101.0], MeanKind::Harmonic).unwrap();
+        let tight = Observations::new(&[99.0, 100.0, 101.0], MeanKind::Harmonic).unwrap();
         let interval = mean_interval(&tight, 0.95).unwrap();
         let hmean = 3.0 / (1.0 / 99.0 + 1.0 / 100.0 + 1.0 / 101.0);
         assert!(interval.low < hmean && hmean < interval.high);

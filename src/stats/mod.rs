@@ -1,7 +1,7 @@
 //! The statistics core: numbers in, numbers out (docs/statistics.md). No tables, no store,
 //! no experiment types; the pipeline of `analyze` and the stopping rule both call it.
 //!
-//! The caller wraps one cell's values in a [`Sample`](observations::Sample), saying once
+//! The caller wraps one cell's values in a [`Observations`](observations::Observations), saying once
 //! whether the metric's mean is arithmetic or harmonic; every statistic then works on the
 //! right scale (the reciprocals for a harmonic mean) and reports on the metric's own scale.
 //!
@@ -57,12 +57,12 @@ pub enum StatsError {
 
 /// The knobs of the analysis (the `analysis:` block of an experiment file).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Settings {
-    /// Confidence level of every interval; α = 1 − confidence (STATISTICS §0: 0.95).
+pub struct StatsSettings {
+    /// Confidence level of every interval; α = 1 − confidence (0.95).
     pub confidence: f64,
     /// Practical-significance band δ: differences within ±δ do not matter (0.05).
     pub threshold: f64,
-    /// Relative margin of error that "runs needed" aims at (0.02, DESIGN §3's example).
+    /// Relative margin of error that "runs needed" aims at (0.02).
     pub target_margin: f64,
     /// Power at which the minimum detectable effect is quoted (0.80).
     pub power: f64,
@@ -73,9 +73,9 @@ pub struct Settings {
     pub set_aside: bool,
 }
 
-impl Default for Settings {
+impl Default for StatsSettings {
     fn default() -> Self {
-        Settings {
+        StatsSettings {
             confidence: 0.95,
             threshold: 0.05,
             target_margin: 0.02,
@@ -86,7 +86,7 @@ impl Default for Settings {
     }
 }
 
-impl Settings {
+impl StatsSettings {
     /// Checks every field; the analysis functions call this before using them.
     pub fn validate(&self) -> Result<(), StatsError> {
         let check = |name, value: f64, ok: bool, expected| {

@@ -27,15 +27,15 @@ impl MeanKind {
 
 /// A cell's trial values in trial order, all finite, with the mean kind fixed once.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Sample {
+pub struct Observations {
     kind: MeanKind,
     values: Vec<f64>,
     analysed: Vec<f64>,
 }
 
-impl Sample {
+impl Observations {
     /// Validates the values: at least one, all finite, all positive for a harmonic mean.
-    pub fn new(values: &[f64], kind: MeanKind) -> Result<Sample, StatsError> {
+    pub fn new(values: &[f64], kind: MeanKind) -> Result<Observations, StatsError> {
         if values.is_empty() {
             return Err(StatsError::Empty);
         }
@@ -47,7 +47,7 @@ impl Sample {
                 return Err(StatsError::NotPositive { index, value });
             }
         }
-        Ok(Sample {
+        Ok(Observations {
             kind,
             values: values.to_vec(),
             analysed: values.iter().map(|&x| kind.transform(x)).collect(),
@@ -55,13 +55,13 @@ impl Sample {
     }
 
     /// The same trials minus those at `indices` (e.g. the outliers set aside).
-    pub fn without(&self, indices: &[usize]) -> Result<Sample, StatsError> {
+    pub fn without(&self, indices: &[usize]) -> Result<Observations, StatsError> {
         let len = self.values.len();
         if let Some(&index) = indices.iter().find(|&&i| i >= len) {
             return Err(StatsError::IndexOutOfRange { index, len });
         }
         let kept: Vec<f64> = (0..len).filter(|i| !indices.contains(i)).map(|i| self.values[i]).collect();
-        Sample::new(&kept, self.kind)
+        Observations::new(&kept, self.kind)
     }
 
     pub fn kind(&self) -> MeanKind {

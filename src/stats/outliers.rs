@@ -1,4 +1,4 @@
-//! Outliers (STATISTICS §2): which trials a rule flags, and which of those are set aside.
+//! Outliers (docs/statistics.md, Outliers): which trials a rule flags, and which of those are set aside.
 //!
 //! Flagged trials are labelled in the report; only some are set aside (left out of the
 //! statistics): none below [`MIN_N_TO_SET_ASIDE`] trials, and never more than
@@ -9,9 +9,9 @@
 use serde::Serialize;
 
 use super::elementary::{absolute_deviations, median_of_sorted, quantile_of_sorted, sorted};
-use super::observations::Sample;
+use super::observations::Observations;
 
-/// Cells smaller than this only label their outliers (STATISTICS §2).
+/// Cells smaller than this only label their outliers (docs/statistics.md, Outliers).
 pub const MIN_N_TO_SET_ASIDE: usize = 5;
 /// At most this fraction of a cell is set aside, rounded down.
 pub const MAX_SET_ASIDE: f64 = 0.20;
@@ -62,7 +62,7 @@ pub struct Outliers {
 
 /// Applies `rule` to the sample's values on its analysis scale (the reciprocals of a
 /// harmonic metric).
-pub fn find_outliers(sample: &Sample, rule: &OutlierRule) -> Outliers {
+pub fn find_outliers(sample: &Observations, rule: &OutlierRule) -> Outliers {
     let values = sample.analysed();
     let scores = match *rule {
         OutlierRule::Mad { cutoff } => modified_z_scores(values).map(|s| (s, cutoff)),
@@ -135,7 +135,7 @@ mod tests {
     fn at_most_a_fifth_goes_and_the_most_extreme_first() {
         // Ten trials, three far out: only two (20 %) may go, the two farthest.
         let values = [10.0, 10.1, 9.9, 10.0, 30.0, 10.2, 9.8, 50.0, 10.1, 40.0];
-        let sample = Sample::new(&values, MeanKind::Arithmetic).unwrap();
+        let sample = Observations::new(&values, MeanKind::Arithmetic).unwrap();
         let found = find_outliers(&sample, &OutlierRule::default());
         assert_eq!(found.flagged, vec![4, 7, 9]);
         assert_eq!(found.set_aside, vec![7, 9]);
@@ -143,7 +143,7 @@ mod tests {
 
     #[test]
     fn small_cells_only_label() {
-        let sample = Sample::new(&[10.0, 10.1, 9.9, 30.0], MeanKind::Arithmetic).unwrap();
+        let sample = Observations::new(&[10.0, 10.1, 9.9, 30.0], MeanKind::Arithmetic).unwrap();
         let found = find_outliers(&sample, &OutlierRule::default());
         assert_eq!((found.flagged, found.set_aside), (vec![3], vec![]));
     }
@@ -154,8 +154,8 @@ mod tests {
         // (1/96 s) it is 3.50 from the others: the rule sees it only on that scale.
         let rates = [100.0, 101.0, 99.0, 100.5, 99.5, 96.0];
         let rule = OutlierRule::default();
-        let as_rates = Sample::new(&rates, MeanKind::Arithmetic).unwrap();
-        let as_times = Sample::new(&rates, MeanKind::Harmonic).unwrap();
+        let as_rates = Observations::new(&rates, MeanKind::Arithmetic).unwrap();
+        let as_times = Observations::new(&rates, MeanKind::Harmonic).unwrap();
         assert_eq!(find_outliers(&as_rates, &rule).flagged, Vec::<usize>::new());
         assert_eq!(find_outliers(&as_times, &rule).flagged, vec![5]);
     }

@@ -2,14 +2,12 @@
 
 use proptest::prelude::*;
 
-use super::Settings;
+use super::StatsSettings;
 use super::cell::analyze_cell;
-use super::compare::{
-    RatioInterval, compare_independent, compare_paired, holm, mann_whitney, trials_to_settle,
-};
+use super::compare::{RatioInterval, compare_independent, compare_paired, holm, trials_to_settle};
 use super::describe::summarize;
 use super::interval::mean_interval;
-use super::observations::Sample;
+use super::observations::Observations;
 use super::runs::runs_needed;
 use super::stability::spearman_trend;
 use super::verdict::{Vocabulary, Wording, verdict};
@@ -39,15 +37,14 @@ proptest! {
         b in prop::collection::vec(finite(), 1..24),
         kind in kind(),
     ) {
-        let settings = Settings::default();
+        let settings = StatsSettings::default();
         let _ = spearman_trend(&a);
-        let _ = mann_whitney(&a, &b);
         let _ = runs_needed(a[0].abs(), b[0].abs(), 0.95);
-        let (Ok(sa), Ok(sb)) = (Sample::new(&a, kind), Sample::new(&b, kind)) else {
+        let (Ok(sa), Ok(sb)) = (Observations::new(&a, kind), Observations::new(&b, kind)) else {
             return Ok(());
         };
         let _ = analyze_cell(&sa, &settings)?;
-        let paired_b = Sample::new(&b.iter().cycle().take(a.len()).copied().collect::<Vec<_>>(), kind)?;
+        let paired_b = Observations::new(&b.iter().cycle().take(a.len()).copied().collect::<Vec<_>>(), kind)?;
         for comparison in [
             compare_independent(&sa, &sb, &settings),
             compare_paired(&sa, &paired_b, &settings),
@@ -66,9 +63,9 @@ proptest! {
         kind in kind(),
         confidence in 0.5..0.999_f64,
     ) {
-        let sample = Sample::new(&values, kind)?;
+        let sample = Observations::new(&values, kind)?;
         let interval = mean_interval(&sample, confidence).expect("n >= 2");
-        let mean = summarize(&sample, &Settings::default())?.mean;
+        let mean = summarize(&sample, &StatsSettings::default())?.mean;
         prop_assert!(interval.low <= mean && mean <= interval.high, "{interval:?} vs {mean}");
     }
 
@@ -78,9 +75,9 @@ proptest! {
         b in prop::collection::vec(measurement(), 2..12),
         kind in kind(),
     ) {
-        let settings = Settings::default();
-        let (a, b) = (Sample::new(&a, kind)?, Sample::new(&b, kind)?);
-        let paired_b = Sample::new(&b.values().iter().cycle().take(a.len()).copied().collect::<Vec<_>>(), kind)?;
+        let settings = StatsSettings::default();
+        let (a, b) = (Observations::new(&a, kind)?, Observations::new(&b, kind)?);
+        let paired_b = Observations::new(&b.values().iter().cycle().take(a.len()).copied().collect::<Vec<_>>(), kind)?;
         for comparison in [compare_independent(&a, &b, &settings)?, compare_paired(&a, &paired_b, &settings)?] {
             if let RatioInterval::Bounded { low, high } = comparison.interval {
                 let r = comparison.ratio;

@@ -5,7 +5,7 @@ use std::sync::LazyLock;
 
 use serde_json::Value;
 
-use super::observations::Sample;
+use super::observations::Observations;
 use crate::vocab::MeanKind;
 
 pub static REFERENCE: LazyLock<Value> = LazyLock::new(|| {
@@ -13,7 +13,7 @@ pub static REFERENCE: LazyLock<Value> = LazyLock::new(|| {
         .expect("reference.json is valid JSON")
 });
 
-/// Relative tolerance of every comparison with scipy. STATISTICS.md asks for 6
+/// Relative tolerance of every comparison with scipy. docs/statistics.md (One cell) asks for 6
 /// significant digits; the tests hold the code to 9.
 pub const RTOL: f64 = 1e-9;
 
@@ -43,14 +43,14 @@ pub fn df(value: &Value) -> f64 {
 }
 
 /// The reference's cell `name` as a sample.
-pub fn sample(name: &str) -> Sample {
+pub fn sample(name: &str) -> Observations {
     let cell = &REFERENCE["cells"][name];
     let values: Vec<f64> = cell["values"].as_array().expect("values").iter().map(number).collect();
     let kind = match cell["kind"].as_str() {
         Some("harmonic") => MeanKind::Harmonic,
         _ => MeanKind::Arithmetic,
     };
-    Sample::new(&values, kind).expect("reference cells are valid samples")
+    Observations::new(&values, kind).expect("reference cells are valid samples")
 }
 
 /// The entries of a top-level list of the reference.

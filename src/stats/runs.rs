@@ -71,7 +71,7 @@ mod tests {
         }
     }
 
-    /// The worked examples of STATISTICS.md §1 (all confirmed by scipy).
+    /// The worked examples of docs/statistics.md (One cell) (all confirmed by scipy).
     #[test]
     fn runs_needed_reproduces_the_examples_of_the_contract() {
         for (cv, target, runs) in [(0.01, 0.02, 4), (0.05, 0.02, 27), (0.05, 0.05, 7), (0.10, 0.05, 18)] {

@@ -6,11 +6,11 @@ use serde::Serialize;
 use super::describe::summarize;
 use super::dist;
 use super::elementary::average_ranks;
-use super::observations::Sample;
+use super::observations::Observations;
 use super::outliers;
-use super::{Settings, StatsError};
+use super::{StatsError, StatsSettings};
 
-/// A CV at or above this is flagged as unstable (STATISTICS §1).
+/// A CV at or above this is flagged as unstable (docs/statistics.md, One cell).
 pub const HIGH_CV: f64 = 0.10;
 /// A min or max this far from the mean, relatively, is flagged.
 pub const FAR_FROM_MEAN: f64 = 0.50;
@@ -18,7 +18,7 @@ pub const FAR_FROM_MEAN: f64 = 0.50;
 /// Iglewicz–Hoaglin value whatever outlier rule is configured: it is a warning about
 /// warm-up, not a decision about which trials to keep.
 pub const FIRST_TRIAL_Z: f64 = 3.5;
-/// The trend test needs this many trials (STATISTICS §1).
+/// The trend test needs this many trials (docs/statistics.md, One cell).
 pub const TREND_MIN_N: usize = 6;
 
 /// Spearman's rank correlation of the values with their trial order.
@@ -42,8 +42,11 @@ pub enum StabilityFlag {
     /// The values drift with the trial order.
     Trend(Trend),
 }
-/// The stability warnings of STATISTICS §1 for all trials of `sample`, in trial order.
-pub fn stability_flags(sample: &Sample, settings: &Settings) -> Result<Vec<StabilityFlag>, StatsError> {
+/// The stability warnings of docs/statistics.md (One cell) for all trials of `sample`, in trial order.
+pub fn stability_flags(
+    sample: &Observations,
+    settings: &StatsSettings,
+) -> Result<Vec<StabilityFlag>, StatsError> {
     let summary = summarize(sample, settings)?;
     let mut flags = Vec::new();
     if let Some(cv) = summary.cv.filter(|&cv| cv >= HIGH_CV) {
@@ -127,7 +130,7 @@ mod tests {
 
     #[test]
     fn stability_flags_catch_each_warning() {
-        let settings = Settings::default();
+        let settings = StatsSettings::default();
         let flags = |name: &str| stability_flags(&sample(name), &settings).unwrap();
         assert_eq!(flags("dnetc_bare"), vec![]);
         let slow_first = flags("n6_slow_first");
@@ -136,7 +139,7 @@ mod tests {
         assert!(matches!(flags("n12_trend")[..], [StabilityFlag::Trend(Trend { rho, .. })] if rho > 0.9));
         // A harmonic metric: the decreasing rates of seed 000's domU putc column.
         assert!(flags("putc_domu").iter().any(|f| matches!(f, StabilityFlag::Trend(t) if t.rho < 0.0)));
-        let spread = Sample::new(&[1.0, 1.0, 1.0, 3.0], MeanKind::Arithmetic).unwrap();
+        let spread = Observations::new(&[1.0, 1.0, 1.0, 3.0], MeanKind::Arithmetic).unwrap();
         assert_eq!(
             stability_flags(&spread, &settings).unwrap()[1],
             StabilityFlag::FarFromMean { value: 3.0, distance: 1.0 }
@@ -145,8 +148,8 @@ mod tests {
 
     #[test]
     fn trend_needs_six_trials() {
-        let five = Sample::new(&[1.0, 2.0, 3.0, 4.0, 5.0], MeanKind::Arithmetic).unwrap();
-        let flags = stability_flags(&five, &Settings::default()).unwrap();
+        let five = Observations::new(&[1.0, 2.0, 3.0, 4.0, 5.0], MeanKind::Arithmetic).unwrap();
+        let flags = stability_flags(&five, &StatsSettings::default()).unwrap();
         assert!(!flags.iter().any(|f| matches!(f, StabilityFlag::Trend(_))));
         assert_eq!(spearman_trend(&[2.0, 2.0, 2.0]), None, "constant: undefined");
     }

@@ -1,4 +1,4 @@
-//! Verdicts (STATISTICS §4): what a comparison means against the practical threshold δ,
+//! Verdicts (docs/statistics.md, Verdicts): what a comparison means against the practical threshold δ,
 //! and the sentence the report prints for it.
 
 use serde::Serialize;
@@ -7,8 +7,8 @@ use super::cell::analyze_cell;
 use super::compare::{
     Comparison, RatioInterval, block_means, compare_design, trials_to_settle, trials_to_size,
 };
-use super::observations::Sample;
-use super::{Settings, StatsError};
+use super::observations::Observations;
+use super::{StatsError, StatsSettings};
 use crate::vocab::Better;
 use crate::vocab::MeanKind;
 
@@ -103,7 +103,7 @@ pub struct Verdict {
     pub more_trials: Option<usize>,
 }
 
-/// The first rule of STATISTICS §4 that matches, with δ = `threshold`.
+/// The first rule of docs/statistics.md (Verdicts) that matches, with δ = `threshold`.
 pub fn classify(comparison: &Comparison, threshold: f64) -> VerdictKind {
     if comparison.n_a < 2 || comparison.n_b < 2 {
         return VerdictKind::Insufficient;
@@ -129,7 +129,7 @@ pub fn classify(comparison: &Comparison, threshold: f64) -> VerdictKind {
 }
 
 /// Classifies the comparison and words the verdict.
-pub fn verdict(comparison: &Comparison, settings: &Settings, wording: &Wording) -> Verdict {
+pub fn verdict(comparison: &Comparison, settings: &StatsSettings, wording: &Wording) -> Verdict {
     verdict_per(comparison, settings, wording, Replicate::Trial)
 }
 
@@ -137,14 +137,14 @@ pub fn verdict(comparison: &Comparison, settings: &Settings, wording: &Wording) 
 /// means of boots; "more trials" is then said in boots.
 pub fn verdict_per(
     comparison: &Comparison,
-    settings: &Settings,
+    settings: &StatsSettings,
     wording: &Wording,
     replicate: Replicate<'_>,
 ) -> Verdict {
     let delta = settings.threshold;
     let kind = classify(comparison, delta);
     let Wording { baseline, level, .. } = *wording;
-    let band = format!("±{}", percent(delta));
+    let band = format!("±{}", fraction_as_percent(delta));
     let mut more_trials = None;
     let sentence = match (kind, comparison.interval.effect()) {
         (VerdictKind::Significant, Some(effect)) => change(comparison.ratio, effect, wording),
@@ -165,8 +165,8 @@ pub fn verdict_per(
         }
         (VerdictKind::NoMeaningfulDifference, Some((low, high))) => format!(
             "no meaningful difference: {level} is within {band} of {baseline} [{}, {}]",
-            signed_percent(low),
-            signed_percent(high)
+            signed_fraction_as_percent(low),
+            signed_fraction_as_percent(high)
         ),
         (VerdictKind::Inconclusive, Some((low, high))) => {
             more_trials = trials_to_settle(comparison, settings);
@@ -179,9 +179,9 @@ pub fn verdict_per(
             };
             format!(
                 "inconclusive: the data allow up to {} between {level} and {baseline} [{}, {}]; {settle}",
-                percent(low.abs().max(high.abs())),
-                signed_percent(low),
-                signed_percent(high)
+                fraction_as_percent(low.abs().max(high.abs())),
+                signed_fraction_as_percent(low),
+                signed_fraction_as_percent(high)
             )
         }
         (VerdictKind::Unbounded, _) => format!(
@@ -197,7 +197,7 @@ pub fn verdict_per(
                 } else {
                     (1.0 - comparison.ratio, "lower")
                 };
-                format!("{level} measured {} {direction}, but ", percent(size))
+                format!("{level} measured {} {direction}, but ", fraction_as_percent(size))
             } else {
                 String::new()
             };
@@ -221,10 +221,10 @@ fn change(ratio: f64, (low, high): (f64, f64), wording: &Wording) -> String {
     let mut sentence = format!(
         "{} is {} {direction} than {} [{}, {}]",
         wording.level,
-        percent(size),
+        fraction_as_percent(size),
         wording.baseline,
-        percent(from),
-        percent(to)
+        fraction_as_percent(from),
+        fraction_as_percent(to)
     );
     if let Some(better) = wording.better {
         let good = higher == (better == Better::Higher);
@@ -242,14 +242,14 @@ fn change(ratio: f64, (low, high): (f64, f64), wording: &Wording) -> String {
 
 /// A fraction as a percentage: one decimal, two below 1 %, so small effects keep a
 /// significant digit.
-fn percent(fraction: f64) -> String {
+fn fraction_as_percent(fraction: f64) -> String {
     let value = fraction * 100.0;
     if value.abs() < 1.0 { format!("{value:.2} %") } else { format!("{value:.1} %") }
 }
 
 /// A percentage with its sign, for interval bounds on both sides of zero.
-fn signed_percent(fraction: f64) -> String {
-    let text = percent(fraction);
+fn signed_fraction_as_percent(fraction: f64) -> String {
+    let text = fraction_as_percent(fraction);
     if text.starts_with('-') { text } else { format!("+{text}") }
 }
 
@@ -264,15 +264,15 @@ pub fn trial_verdict(
     other: &[(Option<&str>, &[f64])],
     kind: MeanKind,
     paired: bool,
-    settings: &Settings,
+    settings: &StatsSettings,
 ) -> Result<VerdictKind, StatsError> {
-    let kept = |values: &[f64]| -> Result<Sample, StatsError> {
-        let all = Sample::new(values, kind)?;
+    let kept = |values: &[f64]| -> Result<Observations, StatsError> {
+        let all = Observations::new(values, kind)?;
         let analysis = analyze_cell(&all, settings)?;
         all.without(&analysis.outliers.set_aside)
     };
     let (a, b) = if paired {
-        let mut sides: (Vec<Sample>, Vec<Sample>) = (Vec::new(), Vec::new());
+        let mut sides: (Vec<Observations>, Vec<Observations>) = (Vec::new(), Vec::new());
         for (block, values) in base {
             if let Some((_, theirs)) = other.iter().find(|(b, _)| block.is_some() && b == block) {
                 sides.0.push(kept(values)?);
@@ -282,7 +282,8 @@ pub fn trial_verdict(
         if sides.0.is_empty() {
             return Ok(VerdictKind::Insufficient);
         }
-        let (a, b): (Vec<&Sample>, Vec<&Sample>) = (sides.0.iter().collect(), sides.1.iter().collect());
+        let (a, b): (Vec<&Observations>, Vec<&Observations>) =
+            (sides.0.iter().collect(), sides.1.iter().collect());
         (block_means(&a, kind)?, block_means(&b, kind)?)
     } else {
         match (base.first(), other.first()) {
@@ -298,7 +299,7 @@ pub fn trial_verdict(
 mod tests {
     use super::*;
     use crate::stats::compare::{compare_independent, compare_paired};
-    use crate::stats::observations::Sample;
+    use crate::stats::observations::Observations;
     use crate::stats::reference::sample;
     use crate::vocab::MeanKind;
 
@@ -309,13 +310,13 @@ mod tests {
         vocabulary: Vocabulary::Speed,
     };
 
-    fn judge(a: &Sample, b: &Sample, wording: &Wording) -> Verdict {
-        let settings = Settings::default();
+    fn judge(a: &Observations, b: &Observations, wording: &Wording) -> Verdict {
+        let settings = StatsSettings::default();
         verdict(&compare_independent(a, b, &settings).unwrap(), &settings, wording)
     }
 
-    fn seconds(values: &[f64]) -> Sample {
-        Sample::new(values, MeanKind::Arithmetic).unwrap()
+    fn seconds(values: &[f64]) -> Observations {
+        Observations::new(values, MeanKind::Arithmetic).unwrap()
     }
 
     const BASE: [f64; 5] = [10.0, 10.1, 9.9, 10.05, 9.95];
@@ -383,7 +384,7 @@ mod tests {
              about 4 more trials per level would settle it"
         );
         assert!(!got.sentence.contains("no difference"));
-        let settings = Settings::default();
+        let settings = StatsSettings::default();
         let paired = compare_paired(&sample("dnetc_bare"), &sample("dnetc_xen"), &settings).unwrap();
         let got = verdict(&paired, &settings, &SECONDS);
         assert_eq!((got.kind, got.more_trials), (VerdictKind::Inconclusive, Some(3)));
