@@ -21,6 +21,7 @@ pub mod memory;
 pub mod outliers;
 pub mod sample;
 pub mod stats;
+pub mod stopping;
 pub mod summary;
 pub mod table;
 pub mod verdict;
