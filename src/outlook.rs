@@ -5,12 +5,12 @@
 
 use std::collections::HashMap;
 
+use crate::analyze::stopping::Rule;
 use crate::plan::{Cell, Plan};
 use crate::run::LOCAL_HOST;
-use crate::run::cells::{self, CellProgress, Rule};
 use crate::run::{RunError, Settings, facts, host_of, repetitions, ssh_entry};
 use crate::spec::Experiment;
-use crate::store::{Event, Loaded, SessionRecord, Store};
+use crate::store::{CellProgress, Event, Loaded, SessionRecord, Store};
 
 /// For `plan` and `status`: each cell's progress, whether it runs here, and an estimate.
 #[derive(Debug, Clone)]
@@ -41,7 +41,7 @@ pub(crate) fn outlook(
     let source = facts::Local::new(&dir);
     let detected = facts::detect(exp, &facts::gather(&source), &source);
     let rule = Rule::new(exp, plan, repetitions(plan, settings));
-    let (progress, set_aside) = cells::progress(plan, &loaded.trials);
+    let (progress, set_aside) = crate::store::progress(plan, &loaded.trials);
     let known: Vec<f64> = progress.values().filter_map(|p| p.mean_wall).collect();
     let overall = (!known.is_empty()).then(|| known.iter().sum::<f64>() / known.len() as f64);
     let warmup = f64::from(plan.warmup);

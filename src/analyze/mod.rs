@@ -18,6 +18,7 @@ pub mod lint;
 pub mod memory;
 pub mod sessions;
 pub mod settings;
+pub mod stopping;
 pub mod summarize;
 pub mod table;
 

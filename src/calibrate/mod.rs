@@ -4,7 +4,7 @@
 //! rates, sessions that shift their trials, adaptive repetitions — written into an
 //! in-memory store and analysed by [`summarize_store`](crate::analyze::summarize_store),
 //! the function the report uses; adaptive repetitions stop by the runner's own rule
-//! ([`crate::run::cells::Rule::is_done`]). Per scenario it counts how often a difference
+//! ([`crate::analyze::stopping::Rule::is_done`]). Per scenario it counts how often a difference
 //! is claimed where there is none, how often the interval of the ratio covers the truth,
 //! and how often a true change of 10 % and 20 % is found, each with its standard error,
 //! against the goals of docs/statistics.md.

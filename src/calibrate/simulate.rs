@@ -9,8 +9,8 @@ use rand_pcg::Pcg64;
 use statrs::distribution::{ContinuousCDF, Normal};
 
 use super::scenario::{Layout, Scenario, Shape, Trials};
+use crate::analyze::stopping::Rule;
 use crate::analyze::{MemoryStore, summarize_store};
-use crate::run::cells::Rule;
 use crate::stats::verdict::VerdictKind;
 use crate::vocab::MeanKind;
 
@@ -225,7 +225,7 @@ pub fn simulate_trials(prepared: &Prepared, ratio: f64, seed: u64) -> (MemorySto
                         .expect("every simulated cell is a cell of the plan")
                 })
                 .collect();
-            let mut board = crate::run::cells::Board::new();
+            let mut board = crate::store::Board::new();
             let mut done = vec![false; cells.len()];
             while done.iter().any(|d| !d) {
                 for cell in 0..cells.len() {

@@ -11,8 +11,8 @@ use super::{Error, io, load_all};
 use crate::diag::suggest;
 use crate::parse::Recipe;
 use crate::plan::{Cell, Plan};
-use crate::run::cells::levels_map;
 use crate::spec::Experiment;
+use crate::store::levels_map;
 use crate::store::{Event, MetricInfo, SCHEMA, SessionRecord, Status, Store, TrialRecord};
 
 pub struct Options {
@@ -151,8 +151,8 @@ fn import(
         o.host.clone().or_else(|| plan.levels(cell).find(|(k, _)| *k == "host").map(|(_, v)| v.text.clone()));
     let host = host.unwrap_or_else(|| "imported".to_string());
     let session = uuid::Uuid::now_v7().to_string();
-    let mut trials = store.trials()?;
-    let mut sessions = store.sessions()?;
+    let mut trials = store.trial_appender()?;
+    let mut sessions = store.session_appender()?;
     let mut record = SessionRecord {
         schema: SCHEMA,
         session: session.clone(),

@@ -6,13 +6,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{Error, io, load_all};
+use crate::analyze::stopping::Rule;
 use crate::plan::Plan;
 use crate::plan::render::{Builtins, render};
 use crate::run::progress::{Bar, Lines, Progress};
 use crate::run::workdir::{self, WorkdirName};
 use crate::run::{self, LOCAL_HOST, Outcome, Settings};
 use crate::spec::Experiment;
-use crate::store::Store;
+use crate::store::{Board, CellProgress, Store};
 
 pub struct Options {
     pub files: Vec<PathBuf>,
@@ -55,7 +56,8 @@ pub fn run(o: &Options, out: &mut dyn Write) -> Result<(), Error> {
         let mut ui: Box<dyn Progress> =
             if std::io::stderr().is_terminal() { Box::new(Bar::new()) } else { Box::new(Lines) };
         writeln!(out, "{}: {}", exp.name, describe(plan, &o.settings)).map_err(io)?;
-        let outcome = match run::run(exp, plan, &store, &o.settings, &interrupt, ui.as_mut()) {
+        let rule = Rule::new(exp, plan, run::repetitions(plan, &o.settings));
+        let outcome = match run::run(exp, plan, &store, &o.settings, &rule, &interrupt, ui.as_mut()) {
             Ok(outcome) => outcome,
             Err(source) if source.is_disk_full() => {
                 let log = store.runs_path();
@@ -160,6 +162,21 @@ fn dry_run(exp: &Experiment, plan: &Plan, o: &Options, out: &mut dyn Write) -> R
         }
     }
     Ok(())
+}
+
+/// The run asks analyze's stopping rule whether a cell is done.
+impl run::Stopping for Rule {
+    fn needs_board(&self) -> bool {
+        Rule::needs_board(self)
+    }
+
+    fn is_done(&self, cell: usize, progress: &CellProgress, board: &Board) -> bool {
+        Rule::is_done(self, cell, progress, board)
+    }
+
+    fn remaining(&self, cell: usize, progress: &CellProgress, board: &Board) -> (u32, u32) {
+        Rule::remaining(self, cell, progress, board)
+    }
 }
 
 /// Ctrl-C or SIGTERM: finish the trial under way, record it, stop (exit 130; the next

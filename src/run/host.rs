@@ -8,14 +8,13 @@ use std::sync::{Barrier, mpsc};
 
 use indexmap::IndexMap;
 
-use super::cells::{CellProgress, levels_map};
 use super::exec::{Executor, LocalExecutor};
 use super::state::{CellState, Counts, HostRun};
 use super::trial::now;
 use super::{RunError, facts, ssh, ssh_entry};
 use crate::plan::Cell;
 use crate::spec::Experiment;
-use crate::store::{CellProblem, Event, SCHEMA, SessionRecord, Store};
+use crate::store::{CellProblem, CellProgress, Event, SCHEMA, SessionRecord, Store, levels_map};
 
 /// What host threads tell the thread that writes the session log and the progress.
 pub(crate) enum Msg {

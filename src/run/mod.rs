@@ -17,7 +17,6 @@
 //! unreachable host is reported and the other hosts carry on.
 
 mod cell;
-pub mod cells;
 pub(crate) mod exec;
 pub mod facts;
 #[cfg(test)]
@@ -38,9 +37,22 @@ use std::path::PathBuf;
 
 use crate::plan::{Cell, Plan};
 use crate::spec::{Experiment, Repetitions};
-use crate::store::StoreError;
+use crate::store::{Board, CellProgress, StoreError};
 
 pub use session::run;
+
+/// Whether a cell needs more trials: the stopping rule, which the caller supplies
+/// (`analyze::stopping::Rule`), so that run/ counts trials and never judges them.
+pub trait Stopping: Sync {
+    /// Whether the rule reads other cells' progress (`until: verdict`: a comparison's
+    /// cells may run on other hosts): the run then keeps a board of every cell's.
+    fn needs_board(&self) -> bool;
+    /// Whether cell `cell` (an index into the plan's cells), with `progress`, is done;
+    /// `board` holds the others' progress when [`Stopping::needs_board`].
+    fn is_done(&self, cell: usize, progress: &CellProgress, board: &Board) -> bool;
+    /// Trials the cell still needs, fewest and most.
+    fn remaining(&self, cell: usize, progress: &CellProgress, board: &Board) -> (u32, u32);
+}
 
 /// Failures per cell per session before the cell is abandoned, unless `max_failures` says.
 pub const DEFAULT_MAX_FAILURES: u32 = 3;

@@ -7,18 +7,17 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Barrier, Mutex, PoisonError, mpsc};
 use std::time::Duration;
 
-use super::cells::{self, Rule};
 use super::exec::Executor;
 use super::host::{ControlDir, HostCells, Msg, executor};
 use super::progress::{Progress, TrialLine};
 use super::state::{Counts, HostRun, Shared, Shown};
 use super::{
-    DEFAULT_MAX_FAILURES, Outcome, RunError, Settings, facts, host_of, repetitions, ssh_entry, workdir,
+    DEFAULT_MAX_FAILURES, Outcome, RunError, Settings, Stopping, facts, host_of, ssh_entry, workdir,
 };
 use crate::parse::Recipe;
 use crate::plan::Plan;
 use crate::spec::{Experiment, parse_duration};
-use crate::store::Store;
+use crate::store::{Board, Store};
 
 /// Run the cells of `plan` that match their host and still need trials.
 pub fn run(
@@ -26,21 +25,25 @@ pub fn run(
     plan: &Plan,
     store: &Store,
     settings: &Settings,
+    rule: &dyn Stopping,
     interrupt: &AtomicBool,
     ui: &mut dyn Progress,
 ) -> Result<Outcome, RunError> {
-    run_on(exp, plan, store, settings, interrupt, ui, &|host, control| executor(exp, store, host, control))
+    let connect = |host: &str, control: Option<&Path>| executor(exp, store, host, control);
+    run_on(exp, plan, store, settings, rule, interrupt, ui, &connect)
 }
 
 /// The executor of a host, given the directory for ssh's sockets when some host is remote.
 pub(crate) type Connect<'a> = dyn Fn(&str, Option<&Path>) -> Box<dyn Executor> + 'a;
 
 /// [`run`] with the hosts' executors from `connect` (a test's fakes).
+#[expect(clippy::too_many_arguments, reason = "those of `run`, and the executors")]
 pub(crate) fn run_on(
     exp: &Experiment,
     plan: &Plan,
     store: &Store,
     settings: &Settings,
+    rule: &dyn Stopping,
     interrupt: &AtomicBool,
     ui: &mut dyn Progress,
     connect: &Connect<'_>,
@@ -65,9 +68,8 @@ pub(crate) fn run_on(
         what: format!("metric `{name}`"),
         source: std::io::Error::other(e.to_string()),
     })?;
-    let (mut progress, set_aside) = cells::progress(plan, &loaded.trials);
-    let rule = Rule::new(exp, plan, repetitions(plan, settings));
-    let board = if rule.needs_board() { progress.clone() } else { cells::Board::new() };
+    let (mut progress, set_aside) = crate::store::progress(plan, &loaded.trials);
+    let board = if rule.needs_board() { progress.clone() } else { Board::new() };
     let shared = Shared {
         exp,
         plan,
@@ -81,7 +83,7 @@ pub(crate) fn run_on(
         max_failures: exp.spec.max_failures.unwrap_or(DEFAULT_MAX_FAILURES),
         seed: settings.seed.or(exp.spec.seed).unwrap_or_else(rand::random),
         interrupt,
-        log: Mutex::new(store.trials()?),
+        log: Mutex::new(store.trial_appender()?),
         stop: AtomicBool::new(false),
         failure: Mutex::new(None),
         shown: Mutex::new(Vec::new()),
@@ -125,7 +127,7 @@ pub(crate) fn run_on(
     let executors: Vec<Box<dyn Executor>> =
         groups.iter().map(|(host, _)| connect(host, control.as_ref().map(ControlDir::path))).collect();
 
-    let mut sessions = store.sessions()?;
+    let mut sessions = store.session_appender()?;
     let barrier = Barrier::new(groups.len() + 1);
     let (tx, rx) = mpsc::channel::<Msg>();
     std::thread::scope(|scope| {

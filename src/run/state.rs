@@ -7,13 +7,12 @@ use std::time::Duration;
 
 use indexmap::IndexMap;
 
-use super::cells::{Board, CellProgress, Rule};
 use super::exec::Executor;
-use super::{RunError, Settings};
+use super::{RunError, Settings, Stopping};
 use crate::parse::Recipe;
 use crate::plan::{Cell, Plan};
 use crate::spec::Experiment;
-use crate::store::{Appender, Store};
+use crate::store::{Appender, Board, CellProgress, Store};
 use crate::template::Templates;
 
 /// What the progress display shows, in the order it happened.
@@ -51,7 +50,7 @@ pub(crate) struct Shared<'a> {
     pub(crate) plan: &'a Plan,
     pub(crate) store: &'a Store,
     pub(crate) settings: &'a Settings,
-    pub(crate) rule: Rule,
+    pub(crate) rule: &'a dyn Stopping,
     /// Every cell's progress, for a rule that looks at other cells (`until: verdict`:
     /// a comparison's cells may run on other hosts); empty otherwise.
     pub(crate) board: Mutex<Board>,

@@ -7,6 +7,7 @@ use super::fake::{Calls, FakeExecutor, Scripted};
 use super::progress::{Progress, TrialLine};
 use super::session::run_on;
 use super::{Outcome, Settings};
+use crate::analyze::stopping::Rule;
 use crate::store::{Store, TrialRecord};
 
 /// A display that shows nothing.
@@ -38,8 +39,9 @@ fn run_fake(yaml: &str, seed: u64, script: impl Fn(&str) -> Scripted + Send + Sy
     let connect = |host: &str, _: Option<&std::path::Path>| -> Box<dyn super::exec::Executor> {
         Box::new(FakeExecutor::new(host, &calls, script))
     };
-    let outcome =
-        run_on(&exp, &plan, &store, &settings, &AtomicBool::new(false), &mut Quiet, &connect).unwrap();
+    let rule = Rule::new(&exp, &plan, exp.spec.repetitions());
+    let interrupt = AtomicBool::new(false);
+    let outcome = run_on(&exp, &plan, &store, &settings, &rule, &interrupt, &mut Quiet, &connect).unwrap();
     let (records, warnings) = store.records().unwrap();
     assert!(warnings.is_empty(), "{warnings:?}");
     let calls = calls.lock().unwrap().clone();

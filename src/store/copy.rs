@@ -231,7 +231,7 @@ mod tests {
             import: false,
             outcome: None,
         };
-        let mut log = store.sessions().unwrap();
+        let mut log = store.session_appender().unwrap();
         log.append(&session(&spec_hash(&new_text))).unwrap();
         log.append(&session(&spec_hash(YAML))).unwrap();
         assert_eq!(store.latest_experiment().unwrap(), Some((old_copy.clone(), Kept::Last)));

@@ -7,6 +7,7 @@
 //! [`Appender::open`]); readers stop at them, and the run gives them back when it ends.
 
 mod copy;
+mod progress;
 mod record;
 mod trials;
 
@@ -20,6 +21,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 pub use copy::{Kept, spec_hash};
+pub use progress::{Board, CellProgress, levels_map, progress};
 pub use record::{
     BOOT_ID, CellProblem, Event, MetricInfo, RawPaths, SCHEMA, SessionRecord, Status, TrialRecord,
 };
@@ -149,12 +151,12 @@ impl Store {
     }
 
     /// The trial log, to add records to, with room laid ahead (a record per trial).
-    pub fn trials(&self) -> Result<Appender, StoreError> {
+    pub fn trial_appender(&self) -> Result<Appender, StoreError> {
         Appender::open(&self.runs_path(), TRIALS_RESERVE)
     }
 
     /// The session log, to add records to (a record or two per run).
-    pub fn sessions(&self) -> Result<Appender, StoreError> {
+    pub fn session_appender(&self) -> Result<Appender, StoreError> {
         Appender::open(&self.sessions_path(), 0)
     }
 

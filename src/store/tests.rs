@@ -35,7 +35,7 @@ fn appended_records_load_back() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::new(dir.path(), "e");
     store.create().unwrap();
-    let mut log = store.trials().unwrap();
+    let mut log = store.trial_appender().unwrap();
     for n in 1..=3 {
         log.append(&trial(n)).unwrap();
     }
@@ -52,7 +52,7 @@ fn a_torn_line_is_skipped_kept_and_appending_goes_on() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::new(dir.path(), "e");
     store.create().unwrap();
-    store.trials().unwrap().append(&trial(1)).unwrap();
+    store.trial_appender().unwrap().append(&trial(1)).unwrap();
     // a power cut in the middle of the second record
     let full = serde_json::to_string(&trial(2)).unwrap();
     let mut f = OpenOptions::new().append(true).open(store.runs_path()).unwrap();
@@ -66,7 +66,7 @@ fn a_torn_line_is_skipped_kept_and_appending_goes_on() {
     assert_eq!(records, vec![trial(1)]);
     assert_eq!(warnings, loaded.warnings);
     // the next run appends on a fresh line; the torn bytes stay in the file
-    store.trials().unwrap().append(&trial(3)).unwrap();
+    store.trial_appender().unwrap().append(&trial(3)).unwrap();
     let loaded = store.load().unwrap();
     assert_eq!(loaded.trials, Trials::from_records(&[trial(1), trial(3)]));
     assert_eq!(loaded.warnings.len(), 1);
@@ -98,7 +98,7 @@ fn fresh_moves_the_logs_aside_and_deletes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::new(dir.path(), "e");
     store.create().unwrap();
-    store.trials().unwrap().append(&trial(1)).unwrap();
+    store.trial_appender().unwrap().append(&trial(1)).unwrap();
     let moved = store.move_aside().unwrap();
     assert_eq!(moved.len(), 1);
     assert!(!store.runs_path().exists());
@@ -138,7 +138,7 @@ fn the_columns_read_from_the_log_match_the_records() {
         }
         records.push(r);
     }
-    let mut log = store.trials().unwrap();
+    let mut log = store.trial_appender().unwrap();
     for r in &records {
         log.append(r).unwrap();
     }
@@ -186,7 +186,7 @@ fn the_room_laid_ahead_is_read_past_and_given_back() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::new(dir.path(), "e");
     store.create().unwrap();
-    let mut log = store.trials().unwrap();
+    let mut log = store.trial_appender().unwrap();
     log.append(&trial(1)).unwrap();
     log.append(&trial(2)).unwrap();
     let text = line(1) + &line(2);
@@ -216,7 +216,7 @@ fn a_killed_runs_zeros_are_written_over() {
     let loaded = store.load().unwrap();
     assert_eq!(loaded.trials, Trials::from_records(&[trial(1)]));
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
-    let mut log = store.trials().unwrap();
+    let mut log = store.trial_appender().unwrap();
     log.append(&trial(2)).unwrap();
     drop(log);
     assert_eq!(std::fs::read_to_string(store.runs_path()).unwrap(), line(1) + &line(2));
@@ -224,7 +224,7 @@ fn a_killed_runs_zeros_are_written_over() {
     std::fs::write(store.runs_path(), vec![0u8; 5000]).unwrap();
     let loaded = store.load().unwrap();
     assert!(loaded.trials.is_empty() && loaded.warnings.is_empty());
-    store.trials().unwrap().append(&trial(3)).unwrap();
+    store.trial_appender().unwrap().append(&trial(3)).unwrap();
     assert_eq!(std::fs::read_to_string(store.runs_path()).unwrap(), line(3));
 }
 
@@ -243,7 +243,7 @@ fn a_torn_record_before_the_zeros_is_skipped_and_kept() {
     assert_eq!(loaded.trials, Trials::from_records(&[trial(1)]));
     assert_eq!(loaded.warnings.len(), 1);
     assert!(loaded.warnings[0].contains("runs.ndjson:2: skipped a record"), "{:?}", loaded.warnings);
-    store.trials().unwrap().append(&trial(3)).unwrap();
+    store.trial_appender().unwrap().append(&trial(3)).unwrap();
     assert_eq!(std::fs::read_to_string(store.runs_path()).unwrap(), line(1) + half + "\n" + &line(3));
     let loaded = store.load().unwrap();
     assert_eq!(loaded.trials, Trials::from_records(&[trial(1), trial(3)]));
@@ -302,7 +302,11 @@ fn a_log_that_is_not_a_plain_file_is_an_error() {
     store.create().unwrap();
     std::os::unix::fs::symlink("/dev/zero", store.runs_path()).unwrap();
     nix::unistd::mkfifo(&store.sessions_path(), nix::sys::stat::Mode::S_IRWXU).unwrap();
-    for err in [store.load().unwrap_err(), store.trials().unwrap_err(), store.sessions().unwrap_err()] {
+    for err in [
+        store.load().unwrap_err(),
+        store.trial_appender().unwrap_err(),
+        store.session_appender().unwrap_err(),
+    ] {
         assert!(matches!(err, StoreError::NotAFile { .. }), "{err:?}");
         assert!(err.to_string().contains("not a regular file"), "{err}");
     }

@@ -1,0 +1,132 @@
+//! Where each cell stands, from its trial records: how many were recorded, how many
+//! are measurements, their values and wall times. A fold over the trial log; whether
+//! that is enough trials is the stopping rule's to say (`analyze::stopping`).
+
+use std::collections::HashMap;
+
+use indexmap::IndexMap;
+
+use super::record::TrialRecord;
+use super::trials::{Name, Trials};
+use crate::plan::{Cell, Plan};
+use crate::vocab::MeanKind;
+
+/// One cell's record so far.
+#[derive(Debug, Clone, Default)]
+pub struct CellProgress {
+    /// Every record of the cell, warm-ups and failures included: the next trial's
+    /// repetition number is `attempts + 1`.
+    pub attempts: u32,
+    /// Successful measurements (not warm-ups): metric → values in trial order.
+    pub values: IndexMap<String, Vec<f64>>,
+    pub kinds: HashMap<String, MeanKind>,
+    pub ok: u32,
+    /// Mean wall time of a trial, for estimates.
+    pub mean_wall: Option<f64>,
+    wall_sum: f64,
+    wall_n: u32,
+}
+
+impl CellProgress {
+    /// Count a record of this cell just written.
+    pub fn add_record(&mut self, r: &TrialRecord) {
+        let metrics = r.metrics.iter().map(|(name, &value)| {
+            (name.as_str(), value, r.metric_info.get(name).map(|i| i.mean).unwrap_or_default())
+        });
+        self.add(r.repetition, r.status.is_measurement() && !r.warmup, metrics, r.wall_time);
+    }
+
+    /// Count one record: its repetition, whether it is a measurement (not a warm-up),
+    /// its metrics and its wall time.
+    pub(crate) fn add<'m>(
+        &mut self,
+        repetition: u32,
+        measured: bool,
+        metrics: impl Iterator<Item = (&'m str, f64, MeanKind)>,
+        wall_time: f64,
+    ) {
+        self.attempts = self.attempts.max(repetition);
+        if measured {
+            self.ok += 1;
+            // Looked up before inserting: the name is copied once per cell, not once per
+            // trial (a store may hold a million trials).
+            for (name, value, kind) in metrics {
+                match self.values.get_mut(name) {
+                    Some(values) => values.push(value),
+                    None => {
+                        self.values.insert(name.to_owned(), vec![value]);
+                    }
+                }
+                match self.kinds.get_mut(name) {
+                    Some(known) => *known = kind,
+                    None => {
+                        self.kinds.insert(name.to_owned(), kind);
+                    }
+                }
+            }
+        }
+        if wall_time.is_finite() && wall_time > 0.0 {
+            self.wall_sum += wall_time;
+            self.wall_n += 1;
+            self.mean_wall = Some(self.wall_sum / f64::from(self.wall_n));
+        }
+    }
+}
+
+/// The progress of the cells that have records, by index into [`Plan::cells`].
+pub type Board = HashMap<usize, CellProgress>;
+
+/// The progress of every cell of the plan, from the records (records of other cell ids
+/// are not counted: they belong to an older version of the commands).
+/// Only cells with records get an entry: a plan of a million cells and an empty store
+/// costs nothing here.
+pub fn progress(plan: &Plan, trials: &Trials) -> (HashMap<usize, CellProgress>, usize) {
+    if trials.is_empty() {
+        return (HashMap::new(), 0);
+    }
+    let cells = trials.cells_in(plan);
+    // By metric name number first: hashing each row's metric name would cost more than
+    // the rest of reading the log.
+    // each metric's values, and the mean its latest record asked for
+    type Values = Vec<(Name, Vec<f64>, MeanKind)>;
+    let mut by_cell: HashMap<usize, (CellProgress, Values)> = HashMap::new();
+    let mut set_aside = 0;
+    for i in 0..trials.len() {
+        let Some(cell) = cells.get(&trials.cell[i]) else {
+            set_aside += 1;
+            continue;
+        };
+        let (progress, values) = by_cell.entry(*cell).or_default();
+        let measured = trials.status[i].is_measurement() && !trials.warmup[i];
+        progress.add(trials.repetition[i], measured, std::iter::empty(), trials.wall_time[i]);
+        if measured {
+            for row in trials.rows(i) {
+                let (metric, kind) = (trials.metric[row], trials.mean[row]);
+                match values.iter_mut().find(|(m, ..)| *m == metric) {
+                    Some((_, v, k)) => {
+                        v.push(trials.value[row]);
+                        *k = kind;
+                    }
+                    None => values.push((metric, vec![trials.value[row]], kind)),
+                }
+            }
+        }
+    }
+    let out = by_cell
+        .into_iter()
+        .map(|(cell, (mut progress, values))| {
+            for (metric, v, kind) in values {
+                let name = trials.names.get(metric);
+                progress.kinds.insert(name.to_owned(), kind);
+                progress.values.insert(name.to_owned(), v);
+            }
+            (cell, progress)
+        })
+        .collect();
+    (out, set_aside)
+}
+
+/// `bs=4k sync=none` for a cell, as records store the levels.
+pub fn levels_map(plan: &Plan, cell: &Cell) -> IndexMap<String, String> {
+    plan.levels(cell).map(|(k, v)| (k.to_string(), v.text.clone())).collect()
+}
