@@ -5,6 +5,7 @@ mod check;
 mod first_run;
 mod hosts;
 mod import;
+mod modules;
 mod output;
 mod plan;
 mod readers;
