@@ -41,6 +41,39 @@ fn module_graph_has_no_import_cycles() {
     );
 }
 
+/// The data flows one way (docs/design.md §9): the stages that produce the data never
+/// import the ones that consume it, and the statistics core stays free of the pipeline.
+#[test]
+fn earlier_stages_never_import_later_ones() {
+    let graph = scan_crate(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
+    let rules: [(&[&str], &[&str]); 2] = [
+        (
+            &["spec", "plan", "parse", "run", "store"],
+            &["analyze", "report", "summary", "outlook", "cmd", "calibrate"],
+        ),
+        (
+            &["stats", "vocab"],
+            &["spec", "plan", "parse", "run", "store", "analyze", "report", "summary", "cmd"],
+        ),
+    ];
+    let top = |m: &str| m.split("::").next().unwrap_or_default().to_string();
+    let mut backward = Vec::new();
+    for (from, never) in rules {
+        for (module, targets) in &graph.edges {
+            if !from.contains(&top(module).as_str()) {
+                continue;
+            }
+            for (target, refs) in targets {
+                if never.contains(&top(target).as_str()) {
+                    let r = &refs[0];
+                    backward.push(format!("{module} → {target}: {}:{} `{}`", r.file, r.line, r.written));
+                }
+            }
+        }
+    }
+    assert!(backward.is_empty(), "imports against the data flow:\n{}", backward.join("\n"));
+}
+
 /// A checker that silently finds nothing must fail: the scan sees the modules and the
 /// dependencies that are the crate's skeleton (commands store and analyse, runs plan).
 #[test]
