@@ -2,7 +2,7 @@
 # Report speed and memory: `margin report` on a synthetic store of 1 000 000 trials
 # (100 × 100 cells × 100 trials, four metrics each as `margin run` records them: wall,
 # user and system time, and dd's throughput; every variant compared with its baseline).
-# Goal (issue 5): ≤ 10 s and ≤ 2 GiB peak memory on the 2-core CI machine.
+# Goal: ≤ 10 s and ≤ 2 GiB peak memory on the 2-core CI machine.
 #
 # usage: bench/report.sh path/to/margin path/to/synthetic_store [LEVELS [TRIALS]]
 # (`just bench` builds both; smaller LEVELS and TRIALS make a quick trial of the script).

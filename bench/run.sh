@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Per-trial overhead: 1 000 trials of `true` through `margin run` (every record made
 # durable with fdatasync before the next trial) against `hyperfine -N --runs 1000 true`.
-# Goal (issue 3): margin ≤ 1.5 × hyperfine's wall time.
+# Goal: margin ≤ 1.5 × hyperfine's wall time.
 #
 # A virtual machine's timings wander by ±5 % from one second to the next, so the two
 # are run in turns, ROUNDS times (default 5), and every ratio is printed with the median.

@@ -29,10 +29,10 @@ pub use simulate::{Outcome, Prepared, SimCell, Simulated, experiment_seed, simul
 pub const TRUTHS: [f64; 3] = [1.0, 1.1, 1.2];
 /// The nominal error rate of margin's default 95 % intervals.
 pub const ALPHA: f64 = 0.05;
-/// The coverage an interval must reach (issue 13).
+/// The coverage an interval must reach (docs/statistics.md, Calibration).
 pub const MIN_COVERAGE: f64 = 0.94;
 /// Adaptive repetitions may take at most this many times the fixed n that reaches the
-/// target (issue 13).
+/// target (docs/statistics.md, Calibration).
 pub const ADAPTIVE_N_FACTOR: f64 = 1.15;
 /// The default number of experiments per scenario and truth: the full suite in about
 /// five minutes on two cores, in a release build, with a standard error of 0.34 % on a

@@ -43,7 +43,7 @@ fn var(x: &[f64]) -> f64 {
     x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (x.len() - 1) as f64
 }
 
-/// STATISTICS §3 as written: Fieller's interval for mean(b)/mean(a), Welch–Satterthwaite
+/// docs/statistics.md, "Comparing level B with baseline A", as written: Fieller's interval for mean(b)/mean(a), Welch–Satterthwaite
 /// df; `None` when D ≤ 0 (unbounded).
 fn fieller(xa: &[f64], xb: &[f64]) -> Option<(f64, f64)> {
     let (a, b) = (mean(xa), mean(xb));

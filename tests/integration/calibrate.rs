@@ -171,7 +171,7 @@ fn calibrate_prints_a_table_and_refuses_an_unknown_scenario() {
     );
 }
 
-/// `until: verdict` (issue 13, item 5): stopping on the answer keeps false claims at a
+/// `until: verdict` (docs/statistics.md, Stopping on the answer): stopping on the answer keeps false claims at a
 /// true 0 % within α (the intervals at 1 − α/6 over its 6 looks), finds a true +20 %
 /// every time, and stops before max.
 #[test]

@@ -4,7 +4,7 @@
 Run from this directory:  python3 reference.py  (writes reference.json next to it).
 
 Everything here is computed independently of the Rust code: scipy where it has the
-function, the formula of STATISTICS.md written out with scipy's distributions where it
+function, the formula of docs/statistics.md written out with scipy's distributions where it
 has not (Fieller, runs needed, MDE, the order statistics of the median CI, Holm, the
 outlier policy). The Rust tests load reference.json and demand 6 significant digits.
 """
@@ -146,7 +146,7 @@ def welch_df_relative(cv_a, n_a, cv_b, n_b):
 
 
 def fieller(a_vals, b_vals, confidence):
-    """STATISTICS.md section 3, written out; returns (ratio, bounds or None, df)."""
+    """docs/statistics.md, "Comparing level B with baseline A", written out; returns (ratio, bounds or None, df)."""
     xa, xb = np.asarray(a_vals, float), np.asarray(b_vals, float)
     a, b = xa.mean(), xb.mean()
     na, nb = len(xa), len(xb)
