@@ -52,10 +52,12 @@ test-deps:
         exit 1
     fi
 
-# Exactly what CI checks: formatting, lints with warnings denied, tests.
+# Exactly what CI checks: formatting, lints with warnings denied, the developers'
+# documentation without a warning (broken links), tests.
 ci: test-deps
     cargo fmt --check
     cargo clippy --all-targets -- -D warnings
+    RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --document-private-items
     cargo test --all-targets
 
 # Benchmarks (release build): planning a matrix of 1 000 000 cells, the per-trial

@@ -6,7 +6,7 @@
 //! [`table`] turns the store into the tidy table and groups it into cells; [`summarize`]
 //! fills the [`Summary`](crate::summary::Summary) from them, each cell [`analysed`] and
 //! each of the [`comparisons`] made, with the [`settings`] the experiment asks for, the
-//! [`lint`] warnings and what the [`sessions`] recorded; [`export`] writes the table for
+//! [`lint`] warnings and what the [`sessions`] recorded; [`export`](mod@export) writes the table for
 //! other tools.
 //! [`memory`] builds an experiment's store in memory, for the tests and the calibration
 //! suite.
