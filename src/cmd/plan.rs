@@ -30,7 +30,7 @@ pub fn run(s: &Settings<'_>, out: &mut dyn Write) -> Result<(), Error> {
     let plan = plan::expand(&exp, s.max_cells)?;
     plan::render::check_renders(&exp, &plan, RENDERED_CELLS).map_err(crate::diag::Diagnostics::from)?;
     let store = Store::new(s.reports, &exp.name);
-    let (outlook, _, _) = outlook::outlook(&exp, &plan, &store, &RunSettings::default())?;
+    let outlook = outlook::outlook(&exp, &plan, &store.load()?, &RunSettings::default())?.cells;
     if s.json {
         write_json(s.file, &plan, &outlook, out).map_err(io)
     } else {

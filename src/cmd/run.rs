@@ -66,8 +66,10 @@ pub fn run(o: &Options, out: &mut dyn Write) -> Result<(), Error> {
             Err(source) => return Err(Error::Stopped { experiment: exp.name.clone(), source }),
         };
         summary(exp, &outcome, out).map_err(io)?;
-        // The answer, from everything the store holds now (also after an interruption).
-        let (path, report) = super::report::write(exp, plan, &store, &outcome.pending)?;
+        // The answer, from everything the store holds now (also after an interruption):
+        // what the run read plus what it added, read again now that it has let go.
+        let snapshot = store.load()?;
+        let (path, report) = super::report::write(exp, plan, &store, &snapshot, &outcome.pending)?;
         writeln!(out, "  report: {}", path.display()).map_err(io)?;
         let whole = super::answer::Whole::new(&format!("margin report {}", exp.path.display()), &store);
         super::answer::answer(&report, o.terminal.then_some(&whole), out).map_err(io)?;
@@ -132,7 +134,7 @@ fn summary(exp: &Experiment, o: &Outcome, out: &mut dyn Write) -> std::io::Resul
 /// `--dry-run`: what would run here, with the commands rendered; nothing is executed.
 fn dry_run(exp: &Experiment, plan: &Plan, o: &Options, out: &mut dyn Write) -> Result<(), Error> {
     let store = Store::new(&o.reports, &exp.name);
-    let (outlook, _, _) = crate::outlook::outlook(exp, plan, &store, &o.settings)?;
+    let outlook = crate::outlook::outlook(exp, plan, &store.load()?, &o.settings)?.cells;
     writeln!(out, "{}: {} (dry run: nothing is executed)", exp.name, describe(plan, &o.settings))
         .map_err(io)?;
     let templates = crate::plan::render::templates(exp);

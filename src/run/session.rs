@@ -1,4 +1,4 @@
-//! A run of one experiment over all its hosts: the store locked and read, the cells
+//! A run of one experiment over all its hosts: the store locked and read once, the cells
 //! grouped by host, one thread per host, and the calling thread writing the session log
 //! and driving the progress display until every host is done.
 
@@ -17,7 +17,7 @@ use super::{
 use crate::parse::Recipe;
 use crate::plan::Plan;
 use crate::spec::{Experiment, parse_duration};
-use crate::store::{Board, Store};
+use crate::store::{Board, Snapshot, Store};
 
 /// Run the cells of `plan` that match their host and still need trials.
 pub fn run(
@@ -50,25 +50,28 @@ pub(crate) fn run_on(
 ) -> Result<Outcome, RunError> {
     facts::check_sysroot().map_err(|e| RunError::Io { what: "facts".into(), source: e })?;
     let _lock = store.lock("run")?;
-    for dir in workdir::remove_stale(store)? {
+    // read once, after the lock: nobody else writes the logs from here on
+    let mut snapshot = store.load_locked()?;
+    for dir in workdir::remove_stale(store, &snapshot.sessions) {
         ui.note(&format!("removed {}: the workdir of a run that was killed", dir.display()));
     }
     if settings.fresh {
         for moved in store.move_aside()? {
             ui.note(&format!("--fresh: the old log is now {}", moved.display()));
         }
+        // the logs are aside: this run starts from none
+        snapshot = Snapshot::default();
     }
     // the store keeps the file it is run with, so it can be reported on without it
     store.keep_experiment(exp)?;
-    let loaded = store.load_locked()?;
-    for w in &loaded.warnings {
+    for w in &snapshot.warnings {
         ui.note(&format!("warning: {w}"));
     }
     let recipe = Recipe::from_spec(&exp.spec).map_err(|(name, e)| RunError::Io {
         what: format!("metric `{name}`"),
         source: std::io::Error::other(e.to_string()),
     })?;
-    let (mut progress, set_aside) = crate::store::progress(plan, &loaded.trials);
+    let (mut progress, set_aside) = crate::store::progress(plan, &snapshot.trials);
     let board = if rule.needs_board() { progress.clone() } else { Board::new() };
     let shared = Shared {
         exp,
