@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use crate::analyze::stopping::Rule;
 use crate::plan::{Cell, Plan};
 use crate::run::LOCAL_HOST;
-use crate::run::{RunError, Settings, facts, host_of, repetitions, ssh_entry};
+use crate::run::{RunError, RunOptions, facts, host_of, repetitions, ssh_entry};
 use crate::spec::Experiment;
 use crate::store::{CellProgress, Event, SessionRecord, Snapshot};
 
@@ -43,13 +43,13 @@ pub(crate) fn outlook(
     exp: &Experiment,
     plan: &Plan,
     snapshot: &Snapshot,
-    settings: &Settings,
+    options: &RunOptions,
 ) -> Result<Outlook, RunError> {
     facts::check_sysroot().map_err(|e| RunError::Io { what: "facts".into(), source: e })?;
     let dir = std::env::temp_dir();
     let source = facts::Local::new(&dir);
     let detected = facts::detect(exp, &facts::gather(&source), &source);
-    let rule = Rule::new(exp, plan, repetitions(plan, settings));
+    let rule = Rule::new(exp, plan, repetitions(plan, options));
     let (progress, set_aside) = crate::store::progress(plan, &snapshot.trials);
     let known: Vec<f64> = progress.values().filter_map(|p| p.mean_wall).collect();
     let overall = (!known.is_empty()).then(|| known.iter().sum::<f64>() / known.len() as f64);

@@ -9,7 +9,7 @@ use super::{Error, io, load_all};
 use crate::analyze::{self, Format, Table};
 use crate::outlook;
 use crate::plan::Plan;
-use crate::run::Settings;
+use crate::run::RunOptions;
 use crate::spec::Experiment;
 use crate::store::{Kept, Snapshot, Store};
 use crate::summary::{Pending, Summary};
@@ -132,7 +132,7 @@ fn kept(dir: &Path, command: &str) -> Result<Target, Error> {
 
 /// The cells of an experiment still pending on this host, from a snapshot of its store.
 fn pending(exp: &Experiment, plan: &Plan, snapshot: &Snapshot) -> Result<Vec<Pending>, Error> {
-    let outlook = outlook::outlook(exp, plan, snapshot, &Settings::default())?.cells;
+    let outlook = outlook::outlook(exp, plan, snapshot, &RunOptions::default())?.cells;
     let gave_up = outlook::last_abandoned(exp, plan, &snapshot.sessions);
     let pending = plan
         .cells

@@ -8,7 +8,7 @@ use super::report::{Target, resolve};
 use super::{Error, io, load_all};
 use crate::outlook;
 use crate::plan::DEFAULT_MAX_CELLS;
-use crate::run::Settings;
+use crate::run::RunOptions;
 use crate::store::{Status, Store};
 
 /// The store folders under `reports` whose name is not among `names`, sorted.
@@ -52,7 +52,7 @@ pub fn run(targets: &[PathBuf], reports: &Path, out: &mut dyn Write) -> Result<(
         let store = target.store(reports, &exp);
         let snapshot = store.load()?;
         let outlook::Outlook { cells: outlook, set_aside } =
-            outlook::outlook(&exp, &plan, &snapshot, &Settings::default())?;
+            outlook::outlook(&exp, &plan, &snapshot, &RunOptions::default())?;
         let done = outlook.iter().filter(|o| o.done).count();
         let pending = outlook.iter().filter(|o| o.pending.is_some()).count();
         // Abandoned: cells not done that the last run on their host gave up on.

@@ -19,15 +19,17 @@ use std::collections::HashMap;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
-/// What to run and where its output goes.
+/// One command to run: what, in which folder, where its output goes, with which
+/// environment and time limit.
 #[derive(Debug, Clone)]
-pub struct Job<'a> {
+pub struct Invocation<'a> {
     pub command: &'a str,
     pub dir: &'a str,
     pub stdout: &'a Path,
@@ -62,7 +64,7 @@ pub struct Execution {
     /// trial, not a reason to stop the run.
     pub not_started: Option<String>,
     /// It ended leaving processes running in its group, and they were killed
-    /// ([`Job::end_group`]).
+    /// ([`Invocation::end_group`]).
     pub left_running: bool,
 }
 
@@ -91,11 +93,22 @@ impl Execution {
 /// ends them with margin rather than leaving them running on their own.
 static RUNNING: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 
+/// Set by [`kill_running`]: margin is ending at once, and a command that ends from now on
+/// was killed by it, not by itself.
+static ABORTING: AtomicBool = AtomicBool::new(false);
+
 /// Kill every command margin is running, each with its whole process group.
 pub fn kill_running() {
+    // before the kill: a host thread that sees its trial end must know margin ended it
+    ABORTING.store(true, Ordering::SeqCst);
     for &pgid in RUNNING.lock().unwrap_or_else(PoisonError::into_inner).iter() {
         let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
     }
+}
+
+/// Whether [`kill_running`] has been called: what ends now is no result to record.
+pub fn aborting() -> bool {
+    ABORTING.load(Ordering::SeqCst)
 }
 
 /// A process group in [`RUNNING`] while this lives.
@@ -170,12 +183,12 @@ fn on_path(program: &str) -> Option<String> {
     path
 }
 
-/// Run `job.command` (under `sh -c` unless it needs no shell); stdin is empty, stdout
+/// Run `invocation.command` (under `sh -c` unless it needs no shell); stdin is empty, stdout
 /// and stderr go to the files.
-pub fn execute(job: &Job<'_>) -> std::io::Result<Execution> {
+pub fn execute(invocation: &Invocation<'_>) -> std::io::Result<Execution> {
     use std::os::unix::process::ExitStatusExt;
 
-    let direct = direct_argv(job.command);
+    let direct = direct_argv(invocation.command);
     // A program removed since it was found: the shell says so, as a failed trial.
     let direct = direct.filter(|argv| Path::new(&argv[0]).is_file());
     let mut command = match &direct {
@@ -186,7 +199,7 @@ pub fn execute(job: &Job<'_>) -> std::io::Result<Execution> {
         }
         None => {
             let mut c = Command::new("sh");
-            c.arg("-c").arg(job.command);
+            c.arg("-c").arg(invocation.command);
             c
         }
     };
@@ -195,8 +208,8 @@ pub fn execute(job: &Job<'_>) -> std::io::Result<Execution> {
     let stdout = memory_file("margin-stdout")?;
     let stderr = memory_file("margin-stderr")?;
     command
-        .envs(job.env.iter().map(|(k, v)| (k, v)))
-        .current_dir(job.dir)
+        .envs(invocation.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(invocation.dir)
         .stdin(Stdio::null())
         .stdout(stdout.try_clone()?)
         .stderr(stderr.try_clone()?)
@@ -212,24 +225,25 @@ pub fn execute(job: &Job<'_>) -> std::io::Result<Execution> {
                 user: None,
                 system: None,
                 host_error: None,
-                not_started: Some(format!("could not start in {}: {e}", job.dir)),
+                not_started: Some(format!("could not start in {}: {e}", invocation.dir)),
                 left_running: false,
             });
         }
     };
     drop(command); // the parent's copies of the output files' descriptors
-    let ended = group.wait(job.timeout)?;
+    let ended = group.wait(invocation.timeout)?;
     // Success means some process of the group was still there. (The group's id cannot
     // have gone to another process meanwhile: pids are handed out in turn, and the
     // whole range would have to go round in these microseconds.)
-    let left_running = job.end_group && !ended.timed_out && group.kill();
+    let left_running = invocation.end_group && !ended.timed_out && group.kill();
     drop(group);
-    let created = persist(stdout, job.stdout, job.sync)? | persist(stderr, job.stderr, job.sync)?;
+    let created = persist(stdout, invocation.stdout, invocation.sync)?
+        | persist(stderr, invocation.stderr, invocation.sync)?;
     // the new files' names too, before the record that points at them (fdatasync of the
     // record over laid-ahead zeros no longer commits the file system's journal)
     if created
-        && job.sync
-        && let Some(dir) = job.stdout.parent()
+        && invocation.sync
+        && let Some(dir) = invocation.stdout.parent()
     {
         crate::store::sync_dir(dir)?;
     }
@@ -511,7 +525,7 @@ mod tests {
     fn run(command: &str, timeout: Option<Duration>) -> (Execution, String, String) {
         let dir = tempfile::tempdir().unwrap();
         let (out, err) = (dir.path().join("out"), dir.path().join("err"));
-        let job = Job {
+        let invocation = Invocation {
             command,
             dir: dir.path().to_str().unwrap(),
             stdout: &out,
@@ -521,7 +535,7 @@ mod tests {
             end_group: true,
             env: &[],
         };
-        let e = execute(&job).unwrap();
+        let e = execute(&invocation).unwrap();
         (e, read_raw(&out).unwrap(), read_raw(&err).unwrap())
     }
 
@@ -629,6 +643,11 @@ mod tests {
         let got = capture_argv(&["sh", "-c", &command], dir.path(), Duration::from_secs(5));
         assert_eq!(got.as_deref(), Ok("started"));
         assert!(start.elapsed() < Duration::from_secs(3), "waited for the background sleep");
+        // the background shell may not have become `sleep` yet
+        let seen = Instant::now();
+        while sleeping(&marker).is_empty() && seen.elapsed() < Duration::from_secs(2) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         assert_eq!(sleeping(&marker).len(), 1, "the background sleep was killed");
         for pid in std::fs::read_dir("/proc").unwrap().filter_map(|d| d.ok()?.file_name().into_string().ok())
         {
@@ -720,7 +739,7 @@ mod tests {
         std::fs::write(&script, "#!/bin/sh\necho hello \"$1\"\n").unwrap();
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
         let (out, err) = (dir.path().join("out"), dir.path().join("err"));
-        let job = Job {
+        let invocation = Invocation {
             command: "./hello.sh there",
             dir: dir.path().to_str().unwrap(),
             stdout: &out,
@@ -730,12 +749,12 @@ mod tests {
             end_group: true,
             env: &[],
         };
-        let e = execute(&job).unwrap();
+        let e = execute(&invocation).unwrap();
         assert!(e.succeeded(), "{e:?}: {}", read_raw(&err).unwrap());
         assert_eq!(read_raw(&out).unwrap(), "hello there\n");
         // not there: a failed trial (the shell's 127), not an error that stops the run
-        let job = Job { command: "./missing.sh", ..job };
-        assert_eq!(execute(&job).unwrap().exit_code, Some(127));
+        let invocation = Invocation { command: "./missing.sh", ..invocation };
+        assert_eq!(execute(&invocation).unwrap().exit_code, Some(127));
     }
 
     #[test]

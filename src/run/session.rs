@@ -12,7 +12,7 @@ use super::host::{ControlDir, HostCells, Msg, executor};
 use super::progress::{Progress, TrialLine};
 use super::state::{Counts, HostRun, Shared, Shown};
 use super::{
-    DEFAULT_MAX_FAILURES, Outcome, RunError, Settings, Stopping, facts, host_of, ssh_entry, workdir,
+    DEFAULT_MAX_FAILURES, Outcome, RunError, RunOptions, Stopping, facts, host_of, ssh_entry, workdir,
 };
 use crate::parse::Recipe;
 use crate::plan::Plan;
@@ -24,13 +24,13 @@ pub fn run(
     exp: &Experiment,
     plan: &Plan,
     store: &Store,
-    settings: &Settings,
+    options: &RunOptions,
     rule: &dyn Stopping,
     interrupt: &AtomicBool,
     ui: &mut dyn Progress,
 ) -> Result<Outcome, RunError> {
     let connect = |host: &str, control: Option<&Path>| executor(exp, store, host, control);
-    run_on(exp, plan, store, settings, rule, interrupt, ui, &connect)
+    run_on(exp, plan, store, options, rule, interrupt, ui, &connect)
 }
 
 /// The executor of a host, given the directory for ssh's sockets when some host is remote.
@@ -42,7 +42,7 @@ pub(crate) fn run_on(
     exp: &Experiment,
     plan: &Plan,
     store: &Store,
-    settings: &Settings,
+    options: &RunOptions,
     rule: &dyn Stopping,
     interrupt: &AtomicBool,
     ui: &mut dyn Progress,
@@ -55,7 +55,7 @@ pub(crate) fn run_on(
     for dir in workdir::remove_stale(store, &snapshot.sessions) {
         ui.note(&format!("removed {}: the workdir of a run that was killed", dir.display()));
     }
-    if settings.fresh {
+    if options.fresh {
         for moved in store.move_aside()? {
             ui.note(&format!("--fresh: the old log is now {}", moved.display()));
         }
@@ -77,14 +77,14 @@ pub(crate) fn run_on(
         exp,
         plan,
         store,
-        settings,
+        options,
         rule,
         board: Mutex::new(board),
         recipe,
         templates: crate::plan::render::templates(exp),
         timeout: exp.spec.timeout.as_ref().and_then(|t| parse_duration(&t.value).ok()),
         max_failures: exp.spec.max_failures.unwrap_or(DEFAULT_MAX_FAILURES),
-        seed: settings.seed.or(exp.spec.seed).unwrap_or_else(rand::random),
+        seed: options.seed.or(exp.spec.seed).unwrap_or_else(rand::random),
         interrupt,
         log: Mutex::new(store.trial_appender()?),
         stop: AtomicBool::new(false),
@@ -104,7 +104,7 @@ pub(crate) fn run_on(
     for (i, cell) in plan.cells.iter().enumerate() {
         let progress = progress.remove(&i).unwrap_or_default();
         let host = host_of(plan, cell);
-        if settings.host.as_deref().is_some_and(|only| only != host) {
+        if options.host.as_deref().is_some_and(|only| only != host) {
             if shared.rule.is_done(i, &progress, &shared.board()) {
                 outcome.complete += 1;
             } else {
