@@ -15,7 +15,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Check { files, max_cells } => cmd::check::run(files, *max_cells, &mut out),
         Command::Plan { file, all, json, max_cells, reports } => {
-            let settings = cmd::plan::Settings {
+            let options = cmd::plan::PlanOptions {
                 file,
                 all: *all,
                 json: *json,
@@ -23,13 +23,13 @@ fn main() -> ExitCode {
                 terminal,
                 reports: &reports.root,
             };
-            cmd::plan::run(&settings, &mut out)
+            cmd::plan::run(&options, &mut out)
         }
         Command::Run { files, fresh, seed, repetitions, dry_run, keep_workdir, host, max_cells, reports } => {
             let options = cmd::run::Options {
                 files: files.clone(),
                 reports: reports.root.clone(),
-                settings: margin::run::Settings {
+                run: margin::run::RunOptions {
                     seed: *seed,
                     repetitions: *repetitions,
                     keep_workdir: *keep_workdir,

@@ -1,16 +1,16 @@
 //! What a run would do and what is left, from a plan and the store, without running a
 //! trial: each cell's progress, whether it runs on this host, an estimate of the time
 //! left, and which cells the last runs gave up on. `plan`, `status`, `report` and
-//! `--dry-run` ask here.
+//! `--dry-run` ask here, each with the snapshot of the store it loaded.
 
 use std::collections::HashMap;
 
 use crate::analyze::stopping::Rule;
 use crate::plan::{Cell, Plan};
 use crate::run::LOCAL_HOST;
-use crate::run::{RunError, Settings, facts, host_of, repetitions, ssh_entry};
+use crate::run::{RunError, RunOptions, facts, host_of, repetitions, ssh_entry};
 use crate::spec::Experiment;
-use crate::store::{CellProgress, Event, Loaded, SessionRecord, Store};
+use crate::store::{CellProgress, Event, SessionRecord, Snapshot};
 
 /// For `plan` and `status`: each cell's progress, whether it runs here, and an estimate.
 #[derive(Debug, Clone)]
@@ -28,20 +28,29 @@ pub(crate) struct CellOutlook {
     pub(crate) estimate: Option<(f64, f64)>,
 }
 
-/// Where every cell of the plan stands on this host.
+/// Where the plan stands on this host, cell by cell.
+#[derive(Debug, Clone)]
+pub(crate) struct Outlook {
+    /// One per cell of the plan, in its order.
+    pub(crate) cells: Vec<CellOutlook>,
+    /// Records of cell ids the plan no longer has (its commands changed since), kept but
+    /// not counted.
+    pub(crate) set_aside: usize,
+}
+
+/// Where every cell of the plan stands on this host, from `snapshot`.
 pub(crate) fn outlook(
     exp: &Experiment,
     plan: &Plan,
-    store: &Store,
-    settings: &Settings,
-) -> Result<(Vec<CellOutlook>, Loaded, usize), RunError> {
+    snapshot: &Snapshot,
+    options: &RunOptions,
+) -> Result<Outlook, RunError> {
     facts::check_sysroot().map_err(|e| RunError::Io { what: "facts".into(), source: e })?;
-    let loaded = store.load()?;
     let dir = std::env::temp_dir();
     let source = facts::Local::new(&dir);
     let detected = facts::detect(exp, &facts::gather(&source), &source);
-    let rule = Rule::new(exp, plan, repetitions(plan, settings));
-    let (progress, set_aside) = crate::store::progress(plan, &loaded.trials);
+    let rule = Rule::new(exp, plan, repetitions(plan, options));
+    let (progress, set_aside) = crate::store::progress(plan, &snapshot.trials);
     let known: Vec<f64> = progress.values().filter_map(|p| p.mean_wall).collect();
     let overall = (!known.is_empty()).then(|| known.iter().sum::<f64>() / known.len() as f64);
     let warmup = f64::from(plan.warmup);
@@ -75,7 +84,7 @@ pub(crate) fn outlook(
             }
         })
         .collect();
-    Ok((out, loaded, set_aside))
+    Ok(Outlook { cells: out, set_aside })
 }
 
 /// Per host, in order of appearance: (host, how it is reached, cells, done).

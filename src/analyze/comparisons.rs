@@ -16,7 +16,7 @@ use crate::stats::interval::mean_interval;
 use crate::stats::observations::Observations;
 use crate::stats::verdict::{Replicate, Verdict, VerdictKind, Vocabulary, Wording, verdict_per};
 use crate::stats::{StatsError, StatsSettings};
-use crate::store::{BOOT_ID, Event, Loaded, Name, Names};
+use crate::store::{BOOT_ID, Event, Name, Names, Snapshot};
 use crate::summary::{Arm, ComparisonStat, MetricMeta, Replication, Warning, WarningKind};
 
 /// The unit each session's trials vary by between levels: its boot when it recorded
@@ -29,10 +29,10 @@ pub(crate) struct Units<'a> {
 }
 
 impl<'a> Units<'a> {
-    pub(crate) fn new(loaded: &'a Loaded) -> Self {
+    pub(crate) fn new(snapshot: &'a Snapshot) -> Self {
         let mut by_session = HashMap::new();
         let mut all_boots = true;
-        for s in loaded.sessions.iter().filter(|s| s.event == Event::Start) {
+        for s in snapshot.sessions.iter().filter(|s| s.event == Event::Start) {
             match s.facts.get(BOOT_ID) {
                 Some(boot) => {
                     by_session.insert(s.session.as_str(), boot.as_str());
@@ -40,7 +40,7 @@ impl<'a> Units<'a> {
                 None => all_boots = false,
             }
         }
-        Units { by_session, names: &loaded.trials.names, all_boots }
+        Units { by_session, names: &snapshot.trials.names, all_boots }
     }
 
     fn of(&self, session: Name) -> &'a str {

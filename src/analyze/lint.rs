@@ -17,7 +17,7 @@ use crate::plan::render::{Builtins, render};
 use crate::spec::Experiment;
 use crate::stats::stability::StabilityFlag;
 use crate::stats::verdict::VerdictKind;
-use crate::store::{BOOT_ID, Event, Loaded, Name};
+use crate::store::{BOOT_ID, Event, Name, Snapshot};
 use crate::summary::{ComparisonStat, MetricMeta, TrialCounts, Warning, WarningKind};
 use crate::template::Templates;
 
@@ -40,9 +40,9 @@ fn list(items: &[String]) -> String {
 
 /// Torn records, stale records and what the parsers noticed (each distinct message once,
 /// with how many trials said it).
-pub(crate) fn store_warnings(loaded: &Loaded, counts: &TrialCounts) -> Vec<Warning> {
+pub(crate) fn store_warnings(snapshot: &Snapshot, counts: &TrialCounts) -> Vec<Warning> {
     let mut warnings: Vec<Warning> =
-        loaded.warnings.iter().map(|w| Warning::new(WarningKind::Store, w.clone())).collect();
+        snapshot.warnings.iter().map(|w| Warning::new(WarningKind::Store, w.clone())).collect();
     if counts.stale > 0 {
         let records = if counts.stale == 1 { "record was" } else { "records were" };
         warnings.push(Warning::new(
@@ -54,7 +54,7 @@ pub(crate) fn store_warnings(loaded: &Loaded, counts: &TrialCounts) -> Vec<Warni
             ),
         ));
     }
-    warnings.extend(loaded.trials.warnings.iter().map(|(w, &n)| {
+    warnings.extend(snapshot.trials.warnings.iter().map(|(w, &n)| {
         let trials = if n == 1 { "1 trial".to_owned() } else { format!("{n} trials") };
         Warning::new(WarningKind::Trial, format!("{trials}: {w}"))
     }));
@@ -147,16 +147,16 @@ pub(crate) fn cell_warnings(
 pub(crate) fn command_warnings(
     exp: &Experiment,
     plan: &Plan,
-    loaded: &Loaded,
+    snapshot: &Snapshot,
     analysed: &[Analysed],
 ) -> Vec<Warning> {
-    let memory = host_memory(loaded);
+    let memory = host_memory(snapshot);
     let mut cells: BTreeMap<usize, BTreeSet<&str>> = BTreeMap::new();
     for a in analysed {
         cells
             .entry(a.group.cell)
             .or_default()
-            .extend(a.group.hosts.iter().map(|&h| loaded.trials.names.get(h)));
+            .extend(a.group.hosts.iter().map(|&h| snapshot.trials.names.get(h)));
     }
     let templates = Templates::new();
     let findings: Vec<(Option<String>, Option<String>, Option<String>)> = cells
@@ -244,9 +244,9 @@ pub(crate) fn command_warnings(
 }
 
 /// The largest memory each host reported (facts key `memory`, bytes).
-fn host_memory(loaded: &Loaded) -> HashMap<&str, u64> {
+fn host_memory(snapshot: &Snapshot) -> HashMap<&str, u64> {
     let mut memory: HashMap<&str, u64> = HashMap::new();
-    for s in loaded.sessions.iter().filter(|s| s.event == Event::Start) {
+    for s in snapshot.sessions.iter().filter(|s| s.event == Event::Start) {
         if let Some(bytes) = s.facts.get("memory").and_then(|m| m.trim().parse::<u64>().ok()) {
             let slot = memory.entry(s.host.as_str()).or_default();
             *slot = (*slot).max(bytes);
@@ -412,12 +412,12 @@ fn flag_value(args: &[String], flag: &str) -> Option<String> {
 /// the outliers would change. One warning per `compare` entry and kind.
 pub(crate) fn comparison_warnings(
     exp: &Experiment,
-    loaded: &Loaded,
+    snapshot: &Snapshot,
     analysed: &[Analysed],
     comparisons: &[ComparisonStat],
     arms: &[Arms],
 ) -> Vec<Warning> {
-    let facts: HashMap<&str, &IndexMap<String, String>> = loaded
+    let facts: HashMap<&str, &IndexMap<String, String>> = snapshot
         .sessions
         .iter()
         .filter(|s| s.event == Event::Start)
@@ -465,7 +465,7 @@ pub(crate) fn comparison_warnings(
         let differing =
             facts_differ.entry((sa, sb, c.factor.clone())).or_insert_with_key(|(sa, sb, factor)| {
                 let expected = expected_differences(exp, factor);
-                let facts_of = |id: &Name| facts.get(loaded.trials.names.get(*id));
+                let facts_of = |id: &Name| facts.get(snapshot.trials.names.get(*id));
                 let values = |s: &BTreeSet<Name>, key: &str| -> BTreeSet<String> {
                     s.iter().filter_map(|id| facts_of(id)?.get(key).cloned()).collect()
                 };

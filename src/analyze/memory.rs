@@ -9,7 +9,7 @@ use indexmap::IndexMap;
 use crate::diag::Diagnostics;
 use crate::plan::{self, Plan};
 use crate::spec::{self, Experiment};
-use crate::store::{Event, Loaded, MetricInfo, SCHEMA, SessionRecord, Status, TrialRecord};
+use crate::store::{Event, MetricInfo, SCHEMA, SessionRecord, Snapshot, Status, TrialRecord};
 use crate::vocab::{Better, MeanKind};
 
 /// An experiment with a store held in memory, filled trial by trial. Cloning an empty one
@@ -18,9 +18,9 @@ use crate::vocab::{Better, MeanKind};
 pub struct MemoryStore {
     pub exp: Experiment,
     pub plan: Plan,
-    /// The records as the store would hold them (their columns in `loaded.trials`).
+    /// The records as the store would hold them (their columns in `snapshot.trials`).
     pub records: Vec<TrialRecord>,
-    pub loaded: Loaded,
+    pub snapshot: Snapshot,
     info: IndexMap<String, MetricInfo>,
     session: String,
     host: String,
@@ -49,7 +49,7 @@ impl MemoryStore {
             exp,
             plan,
             records: Vec::new(),
-            loaded: Loaded::default(),
+            snapshot: Snapshot::default(),
             info: IndexMap::new(),
             session: String::new(),
             host: String::new(),
@@ -74,7 +74,7 @@ impl MemoryStore {
     pub fn session(&mut self, id: &str, host: &str, facts: &[(&str, &str)]) -> &mut Self {
         self.session = id.to_owned();
         self.host = host.to_owned();
-        self.loaded.sessions.push(SessionRecord {
+        self.snapshot.sessions.push(SessionRecord {
             schema: SCHEMA,
             session: id.to_owned(),
             event: Event::Start,
@@ -158,7 +158,7 @@ impl MemoryStore {
             source: None,
             source_hash: None,
         });
-        self.loaded.trials.push_record(self.records.last().expect("a record was just pushed"));
+        self.snapshot.trials.push_record(self.records.last().expect("a record was just pushed"));
         self
     }
 }

@@ -8,7 +8,7 @@ use indexmap::IndexMap;
 use super::table::status_name;
 use crate::plan::Plan;
 use crate::spec::Experiment;
-use crate::store::{Event, Loaded, Trials};
+use crate::store::{Event, Snapshot, Trials};
 use crate::summary::{CellFailure, EnvColumn, Environment, FactRow, Reproduce, SessionInfo, TrialFailure};
 
 /// Every trial of a current cell that did not yield metrics, in the order they ran.
@@ -39,8 +39,8 @@ pub(crate) fn failures(plan: &Plan, trials: &Trials) -> Vec<TrialFailure> {
 /// Cells a session abandoned (a failed `setup`, too many failed trials) or whose
 /// `cleanup` failed, from the sessions' end records: no trial record says so. Cells that
 /// are no longer in the plan are left out.
-pub(crate) fn cell_failures(plan: &Plan, loaded: &Loaded) -> Vec<CellFailure> {
-    let ends = loaded.sessions.iter().filter(|s| s.event == Event::End && !s.problems.is_empty());
+pub(crate) fn cell_failures(plan: &Plan, snapshot: &Snapshot) -> Vec<CellFailure> {
+    let ends = snapshot.sessions.iter().filter(|s| s.event == Event::End && !s.problems.is_empty());
     let mut cells: Option<HashMap<String, usize>> = None;
     let mut out = Vec::new();
     for end in ends {
@@ -63,9 +63,9 @@ pub(crate) fn cell_failures(plan: &Plan, loaded: &Loaded) -> Vec<CellFailure> {
 }
 
 /// One column per host and distinct set of facts, in the order the sessions started.
-pub(crate) fn environment(loaded: &Loaded) -> Environment {
+pub(crate) fn environment(snapshot: &Snapshot) -> Environment {
     let mut columns: Vec<(EnvColumn, &IndexMap<String, String>)> = Vec::new();
-    for session in loaded.sessions.iter().filter(|s| s.event == Event::Start) {
+    for session in snapshot.sessions.iter().filter(|s| s.event == Event::Start) {
         match columns.iter_mut().find(|(c, facts)| c.host == session.host && **facts == session.facts) {
             Some((column, _)) => column.sessions.push(session.session.clone()),
             None => columns.push((
@@ -89,10 +89,10 @@ pub(crate) fn environment(loaded: &Loaded) -> Environment {
     Environment { columns: columns.into_iter().map(|(c, _)| c).collect(), rows }
 }
 
-pub(crate) fn reproduce(exp: &Experiment, loaded: &Loaded) -> Reproduce {
+pub(crate) fn reproduce(exp: &Experiment, snapshot: &Snapshot) -> Reproduce {
     let spec_hash = blake3::hash(exp.source.as_bytes()).to_hex().to_string();
     let mut sessions: Vec<SessionInfo> = Vec::new();
-    for record in &loaded.sessions {
+    for record in &snapshot.sessions {
         match record.event {
             Event::Start => sessions.push(SessionInfo {
                 session: record.session.clone(),
@@ -114,7 +114,7 @@ pub(crate) fn reproduce(exp: &Experiment, loaded: &Loaded) -> Reproduce {
     let file = exp.path.display().to_string();
     // The order of the last session that ran trials is the one to repeat (an import has
     // no order); without one, the spec's.
-    let trials = &loaded.trials;
+    let trials = &snapshot.trials;
     let imports: BTreeSet<&str> = (0..trials.len())
         .filter(|&t| trials.status[t] == crate::store::Status::Imported)
         .map(|t| trials.names.get(trials.session[t]))

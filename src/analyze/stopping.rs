@@ -226,7 +226,7 @@ mod tests {
         f.record("00000000000000ff".into(), &[("bs", "1k")], &[("rate", 1.0)], Status::Ok);
         f.metric("rate", "B/s", Better::Higher, MeanKind::Harmonic);
         f.trial(&[("bs", "1k")], &[("rate", 2.0)]).trial(&[("bs", "1k")], &[("rate", 4.0)]);
-        let (progress, stale) = progress(&f.plan, &f.loaded.trials);
+        let (progress, stale) = progress(&f.plan, &f.snapshot.trials);
         assert_eq!(stale, 1);
         let cell = f.plan.cells.iter().position(|c| f.plan.label(c) == "bs=1k").unwrap();
         let p = &progress[&cell];
@@ -253,7 +253,7 @@ mod tests {
     /// Whether each of the two cells is done, by the rule of the fixture's experiment.
     fn done(f: &Fixture) -> (bool, bool) {
         let rule = Rule::new(&f.exp, &f.plan, f.exp.spec.repetitions());
-        let (board, _) = progress(&f.plan, &f.loaded.trials);
+        let (board, _) = progress(&f.plan, &f.snapshot.trials);
         let none = CellProgress::default();
         let of = |level: &str| {
             let cell = f.plan.cells.iter().position(|c| f.plan.label(c) == format!("v={level}")).unwrap();
@@ -318,7 +318,7 @@ mod tests {
         assert_eq!(judge(7), VerdictKind::Significant);
         assert_eq!(done(&f), (false, false));
         let rule = Rule::new(&f.exp, &f.plan, f.exp.spec.repetitions());
-        let (board, _) = progress(&f.plan, &f.loaded.trials);
+        let (board, _) = progress(&f.plan, &f.snapshot.trials);
         assert_eq!(rule.latest_look(&rule.comparisons()[0], &|i| board.get(&i)), Some(5));
     }
 

@@ -19,7 +19,7 @@ use crate::spec::Experiment;
 use crate::stats::StatsError;
 use crate::stats::cell::analyze_cell;
 use crate::stats::observations::Observations;
-use crate::store::{Loaded, Name, Trials};
+use crate::store::{Name, Snapshot, Trials};
 use crate::summary::{AnalysisSettings, CellStat, MetricMeta, Pending, Summary, Warning, WarningKind};
 use crate::vocab::{Better, MeanKind};
 
@@ -36,18 +36,18 @@ pub enum AnalyzeError {
 pub fn summarize_store(
     exp: &Experiment,
     plan: &Plan,
-    loaded: &Loaded,
+    snapshot: &Snapshot,
     pending: &[Pending],
 ) -> Result<Summary, AnalyzeError> {
     let settings = settings(&exp.spec);
     settings.validate()?;
-    let table = Table::build(&loaded.trials, plan)?;
-    let metrics = metric_meta(exp, &loaded.trials);
-    let names = &loaded.trials.names;
+    let table = Table::build(&snapshot.trials, plan)?;
+    let metrics = metric_meta(exp, &snapshot.trials);
+    let names = &snapshot.trials.names;
     let metric_index: HashMap<Name, usize> =
         metrics.iter().enumerate().filter_map(|(i, m)| Some((names.find(&m.name)?, i))).collect();
 
-    let mut warnings = lint::store_warnings(loaded, &table.counts);
+    let mut warnings = lint::store_warnings(snapshot, &table.counts);
     let mut groups = table.groups()?;
     groups.sort_by_key(|g| (g.cell, metric_index.get(&g.metric).copied().unwrap_or(usize::MAX)));
     let results: Vec<Result<Analysed, String>> = groups
@@ -78,14 +78,14 @@ pub fn summarize_store(
     }
 
     let cells: Vec<CellStat> = analysed.par_iter().map(|a| cell_stat(plan, &metrics[a.meta], a)).collect();
-    let units = Units::new(loaded);
+    let units = Units::new(snapshot);
     let (mut comparisons, arms) =
         compare_all(exp, plan, &metrics, &analysed, &settings, &units, &mut warnings);
     adjust(&mut comparisons)?;
 
     warnings.extend(lint::cell_warnings(plan, &metrics, &analysed, &primary_metrics(exp, &metrics)));
-    warnings.extend(lint::command_warnings(exp, plan, loaded, &analysed));
-    warnings.extend(lint::comparison_warnings(exp, loaded, &analysed, &comparisons, &arms));
+    warnings.extend(lint::command_warnings(exp, plan, snapshot, &analysed));
+    warnings.extend(lint::comparison_warnings(exp, snapshot, &analysed, &comparisons, &arms));
 
     Ok(Summary {
         experiment: exp.name.clone(),
@@ -106,10 +106,10 @@ pub fn summarize_store(
         comparisons,
         warnings,
         pending: pending.to_vec(),
-        failures: failures(plan, &loaded.trials),
-        cell_failures: cell_failures(plan, loaded),
-        environment: environment(loaded),
-        reproduce: reproduce(exp, loaded),
+        failures: failures(plan, &snapshot.trials),
+        cell_failures: cell_failures(plan, snapshot),
+        environment: environment(snapshot),
+        reproduce: reproduce(exp, snapshot),
     })
 }
 

@@ -254,7 +254,8 @@ pub fn simulate_trials(prepared: &Prepared, ratio: f64, seed: u64) -> (MemorySto
 
 /// Runs margin's analysis over the store and reads its one comparison.
 pub fn analyse(store: &MemoryStore, cells: &[SimCell]) -> Result<Outcome, String> {
-    let summary = summarize_store(&store.exp, &store.plan, &store.loaded, &[]).map_err(|e| e.to_string())?;
+    let summary =
+        summarize_store(&store.exp, &store.plan, &store.snapshot, &[]).map_err(|e| e.to_string())?;
     let comparison = match &summary.comparisons[..] {
         [c] => c,
         other => {

@@ -288,7 +288,7 @@ fn sessions_shift_their_trials_together() {
         let session_means: Vec<f64> = a.values.chunks(5).map(mean).collect();
         spread.push(var(&session_means));
         // each level's trials come from its own sessions
-        let sessions = &store.loaded.sessions;
+        let sessions = &store.snapshot.sessions;
         assert_eq!(sessions.len(), 8);
         assert!(sessions.iter().all(|r| r.facts["kernel"] == r.session[..1]));
     }

@@ -162,7 +162,7 @@ mod tests {
         for (level, value) in [("a", 1.0), ("a", 1.1), ("b", 2.0), ("b", 2.1)] {
             f.trial(&[("v", level)], &[("wall_time", value)]);
         }
-        let mut s = crate::analyze::summarize_store(&f.exp, &f.plan, &f.loaded, &[]).unwrap();
+        let mut s = crate::analyze::summarize_store(&f.exp, &f.plan, &f.snapshot, &[]).unwrap();
         let template = s.comparisons.first().cloned().expect("the fixture has a comparison");
         s.comparisons = of
             .iter()

@@ -9,14 +9,14 @@ use super::check::RENDERED_CELLS;
 use super::{Error, duration, io};
 use crate::outlook::{self, CellOutlook};
 use crate::plan::{self, Plan};
-use crate::run::Settings as RunSettings;
+use crate::run::RunOptions;
 use crate::spec::{self, Repetitions};
 use crate::store::Store;
 
 /// Cells listed on a terminal unless `--all`.
 pub const TERMINAL_CELLS: usize = 50;
 
-pub struct Settings<'a> {
+pub struct PlanOptions<'a> {
     pub file: &'a Path,
     pub all: bool,
     pub json: bool,
@@ -25,12 +25,12 @@ pub struct Settings<'a> {
     pub reports: &'a Path,
 }
 
-pub fn run(s: &Settings<'_>, out: &mut dyn Write) -> Result<(), Error> {
+pub fn run(s: &PlanOptions<'_>, out: &mut dyn Write) -> Result<(), Error> {
     let exp = spec::load_file(s.file)?;
     let plan = plan::expand(&exp, s.max_cells)?;
     plan::render::check_renders(&exp, &plan, RENDERED_CELLS).map_err(crate::diag::Diagnostics::from)?;
     let store = Store::new(s.reports, &exp.name);
-    let (outlook, _, _) = outlook::outlook(&exp, &plan, &store, &RunSettings::default())?;
+    let outlook = outlook::outlook(&exp, &plan, &store.load()?, &RunOptions::default())?.cells;
     if s.json {
         write_json(s.file, &plan, &outlook, out).map_err(io)
     } else {

@@ -9,9 +9,9 @@ use super::{Error, io, load_all};
 use crate::analyze::{self, Format, Table};
 use crate::outlook;
 use crate::plan::Plan;
-use crate::run::Settings;
+use crate::run::RunOptions;
 use crate::spec::Experiment;
-use crate::store::{Kept, Loaded, Store};
+use crate::store::{Kept, Snapshot, Store};
 use crate::summary::{Pending, Summary};
 
 /// What `report`, `status` and `export` were pointed at: the experiment file to read,
@@ -130,10 +130,10 @@ fn kept(dir: &Path, command: &str) -> Result<Target, Error> {
     }
 }
 
-/// The store of an experiment, loaded, and the cells still pending on this host.
-fn loaded(exp: &Experiment, plan: &Plan, store: &Store) -> Result<(Loaded, Vec<Pending>), Error> {
-    let (outlook, loaded, _) = outlook::outlook(exp, plan, store, &Settings::default())?;
-    let gave_up = outlook::last_abandoned(exp, plan, &loaded.sessions);
+/// The cells of an experiment still pending on this host, from a snapshot of its store.
+fn pending(exp: &Experiment, plan: &Plan, snapshot: &Snapshot) -> Result<Vec<Pending>, Error> {
+    let outlook = outlook::outlook(exp, plan, snapshot, &RunOptions::default())?.cells;
+    let gave_up = outlook::last_abandoned(exp, plan, &snapshot.sessions);
     let pending = plan
         .cells
         .iter()
@@ -152,18 +152,20 @@ fn loaded(exp: &Experiment, plan: &Plan, store: &Store) -> Result<(Loaded, Vec<P
             }),
         })
         .collect();
-    Ok((loaded, pending))
+    Ok(pending)
 }
 
-/// Write `report.md`, `summary.json` and the plots into the store. `reasons`: why cells
-/// are pending as a run just found out (a host down), over what the plan can tell.
+/// Write `report.md`, `summary.json` and the plots into the store, from `snapshot` (of
+/// that store). `reasons`: why cells are pending as a run just found out (a host down),
+/// over what the plan can tell.
 pub fn write(
     exp: &Experiment,
     plan: &Plan,
     store: &Store,
+    snapshot: &Snapshot,
     reasons: &[(String, String)],
 ) -> Result<(PathBuf, Summary), Error> {
-    let (loaded, mut pending) = loaded(exp, plan, store)?;
+    let mut pending = pending(exp, plan, snapshot)?;
     for p in &mut pending {
         if let Some((_, why)) = reasons.iter().find(|(label, _)| *label == p.cell) {
             p.reason.clone_from(why);
@@ -177,7 +179,7 @@ pub fn write(
             exp.path.display()
         )));
     }
-    let summary = crate::report::write_report(exp, plan, &loaded, &pending, &store.dir)
+    let summary = crate::report::write_report(exp, plan, snapshot, &pending, &store.dir)
         .map_err(|source| Error::Report { experiment: exp.name.clone(), source })?;
     Ok((store.dir.join("report.md"), summary))
 }
@@ -192,7 +194,8 @@ pub fn run(
     let t = resolve(target, reports, "report")?;
     let (exp, plan) = load_all(std::slice::from_ref(&t.file), usize::MAX)?.remove(0);
     let store = t.store(reports, &exp);
-    let (path, summary) = write(&exp, &plan, &store, &[])?;
+    let snapshot = store.load()?;
+    let (path, summary) = write(&exp, &plan, &store, &snapshot, &[])?;
     if json {
         // stdout is summary.json alone
         eprintln!("{}: {}", exp.name, t.used());
@@ -214,8 +217,8 @@ pub fn export(target: &Path, format: Format, output: Option<&Path>, reports: &Pa
     // stdout may be the table itself
     eprintln!("{}: {}", exp.name, t.used());
     let store = t.store(reports, &exp);
-    let loaded = store.load()?;
-    let table = Table::build(&loaded.trials, &plan)
+    let snapshot = store.load()?;
+    let table = Table::build(&snapshot.trials, &plan)
         .map_err(|source| Error::Table { experiment: exp.name.clone(), source })?;
     match output {
         Some(path) => {

@@ -11,14 +11,14 @@ use crate::plan::Plan;
 use crate::plan::render::{Builtins, render};
 use crate::run::progress::{Bar, Lines, Progress};
 use crate::run::workdir::{self, WorkdirName};
-use crate::run::{self, LOCAL_HOST, Outcome, Settings};
+use crate::run::{self, LOCAL_HOST, Outcome, RunOptions};
 use crate::spec::Experiment;
 use crate::store::{Board, CellProgress, Store};
 
 pub struct Options {
     pub files: Vec<PathBuf>,
     pub reports: PathBuf,
-    pub settings: Settings,
+    pub run: RunOptions,
     pub dry_run: bool,
     pub max_cells: usize,
     /// stdout is a terminal: the answer at the end is cut to what a person reads.
@@ -27,7 +27,7 @@ pub struct Options {
 
 pub fn run(o: &Options, out: &mut dyn Write) -> Result<(), Error> {
     let experiments = load_all(&o.files, o.max_cells)?;
-    if let Some(only) = &o.settings.host {
+    if let Some(only) = &o.run.host {
         for (exp, plan) in &experiments {
             let mut hosts: Vec<&str> = plan.cells.iter().map(|c| run::host_of(plan, c)).collect();
             hosts.dedup();
@@ -55,9 +55,9 @@ pub fn run(o: &Options, out: &mut dyn Write) -> Result<(), Error> {
         let store = Store::new(&o.reports, &exp.name);
         let mut ui: Box<dyn Progress> =
             if std::io::stderr().is_terminal() { Box::new(Bar::new()) } else { Box::new(Lines) };
-        writeln!(out, "{}: {}", exp.name, describe(plan, &o.settings)).map_err(io)?;
-        let rule = Rule::new(exp, plan, run::repetitions(plan, &o.settings));
-        let outcome = match run::run(exp, plan, &store, &o.settings, &rule, &interrupt, ui.as_mut()) {
+        writeln!(out, "{}: {}", exp.name, describe(plan, &o.run)).map_err(io)?;
+        let rule = Rule::new(exp, plan, run::repetitions(plan, &o.run));
+        let outcome = match run::run(exp, plan, &store, &o.run, &rule, &interrupt, ui.as_mut()) {
             Ok(outcome) => outcome,
             Err(source) if source.is_disk_full() => {
                 let log = store.runs_path();
@@ -66,8 +66,10 @@ pub fn run(o: &Options, out: &mut dyn Write) -> Result<(), Error> {
             Err(source) => return Err(Error::Stopped { experiment: exp.name.clone(), source }),
         };
         summary(exp, &outcome, out).map_err(io)?;
-        // The answer, from everything the store holds now (also after an interruption).
-        let (path, report) = super::report::write(exp, plan, &store, &outcome.pending)?;
+        // The answer, from everything the store holds now (also after an interruption):
+        // what the run read plus what it added, read again now that it has let go.
+        let snapshot = store.load()?;
+        let (path, report) = super::report::write(exp, plan, &store, &snapshot, &outcome.pending)?;
         writeln!(out, "  report: {}", path.display()).map_err(io)?;
         let whole = super::answer::Whole::new(&format!("margin report {}", exp.path.display()), &store);
         super::answer::answer(&report, o.terminal.then_some(&whole), out).map_err(io)?;
@@ -79,9 +81,9 @@ pub fn run(o: &Options, out: &mut dyn Write) -> Result<(), Error> {
     if failures { Err(Error::Trials) } else { Ok(()) }
 }
 
-fn describe(plan: &Plan, settings: &Settings) -> String {
+fn describe(plan: &Plan, options: &RunOptions) -> String {
     let mut p = plan.clone();
-    p.repetitions = run::repetitions(plan, settings);
+    p.repetitions = run::repetitions(plan, options);
     p.to_string()
 }
 
@@ -132,9 +134,8 @@ fn summary(exp: &Experiment, o: &Outcome, out: &mut dyn Write) -> std::io::Resul
 /// `--dry-run`: what would run here, with the commands rendered; nothing is executed.
 fn dry_run(exp: &Experiment, plan: &Plan, o: &Options, out: &mut dyn Write) -> Result<(), Error> {
     let store = Store::new(&o.reports, &exp.name);
-    let (outlook, _, _) = crate::outlook::outlook(exp, plan, &store, &o.settings)?;
-    writeln!(out, "{}: {} (dry run: nothing is executed)", exp.name, describe(plan, &o.settings))
-        .map_err(io)?;
+    let outlook = crate::outlook::outlook(exp, plan, &store.load()?, &o.run)?.cells;
+    writeln!(out, "{}: {} (dry run: nothing is executed)", exp.name, describe(plan, &o.run)).map_err(io)?;
     let templates = crate::plan::render::templates(exp);
     for (cell, look) in plan.cells.iter().zip(&outlook) {
         let label = plan.label(cell);

@@ -8,7 +8,7 @@ use super::report::{Target, resolve};
 use super::{Error, io, load_all};
 use crate::outlook;
 use crate::plan::DEFAULT_MAX_CELLS;
-use crate::run::Settings;
+use crate::run::RunOptions;
 use crate::store::{Status, Store};
 
 /// The store folders under `reports` whose name is not among `names`, sorted.
@@ -50,11 +50,13 @@ pub fn run(targets: &[PathBuf], reports: &Path, out: &mut dyn Write) -> Result<(
     let files: Vec<PathBuf> = targets.iter().map(|t| t.file.clone()).collect();
     for ((exp, plan), target) in load_all(&files, DEFAULT_MAX_CELLS)?.into_iter().zip(&targets) {
         let store = target.store(reports, &exp);
-        let (outlook, loaded, set_aside) = outlook::outlook(&exp, &plan, &store, &Settings::default())?;
+        let snapshot = store.load()?;
+        let outlook::Outlook { cells: outlook, set_aside } =
+            outlook::outlook(&exp, &plan, &snapshot, &RunOptions::default())?;
         let done = outlook.iter().filter(|o| o.done).count();
         let pending = outlook.iter().filter(|o| o.pending.is_some()).count();
         // Abandoned: cells not done that the last run on their host gave up on.
-        let gave_up = outlook::last_abandoned(&exp, &plan, &loaded.sessions);
+        let gave_up = outlook::last_abandoned(&exp, &plan, &snapshot.sessions);
         let abandoned = plan
             .cells
             .iter()
@@ -62,7 +64,7 @@ pub fn run(targets: &[PathBuf], reports: &Path, out: &mut dyn Write) -> Result<(
             .filter(|(c, o)| !o.done && o.pending.is_none() && gave_up.contains_key(&c.id.to_string()))
             .count();
         let here = outlook.len() - done - pending - abandoned;
-        let trials = &loaded.trials;
+        let trials = &snapshot.trials;
         let measured =
             (0..trials.len()).filter(|&t| trials.status[t].is_measurement() && !trials.warmup[t]).count();
         let failed = trials.failed.len();
@@ -91,7 +93,7 @@ pub fn run(targets: &[PathBuf], reports: &Path, out: &mut dyn Write) -> Result<(
             Some(at) => writeln!(out, "  last trial: {at}").map_err(io)?,
             None => writeln!(out, "  never run (store: {})", store.dir.display()).map_err(io)?,
         }
-        for w in &loaded.warnings {
+        for w in &snapshot.warnings {
             writeln!(out, "  warning: {w}").map_err(io)?;
         }
     }

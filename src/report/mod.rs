@@ -23,7 +23,7 @@ use crate::analyze::{AnalyzeError, summarize_store};
 use crate::plan::Plan;
 use crate::spec::Experiment;
 use crate::stats::outliers::OutlierRule;
-use crate::store::Loaded;
+use crate::store::Snapshot;
 use crate::summary::{Arm, CellStat, ComparisonStat, Pending, Summary};
 use crate::vocab::Better;
 use format::{
@@ -67,11 +67,11 @@ impl ReportError {
 pub fn write_report(
     exp: &Experiment,
     plan: &Plan,
-    loaded: &Loaded,
+    snapshot: &Snapshot,
     pending: &[Pending],
     out_dir: &Path,
 ) -> Result<Summary, ReportError> {
-    let summary = summarize_store(exp, plan, loaded, pending)?;
+    let summary = summarize_store(exp, plan, snapshot, pending)?;
     let plots = plots(exp, plan, &summary)?;
     let dir = out_dir.join("plots");
     if plots.iter().any(|p| p.svg.is_some()) {

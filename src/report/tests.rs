@@ -23,7 +23,7 @@ fn numbers(value: &Value) -> Vec<f64> {
 }
 
 fn report(f: &Fixture, pending: &[Pending]) -> (Summary, String) {
-    let summary = summarize_store(&f.exp, &f.plan, &f.loaded, pending).unwrap();
+    let summary = summarize_store(&f.exp, &f.plan, &f.snapshot, pending).unwrap();
     let plots = plots(&f.exp, &f.plan, &summary).unwrap();
     let markdown = render(&f.exp, &summary, &plots, "2024-01-01 00:00:00 UTC").unwrap();
     (summary, markdown)
@@ -396,7 +396,7 @@ analysis:
     }
     let warm = f.cell(&[("bs", "1M"), ("sync", "none")]);
     f.record(warm.clone(), &[("bs", "1M"), ("sync", "none")], &[("throughput", 9.9e8)], Status::Ok);
-    *f.loaded.trials.warmup.last_mut().unwrap() = true;
+    *f.snapshot.trials.warmup.last_mut().unwrap() = true;
     f.record(
         f.cell(&[("bs", "4M"), ("sync", "fdatasync")]),
         &[("bs", "4M"), ("sync", "fdatasync")],
@@ -464,7 +464,7 @@ fn the_snapshot_store_raises_the_warnings_it_was_built_for() {
 fn write_report_writes_the_markdown_the_json_and_the_plots() {
     let f = dd_store();
     let dir = tempfile::tempdir().unwrap();
-    let summary = write_report(&f.exp, &f.plan, &f.loaded, &[], dir.path()).unwrap();
+    let summary = write_report(&f.exp, &f.plan, &f.snapshot, &[], dir.path()).unwrap();
     let markdown = fs::read_to_string(dir.path().join("report.md")).unwrap();
     assert!(
         markdown.contains(
@@ -546,7 +546,7 @@ fn an_experiment_may_bring_its_own_template() {
     assert_eq!(markdown, "b: significant +1.2 %\n");
 
     let typo = Fixture::new(path.to_str().unwrap(), &spec("typo.md.j2"));
-    let summary = summarize_store(&typo.exp, &typo.plan, &typo.loaded, &[]).unwrap();
+    let summary = summarize_store(&typo.exp, &typo.plan, &typo.snapshot, &[]).unwrap();
     let err = render(&typo.exp, &summary, &[], "now").unwrap_err();
     assert!(matches!(err, ReportError::Template { line: Some(2), .. }), "{err}");
     assert!(err.to_string().contains("typo.md.j2:2: undefined value"), "{err}");
@@ -557,7 +557,7 @@ fn export_round_trips_through_parquet_and_writes_text_formats() {
     use polars::prelude::*;
 
     let f = dd_store();
-    let table = crate::analyze::Table::build(&f.loaded.trials, &f.plan).unwrap();
+    let table = crate::analyze::Table::build(&f.snapshot.trials, &f.plan).unwrap();
     // Every trial × metric of the current cells, warm-up and failure included; the stale
     // record left out.
     let frame = table.frame().unwrap();
@@ -608,10 +608,10 @@ fn groups_hold_their_values_in_start_order() {
     for (i, r) in f.records.iter_mut().enumerate() {
         r.metrics.insert("throughput".into(), i as f64);
     }
-    f.loaded.trials = crate::store::Trials::from_records(&f.records);
-    let table = crate::analyze::Table::build(&f.loaded.trials, &f.plan).unwrap();
+    f.snapshot.trials = crate::store::Trials::from_records(&f.records);
+    let table = crate::analyze::Table::build(&f.snapshot.trials, &f.plan).unwrap();
     let groups = table.groups().unwrap();
-    let throughput = f.loaded.trials.names.find("throughput").unwrap();
+    let throughput = f.snapshot.trials.names.find("throughput").unwrap();
     let group = groups
         .iter()
         .find(|g| f.plan.cells[g.cell].id.to_string() == cell && g.metric == throughput)

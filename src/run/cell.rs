@@ -49,7 +49,7 @@ impl HostRun<'_> {
                 self.note(format!("{}: {why}", st.label));
                 st.cleanup_failed = Some(why);
             }
-            if !self.shared.settings.keep_workdir {
+            if !self.shared.options.keep_workdir {
                 self.executor.remove_workdir(&dir);
             }
         }

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use super::facts::{self, Source};
-use super::process::{self, Execution, Job};
+use super::process::{self, Execution, Invocation};
 use super::workdir::WorkdirName;
 use crate::store::Store;
 
@@ -21,7 +21,7 @@ pub(crate) trait Executor: Send + Sync {
     /// Create the cell's scratch directory on the host; its absolute path.
     fn create_workdir(&self, experiment: &str, name: &WorkdirName) -> std::io::Result<String>;
     fn remove_workdir(&self, path: &str);
-    fn execute(&self, job: &Job<'_>) -> std::io::Result<Execution>;
+    fn execute(&self, invocation: &Invocation<'_>) -> std::io::Result<Execution>;
     /// Facts are read through the executor, so they describe the host trials run on.
     fn facts(&self) -> &dyn Source;
 }
@@ -56,8 +56,8 @@ impl Executor for LocalExecutor {
         let _ = std::fs::remove_dir(&self.workroot);
     }
 
-    fn execute(&self, job: &Job<'_>) -> std::io::Result<Execution> {
-        process::execute(job)
+    fn execute(&self, invocation: &Invocation<'_>) -> std::io::Result<Execution> {
+        process::execute(invocation)
     }
 
     fn facts(&self) -> &dyn Source {

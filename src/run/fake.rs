@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::exec::Executor;
 use super::facts::Source;
-use super::process::{Execution, Job};
+use super::process::{Execution, Invocation};
 use super::workdir::WorkdirName;
 
 /// How a scripted command ends.
@@ -68,11 +68,11 @@ impl Executor for FakeExecutor {
         self.call(format!("rmdir {path}"));
     }
 
-    fn execute(&self, job: &Job<'_>) -> std::io::Result<Execution> {
-        self.call(job.command.to_string());
-        let s = (self.script)(job.command);
+    fn execute(&self, invocation: &Invocation<'_>) -> std::io::Result<Execution> {
+        self.call(invocation.command.to_string());
+        let s = (self.script)(invocation.command);
         if !s.stdout.is_empty() {
-            std::fs::write(job.stdout, &s.stdout)?;
+            std::fs::write(invocation.stdout, &s.stdout)?;
         }
         Ok(Execution {
             exit_code: Some(s.exit_code),

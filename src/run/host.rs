@@ -108,7 +108,7 @@ impl<'a> HostRun<'a> {
             environment: IndexMap::new(),
             abandoned: Vec::new(),
             problems: Vec::new(),
-            keep_workdir: sh.settings.keep_workdir,
+            keep_workdir: sh.options.keep_workdir,
             import: false,
             outcome: None,
         };

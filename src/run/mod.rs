@@ -62,7 +62,7 @@ pub const LOCAL_HOST: &str = "local";
 
 /// How to run, beyond what the experiment file says.
 #[derive(Debug, Clone, Default)]
-pub struct Settings {
+pub struct RunOptions {
     /// Override the seed of the interleaved order.
     pub seed: Option<u64>,
     /// Override the repetitions (a fixed number), e.g. to run a quick pass in CI.
@@ -132,8 +132,8 @@ impl RunError {
 }
 
 /// The repetitions rule after `--repetitions`.
-pub fn repetitions(plan: &Plan, settings: &Settings) -> Repetitions {
-    settings.repetitions.map(Repetitions::Fixed).unwrap_or_else(|| plan.repetitions.clone())
+pub fn repetitions(plan: &Plan, options: &RunOptions) -> Repetitions {
+    options.repetitions.map(Repetitions::Fixed).unwrap_or_else(|| plan.repetitions.clone())
 }
 
 /// The host a cell runs on: its `host` level, or the local machine.

@@ -5,25 +5,31 @@
 //! (a `sh -c` grandchild would otherwise survive and keep running), and so that the
 //! terminal's Ctrl-C reaches margin alone: the trial under way finishes and is recorded.
 //!
-//! Trials are started with std's `Command` (duct would copy the whole environment into
-//! every command, which costs more per trial than the rest of margin's overhead) and
-//! waited for with `wait4`, which gives the CPU time of that one child and what it waited
-//! for — not of every child margin reaped meanwhile, such as the ssh clients of other
-//! hosts' trials. Probes and facts, where none of that matters, use duct.
+//! Every command — a trial, a hook, a probe, a fact, an ssh call — goes through one
+//! [`Group`]: started with std's `Command` in a process group of its own, registered for
+//! a second Ctrl-C, waited for up to its timeout, killed with its whole group when the
+//! timeout passes, and reaped with `wait4`, which gives the CPU time of that one child and
+//! what it waited for — not of every child margin reaped meanwhile, such as the ssh
+//! clients of other hosts' trials. (duct would copy the whole environment into every
+//! command, which costs more per trial than the rest of margin's overhead, and its pipes
+//! stay open as long as a grandchild holds them.) Output goes to in-memory files, never
+//! pipes, so that a grandchild left running cannot block the wait either.
 
 use std::collections::HashMap;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
-/// What to run and where its output goes.
+/// One command to run: what, in which folder, where its output goes, with which
+/// environment and time limit.
 #[derive(Debug, Clone)]
-pub struct Job<'a> {
+pub struct Invocation<'a> {
     pub command: &'a str,
     pub dir: &'a str,
     pub stdout: &'a Path,
@@ -58,7 +64,7 @@ pub struct Execution {
     /// trial, not a reason to stop the run.
     pub not_started: Option<String>,
     /// It ended leaving processes running in its group, and they were killed
-    /// ([`Job::end_group`]).
+    /// ([`Invocation::end_group`]).
     pub left_running: bool,
 }
 
@@ -87,11 +93,22 @@ impl Execution {
 /// ends them with margin rather than leaving them running on their own.
 static RUNNING: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 
+/// Set by [`kill_running`]: margin is ending at once, and a command that ends from now on
+/// was killed by it, not by itself.
+static ABORTING: AtomicBool = AtomicBool::new(false);
+
 /// Kill every command margin is running, each with its whole process group.
 pub fn kill_running() {
+    // before the kill: a host thread that sees its trial end must know margin ended it
+    ABORTING.store(true, Ordering::SeqCst);
     for &pgid in RUNNING.lock().unwrap_or_else(PoisonError::into_inner).iter() {
         let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
     }
+}
+
+/// Whether [`kill_running`] has been called: what ends now is no result to record.
+pub fn aborting() -> bool {
+    ABORTING.load(Ordering::SeqCst)
 }
 
 /// A process group in [`RUNNING`] while this lives.
@@ -166,12 +183,12 @@ fn on_path(program: &str) -> Option<String> {
     path
 }
 
-/// Run `job.command` (under `sh -c` unless it needs no shell); stdin is empty, stdout
+/// Run `invocation.command` (under `sh -c` unless it needs no shell); stdin is empty, stdout
 /// and stderr go to the files.
-pub fn execute(job: &Job<'_>) -> std::io::Result<Execution> {
+pub fn execute(invocation: &Invocation<'_>) -> std::io::Result<Execution> {
     use std::os::unix::process::ExitStatusExt;
 
-    let direct = direct_argv(job.command);
+    let direct = direct_argv(invocation.command);
     // A program removed since it was found: the shell says so, as a failed trial.
     let direct = direct.filter(|argv| Path::new(&argv[0]).is_file());
     let mut command = match &direct {
@@ -182,7 +199,7 @@ pub fn execute(job: &Job<'_>) -> std::io::Result<Execution> {
         }
         None => {
             let mut c = Command::new("sh");
-            c.arg("-c").arg(job.command);
+            c.arg("-c").arg(invocation.command);
             c
         }
     };
@@ -191,18 +208,14 @@ pub fn execute(job: &Job<'_>) -> std::io::Result<Execution> {
     let stdout = memory_file("margin-stdout")?;
     let stderr = memory_file("margin-stderr")?;
     command
-        .envs(job.env.iter().map(|(k, v)| (k, v)))
-        .current_dir(job.dir)
+        .envs(invocation.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(invocation.dir)
         .stdin(Stdio::null())
         .stdout(stdout.try_clone()?)
         .stderr(stderr.try_clone()?)
         .process_group(0);
-    let start = Instant::now();
-    // The child as std starts it (duct would copy the whole environment into every
-    // command, tens of microseconds per trial that `hyperfine -N` does not spend), waited
-    // for by `reap`, which also gives the CPU time of this child alone.
-    let child = match command.spawn() {
-        Ok(child) => child,
+    let mut group = match Group::spawn(&mut command) {
+        Ok(group) => group,
         Err(e) => {
             return Ok(Execution {
                 exit_code: None,
@@ -212,64 +225,110 @@ pub fn execute(job: &Job<'_>) -> std::io::Result<Execution> {
                 user: None,
                 system: None,
                 host_error: None,
-                not_started: Some(format!("could not start in {}: {e}", job.dir)),
+                not_started: Some(format!("could not start in {}: {e}", invocation.dir)),
                 left_running: false,
             });
         }
     };
     drop(command); // the parent's copies of the output files' descriptors
-    let pgid = Pid::from_raw(child.id() as i32);
-    let running = Running::new(pgid.as_raw());
-    let mut timed_out = false;
-    let waited = reap::ended_within(pgid, job.timeout).and_then(|ended| {
-        if !ended {
-            timed_out = true;
-            // the whole group: sh and whatever it started
-            let _ = killpg(pgid, Signal::SIGKILL);
-            reap::ended_within(pgid, None)?;
-        }
-        Ok(start.elapsed())
-    });
-    let wall = match waited {
-        Ok(wall) => wall,
-        Err(e) => {
-            // nothing of it may run on unseen: end it, reap it, then say what failed
-            let _ = killpg(pgid, Signal::SIGKILL);
-            let _ = reap::reap(pgid);
-            return Err(e);
-        }
-    };
-    let ended = reap::reap(pgid)?;
-    drop(child); // reaped: std has nothing left to wait for
-    if timed_out {
-        // a grandchild that outlived the shell between the kill and the wait
-        let _ = killpg(pgid, Signal::SIGKILL);
-    }
+    let ended = group.wait(invocation.timeout)?;
     // Success means some process of the group was still there. (The group's id cannot
     // have gone to another process meanwhile: pids are handed out in turn, and the
     // whole range would have to go round in these microseconds.)
-    let left_running = job.end_group && !timed_out && killpg(pgid, Signal::SIGKILL).is_ok();
-    drop(running);
-    let created = persist(stdout, job.stdout, job.sync)? | persist(stderr, job.stderr, job.sync)?;
+    let left_running = invocation.end_group && !ended.timed_out && group.kill();
+    drop(group);
+    let created = persist(stdout, invocation.stdout, invocation.sync)?
+        | persist(stderr, invocation.stderr, invocation.sync)?;
     // the new files' names too, before the record that points at them (fdatasync of the
     // record over laid-ahead zeros no longer commits the file system's journal)
     if created
-        && job.sync
-        && let Some(dir) = job.stdout.parent()
+        && invocation.sync
+        && let Some(dir) = invocation.stdout.parent()
     {
         crate::store::sync_dir(dir)?;
     }
     Ok(Execution {
         exit_code: ended.status.code(),
         signal: ended.status.signal(),
-        timed_out,
-        wall,
+        timed_out: ended.timed_out,
+        wall: ended.wall,
         user: Some(ended.user),
         system: Some(ended.system),
         host_error: None,
         not_started: None,
         left_running,
     })
+}
+
+/// A command started in a process group of its own (its pid is the group's id), listed
+/// in [`RUNNING`] until dropped: the one way margin starts, times out, kills and reaps a
+/// process.
+struct Group {
+    pgid: Pid,
+    /// Kept unwaited: [`Group::wait`] reaps it itself, with its resource usage.
+    _child: std::process::Child,
+    _running: Running,
+    start: Instant,
+}
+
+/// How a group's first process ended.
+struct Ended {
+    status: std::process::ExitStatus,
+    /// Whether the timeout passed first, and the group was killed.
+    timed_out: bool,
+    wall: Duration,
+    /// CPU time of the process and everything it waited for, in seconds.
+    user: f64,
+    system: f64,
+}
+
+impl Group {
+    /// Start `command` in a new process group: a timeout then kills everything it started,
+    /// and the terminal's Ctrl-C reaches margin alone.
+    fn spawn(command: &mut Command) -> std::io::Result<Self> {
+        command.process_group(0);
+        let start = Instant::now();
+        let child = command.spawn()?;
+        let pgid = Pid::from_raw(child.id() as i32);
+        Ok(Group { pgid, _child: child, _running: Running::new(pgid.as_raw()), start })
+    }
+
+    /// Wait for the process to end, or until `timeout` has passed and the whole group is
+    /// killed; reap it. What it started may still run in the group afterwards (a hook's
+    /// monitor, ssh's master connection), unless it timed out.
+    fn wait(&mut self, timeout: Option<Duration>) -> std::io::Result<Ended> {
+        let pgid = self.pgid;
+        let mut timed_out = false;
+        let waited = reap::ended_within(pgid, timeout).and_then(|ended| {
+            if !ended {
+                timed_out = true;
+                // the whole group: sh and whatever it started
+                let _ = killpg(pgid, Signal::SIGKILL);
+                reap::ended_within(pgid, None)?;
+            }
+            Ok(self.start.elapsed())
+        });
+        let wall = match waited {
+            Ok(wall) => wall,
+            Err(e) => {
+                // nothing of it may run on unseen: end it, reap it, then say what failed
+                let _ = killpg(pgid, Signal::SIGKILL);
+                let _ = reap::reap(pgid);
+                return Err(e);
+            }
+        };
+        let ended = reap::reap(pgid)?;
+        if timed_out {
+            // a grandchild that outlived the shell between the kill and the wait
+            let _ = killpg(pgid, Signal::SIGKILL);
+        }
+        Ok(Ended { status: ended.status, timed_out, wall, user: ended.user, system: ended.system })
+    }
+
+    /// Kill what is left of the group; whether anything was.
+    fn kill(&self) -> bool {
+        killpg(self.pgid, Signal::SIGKILL).is_ok()
+    }
 }
 
 /// An anonymous file in memory that a child can write to like any file (no pipe: a
@@ -311,39 +370,40 @@ pub fn capture(command: &str, dir: &Path, timeout: Duration) -> Option<String> {
 }
 
 /// Run a program and capture its trimmed stdout; `Err` holds why not (the end of
-/// stderr, or the exit status).
+/// stderr, or the exit status). What it leaves running in its group is left alone (ssh's
+/// master connection serves the next calls).
 pub fn capture_argv(argv: &[&str], dir: &Path, timeout: Duration) -> Result<String, String> {
+    use std::io::{Read, Seek, SeekFrom};
     let (program, args) = argv.split_first().ok_or("nothing to run")?;
-    let handle = duct::cmd(*program, args)
-        .dir(dir)
-        .stdin_null()
-        .stdout_capture()
-        .stderr_capture()
-        .unchecked()
-        .before_spawn(|cmd| {
-            cmd.process_group(0);
-            Ok(())
-        })
-        .start()
-        .map_err(|e| format!("cannot start {program}: {e}"))?;
-    let pgid = handle.pids().first().map(|p| Pid::from_raw(*p as i32));
-    let output = match handle.wait_timeout(timeout).map_err(|e| e.to_string())? {
-        Some(out) => out.clone(),
-        None => {
-            if let Some(pgid) = pgid {
-                let _ = killpg(pgid, Signal::SIGKILL);
-            }
-            let _ = handle.wait();
-            return Err(format!("no answer within {} s", timeout.as_secs()));
-        }
+    let cannot = |e: std::io::Error| format!("cannot start {program}: {e}");
+    let mut stdout = memory_file("margin-capture-stdout").map_err(cannot)?;
+    let mut stderr = memory_file("margin-capture-stderr").map_err(cannot)?;
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(stdout.try_clone().map_err(cannot)?)
+        .stderr(stderr.try_clone().map_err(cannot)?);
+    let mut group = Group::spawn(&mut command).map_err(cannot)?;
+    drop(command); // the parent's copies of the output files' descriptors
+    let ended = group.wait(Some(timeout)).map_err(|e| e.to_string())?;
+    drop(group);
+    if ended.timed_out {
+        return Err(format!("no answer within {} s", timeout.as_secs()));
+    }
+    let read = |file: &mut std::fs::File| {
+        let mut bytes = Vec::new();
+        let _ = file.seek(SeekFrom::Start(0)).and_then(|_| file.read_to_end(&mut bytes));
+        String::from_utf8_lossy(&bytes).into_owned()
     };
-    if !output.status.success() {
-        let err = String::from_utf8_lossy(&output.stderr);
+    if !ended.status.success() {
+        let err = read(&mut stderr);
         let last = err.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
-        let status = output.status.code().map_or("a signal".to_string(), |c| format!("exit code {c}"));
+        let status = ended.status.code().map_or("a signal".to_string(), |c| format!("exit code {c}"));
         return Err(if last.is_empty() { status } else { format!("{status}: {last}") });
     }
-    let text = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    let text = read(&mut stdout).trim().to_string();
     if text.is_empty() { Err("no output".to_string()) } else { Ok(text) }
 }
 
@@ -364,7 +424,7 @@ mod reap {
     use nix::unistd::Pid;
 
     /// How a reaped child ended, and the CPU time it and what it waited for used.
-    pub struct Ended {
+    pub struct Reaped {
         pub status: ExitStatus,
         pub user: f64,
         pub system: f64,
@@ -434,7 +494,7 @@ mod reap {
     }
 
     /// Reap `pid`, which has ended, with its resource usage.
-    pub fn reap(pid: Pid) -> io::Result<Ended> {
+    pub fn reap(pid: Pid) -> io::Result<Reaped> {
         let mut status: libc::c_int = 0;
         // SAFETY: rusage is a plain C struct of numbers, for which all zeros is a value.
         let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -450,7 +510,7 @@ mod reap {
             }
         }
         let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-        Ok(Ended {
+        Ok(Reaped {
             status: ExitStatus::from_raw(status),
             user: secs(usage.ru_utime),
             system: secs(usage.ru_stime),
@@ -465,7 +525,7 @@ mod tests {
     fn run(command: &str, timeout: Option<Duration>) -> (Execution, String, String) {
         let dir = tempfile::tempdir().unwrap();
         let (out, err) = (dir.path().join("out"), dir.path().join("err"));
-        let job = Job {
+        let invocation = Invocation {
             command,
             dir: dir.path().to_str().unwrap(),
             stdout: &out,
@@ -475,7 +535,7 @@ mod tests {
             end_group: true,
             env: &[],
         };
-        let e = execute(&job).unwrap();
+        let e = execute(&invocation).unwrap();
         (e, read_raw(&out).unwrap(), read_raw(&err).unwrap())
     }
 
@@ -536,6 +596,16 @@ mod tests {
         assert!(user + system > alone * 0.5, "user {user} system {system}; the loop alone {alone}");
     }
 
+    /// The `sleep` processes still running with `marker` as their argument.
+    fn sleeping(marker: &str) -> Vec<String> {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|d| std::fs::read(d.ok()?.path().join("cmdline")).ok())
+            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+            .filter(|c| c.contains(marker) && c.starts_with("sleep"))
+            .collect()
+    }
+
     #[test]
     fn a_timeout_kills_the_whole_group() {
         let marker = format!("{}.{}", 300 + std::process::id() % 100, std::process::id());
@@ -545,13 +615,69 @@ mod tests {
         assert!(e.timed_out);
         assert!(start.elapsed() < Duration::from_secs(5), "the wait did not hang on a grandchild");
         std::thread::sleep(Duration::from_millis(100));
-        let survivors: Vec<String> = std::fs::read_dir("/proc")
-            .unwrap()
-            .filter_map(|d| std::fs::read(d.ok()?.path().join("cmdline")).ok())
-            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-            .filter(|c| c.contains(&marker) && c.starts_with("sleep"))
-            .collect();
-        assert!(survivors.is_empty(), "still running: {survivors:?}");
+        assert!(sleeping(&marker).is_empty(), "still running: {:?}", sleeping(&marker));
+    }
+
+    /// A probe that hangs is killed with everything it started, as a trial is.
+    #[test]
+    fn a_capture_that_times_out_kills_the_whole_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = format!("{}.{}", 400 + std::process::id() % 100, std::process::id());
+        let start = Instant::now();
+        let command = format!("sleep {marker} & sleep {marker}; echo never");
+        let got = capture_argv(&["sh", "-c", &command], dir.path(), Duration::from_millis(300));
+        assert!(got.as_ref().is_err_and(|e| e.starts_with("no answer within")), "{got:?}");
+        assert!(start.elapsed() < Duration::from_secs(5), "the wait did not hang on a grandchild");
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(sleeping(&marker).is_empty(), "still running: {:?}", sleeping(&marker));
+    }
+
+    /// A capture that ends leaves what it started running (ssh's master connection), and
+    /// does not wait for it: its output is not a pipe that the background process holds.
+    #[test]
+    fn a_capture_does_not_wait_for_what_it_leaves_running() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = format!("{}.{}", 500 + std::process::id() % 100, std::process::id());
+        let start = Instant::now();
+        let command = format!("sleep {marker} & echo started");
+        let got = capture_argv(&["sh", "-c", &command], dir.path(), Duration::from_secs(5));
+        assert_eq!(got.as_deref(), Ok("started"));
+        assert!(start.elapsed() < Duration::from_secs(3), "waited for the background sleep");
+        // the background shell may not have become `sleep` yet
+        let seen = Instant::now();
+        while sleeping(&marker).is_empty() && seen.elapsed() < Duration::from_secs(2) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(sleeping(&marker).len(), 1, "the background sleep was killed");
+        for pid in std::fs::read_dir("/proc").unwrap().filter_map(|d| d.ok()?.file_name().into_string().ok())
+        {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            if String::from_utf8_lossy(&cmdline).replace('\0', " ").starts_with(&format!("sleep {marker}")) {
+                let _ = nix::sys::signal::kill(Pid::from_raw(pid.parse().unwrap()), Signal::SIGKILL);
+            }
+        }
+    }
+
+    #[test]
+    fn a_capture_says_the_exit_status_and_the_end_of_stderr() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = Duration::from_secs(5);
+        let got =
+            capture_argv(&["sh", "-c", "echo out; echo first >&2; echo last >&2; exit 3"], dir.path(), t);
+        assert_eq!(got, Err("exit code 3: last".to_string()));
+        assert_eq!(capture_argv(&["sh", "-c", "exit 4"], dir.path(), t), Err("exit code 4".to_string()));
+        assert_eq!(capture_argv(&["sh", "-c", "kill -9 $$"], dir.path(), t), Err("a signal".to_string()));
+        let missing = capture_argv(&["/no/such/program"], dir.path(), t).unwrap_err();
+        assert!(missing.starts_with("cannot start /no/such/program: "), "{missing}");
+        assert_eq!(capture_argv(&[], dir.path(), t), Err("nothing to run".to_string()));
+    }
+
+    #[test]
+    fn a_command_killed_by_a_signal_says_which() {
+        let (e, out, _) = run("echo before; kill -9 $$", None);
+        assert_eq!((e.exit_code, e.signal, e.timed_out), (None, Some(9), false));
+        assert_eq!(out, "before\n");
+        assert_eq!(e.describe(), "killed by signal 9");
     }
 
     #[test]
@@ -613,7 +739,7 @@ mod tests {
         std::fs::write(&script, "#!/bin/sh\necho hello \"$1\"\n").unwrap();
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
         let (out, err) = (dir.path().join("out"), dir.path().join("err"));
-        let job = Job {
+        let invocation = Invocation {
             command: "./hello.sh there",
             dir: dir.path().to_str().unwrap(),
             stdout: &out,
@@ -623,12 +749,12 @@ mod tests {
             end_group: true,
             env: &[],
         };
-        let e = execute(&job).unwrap();
+        let e = execute(&invocation).unwrap();
         assert!(e.succeeded(), "{e:?}: {}", read_raw(&err).unwrap());
         assert_eq!(read_raw(&out).unwrap(), "hello there\n");
         // not there: a failed trial (the shell's 127), not an error that stops the run
-        let job = Job { command: "./missing.sh", ..job };
-        assert_eq!(execute(&job).unwrap().exit_code, Some(127));
+        let invocation = Invocation { command: "./missing.sh", ..invocation };
+        assert_eq!(execute(&invocation).unwrap().exit_code, Some(127));
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! A run of one experiment over all its hosts: the store locked and read, the cells
+//! A run of one experiment over all its hosts: the store locked and read once, the cells
 //! grouped by host, one thread per host, and the calling thread writing the session log
 //! and driving the progress display until every host is done.
 
@@ -12,25 +12,25 @@ use super::host::{ControlDir, HostCells, Msg, executor};
 use super::progress::{Progress, TrialLine};
 use super::state::{Counts, HostRun, Shared, Shown};
 use super::{
-    DEFAULT_MAX_FAILURES, Outcome, RunError, Settings, Stopping, facts, host_of, ssh_entry, workdir,
+    DEFAULT_MAX_FAILURES, Outcome, RunError, RunOptions, Stopping, facts, host_of, ssh_entry, workdir,
 };
 use crate::parse::Recipe;
 use crate::plan::Plan;
 use crate::spec::{Experiment, parse_duration};
-use crate::store::{Board, Store};
+use crate::store::{Board, Snapshot, Store};
 
 /// Run the cells of `plan` that match their host and still need trials.
 pub fn run(
     exp: &Experiment,
     plan: &Plan,
     store: &Store,
-    settings: &Settings,
+    options: &RunOptions,
     rule: &dyn Stopping,
     interrupt: &AtomicBool,
     ui: &mut dyn Progress,
 ) -> Result<Outcome, RunError> {
     let connect = |host: &str, control: Option<&Path>| executor(exp, store, host, control);
-    run_on(exp, plan, store, settings, rule, interrupt, ui, &connect)
+    run_on(exp, plan, store, options, rule, interrupt, ui, &connect)
 }
 
 /// The executor of a host, given the directory for ssh's sockets when some host is remote.
@@ -42,7 +42,7 @@ pub(crate) fn run_on(
     exp: &Experiment,
     plan: &Plan,
     store: &Store,
-    settings: &Settings,
+    options: &RunOptions,
     rule: &dyn Stopping,
     interrupt: &AtomicBool,
     ui: &mut dyn Progress,
@@ -50,38 +50,41 @@ pub(crate) fn run_on(
 ) -> Result<Outcome, RunError> {
     facts::check_sysroot().map_err(|e| RunError::Io { what: "facts".into(), source: e })?;
     let _lock = store.lock("run")?;
-    for dir in workdir::remove_stale(store)? {
+    // read once, after the lock: nobody else writes the logs from here on
+    let mut snapshot = store.load_locked()?;
+    for dir in workdir::remove_stale(store, &snapshot.sessions) {
         ui.note(&format!("removed {}: the workdir of a run that was killed", dir.display()));
     }
-    if settings.fresh {
+    if options.fresh {
         for moved in store.move_aside()? {
             ui.note(&format!("--fresh: the old log is now {}", moved.display()));
         }
+        // the logs are aside: this run starts from none
+        snapshot = Snapshot::default();
     }
     // the store keeps the file it is run with, so it can be reported on without it
     store.keep_experiment(exp)?;
-    let loaded = store.load_locked()?;
-    for w in &loaded.warnings {
+    for w in &snapshot.warnings {
         ui.note(&format!("warning: {w}"));
     }
     let recipe = Recipe::from_spec(&exp.spec).map_err(|(name, e)| RunError::Io {
         what: format!("metric `{name}`"),
         source: std::io::Error::other(e.to_string()),
     })?;
-    let (mut progress, set_aside) = crate::store::progress(plan, &loaded.trials);
+    let (mut progress, set_aside) = crate::store::progress(plan, &snapshot.trials);
     let board = if rule.needs_board() { progress.clone() } else { Board::new() };
     let shared = Shared {
         exp,
         plan,
         store,
-        settings,
+        options,
         rule,
         board: Mutex::new(board),
         recipe,
         templates: crate::plan::render::templates(exp),
         timeout: exp.spec.timeout.as_ref().and_then(|t| parse_duration(&t.value).ok()),
         max_failures: exp.spec.max_failures.unwrap_or(DEFAULT_MAX_FAILURES),
-        seed: settings.seed.or(exp.spec.seed).unwrap_or_else(rand::random),
+        seed: options.seed.or(exp.spec.seed).unwrap_or_else(rand::random),
         interrupt,
         log: Mutex::new(store.trial_appender()?),
         stop: AtomicBool::new(false),
@@ -101,7 +104,7 @@ pub(crate) fn run_on(
     for (i, cell) in plan.cells.iter().enumerate() {
         let progress = progress.remove(&i).unwrap_or_default();
         let host = host_of(plan, cell);
-        if settings.host.as_deref().is_some_and(|only| only != host) {
+        if options.host.as_deref().is_some_and(|only| only != host) {
             if shared.rule.is_done(i, &progress, &shared.board()) {
                 outcome.complete += 1;
             } else {

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use super::exec::Executor;
 use super::facts::Source;
-use super::process::{self, Execution, Job};
+use super::process::{self, Execution, Invocation};
 use super::workdir::WorkdirName;
 use crate::spec::Host;
 
@@ -138,31 +138,31 @@ impl Executor for Ssh {
         let _ = self.capture(&format!("rm -rf {} && echo removed", quote(path)));
     }
 
-    fn execute(&self, job: &Job<'_>) -> std::io::Result<Execution> {
+    fn execute(&self, invocation: &Invocation<'_>) -> std::io::Result<Execution> {
         // sh on the host runs the command in the workdir, under `timeout` when there is a
         // limit (it signals the command's whole process group, then kills it), and times
         // it there: the connection's own cost (a tenth of a second per command, even
         // multiplexed) must not be part of the trial.
-        let inner = quote(job.command);
+        let inner = quote(invocation.command);
         // the values the command refers to, set in its environment there
-        let env: String = job.env.iter().map(|(k, v)| format!("{k}={} ", quote(v))).collect();
-        let limited = match job.timeout {
+        let env: String = invocation.env.iter().map(|(k, v)| format!("{k}={} ", quote(v))).collect();
+        let limited = match invocation.timeout {
             Some(limit) => format!("{env}timeout -k {KILL_AFTER} {:.3} sh -c {inner}", limit.as_secs_f64()),
             None => format!("{env}sh -c {inner}"),
         };
         let remote = format!(
             "cd {} && s=$(date +%s%N) && {{ {limited}; r=$?; e=$(date +%s%N); printf '\\n{WALL_MARK} %s %s\\n' \"$s\" \"$e\" >&2; exit $r; }}",
-            quote(job.dir)
+            quote(invocation.dir)
         );
         let argv = self.argv(&remote);
         let command = shlex::try_join(argv.iter().copied()).map_err(std::io::Error::other)?;
         // The local ssh gets a generous limit of its own, in case the connection hangs.
-        let local = Job {
+        let local = Invocation {
             command: &command,
             dir: self.local_dir.to_str().unwrap_or("."),
-            stdout: job.stdout,
-            stderr: job.stderr,
-            timeout: job.timeout.map(|t| t + Duration::from_secs(KILL_AFTER + 30)),
+            stdout: invocation.stdout,
+            stderr: invocation.stderr,
+            timeout: invocation.timeout.map(|t| t + Duration::from_secs(KILL_AFTER + 30)),
             sync: false,
             end_group: false,
             env: &[],
@@ -171,30 +171,30 @@ impl Executor for Ssh {
         // CPU time of the local ssh client says nothing about the trial.
         e.user = None;
         e.system = None;
-        if let Some(wall) = take_remote_wall(job.stderr)? {
+        if let Some(wall) = take_remote_wall(invocation.stderr)? {
             e.wall = wall;
         }
-        if job.sync {
+        if invocation.sync {
             let mut created = false;
-            for path in [job.stdout, job.stderr] {
+            for path in [invocation.stdout, invocation.stderr] {
                 if let Ok(f) = std::fs::File::open(path) {
                     f.sync_data()?;
                     created = true;
                 }
             }
             // their names too, before the record that points at them
-            if created && let Some(dir) = job.stdout.parent() {
+            if created && let Some(dir) = invocation.stdout.parent() {
                 crate::store::sync_dir(dir)?;
             }
         }
         match e.exit_code {
             Some(255) => {
-                let err = process::read_raw(job.stderr).unwrap_or_default();
+                let err = process::read_raw(invocation.stderr).unwrap_or_default();
                 let last = err.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("ssh failed");
                 e.host_error = Some(format!("ssh to `{}`: {}", self.name, last.trim()));
             }
             // timeout's own codes: 124 after TERM, 137 after KILL
-            Some(124 | 137) if job.timeout.is_some_and(|t| e.wall >= t) => {
+            Some(124 | 137) if invocation.timeout.is_some_and(|t| e.wall >= t) => {
                 e.timed_out = true;
                 e.exit_code = None;
             }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use indexmap::IndexMap;
 
 use super::exec::Executor;
-use super::{RunError, Settings, Stopping};
+use super::{RunError, RunOptions, Stopping};
 use crate::parse::Recipe;
 use crate::plan::{Cell, Plan};
 use crate::spec::Experiment;
@@ -49,7 +49,7 @@ pub(crate) struct Shared<'a> {
     pub(crate) exp: &'a Experiment,
     pub(crate) plan: &'a Plan,
     pub(crate) store: &'a Store,
-    pub(crate) settings: &'a Settings,
+    pub(crate) options: &'a RunOptions,
     pub(crate) rule: &'a dyn Stopping,
     /// Every cell's progress, for a rule that looks at other cells (`until: verdict`:
     /// a comparison's cells may run on other hosts); empty otherwise.

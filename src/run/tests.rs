@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicBool;
 use super::fake::{Calls, FakeExecutor, Scripted};
 use super::progress::{Progress, TrialLine};
 use super::session::run_on;
-use super::{Outcome, Settings};
+use super::{Outcome, RunOptions};
 use crate::analyze::stopping::Rule;
 use crate::store::{Store, TrialRecord};
 
@@ -35,13 +35,13 @@ fn run_fake(yaml: &str, seed: u64, script: impl Fn(&str) -> Scripted + Send + Sy
     let store = Store::new(dir.path(), &exp.name);
     store.create().unwrap();
     let calls = Calls::default();
-    let settings = Settings { seed: Some(seed), ..Settings::default() };
+    let options = RunOptions { seed: Some(seed), ..RunOptions::default() };
     let connect = |host: &str, _: Option<&std::path::Path>| -> Box<dyn super::exec::Executor> {
         Box::new(FakeExecutor::new(host, &calls, script))
     };
     let rule = Rule::new(&exp, &plan, exp.spec.repetitions());
     let interrupt = AtomicBool::new(false);
-    let outcome = run_on(&exp, &plan, &store, &settings, &rule, &interrupt, &mut Quiet, &connect).unwrap();
+    let outcome = run_on(&exp, &plan, &store, &options, &rule, &interrupt, &mut Quiet, &connect).unwrap();
     let (records, warnings) = store.records().unwrap();
     assert!(warnings.is_empty(), "{warnings:?}");
     let calls = calls.lock().unwrap().clone();

@@ -8,10 +8,10 @@ use std::sync::atomic::Ordering;
 use indexmap::IndexMap;
 
 use super::RunError;
-use super::process::{self, Execution, Job};
+use super::process::{self, Execution, Invocation};
 use super::state::{CellState, Finished, HostRun, Shown};
 use crate::plan::render::{Builtins, Commands, render};
-use crate::store::{MetricInfo, SCHEMA, Status, TrialRecord};
+use crate::store::{MetricInfo, RawPaths, SCHEMA, Status, TrialRecord};
 use crate::vocab::{Better, MeanKind};
 
 /// What a trial left in the log.
@@ -87,7 +87,7 @@ impl HostRun<'_> {
         let out = raw.join(format!("{key}.{name}.out"));
         let err = raw.join(format!("{key}.{name}.err"));
         let dir = st.workdir.as_deref().unwrap_or(".");
-        let job = Job {
+        let invocation = Invocation {
             command,
             dir,
             stdout: &out,
@@ -97,7 +97,7 @@ impl HostRun<'_> {
             end_group: false,
             env,
         };
-        match self.executor.execute(&job) {
+        match self.executor.execute(&invocation) {
             Ok(e) if e.host_error.is_some() => {
                 let why = e.host_error.unwrap_or_default();
                 self.host_error = Some(why.clone());
@@ -146,15 +146,18 @@ impl HostRun<'_> {
         };
         match self.render(st, repetition) {
             Err(e) => record.error = Some(e),
-            Ok(cmds) => match self.execute(st, &cmds, &trial, &out, &err, &mut record)? {
+            Ok(cmds) => match self.execute(st, &cmds, &raw, &out, &err, &mut record)? {
                 Ok(()) => {}
                 // not a benchmark result: nothing is recorded, the host's cells wait
                 Err(Stop::Host) => return Ok(Recorded::Nothing),
                 Err(Stop::Store) => return Ok(Recorded::Nothing),
             },
         }
-        if record.exit_code.is_some() || record.status == Status::Timeout {
-            record.raw = Some(raw);
+        // A second Ctrl-C killed the commands under way (`process::kill_running`) and
+        // margin is exiting: what ended now is not the command's result. (A trial that
+        // ended before the flag was set is real, and was recorded.)
+        if process::aborting() {
+            return Ok(Recorded::Nothing);
         }
         let written = sh.log.lock().unwrap_or_else(PoisonError::into_inner).append(&record);
         if let Err(e) = written {
@@ -197,14 +200,15 @@ impl HostRun<'_> {
         &mut self,
         st: &CellState<'_>,
         cmds: &Commands,
-        trial: &str,
+        raw: &RawPaths,
         out: &Path,
         err: &Path,
         record: &mut TrialRecord,
     ) -> Result<Result<(), Stop>, RunError> {
         let sh = self.shared;
+        let trial = record.trial.clone();
         if let Some(prepare) = &cmds.prepare
-            && let Err(why) = self.hook(st, "prepare", prepare, &cmds.env, trial)
+            && let Err(why) = self.hook(st, "prepare", prepare, &cmds.env, &trial)
         {
             if self.host_error.is_some() {
                 return Ok(Err(Stop::Host));
@@ -217,7 +221,7 @@ impl HostRun<'_> {
         }
         // the raw output is made durable before the record that points at it
         let dir = st.workdir.as_deref().unwrap_or(".");
-        let job = Job {
+        let invocation = Invocation {
             command: &cmds.run,
             dir,
             stdout: out,
@@ -229,14 +233,14 @@ impl HostRun<'_> {
         };
         let e = self
             .executor
-            .execute(&job)
+            .execute(&invocation)
             .map_err(|e| RunError::Io { what: format!("cannot run `{}`", cmds.run), source: e })?;
         if let Some(why) = e.host_error {
             self.host_error = Some(why);
             return Ok(Err(Stop::Host));
         }
         let concluded = match &cmds.conclude {
-            Some(conclude) => self.hook(st, "conclude", conclude, &cmds.env, trial),
+            Some(conclude) => self.hook(st, "conclude", conclude, &cmds.env, &trial),
             None => Ok(()),
         };
         if self.host_error.is_some() {
@@ -246,6 +250,9 @@ impl HostRun<'_> {
             record.error = Some(failure_text("the run command", &e, err));
             return Ok(Ok(()));
         }
+        // The command ran, so its output was saved: linked whatever the ending (an exit, a
+        // timeout, a signal), since a raw output is a measurement's evidence.
+        record.raw = Some(raw.clone());
         record.exit_code = e.exit_code;
         record.wall_time = e.wall.as_secs_f64();
         if e.left_running {

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::path::PathBuf;
 
-use crate::store::{Event, Store, StoreError};
+use crate::store::{Event, SessionRecord, Store};
 use crate::vocab::CellId;
 
 /// The name of a cell's workdir in one session: `<cell id>-<the session id's last 8
@@ -54,11 +54,10 @@ pub(crate) fn local_root(store: &Store) -> PathBuf {
 /// Workdirs on this machine of sessions that started and never ended (a run killed, or
 /// stopped by a second Ctrl-C): scratch nobody asked to keep, which no later session
 /// would use (each makes its own). Those of runs given `--keep-workdir` are kept, killed
-/// or not. Called with the store locked.
-pub(crate) fn remove_stale(store: &Store) -> Result<Vec<PathBuf>, StoreError> {
+/// or not. Called with the store locked, with the session log read under the lock.
+pub(crate) fn remove_stale(store: &Store, sessions: &[SessionRecord]) -> Vec<PathBuf> {
     let work = local_root(store);
-    let Ok(entries) = std::fs::read_dir(&work) else { return Ok(Vec::new()) };
-    let (sessions, _) = store.session_records()?;
+    let Ok(entries) = std::fs::read_dir(&work) else { return Vec::new() };
     let ended: HashSet<&str> =
         sessions.iter().filter(|s| s.event == Event::End).map(|s| s.session.as_str()).collect();
     let killed: HashSet<&str> = sessions
@@ -75,7 +74,7 @@ pub(crate) fn remove_stale(store: &Store) -> Result<Vec<PathBuf>, StoreError> {
             removed.push(entry.path());
         }
     }
-    Ok(removed)
+    removed
 }
 
 #[cfg(test)]

@@ -55,9 +55,11 @@ pub struct Store {
     pub dir: PathBuf,
 }
 
-/// Everything the logs hold, and what was skipped while reading them.
+/// Everything the logs hold at one moment, and what was skipped while reading them: a
+/// command reads the store once into this and hands it to whatever asks (the outlook, the
+/// run, the analysis, the report), so that they all see the same records.
 #[derive(Debug, Clone, Default)]
-pub struct Loaded {
+pub struct Snapshot {
     pub trials: Trials,
     pub sessions: Vec<SessionRecord>,
     pub warnings: Vec<String>,
@@ -166,20 +168,20 @@ impl Store {
     /// While another `margin run` writes the log, a line that starts with the zeros laid
     /// ahead is a record it was writing as this read went by, left for the next read;
     /// otherwise such a line is a record torn by a crash, and said.
-    pub fn load(&self) -> Result<Loaded, StoreError> {
+    pub fn load(&self) -> Result<Snapshot, StoreError> {
         self.load_as(self.being_written())
     }
 
     /// [`Store::load`] by the run that holds the lock: nobody else writes.
-    pub fn load_locked(&self) -> Result<Loaded, StoreError> {
+    pub fn load_locked(&self) -> Result<Snapshot, StoreError> {
         self.load_as(false)
     }
 
-    fn load_as(&self, writing: bool) -> Result<Loaded, StoreError> {
-        let mut loaded = Loaded::default();
-        loaded.trials = read_trials(&self.runs_path(), writing, &mut loaded.warnings)?;
-        loaded.sessions = read_log(&self.sessions_path(), writing, &mut loaded.warnings)?;
-        Ok(loaded)
+    fn load_as(&self, writing: bool) -> Result<Snapshot, StoreError> {
+        let mut snapshot = Snapshot::default();
+        snapshot.trials = read_trials(&self.runs_path(), writing, &mut snapshot.warnings)?;
+        snapshot.sessions = read_log(&self.sessions_path(), writing, &mut snapshot.warnings)?;
+        Ok(snapshot)
     }
 
     /// Whether a `margin run` of another process is writing the store now: the lock's
@@ -194,7 +196,8 @@ impl Store {
             && fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "margin")
     }
 
-    /// The session log alone, and what was skipped while reading it.
+    /// The session log alone, and what was skipped while reading it: for finding which
+    /// kept experiment file to read a store with, before there is a plan to load it for.
     pub fn session_records(&self) -> Result<(Vec<SessionRecord>, Vec<String>), StoreError> {
         let mut warnings = Vec::new();
         let sessions = read_log(&self.sessions_path(), false, &mut warnings)?;

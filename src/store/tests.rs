@@ -42,9 +42,9 @@ fn appended_records_load_back() {
     let (records, warnings) = store.records().unwrap();
     assert_eq!(records, vec![trial(1), trial(2), trial(3)]);
     assert!(warnings.is_empty());
-    let loaded = store.load().unwrap();
-    assert_eq!(loaded.trials, Trials::from_records(&records));
-    assert!(loaded.warnings.is_empty());
+    let snapshot = store.load().unwrap();
+    assert_eq!(snapshot.trials, Trials::from_records(&records));
+    assert!(snapshot.warnings.is_empty());
 }
 
 #[test]
@@ -58,18 +58,18 @@ fn a_torn_line_is_skipped_kept_and_appending_goes_on() {
     let mut f = OpenOptions::new().append(true).open(store.runs_path()).unwrap();
     f.write_all(&full.as_bytes()[..full.len() / 2]).unwrap();
     drop(f);
-    let loaded = store.load().unwrap();
-    assert_eq!(loaded.trials, Trials::from_records(&[trial(1)]));
-    assert_eq!(loaded.warnings.len(), 1);
-    assert!(loaded.warnings[0].contains("runs.ndjson:2: skipped a record"), "{:?}", loaded.warnings);
+    let snapshot = store.load().unwrap();
+    assert_eq!(snapshot.trials, Trials::from_records(&[trial(1)]));
+    assert_eq!(snapshot.warnings.len(), 1);
+    assert!(snapshot.warnings[0].contains("runs.ndjson:2: skipped a record"), "{:?}", snapshot.warnings);
     let (records, warnings) = store.records().unwrap();
     assert_eq!(records, vec![trial(1)]);
-    assert_eq!(warnings, loaded.warnings);
+    assert_eq!(warnings, snapshot.warnings);
     // the next run appends on a fresh line; the torn bytes stay in the file
     store.trial_appender().unwrap().append(&trial(3)).unwrap();
-    let loaded = store.load().unwrap();
-    assert_eq!(loaded.trials, Trials::from_records(&[trial(1), trial(3)]));
-    assert_eq!(loaded.warnings.len(), 1);
+    let snapshot = store.load().unwrap();
+    assert_eq!(snapshot.trials, Trials::from_records(&[trial(1), trial(3)]));
+    assert_eq!(snapshot.warnings.len(), 1);
     let text = std::fs::read_to_string(store.runs_path()).unwrap();
     assert!(text.contains(&full[..full.len() / 2]));
 }
@@ -195,9 +195,9 @@ fn the_room_laid_ahead_is_read_past_and_given_back() {
     assert_eq!(on_disk.len() as u64, line(1).len() as u64 + (64 << 10));
     assert_eq!(&on_disk[..text.len()], text.as_bytes());
     assert!(on_disk[text.len()..].iter().all(|b| *b == 0));
-    let loaded = store.load().unwrap();
-    assert_eq!(loaded.trials, Trials::from_records(&[trial(1), trial(2)]));
-    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let snapshot = store.load().unwrap();
+    assert_eq!(snapshot.trials, Trials::from_records(&[trial(1), trial(2)]));
+    assert!(snapshot.warnings.is_empty(), "{:?}", snapshot.warnings);
     assert_eq!(store.records().unwrap(), (vec![trial(1), trial(2)], vec![]));
     drop(log);
     assert_eq!(std::fs::read_to_string(store.runs_path()).unwrap(), text);
@@ -213,17 +213,17 @@ fn a_killed_runs_zeros_are_written_over() {
     let mut bytes = line(1).into_bytes();
     bytes.resize(bytes.len() + 70_000, 0);
     std::fs::write(store.runs_path(), &bytes).unwrap();
-    let loaded = store.load().unwrap();
-    assert_eq!(loaded.trials, Trials::from_records(&[trial(1)]));
-    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let snapshot = store.load().unwrap();
+    assert_eq!(snapshot.trials, Trials::from_records(&[trial(1)]));
+    assert!(snapshot.warnings.is_empty(), "{:?}", snapshot.warnings);
     let mut log = store.trial_appender().unwrap();
     log.append(&trial(2)).unwrap();
     drop(log);
     assert_eq!(std::fs::read_to_string(store.runs_path()).unwrap(), line(1) + &line(2));
     // a log that is nothing but room: no records, no warning
     std::fs::write(store.runs_path(), vec![0u8; 5000]).unwrap();
-    let loaded = store.load().unwrap();
-    assert!(loaded.trials.is_empty() && loaded.warnings.is_empty());
+    let snapshot = store.load().unwrap();
+    assert!(snapshot.trials.is_empty() && snapshot.warnings.is_empty());
     store.trial_appender().unwrap().append(&trial(3)).unwrap();
     assert_eq!(std::fs::read_to_string(store.runs_path()).unwrap(), line(3));
 }
@@ -239,15 +239,15 @@ fn a_torn_record_before_the_zeros_is_skipped_and_kept() {
     let mut bytes = (line(1) + half).into_bytes();
     bytes.resize(bytes.len() + 4096, 0);
     std::fs::write(store.runs_path(), &bytes).unwrap();
-    let loaded = store.load().unwrap();
-    assert_eq!(loaded.trials, Trials::from_records(&[trial(1)]));
-    assert_eq!(loaded.warnings.len(), 1);
-    assert!(loaded.warnings[0].contains("runs.ndjson:2: skipped a record"), "{:?}", loaded.warnings);
+    let snapshot = store.load().unwrap();
+    assert_eq!(snapshot.trials, Trials::from_records(&[trial(1)]));
+    assert_eq!(snapshot.warnings.len(), 1);
+    assert!(snapshot.warnings[0].contains("runs.ndjson:2: skipped a record"), "{:?}", snapshot.warnings);
     store.trial_appender().unwrap().append(&trial(3)).unwrap();
     assert_eq!(std::fs::read_to_string(store.runs_path()).unwrap(), line(1) + half + "\n" + &line(3));
-    let loaded = store.load().unwrap();
-    assert_eq!(loaded.trials, Trials::from_records(&[trial(1), trial(3)]));
-    assert_eq!(loaded.warnings.len(), 1);
+    let snapshot = store.load().unwrap();
+    assert_eq!(snapshot.trials, Trials::from_records(&[trial(1), trial(3)]));
+    assert_eq!(snapshot.warnings.len(), 1);
 }
 
 /// Room is laid again each time it runs out, however long the records.
@@ -332,12 +332,12 @@ fn a_record_half_seen_while_being_written_is_read_next_time() {
     bytes.resize(bytes.len() + 4096, 0);
     std::fs::write(store.runs_path(), &bytes).unwrap();
     // as read while a run writes it
-    let loaded = store.load_as(true).unwrap();
-    assert_eq!(loaded.trials, Trials::from_records(&[trial(1), trial(3)]));
-    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let snapshot = store.load_as(true).unwrap();
+    assert_eq!(snapshot.trials, Trials::from_records(&[trial(1), trial(3)]));
+    assert!(snapshot.warnings.is_empty(), "{:?}", snapshot.warnings);
     // with no run writing, the same line is a record torn by a crash: said
-    let loaded = store.load().unwrap();
-    assert_eq!(loaded.trials, Trials::from_records(&[trial(1), trial(3)]));
-    assert_eq!(loaded.warnings.len(), 1, "{:?}", loaded.warnings);
-    assert!(loaded.warnings[0].contains("runs.ndjson:2: skipped a record"), "{:?}", loaded.warnings);
+    let snapshot = store.load().unwrap();
+    assert_eq!(snapshot.trials, Trials::from_records(&[trial(1), trial(3)]));
+    assert_eq!(snapshot.warnings.len(), 1, "{:?}", snapshot.warnings);
+    assert!(snapshot.warnings[0].contains("runs.ndjson:2: skipped a record"), "{:?}", snapshot.warnings);
 }

@@ -271,6 +271,28 @@ fn a_timeout_kills_the_trial_and_its_grandchildren() {
     assert_eq!(survivors, 0, "a sleep outlived its trial");
 }
 
+/// A run command killed by a signal (not margin's timeout) is a failed trial whose output
+/// was saved all the same: its record links the raw files, which hold what it printed.
+#[test]
+fn a_trial_killed_by_a_signal_keeps_its_raw_output() {
+    let f = Fixture::new(&format!(
+        "matrix:\n  n: [1]\nrun: echo value=1; echo dying >&2; kill -9 $$\n{VALUE}repetitions: 1\nmax_failures: 1\n"
+    ));
+    let out = f.run(&[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let (records, _) = f.records();
+    assert_eq!(records.len(), 1);
+    let r = &records[0];
+    assert_eq!(r["status"], "failed");
+    assert!(r["error"].as_str().unwrap().contains("killed by signal 9"), "{r}");
+    let read = |which: &str| {
+        let rel = r["raw"][which].as_str().unwrap_or_else(|| panic!("no raw {which}: {r}"));
+        std::fs::read_to_string(f.store().join(rel)).unwrap()
+    };
+    assert_eq!(read("stdout"), "value=1\n");
+    assert_eq!(read("stderr"), "dying\n");
+}
+
 #[test]
 fn an_output_without_the_metric_is_a_parse_error_quoting_it() {
     let f = Fixture::new(&format!(
