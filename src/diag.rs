@@ -105,6 +105,39 @@ impl fmt::Display for Diagnostics {
 
 impl std::error::Error for Diagnostics {}
 
+/// The characters of a value a message quotes at most, on its one line.
+const EXCERPT_CHARS: usize = 60;
+
+/// A value as a message quotes it: its first line, at most [`EXCERPT_CHARS`]
+/// characters, with `…` where something was left out, so that a multi-line or huge
+/// value (a whole script, a 100 kB level) does not flood the message; the position the
+/// message names shows the rest.
+pub fn excerpt(value: &str) -> String {
+    let mut lines = value.lines();
+    let first = lines.next().unwrap_or_default();
+    let more_lines = lines.next().is_some();
+    let mut out: String = first.chars().take(EXCERPT_CHARS).collect();
+    if more_lines || out.len() < first.len() {
+        out = out.trim_end().to_string();
+        out.push('…');
+    }
+    out
+}
+
+/// Where a position inside a template (1-based `line`, 0-based `col`) is in the file,
+/// the template's value starting at `start` (byte `offset` of the source, when known). A
+/// block scalar (`|`) keeps its lines; a plain or quoted scalar starts after its key.
+pub fn pos_in_template(source: &str, start: Pos, offset: Option<usize>, line: usize, col: usize) -> Pos {
+    let quoted = offset.and_then(|o| source.as_bytes().get(o)).is_some_and(|b| *b == b'"' || *b == b'\'');
+    let file_line = start.line as usize + line.saturating_sub(1);
+    if line <= 1 {
+        return Pos::new(start.line, start.col + col as u32 + u32::from(quoted));
+    }
+    let indent =
+        source.lines().nth(file_line - 1).map_or(0, |l| l.chars().take_while(|c| c.is_whitespace()).count());
+    Pos::new(file_line as u32, (indent + col + 1) as u32)
+}
+
 /// "did you mean `x`?" for a name that matches nothing, or the list of names that exist.
 pub fn suggest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
     let candidates: Vec<&str> = candidates.into_iter().collect();
@@ -135,6 +168,21 @@ mod tests {
         assert_eq!(suggest("runn", ["run", "setup"]).unwrap(), "did you mean `run`?");
         assert_eq!(suggest("zzz", ["run", "setup"]).unwrap(), "expected one of: run, setup");
         assert_eq!(suggest("zzz", []), None);
+    }
+
+    #[test]
+    fn excerpts_keep_the_first_line_and_cut_long_ones() {
+        assert_eq!(excerpt("4k"), "4k");
+        assert_eq!(excerpt(""), "");
+        assert_eq!(excerpt("dd if=/dev/zero\nsync\n"), "dd if=/dev/zero…");
+        assert_eq!(excerpt("one line\n"), "one line", "a final newline is not a second line");
+        let long = "a".repeat(200_000);
+        assert_eq!(excerpt(&long), format!("{}…", "a".repeat(EXCERPT_CHARS)));
+        // cut on characters, never inside one
+        let wide = "é".repeat(100);
+        assert_eq!(excerpt(&wide), format!("{}…", "é".repeat(EXCERPT_CHARS)));
+        assert_eq!(excerpt(&"x".repeat(EXCERPT_CHARS)), "x".repeat(EXCERPT_CHARS));
+        assert_eq!(excerpt("\nsecond"), "…");
     }
 
     #[test]

@@ -67,6 +67,14 @@ impl Plan {
         self.levels(cell).map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
     }
 
+    /// The label as a message quotes it: each level shortened (`crate::diag::excerpt`).
+    pub(crate) fn short_label(&self, cell: &Cell) -> String {
+        self.levels(cell)
+            .map(|(k, v)| format!("{k}={}", crate::diag::excerpt(&v.text)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
     /// Trials per cell, fewest and most (adaptive repetitions give a range).
     pub fn trials(&self) -> (u64, u64) {
         let (min, max) = self.repetitions.bounds();
@@ -275,8 +283,11 @@ pub fn expand(exp: &Experiment, max_cells: usize) -> Result<Plan, Diagnostics> {
             })
             .collect();
         if let Some((i, Err(e))) = verdicts.iter().enumerate().find(|(_, v)| v.is_err()) {
-            let label: Vec<String> =
-                all[i].0.iter().map(|(k, v)| format!("{}={v}", keys[*k as usize])).collect();
+            let label: Vec<String> = all[i]
+                .0
+                .iter()
+                .map(|(k, v)| format!("{}={}", keys[*k as usize], crate::diag::excerpt(&v.text)))
+                .collect();
             return Err(Diagnostic::new(&exp.path, filter.pos, format!("`where` failed for cell {}: {e}", label.join(" ")))
                 .with_hint("every name `where` uses must be defined in every cell (include entries may add cells without some keys)")
                 .into());

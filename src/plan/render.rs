@@ -8,9 +8,9 @@ use std::path::Path;
 use minijinja::value::Value;
 
 use super::{Cell, Plan};
-use crate::diag::Diagnostic;
-use crate::spec::Experiment;
-use crate::template::{Context, Templates, scalar_value};
+use crate::diag::{Diagnostic, pos_in_template};
+use crate::spec::{Experiment, Located};
+use crate::template::{Context, TemplateError, Templates, scalar_value};
 
 /// Where and how a trial runs: the values of the built-in names.
 #[derive(Debug, Clone)]
@@ -33,6 +33,15 @@ pub(crate) struct Commands {
     pub(crate) env: Vec<(String, String)>,
 }
 
+/// The most bytes a rendered command and the values it refers to may take together.
+/// A command reaches `sh -c` as one argument, and Linux refuses any single argument or
+/// environment string longer than MAX_ARG_STRLEN (131 072 bytes, its NUL included)
+/// with "Argument list too long" (E2BIG), so every trial of a longer command would fail.
+/// The values (`MARGIN_VALUE_n=…`) count too: locally they are environment strings,
+/// which all share ARG_MAX with the arguments; over ssh they are written into the
+/// command line itself, which the remote `sh -c` again gets as one argument.
+pub(crate) const MAX_COMMAND_BYTES: usize = 131_072 - 1;
+
 /// Render every command of `cell`; an error names the template's key and the cell.
 pub(crate) fn render(
     templates: &Templates,
@@ -41,12 +50,20 @@ pub(crate) fn render(
     cell: &Cell,
     builtins: &Builtins<'_>,
 ) -> Result<Commands, Diagnostic> {
-    let fail = |key: &str, pos, message: String| {
-        Diagnostic::new(
+    let fail = |key: &str, t: &Located<String>, e: TemplateError| {
+        let pos = match e.line {
+            Some(line) if line > 1 => pos_in_template(&exp.source, t.pos, t.span.map(|(o, _)| o), line, 0),
+            _ => t.pos,
+        };
+        let d = Diagnostic::new(
             &exp.path,
             pos,
-            format!("`{key}` failed to render for cell {}: {message}", plan.label(cell)),
-        )
+            format!("`{key}` failed to render for cell {}: {}", plan.short_label(cell), e.message),
+        );
+        match e.hint {
+            Some(hint) => d.with_hint(hint),
+            None => d,
+        }
     };
     let mut ctx = Context::new();
     ctx.set("workdir", Value::from(builtins.workdir));
@@ -57,15 +74,14 @@ pub(crate) fn render(
         ctx.set(k, scalar_value(v));
     }
     for (name, t) in &exp.spec.vars {
-        let value =
-            templates.render_value(&t.value, &ctx).map_err(|e| fail(&name.value, t.pos, e.message))?;
+        let value = templates.render_value(&t.value, &ctx).map_err(|e| fail(&name.value, t, e))?;
         ctx.set(&name.value, Value::from(value));
     }
     let mut out = Commands::default();
+    let mut rendered = Vec::new();
     for (key, t) in exp.spec.commands() {
-        let text = templates
-            .render_command(&t.value, &ctx, &mut out.env)
-            .map_err(|e| fail(key, t.pos, e.message))?;
+        let text = templates.render_command(&t.value, &ctx, &mut out.env).map_err(|e| fail(key, t, e))?;
+        rendered.push((key, t, text.len()));
         let slot = match key {
             "setup" => &mut out.setup,
             "prepare" => &mut out.prepare,
@@ -77,6 +93,28 @@ pub(crate) fn render(
             }
         };
         *slot = Some(text);
+    }
+    // every command of the cell runs with all the cell's values in its environment
+    let values: usize = out.env.iter().map(|(k, v)| k.len() + 1 + v.len() + 1).sum();
+    if let Some((key, t, len)) = rendered.into_iter().find(|(_, _, len)| len + values > MAX_COMMAND_BYTES) {
+        let what = if values == 0 {
+            format!("{len} bytes")
+        } else {
+            format!("{len} bytes, and the values it refers to {values} more")
+        };
+        let e = TemplateError {
+            line: None,
+            message: format!(
+                "it renders to {what}: a command can be at most {MAX_COMMAND_BYTES} bytes, values \
+                 included (Linux passes it to `sh -c` as one argument)"
+            ),
+            hint: Some(
+                "make large text in the shell instead (`head -c`, `seq`, a loop), or write it to a file \
+                 in `setup` and read it from there"
+                    .into(),
+            ),
+        };
+        return Err(fail(key, t, e));
     }
     Ok(out)
 }

@@ -8,7 +8,7 @@ use std::path::Path;
 use regex::Regex;
 
 use super::{Experiment, Level, Located, RepetitionsSpec, parse_duration, parse_percent};
-use crate::diag::{Diagnostic, Diagnostics, Pos, suggest};
+use crate::diag::{Diagnostic, Diagnostics, Pos, excerpt, pos_in_template, suggest};
 use crate::template::{Templates, check_syntax};
 use crate::vocab::{ENGINE_METRICS, FACTS, PARSERS, Scalar, TEMPLATE_VARIABLES};
 
@@ -66,7 +66,7 @@ impl<'a> Checker<'a> {
         if !ok {
             self.error_hint(
                 pos,
-                format!("the experiment name `{name}` cannot name a folder under reports/"),
+                format!("the experiment name `{}` cannot name a folder under reports/", excerpt(&name)),
                 Some("use letters, digits, `-`, `_`, `.` or `+`".into()),
             );
         }
@@ -150,7 +150,7 @@ impl<'a> Checker<'a> {
             if f.levels.is_empty() {
                 self.error_hint(
                     f.list_pos,
-                    format!("factor `{name}` has no levels"),
+                    format!("factor `{}` has no levels", excerpt(name)),
                     Some(format!("list at least one level, like `{name}: [a, b]`")),
                 );
                 continue;
@@ -169,13 +169,20 @@ impl<'a> Checker<'a> {
                 match (&level.value, zip) {
                     (Level::Scalar(s), false) => {
                         if !texts.insert(s.text.clone()) {
-                            self.error(level.pos, format!("level `{s}` appears twice in factor `{name}`"));
+                            self.error(
+                                level.pos,
+                                format!(
+                                    "level `{}` appears twice in factor `{}`",
+                                    excerpt(&s.text),
+                                    excerpt(name)
+                                ),
+                            );
                         }
                     }
                     (Level::Zip(_), true) => {}
                     _ => self.error_hint(
                         level.pos,
-                        format!("factor `{name}` mixes plain levels and maps"),
+                        format!("factor `{}` mixes plain levels and maps", excerpt(name)),
                         Some("in a zipped group every level is a map with the same keys".into()),
                     ),
                 }
@@ -193,7 +200,7 @@ impl<'a> Checker<'a> {
                 if let Some(keys) = self.zip_group(&key.value) {
                     self.error_hint(
                         key.pos,
-                        format!("`{}` is a zipped group; include its keys instead", key.value),
+                        format!("`{}` is a zipped group; include its keys instead", excerpt(&key.value)),
                         Some(format!("its keys are: {}", keys.join(", "))),
                     );
                 }
@@ -210,9 +217,13 @@ impl<'a> Checker<'a> {
     ) {
         if let Some((_, other)) = seen.iter().find(|(k, _)| *k == key) {
             let msg = if *other == key {
-                format!("duplicate factor `{key}`")
+                format!("duplicate factor `{}`", excerpt(key))
             } else {
-                format!("duplicate factor `{key}`: it is already a key of the zipped group `{other}`")
+                format!(
+                    "duplicate factor `{}`: it is already a key of the zipped group `{}`",
+                    excerpt(key),
+                    excerpt(other)
+                )
             };
             self.error(pos, msg);
         } else {
@@ -224,7 +235,7 @@ impl<'a> Checker<'a> {
         if !is_identifier(name) {
             self.error_hint(
                 pos,
-                format!("{what} `{name}` is not a valid name"),
+                format!("{what} `{}` is not a valid name", excerpt(name)),
                 Some(
                     "names are used in templates: letters, digits and `_`, not starting with a digit".into(),
                 ),
@@ -286,14 +297,18 @@ impl<'a> Checker<'a> {
             if let Some(keys) = self.zip_group(&key.value) {
                 self.error_hint(
                     key.pos,
-                    format!("`{}` is a zipped group; exclude by one of its keys", key.value),
+                    format!("`{}` is a zipped group; exclude by one of its keys", excerpt(&key.value)),
                     Some(format!("its keys are: {}", keys.join(", "))),
                 );
                 continue;
             }
             let Some(levels) = self.levels_of(&key.value) else {
                 let hint = suggest(&key.value, known.iter().map(String::as_str));
-                self.error_hint(key.pos, format!("exclude names unknown factor `{}`", key.value), hint);
+                self.error_hint(
+                    key.pos,
+                    format!("exclude names unknown factor `{}`", excerpt(&key.value)),
+                    hint,
+                );
                 continue;
             };
             if !levels.iter().any(|l| l.text == value.value.text) {
@@ -303,7 +318,8 @@ impl<'a> Checker<'a> {
                     value.pos,
                     format!(
                         "exclude: `{}` is not a level of `{}`, so this entry matches nothing",
-                        value.value, key.value
+                        excerpt(&value.value.text),
+                        excerpt(&key.value)
                     ),
                     hint,
                 );
@@ -332,7 +348,10 @@ impl<'a> Checker<'a> {
                         exp.spec.matrix.value.factors.iter().map(|f| f.name.value.as_str()).collect();
                     self.error_hint(
                         name.pos,
-                        format!("environment factor `{}` is not a factor of the matrix", name.value),
+                        format!(
+                            "environment factor `{}` is not a factor of the matrix",
+                            excerpt(&name.value)
+                        ),
                         suggest(&name.value, factors)
                             .or_else(|| Some(format!("add it to the matrix: `{}: [...]`", name.value))),
                     );
@@ -343,11 +362,14 @@ impl<'a> Checker<'a> {
             match (&e.fact, &e.probe) {
                 (Some(_), Some(_)) | (None, None) => self.error(
                     env.pos,
-                    format!("environment factor `{}` needs exactly one of `fact` or `probe`", name.value),
+                    format!(
+                        "environment factor `{}` needs exactly one of `fact` or `probe`",
+                        excerpt(&name.value)
+                    ),
                 ),
                 (Some(fact), None) if !FACTS.contains(&fact.value.as_str()) => {
                     let hint = suggest(&fact.value, FACTS.iter().copied());
-                    self.error_hint(fact.pos, format!("unknown fact `{}`", fact.value), hint);
+                    self.error_hint(fact.pos, format!("unknown fact `{}`", excerpt(&fact.value)), hint);
                 }
                 (None, Some(probe)) if probe.value.trim().is_empty() => {
                     self.error(probe.pos, "the probe command is empty");
@@ -359,7 +381,11 @@ impl<'a> Checker<'a> {
                     let hint = suggest(&target.value.text, level_texts.iter().copied());
                     self.error_hint(
                         target.pos,
-                        format!("`{}` is not a level of factor `{}`", target.value, name.value),
+                        format!(
+                            "`{}` is not a level of factor `{}`",
+                            excerpt(&target.value.text),
+                            excerpt(&name.value)
+                        ),
                         hint,
                     );
                 }
@@ -384,7 +410,7 @@ impl<'a> Checker<'a> {
                         });
                         self.error_hint(
                             level.pos,
-                            format!("host `{s}` is not declared under `hosts:`"),
+                            format!("host `{}` is not declared under `hosts:`", excerpt(&s.text)),
                             hint,
                         );
                     }
@@ -404,13 +430,20 @@ impl<'a> Checker<'a> {
             if let Some(ssh) = &host.value.ssh
                 && (ssh.value.trim().is_empty() || ssh.value.contains(char::is_whitespace))
             {
-                self.error(ssh.pos, format!("host `{}`: `ssh` must be `[user@]hostname`", name.value));
+                self.error(
+                    ssh.pos,
+                    format!(
+                        "host `{}`: `ssh` must be `[user@]hostname`, found `{}`",
+                        excerpt(&name.value),
+                        excerpt(&ssh.value)
+                    ),
+                );
             }
             for opt in &host.value.options {
                 if !opt.value.contains('=') {
                     self.error_hint(
                         opt.pos,
-                        format!("ssh option `{}` is not of the form `Key=Value`", opt.value),
+                        format!("ssh option `{}` is not of the form `Key=Value`", excerpt(&opt.value)),
                         Some("e.g. `ConnectTimeout=5`".into()),
                     );
                 }
@@ -427,7 +460,7 @@ impl<'a> Checker<'a> {
         for (name, value) in &exp.spec.vars {
             self.name_rules(name.pos, &name.value, "var");
             if factor_names.contains(&name.value) {
-                self.error(name.pos, format!("var `{}` has the name of a factor", name.value));
+                self.error(name.pos, format!("var `{}` has the name of a factor", excerpt(&name.value)));
             }
             self.template(&format!("vars.{}", name.value), value, &defined);
             defined.push(name.value.clone());
@@ -485,7 +518,7 @@ impl<'a> Checker<'a> {
             && !PARSERS.contains(&parse.value.as_str())
         {
             let hint = suggest(&parse.value, PARSERS.iter().copied());
-            self.error_hint(parse.pos, format!("unknown parser `{}`", parse.value), hint);
+            self.error_hint(parse.pos, format!("unknown parser `{}`", excerpt(&parse.value)), hint);
         }
         for (name, metric) in &exp.spec.metrics {
             let m = &metric.value;
@@ -493,7 +526,7 @@ impl<'a> Checker<'a> {
             if sources.iter().filter(|s| **s).count() > 1 {
                 self.error(
                     metric.pos,
-                    format!("metric `{}`: use only one of `regex`, `json`, `from`", name.value),
+                    format!("metric `{}`: use only one of `regex`, `json`, `from`", excerpt(&name.value)),
                 );
             }
             if let Some(re) = &m.regex {
@@ -504,17 +537,17 @@ impl<'a> Checker<'a> {
                         let detail = detail.trim_start_matches("error: ");
                         self.error(
                             re.pos,
-                            format!("metric `{}`: the regex does not compile: {detail}", name.value),
+                            format!("metric `{}`: the regex does not compile: {detail}", excerpt(&name.value)),
                         );
                     }
                     Ok(r) if r.captures_len() < 2 => self.error_hint(
                         re.pos,
-                        format!("metric `{}`: the regex has no capture group", name.value),
+                        format!("metric `{}`: the regex has no capture group", excerpt(&name.value)),
                         Some("put the number in parentheses: `copied, ([\\d.]+) s`".into()),
                     ),
                     Ok(r) if r.captures_len() > 2 && r.capture_names().flatten().next().is_none() => self.error_hint(
                         re.pos,
-                        format!("metric `{}`: the regex has {} capture groups", name.value, r.captures_len() - 1),
+                        format!("metric `{}`: the regex has {} capture groups", excerpt(&name.value), r.captures_len() - 1),
                         Some("capture the number with one group, use `(?:…)` for the others, or name each group `(?P<metric>…)`".into()),
                     ),
                     Ok(_) => {}
@@ -525,14 +558,18 @@ impl<'a> Checker<'a> {
             {
                 self.error_hint(
                     p.pos,
-                    format!("metric `{}`: `{}` is not a JSON pointer", name.value, p.value),
+                    format!(
+                        "metric `{}`: `{}` is not a JSON pointer",
+                        excerpt(&name.value),
+                        excerpt(&p.value)
+                    ),
                     Some("a JSON pointer starts with `/`, like `/jobs/0/write/bw_bytes`".into()),
                 );
             }
             if let Some(unit) = &m.unit
                 && let Err(e) = crate::vocab::parse_unit(&unit.value)
             {
-                self.error(unit.pos, format!("metric `{}`: {e}", name.value));
+                self.error(unit.pos, format!("metric `{}`: {e}", excerpt(&name.value)));
             }
             let has_source = sources.iter().any(|s| *s);
             if !has_source && exp.spec.parse.is_none() && !ENGINE_METRICS.contains(&name.value.as_str()) {
@@ -540,7 +577,7 @@ impl<'a> Checker<'a> {
                     name.pos,
                     format!(
                         "metric `{}` has no source: no `parse:` is set and it has no `regex` or `json`",
-                        name.value
+                        excerpt(&name.value)
                     ),
                     Some(format!(
                         "set `parse:`, give it a `regex`, or use a measured metric: {}",
@@ -565,7 +602,7 @@ impl<'a> Checker<'a> {
                         if until.value.text != "verdict" {
                             self.error_hint(
                                 until.pos,
-                                format!("repetitions: until: expected `verdict`, found `{}`", until.value.text),
+                                format!("repetitions: until: expected `verdict`, found `{}`", excerpt(&until.value.text)),
                                 Some(
                                     "`until: verdict` stops a comparison's cells once it is resolved; to stop \
                                      on the margin of error write `target: 2%` instead"
@@ -666,21 +703,25 @@ impl<'a> Checker<'a> {
             });
             let Some(levels) = levels else {
                 let hint = suggest(factor, keys.iter().map(String::as_str));
-                self.error_hint(c.factor.pos, format!("compare: unknown factor `{factor}`"), hint);
+                self.error_hint(c.factor.pos, format!("compare: unknown factor `{}`", excerpt(factor)), hint);
                 continue;
             };
             let texts: Vec<&str> = levels.iter().map(|l| l.text.as_str()).collect();
             if texts.len() < 2 {
                 self.error(
                     c.factor.pos,
-                    format!("compare: factor `{factor}` has a single level, nothing to compare"),
+                    format!("compare: factor `{}` has a single level, nothing to compare", excerpt(factor)),
                 );
             }
             if !texts.contains(&c.baseline.value.text.as_str()) {
                 let hint = suggest(&c.baseline.value.text, texts.iter().copied());
                 self.error_hint(
                     c.baseline.pos,
-                    format!("compare: baseline `{}` is not a level of `{factor}`", c.baseline.value),
+                    format!(
+                        "compare: baseline `{}` is not a level of `{}`",
+                        excerpt(&c.baseline.value.text),
+                        excerpt(factor)
+                    ),
                     hint,
                 );
             }
@@ -691,7 +732,7 @@ impl<'a> Checker<'a> {
                     let hint = suggest(&p.value, keys.iter().map(String::as_str));
                     self.error_hint(
                         p.pos,
-                        format!("compare: `paired_by` names unknown factor `{}`", p.value),
+                        format!("compare: `paired_by` names unknown factor `{}`", excerpt(&p.value)),
                         hint,
                     );
                 }
@@ -707,11 +748,20 @@ impl<'a> Checker<'a> {
         let base = exp.path.parent().unwrap_or(Path::new("."));
         let path = base.join(&t.value);
         match std::fs::read_to_string(&path) {
-            Err(e) => self.error(t.pos, format!("report template `{}`: {e}", path.display())),
+            Err(e) => {
+                self.error(t.pos, format!("report template `{}`: {e}", excerpt(&path.display().to_string())))
+            }
             Ok(text) => {
                 if let Err(e) = check_syntax(&text) {
                     let line = e.line.map(|l| format!(" (line {l})")).unwrap_or_default();
-                    self.error(t.pos, format!("report template `{}`{line}: {}", path.display(), e.message));
+                    self.error(
+                        t.pos,
+                        format!(
+                            "report template `{}`{line}: {}",
+                            excerpt(&path.display().to_string()),
+                            e.message
+                        ),
+                    );
                 }
             }
         }
@@ -728,16 +778,7 @@ fn first_use(template: &str, name: &str) -> (usize, usize) {
     (line, col)
 }
 
-/// Map a position inside a template string to a position in the file. A block scalar
-/// (`|`) keeps its lines; a plain or quoted scalar starts after its key.
+/// Map a position inside a template string to a position in the file.
 fn template_pos(source: &str, t: &Located<String>, line: usize, col: usize) -> Pos {
-    let quoted =
-        t.span.and_then(|(o, _)| source.as_bytes().get(o)).is_some_and(|b| *b == b'"' || *b == b'\'');
-    let file_line = t.pos.line as usize + line.saturating_sub(1);
-    if line <= 1 {
-        return Pos::new(t.pos.line, t.pos.col + col as u32 + u32::from(quoted));
-    }
-    let indent =
-        source.lines().nth(file_line - 1).map_or(0, |l| l.chars().take_while(|c| c.is_whitespace()).count());
-    Pos::new(file_line as u32, (indent + col + 1) as u32)
+    pos_in_template(source, t.pos, t.span.map(|(o, _)| o), line, col)
 }

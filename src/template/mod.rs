@@ -27,20 +27,43 @@ use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior};
 use quote::{EARLIER_VALUES, EarlierValues, Form, ValueVars};
 pub(crate) use values::{Context, scalar_value};
 
+/// The work one render of a template (a command, a var, a `where` condition) may do, in
+/// minijinja's fuel: about one instruction, or 64 bytes of data made, per unit. The
+/// shipped experiments use at most about 100 per render; this leaves room for loops of
+/// many thousands of steps, and stops a runaway template (`{{ 'a' * 100000000 }}`, a
+/// loop over `range(10**9)`) within milliseconds instead of seconds of work and
+/// gigabytes of memory.
+pub(crate) const FUEL: u64 = 1_000_000;
+
 /// A template problem, with the line inside the template (1-based) when known.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct TemplateError {
     pub(crate) line: Option<usize>,
     pub(crate) message: String,
+    pub(crate) hint: Option<String>,
 }
 
 impl From<Error> for TemplateError {
     fn from(e: Error) -> Self {
+        if e.kind() == ErrorKind::OutOfFuel {
+            return TemplateError {
+                line: e.line(),
+                message: format!(
+                    "the template was stopped after {FUEL} steps of work (about one per \
+                     instruction, or per 64 bytes it makes), far more than any command needs"
+                ),
+                hint: Some(
+                    "a command is at most 128 KiB of text: make large data in the shell (`head -c`, \
+                     `seq`, a loop in `setup`), not in the template"
+                        .into(),
+                ),
+            };
+        }
         let message = match e.detail() {
             Some(detail) => format!("{}: {detail}", kind_text(e.kind())),
             None => kind_text(e.kind()).to_string(),
         };
-        TemplateError { line: e.line(), message }
+        TemplateError { line: e.line(), message, hint: None }
     }
 }
 
@@ -86,9 +109,11 @@ impl Templates {
         commands.add_filter(shell::IN_QUOTED_HEREDOC, quote::in_quoted_heredoc);
         commands.add_filter(shell::IN_ARITHMETIC, quote::in_arithmetic);
         commands.add_filter("q", quote::quote_for_another_shell);
+        commands.set_fuel(Some(FUEL));
         let mut values = Environment::new();
         values.set_undefined_behavior(UndefinedBehavior::Strict);
         values.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
+        values.set_fuel(Some(FUEL));
         Self { commands, values }
     }
 
@@ -174,6 +199,7 @@ fn no_autoescape(source: &str) -> Result<(), TemplateError> {
             return Err(TemplateError {
                 line: Some(source[..start].matches('\n').count() + 1),
                 message: "`{% autoescape %}` is not allowed in a command: it would mark values safe, and so paste them".into(),
+                hint: None,
             });
         }
         from = start + 2;

@@ -201,3 +201,18 @@ fn a_cells_commands_share_their_variables() {
     let mut other = Vec::new();
     assert_eq!(t.render_command("echo {{ b }}", &c, &mut other).unwrap(), format!("echo {}", var(1)));
 }
+
+#[test]
+fn a_runaway_render_runs_out_of_fuel() {
+    let t = Templates::new();
+    for template in [
+        "{{ 'a' * 100000000 }}",
+        "{% for i in 'a' * 10000 %}{% for j in 'a' * 10000 %}.{% endfor %}{% endfor %}",
+    ] {
+        let err = t.render_command(template, &Context::new(), &mut Vec::new()).unwrap_err();
+        assert!(err.message.starts_with("the template was stopped after"), "{err:?}");
+        assert!(err.hint.is_some());
+        let err = t.render_value(template, &Context::new()).unwrap_err();
+        assert!(err.message.starts_with("the template was stopped after"), "{err:?}");
+    }
+}
