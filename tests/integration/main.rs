@@ -9,6 +9,7 @@ mod modules;
 mod output;
 mod plan;
 mod readers;
+mod report_structure;
 mod run;
 mod schema;
 mod seeds;
