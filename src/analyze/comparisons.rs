@@ -14,7 +14,7 @@ use crate::stats::compare::{Comparison, RatioInterval, block_means, compare_desi
 use crate::stats::elementary::mean;
 use crate::stats::interval::mean_interval;
 use crate::stats::observations::Observations;
-use crate::stats::verdict::{Replicate, Verdict, VerdictKind, Vocabulary, Wording, verdict_per};
+use crate::stats::verdict::{Replicate, VerdictKind, Vocabulary, Wording, unreplicated, verdict_per};
 use crate::stats::{StatsError, StatsSettings};
 use crate::store::{BOOT_ID, Event, Name, Names, Snapshot};
 use crate::summary::{Arm, ComparisonStat, MetricMeta, Replication, Warning, WarningKind};
@@ -397,7 +397,9 @@ fn run_job(
         None => Replicate::Trial,
     };
     let judge = |c: &Comparison| match &replication {
-        Some(r) if r.baseline_units < 2 || r.level_units < 2 => unreplicated(c, r, &wording),
+        Some(r) if r.baseline_units < 2 || r.level_units < 2 => {
+            unreplicated(c, settings, &wording, r.unit, (r.baseline_units, r.level_units))
+        }
         _ => verdict_per(c, settings, &wording, replicate),
     };
     let judged = judge(&comparison);
@@ -520,38 +522,6 @@ pub fn plan_comparisons(exp: &Experiment, plan: &Plan) -> Vec<CellComparison> {
         }
     }
     out
-}
-
-/// The verdict of levels measured in disjoint boots, one of them in a single boot: what
-/// the trials showed within their boots, and that it claims nothing (docs/statistics.md).
-fn unreplicated(c: &Comparison, r: &Replication, wording: &Wording<'_>) -> Verdict {
-    let unit = r.unit;
-    let within = match c.interval.effect() {
-        Some((low, high)) if c.ratio.is_finite() => format!(
-            "within their {unit}s {} measured {:+.1} % against {} [{:+.1} %, {:+.1} %]; ",
-            wording.level,
-            (c.ratio - 1.0) * 100.0,
-            wording.baseline,
-            low * 100.0,
-            high * 100.0
-        ),
-        _ => String::new(),
-    };
-    let (one, other) = if r.baseline_units < 2 {
-        (wording.baseline, wording.level)
-    } else {
-        (wording.level, wording.baseline)
-    };
-    let sentence = format!(
-        "unreplicated: {within}{one} was measured in one {unit}{}, so how much {unit}s differ is \
-         unmeasured and no difference is claimed; run each level in 2 or more {unit}s",
-        if r.baseline_units < 2 && r.level_units < 2 {
-            format!(", and so was {other}")
-        } else {
-            String::new()
-        }
-    );
-    Verdict { kind: VerdictKind::Unreplicated, sentence, more_trials: None }
 }
 
 fn arm(sample: &Observations, settings: &StatsSettings) -> Arm {

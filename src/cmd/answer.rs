@@ -6,11 +6,11 @@
 //! to a pipe or a file every comparison is printed, in the report's order: scripts read
 //! it, and `| less` pages it.
 
-use std::cmp::Ordering;
 use std::io::{self, Write};
 use std::path::PathBuf;
 
 use crate::report::format::percent;
+use crate::report::glance::{RANKED_KINDS, ranked};
 use crate::stats::verdict::VerdictKind;
 use crate::store::Store;
 use crate::summary::{ComparisonStat, Summary};
@@ -38,7 +38,8 @@ impl Whole {
 }
 
 /// The comparisons, a line each: all of them in the report's order, or — `cut`, on a
-/// terminal — the first [`ON_A_TERMINAL`] by [`rank`], then what was left out.
+/// terminal — the first [`ON_A_TERMINAL`] by [`ranked`] (the report's table's order), then
+/// what was left out.
 pub fn answer(summary: &Summary, cut: Option<&Whole>, out: &mut dyn Write) -> io::Result<()> {
     let Some(whole) = cut else {
         return summary.comparisons.iter().try_for_each(|c| line(c, out));
@@ -76,54 +77,11 @@ fn line(c: &ComparisonStat, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "  {}{context}: {}", c.metric, c.sentence)
 }
 
-/// Where a verdict goes in a cut list: real differences, then the undecided (which more
-/// trials may settle), then the small and the absent differences.
-fn rank(kind: VerdictKind) -> u8 {
-    match kind {
-        VerdictKind::Significant => 0,
-        VerdictKind::UncertainSize => 1,
-        VerdictKind::Inconclusive => 2,
-        VerdictKind::Unreplicated => 3,
-        VerdictKind::Unbounded => 4,
-        VerdictKind::Insufficient => 5,
-        VerdictKind::WithinBand => 6,
-        VerdictKind::NoMeaningfulDifference => 7,
-    }
-}
-
-/// How big a change is: |ln ratio|, so that halving weighs as much as doubling; a ratio
-/// without a size (none, zero, infinite) comes last.
-fn size(c: &ComparisonStat) -> f64 {
-    if c.ratio.is_finite() && c.ratio > 0.0 { c.ratio.ln().abs() } else { f64::NEG_INFINITY }
-}
-
-/// The comparisons by [`rank`], the biggest change first within one; ties keep the
-/// report's order.
-pub fn ranked(comparisons: &[ComparisonStat]) -> Vec<&ComparisonStat> {
-    let mut out: Vec<&ComparisonStat> = comparisons.iter().collect();
-    out.sort_by(|a, b| {
-        rank(a.verdict)
-            .cmp(&rank(b.verdict))
-            .then_with(|| size(b).partial_cmp(&size(a)).unwrap_or(Ordering::Equal))
-    });
-    out
-}
-
 /// `120 real differences, 740 inconclusive, …`: every verdict that occurs, in rank order.
 pub fn counts(summary: &Summary) -> String {
     let band = percent(summary.settings.threshold_pct);
-    let kinds = [
-        VerdictKind::Significant,
-        VerdictKind::UncertainSize,
-        VerdictKind::Inconclusive,
-        VerdictKind::Unreplicated,
-        VerdictKind::Unbounded,
-        VerdictKind::Insufficient,
-        VerdictKind::WithinBand,
-        VerdictKind::NoMeaningfulDifference,
-    ];
     let mut parts = Vec::new();
-    for kind in kinds {
+    for kind in RANKED_KINDS {
         let n = summary.comparisons.iter().filter(|c| c.verdict == kind).count();
         if n == 0 {
             continue;

@@ -1,5 +1,12 @@
 //! Numbers for people: canonical units scaled to MB/s, GiB, ms, µs, ops/s; percentages;
 //! p-values; and Markdown tables padded so they read as tables in a pager too.
+//!
+//! A ratio reads as a change by [`ratio_change`] everywhere: in the report's tables, in
+//! the verdict sentences of summary.json and on the terminal. The sentences are worded by
+//! the statistics core, which imports no later stage, so the function is defined beside
+//! them (`stats::verdict`) and is the report's from here.
+
+pub use crate::stats::verdict::{ratio_change, ratio_interval};
 
 /// A display unit: divide a canonical value by `factor` and print `symbol` after it.
 #[derive(Debug, Clone, PartialEq)]
@@ -103,9 +110,10 @@ pub fn p_clause(name: &str, p: f64) -> String {
     if value.starts_with('<') { format!("{name} {value}") } else { format!("{name} = {value}") }
 }
 
-/// A confidence level as people write it: 0.95 → `95 %`, 0.975 → `97.5 %`.
+/// A confidence level as people write it: 0.95 → `95 %`, 0.975 → `97.5 %` (the sentences'
+/// own, so that a header and a sentence never print one level two ways).
 pub fn confidence(level: f64) -> String {
-    format!("{} %", (level * 100.0 * 1e4).round() / 1e4)
+    crate::stats::verdict::confidence_level(level)
 }
 
 /// Escapes text for a Markdown table cell: pipes, and line breaks as spaces.
@@ -197,6 +205,24 @@ mod tests {
         assert_eq!((confidence(0.95), confidence(0.975)), ("95 %".to_owned(), "97.5 %".to_owned()));
         assert_eq!(significant(-0.00001, 2), "-0.000010");
         assert_eq!(significant(-0.0, 4), "0");
+    }
+
+    #[test]
+    fn ratios_past_twice_read_as_multiples_and_below_half_as_divisions() {
+        let shown =
+            [0.0046, 0.3, 0.5, 0.5001, 0.801, 0.99, 1.0, 1.0042, 1.25, 1.999, 2.0, 2.5, 21.64, 217.4, 2170.4];
+        assert_eq!(
+            shown.map(ratio_change),
+            [
+                "÷217", "÷3.33", "÷2", "-50.0 %", "-19.9 %", "-1.0 %", "+0.00 %", "+0.42 %", "+25.0 %",
+                "+99.9 %", "×2", "×2.5", "×21.6", "×217", "×2170"
+            ]
+        );
+        assert_eq!(ratio_change(f64::INFINITY), "×∞");
+        assert_eq!(ratio_change(f64::NAN), "—");
+        // a ratio of negative means has no multiple: the percentage
+        assert_eq!(ratio_change(-0.5), "-150.0 %");
+        assert_eq!(ratio_interval((0.6, 82.8)), "[-40.0 %, ×82.8]");
     }
 
     #[test]

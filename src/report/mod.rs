@@ -7,6 +7,7 @@
 //! fails with its line instead of printing nothing.
 
 pub mod format;
+pub mod glance;
 pub mod plot;
 
 use std::collections::HashSet;
@@ -196,7 +197,12 @@ struct View<'a> {
     margin_version: &'static str,
     counts: String,
     settings: String,
-    /// The first [`SHOWN`] comparisons, and a line counting the rest.
+    /// The table the report opens with: a row for each of the first [`SHOWN`]
+    /// comparisons, ranked (real differences first, the biggest first); `None` without
+    /// comparisons. `glance_legend` says how to read it.
+    glance: Option<String>,
+    glance_legend: String,
+    /// The same comparisons in the same order, in words; and a line counting the rest.
     answers: Vec<Answer>,
     more_answers: Option<String>,
     metrics: Vec<MetricView>,
@@ -243,13 +249,16 @@ pub fn render(
     let env = environment();
     let template =
         env.template_from_named_str(&name, &source).map_err(|e| ReportError::template(&name, &e))?;
+    let shown: Vec<&ComparisonStat> = glance::ranked(&summary.comparisons).into_iter().take(SHOWN).collect();
     let view = View {
         summary,
         generated_at,
         margin_version: env!("CARGO_PKG_VERSION"),
         counts: counts_line(summary),
         settings: settings_line(summary),
-        answers: summary.comparisons.iter().take(SHOWN).map(answer).collect(),
+        glance: (!shown.is_empty()).then(|| glance::table(summary, &shown)),
+        glance_legend: glance::legend(summary, &shown),
+        answers: shown.iter().map(|c| answer(c)).collect(),
         more_answers: more(summary.comparisons.len(), "comparisons"),
         metrics: summary
             .metrics
@@ -292,6 +301,8 @@ fn environment() -> Environment<'static> {
     });
     env.add_filter("pct", |value: Option<f64>| value.map_or_else(dash, percent));
     env.add_filter("signed_pct", |value: Option<f64>| value.map_or_else(dash, signed_percent));
+    // `{{ c.ratio | change }}` → "+12.3 %", "×217", "÷3.1" (docs/statistics.md, Verdicts).
+    env.add_filter("change", |ratio: Option<f64>| ratio.map_or_else(dash, format::ratio_change));
     env.add_filter("p", |value: Option<f64>| value.map_or_else(dash, p_value));
     env
 }
@@ -376,10 +387,9 @@ fn settings_line(summary: &Summary) -> String {
 }
 
 fn answer(c: &ComparisonStat) -> Answer {
-    let mut title = format!("{}: {} vs {} · {}", c.factor, c.level, c.baseline, c.metric);
+    let mut title = format!("{} · {}", glance::comparison(c), c.metric);
     if !c.context.is_empty() {
-        let context: Vec<String> = c.context.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        title.push_str(&format!(" ({})", context.join(" ")));
+        title.push_str(&format!(" ({})", glance::context(c)));
     }
     let side = |name: &str, arm: &Arm| {
         let display = scale(&c.unit, arm.mean);

@@ -80,7 +80,9 @@ fn seed_000_dnetc_margins_of_error_and_whether_the_kernels_differ() {
 
     // The report says it in words: each kernel's margin of error, and the verdict.
     assert!(
-        markdown.contains("- **kernel: xen vs bare · time**: inconclusive: the data allow up to "),
+        markdown.contains(
+            "- **kernel: xen vs bare · time**: inconclusive: at 95 % confidence the data allow anything from "
+        ),
         "{markdown}"
     );
     assert!(
@@ -130,7 +132,8 @@ fn seed_000_bonnie_block_writes_are_slower_in_the_domu() {
     assert_eq!(c.verdict, VerdictKind::Unreplicated, "{}", c.sentence);
     assert_eq!(
         c.sentence,
-        "unreplicated: within their sessions domU measured -19.9 % against dom0 [-20.9 %, -18.9 %]; \
+        "unreplicated: within their sessions domU measured -19.9 % against dom0 [-20.9 %, -18.9 %] at 95 % \
+         confidence; \
          dom0 was measured in one session, and so was domU, so how much sessions differ is unmeasured \
          and no difference is claimed; run each level in 2 or more sessions"
     );
@@ -236,7 +239,7 @@ fn verdict_insufficient() {
     let (c, _) = verdict_case(&[12.5], &[5.1, 4.9, 5.3]);
     assert_eq!(c.verdict, VerdictKind::Insufficient);
     assert!(
-        c.sentence.starts_with("no error estimate (a: n = 1, b: n = 3): b measured 59.2 % lower"),
+        c.sentence.starts_with("no error estimate (a: n = 1, b: n = 3): b measured ÷2.45 against a, but"),
         "{}",
         c.sentence
     );
@@ -256,8 +259,8 @@ fn verdict_significant() {
     // The fixture runs every trial of a before any of b: a trap the report names.
     assert!(markdown.contains("v: b vs a were measured in disjoint time windows"), "{markdown}");
     assert_eq!(c.verdict, VerdictKind::Significant);
-    assert!(c.sentence.starts_with("b is 20.0 % higher than a ["), "{}", c.sentence);
-    assert!(c.sentence.ends_with(": slower"), "{}", c.sentence);
+    assert!(c.sentence.starts_with("b is slower than a: +20.0 % [+"), "{}", c.sentence);
+    assert!(c.sentence.ends_with("] at 95 % confidence"), "{}", c.sentence);
 }
 
 #[test]
@@ -300,7 +303,10 @@ fn an_uncertain_size_far_beyond_the_band_needs_few_more_trials() {
 fn verdict_no_meaningful_difference() {
     let (c, _) = verdict_case(&BASE, &[10.02, 10.08, 9.93, 10.0, 9.97]);
     assert_eq!(c.verdict, VerdictKind::NoMeaningfulDifference);
-    assert_eq!(c.sentence, "no meaningful difference: b is within ±5.0 % of a [-1.0 %, +1.0 %]");
+    assert_eq!(
+        c.sentence,
+        "no meaningful difference: b is within ±5.0 % of a [-1.0 %, +1.0 %] at 95 % confidence"
+    );
 }
 
 #[test]

@@ -145,14 +145,15 @@ pub fn verdict_per(
     let kind = classify(comparison, delta);
     let Wording { baseline, level, .. } = *wording;
     let band = format!("±{}", fraction_as_percent(delta));
+    let at = format!("at {} confidence", confidence_level(settings.confidence));
     let mut more_trials = None;
-    let sentence = match (kind, comparison.interval.effect()) {
-        (VerdictKind::Significant, Some(effect)) => change(comparison.ratio, effect, wording),
-        (VerdictKind::WithinBand, Some(effect)) => format!(
+    let sentence = match (kind, bounds(&comparison.interval)) {
+        (VerdictKind::Significant, Some(bounds)) => change(comparison.ratio, bounds, &at, wording),
+        (VerdictKind::WithinBand, Some(bounds)) => format!(
             "{}, statistically significant but within the {band} band",
-            change(comparison.ratio, effect, &Wording { better: None, ..*wording })
+            change(comparison.ratio, bounds, &at, &Wording { better: None, ..*wording })
         ),
-        (VerdictKind::UncertainSize, Some(effect)) => {
+        (VerdictKind::UncertainSize, Some(bounds)) => {
             more_trials = trials_to_size(comparison, settings);
             let settle = match more_trials {
                 Some(n) => format!("; {} would settle it", replicate.more(n.max(1))),
@@ -160,13 +161,12 @@ pub fn verdict_per(
             };
             format!(
                 "{}: a real difference, but whether it exceeds {band} is not settled{settle}",
-                change(comparison.ratio, effect, &Wording { better: None, ..*wording })
+                change(comparison.ratio, bounds, &at, &Wording { better: None, ..*wording })
             )
         }
-        (VerdictKind::NoMeaningfulDifference, Some((low, high))) => format!(
-            "no meaningful difference: {level} is within {band} of {baseline} [{}, {}]",
-            signed_fraction_as_percent(low),
-            signed_fraction_as_percent(high)
+        (VerdictKind::NoMeaningfulDifference, Some(bounds)) => format!(
+            "no meaningful difference: {level} is within {band} of {baseline} {} {at}",
+            ratio_interval(bounds)
         ),
         (VerdictKind::Inconclusive, Some((low, high))) => {
             more_trials = trials_to_settle(comparison, settings);
@@ -178,26 +178,22 @@ pub fn verdict_per(
                 None => "it would take more trials than are practical to settle it".to_owned(),
             };
             format!(
-                "inconclusive: the data allow up to {} between {level} and {baseline} [{}, {}]; {settle}",
-                fraction_as_percent(low.abs().max(high.abs())),
-                signed_fraction_as_percent(low),
-                signed_fraction_as_percent(high)
+                "inconclusive: {at} the data allow anything from {} to {} between {level} and {baseline}; \
+                 {settle}",
+                ratio_change(low),
+                ratio_change(high)
             )
         }
         (VerdictKind::Unbounded, _) => format!(
-            "inconclusive: too noisy to bound the ratio of {level} to {baseline}; \
+            "inconclusive: too noisy to bound the ratio of {level} to {baseline} {at}; \
              run more trials or reduce the noise"
         ),
         // Insufficient, and the combinations `classify` never returns (a verdict other
-        // than these three always comes with a bounded interval).
+        // than these three always comes with a bounded interval). No interval, so no
+        // confidence level to name.
         _ => {
             let seen = if comparison.ratio.is_finite() && comparison.ratio != 1.0 {
-                let (size, direction) = if comparison.ratio > 1.0 {
-                    (comparison.ratio - 1.0, "higher")
-                } else {
-                    (1.0 - comparison.ratio, "lower")
-                };
-                format!("{level} measured {} {direction}, but ", fraction_as_percent(size))
+                format!("{level} measured {} against {baseline}, but ", ratio_change(comparison.ratio))
             } else {
                 String::new()
             };
@@ -212,32 +208,116 @@ pub fn verdict_per(
     Verdict { kind, sentence, more_trials }
 }
 
-/// "B is 12.3 % higher than A [8.1 %, 16.4 %]: slower", for an interval on one side of
-/// zero; the bounds are given as sizes of the change, smaller first.
-fn change(ratio: f64, (low, high): (f64, f64), wording: &Wording) -> String {
-    let higher = low > 0.0;
-    let (size, from, to) = if higher { (ratio - 1.0, low, high) } else { (1.0 - ratio, -high, -low) };
-    let direction = if higher { "higher" } else { "lower" };
-    let mut sentence = format!(
-        "{} is {} {direction} than {} [{}, {}]",
-        wording.level,
-        fraction_as_percent(size),
-        wording.baseline,
-        fraction_as_percent(from),
-        fraction_as_percent(to)
+/// The verdict of levels measured in disjoint boots (or sessions), one of them in a
+/// single one: what the trials showed within their boots, at which confidence, and that
+/// it claims nothing (docs/statistics.md, Sessions and boots). `unit` is `boot` or
+/// `session`; `units` how many of them each side has (baseline, level).
+pub fn unreplicated(
+    comparison: &Comparison,
+    settings: &StatsSettings,
+    wording: &Wording<'_>,
+    unit: &str,
+    (baseline_units, level_units): (usize, usize),
+) -> Verdict {
+    let within = match bounds(&comparison.interval) {
+        Some(bounds) if comparison.ratio.is_finite() => format!(
+            "within their {unit}s {} measured {} against {} {} at {} confidence; ",
+            wording.level,
+            ratio_change(comparison.ratio),
+            wording.baseline,
+            ratio_interval(bounds),
+            confidence_level(settings.confidence)
+        ),
+        _ => String::new(),
+    };
+    let (one, other) = if baseline_units < 2 {
+        (wording.baseline, wording.level)
+    } else {
+        (wording.level, wording.baseline)
+    };
+    let sentence = format!(
+        "unreplicated: {within}{one} was measured in one {unit}{}, so how much {unit}s differ is \
+         unmeasured and no difference is claimed; run each level in 2 or more {unit}s",
+        if baseline_units < 2 && level_units < 2 { format!(", and so was {other}") } else { String::new() }
     );
-    if let Some(better) = wording.better {
-        let good = higher == (better == Better::Higher);
-        let judgement = match (wording.vocabulary, good) {
-            (Vocabulary::Speed, true) => "faster",
-            (Vocabulary::Speed, false) => "slower",
-            (Vocabulary::Quality, true) => "better",
-            (Vocabulary::Quality, false) => "worse",
-        };
-        sentence.push_str(": ");
-        sentence.push_str(judgement);
+    Verdict { kind: VerdictKind::Unreplicated, sentence, more_trials: None }
+}
+
+/// "domU is slower than dom0: -19.9 % [-20.9 %, -18.9 %] at 95 % confidence", for an
+/// interval on one side of no change; with no preferred direction, "higher" or "lower".
+fn change(ratio: f64, bounds: (f64, f64), at: &str, wording: &Wording) -> String {
+    let higher = bounds.0 > 1.0;
+    let judgement = match (wording.better, wording.vocabulary) {
+        (None, _) => {
+            if higher {
+                "higher"
+            } else {
+                "lower"
+            }
+        }
+        (Some(better), vocabulary) => {
+            let good = higher == (better == Better::Higher);
+            match (vocabulary, good) {
+                (Vocabulary::Speed, true) => "faster",
+                (Vocabulary::Speed, false) => "slower",
+                (Vocabulary::Quality, true) => "better",
+                (Vocabulary::Quality, false) => "worse",
+            }
+        }
+    };
+    format!(
+        "{} is {judgement} than {}: {} {} {at}",
+        wording.level,
+        wording.baseline,
+        ratio_change(ratio),
+        ratio_interval(bounds)
+    )
+}
+
+/// The ratio's interval as ratios (low, high), when it is bounded.
+fn bounds(interval: &RatioInterval) -> Option<(f64, f64)> {
+    interval.effect().map(|(low, high)| (low + 1.0, high + 1.0))
+}
+
+/// How far a ratio may go as a percentage: past it, a change reads as a multiple.
+const MULTIPLE_FROM: f64 = 2.0;
+
+/// A ratio (level / baseline) as the change people read, in the one form the report's
+/// table, the verdict sentences and the terminal answer share (docs/statistics.md,
+/// Verdicts): within ÷2 and ×2 a signed percentage (`+12.3 %`, `-19.9 %`, `-0.42 %`);
+/// from twice up a multiple (`×2.5`, `×217`); from half down a division (`÷3.1`), so that
+/// halving reads like doubling. Three significant digits, trailing zeros dropped.
+pub fn ratio_change(ratio: f64) -> String {
+    if ratio.is_nan() {
+        return "—".to_owned();
     }
-    sentence
+    if ratio >= MULTIPLE_FROM {
+        return format!("×{}", multiple(ratio));
+    }
+    if ratio > 0.0 && ratio <= 1.0 / MULTIPLE_FROM {
+        return format!("÷{}", multiple(1.0 / ratio));
+    }
+    signed_fraction_as_percent(ratio - 1.0)
+}
+
+/// A ratio's interval, each bound by [`ratio_change`]: `[-20.9 %, -18.9 %]`, `[×184, ×236]`.
+pub fn ratio_interval((low, high): (f64, f64)) -> String {
+    format!("[{}, {}]", ratio_change(low), ratio_change(high))
+}
+
+/// 2.5 → `2.5`, 217.4 → `217`, 21.64 → `21.6`, 2.0 → `2`.
+fn multiple(x: f64) -> String {
+    if !x.is_finite() {
+        return "∞".to_owned();
+    }
+    let decimals = (2 - x.log10().floor() as i32).clamp(0, 9) as usize;
+    let text = format!("{x:.decimals$}");
+    if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.').to_owned() } else { text }
+}
+
+/// A confidence level as people write it: 0.95 → `95 %`, 0.97 → `97 %`, 0.975 → `97.5 %`.
+pub fn confidence_level(level: f64) -> String {
+    format!("{} %", (level * 100.0 * 1e4).round() / 1e4)
 }
 
 /// A fraction as a percentage: one decimal, two below 1 %, so small effects keep a
@@ -327,7 +407,7 @@ mod tests {
         assert_eq!(got.kind, VerdictKind::Insufficient);
         assert_eq!(
             got.sentence,
-            "no error estimate (bare: n = 1, xen: n = 3): xen measured 59.2 % lower, but a single trial \
+            "no error estimate (bare: n = 1, xen: n = 3): xen measured ÷2.45 against bare, but a single trial \
              shows no spread to judge a difference by; it takes 2 trials per level for any margin of error \
              and 5 for a dependable one"
         );
@@ -350,7 +430,7 @@ mod tests {
         };
         let got = judge(&sample("put_block_dom0"), &sample("put_block_domu"), &wording);
         assert_eq!(got.kind, VerdictKind::Significant);
-        assert_eq!(got.sentence, "domU is 19.9 % lower than dom0 [18.9 %, 20.9 %]: slower");
+        assert_eq!(got.sentence, "domU is slower than dom0: -19.9 % [-20.9 %, -18.9 %] at 95 % confidence");
         assert_eq!(got.more_trials, None);
     }
 
@@ -360,7 +440,7 @@ mod tests {
         assert_eq!(got.kind, VerdictKind::WithinBand);
         assert_eq!(
             got.sentence,
-            "xen is 2.0 % higher than bare [0.84 %, 3.2 %], \
+            "xen is higher than bare: +2.0 % [+0.84 %, +3.2 %] at 95 % confidence, \
              statistically significant but within the ±5.0 % band"
         );
     }
@@ -369,7 +449,10 @@ mod tests {
     fn a_tight_interval_around_zero_is_no_meaningful_difference() {
         let got = judge(&seconds(&BASE), &seconds(&[10.02, 10.08, 9.93, 10.0, 9.97]), &SECONDS);
         assert_eq!(got.kind, VerdictKind::NoMeaningfulDifference);
-        assert_eq!(got.sentence, "no meaningful difference: xen is within ±5.0 % of bare [-1.0 %, +1.0 %]");
+        assert_eq!(
+            got.sentence,
+            "no meaningful difference: xen is within ±5.0 % of bare [-1.0 %, +1.0 %] at 95 % confidence"
+        );
     }
 
     /// Seed 000's question: do the kernels differ on the dnetc cores? Not by this data.
@@ -380,8 +463,8 @@ mod tests {
         assert_eq!(got.more_trials, Some(4), "10 per level settle it, 6 are there");
         assert_eq!(
             got.sentence,
-            "inconclusive: the data allow up to 6.0 % between xen and bare [-1.0 %, +6.0 %]; \
-             about 4 more trials per level would settle it"
+            "inconclusive: at 95 % confidence the data allow anything from -1.0 % to +6.0 % between xen \
+             and bare; about 4 more trials per level would settle it"
         );
         assert!(!got.sentence.contains("no difference"));
         let settings = StatsSettings::default();
@@ -393,17 +476,46 @@ mod tests {
     #[test]
     fn judgement_follows_the_better_direction_and_vocabulary() {
         let (a, b) = (sample("put_block_dom0"), sample("put_block_domu"));
-        let ending = |better, vocabulary| {
+        let judgement = |better, vocabulary| {
             let wording = Wording { better, vocabulary, ..SECONDS };
-            judge(&a, &b, &wording).sentence.rsplit(']').next().unwrap().to_owned()
+            let sentence = judge(&a, &b, &wording).sentence;
+            sentence.strip_prefix("xen is ").unwrap().split(' ').next().unwrap().to_owned()
         };
-        assert_eq!(ending(Some(Better::Lower), Vocabulary::Speed), ": faster");
-        assert_eq!(ending(Some(Better::Higher), Vocabulary::Quality), ": worse");
-        assert_eq!(ending(Some(Better::Lower), Vocabulary::Quality), ": better");
-        assert_eq!(ending(None, Vocabulary::Speed), "");
+        assert_eq!(judgement(Some(Better::Lower), Vocabulary::Speed), "faster");
+        assert_eq!(judgement(Some(Better::Higher), Vocabulary::Quality), "worse");
+        assert_eq!(judgement(Some(Better::Lower), Vocabulary::Quality), "better");
+        assert_eq!(judgement(None, Vocabulary::Speed), "lower");
         let rise = judge(&b, &a, &SECONDS).sentence;
-        assert!(rise.starts_with("xen is 24.8 % higher than bare ["), "{rise}");
-        assert!(rise.ends_with(": slower"), "{rise}");
+        assert!(rise.starts_with("xen is slower than bare: +24.8 % ["), "{rise}");
+        assert!(rise.ends_with("] at 95 % confidence"), "{rise}");
+    }
+
+    #[test]
+    fn sentences_name_the_level_their_interval_is_computed_at() {
+        // adaptive repetitions compute the intervals at 1 − 0.6·α: the sentence says so
+        let settings = StatsSettings { confidence: 0.97, ..StatsSettings::default() };
+        let (a, b) = (sample("put_block_dom0"), sample("put_block_domu"));
+        let c = compare_independent(&a, &b, &settings).unwrap();
+        let got = verdict(&c, &settings, &SECONDS);
+        assert!(got.sentence.ends_with("] at 97 % confidence"), "{}", got.sentence);
+        let got = unreplicated(&c, &settings, &SECONDS, "session", (1, 1));
+        assert_eq!(got.kind, VerdictKind::Unreplicated);
+        assert!(
+            got.sentence
+                .starts_with("unreplicated: within their sessions xen measured -19.9 % against bare [")
+                && got
+                    .sentence
+                    .contains("] at 97 % confidence; bare was measured in one session, and so was xen"),
+            "{}",
+            got.sentence
+        );
+        // a ratio past twice reads as a multiple, never as a percentage above 100 %
+        let rise = verdict(
+            &compare_independent(&seconds(&BASE), &seconds(&BASE.map(|x| x * 217.0)), &settings).unwrap(),
+            &settings,
+            &SECONDS,
+        );
+        assert!(rise.sentence.starts_with("xen is slower than bare: ×217 [×"), "{}", rise.sentence);
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod modules;
 mod output;
 mod plan;
 mod readers;
+mod report_structure;
 mod run;
 mod schema;
 mod seeds;

@@ -1,0 +1,149 @@
+//! The answer at a glance: the comparisons ranked (real differences first, the biggest
+//! first) and the table a row per comparison the report opens with. The terminal answer
+//! (`cmd::answer`) ranks by the same [`ranked`].
+
+use std::cmp::Ordering;
+
+use super::format::{cell_text, markdown_table, percent, ratio_change, ratio_interval};
+use crate::stats::verdict::VerdictKind;
+use crate::summary::{ComparisonStat, Summary};
+
+/// Where a verdict goes in a ranked list: real differences, then the undecided (which more
+/// trials may settle), then the small and the absent differences.
+fn rank(kind: VerdictKind) -> u8 {
+    match kind {
+        VerdictKind::Significant => 0,
+        VerdictKind::UncertainSize => 1,
+        VerdictKind::Inconclusive => 2,
+        VerdictKind::Unreplicated => 3,
+        VerdictKind::Unbounded => 4,
+        VerdictKind::Insufficient => 5,
+        VerdictKind::WithinBand => 6,
+        VerdictKind::NoMeaningfulDifference => 7,
+    }
+}
+
+/// Every verdict, in [`rank`] order.
+pub const RANKED_KINDS: [VerdictKind; 8] = [
+    VerdictKind::Significant,
+    VerdictKind::UncertainSize,
+    VerdictKind::Inconclusive,
+    VerdictKind::Unreplicated,
+    VerdictKind::Unbounded,
+    VerdictKind::Insufficient,
+    VerdictKind::WithinBand,
+    VerdictKind::NoMeaningfulDifference,
+];
+
+/// How big a change is: |ln ratio|, so that halving weighs as much as doubling; a ratio
+/// without a size (none, zero, infinite) comes last.
+fn size(c: &ComparisonStat) -> f64 {
+    if c.ratio.is_finite() && c.ratio > 0.0 { c.ratio.ln().abs() } else { f64::NEG_INFINITY }
+}
+
+/// The comparisons by [`rank`], the biggest change first within one; ties keep the
+/// report's order.
+pub fn ranked(comparisons: &[ComparisonStat]) -> Vec<&ComparisonStat> {
+    let mut out: Vec<&ComparisonStat> = comparisons.iter().collect();
+    out.sort_by(|a, b| {
+        rank(a.verdict)
+            .cmp(&rank(b.verdict))
+            .then_with(|| size(b).partial_cmp(&size(a)).unwrap_or(Ordering::Equal))
+    });
+    out
+}
+
+/// A verdict in a table cell: a mark and a word or two (docs/statistics.md, Verdicts).
+pub fn mark(kind: VerdictKind) -> &'static str {
+    match kind {
+        VerdictKind::Significant => "✔ real",
+        VerdictKind::UncertainSize => "✔ real, size unsettled",
+        VerdictKind::WithinBand => "≈ real, within margin",
+        VerdictKind::NoMeaningfulDifference => "≈ within margin",
+        VerdictKind::Inconclusive => "? inconclusive",
+        VerdictKind::Unbounded => "? too noisy",
+        VerdictKind::Unreplicated => "⚠ unreplicated",
+        VerdictKind::Insufficient => "– no error estimate",
+    }
+}
+
+/// `host: domu vs dom0`.
+pub fn comparison(c: &ComparisonStat) -> String {
+    format!("{}: {} vs {}", c.factor, c.level, c.baseline)
+}
+
+/// `disk=lvm size=5000`, or empty.
+pub fn context(c: &ComparisonStat) -> String {
+    c.context.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+}
+
+/// The header of [`table`]'s CI column: the level the intervals are computed at.
+pub fn ci_header(summary: &Summary) -> String {
+    format!("{} CI", super::format::confidence(summary.settings.interval_confidence))
+}
+
+/// The factor levels every comparison of `shown` holds fixed alike (`size=5000`): said
+/// once under the table rather than in every row, to keep its cells short.
+pub fn common_context(shown: &[&ComparisonStat]) -> Vec<(String, String)> {
+    let Some(first) = shown.first() else { return Vec::new() };
+    first
+        .context
+        .iter()
+        .filter(|(k, v)| shown.iter().all(|c| c.context.get(*k) == Some(*v)))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// The table the report opens with: a row per comparison of `shown` (ranked), with the
+/// metric, the comparison and its context (the levels that differ between rows; no
+/// column when none do), the change with its interval, the verdict.
+pub fn table(summary: &Summary, shown: &[&ComparisonStat]) -> String {
+    let common = common_context(shown);
+    let context = |c: &ComparisonStat| {
+        let varying: Vec<String> = c
+            .context
+            .iter()
+            .filter(|(k, v)| !common.iter().any(|(ck, cv)| ck == *k && cv == *v))
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        if varying.is_empty() { "—".to_owned() } else { cell_text(&varying.join(" ")) }
+    };
+    let with_context = shown.iter().any(|c| c.context.len() > common.len());
+    let mut header = vec!["metric".to_owned(), "comparison".to_owned()];
+    if with_context {
+        header.push("context".to_owned());
+    }
+    header.extend(["change".to_owned(), ci_header(summary), "verdict".to_owned()]);
+    let rows: Vec<Vec<String>> = shown
+        .iter()
+        .map(|c| {
+            let interval = match (c.ci_low, c.ci_high) {
+                (Some(low), Some(high)) => ratio_interval((low, high)),
+                _ => "—".to_owned(),
+            };
+            let mut row = vec![cell_text(&c.metric), cell_text(&comparison(c))];
+            if with_context {
+                row.push(context(c));
+            }
+            row.extend([ratio_change(c.ratio), interval, mark(c.verdict).to_owned()]);
+            row
+        })
+        .collect();
+    markdown_table(&header, &rows, header.len())
+}
+
+/// The line under the table: what its columns mean here.
+pub fn legend(summary: &Summary, shown: &[&ComparisonStat]) -> String {
+    let common: Vec<String> = common_context(shown).iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let held = if common.is_empty() {
+        String::new()
+    } else {
+        format!("Every comparison at {}. ", cell_text(&common.join(" ")))
+    };
+    format!(
+        "{held}Change: the level's mean against the baseline's, past ×2 as a multiple and below \
+         ÷2 as a division; — where there is no interval (each comparison's sentence below says \
+         why). The margin is the practical threshold ±{}. Real differences first, the biggest first.",
+        percent(summary.settings.threshold_pct)
+    )
+}
