@@ -4,7 +4,7 @@
 //! cells) → [`run`] → [`store`] → [`analyze`] → [`report`], with [`parse`] turning tool
 //! outputs into metrics. Each stage hands the next plain data.
 
-pub mod analyze;
+pub(crate) mod analyze;
 pub mod calibrate;
 pub mod cli;
 pub mod cmd;
@@ -12,11 +12,11 @@ pub mod diag;
 pub(crate) mod outlook;
 pub mod parse;
 pub mod plan;
-pub mod report;
+pub(crate) mod report;
 pub mod run;
 pub mod spec;
-pub mod stats;
+pub(crate) mod stats;
 pub mod store;
-pub mod summary;
+pub(crate) mod summary;
 pub(crate) mod template;
 pub mod vocab;

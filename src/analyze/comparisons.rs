@@ -468,7 +468,7 @@ fn run_job(
 /// against one of its levels, in one context (the levels of the other factors), as
 /// [`summarize_store`](crate::analyze::summarize_store) forms its comparisons, for every metric.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CellComparison {
+pub(crate) struct CellComparison {
     /// `paired_by`: the sides are matched block by block.
     pub paired: bool,
     /// (block level, index into [`Plan::cells`]) of the baseline's cells and the level's.
@@ -482,7 +482,7 @@ pub struct CellComparison {
 
 /// Every comparison the spec's `compare` entries make among the plan's cells, by the
 /// grouping of [`summarize_store`](crate::analyze::summarize_store)'s comparisons (built once, for `until: verdict`).
-pub fn plan_comparisons(exp: &Experiment, plan: &Plan) -> Vec<CellComparison> {
+pub(crate) fn plan_comparisons(exp: &Experiment, plan: &Plan) -> Vec<CellComparison> {
     let key = |name: &str| plan.keys.iter().position(|k| k == name);
     let mut out = Vec::new();
     for entry in &exp.spec.analysis.compare {

@@ -56,7 +56,7 @@ impl FromStr for Format {
 
 /// Writes the whole table (warm-ups and failed trials included, marked by `warmup` and
 /// `status`) to `out` in `format`.
-pub fn export<W: Write>(table: &Table, format: Format, out: W) -> PolarsResult<()> {
+pub(crate) fn export<W: Write>(table: &Table, format: Format, out: W) -> PolarsResult<()> {
     let mut frame = table.frame()?;
     match format {
         Format::Csv => CsvWriter::new(out).include_header(true).finish(&mut frame),

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-pub use super::memory::MemoryStore as Fixture;
+pub(crate) use super::memory::MemoryStore as Fixture;
 
 impl Fixture {
     /// Loads one of `tests/data/report/`.

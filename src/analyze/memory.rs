@@ -37,6 +37,7 @@ impl MemoryStore {
     /// Loads the experiment from YAML text (named `path`); panics on an invalid file (the
     /// tests' text is fixed). Trials added before any [`MemoryStore::session`] belong to
     /// a session with an empty id and host, without a session record.
+    #[cfg(test)]
     pub fn new(path: &str, yaml: &str) -> MemoryStore {
         MemoryStore::load(path, yaml).unwrap_or_else(|e| panic!("{path}: {e}"))
     }
@@ -65,6 +66,7 @@ impl MemoryStore {
     }
 
     /// Later trials are imported (`margin import`) rather than run.
+    #[cfg(test)]
     pub fn importing(&mut self) -> &mut Self {
         self.status = Status::Imported;
         self

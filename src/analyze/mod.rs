@@ -11,21 +11,21 @@
 //! [`memory`] builds an experiment's store in memory, for the tests and the calibration
 //! suite.
 
-pub mod analysed;
-pub mod comparisons;
-pub mod export;
-pub mod lint;
-pub mod memory;
-pub mod sessions;
-pub mod settings;
-pub mod stopping;
-pub mod summarize;
-pub mod table;
+pub(crate) mod analysed;
+pub(crate) mod comparisons;
+pub(crate) mod export;
+pub(crate) mod lint;
+pub(crate) mod memory;
+pub(crate) mod sessions;
+pub(crate) mod settings;
+pub(crate) mod stopping;
+pub(crate) mod summarize;
+pub(crate) mod table;
 
 #[cfg(test)]
 pub(crate) mod fixture;
 
-pub use export::{Format, export};
-pub use memory::MemoryStore;
-pub use summarize::{AnalyzeError, summarize_store};
-pub use table::Table;
+pub(crate) use export::{Format, export};
+pub(crate) use memory::MemoryStore;
+pub(crate) use summarize::{AnalyzeError, summarize_store};
+pub(crate) use table::Table;

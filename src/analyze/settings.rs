@@ -13,7 +13,7 @@ use crate::summary::RunsAtCv;
 /// trials). Intervals at 1 − 0.6·α (97 % for 95 %), used by the stopping rule and the
 /// report alike, cover ≥ 0.95 at CV 0.5–10 % with mean n within 8 % of the fixed n that
 /// reaches the target (docs/statistics.md, Calibration; `margin calibrate`).
-pub const ADAPTIVE_ALPHA_SHARE: f64 = 0.6;
+pub(crate) const ADAPTIVE_ALPHA_SHARE: f64 = 0.6;
 
 /// The confidence level of the intervals of an experiment of `nominal` confidence: the
 /// same for a fixed number of trials; widened by [`ADAPTIVE_ALPHA_SHARE`] when its cells
@@ -22,7 +22,7 @@ pub const ADAPTIVE_ALPHA_SHARE: f64 = 0.6;
 /// spent in equal parts over a schedule fixed in advance, so that the chance that any
 /// look's interval misses the truth is at most α (Bonferroni), whatever the data do
 /// (docs/statistics.md, Stopping on the answer). The report's intervals are the same.
-pub fn interval_confidence(nominal: f64, repetitions: &Repetitions) -> f64 {
+pub(crate) fn interval_confidence(nominal: f64, repetitions: &Repetitions) -> f64 {
     match repetitions {
         Repetitions::Fixed(_) => nominal,
         Repetitions::Adaptive { .. } => 1.0 - ADAPTIVE_ALPHA_SHARE * (1.0 - nominal),
@@ -31,13 +31,13 @@ pub fn interval_confidence(nominal: f64, repetitions: &Repetitions) -> f64 {
 }
 
 /// The confidence level the experiment states (`analysis.confidence`, else 0.95).
-pub fn nominal_confidence(spec: &Spec) -> f64 {
+pub(crate) fn nominal_confidence(spec: &Spec) -> f64 {
     spec.analysis.confidence.as_ref().map_or(StatsSettings::default().confidence, |c| c.value)
 }
 
 /// The statistics settings an experiment asks for (`analysis:`, `repetitions:`); with
 /// adaptive repetitions (either rule) the intervals are at [`interval_confidence`].
-pub fn settings(spec: &Spec) -> StatsSettings {
+pub(crate) fn settings(spec: &Spec) -> StatsSettings {
     let defaults = StatsSettings::default();
     let analysis = &spec.analysis;
     let threshold = analysis

@@ -18,7 +18,7 @@ use crate::vocab::ENGINE_METRICS;
 
 /// The repetitions rule of one experiment, with the metrics the adaptive rule watches.
 #[derive(Debug, Clone)]
-pub struct Rule {
+pub(crate) struct Rule {
     pub repetitions: Repetitions,
     pub confidence: f64,
     /// The engine's metrics whose margin of error must meet the target: those the
@@ -44,7 +44,7 @@ struct VerdictRule {
 }
 
 impl Rule {
-    pub fn new(exp: &Experiment, plan: &Plan, repetitions: Repetitions) -> Self {
+    pub(crate) fn new(exp: &Experiment, plan: &Plan, repetitions: Repetitions) -> Self {
         let named: Vec<String> = exp
             .spec
             .metrics
@@ -80,13 +80,13 @@ impl Rule {
 
     /// Whether the rule looks at other cells than the one it decides on (`until:
     /// verdict`): callers then keep a [`Board`] of every cell's progress.
-    pub fn needs_board(&self) -> bool {
+    pub(crate) fn needs_board(&self) -> bool {
         self.verdict.is_some()
     }
 
     /// Trials of cell `cell` (progress `p`; the others' on `board`) still to run at least
     /// (fixed: exactly; adaptive: up to `min`), and at most.
-    pub fn remaining(&self, cell: usize, p: &CellProgress, board: &Board) -> (u32, u32) {
+    pub(crate) fn remaining(&self, cell: usize, p: &CellProgress, board: &Board) -> (u32, u32) {
         let (min, max) = self.repetitions.bounds();
         if self.is_done(cell, p, board) {
             return (0, 0);
@@ -96,7 +96,7 @@ impl Rule {
 
     /// Whether cell `cell`, with progress `p`, needs no more trials. Only `until:
     /// verdict` reads the other cells' progress on `board` (an empty one does otherwise).
-    pub fn is_done(&self, cell: usize, p: &CellProgress, board: &Board) -> bool {
+    pub(crate) fn is_done(&self, cell: usize, p: &CellProgress, board: &Board) -> bool {
         match self.repetitions {
             Repetitions::Fixed(n) => p.ok >= n,
             Repetitions::Adaptive { min, max, target } => {
@@ -119,7 +119,7 @@ impl Rule {
 
     /// The latest look a comparison has reached: the largest count of the schedule that
     /// every one of its cells has (the smaller side's trials), if any.
-    pub fn latest_look<'p>(
+    pub(crate) fn latest_look<'p>(
         &self,
         comparison: &CellComparison,
         get: &impl Fn(usize) -> Option<&'p CellProgress>,
@@ -140,7 +140,7 @@ impl Rule {
     /// set of data however often it is asked about, and the cells that go on (for
     /// another comparison) do not make it a further look. Never across boots: there the
     /// report compares boots, and one boot per level claims nothing.
-    pub fn resolved<'p>(
+    pub(crate) fn resolved<'p>(
         &self,
         comparison: &'p CellComparison,
         get: &impl Fn(usize) -> Option<&'p CellProgress>,
@@ -177,11 +177,6 @@ impl Rule {
         })
     }
 
-    /// The plan's comparisons `until: verdict` watches (empty under the other rules).
-    pub fn comparisons(&self) -> &[CellComparison] {
-        self.verdict.as_ref().map_or(&[], |v| &v.comparisons)
-    }
-
     /// Whether the rule watches a metric: the named engine metrics (or the wall time),
     /// and every parsed one.
     fn watches(&self, name: &str) -> bool {
@@ -193,7 +188,7 @@ impl Rule {
     }
 
     /// The relative margin of error of each watched metric (`None`: not computable).
-    pub fn margins(&self, p: &CellProgress) -> Vec<(String, Option<f64>)> {
+    pub(crate) fn margins(&self, p: &CellProgress) -> Vec<(String, Option<f64>)> {
         p.values
             .iter()
             .filter(|(name, _)| self.watches(name))
@@ -319,7 +314,10 @@ mod tests {
         assert_eq!(done(&f), (false, false));
         let rule = Rule::new(&f.exp, &f.plan, f.exp.spec.repetitions());
         let (board, _) = progress(&f.plan, &f.snapshot.trials);
-        assert_eq!(rule.latest_look(&rule.comparisons()[0], &|i| board.get(&i)), Some(5));
+        assert_eq!(
+            rule.latest_look(&rule.verdict.as_ref().unwrap().comparisons[0], &|i| board.get(&i)),
+            Some(5)
+        );
     }
 
     #[test]

@@ -33,7 +33,7 @@ pub enum AnalyzeError {
 }
 
 /// Analyses the store of `exp` against its current plan.
-pub fn summarize_store(
+pub(crate) fn summarize_store(
     exp: &Experiment,
     plan: &Plan,
     snapshot: &Snapshot,

@@ -14,7 +14,7 @@ use crate::store::{Name, Status, Trials};
 use crate::summary::TrialCounts;
 
 /// Columns every table has besides the levels, in the order they follow them.
-pub const FIXED_COLUMNS: [&str; 12] = [
+pub(crate) const FIXED_COLUMNS: [&str; 12] = [
     "metric",
     "value",
     "unit",
@@ -31,7 +31,7 @@ pub const FIXED_COLUMNS: [&str; 12] = [
 
 /// A level key and the column that holds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LevelColumn {
+pub(crate) struct LevelColumn {
     pub key: String,
     /// The key itself, or `<key>_level` when the key is also a fixed column's name (the
     /// reserved factor `host`, say).
@@ -43,7 +43,7 @@ pub struct LevelColumn {
 /// grouping and sorting a million trials' rows by number is what keeps the report fast.
 /// [`Table::frame`] spells them out for export.
 #[derive(Debug, Clone)]
-pub struct Table<'a> {
+pub(crate) struct Table<'a> {
     frame: DataFrame,
     trials: &'a Trials,
     plan: &'a Plan,
@@ -53,7 +53,7 @@ pub struct Table<'a> {
 
 /// The analysed values of one cell and metric, in the order the trials started.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Group {
+pub(crate) struct Group {
     /// Index of the cell in [`Plan::cells`].
     pub cell: usize,
     pub metric: Name,
@@ -67,7 +67,7 @@ pub struct Group {
 
 impl<'a> Table<'a> {
     /// Builds the table from the store's trials and the plan of the current spec.
-    pub fn build(trials: &'a Trials, plan: &'a Plan) -> PolarsResult<Table<'a>> {
+    pub(crate) fn build(trials: &'a Trials, plan: &'a Plan) -> PolarsResult<Table<'a>> {
         let levels: Vec<LevelColumn> = plan
             .keys
             .iter()
@@ -132,7 +132,7 @@ impl<'a> Table<'a> {
     }
 
     /// The tidy table, for export: the levels, then [`FIXED_COLUMNS`] with their text.
-    pub fn frame(&self) -> PolarsResult<DataFrame> {
+    pub(crate) fn frame(&self) -> PolarsResult<DataFrame> {
         let (trials, plan) = (self.trials, self.plan);
         let name = |column: &str| -> PolarsResult<Vec<&str>> {
             let codes = self.frame.column(column)?.u32()?;
@@ -180,7 +180,7 @@ impl<'a> Table<'a> {
     /// The analysed rows (measured, not warm-ups) grouped by cell and metric, each group's
     /// values in the order the trials started (then in log order); groups ordered by the
     /// cell's place in the plan, then metric.
-    pub fn groups(&self) -> PolarsResult<Vec<Group>> {
+    pub(crate) fn groups(&self) -> PolarsResult<Vec<Group>> {
         let measured =
             col("status").eq(lit(Status::Ok as u32)).or(col("status").eq(lit(Status::Imported as u32)));
         // One sort key, cell then metric, and a stable sort: the rows were built in log
@@ -265,7 +265,7 @@ impl<'a> Table<'a> {
 }
 
 /// The spelling of a status in the store and the table (`ok`, `parse_error`, …).
-pub fn status_name(status: Status) -> &'static str {
+pub(crate) fn status_name(status: Status) -> &'static str {
     match status {
         Status::Ok => "ok",
         Status::Failed => "failed",

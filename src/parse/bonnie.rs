@@ -2,7 +2,7 @@
 
 use super::{Better, MeanKind, ParseError, Parsed, Parser, Sample, Unit, nothing_found, number, parse_unit};
 
-pub struct Bonnie;
+pub(super) struct Bonnie;
 
 /// The 12 result columns of the I/O tests, then those of the file-creation tests; every
 /// throughput column has a CPU column after it. The names are bonnie++'s own header names.

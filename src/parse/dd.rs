@@ -6,7 +6,7 @@ use regex::Regex;
 
 use super::{Better, Parsed, Parser, Sample, Unit, both_streams, nothing_found, number, parse_unit};
 
-pub struct Dd;
+pub(super) struct Dd;
 
 /// `3145728+0 records in` / `1+1 records out`: full and partial records.
 static RECORDS: LazyLock<Regex> =

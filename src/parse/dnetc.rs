@@ -6,7 +6,7 @@ use regex::Regex;
 
 use super::{Better, ParseError, Parsed, Parser, Sample, Unit, both_streams, nothing_found, number, snake};
 
-pub struct Dnetc;
+pub(super) struct Dnetc;
 
 /// `RC5-72: Benchmark for core #0 (SNJL 3-pipe)`, sometimes after a `[date]` stamp.
 static BENCHMARK: LazyLock<Regex> =

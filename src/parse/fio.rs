@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::{Better, ParseError, Parsed, Parser, Sample, Unit, json_document, nothing_found};
 
-pub struct Fio;
+pub(super) struct Fio;
 
 const DIRECTIONS: [&str; 3] = ["read", "write", "trim"];
 

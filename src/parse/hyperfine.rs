@@ -4,7 +4,7 @@ use serde_json::Value;
 
 use super::{Better, ParseError, Parsed, Parser, Sample, Unit, json_document, nothing_found};
 
-pub struct Hyperfine;
+pub(super) struct Hyperfine;
 
 impl Parser for Hyperfine {
     fn name(&self) -> &'static str {

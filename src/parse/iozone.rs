@@ -6,7 +6,7 @@ use regex::Regex;
 
 use super::{Better, ParseError, Parsed, Parser, Sample, Unit, nothing_found, number, snake};
 
-pub struct Iozone;
+pub(super) struct Iozone;
 
 /// `Children see throughput for 10 initial writers  =   14077.26 KB/sec`
 static CHILDREN: LazyLock<Regex> = LazyLock::new(|| {

@@ -4,7 +4,7 @@ use serde_json::Value;
 
 use super::{Better, ParseError, Parsed, Parser, Sample, Unit, json_document, nothing_found};
 
-pub struct Iperf3;
+pub(super) struct Iperf3;
 
 impl Parser for Iperf3 {
     fn name(&self) -> &'static str {

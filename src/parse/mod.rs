@@ -85,6 +85,8 @@ impl Sample {
         self.metrics.iter().find(|m| m.name == name)
     }
 
+    /// The value of one metric (the parsers' tests read results by name).
+    #[cfg(test)]
     pub fn value(&self, name: &str) -> Option<f64> {
         self.get(name).map(|m| m.value)
     }
@@ -247,14 +249,14 @@ pub(crate) mod testing {
     /// Asserts a metric's value to 12 significant digits (parsers compute, so exact float
     /// equality would test the order of operations), and its unit.
     #[track_caller]
-    pub fn assert_metric(sample: &Sample, name: &str, expected: f64, unit: Unit) {
+    pub(crate) fn assert_metric(sample: &Sample, name: &str, expected: f64, unit: Unit) {
         let metric = sample.get(name).unwrap_or_else(|| panic!("no metric {name}; have {:?}", names(sample)));
         let tolerance = expected.abs() * 1e-12;
         assert!((metric.value - expected).abs() <= tolerance, "{name}: {} != {expected}", metric.value);
         assert_eq!(metric.unit, unit, "{name}");
     }
 
-    pub fn names(sample: &Sample) -> Vec<&str> {
+    pub(crate) fn names(sample: &Sample) -> Vec<&str> {
         sample.metrics.iter().map(|m| m.name.as_str()).collect()
     }
 }

@@ -2,7 +2,7 @@
 
 use super::{Better, ParseError, Parsed, Parser, Sample, Unit, nothing_found, number, parse_unit};
 
-pub struct Netperf;
+pub(super) struct Netperf;
 
 #[derive(Clone, Copy, PartialEq)]
 enum Test {

@@ -6,7 +6,7 @@ use regex::Regex;
 
 use super::{Better, ParseError, Parsed, Parser, Sample, Unit, nothing_found, number, parse_unit};
 
-pub struct Sysbench;
+pub(super) struct Sysbench;
 
 /// `    reads/s:                      48009.42` and the other "label: number" lines.
 static FIELD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*([^:]+?):\s+([0-9.]+)(s?)\s*$").unwrap());

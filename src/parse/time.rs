@@ -6,7 +6,7 @@ use regex::Regex;
 
 use super::{Better, ParseError, Parsed, Parser, Sample, Unit, both_streams, nothing_found, number};
 
-pub struct Time;
+pub(super) struct Time;
 
 /// `\tMaximum resident set size (kbytes): 2788`, one statistic a line.
 static VERBOSE: LazyLock<Regex> =

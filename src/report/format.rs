@@ -6,11 +6,11 @@
 //! the statistics core, which imports no later stage, so the function is defined beside
 //! them (`stats::verdict`) and is the report's from here.
 
-pub use crate::stats::verdict::{ratio_change, ratio_interval};
+pub(crate) use crate::stats::verdict::{ratio_change, ratio_interval};
 
 /// A display unit: divide a canonical value by `factor` and print `symbol` after it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Scale {
+pub(crate) struct Scale {
     pub factor: f64,
     pub symbol: String,
 }
@@ -20,7 +20,7 @@ const DIGITS: i32 = 4;
 
 /// The display unit for values of `unit` around `typical`: decimal prefixes for rates
 /// (as dd and bonnie++ print them), binary ones for sizes, ms/µs/ns for times.
-pub fn scale(unit: &str, typical: f64) -> Scale {
+pub(crate) fn scale(unit: &str, typical: f64) -> Scale {
     let (steps, base): (&[(f64, &str)], f64) = match unit {
         "B/s" => (&[(1.0, "B/s"), (1e3, "kB/s"), (1e6, "MB/s"), (1e9, "GB/s"), (1e12, "TB/s")], 1.0),
         "bit/s" => {
@@ -41,17 +41,17 @@ pub fn scale(unit: &str, typical: f64) -> Scale {
 
 impl Scale {
     /// The value in this unit, with [`DIGITS`] significant digits, without the symbol.
-    pub fn number(&self, value: f64) -> String {
+    pub(crate) fn number(&self, value: f64) -> String {
         significant(value / self.factor, DIGITS)
     }
 
     /// The value with its symbol: `48.93 MB/s`.
-    pub fn with_unit(&self, value: f64) -> String {
+    pub(crate) fn with_unit(&self, value: f64) -> String {
         join(self.number(value), &self.symbol)
     }
 
     /// `16.43 ± 0.19 s`: the margin printed to the same decimal place as the mean.
-    pub fn plus_minus(&self, mean: f64, moe: f64) -> String {
+    pub(crate) fn plus_minus(&self, mean: f64, moe: f64) -> String {
         let decimals = decimals_for(mean / self.factor, DIGITS).max(decimals_for(moe / self.factor, 2));
         let text = format!("{:.*} ± {:.*}", decimals, mean / self.factor, decimals, moe / self.factor);
         join(text, &self.symbol)
@@ -72,7 +72,7 @@ fn decimals_for(value: f64, digits: i32) -> usize {
 }
 
 /// `value` with `digits` significant digits, in plain notation: 16.84, 0.5801, 1234.
-pub fn significant(value: f64, digits: i32) -> String {
+pub(crate) fn significant(value: f64, digits: i32) -> String {
     if !value.is_finite() {
         return if value.is_nan() { "—".to_owned() } else { "∞".to_owned() };
     }
@@ -86,7 +86,7 @@ pub fn significant(value: f64, digits: i32) -> String {
 }
 
 /// A percentage number: one decimal, two below 1 %, so small values keep a digit.
-pub fn percent(value: f64) -> String {
+pub(crate) fn percent(value: f64) -> String {
     if !value.is_finite() {
         return significant(value, DIGITS);
     }
@@ -94,37 +94,37 @@ pub fn percent(value: f64) -> String {
 }
 
 /// A percentage with its sign: `+2.5 %`, `-0.31 %`.
-pub fn signed_percent(value: f64) -> String {
+pub(crate) fn signed_percent(value: f64) -> String {
     let text = percent(value);
     if text.starts_with('-') { text } else { format!("+{text}") }
 }
 
 /// A p-value: three significant digits, or `< 0.001`.
-pub fn p_value(p: f64) -> String {
+pub(crate) fn p_value(p: f64) -> String {
     if p < 0.001 { "< 0.001".to_owned() } else { significant(p, 3) }
 }
 
 /// `p = 0.119` or `p < 0.001`, for sentences.
-pub fn p_clause(name: &str, p: f64) -> String {
+pub(crate) fn p_clause(name: &str, p: f64) -> String {
     let value = p_value(p);
     if value.starts_with('<') { format!("{name} {value}") } else { format!("{name} = {value}") }
 }
 
 /// A confidence level as people write it: 0.95 → `95 %`, 0.975 → `97.5 %` (the sentences'
 /// own, so that a header and a sentence never print one level two ways).
-pub fn confidence(level: f64) -> String {
+pub(crate) fn confidence(level: f64) -> String {
     crate::stats::verdict::confidence_level(level)
 }
 
 /// Escapes text for a Markdown table cell: pipes, and line breaks as spaces.
-pub fn cell_text(text: &str) -> String {
+pub(crate) fn cell_text(text: &str) -> String {
     text.replace('|', "\\|").replace(['\n', '\r'], " ")
 }
 
 /// A Markdown table whose columns are padded to equal width, so that it reads as a table
 /// in a terminal pager as well as on GitHub. Columns from `numbers_from` on hold numbers
 /// and are right-aligned.
-pub fn markdown_table(header: &[String], rows: &[Vec<String>], numbers_from: usize) -> String {
+pub(crate) fn markdown_table(header: &[String], rows: &[Vec<String>], numbers_from: usize) -> String {
     let width = |i: usize| {
         rows.iter()
             .map(|r| r.get(i).map_or(0, |c| c.chars().count()))

@@ -24,7 +24,7 @@ fn rank(kind: VerdictKind) -> u8 {
 }
 
 /// Every verdict, in [`rank`] order.
-pub const RANKED_KINDS: [VerdictKind; 8] = [
+pub(crate) const RANKED_KINDS: [VerdictKind; 8] = [
     VerdictKind::Significant,
     VerdictKind::UncertainSize,
     VerdictKind::Inconclusive,
@@ -43,7 +43,7 @@ fn size(c: &ComparisonStat) -> f64 {
 
 /// The comparisons by [`rank`], the biggest change first within one; ties keep the
 /// report's order.
-pub fn ranked(comparisons: &[ComparisonStat]) -> Vec<&ComparisonStat> {
+pub(crate) fn ranked(comparisons: &[ComparisonStat]) -> Vec<&ComparisonStat> {
     let mut out: Vec<&ComparisonStat> = comparisons.iter().collect();
     out.sort_by(|a, b| {
         rank(a.verdict)
@@ -54,7 +54,7 @@ pub fn ranked(comparisons: &[ComparisonStat]) -> Vec<&ComparisonStat> {
 }
 
 /// A verdict in a table cell: a mark and a word or two (docs/statistics.md, Verdicts).
-pub fn mark(kind: VerdictKind) -> &'static str {
+pub(crate) fn mark(kind: VerdictKind) -> &'static str {
     match kind {
         VerdictKind::Significant => "✔ real",
         VerdictKind::UncertainSize => "✔ real, size unsettled",
@@ -68,23 +68,23 @@ pub fn mark(kind: VerdictKind) -> &'static str {
 }
 
 /// `host: domu vs dom0`.
-pub fn comparison(c: &ComparisonStat) -> String {
+pub(crate) fn comparison(c: &ComparisonStat) -> String {
     format!("{}: {} vs {}", c.factor, c.level, c.baseline)
 }
 
 /// `disk=lvm size=5000`, or empty.
-pub fn context(c: &ComparisonStat) -> String {
+pub(crate) fn context(c: &ComparisonStat) -> String {
     c.context.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
 }
 
 /// The header of [`table`]'s CI column: the level the intervals are computed at.
-pub fn ci_header(summary: &Summary) -> String {
+pub(crate) fn ci_header(summary: &Summary) -> String {
     format!("{} CI", super::format::confidence(summary.settings.interval_confidence))
 }
 
 /// The factor levels every comparison of `shown` holds fixed alike (`size=5000`): said
 /// once under the table rather than in every row, to keep its cells short.
-pub fn common_context(shown: &[&ComparisonStat]) -> Vec<(String, String)> {
+pub(crate) fn common_context(shown: &[&ComparisonStat]) -> Vec<(String, String)> {
     let Some(first) = shown.first() else { return Vec::new() };
     first
         .context
@@ -97,7 +97,7 @@ pub fn common_context(shown: &[&ComparisonStat]) -> Vec<(String, String)> {
 /// The table the report opens with: a row per comparison of `shown` (ranked), with the
 /// metric, the comparison and its context (the levels that differ between rows; no
 /// column when none do), the change with its interval, the verdict.
-pub fn table(summary: &Summary, shown: &[&ComparisonStat]) -> String {
+pub(crate) fn table(summary: &Summary, shown: &[&ComparisonStat]) -> String {
     let common = common_context(shown);
     let context = |c: &ComparisonStat| {
         let varying: Vec<String> = c
@@ -133,7 +133,7 @@ pub fn table(summary: &Summary, shown: &[&ComparisonStat]) -> String {
 }
 
 /// The line under the table: what its columns mean here.
-pub fn legend(summary: &Summary, shown: &[&ComparisonStat]) -> String {
+pub(crate) fn legend(summary: &Summary, shown: &[&ComparisonStat]) -> String {
     let common: Vec<String> = common_context(shown).iter().map(|(k, v)| format!("{k}={v}")).collect();
     let held = if common.is_empty() {
         String::new()

@@ -6,9 +6,9 @@
 //! the same context and filters. Undefined names are errors, so a typo in a template
 //! fails with its line instead of printing nothing.
 
-pub mod format;
-pub mod glance;
-pub mod plot;
+pub(crate) mod format;
+pub(crate) mod glance;
+pub(crate) mod plot;
 
 use std::collections::HashSet;
 use std::fs;
@@ -32,7 +32,7 @@ use format::{
 };
 
 /// The built-in report template.
-pub const BUILTIN_TEMPLATE: &str = include_str!("report.md.j2");
+pub(crate) const BUILTIN_TEMPLATE: &str = include_str!("report.md.j2");
 
 /// Why the report could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -65,7 +65,7 @@ impl ReportError {
 
 /// Analyses the store and writes `report.md`, `summary.json` and `plots/*.svg` into
 /// `out_dir` (the experiment's store folder). Returns the summary, for `--json`.
-pub fn write_report(
+pub(crate) fn write_report(
     exp: &Experiment,
     plan: &Plan,
     snapshot: &Snapshot,
@@ -108,7 +108,7 @@ fn now() -> String {
 
 /// One metric's plot: where it goes, and its SVG unless the metric has too many cells.
 #[derive(Debug, Clone)]
-pub struct Plot {
+pub(crate) struct Plot {
     pub metric: String,
     /// Relative to the report: `plots/<metric>.svg`.
     pub path: String,
@@ -116,7 +116,7 @@ pub struct Plot {
 }
 
 /// Draws the plot of every metric, coloured by the first compared factor.
-pub fn plots(exp: &Experiment, plan: &Plan, summary: &Summary) -> Result<Vec<Plot>, ReportError> {
+pub(crate) fn plots(exp: &Experiment, plan: &Plan, summary: &Summary) -> Result<Vec<Plot>, ReportError> {
     let colour_key = exp
         .spec
         .analysis
@@ -232,7 +232,7 @@ struct MetricView {
 
 /// Renders `report.md` from the summary and the plots, with the experiment's template or
 /// the built-in one.
-pub fn render(
+pub(crate) fn render(
     exp: &Experiment,
     summary: &Summary,
     plots: &[Plot],

@@ -12,7 +12,7 @@ use super::format::{Scale, significant};
 use crate::summary::CellStat;
 
 /// Beyond this many cells a metric gets no plot: the rows would be unreadable.
-pub const MAX_CELLS: usize = 60;
+pub(crate) const MAX_CELLS: usize = 60;
 
 const WIDTH: u32 = 860;
 const ROW: u32 = 30;
@@ -35,7 +35,7 @@ const PALETTE: [RGBColor; 8] = [
 ];
 
 /// One row of the plot.
-pub struct Row<'a> {
+pub(crate) struct Row<'a> {
     pub label: String,
     pub cell: &'a CellStat,
     /// Index of the colour (the compared factor's level), 0 without a compared factor.
@@ -51,7 +51,12 @@ pub struct PlotError {
 }
 
 /// The SVG text of one metric's plot. `legend` names the colours in order.
-pub fn dot_plot(metric: &str, scale: &Scale, rows: &[Row], legend: &[String]) -> Result<String, PlotError> {
+pub(crate) fn dot_plot(
+    metric: &str,
+    scale: &Scale,
+    rows: &[Row],
+    legend: &[String],
+) -> Result<String, PlotError> {
     let fail = |e: &dyn std::fmt::Display| PlotError { metric: metric.to_owned(), detail: e.to_string() };
     let (low, high) = extent(rows);
     let pad = ((high - low) * 0.06).max(high.abs() * 1e-3).max(f64::MIN_POSITIVE);

@@ -424,14 +424,14 @@ mod reap {
     use nix::unistd::Pid;
 
     /// How a reaped child ended, and the CPU time it and what it waited for used.
-    pub struct Reaped {
+    pub(super) struct Reaped {
         pub status: ExitStatus,
         pub user: f64,
         pub system: f64,
     }
 
     /// Wait until `pid` has ended, leaving it unreaped; `false` when `limit` passed first.
-    pub fn ended_within(pid: Pid, limit: Option<Duration>) -> io::Result<bool> {
+    pub(super) fn ended_within(pid: Pid, limit: Option<Duration>) -> io::Result<bool> {
         let Some(limit) = limit else {
             loop {
                 match waitid(Id::Pid(pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT) {
@@ -494,7 +494,7 @@ mod reap {
     }
 
     /// Reap `pid`, which has ended, with its resource usage.
-    pub fn reap(pid: Pid) -> io::Result<Reaped> {
+    pub(super) fn reap(pid: Pid) -> io::Result<Reaped> {
         let mut status: libc::c_int = 0;
         // SAFETY: rusage is a plain C struct of numbers, for which all zeros is a value.
         let mut usage: libc::rusage = unsafe { std::mem::zeroed() };

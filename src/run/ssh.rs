@@ -49,7 +49,7 @@ fn take_remote_wall(stderr: &Path) -> std::io::Result<Option<Duration>> {
 const SHORT: Duration = Duration::from_secs(60);
 
 /// A host reached over ssh.
-pub struct Ssh {
+pub(crate) struct Ssh {
     name: String,
     /// Everything before the remote command: options, then the destination.
     args: Vec<String>,
@@ -59,7 +59,7 @@ pub struct Ssh {
 
 impl Ssh {
     /// `control_dir`: a private directory (mode 0700) for the multiplexing sockets.
-    pub fn new(name: &str, host: &Host, destination: &str, control_dir: &Path) -> Self {
+    pub(crate) fn new(name: &str, host: &Host, destination: &str, control_dir: &Path) -> Self {
         let mut args: Vec<String> =
             ["-o", "BatchMode=yes", "-o", "ControlMaster=auto", "-o", "ControlPersist=120"]
                 .map(String::from)

@@ -18,7 +18,7 @@ struct Checker<'a> {
     templates: Templates,
 }
 
-pub fn validate(exp: &Experiment) -> Diagnostics {
+pub(super) fn validate(exp: &Experiment) -> Diagnostics {
     let mut c = Checker { exp, out: Diagnostics::default(), templates: Templates::new() };
     c.name();
     c.matrix();

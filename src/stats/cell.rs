@@ -11,7 +11,7 @@ use super::{StatsError, StatsSettings};
 
 /// One cell analysed the way the report needs it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CellAnalysis {
+pub(crate) struct CellAnalysis {
     /// Statistics of the trials kept, after setting outliers aside.
     pub summary: CellSummary,
     pub outliers: Outliers,
@@ -27,7 +27,10 @@ pub struct CellAnalysis {
 
 /// Finds the outliers by the configured rule, summarises the trials kept, and flags
 /// instabilities over all trials (a set-aside slow first run is still worth a warning).
-pub fn analyze_cell(sample: &Observations, settings: &StatsSettings) -> Result<CellAnalysis, StatsError> {
+pub(crate) fn analyze_cell(
+    sample: &Observations,
+    settings: &StatsSettings,
+) -> Result<CellAnalysis, StatsError> {
     settings.validate()?;
     let mut outliers = outliers::find_outliers(sample, &settings.outliers);
     let candidates = outliers.set_aside.clone();

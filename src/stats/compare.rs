@@ -27,7 +27,7 @@ pub enum Design {
 /// Confidence interval of the ratio R.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum RatioInterval {
+pub(crate) enum RatioInterval {
     /// A level has fewer than two trials: no error estimate.
     NoEstimate,
     /// Fieller's interval is not a finite interval: the baseline mean is not known to
@@ -41,7 +41,7 @@ pub enum RatioInterval {
 
 impl RatioInterval {
     /// The interval of the relative effect R − 1, when it is bounded.
-    pub fn effect(&self) -> Option<(f64, f64)> {
+    pub(crate) fn effect(&self) -> Option<(f64, f64)> {
         match *self {
             RatioInterval::Bounded { low, high } => Some((low - 1.0, high - 1.0)),
             RatioInterval::NoEstimate | RatioInterval::Unbounded => None,
@@ -53,7 +53,7 @@ impl RatioInterval {
 /// are computed from.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(tag = "design", rename_all = "snake_case")]
-pub enum Spread {
+pub(crate) enum Spread {
     Independent {
         cv_a: f64,
         cv_b: f64,
@@ -66,7 +66,7 @@ pub enum Spread {
 
 /// Welch's unequal-variances t-test of mean_B − mean_A.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct WelchTest {
+pub(crate) struct WelchTest {
     pub t: f64,
     pub df: f64,
     /// Two-sided.
@@ -75,7 +75,7 @@ pub struct WelchTest {
 
 /// Level B against baseline A for one metric.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Comparison {
+pub(crate) struct Comparison {
     pub design: Design,
     pub mean_kind: MeanKind,
     pub n_a: usize,
@@ -99,7 +99,7 @@ pub struct Comparison {
 
 /// Compares independent trials of B against A: Fieller's interval for R with
 /// Welch–Satterthwaite df, Welch's test and the MDE.
-pub fn compare_independent(
+pub(crate) fn compare_independent(
     a: &Observations,
     b: &Observations,
     settings: &StatsSettings,
@@ -138,7 +138,7 @@ pub fn compare_independent(
 /// d_i = ln(B_i / A_i), its interval exp(mean d ± t(k − 1)·s_d/√k), the paired t-test
 /// on the d_i and the MDE. The caller lines the pairs up: A_i and B_i are the values at
 /// the same position.
-pub fn compare_paired(
+pub(crate) fn compare_paired(
     a: &Observations,
     b: &Observations,
     settings: &StatsSettings,
@@ -258,7 +258,7 @@ fn fieller(xa: &[f64], xb: &[f64], confidence: f64) -> Fieller {
 
 /// Welch's t-test of mean(b) − mean(a); `None` below two values per side or when
 /// neither side varies (the statistic is 0/0 or ±∞).
-pub fn welch_test(a: &[f64], b: &[f64]) -> Option<WelchTest> {
+pub(crate) fn welch_test(a: &[f64], b: &[f64]) -> Option<WelchTest> {
     let (na, nb) = (a.len(), b.len());
     if na < 2 || nb < 2 {
         return None;
@@ -325,7 +325,7 @@ fn power_factor(df: f64, settings: &StatsSettings) -> Option<f64> {
 /// passes is searched upward, from the normal-theory bound (z·spread/target)² below
 /// which nothing passes since t > z. At least 1: the verdict is inconclusive now.
 /// `None` without a spread estimate, with δ = 0, or beyond [`MAX_RUNS`](super::runs::MAX_RUNS).
-pub fn trials_to_settle(comparison: &Comparison, settings: &StatsSettings) -> Option<usize> {
+pub(crate) fn trials_to_settle(comparison: &Comparison, settings: &StatsSettings) -> Option<usize> {
     let delta = settings.threshold;
     trials_to_narrow(comparison, settings, delta / 2.0, delta.ln_1p() / 2.0)
 }
@@ -336,7 +336,7 @@ pub fn trials_to_settle(comparison: &Comparison, settings: &StatsSettings) -> Op
 /// side of δ if the change stays as measured. Never asked to be narrower than
 /// [`trials_to_settle`]'s δ/2, which settles any interval: a change measured close to δ
 /// would otherwise ask for unboundedly many.
-pub fn trials_to_size(comparison: &Comparison, settings: &StatsSettings) -> Option<usize> {
+pub(crate) fn trials_to_size(comparison: &Comparison, settings: &StatsSettings) -> Option<usize> {
     let change = (comparison.ratio - 1.0).abs();
     let target = ((change - settings.threshold).abs()).max(settings.threshold / 2.0);
     trials_to_narrow(comparison, settings, target, target.ln_1p())
@@ -380,7 +380,7 @@ fn trials_to_narrow(
 /// Holm's step-down adjustment of a family of p-values, in their original order:
 /// the i-th smallest is multiplied by (m − i + 1), then a running maximum keeps the
 /// adjusted values in the order of the raw ones, capped at 1.
-pub fn holm(p_values: &[f64]) -> Result<Vec<f64>, StatsError> {
+pub(crate) fn holm(p_values: &[f64]) -> Result<Vec<f64>, StatsError> {
     if let Some((index, &value)) = p_values.iter().enumerate().find(|(_, p)| !(0.0..=1.0).contains(*p)) {
         return Err(StatsError::InvalidPValue { index, value });
     }

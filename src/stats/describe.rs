@@ -12,7 +12,7 @@ use crate::vocab::MeanKind;
 
 /// Everything the report tables show for one cell and metric.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CellSummary {
+pub(crate) struct CellSummary {
     pub mean_kind: MeanKind,
     pub n: usize,
     /// Arithmetic or harmonic mean, as `mean_kind` says.
@@ -37,7 +37,7 @@ pub struct CellSummary {
 }
 
 /// The statistics of docs/statistics.md (One cell) for all trials of `sample`.
-pub fn summarize(sample: &Observations, settings: &StatsSettings) -> Result<CellSummary, StatsError> {
+pub(crate) fn summarize(sample: &Observations, settings: &StatsSettings) -> Result<CellSummary, StatsError> {
     settings.validate()?;
     let kind = sample.kind();
     let n = sample.len();

@@ -9,7 +9,7 @@ use statrs::distribution::{Binomial, ContinuousCDF, DiscreteCDF, Normal, Student
 
 /// Above this many degrees of freedom the t quantile comes from the normal quantile
 /// with the Cornish–Fisher correction instead of statrs.
-pub const LARGE_DF: f64 = 1e4;
+pub(crate) const LARGE_DF: f64 = 1e4;
 
 /// True for a probability strictly inside (0, 1); NaN is rejected by both comparisons.
 fn is_open_probability(p: f64) -> bool {
@@ -22,12 +22,12 @@ fn is_valid_df(df: f64) -> bool {
 }
 
 /// Quantile of the standard normal distribution, for p strictly inside (0, 1).
-pub fn normal_quantile(p: f64) -> Option<f64> {
+pub(crate) fn normal_quantile(p: f64) -> Option<f64> {
     is_open_probability(p).then(|| Normal::standard().inverse_cdf(p))
 }
 
 /// Upper tail P(Z > z) of the standard normal distribution.
-pub fn normal_sf(z: f64) -> Option<f64> {
+pub(crate) fn normal_sf(z: f64) -> Option<f64> {
     (!z.is_nan()).then(|| Normal::standard().sf(z))
 }
 
@@ -37,7 +37,7 @@ pub fn normal_sf(z: f64) -> Option<f64> {
 /// expansion in 1/df (Abramowitz & Stegun 26.7.5). The bare normal quantile would be
 /// off by 1.2e-4 relative at df = 1e4, short of the six significant digits the report
 /// promises; with four correction terms the first omitted one is below 1e-15 there.
-pub fn t_quantile(p: f64, df: f64) -> Option<f64> {
+pub(crate) fn t_quantile(p: f64, df: f64) -> Option<f64> {
     if !is_open_probability(p) || !is_valid_df(df) {
         return None;
     }
@@ -71,8 +71,10 @@ fn cornish_fisher(z: f64, df: f64) -> f64 {
     z + v * (g1 + v * (g2 + v * (g3 + v * g4)))
 }
 
-/// Cumulative distribution function of Student's t at `x` (df may be infinite).
-pub fn t_cdf(x: f64, df: f64) -> Option<f64> {
+/// Cumulative distribution function of Student's t at `x` (df may be infinite): the tests'
+/// check of the tail function against scipy.
+#[cfg(test)]
+pub(crate) fn t_cdf(x: f64, df: f64) -> Option<f64> {
     let tail = upper_tail(x.abs(), df)?;
     Some(if x <= 0.0 { tail } else { 1.0 - tail })
 }
@@ -81,7 +83,7 @@ pub fn t_cdf(x: f64, df: f64) -> Option<f64> {
 ///
 /// Computed from the upper tail rather than as 1 − cdf, so tiny p-values keep their
 /// digits instead of cancelling to zero.
-pub fn t_two_sided_p(t: f64, df: f64) -> Option<f64> {
+pub(crate) fn t_two_sided_p(t: f64, df: f64) -> Option<f64> {
     Some((2.0 * upper_tail(t.abs(), df)?).min(1.0))
 }
 
@@ -116,7 +118,7 @@ fn upper_tail(x: f64, df: f64) -> Option<f64> {
 /// The number of observations below the median is Binomial(n, ½), so the interval
 /// misses the median with probability 2·P(B ≤ k − 1). k is the largest rank keeping that
 /// within α; `None` when even [x(1), x(n)] is not wide enough (n ≤ 5 at 95 %).
-pub fn median_rank(n: usize, confidence: f64) -> Option<(usize, f64)> {
+pub(crate) fn median_rank(n: usize, confidence: f64) -> Option<(usize, f64)> {
     if !is_open_probability(confidence) || n < 2 {
         return None;
     }

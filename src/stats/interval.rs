@@ -9,11 +9,11 @@ use super::observations::Observations;
 use crate::vocab::MeanKind;
 
 /// The distribution-free median interval is given from this many trials (docs/statistics.md, One cell).
-pub const MEDIAN_CI_MIN_N: usize = 6;
+pub(crate) const MEDIAN_CI_MIN_N: usize = 6;
 
 /// The t-interval of a mean: mean ± t(1 − α/2, n − 1)·sd/√n on the analysis scale.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct MeanInterval {
+pub(crate) struct MeanInterval {
     pub low: f64,
     /// +∞ (null in JSON) when a harmonic mean's reciprocal interval reaches zero.
     pub high: f64,
@@ -29,7 +29,7 @@ pub struct MeanInterval {
 
 /// [x(k), x(n−k+1)], the distribution-free confidence interval of the median.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct MedianInterval {
+pub(crate) struct MedianInterval {
     pub low: f64,
     pub high: f64,
     /// The 1-based rank k of the lower bound.
@@ -39,7 +39,7 @@ pub struct MedianInterval {
 }
 /// Half-width h = t(1 − α/2, n − 1)·sd/√n of the t-interval of a mean; `None` for n < 2
 /// or invalid arguments.
-pub fn t_half_width(sd: f64, n: usize, confidence: f64) -> Option<f64> {
+pub(crate) fn t_half_width(sd: f64, n: usize, confidence: f64) -> Option<f64> {
     if n < 2 || !(sd >= 0.0 && sd.is_finite()) {
         return None;
     }
@@ -48,7 +48,7 @@ pub fn t_half_width(sd: f64, n: usize, confidence: f64) -> Option<f64> {
 }
 
 /// The t-interval of the sample's mean, on the metric's scale; `None` for n < 2.
-pub fn mean_interval(sample: &Observations, confidence: f64) -> Option<MeanInterval> {
+pub(crate) fn mean_interval(sample: &Observations, confidence: f64) -> Option<MeanInterval> {
     let n = sample.len();
     let analysed = sample.analysed();
     let centre = mean(analysed);
@@ -65,7 +65,7 @@ pub fn mean_interval(sample: &Observations, confidence: f64) -> Option<MeanInter
 
 /// h / mean of the sample: what adaptive repetitions compare with their target
 /// (docs/statistics.md, One cell; `margin calibrate`). `None` while there is no estimate (n < 2) or the mean is ≤ 0.
-pub fn relative_margin(sample: &Observations, confidence: f64) -> Option<f64> {
+pub(crate) fn relative_margin(sample: &Observations, confidence: f64) -> Option<f64> {
     mean_interval(sample, confidence)?.moe_rel
 }
 /// The distribution-free median interval from sorted values; `None` below

@@ -8,17 +8,17 @@
 //! Relative quantities (CV, margins, ratios, effects, thresholds) are fractions:
 //! 0.05 means 5 %. Percent signs belong to the report.
 
-pub mod cell;
-pub mod compare;
-pub mod describe;
-pub mod dist;
-pub mod elementary;
-pub mod interval;
-pub mod observations;
-pub mod outliers;
-pub mod runs;
-pub mod stability;
-pub mod verdict;
+pub(crate) mod cell;
+pub(crate) mod compare;
+pub(crate) mod describe;
+pub(crate) mod dist;
+pub(crate) mod elementary;
+pub(crate) mod interval;
+pub(crate) mod observations;
+pub(crate) mod outliers;
+pub(crate) mod runs;
+pub(crate) mod stability;
+pub(crate) mod verdict;
 
 #[cfg(test)]
 mod properties;
@@ -57,7 +57,7 @@ pub enum StatsError {
 
 /// The knobs of the analysis (the `analysis:` block of an experiment file).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct StatsSettings {
+pub(crate) struct StatsSettings {
     /// Confidence level of every interval; α = 1 − confidence (0.95).
     pub confidence: f64,
     /// Practical-significance band δ: differences within ±δ do not matter (0.05).
@@ -88,7 +88,7 @@ impl Default for StatsSettings {
 
 impl StatsSettings {
     /// Checks every field; the analysis functions call this before using them.
-    pub fn validate(&self) -> Result<(), StatsError> {
+    pub(crate) fn validate(&self) -> Result<(), StatsError> {
         let check = |name, value: f64, ok: bool, expected| {
             if ok { Ok(()) } else { Err(StatsError::InvalidSetting { name, value, expected }) }
         };
@@ -109,7 +109,7 @@ impl StatsSettings {
     }
 
     /// α, the two-sided error rate of the intervals and tests.
-    pub fn alpha(&self) -> f64 {
+    pub(crate) fn alpha(&self) -> f64 {
         1.0 - self.confidence
     }
 }

@@ -27,7 +27,7 @@ impl MeanKind {
 
 /// A cell's trial values in trial order, all finite, with the mean kind fixed once.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Observations {
+pub(crate) struct Observations {
     kind: MeanKind,
     values: Vec<f64>,
     analysed: Vec<f64>,
@@ -35,7 +35,7 @@ pub struct Observations {
 
 impl Observations {
     /// Validates the values: at least one, all finite, all positive for a harmonic mean.
-    pub fn new(values: &[f64], kind: MeanKind) -> Result<Observations, StatsError> {
+    pub(crate) fn new(values: &[f64], kind: MeanKind) -> Result<Observations, StatsError> {
         if values.is_empty() {
             return Err(StatsError::Empty);
         }
@@ -55,7 +55,7 @@ impl Observations {
     }
 
     /// The same trials minus those at `indices` (e.g. the outliers set aside).
-    pub fn without(&self, indices: &[usize]) -> Result<Observations, StatsError> {
+    pub(crate) fn without(&self, indices: &[usize]) -> Result<Observations, StatsError> {
         let len = self.values.len();
         if let Some(&index) = indices.iter().find(|&&i| i >= len) {
             return Err(StatsError::IndexOutOfRange { index, len });
@@ -64,28 +64,23 @@ impl Observations {
         Observations::new(&kept, self.kind)
     }
 
-    pub fn kind(&self) -> MeanKind {
+    pub(crate) fn kind(&self) -> MeanKind {
         self.kind
     }
 
     /// Number of trials (never zero).
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.values.len()
     }
 
-    /// Always false: a sample holds at least one value.
-    pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
-    }
-
     /// The values as measured, in trial order.
-    pub fn values(&self) -> &[f64] {
+    pub(crate) fn values(&self) -> &[f64] {
         &self.values
     }
 
     /// The values on the scale the statistics work on: the values themselves for an
     /// arithmetic mean, their reciprocals for a harmonic one.
-    pub fn analysed(&self) -> &[f64] {
+    pub(crate) fn analysed(&self) -> &[f64] {
         &self.analysed
     }
 }

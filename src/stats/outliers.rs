@@ -12,9 +12,9 @@ use super::elementary::{absolute_deviations, median_of_sorted, quantile_of_sorte
 use super::observations::Observations;
 
 /// Cells smaller than this only label their outliers (docs/statistics.md, Outliers).
-pub const MIN_N_TO_SET_ASIDE: usize = 5;
+pub(crate) const MIN_N_TO_SET_ASIDE: usize = 5;
 /// At most this fraction of a cell is set aside, rounded down.
-pub const MAX_SET_ASIDE: f64 = 0.20;
+pub(crate) const MAX_SET_ASIDE: f64 = 0.20;
 /// Iglewicz and Hoaglin's constant: 0.6745·(x − median)/MAD is a z-score for normal data.
 const MODIFIED_Z_SCALE: f64 = 0.6745;
 
@@ -49,7 +49,7 @@ impl OutlierRule {
 
 /// What a rule found in one cell. Indices are positions in the sample, ascending.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Outliers {
+pub(crate) struct Outliers {
     pub rule: OutlierRule,
     /// Every trial beyond the rule's cutoff: labelled in the report.
     pub flagged: Vec<usize>,
@@ -62,7 +62,7 @@ pub struct Outliers {
 
 /// Applies `rule` to the sample's values on its analysis scale (the reciprocals of a
 /// harmonic metric).
-pub fn find_outliers(sample: &Observations, rule: &OutlierRule) -> Outliers {
+pub(crate) fn find_outliers(sample: &Observations, rule: &OutlierRule) -> Outliers {
     let values = sample.analysed();
     let scores = match *rule {
         OutlierRule::Mad { cutoff } => modified_z_scores(values).map(|s| (s, cutoff)),
@@ -88,7 +88,7 @@ pub fn find_outliers(sample: &Observations, rule: &OutlierRule) -> Outliers {
 }
 
 /// 0.6745·|x − median|/MAD for every value; `None` when MAD = 0.
-pub fn modified_z_scores(values: &[f64]) -> Option<Vec<f64>> {
+pub(crate) fn modified_z_scores(values: &[f64]) -> Option<Vec<f64>> {
     let deviations = absolute_deviations(values);
     let mad = median_of_sorted(&sorted(&deviations));
     (mad > 0.0).then(|| deviations.iter().map(|d| MODIFIED_Z_SCALE * d / mad).collect())

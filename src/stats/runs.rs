@@ -6,12 +6,12 @@ use serde::Serialize;
 use super::dist;
 
 /// "Runs needed" searches no further than this; beyond it the answer is "more than".
-pub const MAX_RUNS: usize = 1_000_000;
+pub(crate) const MAX_RUNS: usize = 1_000_000;
 
 /// The smallest number of trials reaching a relative margin of error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum RunsNeeded {
+pub(crate) enum RunsNeeded {
     Runs(usize),
     /// Beyond [`MAX_RUNS`]: a different benchmark is needed, not more runs.
     MoreThan(usize),
@@ -22,7 +22,7 @@ pub enum RunsNeeded {
 /// the search only ever goes up. It starts at the normal-theory bound (z·cv/target)²:
 /// t > z, so no smaller n can pass. From there it is a handful of steps (about
 /// (1 + z²)/2), and iterating the closed form, which oscillates, is never needed.
-pub fn runs_needed(cv: f64, target: f64, confidence: f64) -> Option<RunsNeeded> {
+pub(crate) fn runs_needed(cv: f64, target: f64, confidence: f64) -> Option<RunsNeeded> {
     if !(cv >= 0.0 && cv.is_finite() && target > 0.0 && target.is_finite()) {
         return None;
     }

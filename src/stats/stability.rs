@@ -11,15 +11,15 @@ use super::outliers;
 use super::{StatsError, StatsSettings};
 
 /// A CV at or above this is flagged as unstable (docs/statistics.md, One cell).
-pub const HIGH_CV: f64 = 0.10;
+pub(crate) const HIGH_CV: f64 = 0.10;
 /// A min or max this far from the mean, relatively, is flagged.
-pub const FAR_FROM_MEAN: f64 = 0.50;
+pub(crate) const FAR_FROM_MEAN: f64 = 0.50;
 /// Modified z-score above which the first trial counts as a robust outlier. Fixed at the
 /// Iglewicz–Hoaglin value whatever outlier rule is configured: it is a warning about
 /// warm-up, not a decision about which trials to keep.
-pub const FIRST_TRIAL_Z: f64 = 3.5;
+pub(crate) const FIRST_TRIAL_Z: f64 = 3.5;
 /// The trend test needs this many trials (docs/statistics.md, One cell).
-pub const TREND_MIN_N: usize = 6;
+pub(crate) const TREND_MIN_N: usize = 6;
 
 /// Spearman's rank correlation of the values with their trial order.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -43,7 +43,7 @@ pub enum StabilityFlag {
     Trend(Trend),
 }
 /// The stability warnings of docs/statistics.md (One cell) for all trials of `sample`, in trial order.
-pub fn stability_flags(
+pub(crate) fn stability_flags(
     sample: &Observations,
     settings: &StatsSettings,
 ) -> Result<Vec<StabilityFlag>, StatsError> {
@@ -79,7 +79,7 @@ pub fn stability_flags(
 /// t = ρ·√((n − 2)/((1 + ρ)(1 − ρ))) on n − 2 df. The ranks of 1/x are those of x
 /// reversed, so on a harmonic metric only the sign of ρ would change: the raw values
 /// are used. `None` below 3 values, for constant or non-finite values.
-pub fn spearman_trend(values: &[f64]) -> Option<Trend> {
+pub(crate) fn spearman_trend(values: &[f64]) -> Option<Trend> {
     let n = values.len();
     if n < 3 || values.iter().any(|v| !v.is_finite()) {
         return None;

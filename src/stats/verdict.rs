@@ -52,7 +52,7 @@ impl VerdictKind {
 /// What one more replicate of a level is: a trial, or a boot (a session where margin
 /// cannot tell the boot) of about `trials` trials.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Replicate<'a> {
+pub(crate) enum Replicate<'a> {
     Trial,
     Unit { unit: &'a str, trials: usize },
 }
@@ -75,7 +75,7 @@ impl Replicate<'_> {
 /// The words a good and a bad change are called.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Vocabulary {
+pub(crate) enum Vocabulary {
     /// For times and rates: "faster" / "slower".
     Speed,
     /// For anything else: "better" / "worse".
@@ -84,7 +84,7 @@ pub enum Vocabulary {
 
 /// What the sentence calls the levels and how it judges a change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Wording<'a> {
+pub(crate) struct Wording<'a> {
     pub baseline: &'a str,
     pub level: &'a str,
     /// `None` for a metric with no preferred direction: the sentence states the
@@ -95,7 +95,7 @@ pub struct Wording<'a> {
 
 /// A comparison's verdict and its sentence.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Verdict {
+pub(crate) struct Verdict {
     pub kind: VerdictKind,
     pub sentence: String,
     /// For [`VerdictKind::Inconclusive`]: about how many more trials per level would
@@ -104,7 +104,7 @@ pub struct Verdict {
 }
 
 /// The first rule of docs/statistics.md (Verdicts) that matches, with δ = `threshold`.
-pub fn classify(comparison: &Comparison, threshold: f64) -> VerdictKind {
+pub(crate) fn classify(comparison: &Comparison, threshold: f64) -> VerdictKind {
     if comparison.n_a < 2 || comparison.n_b < 2 {
         return VerdictKind::Insufficient;
     }
@@ -128,14 +128,15 @@ pub fn classify(comparison: &Comparison, threshold: f64) -> VerdictKind {
     }
 }
 
-/// Classifies the comparison and words the verdict.
-pub fn verdict(comparison: &Comparison, settings: &StatsSettings, wording: &Wording) -> Verdict {
+/// Classifies the comparison of trials and words the verdict (the tests' shorthand).
+#[cfg(test)]
+pub(crate) fn verdict(comparison: &Comparison, settings: &StatsSettings, wording: &Wording) -> Verdict {
     verdict_per(comparison, settings, wording, Replicate::Trial)
 }
 
-/// [`verdict`] for a comparison whose observations are `replicate`s: the trials, or the
+/// Classifies the comparison and words the verdict, for a comparison whose observations are `replicate`s: the trials, or the
 /// means of boots; "more trials" is then said in boots.
-pub fn verdict_per(
+pub(crate) fn verdict_per(
     comparison: &Comparison,
     settings: &StatsSettings,
     wording: &Wording,
@@ -212,7 +213,7 @@ pub fn verdict_per(
 /// single one: what the trials showed within their boots, at which confidence, and that
 /// it claims nothing (docs/statistics.md, Sessions and boots). `unit` is `boot` or
 /// `session`; `units` how many of them each side has (baseline, level).
-pub fn unreplicated(
+pub(crate) fn unreplicated(
     comparison: &Comparison,
     settings: &StatsSettings,
     wording: &Wording<'_>,
@@ -287,7 +288,7 @@ const MULTIPLE_FROM: f64 = 2.0;
 /// Verdicts): within ÷2 and ×2 a signed percentage (`+12.3 %`, `-19.9 %`, `-0.42 %`);
 /// from twice up a multiple (`×2.5`, `×217`); from half down a division (`÷3.1`), so that
 /// halving reads like doubling. Three significant digits, trailing zeros dropped.
-pub fn ratio_change(ratio: f64) -> String {
+pub(crate) fn ratio_change(ratio: f64) -> String {
     if ratio.is_nan() {
         return "—".to_owned();
     }
@@ -301,7 +302,7 @@ pub fn ratio_change(ratio: f64) -> String {
 }
 
 /// A ratio's interval, each bound by [`ratio_change`]: `[-20.9 %, -18.9 %]`, `[×184, ×236]`.
-pub fn ratio_interval((low, high): (f64, f64)) -> String {
+pub(crate) fn ratio_interval((low, high): (f64, f64)) -> String {
     format!("[{}, {}]", ratio_change(low), ratio_change(high))
 }
 
@@ -316,7 +317,7 @@ fn multiple(x: f64) -> String {
 }
 
 /// A confidence level as people write it: 0.95 → `95 %`, 0.97 → `97 %`, 0.975 → `97.5 %`.
-pub fn confidence_level(level: f64) -> String {
+pub(crate) fn confidence_level(level: f64) -> String {
     format!("{} %", (level * 100.0 * 1e4).round() / 1e4)
 }
 
@@ -339,7 +340,7 @@ fn signed_fraction_as_percent(fraction: f64) -> String {
 /// ([`compare_design`]: Fieller/Welch, or paired per-block means) at
 /// `settings.confidence`, and classified by the same rule. One cell per side unless
 /// `paired` (then the blocks both sides have).
-pub fn trial_verdict(
+pub(crate) fn trial_verdict(
     base: &[(Option<&str>, &[f64])],
     other: &[(Option<&str>, &[f64])],
     kind: MeanKind,
