@@ -9,7 +9,7 @@ use super::{Error, io, load_all};
 use crate::analyze::stopping::Rule;
 use crate::plan::Plan;
 use crate::plan::render::{Builtins, render};
-use crate::run::progress::{Bar, Lines, Progress};
+use crate::run::display::{Bar, Lines, Progress};
 use crate::run::workdir::{self, WorkdirName};
 use crate::run::{self, LOCAL_HOST, Outcome, RunOptions};
 use crate::spec::Experiment;

@@ -9,21 +9,22 @@
 //! after `max_failures`); [`trial`] runs one trial (`prepare`, the command, `conclude`,
 //! the raw output saved, the record appended); [`workdir`] names the scratch folders.
 //! Trials run through an [`exec::Executor`] (this machine, or [`ssh`]); [`process`] is
-//! how a command is spawned, timed out, killed and reaped.
+//! how a command is spawned, timed out, killed and reaped; [`display`] shows the run as
+//! it goes.
 //!
 //! Hooks follow hyperfine: `setup` once per cell per session, `prepare` and `conclude`
-//! around each trial, `cleanup` once per cell at the end. Failures are data: they are
+//! around each trial, `cleanup` once per cell per session, after its last trial. Failures are data: they are
 //! recorded and the run goes on, until a cell fails `max_failures` times in a session. An
 //! unreachable host is reported and the other hosts carry on.
 
 mod cell;
+pub mod display;
 pub(crate) mod exec;
 pub mod facts;
 #[cfg(test)]
 mod fake;
 mod host;
 pub mod process;
-pub mod progress;
 mod schedule;
 mod session;
 pub(crate) mod ssh;

@@ -7,9 +7,9 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Barrier, Mutex, PoisonError, mpsc};
 use std::time::Duration;
 
+use super::display::{Progress, TrialLine};
 use super::exec::Executor;
 use super::host::{ControlDir, HostCells, Msg, executor};
-use super::progress::{Progress, TrialLine};
 use super::state::{Counts, HostRun, Shared, Shown};
 use super::{
     DEFAULT_MAX_FAILURES, Outcome, RunError, RunOptions, Stopping, facts, host_of, ssh_entry, workdir,

@@ -3,8 +3,8 @@
 use std::collections::HashSet;
 use std::sync::atomic::AtomicBool;
 
+use super::display::{Progress, TrialLine};
 use super::fake::{Calls, FakeExecutor, Scripted};
-use super::progress::{Progress, TrialLine};
 use super::session::run_on;
 use super::{Outcome, RunOptions};
 use crate::analyze::stopping::Rule;
