@@ -25,6 +25,7 @@ use std::path::PathBuf;
 
 use polars::error::PolarsError;
 
+use crate::analyze::AnalyzeError;
 use crate::diag::Diagnostics;
 use crate::parse::ParseError;
 use crate::parse::extract::ExtractorError;
@@ -76,6 +77,9 @@ pub enum Error {
     /// The report (report.md, summary.json, plots) cannot be made or written.
     #[error("{experiment}: the report: {source}")]
     Report { experiment: String, source: ReportError },
+    /// The store cannot be analysed for the report (said the same way: the report failed).
+    #[error("{experiment}: the report: {source}")]
+    Analyze { experiment: String, source: AnalyzeError },
     /// The table of trials cannot be built.
     #[error("{experiment}: {source}")]
     Table { experiment: String, source: PolarsError },
@@ -110,6 +114,7 @@ impl Error {
             | Error::Parse { .. }
             | Error::File { .. }
             | Error::Report { .. }
+            | Error::Analyze { .. }
             | Error::Table { .. }
             | Error::Export { .. } => 2,
         }

@@ -179,8 +179,11 @@ pub fn write(
             exp.path.display()
         )));
     }
-    let summary = crate::report::write_report(exp, plan, snapshot, &pending, &store.dir)
-        .map_err(|source| Error::Report { experiment: exp.name.clone(), source })?;
+    let experiment = || exp.name.clone();
+    let summary = analyze::summarize_store(exp, plan, snapshot, &pending)
+        .map_err(|source| Error::Analyze { experiment: experiment(), source })?;
+    crate::report::write_report(exp, plan, &summary, &store.dir)
+        .map_err(|source| Error::Report { experiment: experiment(), source })?;
     Ok((store.dir.join("report.md"), summary))
 }
 

@@ -20,12 +20,10 @@ use minijinja::value::{Serde, Value};
 use minijinja::{Environment, UndefinedBehavior};
 use serde::Serialize;
 
-use crate::analyze::{AnalyzeError, summarize_store};
 use crate::plan::Plan;
 use crate::spec::Experiment;
 use crate::stats::outliers::OutlierRule;
-use crate::store::Snapshot;
-use crate::summary::{Arm, CellStat, ComparisonStat, Pending, Summary};
+use crate::summary::{Arm, CellStat, ComparisonStat, Summary};
 use crate::vocab::Better;
 use format::{
     Scale, cell_text, confidence, markdown_table, p_clause, p_value, percent, scale, signed_percent,
@@ -37,8 +35,6 @@ pub(crate) const BUILTIN_TEMPLATE: &str = include_str!("report.md.j2");
 /// Why the report could not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
-    #[error(transparent)]
-    Analyze(#[from] AnalyzeError),
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: io::Error },
     #[error("{name}:{line}: {message}", line = line.map_or_else(|| "?".to_owned(), |l| l.to_string()))]
@@ -63,17 +59,16 @@ impl ReportError {
     }
 }
 
-/// Analyses the store and writes `report.md`, `summary.json` and `plots/*.svg` into
-/// `out_dir` (the experiment's store folder). Returns the summary, for `--json`.
+/// Writes the summary the analysis made as `report.md`, `summary.json` and
+/// `plots/*.svg` into `out_dir` (the experiment's store folder). The report only formats:
+/// every number is the summary's.
 pub(crate) fn write_report(
     exp: &Experiment,
     plan: &Plan,
-    snapshot: &Snapshot,
-    pending: &[Pending],
+    summary: &Summary,
     out_dir: &Path,
-) -> Result<Summary, ReportError> {
-    let summary = summarize_store(exp, plan, snapshot, pending)?;
-    let plots = plots(exp, plan, &summary)?;
+) -> Result<(), ReportError> {
+    let plots = plots(exp, plan, summary)?;
     let dir = out_dir.join("plots");
     if plots.iter().any(|p| p.svg.is_some()) {
         fs::create_dir_all(&dir).map_err(|e| ReportError::io(&dir, e))?;
@@ -83,12 +78,12 @@ pub(crate) fn write_report(
             write_file(&out_dir.join(&plot.path), svg.as_bytes())?;
         }
     }
-    let markdown = render(exp, &summary, &plots, &now())?;
+    let markdown = render(exp, summary, &plots, &now())?;
     write_file(&out_dir.join("report.md"), markdown.as_bytes())?;
-    let mut json = serde_json::to_vec_pretty(&summary)?;
+    let mut json = serde_json::to_vec_pretty(summary)?;
     json.push(b'\n');
     write_file(&out_dir.join("summary.json"), &json)?;
-    Ok(summary)
+    Ok(())
 }
 
 /// Writes through a temporary file and a rename, so a reader never sees half a report.

@@ -7,11 +7,12 @@ use serde_json::Value;
 
 use super::*;
 use crate::analyze::fixture::Fixture;
+use crate::analyze::summarize_store;
 use crate::stats::compare::Design;
 use crate::stats::reference::assert_close;
 use crate::stats::verdict::VerdictKind;
 use crate::store::Status;
-use crate::summary::{Arm, WarningKind};
+use crate::summary::{Arm, Pending, WarningKind};
 use crate::vocab::MeanKind;
 
 static SEED: LazyLock<Value> = LazyLock::new(|| {
@@ -470,7 +471,8 @@ fn the_snapshot_store_raises_the_warnings_it_was_built_for() {
 fn write_report_writes_the_markdown_the_json_and_the_plots() {
     let f = dd_store();
     let dir = tempfile::tempdir().unwrap();
-    let summary = write_report(&f.exp, &f.plan, &f.snapshot, &[], dir.path()).unwrap();
+    let summary = summarize_store(&f.exp, &f.plan, &f.snapshot, &[]).unwrap();
+    write_report(&f.exp, &f.plan, &summary, dir.path()).unwrap();
     let markdown = fs::read_to_string(dir.path().join("report.md")).unwrap();
     assert!(
         markdown.contains(

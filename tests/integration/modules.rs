@@ -46,7 +46,7 @@ fn module_graph_has_no_import_cycles() {
 #[test]
 fn earlier_stages_never_import_later_ones() {
     let graph = scan_crate(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
-    let rules: [(&[&str], &[&str]); 2] = [
+    let rules: [(&[&str], &[&str]); 3] = [
         (
             &["spec", "plan", "parse", "run", "store"],
             &["analyze", "report", "summary", "outlook", "cmd", "calibrate"],
@@ -55,6 +55,8 @@ fn earlier_stages_never_import_later_ones() {
             &["stats", "vocab"],
             &["spec", "plan", "parse", "run", "store", "analyze", "report", "summary", "cmd"],
         ),
+        // the report formats the summary the analysis made; it computes nothing itself
+        (&["report"], &["analyze", "run", "store", "outlook", "cmd", "calibrate"]),
     ];
     let top = |m: &str| m.split("::").next().unwrap_or_default().to_string();
     let mut backward = Vec::new();
