@@ -199,8 +199,7 @@ pub(crate) fn run_on(
                     }
                 }
                 Msg::Done(d) => {
-                    // After a full disk this may fail too; the trial log is what matters.
-                    let _ = sessions.append(&d.end);
+                    let ended = sessions.append(&d.end);
                     let c = d.counts;
                     outcome.ok += c.ok;
                     outcome.failed += c.failed;
@@ -215,6 +214,12 @@ pub(crate) fn run_on(
                     outcome.interrupted |= d.interrupted;
                     if let Some(e) = d.error {
                         shared.fail(e);
+                    }
+                    // A session without its end reads as a killed run later: never a
+                    // silent success. After a full disk the trial log's own error comes
+                    // first (the first failure is the one reported).
+                    if let Err(e) = ended {
+                        shared.fail(e.into());
                     }
                 }
             }
