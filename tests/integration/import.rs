@@ -69,6 +69,30 @@ fn a_file_of_several_rows_gives_several_trials() {
     let reps: Vec<u64> = recs.iter().map(|r| r["repetition"].as_u64().unwrap()).collect();
     assert_eq!(reps, (1..=8).collect::<Vec<_>>());
     assert!(recs.iter().all(|r| r["host"] == "domu"));
+    // the input is kept once, whatever the number of results in it: every trial points
+    // at the one copy, and its position says which row it is
+    let store = dir.path().join("xen-bonnie");
+    let raw: Vec<_> = std::fs::read_dir(store.join("raw")).unwrap().flatten().map(|e| e.path()).collect();
+    assert_eq!(raw.len(), 1, "{raw:?}");
+    assert_eq!(
+        std::fs::read(&raw[0]).unwrap(),
+        std::fs::read("experiments/data/seed000/bonnie-domu-lvm.csv").unwrap()
+    );
+    assert!(recs.iter().all(|r| r["raw"] == recs[0]["raw"]), "one copy for all");
+    let positions: Vec<u64> = recs.iter().map(|r| r["position"].as_u64().unwrap()).collect();
+    assert_eq!(positions, (1..=8).collect::<Vec<_>>());
+    // and reparse reads each row back from the one copy
+    let before: Vec<_> = recs.iter().map(|r| r["metrics"].clone()).collect();
+    let out = margin()
+        .env("MARGIN_REPORTS", dir.path())
+        .args(["reparse", "experiments/xen-bonnie.yaml"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("reparsed 8 trials: 0 changed"), "{}", stdout(&out));
+    let after: Vec<_> = records(&store).iter().map(|r| r["metrics"].clone()).collect();
+    assert_eq!(before, after);
+    assert!(before.windows(2).any(|w| w[0] != w[1]), "the rows differ, so the positions matter");
 }
 
 #[test]
