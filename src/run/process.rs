@@ -346,10 +346,13 @@ fn persist(mut memory: std::fs::File, path: &Path, sync: bool) -> std::io::Resul
         return Ok(false);
     }
     memory.seek(SeekFrom::Start(0))?;
-    let mut file = std::fs::File::create(path)?;
-    std::io::copy(&mut memory, &mut file)?;
+    // A full disk names the file it could not write; the kind stays, so callers still
+    // tell a full disk from other errors.
+    let named = |e: std::io::Error| std::io::Error::new(e.kind(), format!("{}: {e}", path.display()));
+    let mut file = std::fs::File::create(path).map_err(named)?;
+    std::io::copy(&mut memory, &mut file).map_err(named)?;
     if sync {
-        file.sync_data()?;
+        file.sync_data().map_err(named)?;
     }
     Ok(true)
 }

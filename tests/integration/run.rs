@@ -408,18 +408,49 @@ fn a_full_disk_stops_the_run_and_the_log_still_loads() {
     let f = Fixture::new(&format!(
         "matrix:\n  n: [1, 2, 3]\nrun: echo value=1; head -c 20000 /dev/zero | tr '\\\\0' x\n{VALUE}repetitions: 30\n"
     ));
+    let (out, root) = on_a_full_disk(&f);
+    let text = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("the disk is full"), "{text}");
+    assert!(text.contains("run the same command again to resume"), "{text}");
+    // whichever write the disk refused, the message names its file
+    assert!(text.contains("/raw/") || text.contains(".ndjson"), "which file? {text}");
+    // the log that the full disk cut short still loads, with every trial before it
+    let log = std::fs::read_to_string(root.join("exp/runs.ndjson")).unwrap();
+    let records: Vec<&str> = log.trim_end_matches('\0').lines().collect();
+    assert!(records.len() > 1, "trials before the disk filled are kept: {}", records.len());
+    assert!(records.iter().filter(|l| serde_json::from_str::<serde_json::Value>(l).is_err()).count() <= 1);
+    let status = f.margin().env("MARGIN_REPORTS", &root).arg("status").arg(&f.file).output().unwrap();
+    assert!(status.status.success(), "{}", stderr(&status));
+    assert!(stdout(&status).contains("trials"), "{}", stdout(&status));
+}
+
+#[test]
+fn a_full_disk_while_saving_a_trials_output_names_the_file() {
+    let f = Fixture::new(&format!(
+        "matrix:\n  n: [1]\nrun: echo value=1; head -c 400000 /dev/zero | tr '\\\\0' x\n{VALUE}repetitions: 1\n"
+    ));
+    let (out, _) = on_a_full_disk(&f);
+    let text = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("the disk is full"), "{text}");
+    assert!(text.contains("/raw/") && text.contains(".out"), "the file is named: {text}");
+}
+
+/// `margin run` of the fixture with its store on a 300 KiB tmpfs: mounted as root, or
+/// else in a user namespace of our own, where margin runs too and the store is copied
+/// out before the namespace ends. Without either there is no full disk to test, and the
+/// test says so. The run's output, and where the store's copy is.
+fn on_a_full_disk(f: &Fixture) -> (std::process::Output, PathBuf) {
     std::fs::create_dir_all(f.reports()).unwrap();
     let margin = assert_cmd::cargo::cargo_bin!("margin");
-    // The store on a 300 KiB tmpfs: mounted as root, or else in a user namespace of our
-    // own, where margin runs too and the store is copied out before the namespace ends.
-    // Without either there is no full disk to test, and the test says so.
     let mounted = std::process::Command::new("mount")
         .args(["-t", "tmpfs", "-o", "size=300k", "tmpfs"])
         .arg(f.reports())
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success());
-    let (out, root) = if mounted {
+    if mounted {
         let out = f.run(&[]);
         let copy = f.dir.path().join("copy");
         std::fs::create_dir_all(&copy).unwrap();
@@ -445,19 +476,7 @@ fn a_full_disk_stops_the_run_and_the_log_still_loads() {
             stderr(&out)
         );
         (out, copy)
-    };
-    let text = stderr(&out);
-    assert_eq!(out.status.code(), Some(2), "{text}");
-    assert!(text.contains("the disk is full"), "{text}");
-    assert!(text.contains("run the same command again to resume"), "{text}");
-    // the log that the full disk cut short still loads, with every trial before it
-    let log = std::fs::read_to_string(root.join("exp/runs.ndjson")).unwrap();
-    let records: Vec<&str> = log.trim_end_matches('\0').lines().collect();
-    assert!(records.len() > 1, "trials before the disk filled are kept: {}", records.len());
-    assert!(records.iter().filter(|l| serde_json::from_str::<serde_json::Value>(l).is_err()).count() <= 1);
-    let status = f.margin().env("MARGIN_REPORTS", &root).arg("status").arg(&f.file).output().unwrap();
-    assert!(status.status.success(), "{}", stderr(&status));
-    assert!(stdout(&status).contains("trials"), "{}", stdout(&status));
+    }
 }
 
 #[test]
