@@ -31,10 +31,14 @@ impl HostRun<'_> {
                 return;
             }
         };
-        if let Some(cmd) = setup
-            && let Err(why) = self.hook(st, "setup", &cmd, &env, &format!("{}-{}", self.session, st.cell.id))
-        {
-            self.abandon(st, why);
+        let machine = self.machine;
+        if let Some(cmd) = setup {
+            let turn = machine.turn();
+            let done = self.hook(st, "setup", &cmd, &env, &format!("{}-{}", self.session, st.cell.id));
+            drop(turn);
+            if let Err(why) = done {
+                self.abandon(st, why);
+            }
         }
     }
 
@@ -42,9 +46,12 @@ impl HostRun<'_> {
     pub(crate) fn finish_cell(&mut self, st: &mut CellState<'_>) {
         let Some(dir) = st.workdir.clone() else { return };
         if self.host_error.is_none() {
+            let machine = self.machine;
             if let Ok(Commands { cleanup: Some(cmd), env, .. }) = self.render(st, st.progress.attempts)
-                && let Err(why) =
+                && let Err(why) = {
+                    let _turn = machine.turn();
                     self.hook(st, "cleanup", &cmd, &env, &format!("{}-{}", self.session, st.cell.id))
+                }
             {
                 self.note(format!("{}: {why}", st.label));
                 st.cleanup_failed = Some(why);

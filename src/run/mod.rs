@@ -142,6 +142,18 @@ pub fn host_of<'a>(plan: &'a Plan, cell: &'a Cell) -> &'a str {
     plan.levels(cell).find(|(k, _)| *k == "host").map_or(LOCAL_HOST, |(_, v)| v.text.as_str())
 }
 
+/// The physical machine a host is on (its `machine:`): the hosts of one machine take
+/// turns, one trial at a time over all of them, so that they never measure each other.
+/// Without `machine:`, a host without `ssh` is this machine and an ssh host is its own.
+pub(crate) fn machine_of(exp: &Experiment, host: &str) -> String {
+    let entry = exp.spec.hosts.iter().find(|(name, _)| name.value == host).map(|(_, e)| &e.value);
+    match entry {
+        Some(e) if e.machine.is_some() => e.machine.as_ref().map(|m| m.value.clone()).unwrap_or_default(),
+        Some(e) if e.ssh.is_some() => format!("host {host}"),
+        _ => LOCAL_HOST.to_string(),
+    }
+}
+
 /// The `hosts:` entry of a host reached over ssh, and its destination.
 pub(crate) fn ssh_entry<'e>(exp: &'e Experiment, host: &str) -> Option<(&'e crate::spec::Host, &'e str)> {
     let (_, entry) = exp.spec.hosts.iter().find(|(name, _)| name.value == host)?;

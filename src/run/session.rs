@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::display::{Progress, TrialLine};
 use super::exec::Executor;
 use super::host::{ControlDir, HostCells, Msg, executor};
-use super::state::{Counts, HostRun, Shared, Shown};
+use super::state::{Counts, HostRun, Machine, Shared, Shown};
 use super::{
     DEFAULT_MAX_FAILURES, Outcome, RunError, RunOptions, Stopping, facts, host_of, ssh_entry, workdir,
 };
@@ -130,16 +130,24 @@ pub(crate) fn run_on(
     let executors: Vec<Box<dyn Executor>> =
         groups.iter().map(|(host, _)| connect(host, control.as_ref().map(ControlDir::path))).collect();
 
+    // One turn per physical machine: its hosts (dom0 and its guests, or several entries
+    // without ssh, which are all this machine) run one trial at a time between them.
+    let machines: Vec<String> = groups.iter().map(|(host, _)| super::machine_of(exp, host)).collect();
+    let turns: std::collections::HashMap<&str, Machine> =
+        machines.iter().map(|m| (m.as_str(), Machine::default())).collect();
+
     let mut sessions = store.session_appender()?;
     let barrier = Barrier::new(groups.len() + 1);
     let (tx, rx) = mpsc::channel::<Msg>();
     std::thread::scope(|scope| {
-        for ((_, cells), executor) in groups.into_iter().zip(&executors) {
+        for (((_, cells), executor), machine) in groups.into_iter().zip(&executors).zip(&machines) {
             let (tx, shared, barrier) = (tx.clone(), &shared, &barrier);
+            let machine = &turns[machine.as_str()];
             scope.spawn(move || {
                 let mut h = HostRun {
                     shared,
                     executor: executor.as_ref(),
+                    machine,
                     session: uuid::Uuid::now_v7().to_string(),
                     counts: Counts::default(),
                     host_error: None,

@@ -2,7 +2,7 @@
 //! has yet to show) and what each host's thread and each of its cells carry in a session.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use indexmap::IndexMap;
@@ -100,10 +100,47 @@ impl Shared<'_> {
 pub(crate) struct HostRun<'a> {
     pub(crate) shared: &'a Shared<'a>,
     pub(crate) executor: &'a dyn Executor,
+    /// The turn of the host's machine (`machine_of`): held while this host runs a trial
+    /// or a hook, so that the hosts of one machine never run at the same time.
+    pub(crate) machine: &'a Machine,
     pub(crate) session: String,
     pub(crate) counts: Counts,
     pub(crate) host_error: Option<String>,
     pub(crate) interrupted: bool,
+}
+
+/// The turns of one physical machine: its hosts run one trial (or hook) at a time, in
+/// the order they asked — a ticket queue, because a plain mutex lets the host that just
+/// finished take the machine again before a waiting one wakes, and the hosts would no
+/// longer interleave.
+#[derive(Debug, Default)]
+pub(crate) struct Machine {
+    /// The next ticket to hand out, and the ticket being served.
+    tickets: Mutex<(u64, u64)>,
+    served: Condvar,
+}
+
+/// A host's turn on its machine, until dropped.
+pub(crate) struct Turn<'m>(&'m Machine);
+
+impl Machine {
+    /// Wait for this machine's turn, in the order asked.
+    pub(crate) fn turn(&self) -> Turn<'_> {
+        let mut t = self.tickets.lock().unwrap_or_else(PoisonError::into_inner);
+        let mine = t.0;
+        t.0 += 1;
+        while t.1 != mine {
+            t = self.served.wait(t).unwrap_or_else(PoisonError::into_inner);
+        }
+        Turn(self)
+    }
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        self.0.tickets.lock().unwrap_or_else(PoisonError::into_inner).1 += 1;
+        self.0.served.notify_all();
+    }
 }
 
 impl HostRun<'_> {

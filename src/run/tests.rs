@@ -159,3 +159,19 @@ fn warmups_are_recorded_as_warmups() {
     }
     assert_eq!((ran.outcome.warmups, ran.outcome.ok), (3, 6));
 }
+
+/// Which hosts share a machine: those that say so, and every host without ssh (all of
+/// them this machine); an ssh host without `machine:` is a machine of its own.
+#[test]
+fn hosts_share_a_machine_when_they_say_so_or_are_this_one() {
+    let yaml = "hosts:\n  dom0: { ssh: root@xen1, machine: xen1 }\n  domu: { ssh: root@guest1, machine: xen1 }\n  \
+                other: { ssh: root@h2 }\n  here: {}\n  there: {}\nmatrix:\n  host: [dom0, domu, other, here, there]\n\
+                run: echo\n";
+    let exp = crate::spec::load_str(std::path::Path::new("experiments/m.yaml"), yaml).unwrap();
+    let machine = |h: &str| super::machine_of(&exp, h);
+    assert_eq!(machine("dom0"), machine("domu"));
+    assert_eq!(machine("here"), machine("there"));
+    assert_eq!(machine("here"), machine(super::LOCAL_HOST));
+    let distinct: HashSet<String> = ["dom0", "other", "here"].into_iter().map(machine).collect();
+    assert_eq!(distinct.len(), 3, "{distinct:?}");
+}

@@ -118,6 +118,10 @@ impl HostRun<'_> {
         position: u32,
     ) -> Result<Recorded, RunError> {
         let sh = self.shared;
+        // The machine's turn, from before `prepare` until the record is durable: no other
+        // host of this machine runs anything meanwhile.
+        let machine = self.machine;
+        let _turn = machine.turn();
         let repetition = st.progress.attempts + 1;
         let trial = uuid::Uuid::now_v7().to_string();
         let (raw, out, err) = sh.store.raw_paths(&trial);

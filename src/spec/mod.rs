@@ -233,6 +233,10 @@ pub struct Host {
     pub port: Option<u16>,
     pub user: Option<String>,
     pub identity: Option<String>,
+    /// The physical machine the host is on: hosts of one machine never run trials at
+    /// the same time. Default: the machine running margin for a host without `ssh`,
+    /// else a machine of the host's own.
+    pub machine: Option<Located<String>>,
     /// Extra `-o` options, like `ConnectTimeout=5`.
     #[serde(default)]
     pub options: Vec<Located<String>>,

@@ -852,3 +852,40 @@ repetitions: 2
         assert_eq!(r["metrics"]["sha512_64"].as_f64(), Some(201410840.0), "{r}");
     }
 }
+
+/// Hosts of one machine never run at the same time: two `hosts:` entries without `ssh`
+/// are both this machine, so their trials take turns (and interleave), where they used
+/// to run at once and measure each other.
+#[test]
+fn hosts_of_one_machine_take_turns() {
+    let f = Fixture::new(&format!(
+        "hosts:\n  a: {{}}\n  b: {{}}\nmatrix:\n  host: [a, b]\nrun: sleep 0.15; echo value=1\n{VALUE}repetitions: 4\n"
+    ));
+    let out = f.run(&[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (records, _) = f.records();
+    assert_eq!(records.len(), 8);
+    let mut spans: Vec<(f64, f64, String)> = records
+        .iter()
+        .map(|r| {
+            let start: jiff::Timestamp = r["started_at"].as_str().unwrap().parse().unwrap();
+            let start = start.as_nanosecond() as f64 / 1e9;
+            (
+                start,
+                start + r["wall_time"].as_f64().unwrap(),
+                r["levels"]["host"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    spans.sort_by(|x, y| x.0.total_cmp(&y.0));
+    for w in spans.windows(2) {
+        assert!(
+            w[1].0 >= w[0].1,
+            "a trial on {} began before one on {} had ended: {spans:?}",
+            w[1].2,
+            w[0].2
+        );
+    }
+    let switches = spans.windows(2).filter(|w| w[0].2 != w[1].2).count();
+    assert!(switches >= 4, "the hosts take turns, not one after the other: {spans:?}");
+}
