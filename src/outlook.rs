@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use crate::analyze::stopping::Rule;
 use crate::plan::{Cell, Plan};
 use crate::run::LOCAL_HOST;
-use crate::run::{RunError, RunOptions, facts, host_of, repetitions, ssh_entry};
+use crate::run::{RunError, RunOptions, facts, host_of, machine_of, repetitions, ssh_entry};
 use crate::spec::Experiment;
 use crate::store::{CellProgress, Event, SessionRecord, Snapshot};
 
@@ -107,6 +107,17 @@ pub(crate) fn hosts_summary(
         };
         out[i].2 += 1;
         out[i].3 += usize::from(o.done);
+    }
+    // Hosts of one machine take turns (`machine_of`): say which, so the plan shows why
+    // their trials never overlap and why their times add up.
+    let hosts: Vec<(String, String)> =
+        out.iter().map(|(host, ..)| (host.clone(), machine_of(exp, host))).collect();
+    for (entry, (host, machine)) in out.iter_mut().zip(&hosts) {
+        let others: Vec<&str> =
+            hosts.iter().filter(|(h, m)| h != host && m == machine).map(|(h, _)| h.as_str()).collect();
+        if !others.is_empty() {
+            entry.1.push_str(&format!("; machine {machine}, taking turns with {}", others.join(", ")));
+        }
     }
     out
 }

@@ -145,7 +145,12 @@ fn plan_shows_each_host_and_what_waits_for_another_boot() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
-    assert!(text.contains("  host dom0 (ssh root@xen1.example.org): 2 cells, 0 done, 2 to run"), "{text}");
+    assert!(
+        text.contains(
+            "  host dom0 (ssh root@xen1.example.org; machine xen1, taking turns with domu): 2 cells, 0 done, 2 to run"
+        ),
+        "{text}"
+    );
     assert!(
         text.contains("runs on host `dom0` (root@xen1.example.org): `margin run` connects to it"),
         "{text}"
