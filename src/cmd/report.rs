@@ -157,14 +157,17 @@ fn pending(exp: &Experiment, plan: &Plan, snapshot: &Snapshot) -> Result<Vec<Pen
 
 /// Write `report.md`, `summary.json` and the plots into the store, from `snapshot` (of
 /// that store). `reasons`: why cells are pending as a run just found out (a host down),
-/// over what the plan can tell.
+/// over what the plan can tell. `current`: whether the snapshot is still the store's
+/// state when the report is ready; if not, nothing is written (the summary is returned,
+/// `None` for the path).
 pub fn write(
     exp: &Experiment,
     plan: &Plan,
     store: &Store,
     snapshot: &Snapshot,
     reasons: &[(String, String)],
-) -> Result<(PathBuf, Summary), Error> {
+    current: &dyn Fn() -> bool,
+) -> Result<(Option<PathBuf>, Summary), Error> {
     let mut pending = pending(exp, plan, snapshot)?;
     for p in &mut pending {
         if let Some((_, why)) = reasons.iter().find(|(label, _)| *label == p.cell) {
@@ -182,9 +185,12 @@ pub fn write(
     let experiment = || exp.name.clone();
     let summary = analyze::summarize_store(exp, plan, snapshot, &pending)
         .map_err(|source| Error::Analyze { experiment: experiment(), source })?;
+    if !current() {
+        return Ok((None, summary));
+    }
     crate::report::write_report(exp, plan, &summary, &store.dir)
         .map_err(|source| Error::Report { experiment: experiment(), source })?;
-    Ok((store.dir.join("report.md"), summary))
+    Ok((Some(store.dir.join("report.md")), summary))
 }
 
 pub fn run(
@@ -197,8 +203,25 @@ pub fn run(
     let t = resolve(target, reports, "report")?;
     let (exp, plan) = load_all(std::slice::from_ref(&t.file), usize::MAX)?.remove(0);
     let store = t.store(reports, &exp);
+    // A run may be writing the store meanwhile: a report of what it read then must not
+    // replace the newer one the run writes when it ends.
+    let before = store.fingerprint();
     let snapshot = store.load()?;
-    let (path, summary) = write(&exp, &plan, &store, &snapshot, &[])?;
+    let (path, summary) = write(&exp, &plan, &store, &snapshot, &[], &|| store.fingerprint() == before)?;
+    let Some(path) = path else {
+        eprintln!(
+            "{}: the store changed while this report was made (a run is writing it): report.md is left \
+             as it is, and the run writes a newer one when it ends; the answer below is of the trials read",
+            exp.name
+        );
+        if json {
+            let text = serde_json::to_string_pretty(&summary).map_err(|e| Error::Output(e.into()))?;
+            writeln!(out, "{text}").map_err(io)?;
+        } else {
+            answer(&summary, None, out).map_err(io)?;
+        }
+        return Ok(());
+    };
     if json {
         // stdout is summary.json alone
         eprintln!("{}: {}", exp.name, t.used());

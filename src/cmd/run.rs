@@ -68,9 +68,15 @@ pub fn run(o: &Options, out: &mut dyn Write) -> Result<(), Error> {
         summary(exp, &outcome, out).map_err(io)?;
         // The answer, from everything the store holds now (also after an interruption):
         // what the run read plus what it added, read again now that it has let go.
+        // A run that begins meanwhile writes a newer report: this one is then left out.
+        let before = store.fingerprint();
         let snapshot = store.load()?;
-        let (path, report) = super::report::write(exp, plan, &store, &snapshot, &outcome.pending)?;
-        writeln!(out, "  report: {}", path.display()).map_err(io)?;
+        let current = || store.fingerprint() == before;
+        let (path, report) = super::report::write(exp, plan, &store, &snapshot, &outcome.pending, &current)?;
+        match path {
+            Some(path) => writeln!(out, "  report: {}", path.display()).map_err(io)?,
+            None => writeln!(out, "  report: left to the run that began meanwhile").map_err(io)?,
+        }
         let whole = super::answer::Whole::new(&format!("margin report {}", exp.path.display()), &store);
         super::answer::answer(&report, o.terminal.then_some(&whole), out).map_err(io)?;
         failures |= outcome.has_failures();

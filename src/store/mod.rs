@@ -94,6 +94,16 @@ impl Store {
         Store { dir: dir.to_path_buf() }
     }
 
+    /// What the logs look like from outside: each one's length and modification time.
+    /// Any write changes it (a record over the zeros laid ahead keeps the length but not
+    /// the time), so a reader can tell that the store changed since it read it.
+    pub fn fingerprint(&self) -> Vec<Option<(u64, std::time::SystemTime)>> {
+        [self.runs_path(), self.sessions_path()]
+            .iter()
+            .map(|p| fs::metadata(p).ok().and_then(|m| Some((m.len(), m.modified().ok()?))))
+            .collect()
+    }
+
     pub fn runs_path(&self) -> PathBuf {
         self.dir.join("runs.ndjson")
     }

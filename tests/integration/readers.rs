@@ -74,3 +74,82 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     all
 }
+
+/// Reports made while a run writes the store never leave an older report behind: the
+/// report on disk after the run is the one of every trial (a report of what it read
+/// before the run's last trials is not written over the run's own).
+#[test]
+fn reports_made_during_a_run_leave_the_newest_report() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("experiments")).unwrap();
+    let exp =
+        EXP.replace("run: printf", "run: sleep 0.05; printf").replace("repetitions: 3", "repetitions: 8");
+    std::fs::write(dir.path().join("experiments/exp.yaml"), exp).unwrap();
+    let mut run = margin(dir.path())
+        .args(["run", "experiments/exp.yaml"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut reports = 0;
+    let mut skipped = 0;
+    while run.try_wait().unwrap().is_none() {
+        let out = margin(dir.path()).args(["report", "exp"]).output().unwrap();
+        // before the first trial there is nothing to report yet (exit 2)
+        if out.status.success() {
+            reports += 1;
+            skipped += usize::from(String::from_utf8_lossy(&out.stderr).contains("the store changed"));
+        }
+    }
+    assert!(run.wait().unwrap().success());
+    assert!(reports > 0, "no report ran during the run");
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("reports/exp/summary.json")).unwrap()).unwrap();
+    assert_eq!(
+        summary["trials"]["analysed"], 24,
+        "the report on disk is of every trial ({reports} reports, {skipped} left out)"
+    );
+}
+
+/// The guard itself, made certain: a report of a large store is still being made when
+/// an import adds trials to it, so the report it would write is already old. It says so
+/// and writes nothing; the next report is of every trial.
+#[test]
+fn a_report_of_a_store_that_changed_meanwhile_is_not_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let seed =
+        std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/experiments/data/seed000/bonnie-domu-lvm.csv"))
+            .unwrap();
+    let big = dir.path().join("big.csv");
+    std::fs::write(&big, seed.repeat(2500)).unwrap();
+    let exp = concat!(env!("CARGO_MANIFEST_DIR"), "/experiments/xen-bonnie.yaml");
+    let import = |file: &std::path::Path| {
+        margin(dir.path())
+            .args(["import", exp, "--set", "host=domu", "--set", "disk=lvm"])
+            .arg(file)
+            .output()
+            .unwrap()
+    };
+    assert!(import(&big).status.success());
+    let report = margin(dir.path())
+        .args(["report", exp])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let small = dir.path().join("small.csv");
+    std::fs::write(&small, &seed).unwrap();
+    assert!(import(&small).status.success());
+    let out = report.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("the store changed while this report was made"), "{text}");
+    let store = dir.path().join("reports/xen-bonnie");
+    assert!(!store.join("summary.json").exists(), "an old report was written");
+    // the next report, of a store at rest, is written and has every trial
+    assert!(margin(dir.path()).args(["report", exp]).output().unwrap().status.success());
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(store.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["trials"]["analysed"], 8 * 2500 + 8);
+}
