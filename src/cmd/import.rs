@@ -13,7 +13,7 @@ use crate::parse::Recipe;
 use crate::plan::{Cell, Plan};
 use crate::spec::Experiment;
 use crate::store::levels_map;
-use crate::store::{Event, MetricInfo, SCHEMA, SessionRecord, Status, Store, TrialRecord};
+use crate::store::{Event, MetricInfo, RawPaths, SCHEMA, SessionRecord, Status, Store, TrialRecord};
 
 pub struct Options {
     pub file: PathBuf,
@@ -189,12 +189,12 @@ fn import(
         // works after the original is gone; every trial of the file points at it, and its
         // `position` says which of the file's results it is. A copy per trial made a
         // bonnie++ CSV of 334 rows 334 copies.
-        let mut kept = None;
+        let mut kept: Option<RawPaths> = None;
         for (i, sample) in result.samples.iter().enumerate() {
             attempts += 1;
             let trial = uuid::Uuid::now_v7().to_string();
             let paths = match &kept {
-                Some(paths) => Clone::clone(paths),
+                Some(paths) => paths.clone(),
                 None => {
                     let (paths, stdout, _) = store.raw_paths(&trial);
                     std::fs::write(&stdout, &bytes)

@@ -24,42 +24,28 @@ pub fn run(file: &Path, reports: &Path, out: &mut dyn Write) -> Result<(), Error
     }
     let current: std::collections::HashSet<String> = plan.cells.iter().map(|c| c.id.to_string()).collect();
     let (mut changed, mut fixed, mut broken, mut kept) = (0, 0, 0, 0);
-    // An imported file of several results is one raw file for all its trials: parse it
-    // once (a run's trials each have their own, parsed and dropped one by one).
-    let mut parses: std::collections::HashMap<String, Result<crate::parse::Parsed, String>> =
-        std::collections::HashMap::new();
+    // An imported file of several results is one raw file for its trials, which are
+    // consecutive in the log: the last file parsed is parsed once for all of them.
+    let mut last: Option<(String, Result<crate::parse::Parsed, String>)> = None;
     for t in &mut records {
         let reparsable = matches!(t.status, Status::Ok | Status::ParseError | Status::Imported);
         let Some(raw) = t.raw.as_ref().filter(|_| reparsable && current.contains(&t.cell)) else {
             kept += 1;
             continue;
         };
-        // an absent file is a stream that printed nothing
-        let read = |p: &str| crate::run::process::read_raw(&store.dir.join(p));
-        let parse = || -> Option<Result<crate::parse::Parsed, String>> {
-            let (Ok(stdout), Ok(stderr)) = (read(&raw.stdout), read(&raw.stderr)) else { return None };
-            Some(recipe.apply(&stdout, &stderr).map_err(|e| e.to_string()))
-        };
-        let fresh;
-        let parsed = if t.status == Status::Imported {
-            match parses.get(&raw.stdout) {
-                Some(cached) => cached,
-                None => {
-                    let Some(result) = parse() else {
-                        kept += 1;
-                        continue;
-                    };
-                    parses.entry(raw.stdout.clone()).or_insert(result)
-                }
+        let entry = match last.take() {
+            Some(entry) if entry.0 == raw.stdout => entry,
+            _ => {
+                // an absent file is a stream that printed nothing
+                let read = |p: &str| crate::run::process::read_raw(&store.dir.join(p));
+                let (Ok(stdout), Ok(stderr)) = (read(&raw.stdout), read(&raw.stderr)) else {
+                    kept += 1;
+                    continue;
+                };
+                (raw.stdout.clone(), recipe.apply(&stdout, &stderr).map_err(|e| e.to_string()))
             }
-        } else {
-            let Some(result) = parse() else {
-                kept += 1;
-                continue;
-            };
-            fresh = result;
-            &fresh
         };
+        let parsed = &last.insert(entry).1;
         let before = (t.status, t.metrics.clone());
         // the engine's own measurements stay; everything parsed is replaced
         t.metrics.retain(|k, _| ENGINE_METRICS.contains(&k.as_str()));
