@@ -125,9 +125,8 @@ pub(crate) fn hosts_summary(
 /// For `plan`, which connects to nothing: a cell on a remote host runs there.
 fn remote_host(exp: &Experiment, plan: &Plan, cell: &Cell) -> Option<String> {
     let host = host_of(plan, cell);
-    let (_, entry) = exp.spec.hosts.iter().find(|(name, _)| name.value == host)?;
-    let ssh = entry.value.ssh.as_ref()?;
-    Some(format!("runs on host `{host}` ({}): `margin run` connects to it", ssh.value))
+    let (_, ssh) = ssh_entry(exp, host)?;
+    Some(format!("runs on host `{host}` ({ssh}): `margin run` connects to it"))
 }
 
 /// The cells the last run on their host abandoned, by id, with why: each host runs in a

@@ -146,8 +146,7 @@ pub fn host_of<'a>(plan: &'a Plan, cell: &'a Cell) -> &'a str {
 /// turns, one trial at a time over all of them, so that they never measure each other.
 /// Without `machine:`, a host without `ssh` is this machine and an ssh host is its own.
 pub(crate) fn machine_of(exp: &Experiment, host: &str) -> String {
-    let entry = exp.spec.hosts.iter().find(|(name, _)| name.value == host).map(|(_, e)| &e.value);
-    match entry {
+    match host_entry(exp, host) {
         Some(e) if e.machine.is_some() => e.machine.as_ref().map(|m| m.value.clone()).unwrap_or_default(),
         Some(e) if e.ssh.is_some() => format!("host {host}"),
         _ => LOCAL_HOST.to_string(),
@@ -156,6 +155,11 @@ pub(crate) fn machine_of(exp: &Experiment, host: &str) -> String {
 
 /// The `hosts:` entry of a host reached over ssh, and its destination.
 pub(crate) fn ssh_entry<'e>(exp: &'e Experiment, host: &str) -> Option<(&'e crate::spec::Host, &'e str)> {
-    let (_, entry) = exp.spec.hosts.iter().find(|(name, _)| name.value == host)?;
-    entry.value.ssh.as_ref().map(|ssh| (&entry.value, ssh.value.as_str()))
+    let entry = host_entry(exp, host)?;
+    entry.ssh.as_ref().map(|ssh| (entry, ssh.value.as_str()))
+}
+
+/// The `hosts:` entry named `host`, if the experiment declares one.
+fn host_entry<'e>(exp: &'e Experiment, host: &str) -> Option<&'e crate::spec::Host> {
+    exp.spec.hosts.iter().find(|(name, _)| name.value == host).map(|(_, entry)| &entry.value)
 }
