@@ -8,22 +8,8 @@ use super::format::{cell_text, markdown_table, percent, ratio_change, ratio_inte
 use crate::stats::verdict::VerdictKind;
 use crate::summary::{ComparisonStat, Summary};
 
-/// Where a verdict goes in a ranked list: real differences, then the undecided (which more
-/// trials may settle), then the small and the absent differences.
-fn rank(kind: VerdictKind) -> u8 {
-    match kind {
-        VerdictKind::Significant => 0,
-        VerdictKind::UncertainSize => 1,
-        VerdictKind::Inconclusive => 2,
-        VerdictKind::Unreplicated => 3,
-        VerdictKind::Unbounded => 4,
-        VerdictKind::Insufficient => 5,
-        VerdictKind::WithinBand => 6,
-        VerdictKind::NoMeaningfulDifference => 7,
-    }
-}
-
-/// Every verdict, in [`rank`] order.
+/// Every verdict, in the order a ranked list shows them: real differences, then the
+/// undecided (which more trials may settle), then the small and the absent differences.
 pub(crate) const RANKED_KINDS: [VerdictKind; 8] = [
     VerdictKind::Significant,
     VerdictKind::UncertainSize,
@@ -34,6 +20,11 @@ pub(crate) const RANKED_KINDS: [VerdictKind; 8] = [
     VerdictKind::WithinBand,
     VerdictKind::NoMeaningfulDifference,
 ];
+
+/// Where a verdict goes in a ranked list: its place in [`RANKED_KINDS`].
+fn rank(kind: VerdictKind) -> usize {
+    RANKED_KINDS.iter().position(|k| *k == kind).unwrap_or(RANKED_KINDS.len())
+}
 
 /// How big a change is: |ln ratio|, so that halving weighs as much as doubling; a ratio
 /// without a size (none, zero, infinite) comes last.
