@@ -1,12 +1,11 @@
 //! Numbers for people: canonical units scaled to MB/s, GiB, ms, µs, ops/s; percentages;
 //! p-values; and Markdown tables padded so they read as tables in a pager too.
 //!
-//! A ratio reads as a change by [`ratio_change`] everywhere: in the report's tables, in
-//! the verdict sentences of summary.json and on the terminal. The sentences are worded by
-//! the statistics core, which imports no later stage, so the function is defined beside
-//! them (`stats::verdict`) and is the report's from here.
-
-pub(crate) use crate::stats::verdict::{ratio_change, ratio_interval};
+//! A ratio reads as a change by one function everywhere — the report's tables, the
+//! verdict sentences of summary.json, the terminal: [`ratio_change`], defined beside the
+//! sentences in the statistics core (which imports no later stage), and used from there.
+//!
+//! [`ratio_change`]: crate::stats::verdict::ratio_change
 
 /// A display unit: divide a canonical value by `factor` and print `symbol` after it.
 #[derive(Debug, Clone, PartialEq)]
@@ -157,6 +156,7 @@ pub(crate) fn markdown_table(header: &[String], rows: &[Vec<String>], numbers_fr
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::verdict::{ratio_change, ratio_interval};
 
     #[test]
     fn rates_use_decimal_prefixes_and_sizes_binary_ones() {

@@ -4,8 +4,9 @@
 
 use std::cmp::Ordering;
 
-use super::format::{cell_text, markdown_table, percent, ratio_change, ratio_interval};
+use super::format::{cell_text, markdown_table, percent};
 use crate::stats::verdict::VerdictKind;
+use crate::stats::verdict::{ratio_change, ratio_interval};
 use crate::summary::{ComparisonStat, Summary};
 
 /// Every verdict, in the order a ranked list shows them: real differences, then the
