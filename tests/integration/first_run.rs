@@ -7,19 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{stderr, stdout};
-
-/// margin as a user starts it: in `dir`, with no `MARGIN_*` variable set.
-fn as_a_user(dir: &Path) -> assert_cmd::Command {
-    let mut cmd = assert_cmd::cargo::cargo_bin_cmd!("margin");
-    for (name, _) in std::env::vars_os() {
-        if name.to_string_lossy().starts_with("MARGIN_") {
-            cmd.env_remove(name);
-        }
-    }
-    cmd.current_dir(dir);
-    cmd
-}
+use super::{as_a_user, stderr, stdout};
 
 /// A copy of the repository's committed files (its `git ls-files`, or the folders the
 /// experiments need where there is no git), as a fresh clone would hold them.

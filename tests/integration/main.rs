@@ -28,6 +28,24 @@ pub fn margin() -> Command {
     cmd
 }
 
+/// margin as a user starts it: in `dir`, with no `MARGIN_*` variable set, so the store
+/// is the default `reports` under `dir`.
+pub fn as_a_user(dir: &std::path::Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin!("margin"));
+    without_margin_env(&mut cmd).current_dir(dir);
+    cmd
+}
+
+/// `cmd` with every `MARGIN_*` variable of the test's environment removed.
+pub fn without_margin_env(cmd: &mut std::process::Command) -> &mut std::process::Command {
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("MARGIN_") {
+            cmd.env_remove(name);
+        }
+    }
+    cmd
+}
+
 pub fn stdout(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }

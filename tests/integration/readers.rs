@@ -4,21 +4,12 @@
 //! Run as a user does: a temporary folder as the working directory, relative paths, the
 //! default store root (`reports`), no `MARGIN_*` variable set.
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
+
+use super::as_a_user as margin;
 
 const EXP: &str = "matrix:\n  n: [1, 2, 3]\nrun: printf 'value=%s\\n' {{ n }}{{ repetition }}\n\
                    metrics:\n  value: { regex: 'value=(\\d+)', better: higher }\nrepetitions: 3\n";
-
-fn margin(dir: &std::path::Path) -> Command {
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin!("margin"));
-    for (name, _) in std::env::vars_os() {
-        if name.to_string_lossy().starts_with("MARGIN_") {
-            cmd.env_remove(name);
-        }
-    }
-    cmd.current_dir(dir);
-    cmd
-}
 
 #[test]
 fn reports_made_at_once_all_succeed_and_leave_no_temporary_file() {

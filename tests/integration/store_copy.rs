@@ -32,13 +32,7 @@ impl Project {
 
     /// margin in the project's folder, with nothing of margin's preset.
     fn margin(&self, args: &[&str]) -> std::process::Output {
-        let mut cmd = assert_cmd::cargo::cargo_bin_cmd!("margin");
-        for (name, _) in std::env::vars_os() {
-            if name.to_string_lossy().starts_with("MARGIN_") {
-                cmd.env_remove(name);
-            }
-        }
-        cmd.current_dir(self.dir.path()).args(args).output().unwrap()
+        super::as_a_user(self.dir.path()).args(args).output().unwrap()
     }
 
     fn ok(&self, args: &[&str]) -> std::process::Output {
@@ -52,13 +46,7 @@ impl Project {
     fn on_a_terminal(&self, args: &[&str]) -> Vec<String> {
         let margin = assert_cmd::cargo::cargo_bin!("margin");
         let command = format!("{} {}", margin.display(), args.join(" "));
-        let mut cmd = std::process::Command::new("script");
-        for (name, _) in std::env::vars_os() {
-            if name.to_string_lossy().starts_with("MARGIN_") {
-                cmd.env_remove(name);
-            }
-        }
-        let out = cmd
+        let out = super::without_margin_env(&mut std::process::Command::new("script"))
             .args(["-qec", &command, "/dev/null"])
             .current_dir(self.dir.path())
             .output()

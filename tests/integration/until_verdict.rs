@@ -10,13 +10,7 @@ use super::{stderr, stdout};
 
 /// margin in `dir`, with nothing of margin's preset.
 fn as_a_user(dir: &Path, args: &[&str]) -> std::process::Output {
-    let mut cmd = assert_cmd::cargo::cargo_bin_cmd!("margin");
-    for (name, _) in std::env::vars_os() {
-        if name.to_string_lossy().starts_with("MARGIN_") {
-            cmd.env_remove(name);
-        }
-    }
-    cmd.current_dir(dir).args(args).output().unwrap()
+    super::as_a_user(dir).args(args).output().unwrap()
 }
 
 /// Runs `experiments/x.yaml` holding `yaml` and reads its `summary.json`.
