@@ -155,19 +155,19 @@ fn pending(exp: &Experiment, plan: &Plan, snapshot: &Snapshot) -> Result<Vec<Pen
     Ok(pending)
 }
 
-/// Write `report.md`, `summary.json` and the plots into the store, from `snapshot` (of
-/// that store). `reasons`: why cells are pending as a run just found out (a host down),
-/// over what the plan can tell. `current`: whether the snapshot is still the store's
-/// state when the report is ready; if not, nothing is written (the summary is returned,
-/// `None` for the path).
+/// Read the store and write `report.md`, `summary.json` and the plots into it.
+/// `reasons`: why cells are pending as a run just found out (a host down), over what the
+/// plan can tell. A run or an import may write the store meanwhile: if it changed while
+/// the report was made, the report would already be old and is not written (the summary
+/// is returned, `None` for the path); the writer's own report is the newer one.
 pub fn write(
     exp: &Experiment,
     plan: &Plan,
     store: &Store,
-    snapshot: &Snapshot,
     reasons: &[(String, String)],
-    current: &dyn Fn() -> bool,
 ) -> Result<(Option<PathBuf>, Summary), Error> {
+    let before = store.fingerprint();
+    let snapshot = &store.load()?;
     let mut pending = pending(exp, plan, snapshot)?;
     for p in &mut pending {
         if let Some((_, why)) = reasons.iter().find(|(label, _)| *label == p.cell) {
@@ -185,7 +185,7 @@ pub fn write(
     let experiment = || exp.name.clone();
     let summary = analyze::summarize_store(exp, plan, snapshot, &pending)
         .map_err(|source| Error::Analyze { experiment: experiment(), source })?;
-    if !current() {
+    if store.fingerprint() != before {
         return Ok((None, summary));
     }
     crate::report::write_report(exp, plan, &summary, &store.dir)
@@ -203,11 +203,7 @@ pub fn run(
     let t = resolve(target, reports, "report")?;
     let (exp, plan) = load_all(std::slice::from_ref(&t.file), usize::MAX)?.remove(0);
     let store = t.store(reports, &exp);
-    // A run may be writing the store meanwhile: a report of what it read then must not
-    // replace the newer one the run writes when it ends.
-    let before = store.fingerprint();
-    let snapshot = store.load()?;
-    let (path, summary) = write(&exp, &plan, &store, &snapshot, &[], &|| store.fingerprint() == before)?;
+    let (path, summary) = write(&exp, &plan, &store, &[])?;
     let Some(path) = path else {
         eprintln!(
             "{}: the store changed while this report was made (a run is writing it): report.md is left \

@@ -69,10 +69,7 @@ pub fn run(o: &Options, out: &mut dyn Write) -> Result<(), Error> {
         // The answer, from everything the store holds now (also after an interruption):
         // what the run read plus what it added, read again now that it has let go.
         // A run that begins meanwhile writes a newer report: this one is then left out.
-        let before = store.fingerprint();
-        let snapshot = store.load()?;
-        let current = || store.fingerprint() == before;
-        let (path, report) = super::report::write(exp, plan, &store, &snapshot, &outcome.pending, &current)?;
+        let (path, report) = super::report::write(exp, plan, &store, &outcome.pending)?;
         match path {
             Some(path) => writeln!(out, "  report: {}", path.display()).map_err(io)?,
             None => writeln!(out, "  report: left to the run that began meanwhile").map_err(io)?,
