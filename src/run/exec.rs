@@ -30,11 +30,18 @@ pub(crate) trait Executor: Send + Sync {
 pub(crate) struct LocalExecutor {
     workroot: PathBuf,
     source: facts::Local,
+    /// The store every command carries in its environment, so that what a killed run
+    /// left running is found and ended by the next (src/run/orphans.rs).
+    marker: (String, String),
 }
 
 impl LocalExecutor {
     pub(crate) fn new(store: &Store) -> Self {
-        LocalExecutor { workroot: super::workdir::local_root(store), source: facts::Local::new(&store.dir) }
+        LocalExecutor {
+            workroot: super::workdir::local_root(store),
+            source: facts::Local::new(&store.dir),
+            marker: (super::orphans::MARKER.to_string(), super::orphans::marker_value(&store.dir)),
+        }
     }
 }
 
@@ -57,7 +64,10 @@ impl Executor for LocalExecutor {
     }
 
     fn execute(&self, invocation: &Invocation<'_>) -> std::io::Result<Execution> {
-        process::execute(invocation)
+        let mut env = Vec::with_capacity(invocation.env.len() + 1);
+        env.extend_from_slice(invocation.env);
+        env.push(self.marker.clone());
+        process::execute(&Invocation { env: &env, ..invocation.clone() })
     }
 
     fn facts(&self) -> &dyn Source {

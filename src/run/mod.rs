@@ -24,6 +24,7 @@ pub mod facts;
 #[cfg(test)]
 mod fake;
 mod host;
+mod orphans;
 pub mod process;
 mod schedule;
 mod session;

@@ -52,6 +52,27 @@ pub(crate) fn run_on(
     let _lock = store.lock("run")?;
     // read once, after the lock: nobody else writes the logs from here on
     let mut snapshot = store.load_locked()?;
+    // what a killed run left running goes first: it would run beside this run's trials,
+    // and keep writing into the workdirs removed next
+    match super::orphans::end(&store.dir) {
+        Ok(ended) => {
+            for o in ended {
+                ui.note(&format!(
+                    "stopped pid {} (`{}`): a run that was killed left it running",
+                    o.pid, o.command
+                ));
+            }
+        }
+        Err(left) => {
+            let pids: Vec<String> = left.iter().map(|o| o.pid.to_string()).collect();
+            return Err(RunError::Io {
+                what: format!("processes a killed run left running (pid {})", pids.join(", ")),
+                source: std::io::Error::other(
+                    "they are still there 10 s after SIGKILL; end them, then run again",
+                ),
+            });
+        }
+    }
     for dir in workdir::remove_stale(store, &snapshot.sessions) {
         ui.note(&format!("removed {}: the workdir of a run that was killed", dir.display()));
     }

@@ -889,3 +889,34 @@ fn hosts_of_one_machine_take_turns() {
     let switches = spans.windows(2).filter(|w| w[0].2 != w[1].2).count();
     assert!(switches >= 4, "the hosts take turns, not one after the other: {spans:?}");
 }
+
+/// kill -9 of margin does not reach the trial under way: the next run stops it (and what
+/// it started) before its own first trial, so two trials never run at once.
+#[test]
+fn a_trial_left_running_by_a_killed_run_is_stopped_before_the_next_trial() {
+    let marker = format!("sleep 7.{}", std::process::id());
+    let slow = tempfile::tempdir().unwrap();
+    let flag = slow.path().join("slow");
+    let f = Fixture::new(&format!(
+        "matrix:\n  n: [1]\nrun: if [ -e {} ]; then {marker}; fi; echo value=1\n{VALUE}repetitions: 1\n",
+        flag.display()
+    ));
+    std::fs::write(&flag, "").unwrap();
+    let mut child = f.spawn();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while super::running(&marker) == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(super::running(&marker) > 0, "the trial started");
+    let _ = child.kill(); // SIGKILL: margin only
+    let _ = child.wait();
+    assert!(super::running(&marker) > 0, "the trial outlives margin's kill -9");
+    std::fs::remove_file(&flag).unwrap();
+    let next = f.run(&[]);
+    let text = format!("{}{}", stdout(&next), stderr(&next));
+    assert!(next.status.success(), "{text}");
+    assert!(text.contains("a run that was killed left it running"), "{text}");
+    assert!(text.contains(&format!("{marker}`")), "the note names the command: {text}");
+    assert_eq!(super::running(&marker), 0, "the orphan is gone");
+    assert_eq!(f.ok_per_cell().values().copied().collect::<Vec<_>>(), [1]);
+}
