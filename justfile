@@ -73,6 +73,15 @@ bench:
     bench/report.sh "${CARGO_TARGET_DIR:-target}/release/margin" "${CARGO_TARGET_DIR:-target}/debug/examples/synthetic_store"
     just calibrate
 
+# The robustness campaign against the real binary (debug build; docs/store.md, Guarantees):
+# kill -9 at 100 random moments, a full disk at 10 sizes, 50 readers during a write, and
+# the fuzzer of the parsers, the trial log and the experiment loader (`just stress fuzz
+# --cases 20000 --seed 2`; `--keep tests/data/campaign` keeps what breaks a guarantee as a
+# regression test). One line of figures per part; exit 1 when a guarantee broke.
+stress *args:
+    cargo build --quiet --bin margin --example stress
+    "${CARGO_TARGET_DIR:-target}/debug/examples/stress" "${CARGO_TARGET_DIR:-target}/debug/margin" {{ args }}
+
 # Arguments go to `margin calibrate` (`just calibrate --scenario adaptive --experiments 500`);
 # docs/statistics.md, Calibration, explains the table.
 # The calibration suite (release build, minutes): error rates on simulated experiments.

@@ -2,6 +2,7 @@
 
 mod bounded;
 mod calibrate;
+mod campaign;
 mod check;
 mod first_run;
 mod hosts;

@@ -1,0 +1,62 @@
+//! The robustness campaign's reduced slice (tests/campaign/, `just stress` at full size):
+//! few kills, sizes, readers and fuzzed inputs, at a fixed seed, through the real binary.
+//! Each part asserts that no guarantee broke, and prints its figures.
+
+#[path = "../campaign/mod.rs"]
+mod campaign;
+
+use std::path::{Path, PathBuf};
+
+fn margin() -> campaign::Margin {
+    campaign::Margin { bin: PathBuf::from(assert_cmd::cargo::cargo_bin!("margin")) }
+}
+
+fn holds(tally: campaign::Tally) {
+    tally.print();
+    assert!(tally.failures.is_empty(), "{}\n{}", tally.line, tally.failures.join("\n"));
+}
+
+#[test]
+fn kill_9_at_random_moments_loses_nothing() {
+    let root = tempfile::tempdir().unwrap();
+    let cfg = campaign::kill::Config { stores: 2, kills: 3, repetitions: 8, seed: 7 };
+    holds(campaign::kill::campaign(&margin(), root.path(), &cfg));
+}
+
+#[test]
+fn a_full_disk_at_three_sizes_stops_naming_the_file_and_resumes() {
+    let root = tempfile::tempdir().unwrap();
+    let cfg = campaign::disk::Config { sizes: 3, smallest: 48, largest: 1024, seed: 7 };
+    holds(campaign::disk::campaign(&margin(), root.path(), &cfg));
+}
+
+#[test]
+fn readers_during_a_write_read_whole_stores() {
+    let root = tempfile::tempdir().unwrap();
+    holds(campaign::readers::campaign(
+        &margin(),
+        root.path(),
+        &campaign::readers::Config { readers: 12, seed: 7 },
+    ));
+}
+
+#[test]
+fn fuzzed_outputs_logs_and_experiments_break_no_guarantee() {
+    let root = tempfile::tempdir().unwrap();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf();
+    let cfg = campaign::fuzz::Config { cases: 60, seed: 7, source, keep: None };
+    holds(campaign::fuzz::campaign(&margin(), root.path(), &cfg));
+}
+
+#[test]
+fn the_fuzzers_kept_inputs_still_break_no_guarantee() {
+    let root = tempfile::tempdir().unwrap();
+    let kept = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/campaign");
+    let tally = campaign::fuzz::replay(&margin(), root.path(), &kept);
+    assert!(
+        tally.line.contains(" replayed") && !tally.line.starts_with("fuzzer's kept inputs: 0 "),
+        "{}",
+        tally.line
+    );
+    holds(tally);
+}
