@@ -35,7 +35,11 @@ pub(crate) const BUILTIN_TEMPLATE: &str = include_str!("report.md.j2");
 /// Why the report could not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
-    #[error("{path}: {source}")]
+    #[error("{}: {source}{}", path.display(), if source.kind() == io::ErrorKind::StorageFull {
+        "\nthe disk is full; every trial is in the store: free some space and run `margin report` again"
+    } else {
+        ""
+    })]
     Io { path: PathBuf, source: io::Error },
     #[error("{name}:{line}: {message}", line = line.map_or_else(|| "?".to_owned(), |l| l.to_string()))]
     Template { name: String, line: Option<usize>, message: String },
@@ -93,7 +97,11 @@ pub(crate) fn write_report(
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     let partial = path.with_file_name(format!(".{name}.{}.partial", std::process::id()));
-    fs::write(&partial, bytes).map_err(|e| ReportError::io(&partial, e))?;
+    // the file the reader asked for is the one named; the half-written one goes
+    fs::write(&partial, bytes).map_err(|e| {
+        let _ = fs::remove_file(&partial);
+        ReportError::io(path, e)
+    })?;
     fs::rename(&partial, path).map_err(|e| ReportError::io(path, e))
 }
 

@@ -84,6 +84,7 @@ impl Executor for FakeExecutor {
             host_error: None,
             not_started: None,
             left_running: false,
+            stopped: None,
         })
     }
 

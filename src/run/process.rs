@@ -66,16 +66,19 @@ pub struct Execution {
     /// It ended leaving processes running in its group, and they were killed
     /// ([`Invocation::end_group`]).
     pub left_running: bool,
+    /// Why margin stopped it before it ended by itself, other than its timeout: it
+    /// printed more than [`MAX_OUTPUT`].
+    pub stopped: Option<String>,
 }
 
 impl Execution {
     pub fn succeeded(&self) -> bool {
-        self.exit_code == Some(0) && !self.timed_out
+        self.exit_code == Some(0) && !self.timed_out && self.stopped.is_none()
     }
 
     /// "exit code 3", "killed by signal 9", "timed out after 2 s".
     pub fn describe(&self) -> String {
-        if let Some(why) = &self.not_started {
+        if let Some(why) = self.not_started.as_ref().or(self.stopped.as_ref()) {
             return why.clone();
         }
         if self.timed_out {
@@ -96,6 +99,15 @@ static RUNNING: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 /// Set by [`kill_running`]: margin is ending at once, and a command that ends from now on
 /// was killed by it, not by itself.
 static ABORTING: AtomicBool = AtomicBool::new(false);
+
+/// The most a command may print, stdout and stderr together: its output is held in
+/// memory until it ends, so a trial whose output never ends would otherwise take the
+/// machine's memory (docs/store.md, Guarantees). Past it, the command is stopped with its
+/// process group and fails with the reason; what it printed up to then is kept.
+pub const MAX_OUTPUT: u64 = 256 << 20;
+
+/// How often the output of a running command is measured against [`MAX_OUTPUT`].
+const OUTPUT_CHECK: Duration = Duration::from_millis(50);
 
 /// Kill every command margin is running, each with its whole process group.
 pub fn kill_running() {
@@ -227,11 +239,12 @@ pub fn execute(invocation: &Invocation<'_>) -> std::io::Result<Execution> {
                 host_error: None,
                 not_started: Some(format!("could not start in {}: {e}", invocation.dir)),
                 left_running: false,
+                stopped: None,
             });
         }
     };
     drop(command); // the parent's copies of the output files' descriptors
-    let ended = group.wait(invocation.timeout)?;
+    let ended = group.wait(invocation.timeout, &[&stdout, &stderr])?;
     // Success means some process of the group was still there. (The group's id cannot
     // have gone to another process meanwhile: pids are handed out in turn, and the
     // whole range would have to go round in these microseconds.)
@@ -257,6 +270,9 @@ pub fn execute(invocation: &Invocation<'_>) -> std::io::Result<Execution> {
         host_error: None,
         not_started: None,
         left_running,
+        stopped: ended.printed_too_much.then(|| {
+            format!("stopped after printing more than {} MiB (stdout and stderr)", MAX_OUTPUT >> 20)
+        }),
     })
 }
 
@@ -280,6 +296,8 @@ struct Ended {
     /// CPU time of the process and everything it waited for, in seconds.
     user: f64,
     system: f64,
+    /// It printed more than [`MAX_OUTPUT`], and the whole group was killed.
+    printed_too_much: bool,
 }
 
 impl Group {
@@ -293,21 +311,30 @@ impl Group {
         Ok(Group { pgid, _child: child, _running: Running::new(pgid.as_raw()), start })
     }
 
-    /// Wait for the process to end, or until `timeout` has passed and the whole group is
-    /// killed; reap it. What it started may still run in the group afterwards (a hook's
-    /// monitor, ssh's master connection), unless it timed out.
-    fn wait(&mut self, timeout: Option<Duration>) -> std::io::Result<Ended> {
+    /// Wait for the process to end, or until `timeout` has passed or its `outputs`
+    /// together hold more than [`MAX_OUTPUT`], and the whole group is killed; reap it. What
+    /// it started may still run in the group afterwards (a hook's monitor, ssh's master
+    /// connection), unless it was killed.
+    fn wait(&mut self, timeout: Option<Duration>, outputs: &[&std::fs::File]) -> std::io::Result<Ended> {
         let pgid = self.pgid;
-        let mut timed_out = false;
-        let waited = reap::ended_within(pgid, timeout).and_then(|ended| {
-            if !ended {
-                timed_out = true;
+        let deadline = timeout.map(|t| self.start + t);
+        let (mut timed_out, mut printed_too_much) = (false, false);
+        let printed = || outputs.iter().map(|f| f.metadata().map_or(0, |m| m.len())).sum::<u64>();
+        let waited = (|| loop {
+            // a look at the output every OUTPUT_CHECK; the end itself is seen at once
+            let left = deadline.map_or(OUTPUT_CHECK, |d| d.saturating_duration_since(Instant::now()));
+            if reap::ended_within(pgid, Some(left.min(OUTPUT_CHECK)))? {
+                return Ok(self.start.elapsed());
+            }
+            timed_out = deadline.is_some_and(|d| Instant::now() >= d);
+            printed_too_much = !timed_out && printed() > MAX_OUTPUT;
+            if timed_out || printed_too_much {
                 // the whole group: sh and whatever it started
                 let _ = killpg(pgid, Signal::SIGKILL);
                 reap::ended_within(pgid, None)?;
+                return Ok(self.start.elapsed());
             }
-            Ok(self.start.elapsed())
-        });
+        })();
         let wall = match waited {
             Ok(wall) => wall,
             Err(e) => {
@@ -318,11 +345,11 @@ impl Group {
             }
         };
         let ended = reap::reap(pgid)?;
-        if timed_out {
+        if timed_out || printed_too_much {
             // a grandchild that outlived the shell between the kill and the wait
             let _ = killpg(pgid, Signal::SIGKILL);
         }
-        Ok(Ended { status: ended.status, timed_out, wall, user: ended.user, system: ended.system })
+        Ok(Ended { status: ended.status, timed_out, wall, user: ended.user, system: ended.system, printed_too_much })
     }
 
     /// Kill what is left of the group; whether anything was.
@@ -390,10 +417,13 @@ pub fn capture_argv(argv: &[&str], dir: &Path, timeout: Duration) -> Result<Stri
         .stderr(stderr.try_clone().map_err(cannot)?);
     let mut group = Group::spawn(&mut command).map_err(cannot)?;
     drop(command); // the parent's copies of the output files' descriptors
-    let ended = group.wait(Some(timeout)).map_err(|e| e.to_string())?;
+    let ended = group.wait(Some(timeout), &[&stdout, &stderr]).map_err(|e| e.to_string())?;
     drop(group);
     if ended.timed_out {
         return Err(format!("no answer within {} s", timeout.as_secs()));
+    }
+    if ended.printed_too_much {
+        return Err(format!("it printed more than {} MiB", MAX_OUTPUT >> 20));
     }
     let read = |file: &mut std::fs::File| {
         let mut bytes = Vec::new();

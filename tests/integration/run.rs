@@ -920,3 +920,29 @@ fn a_trial_left_running_by_a_killed_run_is_stopped_before_the_next_trial() {
     assert_eq!(super::running(&marker), 0, "the orphan is gone");
     assert_eq!(f.ok_per_cell().values().copied().collect::<Vec<_>>(), [1]);
 }
+
+/// Hostile trials (issue 18): an output that never ends is stopped at 256 MiB with the
+/// reason, a thousand children left running are killed with the trial, and the run goes
+/// on to the next cell.
+#[test]
+fn an_endless_output_and_a_thousand_children_fail_their_trials_and_the_run_goes_on() {
+    let marker = format!("sleep 9.{}", std::process::id());
+    let f = Fixture::new(&format!(
+        "matrix:\n  t: [endless, fork, fine]\n\
+         run: \"{{% if t == 'endless' %}}yes{{% elif t == 'fork' %}}for i in $(seq 1000); do {marker} & done; echo value=1{{% else %}}echo value=1{{% endif %}}\"\n\
+         {VALUE}repetitions: 1\nmax_failures: 1\norder: sequential\n"
+    ));
+    let out = f.run(&[]);
+    let (records, _) = f.records();
+    let by = |t: &str| records.iter().find(|r| r["levels"]["t"] == t).unwrap().clone();
+    let endless = by("endless");
+    assert_eq!(endless["status"], "failed", "{endless}");
+    assert!(endless["error"].as_str().unwrap().contains("stopped after printing more than 256 MiB"), "{endless}");
+    // what it printed up to the limit is kept
+    let raw = f.store().join(endless["raw"]["stdout"].as_str().unwrap());
+    assert!(std::fs::metadata(&raw).unwrap().len() >= 256 << 20, "{}", raw.display());
+    assert_eq!(by("fork")["status"], "ok", "{}", by("fork"));
+    assert_eq!(super::running(&marker), 0, "the children went with their trial");
+    assert_eq!(by("fine")["status"], "ok");
+    assert_eq!(out.status.code(), Some(1), "a failed cell: {}", stderr(&out));
+}
