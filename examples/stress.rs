@@ -1,11 +1,12 @@
 //! `just stress`: the robustness campaign at full size against a margin binary (README,
 //! the store; docs/store.md, Guarantees) — kill -9 at 100 random moments, a full disk at
-//! 10 sizes, 50 readers during a write, and the fuzzer of the parsers, the trial log and
+//! 10 sizes, an I/O error at 100 of a run's write and sync calls, 50 readers during a
+//! write, and the fuzzer of the parsers, the trial log and
 //! the experiment loader. Prints one line of figures per part and exits 1 when any
 //! guarantee broke. `just test` runs a reduced slice (tests/integration/campaign.rs).
 //!
 //! usage: stress MARGIN [--seed S] [--cases N] [--keep DIR] [PART…]
-//!        PART: kill, disk, readers, fuzz, replay (default: all)
+//!        PART: kill, disk, faults, readers, fuzz, replay (default: all)
 
 #[path = "../tests/campaign/mod.rs"]
 mod campaign;
@@ -30,7 +31,7 @@ struct Args {
     #[arg(long)]
     keep: Option<PathBuf>,
     /// The parts to run.
-    #[arg(value_parser = ["kill", "disk", "readers", "fuzz", "replay"])]
+    #[arg(value_parser = ["kill", "disk", "faults", "readers", "fuzz", "replay"])]
     parts: Vec<String>,
 }
 
@@ -58,6 +59,9 @@ fn main() -> ExitCode {
     if wants("disk") {
         let cfg = campaign::disk::Config { sizes: 10, smallest: 32, largest: 2048, seed: args.seed };
         report(campaign::disk::campaign(&margin, root.path(), &cfg));
+    }
+    if wants("faults") {
+        report(campaign::faults::campaign(&margin, root.path(), &campaign::faults::Config { points: 100 }));
     }
     if wants("readers") {
         let cfg = campaign::readers::Config { readers: 50, seed: args.seed };

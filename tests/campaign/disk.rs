@@ -57,7 +57,11 @@ pub(crate) fn campaign(margin: &Margin, root: &Path, cfg: &Config) -> Tally {
         }
         match rc {
             Some(0) => fitted += 1,
-            Some(2) if stderr.contains("the disk is full") && names_a_file(&stderr) && !stderr.contains(".partial") => {
+            Some(2)
+                if stderr.contains("the disk is full")
+                    && names_a_file(&stderr)
+                    && !stderr.contains(".partial") =>
+            {
                 stopped += 1
             }
             _ => failures.push(format!("{kib} KiB: exit {rc:?}, expected 0 or 2 naming the file: {stderr}")),

@@ -8,6 +8,7 @@
 //! its one-line figures, and a line per broken guarantee.
 
 pub(crate) mod disk;
+pub(crate) mod faults;
 pub(crate) mod fuzz;
 pub(crate) mod kill;
 pub(crate) mod readers;
@@ -39,12 +40,13 @@ impl Margin {
 
     /// Runs `margin ARGS…` in `dir` to its end, or kills it after `limit`: `None` then.
     pub(crate) fn output(&self, dir: &Path, args: &[&str], limit: Duration) -> Option<Output> {
-        let mut child = self
-            .command(dir, args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("the margin binary starts");
+        self.wait(self.command(dir, args), limit)
+    }
+
+    /// Runs `cmd` to its end, or kills it after `limit`: `None` then.
+    pub(crate) fn wait(&self, mut cmd: Command, limit: Duration) -> Option<Output> {
+        let mut child =
+            cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("the margin binary starts");
         // Drain both pipes on threads, so a chatty run never blocks on a full pipe.
         let out = child.stdout.take().map(drain);
         let err = child.stderr.take().map(drain);
@@ -168,8 +170,10 @@ pub(crate) fn folder(root: &Path, name: &str, yaml: &str) -> PathBuf {
     dir
 }
 
-/// The first lines of a command's error output, for a failure's message.
+/// The last lines of a command's error output (where its error is, after its progress),
+/// for a failure's message.
 pub(crate) fn said(out: &Output) -> String {
     let text = String::from_utf8_lossy(&out.stderr);
-    text.lines().take(3).collect::<Vec<_>>().join(" / ")
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(3)..].join(" / ")
 }

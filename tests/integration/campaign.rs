@@ -31,6 +31,12 @@ fn a_full_disk_at_three_sizes_stops_naming_the_file_and_resumes() {
 }
 
 #[test]
+fn an_io_error_at_a_dozen_write_and_sync_calls_is_reported_or_recovered() {
+    let root = tempfile::tempdir().unwrap();
+    holds(campaign::faults::campaign(&margin(), root.path(), &campaign::faults::Config { points: 12 }));
+}
+
+#[test]
 fn readers_during_a_write_read_whole_stores() {
     let root = tempfile::tempdir().unwrap();
     holds(campaign::readers::campaign(
