@@ -74,11 +74,11 @@ pub(crate) fn write_report(
 ) -> Result<(), ReportError> {
     let plots = plots(exp, plan, summary)?;
     let dir = out_dir.join("plots");
-    if plots.iter().any(|p| p.svg.is_some()) {
+    if plots.iter().any(|p| p.svg.is_ok()) {
         fs::create_dir_all(&dir).map_err(|e| ReportError::io(&dir, e))?;
     }
     for plot in &plots {
-        if let Some(svg) = &plot.svg {
+        if let Ok(svg) = &plot.svg {
             write_file(&out_dir.join(&plot.path), svg.as_bytes())?;
         }
     }
@@ -109,13 +109,13 @@ fn now() -> String {
     jiff::Timestamp::now().strftime("%Y-%m-%d %H:%M:%S UTC").to_string()
 }
 
-/// One metric's plot: where it goes, and its SVG unless the metric has too many cells.
+/// One metric's plot: where it goes, and its SVG, or why there is none.
 #[derive(Debug, Clone)]
 pub(crate) struct Plot {
     pub metric: String,
     /// Relative to the report: `plots/<metric>.svg`.
     pub path: String,
-    pub svg: Option<String>,
+    pub svg: Result<String, String>,
 }
 
 /// Draws the plot of every metric, coloured by the first compared factor.
@@ -133,7 +133,8 @@ pub(crate) fn plots(exp: &Experiment, plan: &Plan, summary: &Summary) -> Result<
         let cells: Vec<&CellStat> = summary.cells.iter().filter(|c| c.metric == meta.name).collect();
         let path = unique_name(&mut used, &meta.name);
         if cells.is_empty() || cells.len() > plot::MAX_CELLS {
-            out.push(Plot { metric: meta.name.clone(), path, svg: None });
+            let why = "more cells than a plot can show".to_string();
+            out.push(Plot { metric: meta.name.clone(), path, svg: Err(why) });
             continue;
         }
         // Colours by the compared factor's levels in plan order; rows grouped by the
@@ -165,8 +166,11 @@ pub(crate) fn plots(exp: &Experiment, plan: &Plan, summary: &Summary) -> Result<
         };
         let rows: Vec<plot::Row> = rows.into_iter().map(|(_, _, r)| r).collect();
         let display = scale(&meta.unit, typical(cells.iter().map(|c| c.mean)));
-        let svg = plot::dot_plot(&meta.name, &display, &rows, &legend)?;
-        out.push(Plot { metric: meta.name.clone(), path, svg: Some(svg) });
+        let svg = match plot::not_drawable(&rows) {
+            Some(why) => Err(why),
+            None => Ok(plot::dot_plot(&meta.name, &display, &rows, &legend)?),
+        };
+        out.push(Plot { metric: meta.name.clone(), path, svg });
     }
     Ok(out)
 }
@@ -231,6 +235,8 @@ struct MetricView {
     table: String,
     more: Option<String>,
     plot: Option<String>,
+    /// Why the metric has no plot, when it has none.
+    no_plot: Option<String>,
 }
 
 /// Renders `report.md` from the summary and the plots, with the experiment's template or
@@ -271,7 +277,8 @@ pub(crate) fn render(
                 description: metric_description(summary, &m.name),
                 table: metric_table(summary, &m.name),
                 more: more(summary.cells.iter().filter(|c| c.metric == m.name).count(), "cells"),
-                plot: plots.iter().find(|p| p.metric == m.name && p.svg.is_some()).map(|p| p.path.clone()),
+                plot: plots.iter().find(|p| p.metric == m.name && p.svg.is_ok()).map(|p| p.path.clone()),
+                no_plot: plots.iter().find(|p| p.metric == m.name).and_then(|p| p.svg.clone().err()),
             })
             .collect(),
         environment: environment_table(summary),

@@ -50,6 +50,18 @@ pub struct PlotError {
     pub detail: String,
 }
 
+/// The largest magnitude a plot's axis may reach. plotters steps over the axis to place
+/// its ticks, and near f64's limits that never ends: a fuzzed trial log with one value of
+/// 1e308 kept `margin report` busy for good (tests/campaign/). No measurement comes near.
+const MAX_MAGNITUDE: f64 = 1e100;
+
+/// Why the rows cannot be drawn on one axis, if they cannot.
+pub(crate) fn not_drawable(rows: &[Row]) -> Option<String> {
+    let (low, high) = extent(rows);
+    let far = if high.abs() > low.abs() { high } else { low };
+    (far.abs() > MAX_MAGNITUDE).then(|| format!("a value of {far:.3e} is beyond what a plot can draw"))
+}
+
 /// The SVG text of one metric's plot. `legend` names the colours in order.
 pub(crate) fn dot_plot(
     metric: &str,
