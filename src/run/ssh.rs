@@ -78,14 +78,16 @@ impl Ssh {
         for option in &host.options {
             args.extend(["-o".into(), option.value.clone()]);
         }
-        args.push(destination.to_string());
+        // after `--`: a destination is never read as an option (`check` refuses one
+        // beginning with `-` as well)
+        args.extend(["--".to_string(), destination.to_string()]);
         Ssh { name: name.to_string(), args, local_dir: control_dir.to_path_buf() }
     }
 
     fn argv<'a>(&'a self, remote: &'a str) -> Vec<&'a str> {
         let mut argv: Vec<&str> = vec!["ssh"];
         argv.extend(self.args.iter().map(String::as_str));
-        argv.extend(["--", remote]);
+        argv.push(remote);
         argv
     }
 
@@ -120,10 +122,10 @@ impl Executor for Ssh {
 
     /// Close the shared connection (`ssh -O exit`).
     fn close(&self) {
-        if let Some((destination, options)) = self.args.split_last() {
+        if let [options @ .., _, destination] = self.args.as_slice() {
             let mut argv: Vec<&str> = vec!["ssh"];
             argv.extend(options.iter().map(String::as_str));
-            argv.extend(["-O", "exit", destination.as_str()]);
+            argv.extend(["-O", "exit", "--", destination.as_str()]);
             let _ = process::capture_argv(&argv, &self.local_dir, Duration::from_secs(10));
         }
     }

@@ -428,15 +428,24 @@ impl<'a> Checker<'a> {
         }
         for (name, host) in &exp.spec.hosts {
             if let Some(ssh) = &host.value.ssh
-                && (ssh.value.trim().is_empty() || ssh.value.contains(char::is_whitespace))
+                && (ssh.value.trim().is_empty()
+                    || ssh.value.contains(char::is_whitespace)
+                    || ssh.value.starts_with('-'))
             {
-                self.error(
+                // ssh reads a destination beginning with `-` as an option: `-oProxyCommand=…`
+                // would run a command here
+                let hint = ssh.value.starts_with('-').then(|| {
+                    "ssh would read a destination beginning with `-` as an option; options go under `options:`"
+                        .to_string()
+                });
+                self.error_hint(
                     ssh.pos,
                     format!(
                         "host `{}`: `ssh` must be `[user@]hostname`, found `{}`",
                         excerpt(&name.value),
                         excerpt(&ssh.value)
                     ),
+                    hint,
                 );
             }
             for opt in &host.value.options {
