@@ -173,8 +173,13 @@ fn import(
     };
     sessions.append(&record)?;
     let (mut added, mut skipped) = (0, 0);
+    // The content identifies an output: a file already in the cell, from an earlier
+    // import or earlier in this one, is skipped. So an import killed and run again ends
+    // with the same trials as one that was never interrupted.
+    let mut seen: std::collections::HashSet<String> =
+        records.iter().filter(|t| t.cell == cell_id).filter_map(|t| t.source_hash.clone()).collect();
     for (raw, bytes, hash, result) in parsed {
-        if records.iter().any(|t| t.cell == cell_id && t.source_hash.as_deref() == Some(hash.as_str())) {
+        if !seen.insert(hash.clone()) {
             writeln!(
                 out,
                 "{}: already imported into {} (same content), skipped",

@@ -1,5 +1,6 @@
 //! kill -9 of `margin run` at random moments spread over a whole run: no completed trial
 //! lost, none duplicated, the log always loads, and the same command completes the store.
+//! Then the same for `margin import` of many files and for `margin reparse`.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -136,15 +137,128 @@ pub(crate) fn campaign(margin: &Margin, root: &Path, cfg: &Config) -> Tally {
             None => failures.push(format!("resuming {} hung", store.display())),
         }
     }
+    let (import_kills, import_failures) = writers(margin, root, cfg, &mut rng);
+    failures.extend(import_failures);
     let line = format!(
         "kill -9 at {kills} moments in {} stores ({CELLS} cells × {} trials with every hook, a whole run {:.1} s): \
          {lost_n} trials lost, {dup_n} duplicated, {torn_n} logs torn past the last line, {unloadable} unloadable logs, \
          {panics} panics, {completed} of {} stores completed on resume; {stopped} processes the killed runs left \
-         running were stopped before the next trial",
+         running were stopped before the next trial; kill -9 of `import` (40 files) and `reparse` at \
+         {import_kills} moments: {} broke a guarantee",
         cfg.stores,
         cfg.repetitions,
         whole.as_secs_f64(),
-        cfg.stores
+        cfg.stores,
+        failures.len()
     );
     Tally { line, failures }
+}
+
+/// kill -9 of the other writers, `import` of many files and `reparse`, each `cfg.kills`
+/// times in a store of its own: after each kill the log loads and keeps what it held;
+/// the same command then completes, each file imported once, the reparsed log holding
+/// every trial once. How many kills, and the failures.
+fn writers(margin: &Margin, root: &Path, cfg: &Config, rng: &mut Rng) -> (usize, Vec<String>) {
+    let mut failures = Vec::new();
+    let mut kills = 0;
+    let yaml = experiment(cfg.repetitions);
+    let dir = folder(root, "kill-import", &yaml);
+    let files: Vec<String> = (0..40).map(|i| format!("out-{i}.txt")).collect();
+    for (i, f) in files.iter().enumerate() {
+        // each file its own capture (an import skips a content it already holds)
+        std::fs::write(dir.join(f), format!("value={}\ncapture {i}\n", i % 7 + 1))
+            .expect("an output to import");
+    }
+    let mut import: Vec<&str> = vec!["import", "exp.yaml", "--set", "n=1"];
+    import.extend(files.iter().map(String::as_str));
+    let store = store(&dir, "exp");
+    let timed = Instant::now();
+    let scratch = folder(root, "kill-import-scratch", &yaml);
+    for f in &files {
+        let _ = std::fs::copy(dir.join(f), scratch.join(f));
+    }
+    let _ = margin.output(&scratch, &import, Duration::from_secs(120));
+    let whole = timed.elapsed();
+    let mut before = Vec::new();
+    for k in 0..cfg.kills {
+        let mut child = margin
+            .command(&dir, &import)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("margin");
+        std::thread::sleep(whole.mul_f64(rng.unit()));
+        let _ = child.kill();
+        let _ = child.wait();
+        kills += 1;
+        let (now, torn) = records(&store);
+        if torn > 1 || lost(&before, &now) > 0 || duplicates(&now) > 0 {
+            failures.push(format!(
+                "kill {k} of import: {torn} torn, {} lost, {} duplicated",
+                lost(&before, &now),
+                duplicates(&now)
+            ));
+        }
+        before = now;
+    }
+    match margin.output(&dir, &import, Duration::from_secs(120)) {
+        Some(out) if out.status.success() => {
+            let (all, _) = records(&store);
+            let mut sources: Vec<String> = all.iter().map(|r| r["source"].to_string()).collect();
+            sources.sort();
+            sources.dedup();
+            if all.len() != files.len() || sources.len() != files.len() {
+                failures.push(format!(
+                    "import after kills: {} trials from {} files, expected one per file",
+                    all.len(),
+                    sources.len()
+                ));
+            }
+        }
+        other => failures.push(format!("import after kills failed: {:?}", other.map(|o| super::said(&o)))),
+    }
+    // reparse of a run's store, killed, then run again
+    let dir = folder(root, "kill-reparse", &yaml);
+    let store = super::store(&dir, "exp");
+    let _ = margin.output(&dir, &["run", "exp.yaml"], Duration::from_secs(300));
+    let (ran, _) = records(&store);
+    let timed = Instant::now();
+    let _ = margin.output(&dir, &["reparse", "exp.yaml"], Duration::from_secs(120));
+    let whole = timed.elapsed();
+    let trials = |records: &[serde_json::Value]| {
+        let mut ids: Vec<String> = records.iter().map(|r| r["trial"].to_string()).collect();
+        ids.sort();
+        ids
+    };
+    for k in 0..cfg.kills {
+        let mut child = margin
+            .command(&dir, &["reparse", "exp.yaml"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("margin");
+        std::thread::sleep(whole.mul_f64(rng.unit()));
+        let _ = child.kill();
+        let _ = child.wait();
+        kills += 1;
+        let (now, _) = records(&store);
+        if trials(&now) != trials(&ran) {
+            failures.push(format!(
+                "kill {k} of reparse: the log holds {} trials, the run recorded {}",
+                now.len(),
+                ran.len()
+            ));
+        }
+        if !margin
+            .output(&dir, &["status", "exp.yaml"], Duration::from_secs(60))
+            .is_some_and(|o| o.status.success())
+        {
+            failures.push(format!("kill {k} of reparse: the store does not load"));
+        }
+    }
+    match margin.output(&dir, &["reparse", "exp.yaml"], Duration::from_secs(120)) {
+        Some(out) if out.status.success() && trials(&records(&store).0) == trials(&ran) => {}
+        other => failures.push(format!("reparse after kills: {:?}", other.map(|o| super::said(&o)))),
+    }
+    (kills, failures)
 }

@@ -222,3 +222,23 @@ fn started_at_is_the_trials_time_and_is_validated() {
     );
     assert!(report.contains("host: when u1 vs dom0 were measured is unknown"), "{report}");
 }
+
+/// A file given twice in one import (or a copy of it under another name) is one output:
+/// imported once, so that an import killed and run again ends with the same trials.
+#[test]
+fn the_same_content_twice_in_one_import_is_imported_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("copy-of-core0.txt");
+    std::fs::copy("experiments/data/seed000/dnetc-bare-rc5-72-core0.txt", &copy).unwrap();
+    let out = margin()
+        .env("MARGIN_REPORTS", dir.path())
+        .args(["import", "experiments/xen-dnetc.yaml", "--set", "kernel=bare"])
+        .args(["--set", "contest=RC5-72", "--set", "core=0"])
+        .arg("experiments/data/seed000/dnetc-bare-rc5-72-core0.txt")
+        .arg(&copy)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("copy-of-core0.txt: already imported into"), "{}", stdout(&out));
+    assert_eq!(records(&dir.path().join("xen-dnetc")).len(), 1);
+}
