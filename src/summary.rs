@@ -246,8 +246,11 @@ pub struct Effect {
     pub ci_low: f64,
     pub ci_high: f64,
     pub confidence: f64,
-    /// Cochran's Q on `contexts − 1` df, I² in %, τ² (of the log-ratios).
+    /// Cochran's Q on `contexts − 1` df and its χ² p (which takes the contexts'
+    /// variances as known: reported, not used for `differs`), I² in %, τ² (of the
+    /// log-ratios).
     pub q: f64,
+    pub q_p: f64,
     pub i2_pct: f64,
     pub tau2: f64,
     /// Welch's F test that the effect is the same in every context: its p, and whether

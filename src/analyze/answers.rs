@@ -98,18 +98,19 @@ fn log_ratio(c: &Comparison, verdict: VerdictKind) -> Option<LogRatio> {
         return None;
     }
     let (na, nb) = (c.n_a as f64, c.n_b as f64);
-    let (variance, df) = match c.spread? {
+    let (variance, df, per_spread) = match c.spread? {
         Spread::Independent { cv_a, cv_b } => {
             let (va, vb) = (cv_a * cv_a / na, cv_b * cv_b / nb);
             let df = (va + vb).powi(2) / (va * va / (na - 1.0) + vb * vb / (nb - 1.0));
-            (va + vb, df)
+            (va + vb, df, 1.0 / na + 1.0 / nb)
         }
-        Spread::Paired { sd_log } => (sd_log * sd_log / na, na - 1.0),
+        Spread::Paired { sd_log } => (sd_log * sd_log / na, na - 1.0, 1.0 / na),
     };
     (variance > 0.0 && variance.is_finite() && df > 0.0).then_some(LogRatio {
         estimate: c.ratio.ln(),
         variance,
         df,
+        per_spread,
     })
 }
 
@@ -164,6 +165,7 @@ pub(crate) fn effects(comparisons: &[ComparisonStat], settings: &StatsSettings) 
             ci_high: pooled.high,
             confidence: settings.confidence,
             q: pooled.q,
+            q_p: pooled.q_p,
             i2_pct: pooled.i2 * 100.0,
             tau2: pooled.tau2,
             p_differs: pooled.p_differs,

@@ -12,6 +12,7 @@
 //! Everything is determined by the seed: each experiment has its own generator, seeded
 //! from the seed, the scenario's name, the truth and its index.
 
+pub mod answers;
 pub mod scenario;
 pub mod simulate;
 pub mod table;
@@ -261,6 +262,8 @@ pub struct Report {
     pub alpha: f64,
     pub min_coverage: f64,
     pub scenarios: Vec<ScenarioResult>,
+    /// The checks of the answers beyond the verdicts ([`answers`]), in tables of their own.
+    pub answers: Vec<answers::CheckResult>,
 }
 
 /// The scenarios `filters` select (all when empty), in table order. A filter is a part of
@@ -433,8 +436,13 @@ fn summarise(
 /// with every result as it comes.
 pub fn run(options: &Options, mut each: impl FnMut(&ScenarioResult)) -> Result<Report, String> {
     let scenarios = select(&options.filters);
-    if scenarios.is_empty() {
-        let names: Vec<String> = scenario::all().into_iter().map(|s| s.name).collect();
+    let checks = answers::select(&options.filters);
+    if scenarios.is_empty() && checks.is_empty() {
+        let names: Vec<String> = scenario::all()
+            .into_iter()
+            .map(|s| s.name)
+            .chain(answers::checks().into_iter().map(|c| c.name))
+            .collect();
         return Err(format!(
             "no scenario matches {}; the scenarios are: {}",
             options.filters.join(", "),
@@ -450,6 +458,7 @@ pub fn run(options: &Options, mut each: impl FnMut(&ScenarioResult)) -> Result<R
         each(&result);
         results.push(result);
     }
+    let answers = checks.iter().map(|c| answers::run_check(c, options)).collect::<Result<Vec<_>, _>>()?;
     Ok(Report {
         margin_version: env!("CARGO_PKG_VERSION"),
         seed: options.seed,
@@ -457,6 +466,7 @@ pub fn run(options: &Options, mut each: impl FnMut(&ScenarioResult)) -> Result<R
         alpha: ALPHA,
         min_coverage: MIN_COVERAGE,
         scenarios: results,
+        answers,
     })
 }
 
