@@ -47,7 +47,8 @@ pub(crate) fn section(summary: &Summary) -> Option<String> {
     Some(format!(
         "{}\n\nEach row pools a level's comparisons with its baseline over the contexts (the levels of the \
          other factors) that have an interval of their own: the geometric mean of their ratios, weighted by \
-         their precision, with a Hartung–Knapp interval (random effects, t on contexts − 1 df). Whether the \
+         their trial counts (the spread pooled over the contexts), with Hartung–Knapp's interval: its width \
+         from how the contexts' ratios scatter, t on contexts − 1 df. Whether the \
          effect differs between contexts: Welch's test of equal effects (p, not adjusted for the other rows) \
          and I², the share of the spread between contexts beyond chance. \"No sign\" is not evidence that the \
          effect is the same everywhere.",
