@@ -10,8 +10,6 @@
 //! [`summarize_store`], the function the report uses; the rates are read from the
 //! summary's `prediction` and `effects`.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
 use serde::Serialize;
@@ -264,7 +262,7 @@ pub fn run_check(check: &Check, options: &Options) -> Result<CheckResult, String
     let (mut fixed_coverage, mut own_coverage, mut q_false_differs) = (Vec::new(), Vec::new(), Vec::new());
     let (mut not_analysed, mut why, mut width, mut widths) = (0, None, 0.0, 0u64);
     for (t, &truth) in truths.iter().enumerate() {
-        let seen: Vec<Seen> = in_parallel_map(options.experiments, |i| {
+        let seen: Vec<Seen> = super::in_parallel_map(options.experiments, |i| {
             experiment(check, &empty, truth, experiment_seed(options.seed, &check.name, t, i))
         });
         let ok: Vec<Outcome> = seen.iter().filter_map(|s| s.as_ref().ok().copied()).collect();
@@ -317,31 +315,6 @@ pub fn run_check(check: &Check, options: &Options) -> Result<CheckResult, String
         q_false_differs,
         misses,
     })
-}
-
-/// `one(i)` for every i below `count`, in order, on a pool of one worker per core with
-/// the suite's stack ([`super::STACK`]); as [`super::in_parallel`], each worker takes the
-/// next experiment from a shared counter.
-fn in_parallel_map<T: Send>(count: u64, one: impl Fn(u64) -> T + Sync) -> Vec<T> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(count.max(1) as usize);
-    let next = AtomicU64::new(0);
-    let work = || {
-        let mut done = Vec::new();
-        loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            if i >= count {
-                return done;
-            }
-            done.push((i, one(i)));
-        }
-    };
-    let mut all: Vec<(u64, T)> =
-        match rayon::ThreadPoolBuilder::new().num_threads(threads).stack_size(super::STACK).build() {
-            Ok(pool) => pool.broadcast(|_| work()).into_iter().flatten().collect(),
-            Err(_) => work(),
-        };
-    all.sort_by_key(|(i, _)| *i);
-    all.into_iter().map(|(_, t)| t).collect()
 }
 
 /// The tables of the checks: one for the prediction interval, one for the pooled effects.

@@ -131,7 +131,7 @@ fn prediction_cell(p: &Prediction, unit: &str) -> String {
     let range = super::format::scale(unit, p.low);
     let high = p.high.map_or_else(|| "∞".to_owned(), |h| range.number(h));
     let place = p.place.words(p.far);
-    cell_text(&format!("{place} PI [{}, {high}] {}", range.number(p.low), range.symbol).trim_end().to_owned())
+    cell_text(format!("{place} PI [{}, {high}] {}", range.number(p.low), range.symbol).trim_end())
 }
 
 /// The line under the table: what its columns mean here.
