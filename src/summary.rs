@@ -9,6 +9,8 @@ use serde::Serialize;
 
 use crate::stats::compare::Design;
 use crate::stats::outliers::OutlierRule;
+use crate::stats::pool::LogRatio;
+use crate::stats::prediction::Place;
 use crate::stats::stability::StabilityFlag;
 use crate::stats::verdict::VerdictKind;
 use crate::vocab::{Better, MeanKind};
@@ -31,6 +33,9 @@ pub struct Summary {
     pub metrics: Vec<MetricMeta>,
     pub cells: Vec<CellStat>,
     pub comparisons: Vec<ComparisonStat>,
+    /// Each compared level's effect over the contexts it was compared in
+    /// (docs/statistics.md, Effects across the matrix).
+    pub effects: Vec<Effect>,
     pub warnings: Vec<Warning>,
     pub pending: Vec<Pending>,
     pub failures: Vec<TrialFailure>,
@@ -191,6 +196,68 @@ pub struct ComparisonStat {
     /// comparison is of their means (docs/statistics.md, Sessions and boots).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replication: Option<Replication>,
+    /// One side a single trial, the other measured: where the single figure lies against
+    /// the prediction interval of one more trial of the other side.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prediction: Option<Prediction>,
+    /// The comparison's log-ratio and its variance, for pooling over contexts; `None`
+    /// where it has no interval of its own (too few trials, unbounded, unreplicated).
+    #[serde(skip)]
+    pub log_ratio: Option<LogRatio>,
+}
+
+/// A single trial against the measured trials of the other side of a comparison
+/// (docs/statistics.md, A single number against measured runs).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Prediction {
+    /// The level with one trial, and its value.
+    pub single_level: String,
+    pub value: f64,
+    /// The level whose trials predict, and how many they are.
+    pub measured_level: String,
+    pub measured_n: usize,
+    /// The prediction interval of one more trial of `measured_level`, at `confidence`.
+    pub confidence: f64,
+    pub low: f64,
+    /// `None` when a harmonic mean's interval has no finite upper end.
+    pub high: Option<f64>,
+    pub place: Place,
+    /// Outside by more than the interval's width.
+    pub far: bool,
+}
+
+/// One compared level's effect pooled over the contexts (combinations of the other
+/// factors) it was compared in, and whether it differs between them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Effect {
+    pub factor: String,
+    pub baseline: String,
+    pub level: String,
+    pub metric: String,
+    /// The factors whose levels differ between the contexts pooled.
+    pub over: Vec<String>,
+    /// Contexts pooled, and those left out (no interval of their own).
+    pub contexts: usize,
+    pub left_out: usize,
+    /// The geometric-mean ratio over the contexts, random-effects weighted, and its
+    /// Hartung–Knapp interval at `confidence`.
+    pub ratio: f64,
+    pub change_pct: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    pub confidence: f64,
+    /// Cochran's Q on `contexts − 1` df and its χ² p (which takes the contexts'
+    /// variances as known: reported, not used for `differs`), I² in %, τ² (of the
+    /// log-ratios).
+    pub q: f64,
+    pub q_p: f64,
+    pub i2_pct: f64,
+    pub tau2: f64,
+    /// Welch's F test that the effect is the same in every context: its p, and whether
+    /// it is below α.
+    pub p_differs: f64,
+    pub differs: bool,
+    pub sentence: String,
 }
 
 /// The boots (or sessions) a comparison between disjoint ones rests on.

@@ -434,7 +434,7 @@ fn run_job(
         RatioInterval::Bounded { low, high } => (Some(low), Some(high)),
         RatioInterval::NoEstimate | RatioInterval::Unbounded => (None, None),
     };
-    let stat = ComparisonStat {
+    let mut stat = ComparisonStat {
         factor: job.factor.clone(),
         baseline: job.baseline.clone(),
         level: job.level.clone(),
@@ -460,7 +460,10 @@ fn run_job(
         verdict_with_outliers,
         verdict_without_outliers,
         replication,
+        prediction: None,
+        log_ratio: None,
     };
+    super::answers::annotate(&mut stat, &comparison, (&a_kept, &b_kept), meta, settings, single.is_some());
     Ok((stat, arms))
 }
 

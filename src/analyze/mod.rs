@@ -12,6 +12,7 @@
 //! suite.
 
 pub(crate) mod analysed;
+pub(crate) mod answers;
 pub(crate) mod comparisons;
 pub(crate) mod export;
 pub(crate) mod lint;

@@ -82,6 +82,7 @@ pub(crate) fn summarize_store(
     let (mut comparisons, arms) =
         compare_all(exp, plan, &metrics, &analysed, &settings, &units, &mut warnings);
     adjust(&mut comparisons)?;
+    let effects = super::answers::effects(&comparisons, &settings);
 
     warnings.extend(lint::cell_warnings(plan, &metrics, &analysed, &primary_metrics(exp, &metrics)));
     warnings.extend(lint::command_warnings(exp, plan, snapshot, &analysed));
@@ -104,6 +105,7 @@ pub(crate) fn summarize_store(
         metrics,
         cells,
         comparisons,
+        effects,
         warnings,
         pending: pending.to_vec(),
         failures: failures(plan, &snapshot.trials),

@@ -12,6 +12,7 @@
 //! Everything is determined by the seed: each experiment has its own generator, seeded
 //! from the seed, the scenario's name, the truth and its index.
 
+pub mod answers;
 pub mod scenario;
 pub mod simulate;
 pub mod table;
@@ -261,6 +262,8 @@ pub struct Report {
     pub alpha: f64,
     pub min_coverage: f64,
     pub scenarios: Vec<ScenarioResult>,
+    /// The checks of the answers beyond the verdicts ([`answers`]), in tables of their own.
+    pub answers: Vec<answers::CheckResult>,
 }
 
 /// The scenarios `filters` select (all when empty), in table order. A filter is a part of
@@ -319,30 +322,39 @@ pub fn run_scenario(scenario: &Scenario, options: &Options) -> Result<ScenarioRe
 /// gets by default; the report calls it from the main thread (8 MiB).
 const STACK: usize = 64 << 20;
 
-/// Tallies `count` experiments on a rayon pool of one worker per core. Each worker takes
-/// the next experiment from a shared counter until none is left, so the analysis's own
-/// parallel loops run on the worker that called them (no hand-over to another pool for
-/// every cell), and a worker waiting inside one never picks up a whole further
-/// experiment to nest on its stack: every worker is busy with its own loop. Tallies are
-/// integer sums, so the result does not depend on which worker ran what.
+/// Tallies `count` experiments on a rayon pool of one worker per core ([`in_parallel_map`]).
+/// Tallies are integer sums, so the result does not depend on which worker ran what.
 fn in_parallel(count: u64, one: impl Fn(u64) -> Tally + Sync) -> Tally {
+    in_parallel_map(count, one).into_iter().fold(Tally::default(), Tally::merge)
+}
+
+/// `one(i)` for every i below `count`, in the order of i, on a rayon pool of one worker
+/// per core with [`STACK`]. Each worker takes the next experiment from a shared counter
+/// until none is left, so the analysis's own parallel loops run on the worker that called
+/// them (no hand-over to another pool for every cell), and a worker waiting inside one
+/// never picks up a whole further experiment to nest on its stack: every worker is busy
+/// with its own loop.
+fn in_parallel_map<T: Send>(count: u64, one: impl Fn(u64) -> T + Sync) -> Vec<T> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(count.max(1) as usize);
     let next = AtomicU64::new(0);
     let work = || {
-        let mut tally = Tally::default();
+        let mut done = Vec::new();
         loop {
             let i = next.fetch_add(1, Ordering::Relaxed);
             if i >= count {
-                return tally;
+                return done;
             }
-            tally = tally.merge(one(i));
+            done.push((i, one(i)));
         }
     };
-    match rayon::ThreadPoolBuilder::new().num_threads(threads).stack_size(STACK).build() {
-        Ok(pool) => pool.broadcast(|_| work()).into_iter().fold(Tally::default(), Tally::merge),
-        // no threads to be had: do it here
-        Err(_) => work(),
-    }
+    let mut all: Vec<(u64, T)> =
+        match rayon::ThreadPoolBuilder::new().num_threads(threads).stack_size(STACK).build() {
+            Ok(pool) => pool.broadcast(|_| work()).into_iter().flatten().collect(),
+            // no threads to be had: do it here
+            Err(_) => work(),
+        };
+    all.sort_by_key(|(i, _)| *i);
+    all.into_iter().map(|(_, t)| t).collect()
 }
 
 fn summarise(
@@ -433,8 +445,13 @@ fn summarise(
 /// with every result as it comes.
 pub fn run(options: &Options, mut each: impl FnMut(&ScenarioResult)) -> Result<Report, String> {
     let scenarios = select(&options.filters);
-    if scenarios.is_empty() {
-        let names: Vec<String> = scenario::all().into_iter().map(|s| s.name).collect();
+    let checks = answers::select(&options.filters);
+    if scenarios.is_empty() && checks.is_empty() {
+        let names: Vec<String> = scenario::all()
+            .into_iter()
+            .map(|s| s.name)
+            .chain(answers::checks().into_iter().map(|c| c.name))
+            .collect();
         return Err(format!(
             "no scenario matches {}; the scenarios are: {}",
             options.filters.join(", "),
@@ -450,6 +467,7 @@ pub fn run(options: &Options, mut each: impl FnMut(&ScenarioResult)) -> Result<R
         each(&result);
         results.push(result);
     }
+    let answers = checks.iter().map(|c| answers::run_check(c, options)).collect::<Result<Vec<_>, _>>()?;
     Ok(Report {
         margin_version: env!("CARGO_PKG_VERSION"),
         seed: options.seed,
@@ -457,6 +475,7 @@ pub fn run(options: &Options, mut each: impl FnMut(&ScenarioResult)) -> Result<R
         alpha: ALPHA,
         min_coverage: MIN_COVERAGE,
         scenarios: results,
+        answers,
     })
 }
 

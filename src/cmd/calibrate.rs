@@ -34,7 +34,10 @@ pub fn run(options: &Options, out: &mut impl Write) -> Result<(), Error> {
         writeln!(out).map_err(io)?;
     } else {
         let seconds = started.elapsed().as_secs_f64();
-        out.write_all(table::footer(&report.scenarios, seconds).as_bytes()).map_err(io)?;
+        if !report.scenarios.is_empty() {
+            out.write_all(table::footer(&report.scenarios, seconds).as_bytes()).map_err(io)?;
+        }
+        out.write_all(calibrate::answers::tables(&report.answers).as_bytes()).map_err(io)?;
     }
     Ok(())
 }

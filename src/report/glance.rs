@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 use super::format::{cell_text, markdown_table, percent};
 use crate::stats::verdict::VerdictKind;
 use crate::stats::verdict::{ratio_change, ratio_interval};
-use crate::summary::{ComparisonStat, Summary};
+use crate::summary::{ComparisonStat, Prediction, Summary};
 
 /// Every verdict, in the order a ranked list shows them: real differences, then the
 /// undecided (which more trials may settle), then the small and the absent differences.
@@ -109,8 +109,9 @@ pub(crate) fn table(summary: &Summary, shown: &[&ComparisonStat]) -> String {
     let rows: Vec<Vec<String>> = shown
         .iter()
         .map(|c| {
-            let interval = match (c.ci_low, c.ci_high) {
-                (Some(low), Some(high)) => ratio_interval((low, high)),
+            let interval = match (c.ci_low, c.ci_high, &c.prediction) {
+                (Some(low), Some(high), _) => ratio_interval((low, high)),
+                (_, _, Some(p)) => prediction_cell(p, &c.unit),
                 _ => "—".to_owned(),
             };
             let mut row = vec![cell_text(&c.metric), cell_text(&comparison(c))];
@@ -124,6 +125,15 @@ pub(crate) fn table(summary: &Summary, shown: &[&ComparisonStat]) -> String {
     markdown_table(&header, &rows, header.len())
 }
 
+/// Where a single trial lies against the other side's prediction interval, in the
+/// interval's column: `far above PI [88.12, 97.30] MB/s`.
+fn prediction_cell(p: &Prediction, unit: &str) -> String {
+    let range = super::format::scale(unit, p.low);
+    let high = p.high.map_or_else(|| "∞".to_owned(), |h| range.number(h));
+    let place = p.place.words(p.far);
+    cell_text(format!("{place} PI [{}, {high}] {}", range.number(p.low), range.symbol).trim_end())
+}
+
 /// The line under the table: what its columns mean here.
 pub(crate) fn legend(summary: &Summary, shown: &[&ComparisonStat]) -> String {
     let common: Vec<String> = common_context(shown).iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -132,10 +142,19 @@ pub(crate) fn legend(summary: &Summary, shown: &[&ComparisonStat]) -> String {
     } else {
         format!("Every comparison at {}. ", cell_text(&common.join(" ")))
     };
+    let prediction = if shown.iter().any(|c| c.prediction.is_some() && c.ci_low.is_none()) {
+        format!(
+            " PI: one side is a single trial; where it lies against the {} prediction interval of one more \
+             trial of the other side.",
+            super::format::confidence(summary.settings.interval_confidence)
+        )
+    } else {
+        String::new()
+    };
     format!(
         "{held}Change: the level's mean against the baseline's, past ×2 as a multiple and below \
          ÷2 as a division; — where there is no interval (each comparison's sentence below says \
-         why). The margin is the practical threshold ±{}. Real differences first, the biggest first.",
+         why). The margin is the practical threshold ±{}. Real differences first, the biggest first.{prediction}",
         percent(summary.settings.threshold_pct)
     )
 }

@@ -6,6 +6,7 @@
 //! the same context and filters. Undefined names are errors, so a typo in a template
 //! fails with its line instead of printing nothing.
 
+pub(crate) mod effects;
 pub(crate) mod format;
 pub(crate) mod glance;
 pub(crate) mod plot;
@@ -212,6 +213,8 @@ struct View<'a> {
     /// The same comparisons in the same order, in words; and a line counting the rest.
     answers: Vec<Answer>,
     more_answers: Option<String>,
+    /// Effects across the matrix: the table of `summary.effects` and its legend.
+    effects: Option<String>,
     metrics: Vec<MetricView>,
     environment: Option<String>,
     /// Whether any fact differs between the machine states (the rows marked ≠).
@@ -269,6 +272,7 @@ pub(crate) fn render(
         glance_legend: glance::legend(summary, &shown),
         answers: shown.iter().map(|c| answer(c)).collect(),
         more_answers: more(summary.comparisons.len(), "comparisons"),
+        effects: effects::section(summary),
         metrics: summary
             .metrics
             .iter()

@@ -237,13 +237,38 @@ const BASE: [f64; 5] = [10.0, 10.1, 9.9, 10.05, 9.95];
 
 #[test]
 fn verdict_insufficient() {
-    let (c, _) = verdict_case(&[12.5], &[5.1, 4.9, 5.3]);
+    // both sides a single trial: no error estimate, and nothing to predict with
+    let (c, _) = verdict_case(&[12.5], &[5.1]);
     assert_eq!(c.verdict, VerdictKind::Insufficient);
     assert!(
-        c.sentence.starts_with("no error estimate (a: n = 1, b: n = 3): b measured ÷2.45 against a, but"),
+        c.sentence.starts_with("no error estimate (a: n = 1, b: n = 1): b measured ÷2.45 against a, but"),
         "{}",
         c.sentence
     );
+    assert_eq!(c.prediction, None);
+}
+
+/// One side a single trial, the other three: the verdict stays `insufficient`, and the
+/// sentence places the single trial against the prediction interval of the three
+/// (5.1, 4.9, 5.3: mean 5.1, sd 0.2; t(0.975, 2) = 4.302653, so 5.1 ± 0.99364).
+#[test]
+fn verdict_insufficient_with_a_single_trial_against_measured_ones() {
+    let (c, markdown) = verdict_case(&[12.5], &[5.1, 4.9, 5.3]);
+    assert_eq!(c.verdict, VerdictKind::Insufficient);
+    let p = c.prediction.as_ref().expect("a prediction");
+    let h = 4.302_652_729_749_464 * 0.2 * (4.0f64 / 3.0).sqrt();
+    assert!((p.low - (5.1 - h)).abs() < 1e-9 && (p.high.unwrap() - (5.1 + h)).abs() < 1e-9, "{p:?}");
+    assert_eq!((p.single_level.as_str(), p.value, p.measured_n), ("a", 12.5, 3));
+    assert_eq!((p.place, p.far), (crate::stats::prediction::Place::Above, true));
+    assert!(
+        c.sentence.starts_with(
+            "the single trial of v=a, 12.50 s, lies far above the 95 % prediction interval of one more trial \
+             of v=b, [4.106, 6.094] s (from its 3 trials; it assumes"
+        ),
+        "{}",
+        c.sentence
+    );
+    assert!(markdown.contains("| far above PI [4.106, 6.094] s |"), "{markdown}");
 }
 
 #[test]

@@ -16,6 +16,8 @@ pub(crate) mod elementary;
 pub(crate) mod interval;
 pub(crate) mod observations;
 pub(crate) mod outliers;
+pub(crate) mod pool;
+pub(crate) mod prediction;
 pub(crate) mod runs;
 pub(crate) mod stability;
 pub(crate) mod verdict;

@@ -5,6 +5,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+pub(crate) mod display;
 pub mod unit;
 
 pub use unit::{Scale, Unit, UnknownUnit, parse_unit};

@@ -1,5 +1,6 @@
 //! One integration test binary driving the real `margin` executable, a file per command.
 
+mod answers;
 mod bounded;
 mod calibrate;
 mod campaign;
