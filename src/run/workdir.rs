@@ -74,6 +74,9 @@ pub(crate) fn remove_stale(store: &Store, sessions: &[SessionRecord]) -> Vec<Pat
             removed.push(entry.path());
         }
     }
+    // `work/` itself goes too once empty, as at the end of a cell: a run with nothing left
+    // to do after a killed one would otherwise leave it
+    let _ = std::fs::remove_dir(&work);
     removed
 }
 

@@ -19,6 +19,9 @@ const EXPERIMENT: &str = "matrix:\n  n: [1, 2, 3]\n\
     metrics:\n  value: { regex: 'value=(\\d+)', better: higher }\n\
     repetitions: 40\n";
 
+const OTHER: &str = "matrix:\n  m: [1, 2]\nrun: echo value={{ m }}\n\
+    metrics:\n  value: { regex: 'value=(\\d+)', better: higher }\nrepetitions: 5\n";
+
 const LIMIT: Duration = Duration::from_secs(120);
 
 pub(crate) fn campaign(margin: &Margin, root: &Path, cfg: &Config) -> Tally {
@@ -36,7 +39,17 @@ pub(crate) fn campaign(margin: &Margin, root: &Path, cfg: &Config) -> Tally {
         .expect("margin starts");
     std::thread::sleep(Duration::from_millis(300));
     let (mut readers, mut during, mut corrupted, mut refused, mut panics) = (0, 0, 0, 0, 0);
-    let kinds = ["status", "report", "export", "reports at once", "a second writer"];
+    // a second experiment under the same store root, run at the same time: stores are
+    // separate, so neither waits for the other
+    std::fs::write(dir.join("other.yaml"), OTHER).expect("a second experiment file");
+    let other = margin.output(&dir, &["run", "other.yaml"], LIMIT);
+    if !other.as_ref().is_some_and(|o| o.status.success()) {
+        failures.push(format!(
+            "a second experiment under the same root during the run: {:?}",
+            other.map(|o| super::said(&o))
+        ));
+    }
+    let kinds = ["status", "report", "export", "export parquet", "reports at once", "a second writer"];
     for i in 0..cfg.readers {
         let kind = *rng.pick(&kinds);
         let running = run.try_wait().ok().flatten().is_none();
@@ -44,6 +57,9 @@ pub(crate) fn campaign(margin: &Margin, root: &Path, cfg: &Config) -> Tally {
             "status" => vec![margin.output(&dir, &["status", "exp.yaml"], LIMIT)],
             "report" => vec![margin.output(&dir, &["report", "exp.yaml"], LIMIT)],
             "export" => vec![margin.output(&dir, &["export", "--format", "ndjson", "exp.yaml"], LIMIT)],
+            "export parquet" => {
+                vec![margin.output(&dir, &["export", "--format", "parquet", "-o", "trials.parquet", "exp.yaml"], LIMIT)]
+            }
             "reports at once" => std::thread::scope(|s| {
                 let all: Vec<_> =
                     (0..4).map(|_| s.spawn(|| margin.output(&dir, &["report", "exp.yaml"], LIMIT))).collect();
@@ -99,6 +115,9 @@ pub(crate) fn campaign(margin: &Margin, root: &Path, cfg: &Config) -> Tally {
                     .lines()
                     .all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok()),
                 "status" => true,
+                // a whole parquet file begins and ends with its magic bytes
+                "export parquet" => std::fs::read(dir.join("trials.parquet"))
+                    .is_ok_and(|b| b.len() > 8 && b.starts_with(b"PAR1") && b.ends_with(b"PAR1")),
                 // a report of a store that changed meanwhile writes nothing: what is there parses
                 _ => std::fs::read(store.join("summary.json"))
                     .map_or(true, |b| serde_json::from_slice::<serde_json::Value>(&b).is_ok()),
@@ -128,8 +147,9 @@ pub(crate) fn campaign(margin: &Margin, root: &Path, cfg: &Config) -> Tally {
         ));
     }
     let line = format!(
-        "readers during a write: {readers} status/report/export calls ({during} while the run wrote), {corrupted} \
-         corrupted, {panics} panics, {refused} second writers refused, the last report {}",
+        "readers during a write: {readers} status/report/export (ndjson, parquet) calls ({during} while the run wrote), \
+         {corrupted} corrupted, {panics} panics, {refused} second writers refused, a second experiment of the same \
+         root run meanwhile, the last report {}",
         if analysed == measured { "is the run's own" } else { "is stale" }
     );
     Tally { line, failures }
