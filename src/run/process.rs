@@ -349,7 +349,14 @@ impl Group {
             // a grandchild that outlived the shell between the kill and the wait
             let _ = killpg(pgid, Signal::SIGKILL);
         }
-        Ok(Ended { status: ended.status, timed_out, wall, user: ended.user, system: ended.system, printed_too_much })
+        Ok(Ended {
+            status: ended.status,
+            timed_out,
+            wall,
+            user: ended.user,
+            system: ended.system,
+            printed_too_much,
+        })
     }
 
     /// Kill what is left of the group; whether anything was.

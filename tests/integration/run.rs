@@ -937,7 +937,10 @@ fn an_endless_output_and_a_thousand_children_fail_their_trials_and_the_run_goes_
     let by = |t: &str| records.iter().find(|r| r["levels"]["t"] == t).unwrap().clone();
     let endless = by("endless");
     assert_eq!(endless["status"], "failed", "{endless}");
-    assert!(endless["error"].as_str().unwrap().contains("stopped after printing more than 256 MiB"), "{endless}");
+    assert!(
+        endless["error"].as_str().unwrap().contains("stopped after printing more than 256 MiB"),
+        "{endless}"
+    );
     // what it printed up to the limit is kept
     let raw = f.store().join(endless["raw"]["stdout"].as_str().unwrap());
     assert!(std::fs::metadata(&raw).unwrap().len() >= 256 << 20, "{}", raw.display());
