@@ -327,4 +327,7 @@ pub struct SessionInfo {
     pub margin_version: String,
     /// The experiment file has changed since this session ran.
     pub spec_changed: bool,
+    /// The run's label (`margin run --label`), when it was given one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }
