@@ -256,6 +256,15 @@ mod tests {
     }
 
     #[test]
+    fn a_label_is_a_word() {
+        assert_eq!(label("v2.1-rc+1"), Ok("v2.1-rc+1".to_owned()));
+        assert!(label("").unwrap_err().contains("an empty label"));
+        assert!(label("v 2").unwrap_err().contains("` ` in the label"));
+        assert!(label("a,b").unwrap_err().contains("`,`"));
+        assert!(label(&"x".repeat(65)).unwrap_err().contains("at most 64"));
+    }
+
+    #[test]
     fn an_empty_store_root_is_refused() {
         let err = Cli::try_parse_from(["margin", "status", "--reports", ""]).unwrap_err();
         assert!(err.to_string().contains("an empty path"), "{err}");

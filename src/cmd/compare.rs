@@ -686,3 +686,71 @@ fn markdown(o: &CompareOutput, summary: &Summary) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_selection_is_terms_joined_by_commas() {
+        let s: Selection = "label=v2, since=2026-12-01,until=2026-12-01 10:30:00".parse().unwrap();
+        let day = jiff::Timestamp::from_second(1_796_083_200).unwrap();
+        assert_eq!(
+            s.terms,
+            vec![
+                Term::Label("v2".into()),
+                Term::Since(day),
+                Term::Until(day.checked_add(jiff::SignedDuration::from_secs(10 * 3600 + 1800)).unwrap()),
+            ]
+        );
+        assert_eq!(s.to_string(), "label=v2, since=2026-12-01,until=2026-12-01 10:30:00");
+        let s: Selection = "session=01a2,since=2026-12-01T10:00:00+01:00".parse().unwrap();
+        assert_eq!(
+            s.terms[1],
+            Term::Since(day.checked_add(jiff::SignedDuration::from_secs(9 * 3600)).unwrap())
+        );
+    }
+
+    #[test]
+    fn a_bad_selection_says_what_is_expected() {
+        let err = |text: &str| text.parse::<Selection>().unwrap_err();
+        assert!(err("v2").contains("expected KEY=VALUE"), "{}", err("v2"));
+        assert!(err("label=").contains("the value is empty"));
+        assert!(err("tag=v2").contains("a selection is by label, session, since or until"));
+        assert!(err("since=yesterday").contains("expected a time"), "{}", err("since=yesterday"));
+        assert_eq!("worse".parse::<FailOn>(), Ok(FailOn::Worse));
+        assert!("better".parse::<FailOn>().unwrap_err().contains("`worse`"));
+    }
+
+    #[test]
+    fn only_facts_that_differ_are_listed() {
+        let session = |host: &str, kernel: &str| SessionRecord {
+            schema: 1,
+            session: format!("{host}-{kernel}"),
+            event: Event::Start,
+            at: String::new(),
+            host: host.into(),
+            experiment: "e".into(),
+            margin_version: "0.1.0".into(),
+            seed: 1,
+            spec_hash: String::new(),
+            facts: [("kernel".to_owned(), kernel.to_owned()), ("cpus".to_owned(), "2".to_owned())]
+                .into_iter()
+                .collect(),
+            environment: IndexMap::new(),
+            abandoned: Vec::new(),
+            problems: Vec::new(),
+            keep_workdir: false,
+            import: false,
+            outcome: None,
+            label: None,
+        };
+        let d = differences(&[session("local", "6.1")], &[session("local", "6.1"), session("local", "6.12")]);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(
+            (d[0].fact.as_str(), &d[0].baseline, &d[0].candidate),
+            ("kernel", &vec!["6.1".to_owned()], &vec!["6.1".to_owned(), "6.12".to_owned()])
+        );
+        assert!(differences(&[session("a", "6.1")], &[session("a", "6.1")]).is_empty());
+    }
+}

@@ -3,6 +3,7 @@
 mod bounded;
 mod calibrate;
 mod check;
+mod compare;
 mod first_run;
 mod hosts;
 mod import;
