@@ -71,7 +71,7 @@ pub(crate) fn run_on(
         what: format!("metric `{name}`"),
         source: std::io::Error::other(e.to_string()),
     })?;
-    // a labelled run gets its own repetitions (docs/store.md, Run labels)
+    // a labelled run gets its own repetitions (docs/compare.md, Labels)
     let (mut progress, set_aside) = match &options.label {
         Some(label) => crate::store::progress_labelled(plan, &snapshot.trials, &snapshot.sessions, label),
         None => crate::store::progress(plan, &snapshot.trials),
