@@ -84,16 +84,17 @@ pub fn progress(plan: &Plan, trials: &Trials) -> (HashMap<usize, CellProgress>, 
     progress_where(plan, trials, |_| true)
 }
 
-/// The progress of a labelled run (`margin run --label v2`): only the measurements of
-/// the sessions given that label count, so that each label gets its repetitions in the
-/// same store; every record still counts as an attempt, so that repetition numbers stay
-/// unique in a cell.
+/// The progress of a run given `label` (`margin run --label v2`), else [`progress`]:
+/// only the measurements of the sessions given that label count, so that each label gets
+/// its repetitions in the same store (docs/compare.md, Labels); every record still counts
+/// as an attempt, so that repetition numbers stay unique in a cell.
 pub fn progress_labelled(
     plan: &Plan,
     trials: &Trials,
     sessions: &[SessionRecord],
-    label: &str,
+    label: Option<&str>,
 ) -> (HashMap<usize, CellProgress>, usize) {
+    let Some(label) = label else { return progress(plan, trials) };
     let labelled: HashSet<Name> = sessions
         .iter()
         .filter(|s| s.event == Event::Start && s.label.as_deref() == Some(label))

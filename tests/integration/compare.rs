@@ -64,12 +64,49 @@ fn means_by_label(store: &Path) -> HashMap<String, f64> {
     values.into_iter().map(|(l, v)| (l, v.iter().sum::<f64>() / v.len() as f64)).collect()
 }
 
+/// The tables of a Markdown text as a CommonMark renderer with tables reads them: rows of
+/// cells' text, the header first.
+fn tables(markdown: &str) -> Vec<Vec<Vec<String>>> {
+    use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+    let mut out: Vec<Vec<Vec<String>>> = Vec::new();
+    let mut in_cell = false;
+    for event in Parser::new_ext(markdown, Options::ENABLE_TABLES) {
+        match event {
+            Event::Start(Tag::Table(_)) => out.push(Vec::new()),
+            Event::Start(Tag::TableHead | Tag::TableRow) => out.last_mut().unwrap().push(Vec::new()),
+            Event::Start(Tag::TableCell) => {
+                in_cell = true;
+                out.last_mut().unwrap().last_mut().unwrap().push(String::new());
+            }
+            Event::End(TagEnd::TableCell) => in_cell = false,
+            Event::Text(t) | Event::Code(t) if in_cell => {
+                out.last_mut().unwrap().last_mut().unwrap().last_mut().unwrap().push_str(&t);
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 #[test]
 fn labelled_runs_of_one_store_compare_as_a_ci_gate() {
     let dir = folder();
     let d = dir.path();
     // each label gets its own five repetitions in the one store
     run(d, "0.1", &["--label", "v1"]);
+    let dry =
+        as_a_user(d).env("NAP", "0.1").args(["run", "experiments/nap.yaml", "--dry-run"]).output().unwrap();
+    assert!(
+        stdout(&dry).contains("  done     tool=sleep"),
+        "without a label every trial counts:\n{}",
+        stdout(&dry)
+    );
+    let dry = as_a_user(d)
+        .env("NAP", "0.1")
+        .args(["run", "experiments/nap.yaml", "--dry-run", "--label", "v1-again"])
+        .output()
+        .unwrap();
+    assert!(stdout(&dry).contains("tool=sleep: 5 trials"), "a new label runs its own:\n{}", stdout(&dry));
     run(d, "0.1", &["--label", "v1-again"]);
     run(d, "0.3", &["--label", "v2"]);
     let status = margin(d, &["status", "nap"]);
@@ -95,6 +132,13 @@ fn labelled_runs_of_one_store_compare_as_a_ci_gate() {
     assert!(text.contains("| wall_time | side: candidate vs baseline |"), "the glance table:\n{text}");
     assert!(text.contains("✔ real"), "{text}");
     assert!(text.contains("Gate `--fail-on worse`: **failed** (1)."), "{text}");
+    // rendered as GitHub does (CommonMark with tables): one table, its header the glance
+    // table's, its body a row per comparison; the legend a paragraph of its own
+    let tables = tables(&text);
+    assert_eq!(tables.len(), 1, "{tables:?}\n{text}");
+    assert_eq!(tables[0][0], ["metric", "comparison", "change", "95 % CI", "verdict"]);
+    assert_eq!(tables[0].len(), 2, "a header and one row: {:?}", tables[0]);
+    assert_eq!(tables[0][1][4], "✔ real");
     assert!(
         stderr(&worse).contains("--fail-on worse: the candidate is worse beyond ±10.0 %: wall_time"),
         "{}",
