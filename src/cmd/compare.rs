@@ -37,6 +37,16 @@ pub enum FailOn {
     Change,
 }
 
+impl FailOn {
+    /// The word `--fail-on` takes.
+    fn word(self) -> &'static str {
+        match self {
+            FailOn::Worse => "worse",
+            FailOn::Change => "change",
+        }
+    }
+}
+
 impl FromStr for FailOn {
     type Err = String;
 
@@ -257,16 +267,10 @@ pub fn run(options: &Options, out: &mut dyn Write) -> Result<(), Error> {
     {
         let rows: Vec<String> =
             output.failed.iter().map(|t| format!("{} ({}) {}", t.metric, t.cell, t.change)).collect();
-        let what = match fail_on {
-            FailOn::Worse => "worse",
-            FailOn::Change => "changed",
-        };
+        let what = if fail_on == FailOn::Worse { "worse" } else { "changed" };
         return Err(Error::Gate(format!(
             "--fail-on {}: the candidate is {what} beyond ±{}: {}",
-            match fail_on {
-                FailOn::Worse => "worse",
-                FailOn::Change => "change",
-            },
+            fail_on.word(),
             percent(output.settings.threshold_pct),
             rows.join("; ")
         )));
@@ -674,10 +678,7 @@ fn markdown(o: &CompareOutput, summary: &Summary) -> String {
         text.push('\n');
     }
     if let Some(fail_on) = o.fail_on {
-        let word = match fail_on {
-            FailOn::Worse => "worse",
-            FailOn::Change => "change",
-        };
+        let word = fail_on.word();
         if o.failed.is_empty() {
             text.push_str(&format!("Gate `--fail-on {word}`: passed.\n"));
         } else {
@@ -724,33 +725,18 @@ mod tests {
 
     #[test]
     fn only_facts_that_differ_are_listed() {
-        let session = |host: &str, kernel: &str| SessionRecord {
-            schema: 1,
-            session: format!("{host}-{kernel}"),
-            event: Event::Start,
-            at: String::new(),
-            host: host.into(),
-            experiment: "e".into(),
-            margin_version: "0.1.0".into(),
-            seed: 1,
-            spec_hash: String::new(),
-            facts: [("kernel".to_owned(), kernel.to_owned()), ("cpus".to_owned(), "2".to_owned())]
-                .into_iter()
-                .collect(),
-            environment: IndexMap::new(),
-            abandoned: Vec::new(),
-            problems: Vec::new(),
-            keep_workdir: false,
-            import: false,
-            outcome: None,
-            label: None,
-        };
-        let d = differences(&[session("local", "6.1")], &[session("local", "6.1"), session("local", "6.12")]);
+        let mut store = analyze::MemoryStore::load("e.yaml", "matrix: { a: [x] }\nrun: 'true'\n").unwrap();
+        for (id, kernel) in [("s1", "6.1"), ("s2", "6.1"), ("s3", "6.12")] {
+            store.session(id, "local", &[("kernel", kernel), ("cpus", "2")]);
+        }
+        let s = &store.snapshot.sessions;
+        let d = differences(&s[..1], &s[1..]);
         assert_eq!(d.len(), 1, "{d:?}");
+        let values = |v: &[&str]| v.iter().map(|x| (*x).to_owned()).collect::<Vec<_>>();
         assert_eq!(
             (d[0].fact.as_str(), &d[0].baseline, &d[0].candidate),
-            ("kernel", &vec!["6.1".to_owned()], &vec!["6.1".to_owned(), "6.12".to_owned()])
+            ("kernel", &values(&["6.1"]), &values(&["6.1", "6.12"]))
         );
-        assert!(differences(&[session("a", "6.1")], &[session("a", "6.1")]).is_empty());
+        assert!(differences(&s[..1], &s[1..2]).is_empty());
     }
 }
