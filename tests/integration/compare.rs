@@ -171,6 +171,16 @@ fn labelled_runs_of_one_store_compare_as_a_ci_gate() {
     assert_eq!(v["candidate"]["trials"], 5);
     assert_eq!(v["environment_differences"], serde_json::json!([]), "one machine, one boot");
     assert_eq!(v["failed"], serde_json::json!([]), "no gate asked");
+    // the same sides by session: the start of v1's session id, and v2's in full
+    let (v1, v2) =
+        (v["baseline"]["sessions"][0].as_str().unwrap(), v["candidate"]["sessions"][0].as_str().unwrap());
+    let by_session = format!("session={}", &v1[..13]);
+    let out = margin(
+        d,
+        &["compare", "nap", "--baseline", &by_session, "--candidate", &format!("session={v2}"), "--json"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(json(&out)["comparisons"][0]["ratio"], c["ratio"]);
 
     // bad input: an unknown label names those there are; a bad selection; one side only
     let unknown = margin(d, &["compare", "nap", "--baseline", "label=v3", "--candidate", "label=v2"]);
