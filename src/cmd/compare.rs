@@ -671,7 +671,11 @@ fn markdown(o: &CompareOutput, summary: &Summary) -> String {
         text.push_str("\n\n");
     }
     if !o.warnings.is_empty() {
-        text.push_str("## Warnings\n\n");
+        text.push_str(
+            "## Warnings\n\nThe analysis's own, worded for the factor `side`: sides run one after the other \
+             are measured in disjoint time windows by design, and drift between the runs is in the change \
+             (docs/compare.md, Environment).\n\n",
+        );
         for w in &o.warnings {
             text.push_str(&format!("- {}\n", w.message));
         }
