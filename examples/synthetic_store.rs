@@ -138,6 +138,7 @@ fn main() -> Result<()> {
         keep_workdir: false,
         import: false,
         outcome: (event == Event::End).then(|| "completed".into()),
+        label: None,
     };
     let mut sessions = String::new();
     for record in [session_record(Event::Start, start), session_record(Event::End, clock)] {

@@ -94,6 +94,10 @@ pub enum Command {
         /// Run only the cells of this host (a key of `hosts:`, or `local`).
         #[arg(long, value_name = "NAME")]
         host: Option<String>,
+        /// Record this label in the run's sessions (`v2`, `before-patch`), so that
+        /// `margin compare --baseline label=v1 --candidate label=v2` can select them.
+        #[arg(long, value_name = "LABEL", value_parser = label)]
+        label: Option<String>,
         /// Refuse matrices with more cells than this.
         #[arg(long, default_value_t = DEFAULT_MAX_CELLS)]
         max_cells: usize,
@@ -152,6 +156,34 @@ pub enum Command {
         #[command(flatten)]
         reports: Reports,
     },
+    /// Compare two stores, or two selections of one store, with the report's analysis: a
+    /// verdict per cell and metric, the candidate against the baseline. Cells whose
+    /// commands differ are listed as not comparable, and so are the differences between
+    /// the two sides' machines. Exit 1 with `--fail-on` when it trips, for CI gates.
+    Compare {
+        /// The baseline's store, then the candidate's: experiment files, store folders or
+        /// names, as for `report`. One store alone needs --baseline and --candidate.
+        #[arg(required = true, num_args = 1..=2, value_name = "TARGET")]
+        targets: Vec<PathBuf>,
+        /// Which trials of the (first) store are the baseline: `label=v1` (a `run
+        /// --label`), `session=ID` (or the start of one), `since=TIME`, `until=TIME`
+        /// (RFC 3339, `YYYY-MM-DD HH:MM:SS` or a date, UTC), several joined by commas.
+        /// Default: every trial.
+        #[arg(long, value_name = "SELECTION")]
+        baseline: Option<crate::cmd::compare::Selection>,
+        /// Which trials of the (second) store are the candidate, as for --baseline.
+        #[arg(long, value_name = "SELECTION")]
+        candidate: Option<crate::cmd::compare::Selection>,
+        /// Exit 1 when a metric is `worse` beyond ±δ (verdict `significant` in the worse
+        /// direction), or has `change`d beyond ±δ either way.
+        #[arg(long, value_name = "WHEN")]
+        fail_on: Option<crate::cmd::compare::FailOn>,
+        /// Print the comparison as JSON instead of Markdown.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        reports: Reports,
+    },
     /// Write the tidy table (one row per trial × metric) for pandas, R, DuckDB, Spark.
     Export {
         /// The experiment file, a store folder or a name, as for `report`.
@@ -190,6 +222,20 @@ pub enum Command {
     },
 }
 
+/// A run label: letters, digits and `-_.+:@/`, at most 64 of them, so that it reads the
+/// same in a selection (`label=v2`), a table and a shell.
+fn label(text: &str) -> Result<String, String> {
+    let allowed = |c: char| c.is_alphanumeric() || "-_.+:@/".contains(c);
+    match text.chars().find(|c| !allowed(*c)) {
+        _ if text.is_empty() => Err("an empty label; give a word such as `v2` or `before-patch`".to_owned()),
+        _ if text.chars().count() > 64 => {
+            Err(format!("a label of {} characters; at most 64", text.chars().count()))
+        }
+        Some(c) => Err(format!("`{c}` in the label `{text}`: a label holds letters, digits and `-_.+:@/`")),
+        None => Ok(text.to_owned()),
+    }
+}
+
 fn parse_format(s: &str) -> Result<crate::analyze::Format, String> {
     s.parse().map_err(|e: <crate::analyze::Format as std::str::FromStr>::Err| e.to_string())
 }
@@ -207,6 +253,15 @@ mod tests {
         let given = Cli::try_parse_from(["margin", "status", "--reports", "/srv/stores"]).unwrap();
         let Command::Status { reports, .. } = given.command else { panic!("not status") };
         assert_eq!(reports.root, PathBuf::from("/srv/stores"));
+    }
+
+    #[test]
+    fn a_label_is_a_word() {
+        assert_eq!(label("v2.1-rc+1"), Ok("v2.1-rc+1".to_owned()));
+        assert!(label("").unwrap_err().contains("an empty label"));
+        assert!(label("v 2").unwrap_err().contains("` ` in the label"));
+        assert!(label("a,b").unwrap_err().contains("`,`"));
+        assert!(label(&"x".repeat(65)).unwrap_err().contains("at most 64"));
     }
 
     #[test]

@@ -25,7 +25,18 @@ fn main() -> ExitCode {
             };
             cmd::plan::run(&options, &mut out)
         }
-        Command::Run { files, fresh, seed, repetitions, dry_run, keep_workdir, host, max_cells, reports } => {
+        Command::Run {
+            files,
+            fresh,
+            seed,
+            repetitions,
+            dry_run,
+            keep_workdir,
+            host,
+            label,
+            max_cells,
+            reports,
+        } => {
             let options = cmd::run::Options {
                 files: files.clone(),
                 reports: reports.root.clone(),
@@ -35,6 +46,7 @@ fn main() -> ExitCode {
                     keep_workdir: *keep_workdir,
                     fresh: *fresh,
                     host: host.clone(),
+                    label: label.clone(),
                 },
                 dry_run: *dry_run,
                 max_cells: *max_cells,
@@ -59,6 +71,17 @@ fn main() -> ExitCode {
         Command::Status { files, reports } => cmd::status::run(files, &reports.root, &mut out),
         Command::Report { target, json, reports } => {
             cmd::report::run(target, *json, terminal, &reports.root, &mut out)
+        }
+        Command::Compare { targets, baseline, candidate, fail_on, json, reports } => {
+            let options = cmd::compare::Options {
+                targets: targets.clone(),
+                baseline: baseline.clone(),
+                candidate: candidate.clone(),
+                fail_on: *fail_on,
+                json: *json,
+                reports: reports.root.clone(),
+            };
+            cmd::compare::run(&options, &mut out)
         }
         Command::Export { target, format, output, reports } => {
             cmd::report::export(target, *format, output.as_deref(), &reports.root)

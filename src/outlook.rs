@@ -50,7 +50,8 @@ pub(crate) fn outlook(
     let source = facts::Local::new(&dir);
     let detected = facts::detect(exp, &facts::gather(&source), &source);
     let rule = Rule::new(exp, plan, repetitions(plan, options));
-    let (progress, set_aside) = crate::store::progress(plan, &snapshot.trials);
+    let (progress, set_aside) =
+        crate::store::progress_labelled(plan, &snapshot.trials, &snapshot.sessions, options.label.as_deref());
     let known: Vec<f64> = progress.values().filter_map(|p| p.mean_wall).collect();
     let overall = (!known.is_empty()).then(|| known.iter().sum::<f64>() / known.len() as f64);
     let warmup = f64::from(plan.warmup);

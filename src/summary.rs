@@ -17,6 +17,7 @@ use crate::vocab::{Better, MeanKind};
 
 /// A cell that cannot run where margin ran, and what it waits for (computed by the runner).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Pending {
     /// The cell's label, `kernel=bare dom0_mem=unlimited`.
     pub cell: String,
@@ -25,6 +26,7 @@ pub struct Pending {
 
 /// `summary.json`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Summary {
     pub experiment: String,
     pub description: Option<String>,
@@ -47,6 +49,7 @@ pub struct Summary {
 
 /// The analysis settings in force, as a reader wants to see them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct AnalysisSettings {
     /// The confidence the experiment states.
     pub confidence: f64,
@@ -71,6 +74,7 @@ pub struct AnalysisSettings {
 
 /// Runs needed for the target margin if the trials varied by `cv_pct`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct RunsAtCv {
     pub cv_pct: u32,
     pub runs: usize,
@@ -78,6 +82,7 @@ pub struct RunsAtCv {
 
 /// How many trials the analysis leaves out, and why.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct TrialCounts {
     /// Measured trials of current cells: their metrics enter the statistics.
     pub analysed: usize,
@@ -91,6 +96,7 @@ pub struct TrialCounts {
 
 /// How a metric is read: unit, direction and mean.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct MetricMeta {
     pub name: String,
     pub unit: String,
@@ -100,6 +106,7 @@ pub struct MetricMeta {
 
 /// One cell × metric: its field names are a contract with scripts.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct CellStat {
     /// The cell id.
     pub cell: String,
@@ -144,6 +151,7 @@ pub struct CellStat {
 
 /// One side of a comparison: the trials (or, paired, the per-block means) it rests on.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Arm {
     pub n: usize,
     pub mean: f64,
@@ -155,6 +163,7 @@ pub struct Arm {
 
 /// A level against the baseline for one metric in one context: its field names are a contract with scripts.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ComparisonStat {
     pub factor: String,
     pub baseline: String,
@@ -262,6 +271,7 @@ pub struct Effect {
 
 /// The boots (or sessions) a comparison between disjoint ones rests on.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Replication {
     /// `boot` when every session recorded its boot, else `session`.
     pub unit: &'static str,
@@ -273,6 +283,7 @@ pub struct Replication {
 
 /// What a warning is about, for scripts that filter them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum WarningKind {
     /// Reading the store: a torn record was skipped.
@@ -307,6 +318,7 @@ pub enum WarningKind {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Warning {
     pub kind: WarningKind,
     pub message: String,
@@ -320,6 +332,7 @@ impl Warning {
 
 /// A trial that did not yield metrics.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct TrialFailure {
     pub cell: String,
     pub trial: String,
@@ -335,6 +348,7 @@ pub struct TrialFailure {
 
 /// A cell abandoned by a session, or whose `cleanup` failed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct CellFailure {
     pub cell: String,
     pub host: String,
@@ -349,18 +363,21 @@ pub struct CellFailure {
 /// The facts of every machine state trials ran in: one column per host and distinct set
 /// of facts (a host rebooted into another kernel is two columns).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Environment {
     pub columns: Vec<EnvColumn>,
     pub rows: Vec<FactRow>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct EnvColumn {
     pub host: String,
     pub sessions: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct FactRow {
     pub fact: String,
     /// One per column; `None` where that column lacks the fact.
@@ -370,6 +387,7 @@ pub struct FactRow {
 
 /// Everything needed to run the experiment again.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Reproduce {
     pub experiment_file: String,
     /// The command line that repeats the runs.
@@ -384,6 +402,7 @@ pub struct Reproduce {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct SessionInfo {
     pub session: String,
     pub host: String,
@@ -394,4 +413,10 @@ pub struct SessionInfo {
     pub margin_version: String,
     /// The experiment file has changed since this session ran.
     pub spec_changed: bool,
+    /// The run's label (`margin run --label`), when it was given one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }
+
+#[cfg(test)]
+mod schema;

@@ -93,6 +93,7 @@ impl MemoryStore {
             keep_workdir: false,
             import: false,
             outcome: None,
+            label: None,
         });
         self
     }

@@ -103,6 +103,7 @@ pub(crate) fn reproduce(exp: &Experiment, snapshot: &Snapshot) -> Reproduce {
                 spec_hash: record.spec_hash.clone(),
                 margin_version: record.margin_version.clone(),
                 spec_changed: record.spec_hash != spec_hash,
+                label: record.label.clone(),
             }),
             Event::End => {
                 if let Some(s) = sessions.iter_mut().find(|s| s.session == record.session) {

@@ -170,6 +170,7 @@ fn import(
         keep_workdir: false,
         import: true,
         outcome: None,
+        label: None,
     };
     sessions.append(&record)?;
     let (mut added, mut skipped) = (0, 0);

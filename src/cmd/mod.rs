@@ -6,13 +6,14 @@
 //! | code | when |
 //! |------|------|
 //! | 0    | done; also when stdout was closed early (`margin export … \| head`) |
-//! | 1    | finished, but trials failed, cells were abandoned or a host was unreachable; or writing to stdout failed |
+//! | 1    | finished, but trials failed, cells were abandoned or a host was unreachable; `compare --fail-on` tripped; or writing to stdout failed |
 //! | 2    | bad input: usage, an experiment file, a name that matches nothing, a locked store, a store that cannot be read or written, a full disk |
 //! | 130  | interrupted (Ctrl-C or SIGTERM); the next `run` resumes |
 
 pub mod answer;
 pub mod calibrate;
 pub mod check;
+pub mod compare;
 pub mod import;
 pub mod plan;
 pub mod reparse;
@@ -89,6 +90,10 @@ pub enum Error {
     /// Finished, but some trials failed or cells were abandoned.
     #[error("some trials failed; see above")]
     Trials,
+    /// `margin compare --fail-on`: the candidate is worse (or changed) beyond ±δ; the
+    /// message names each metric and cell.
+    #[error("{0}")]
+    Gate(String),
     /// Stopped by Ctrl-C after recording the trial under way.
     #[error("interrupted; run the same command again to resume")]
     Interrupted,
@@ -101,7 +106,7 @@ impl Error {
     /// The process's exit code (the table above).
     pub fn exit_code(&self) -> u8 {
         match self {
-            Error::Trials | Error::Output(_) => 1,
+            Error::Trials | Error::Gate(_) | Error::Output(_) => 1,
             Error::Interrupted => 130,
             Error::Spec(_)
             | Error::Check { .. }

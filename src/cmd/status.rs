@@ -9,7 +9,9 @@ use super::{Error, io, load_all};
 use crate::outlook;
 use crate::plan::DEFAULT_MAX_CELLS;
 use crate::run::RunOptions;
-use crate::store::{Status, Store};
+use indexmap::IndexMap;
+
+use crate::store::{Event, SessionRecord, Status, Store};
 
 /// The store folders under `reports` whose name is not among `names`, sorted.
 fn stores_without_a_file(reports: &Path, names: &HashSet<String>) -> Vec<PathBuf> {
@@ -21,6 +23,19 @@ fn stores_without_a_file(reports: &Path, names: &HashSet<String>) -> Vec<PathBuf
         .collect();
     dirs.sort();
     dirs
+}
+
+/// The run labels of the sessions, each with how many sessions carry it, in the order
+/// they were first used: `v1 (1 session), v2 (2 sessions)`; empty when none has one.
+fn labels(sessions: &[SessionRecord]) -> String {
+    let mut counts: IndexMap<&str, usize> = IndexMap::new();
+    for s in sessions.iter().filter(|s| s.event == Event::Start) {
+        if let Some(label) = &s.label {
+            *counts.entry(label.as_str()).or_default() += 1;
+        }
+    }
+    let plural = |n: usize| if n == 1 { "session" } else { "sessions" };
+    counts.iter().map(|(l, n)| format!("{l} ({n} {})", plural(*n))).collect::<Vec<_>>().join(", ")
 }
 
 /// `targets`: experiment files, store folders or names (see [`super::report::resolve`]);
@@ -83,6 +98,10 @@ pub fn run(targets: &[PathBuf], reports: &Path, out: &mut dyn Write) -> Result<(
         }
         let imported = if imported > 0 { format!(" ({imported} imported)") } else { String::new() };
         writeln!(out, "  trials: {measured} measured{imported}, {failed} failed").map_err(io)?;
+        let labels = labels(&snapshot.sessions);
+        if !labels.is_empty() {
+            writeln!(out, "  labels: {labels}").map_err(io)?;
+        }
         if set_aside > 0 {
             writeln!(out, "  set aside: {set_aside} records of cells whose commands have changed")
                 .map_err(io)?;

@@ -658,18 +658,29 @@ fn sessions_table(summary: &Summary) -> Option<String> {
     if sessions.is_empty() {
         return None;
     }
-    let header = ["session", "host", "started", "margin", "experiment file", "seed"].map(str::to_owned);
+    // a label column only when a run was given one (`margin run --label`)
+    let labelled = sessions.iter().any(|s| s.label.is_some());
+    let mut header = vec!["session", "host", "started", "margin", "experiment file"];
+    if labelled {
+        header.push("label");
+    }
+    header.push("seed");
+    let header: Vec<String> = header.into_iter().map(str::to_owned).collect();
     let rows: Vec<Vec<String>> = sessions
         .iter()
         .map(|s| {
-            vec![
+            let mut row = vec![
                 cell_text(&s.session),
                 cell_text(&s.host),
                 s.started_at.clone(),
                 s.margin_version.clone(),
                 if s.spec_changed { "changed since".to_owned() } else { "as now".to_owned() },
-                s.seed.to_string(),
-            ]
+            ];
+            if labelled {
+                row.push(s.label.as_deref().map_or_else(|| "—".to_owned(), cell_text));
+            }
+            row.push(s.seed.to_string());
+            row
         })
         .collect();
     Some(markdown_table(&header, &rows, header.len() - 1))

@@ -111,6 +111,7 @@ impl<'a> HostRun<'a> {
             keep_workdir: sh.options.keep_workdir,
             import: false,
             outcome: None,
+            label: sh.options.label.clone(),
         };
         let mut pending = Vec::new();
         let mut states = Vec::new();

@@ -75,6 +75,8 @@ pub struct RunOptions {
     pub fresh: bool,
     /// Run only the cells of this host (`--host`).
     pub host: Option<String>,
+    /// The label recorded in each session of the run (`--label`), for `margin compare`.
+    pub label: Option<String>,
 }
 
 /// What a run did, over all its hosts.

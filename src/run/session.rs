@@ -92,7 +92,8 @@ pub(crate) fn run_on(
         what: format!("metric `{name}`"),
         source: std::io::Error::other(e.to_string()),
     })?;
-    let (mut progress, set_aside) = crate::store::progress(plan, &snapshot.trials);
+    let (mut progress, set_aside) =
+        crate::store::progress_labelled(plan, &snapshot.trials, &snapshot.sessions, options.label.as_deref());
     let board = if rule.needs_board() { progress.clone() } else { Board::new() };
     let shared = Shared {
         exp,

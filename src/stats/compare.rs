@@ -16,6 +16,7 @@ use crate::vocab::MeanKind;
 
 /// How the two levels' trials relate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Design {
     /// Separate trials: Fieller's interval with Welch–Satterthwaite df, Welch's test.

@@ -20,6 +20,7 @@ const MODIFIED_Z_SCALE: f64 = 0.6745;
 
 /// How outliers are recognised (`analysis.outliers` of the experiment file).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(tag = "method", rename_all = "lowercase")]
 pub enum OutlierRule {
     /// Modified z-score 0.6745·|x − median|/MAD above `cutoff` (Iglewicz–Hoaglin: 3.5).

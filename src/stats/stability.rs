@@ -23,6 +23,7 @@ pub(crate) const TREND_MIN_N: usize = 6;
 
 /// Spearman's rank correlation of the values with their trial order.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Trend {
     pub rho: f64,
     /// Two-sided, from the t approximation with n − 2 df (as scipy's `spearmanr`).
@@ -31,6 +32,7 @@ pub struct Trend {
 
 /// A warning about how a cell was measured; never part of a verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum StabilityFlag {
     /// CV at or above [`HIGH_CV`].

@@ -14,6 +14,7 @@ use crate::vocab::MeanKind;
 
 /// The verdicts of summary.json (docs/statistics.md, Verdicts), in the order they are tried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum VerdictKind {
     /// A level has fewer than two trials: no error estimate.

@@ -230,6 +230,7 @@ mod tests {
             keep_workdir: false,
             import: false,
             outcome: None,
+            label: None,
         };
         let mut log = store.session_appender().unwrap();
         log.append(&session(&spec_hash(&new_text))).unwrap();

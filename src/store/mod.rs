@@ -21,7 +21,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 pub use copy::{Kept, spec_hash};
-pub use progress::{Board, CellProgress, levels_map, progress};
+pub use progress::{Board, CellProgress, levels_map, progress, progress_labelled};
 pub use record::{
     BOOT_ID, CellProblem, Event, MetricInfo, RawPaths, SCHEMA, SessionRecord, Status, TrialRecord,
 };

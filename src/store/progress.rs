@@ -2,11 +2,11 @@
 //! are measurements, their values and wall times. A fold over the trial log; whether
 //! that is enough trials is the stopping rule's to say (`analyze::stopping`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use indexmap::IndexMap;
 
-use super::record::TrialRecord;
+use super::record::{Event, SessionRecord, TrialRecord};
 use super::trials::{Name, Trials};
 use crate::plan::{Cell, Plan};
 use crate::vocab::MeanKind;
@@ -81,6 +81,34 @@ pub type Board = HashMap<usize, CellProgress>;
 /// Only cells with records get an entry: a plan of a million cells and an empty store
 /// costs nothing here.
 pub fn progress(plan: &Plan, trials: &Trials) -> (HashMap<usize, CellProgress>, usize) {
+    progress_where(plan, trials, |_| true)
+}
+
+/// The progress of a run given `label` (`margin run --label v2`), else [`progress`]:
+/// only the measurements of the sessions given that label count, so that each label gets
+/// its repetitions in the same store (docs/compare.md, Labels); every record still counts
+/// as an attempt, so that repetition numbers stay unique in a cell.
+pub fn progress_labelled(
+    plan: &Plan,
+    trials: &Trials,
+    sessions: &[SessionRecord],
+    label: Option<&str>,
+) -> (HashMap<usize, CellProgress>, usize) {
+    let Some(label) = label else { return progress(plan, trials) };
+    let labelled: HashSet<Name> = sessions
+        .iter()
+        .filter(|s| s.event == Event::Start && s.label.as_deref() == Some(label))
+        .filter_map(|s| trials.names.find(&s.session))
+        .collect();
+    progress_where(plan, trials, |i| labelled.contains(&trials.session[i]))
+}
+
+/// [`progress`] counting as measurements only the records `counts` keeps.
+fn progress_where(
+    plan: &Plan,
+    trials: &Trials,
+    counts: impl Fn(usize) -> bool,
+) -> (HashMap<usize, CellProgress>, usize) {
     if trials.is_empty() {
         return (HashMap::new(), 0);
     }
@@ -97,7 +125,7 @@ pub fn progress(plan: &Plan, trials: &Trials) -> (HashMap<usize, CellProgress>, 
             continue;
         };
         let (progress, values) = by_cell.entry(*cell).or_default();
-        let measured = trials.status[i].is_measurement() && !trials.warmup[i];
+        let measured = trials.status[i].is_measurement() && !trials.warmup[i] && counts(i);
         progress.add(trials.repetition[i], measured, std::iter::empty(), trials.wall_time[i]);
         if measured {
             for row in trials.rows(i) {

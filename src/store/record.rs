@@ -149,4 +149,8 @@ pub struct SessionRecord {
     pub import: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<String>,
+    /// The label the run was given (`margin run --label v2`), for `margin compare` to
+    /// select by; absent in stores written before labels, and when none was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }

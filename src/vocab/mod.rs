@@ -12,6 +12,7 @@ pub use unit::{Scale, Unit, UnknownUnit, parse_unit};
 
 /// Which direction of a metric is an improvement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Better {
     Higher,
@@ -21,6 +22,7 @@ pub enum Better {
 /// How trials of a metric are averaged (docs/statistics.md, "One cell"): a rate over a
 /// fixed amount of work is summarised by its harmonic mean (total work / total time).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum MeanKind {
     /// For costs such as seconds: the plain average.

@@ -5,6 +5,7 @@ mod bounded;
 mod calibrate;
 mod campaign;
 mod check;
+mod compare;
 mod first_run;
 mod hosts;
 mod import;
