@@ -226,6 +226,8 @@ fn import(
                 warnings: result.warnings.clone(),
                 source: Some(raw.display().to_string()),
                 source_hash: Some(hash.clone()),
+                telemetry: None,
+                flags: Vec::new(),
             };
             for m in &sample.metrics {
                 t.metrics.insert(m.name.clone(), m.value);

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use super::facts::{self, Source};
 use super::process::{self, Execution, Invocation};
+use super::telemetry::{LocalCounters, Monitor, Snapshots};
 use super::workdir::WorkdirName;
 use crate::store::Store;
 
@@ -22,6 +23,16 @@ pub(crate) trait Executor: Send + Sync {
     fn create_workdir(&self, experiment: &str, name: &WorkdirName) -> std::io::Result<String>;
     fn remove_workdir(&self, path: &str);
     fn execute(&self, invocation: &Invocation<'_>) -> std::io::Result<Execution>;
+    /// A trial's command with the host's counters read right before and right after it
+    /// (`telemetry.rs`); `None` when nothing was read (an executor without telemetry).
+    fn execute_monitored(
+        &self,
+        invocation: &Invocation<'_>,
+        monitor: &Monitor,
+    ) -> std::io::Result<(Execution, Option<Snapshots>)> {
+        let _ = monitor;
+        Ok((self.execute(invocation)?, None))
+    }
     /// Facts are read through the executor, so they describe the host trials run on.
     fn facts(&self) -> &dyn Source;
 }
@@ -30,11 +41,17 @@ pub(crate) trait Executor: Send + Sync {
 pub(crate) struct LocalExecutor {
     workroot: PathBuf,
     source: facts::Local,
+    /// The counter files, opened at the first trial and kept open for the run.
+    counters: LocalCounters,
 }
 
 impl LocalExecutor {
     pub(crate) fn new(store: &Store) -> Self {
-        LocalExecutor { workroot: super::workdir::local_root(store), source: facts::Local::new(&store.dir) }
+        LocalExecutor {
+            workroot: super::workdir::local_root(store),
+            source: facts::Local::new(&store.dir),
+            counters: LocalCounters::default(),
+        }
     }
 }
 
@@ -58,6 +75,20 @@ impl Executor for LocalExecutor {
 
     fn execute(&self, invocation: &Invocation<'_>) -> std::io::Result<Execution> {
         process::execute(invocation)
+    }
+
+    fn execute_monitored(
+        &self,
+        invocation: &Invocation<'_>,
+        monitor: &Monitor,
+    ) -> std::io::Result<(Execution, Option<Snapshots>)> {
+        if monitor.is_off() {
+            return Ok((process::execute(invocation)?, None));
+        }
+        let before = self.counters.snapshot(monitor);
+        let e = process::execute(invocation)?;
+        let after = self.counters.snapshot(monitor);
+        Ok((e, Some(Snapshots { before, after })))
     }
 
     fn facts(&self) -> &dyn Source {

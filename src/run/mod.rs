@@ -29,6 +29,7 @@ mod schedule;
 mod session;
 pub(crate) mod ssh;
 mod state;
+pub(crate) mod telemetry;
 #[cfg(test)]
 mod tests;
 mod trial;
