@@ -1,6 +1,6 @@
 //! Telemetry: the host's counters (`/proc/stat`, `/proc/diskstats`, `/proc/vmstat`,
 //! `/proc/net/dev`, `xl list`) read right before and right after a trial's timed command,
-//! kept raw under `raw/<trial>.telemetry`, and the secondary metrics derived from them
+//! kept raw in the session's `raw/<session>.telemetry`, and the secondary metrics derived from them
 //! (docs/design.md §6.9).
 //!
 //! Nothing runs during the trial, so nothing competes with it. Locally each file is read
@@ -12,12 +12,14 @@
 //! each source as `tail -v -n +1` prints files, a `==> /proc/stat <==` header before its
 //! text, a blank line between two.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::fs::File;
+use std::io::Write as _;
 use std::os::unix::fs::FileExt;
-use std::path::Path;
-use std::sync::OnceLock;
-use std::time::Duration;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
 
 use indexmap::IndexMap;
 
@@ -133,7 +135,13 @@ pub(crate) struct Snapshots {
 }
 
 impl Snapshots {
-    /// The raw file's text.
+    /// A trial's block in the session's raw file: a line naming the trial, then
+    /// [`Snapshots::render`].
+    pub(crate) fn render_for(&self, trial: &str) -> String {
+        format!("{MARK} trial {trial}\n{}", self.render())
+    }
+
+    /// The two snapshots' text.
     pub(crate) fn render(&self) -> String {
         let mut out = String::new();
         self.before.render("before", &mut out);
@@ -284,6 +292,54 @@ fn xl_list(text: &str) -> IndexMap<String, f64> {
         }
     }
     out
+}
+
+/// How long a session's snapshots may wait in the page cache before an `fdatasync`.
+const FLUSH_EVERY: Duration = Duration::from_secs(1);
+
+/// The sessions' telemetry files open for appending, with when each was last flushed.
+static LOGS: Mutex<Option<HashMap<PathBuf, (File, Instant)>>> = Mutex::new(None);
+
+/// Append a trial's snapshots to its session's file (created with its folder made
+/// durable); where its block starts. The text is written before it is parsed, and made
+/// durable by an `fdatasync` at most once a second: each trial of a second or more is
+/// durable before its record, and a thousand short trials pay one flush a second rather
+/// than a second flush each, which would double what the durable record costs
+/// (docs/design.md §10: the last second of snapshots can be lost with the machine).
+pub(crate) fn append(path: &Path, text: &str) -> std::io::Result<u64> {
+    let mut logs = LOGS.lock().unwrap_or_else(PoisonError::into_inner);
+    let logs = logs.get_or_insert_with(HashMap::new);
+    let (file, flushed) = match logs.entry(path.to_path_buf()) {
+        std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+        std::collections::hash_map::Entry::Vacant(v) => {
+            let created = !path.exists();
+            let file = std::fs::OpenOptions::new().append(true).create(true).open(path)?;
+            if created {
+                file.sync_data()?;
+                if let Some(dir) = path.parent() {
+                    crate::store::sync_dir(dir)?;
+                }
+            }
+            v.insert((file, Instant::now()))
+        }
+    };
+    let offset = file.metadata()?.len();
+    file.write_all(text.as_bytes())?;
+    if flushed.elapsed() >= FLUSH_EVERY {
+        file.sync_data()?;
+        *flushed = Instant::now();
+    }
+    Ok(offset)
+}
+
+/// Flush and close every session's telemetry file (at the end of a run).
+pub(crate) fn close_all() {
+    let mut logs = LOGS.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(logs) = logs.take() {
+        for (_, (file, _)) in logs {
+            let _ = file.sync_data();
+        }
+    }
 }
 
 /// This machine's counter files, each opened once and read with one `pread` per snapshot.

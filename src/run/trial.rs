@@ -10,7 +10,7 @@ use indexmap::IndexMap;
 use super::RunError;
 use super::process::{self, Execution, Invocation};
 use super::state::{CellState, Finished, HostRun, Shown};
-use super::telemetry::{Monitor, Snapshots};
+use super::telemetry::{self, Monitor, Snapshots};
 use crate::plan::render::{Builtins, Commands, render};
 use crate::store::{MetricInfo, RawPaths, SCHEMA, Status, Telemetry, TrialRecord};
 use crate::vocab::{Better, MeanKind};
@@ -203,8 +203,8 @@ impl HostRun<'_> {
         })
     }
 
-    /// The snapshots saved under `raw/` (durable before the record that points at them,
-    /// like the trial's own output), the secondary metrics derived from them, and those
+    /// The snapshots appended to the session's `raw/<session>.telemetry` before they are
+    /// parsed (`telemetry::append`), the secondary metrics derived from them, and those
     /// `metrics:` names made main metrics (docs/design.md §6.9).
     fn keep_telemetry(
         &self,
@@ -213,16 +213,10 @@ impl HostRun<'_> {
         record: &mut TrialRecord,
     ) -> Result<(), RunError> {
         let sh = self.shared;
-        let relative = format!("raw/{}.telemetry", record.trial);
+        let relative = format!("raw/{}.telemetry", record.session);
         let path = sh.store.dir.join(&relative);
-        let write = || -> std::io::Result<()> {
-            use std::io::Write;
-            let mut f = std::fs::File::create(&path)?;
-            f.write_all(snapshots.render().as_bytes())?;
-            f.sync_data()?;
-            crate::store::sync_dir(sh.store.raw_dir().as_path())
-        };
-        write().map_err(|e| io(&path, e))?;
+        let offset =
+            telemetry::append(&path, &snapshots.render_for(&record.trial)).map_err(|e| io(&path, e))?;
         let metrics = snapshots.derive();
         for (name, value) in &metrics {
             if sh.exp.spec.metrics.keys().any(|k| &k.value == name) {
@@ -251,6 +245,7 @@ impl HostRun<'_> {
             sources: monitor.sources.iter().map(|s| s.to_string()).collect(),
             metrics,
             raw: Some(relative),
+            offset: Some(offset),
         });
         Ok(())
     }

@@ -59,9 +59,13 @@ pub struct Telemetry {
     /// interface that moved nothing has no entry.
     #[serde(default)]
     pub metrics: IndexMap<String, f64>,
-    /// The snapshots as read, relative to the store (`raw/<trial>.telemetry`).
+    /// The snapshots as read: the session's file, relative to the store
+    /// (`raw/<session>.telemetry`), and where the trial's block starts in it (a line
+    /// `margin-telemetry trial <trial>`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
 }
 
 /// One trial, appended to `runs.ndjson` and made durable before the next one starts.

@@ -308,8 +308,13 @@ fn a_remote_hosts_telemetry_comes_back_with_its_trial() {
         assert!(written.fold(0.0, f64::max) >= 4.0 * 1024.0 * 1024.0, "{r}");
         // the ssh connection itself moved bytes over loopback during the trial
         assert!(m.contains_key("net_rx_bytes:lo") || m.contains_key("net_tx_bytes:lo"), "{r}");
-        let raw = std::fs::read_to_string(store.join(t["raw"].as_str().unwrap())).unwrap();
-        assert!(raw.starts_with("margin-telemetry before\n==> /proc/stat <==\n"), "{raw}");
+        let text = std::fs::read_to_string(store.join(t["raw"].as_str().unwrap())).unwrap();
+        let raw = &text[t["offset"].as_u64().unwrap() as usize..];
+        let head = format!(
+            "margin-telemetry trial {}\nmargin-telemetry before\n==> /proc/stat <==\n",
+            r["trial"].as_str().unwrap()
+        );
+        assert!(raw.starts_with(&head), "{raw}");
         assert!(raw.contains("\nmargin-telemetry after\n==> /proc/stat <==\n"), "{raw}");
         assert!(raw.contains("==> /proc/net/dev <=="), "{raw}");
         let err = std::fs::read_to_string(store.join(r["raw"]["stderr"].as_str().unwrap())).unwrap();

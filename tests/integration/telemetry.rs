@@ -83,8 +83,13 @@ fn a_direct_dd_shows_at_least_its_bytes_written_to_the_disk_under_test() {
         );
         assert_eq!(t["telemetry"]["sources"], serde_json::json!(["cpu", "disks"]), "the default");
         // the evidence: both snapshots, kept before the record
-        let raw = std::fs::read_to_string(store.join(t["telemetry"]["raw"].as_str().unwrap())).unwrap();
-        assert!(raw.starts_with("margin-telemetry before\n==> /proc/stat <==\ncpu "), "{raw}");
+        let text = std::fs::read_to_string(store.join(t["telemetry"]["raw"].as_str().unwrap())).unwrap();
+        let raw = &text[t["telemetry"]["offset"].as_u64().unwrap() as usize..];
+        let head = format!(
+            "margin-telemetry trial {}\nmargin-telemetry before\n==> /proc/stat <==\ncpu ",
+            t["trial"].as_str().unwrap()
+        );
+        assert!(raw.starts_with(&head), "{raw}");
         assert!(raw.contains("\nmargin-telemetry after\n==> /proc/stat <==\n"), "{raw}");
         assert!(raw.contains(&format!(" {device} ")), "{raw}");
     }
