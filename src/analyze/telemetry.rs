@@ -409,6 +409,139 @@ fn human(value: f64, unit: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analyze::{MemoryStore, summarize_store};
+    use crate::store::{Telemetry, Trials};
+    use crate::summary::Summary;
+    use crate::vocab::{Better, MeanKind};
+
+    /// The store's records given telemetry (and flags) after the fact, as a run records
+    /// them, and the summary of it.
+    fn observed(m: &mut MemoryStore, each: impl Fn(usize, &mut crate::store::TrialRecord)) -> Summary {
+        for (i, r) in m.records.iter_mut().enumerate() {
+            each(i, r);
+        }
+        m.snapshot.trials = Trials::from_records(&m.records);
+        summarize_store(&m.exp, &m.plan, &m.snapshot, &[]).unwrap()
+    }
+
+    fn telemetry(sources: &[&str], metrics: &[(&str, f64)]) -> Option<Telemetry> {
+        Some(Telemetry {
+            sources: sources.iter().map(|s| s.to_string()).collect(),
+            metrics: metrics.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            raw: None,
+            offset: None,
+        })
+    }
+
+    const DD: &str = "matrix:\n  sync: [none, direct]\nrun: dd if=/dev/zero of=f bs=1M count=2500 {% if sync == 'direct' %}oflag=direct{% endif %}\nparse: dd\nanalysis:\n  compare:\n    - factor: sync\n      baseline: direct\n";
+
+    fn dd_store() -> MemoryStore {
+        let mut m = MemoryStore::new("dd.yaml", DD);
+        m.metric("throughput", "B/s", Better::Higher, MeanKind::Harmonic).session("s1", "local", &[]);
+        for v in [2.5e9, 2.4e9, 2.6e9] {
+            m.trial(&[("sync", "none")], &[("throughput", v)]);
+        }
+        for v in [1.0e8, 1.1e8, 0.9e8] {
+            m.trial(&[("sync", "direct")], &[("throughput", v)]);
+        }
+        m
+    }
+
+    /// Seed 002's mistake proven: dd claims 2.5 GB over the trial's second, the disks
+    /// wrote nothing; the direct dd's disk wrote what it claimed, and is not named.
+    #[test]
+    fn the_page_cache_warning_compares_the_claim_with_the_disks() {
+        let mut m = dd_store();
+        let summary = observed(&mut m, |i, r| {
+            let written = if i < 3 { 0.0 } else { r.metrics["throughput"] * r.wall_time };
+            let mut metrics = vec![("cpu_user_pct", 10.0 + i as f64), ("cpu_steal_pct", 0.0)];
+            if written > 0.0 {
+                metrics.push(("disk_written_bytes:vda", written));
+                metrics.push(("disk_written_bytes:vda1", written));
+            }
+            r.telemetry = telemetry(&["cpu", "disks"], &metrics);
+        });
+        let w: Vec<&Warning> = summary.warnings.iter().filter(|w| w.kind == WarningKind::PageCache).collect();
+        assert_eq!(w.len(), 1, "{:?}", summary.warnings);
+        assert!(
+            w[0].message
+                .contains("sync=none: dd reported 2.50 GB/s but the disks wrote 0 B during the trial"),
+            "{}",
+            w[0].message
+        );
+        assert!(!w[0].message.contains("sync=direct"), "{}", w[0].message);
+        // the busiest device, not the sum of a disk and its partition
+        let direct = summary.telemetry.cells.iter().find(|c| c.label == "sync=direct").unwrap();
+        let mean = (1.0e8 + 1.1e8 + 0.9e8) / 3.0;
+        assert!((direct.values["disk_written_bytes"].mean - mean).abs() < 1e-3);
+        assert_eq!(direct.values["cpu_user_pct"].mean, 14.0, "mean of 13, 14, 15");
+        // the two sides differ in what the disks wrote: marked, and listed once
+        assert!(direct.values["disk_written_bytes"].differs);
+        let d: Vec<&TelemetryDifference> =
+            summary.telemetry.differences.iter().filter(|d| d.metric == "disk_written_bytes").collect();
+        assert_eq!(d.len(), 1, "{:?}", summary.telemetry.differences);
+        assert_eq!((d[0].baseline.as_str(), d[0].level.as_str(), d[0].level_mean), ("direct", "none", 0.0));
+        // never a main metric, so never a verdict
+        assert!(summary.comparisons.iter().all(|c| c.metric == "throughput"));
+    }
+
+    /// Without disk telemetry nothing is claimed: no snapshot is no proof.
+    #[test]
+    fn no_disk_telemetry_no_page_cache_warning() {
+        let mut m = dd_store();
+        let summary = observed(&mut m, |_, r| r.telemetry = telemetry(&["cpu"], &[("cpu_user_pct", 5.0)]));
+        assert!(summary.warnings.iter().all(|w| w.kind != WarningKind::PageCache), "{:?}", summary.warnings);
+    }
+
+    #[test]
+    fn steal_is_warned_about_per_host_from_five_percent() {
+        let yaml = "hosts:\n  domu: {}\n  dom0: {}\nmatrix:\n  host: [domu, dom0]\nrun: \"true\"\n";
+        let mut m = MemoryStore::new("s.yaml", yaml);
+        m.session("s1", "domu", &[]);
+        for _ in 0..3 {
+            m.trial(&[("host", "domu")], &[("wall_time", 1.0)]);
+        }
+        m.session("s2", "dom0", &[]);
+        for _ in 0..3 {
+            m.trial(&[("host", "dom0")], &[("wall_time", 1.0)]);
+        }
+        let summary = observed(&mut m, |i, r| {
+            let steal = if i < 3 { [10.0, 12.0, 14.0][i] } else { 4.9 };
+            r.telemetry = telemetry(&["cpu"], &[("cpu_steal_pct", steal)]);
+        });
+        let w: Vec<&str> = summary
+            .warnings
+            .iter()
+            .filter(|w| w.kind == WarningKind::Steal)
+            .map(|w| w.message.as_str())
+            .collect();
+        assert_eq!(
+            w,
+            [
+                "steal time was 12 % during the domu trials (mean of 3 trials, at most 14 %): other guests had the CPU"
+            ]
+        );
+    }
+
+    /// A tool's own "not converged" reaches the cell and the comparisons it is in.
+    #[test]
+    fn not_converged_trials_mark_their_cell_and_comparisons() {
+        let mut m = dd_store();
+        let summary = observed(&mut m, |i, r| {
+            if i == 4 {
+                r.flags = vec![NOT_CONVERGED.to_string()];
+            }
+        });
+        let cell = summary.telemetry.cells.iter().find(|c| c.not_converged > 0).unwrap();
+        assert_eq!(
+            (cell.label.as_str(), cell.not_converged, cell.analysed, cell.trials),
+            ("sync=direct", 1, 3, 0)
+        );
+        assert_eq!(summary.telemetry.not_converged.len(), 1);
+        assert_eq!(summary.telemetry.not_converged[0].metric, "throughput");
+        let w = summary.warnings.iter().find(|w| w.kind == WarningKind::NotConverged).unwrap();
+        assert!(w.message.contains("sync=direct (1 of 3 trials)"), "{}", w.message);
+    }
 
     #[test]
     fn human_numbers() {

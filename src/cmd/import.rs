@@ -227,7 +227,7 @@ fn import(
                 source: Some(raw.display().to_string()),
                 source_hash: Some(hash.clone()),
                 telemetry: None,
-                flags: Vec::new(),
+                flags: result.flags.iter().map(|f| f.to_string()).collect(),
             };
             for m in &sample.metrics {
                 t.metrics.insert(m.name.clone(), m.value);

@@ -237,3 +237,32 @@ fn a_bad_monitor_is_an_error_at_its_place_with_a_hint() {
         stderr(&out)
     );
 }
+
+/// A real fio run with `--steadystate`: the criterion it cannot meet in its runtime
+/// (a slope of 0.0001 %) flags every trial of its level, next to the cell and the verdicts.
+#[test]
+fn fio_steadystate_not_attained_marks_the_cell_and_its_verdicts() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("ss.yaml"),
+        "matrix:\n  ss: ['iops:50%', 'iops_slope:0.0001%']\n\
+         run: fio --directory={{ workdir }} --size=4M --bs=4k --ioengine=psync --name=ss --rw=randread --time_based --runtime=3 --steadystate={{ ss }} --ss_dur=2 --output-format=json\n\
+         parse: fio\nmetrics:\n  ss.read.iops: {}\nrepetitions: 2\nanalysis:\n  compare:\n    - factor: ss\n      baseline: 'iops:50%'\n",
+    )
+    .unwrap();
+    let out = as_a_user(dir.path()).args(["run", "ss.yaml"]).output().unwrap();
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    for t in records(&dir.path().join("reports/ss")) {
+        let slope = t["levels"]["ss"] == "iops_slope:0.0001%";
+        let flags = t.get("flags").cloned().unwrap_or_default();
+        assert_eq!(flags == serde_json::json!(["not_converged"]), slope, "{t}");
+    }
+    let report = std::fs::read_to_string(dir.path().join("reports/ss/report.md")).unwrap();
+    assert!(report.contains("ss=iops_slope:0.0001% (measurement not converged: 2 of 2)"), "{report}");
+    assert!(report.contains("measurement not converged (2 trials: the tool said so)"), "{report}");
+    assert!(report.contains("| no: 2 of 2 |"), "{report}");
+    assert!(
+        report.contains("measurement not converged: the tool said its result had not settled"),
+        "{report}"
+    );
+}
