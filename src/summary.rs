@@ -38,7 +38,9 @@ pub struct Summary {
     pub cell_failures: Vec<CellFailure>,
     pub environment: Environment,
     pub reproduce: Reproduce,
-    /// What the hosts did during the trials: secondary metrics per cell (docs/design.md §8).
+    /// What the hosts did during the trials: secondary metrics per cell (docs/design.md §8);
+    /// left out when no trial has telemetry or a convergence flag (imports).
+    #[serde(skip_serializing_if = "TelemetrySummary::is_empty")]
     pub telemetry: TelemetrySummary,
 }
 
@@ -54,6 +56,12 @@ pub struct TelemetrySummary {
     pub differences: Vec<TelemetryDifference>,
     /// Comparisons with a side whose trials the tool said had not converged.
     pub not_converged: Vec<ComparisonNotConverged>,
+}
+
+impl TelemetrySummary {
+    pub fn is_empty(&self) -> bool {
+        self.cells.is_empty()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
