@@ -98,13 +98,42 @@ pub struct SecondaryStat {
     pub differs: bool,
 }
 
+/// Which comparison a telemetry line is about: a level against the baseline of a factor
+/// in a context, for one metric (the fields of [`ComparisonStat`] that name it).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TelemetryDifference {
+pub struct ComparisonKey {
     pub factor: String,
     pub baseline: String,
     pub level: String,
     pub context: IndexMap<String, String>,
     pub metric: String,
+}
+
+impl ComparisonKey {
+    pub fn of(c: &ComparisonStat) -> Self {
+        ComparisonKey {
+            factor: c.factor.clone(),
+            baseline: c.baseline.clone(),
+            level: c.level.clone(),
+            context: c.context.clone(),
+            metric: c.metric.clone(),
+        }
+    }
+
+    pub fn names(&self, c: &ComparisonStat) -> bool {
+        self.factor == c.factor
+            && self.baseline == c.baseline
+            && self.level == c.level
+            && self.context == c.context
+            && self.metric == c.metric
+    }
+}
+
+/// The sides of a comparison differ in a secondary metric (`metric` is the secondary one).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TelemetryDifference {
+    #[serde(flatten)]
+    pub of: ComparisonKey,
     pub unit: String,
     pub baseline_mean: f64,
     pub level_mean: f64,
@@ -112,11 +141,8 @@ pub struct TelemetryDifference {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ComparisonNotConverged {
-    pub factor: String,
-    pub baseline: String,
-    pub level: String,
-    pub context: IndexMap<String, String>,
-    pub metric: String,
+    #[serde(flatten)]
+    pub of: ComparisonKey,
     /// Flagged trials on the two sides.
     pub trials: usize,
 }

@@ -16,7 +16,7 @@ use crate::plan::Plan;
 use crate::spec::Experiment;
 use crate::store::{Name, Snapshot};
 use crate::summary::{
-    CellTelemetry, ComparisonNotConverged, ComparisonStat, SecondaryStat, TelemetryColumn,
+    CellTelemetry, ComparisonKey, ComparisonNotConverged, ComparisonStat, SecondaryStat, TelemetryColumn,
     TelemetryDifference, TelemetrySummary, Warning, WarningKind,
 };
 use crate::vocab::NOT_CONVERGED;
@@ -211,14 +211,7 @@ fn sides(
         let (base, level) = (cells_of(&arm.baseline), cells_of(&arm.level));
         let flagged: usize = base.iter().chain(&level).map(|&i| summary.cells[i].not_converged).sum();
         if flagged > 0 {
-            summary.not_converged.push(ComparisonNotConverged {
-                factor: c.factor.clone(),
-                baseline: c.baseline.clone(),
-                level: c.level.clone(),
-                context: c.context.clone(),
-                metric: c.metric.clone(),
-                trials: flagged,
-            });
+            summary.not_converged.push(ComparisonNotConverged { of: ComparisonKey::of(c), trials: flagged });
         }
         let key = (c.factor.clone(), c.baseline.clone(), c.level.clone(), c.context.clone());
         if seen.contains(&key) || base.is_empty() || level.is_empty() {
@@ -248,11 +241,7 @@ fn sides(
                 }
             }
             summary.differences.push(TelemetryDifference {
-                factor: c.factor.clone(),
-                baseline: c.baseline.clone(),
-                level: c.level.clone(),
-                context: c.context.clone(),
-                metric: column.name.clone(),
+                of: ComparisonKey { metric: column.name.clone(), ..ComparisonKey::of(c) },
                 unit: column.unit.clone(),
                 baseline_mean: b.mean,
                 level_mean: l.mean,
@@ -478,9 +467,12 @@ mod tests {
         // the two sides differ in what the disks wrote: marked, and listed once
         assert!(direct.values["disk_written_bytes"].differs);
         let d: Vec<&TelemetryDifference> =
-            summary.telemetry.differences.iter().filter(|d| d.metric == "disk_written_bytes").collect();
+            summary.telemetry.differences.iter().filter(|d| d.of.metric == "disk_written_bytes").collect();
         assert_eq!(d.len(), 1, "{:?}", summary.telemetry.differences);
-        assert_eq!((d[0].baseline.as_str(), d[0].level.as_str(), d[0].level_mean), ("direct", "none", 0.0));
+        assert_eq!(
+            (d[0].of.baseline.as_str(), d[0].of.level.as_str(), d[0].level_mean),
+            ("direct", "none", 0.0)
+        );
         // never a main metric, so never a verdict
         assert!(summary.comparisons.iter().all(|c| c.metric == "throughput"));
     }
@@ -538,7 +530,7 @@ mod tests {
             ("sync=direct", 1, 3, 0)
         );
         assert_eq!(summary.telemetry.not_converged.len(), 1);
-        assert_eq!(summary.telemetry.not_converged[0].metric, "throughput");
+        assert_eq!(summary.telemetry.not_converged[0].of.metric, "throughput");
         let w = summary.warnings.iter().find(|w| w.kind == WarningKind::NotConverged).unwrap();
         assert!(w.message.contains("sync=direct (1 of 3 trials)"), "{}", w.message);
     }

@@ -71,14 +71,18 @@ pub(super) fn differences(summary: &Summary) -> Vec<String> {
     t.differences
         .iter()
         .map(|d| {
-            let title =
-                t.columns.iter().find(|c| c.name == d.metric).map_or(d.metric.as_str(), |c| c.title.as_str());
+            let title = t
+                .columns
+                .iter()
+                .find(|c| c.name == d.of.metric)
+                .map_or(d.of.metric.as_str(), |c| c.title.as_str());
             format!("{}: {title} {} vs {}", side(d), value(d, d.level_mean), value(d, d.baseline_mean))
         })
         .collect()
 }
 
 fn side(d: &TelemetryDifference) -> String {
+    let d = &d.of;
     let context: Vec<String> = d.context.iter().map(|(k, v)| format!("{k}={v}")).collect();
     let mut s = format!("{}: {} vs {}", d.factor, d.level, d.baseline);
     if !context.is_empty() {
@@ -97,13 +101,7 @@ fn value(d: &TelemetryDifference, v: f64) -> String {
 
 /// "measurement not converged (3 trials)" for a comparison resting on flagged trials.
 pub(super) fn not_converged(summary: &Summary, c: &ComparisonStat) -> Option<String> {
-    let n = summary.telemetry.not_converged.iter().find(|n| {
-        n.factor == c.factor
-            && n.baseline == c.baseline
-            && n.level == c.level
-            && n.context == c.context
-            && n.metric == c.metric
-    })?;
+    let n = summary.telemetry.not_converged.iter().find(|n| n.of.names(c))?;
     let trials = if n.trials == 1 { "1 trial".to_owned() } else { format!("{} trials", n.trials) };
     Some(format!("measurement not converged ({trials}: the tool said so)"))
 }

@@ -220,15 +220,7 @@ impl HostRun<'_> {
         let metrics = snapshots.derive();
         for (name, value) in &metrics {
             if sh.exp.spec.metrics.keys().any(|k| &k.value == name) {
-                let unit = if name.ends_with("_pct") {
-                    "%"
-                } else if name.starts_with("xl_") {
-                    "s"
-                } else if name.ends_with("_bytes") || name.contains("_bytes:") {
-                    "B"
-                } else {
-                    ""
-                };
+                let unit = crate::vocab::telemetry_unit(name);
                 let (better, mean) = sh.recipe.annotation(name);
                 record.metrics.insert(name.clone(), *value);
                 record.metric_info.insert(

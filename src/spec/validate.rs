@@ -33,17 +33,6 @@ pub(super) fn validate(exp: &Experiment) -> Diagnostics {
     c.out
 }
 
-/// The `monitor:` source a telemetry metric comes from.
-fn telemetry_source(metric: &str) -> &'static str {
-    match metric.split(':').next().unwrap_or(metric) {
-        m if m.starts_with("cpu_") => "cpu",
-        m if m.starts_with("disk_") => "disks",
-        m if m.starts_with("vm_") => "vmstat",
-        m if m.starts_with("net_") => "net",
-        _ => "xl",
-    }
-}
-
 fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
@@ -605,8 +594,8 @@ impl<'a> Checker<'a> {
     fn monitor(&mut self) {
         let exp = self.exp;
         let sources = MONITOR_SOURCES.join(", ");
-        match exp.spec.monitor.as_ref() {
-            Some(m) => match &m.value {
+        if let Some(m) = exp.spec.monitor.as_ref() {
+            match &m.value {
                 super::MonitorSpec::Word(w) if w == "none" => {}
                 super::MonitorSpec::Word(w) => self.error_hint(
                     m.pos,
@@ -628,15 +617,14 @@ impl<'a> Checker<'a> {
                         }
                     }
                 }
-            },
-            None => {}
+            }
         }
         let selected = exp.spec.monitor();
         for name in exp.spec.metrics.keys() {
             if !crate::vocab::is_telemetry_metric(&name.value) {
                 continue;
             }
-            let source = telemetry_source(&name.value);
+            let source = crate::vocab::telemetry_source(&name.value);
             if !selected.contains(&source) {
                 self.error_hint(
                     name.pos,

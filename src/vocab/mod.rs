@@ -139,6 +139,32 @@ pub fn is_telemetry_metric(name: &str) -> bool {
             .is_some_and(|(prefix, device)| TELEMETRY_PREFIXES.contains(&prefix) && !device.is_empty())
 }
 
+/// The canonical unit of a telemetry metric: `%` for CPU shares, `B` for bytes, `s` for
+/// a domain's CPU time, none for a count of pages.
+pub fn telemetry_unit(name: &str) -> &'static str {
+    let stem = name.split(':').next().unwrap_or(name);
+    if stem.ends_with("_pct") {
+        "%"
+    } else if stem.ends_with("_bytes") {
+        "B"
+    } else if stem.ends_with("_seconds") {
+        "s"
+    } else {
+        ""
+    }
+}
+
+/// The `monitor:` source a telemetry metric is read from.
+pub fn telemetry_source(name: &str) -> &'static str {
+    match name.split(':').next().unwrap_or(name) {
+        m if m.starts_with("cpu_") => "cpu",
+        m if m.starts_with("disk_") => "disks",
+        m if m.starts_with("vm_") => "vmstat",
+        m if m.starts_with("net_") => "net",
+        _ => "xl",
+    }
+}
+
 /// Whether margin measures `name` itself (an engine or telemetry metric), so that it needs
 /// no parser and enters comparisons only when `metrics:` names it.
 pub fn is_measured_metric(name: &str) -> bool {

@@ -5,7 +5,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use super::{as_a_user, margin, stderr, stdout};
+use super::{as_a_user, stderr, stdout};
 
 fn records(store: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(store.join("runs.ndjson"))
@@ -13,6 +13,14 @@ fn records(store: &Path) -> Vec<serde_json::Value> {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
+}
+
+/// `yaml` written to `dir/file` and run there as the README says (`margin run FILE`, the
+/// store under `reports/`), which must succeed.
+fn run_as_a_user(dir: &Path, file: &str, yaml: &str) {
+    std::fs::write(dir.join(file), yaml).unwrap();
+    let out = as_a_user(dir).args(["run", file]).output().unwrap();
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
 }
 
 /// The block device (its name in /proc/diskstats) holding `dir`, from the folder's
@@ -54,21 +62,14 @@ fn a_direct_dd_shows_at_least_its_bytes_written_to_the_disk_under_test() {
         eprintln!("skipped: no block device holds a writable folder here (overlay or tmpfs only)");
         return;
     };
-    std::fs::write(
-        dir.path().join("e.yaml"),
-        format!(
+    run_as_a_user(
+        dir.path(),
+        "e.yaml",
+        &format!(
             "run: dd if=/dev/zero of={}/direct.bin bs=1M count=16 oflag=direct\nmatrix:\n  bs: [1M]\nparse: dd\nrepetitions: 3\n",
             dir.path().display()
         ),
-    )
-    .unwrap();
-    let out = margin()
-        .env("MARGIN_REPORTS", dir.path().join("reports"))
-        .arg("run")
-        .arg(dir.path().join("e.yaml"))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    );
     let store = dir.path().join("reports/e");
     let trials = records(&store);
     assert_eq!(trials.len(), 3);
@@ -101,18 +102,11 @@ fn a_direct_dd_shows_at_least_its_bytes_written_to_the_disk_under_test() {
 #[test]
 fn a_busy_loop_shows_in_the_hosts_user_time() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("e.yaml"),
+    run_as_a_user(
+        dir.path(),
+        "e.yaml",
         "matrix:\n  n: [200000]\nrun: \"i=0; while [ $i -lt {{ n }} ]; do i=$((i+1)); done\"\nrepetitions: 3\nmetrics:\n  user_time: {}\n",
-    )
-    .unwrap();
-    let out = margin()
-        .env("MARGIN_REPORTS", dir.path().join("reports"))
-        .arg("run")
-        .arg(dir.path().join("e.yaml"))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    );
     let cpus = std::fs::read_to_string("/proc/cpuinfo")
         .unwrap()
         .lines()
@@ -150,13 +144,11 @@ fn a_busy_loop_shows_in_the_hosts_user_time() {
 #[test]
 fn a_dd_into_the_page_cache_is_warned_about_as_a_user_runs_it() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("cached.yaml"),
+    run_as_a_user(
+        dir.path(),
+        "cached.yaml",
         "matrix:\n  bs: [1M]\nrun: dd if=/dev/zero of=cached-{{ repetition }}.bin bs={{ bs }} count=64\nparse: dd\nrepetitions: 5\n",
-    )
-    .unwrap();
-    let out = as_a_user(dir.path()).args(["run", "cached.yaml"]).output().unwrap();
-    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    );
     let report = std::fs::read_to_string(dir.path().join("reports/cached/report.md")).unwrap();
     assert!(report.contains("the page cache absorbed the writes"), "{report}");
     assert!(report.contains("bs=1M: dd reported "), "{report}");
@@ -181,20 +173,16 @@ fn a_dd_into_the_page_cache_is_warned_about_as_a_user_runs_it() {
 #[test]
 fn monitor_none_reads_nothing_and_a_named_secondary_metric_is_a_main_one() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("off.yaml"),
+    run_as_a_user(
+        dir.path(),
+        "off.yaml",
         "matrix:\n  x: [1]\nrun: \"true\"\nrepetitions: 2\nmonitor: none\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.path().join("on.yaml"),
+    );
+    run_as_a_user(
+        dir.path(),
+        "on.yaml",
         "matrix:\n  x: [1]\nrun: sleep 0.05\nrepetitions: 2\nmonitor: [cpu, vmstat]\nmetrics:\n  cpu_idle_pct: { better: higher }\n",
-    )
-    .unwrap();
-    for file in ["off.yaml", "on.yaml"] {
-        let out = as_a_user(dir.path()).args(["run", file]).output().unwrap();
-        assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
-    }
+    );
     for t in records(&dir.path().join("reports/off")) {
         assert!(t.get("telemetry").is_none(), "{t}");
     }
@@ -243,15 +231,13 @@ fn a_bad_monitor_is_an_error_at_its_place_with_a_hint() {
 #[test]
 fn fio_steadystate_not_attained_marks_the_cell_and_its_verdicts() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("ss.yaml"),
+    run_as_a_user(
+        dir.path(),
+        "ss.yaml",
         "matrix:\n  ss: ['iops:50%', 'iops_slope:0.0001%']\n\
          run: fio --directory={{ workdir }} --size=4M --bs=4k --ioengine=psync --name=ss --rw=randread --time_based --runtime=3 --steadystate={{ ss }} --ss_dur=2 --output-format=json\n\
          parse: fio\nmetrics:\n  ss.read.iops: {}\nrepetitions: 2\nanalysis:\n  compare:\n    - factor: ss\n      baseline: 'iops:50%'\n",
-    )
-    .unwrap();
-    let out = as_a_user(dir.path()).args(["run", "ss.yaml"]).output().unwrap();
-    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    );
     for t in records(&dir.path().join("reports/ss")) {
         let slope = t["levels"]["ss"] == "iops_slope:0.0001%";
         let flags = t.get("flags").cloned().unwrap_or_default();
