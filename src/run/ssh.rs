@@ -201,7 +201,8 @@ impl Ssh {
         };
         let (before, after) = match monitor {
             Some(m) => (
-                format!("{}; printf '{END}\\n' >&2; ", m.remote_snapshot("before")),
+                // braced: a `cd` that failed must still stop the command from running
+                format!("{{ {}; printf '{END}\\n' >&2; }} && ", m.remote_snapshot("before")),
                 format!(" {};", m.remote_snapshot("after")),
             ),
             None => (String::new(), String::new()),
