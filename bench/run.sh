@@ -12,6 +12,10 @@
 # durability costs is floor ÷ hyperfine, which no runner can go under on this disk; what
 # margin adds of its own is margin ÷ floor.
 #
+# Each round also times the same run with `monitor: none`: what telemetry (on by default:
+# /proc/stat and /proc/diskstats read before and after every trial, kept under raw/)
+# costs per trial is (on − off) ÷ 1000.
+#
 # usage: bench/run.sh path/to/margin [ROUNDS] [path/to/durable_floor]
 set -euo pipefail
 margin=${1:?usage: bench/run.sh path/to/margin [ROUNDS] [path/to/durable_floor]}
@@ -25,6 +29,7 @@ matrix:
 run: "true"
 repetitions: 1000
 YAML
+sed 's/^repetitions: 1000$/repetitions: 1000\nmonitor: none/' "$dir/overhead.yaml" > "$dir/overhead-off.yaml"
 seconds() { # seconds COMMAND…: the wall time of COMMAND, its output discarded
   local start end
   start=$(date +%s.%N)
@@ -38,10 +43,15 @@ median() { # median NUMBER…
 ratios=()
 floors=()
 owns=()
+costs=()
 for round in $(seq "$rounds"); do
   rm -rf "$dir/reports"
   margin_s=$(MARGIN_REPORTS="$dir/reports" seconds "$margin" run "$dir/overhead.yaml")
   line=$(printf 'round %d: margin run, 1000 trials of true: %.3f s' "$round" "$margin_s")
+  rm -rf "$dir/reports"
+  off_s=$(MARGIN_REPORTS="$dir/reports" seconds "$margin" run "$dir/overhead-off.yaml")
+  costs+=("$(echo "($margin_s - $off_s) / 1000 * 1000000" | bc -l)")
+  line+=$(printf ' (monitor: none %.3f s: telemetry %.0f µs per trial)' "$off_s" "${costs[-1]}")
   if command -v hyperfine > /dev/null; then
     hyper_s=$(seconds hyperfine -N --runs 1000 --warmup 0 --style none true)
     ratio=$(echo "$margin_s / $hyper_s" | bc -l)
@@ -60,6 +70,8 @@ for round in $(seq "$rounds"); do
   fi
   echo "$line"
 done
+printf 'telemetry per trial (monitor default − monitor: none), median of %d: %.0f µs\n' \
+  "${#costs[@]}" "$(median "${costs[@]}")"
 if [ ${#owns[@]} -gt 0 ]; then
   printf 'margin / floor, median of %d: %.2f (what margin adds to the spawn and the durable record)\n' \
     "${#owns[@]}" "$(median "${owns[@]}")"

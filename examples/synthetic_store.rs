@@ -111,6 +111,8 @@ fn main() -> Result<()> {
                 warnings: Vec::new(),
                 source: None,
                 source_hash: None,
+                telemetry: None,
+                flags: Vec::new(),
                 trial,
             };
             serde_json::to_writer(&mut writer, &record)?;

@@ -30,7 +30,7 @@ const MEMORY_FACTOR: u64 = 2;
 const FEW_TRIALS: usize = 3;
 
 /// "a, b, c and 4 more".
-fn list(items: &[String]) -> String {
+pub(super) fn list(items: &[String]) -> String {
     let shown = items.iter().take(LISTED).cloned().collect::<Vec<_>>().join("; ");
     match items.len().saturating_sub(LISTED) {
         0 => shown,
@@ -163,20 +163,16 @@ pub(crate) fn command_warnings(
         .par_iter()
         .map(|(&index, hosts)| {
             let cell = &plan.cells[index];
-            let builtins = Builtins {
-                workdir: "WORKDIR",
-                repetition: 1,
-                host: hosts.first().copied().unwrap_or("local"),
-            };
+            let host = hosts.first().copied().unwrap_or("local");
             // A command that does not render ran nowhere either; nothing to say about it.
-            let Ok(commands) = render(&templates, exp, plan, cell, &builtins) else {
+            let Some(run) = render_run(&templates, exp, plan, index, host) else {
                 return (None, None, None);
             };
             let label = plan.label(cell);
             let mut unsynced = None;
             let mut small = None;
             let mut unknown = None;
-            for tool in tools(&commands.run) {
+            for tool in tools(&run) {
                 if let Tool::Dd { synced: false, .. } = tool {
                     unsynced = Some(label.clone());
                 }
@@ -241,6 +237,29 @@ pub(crate) fn command_warnings(
         ));
     }
     warnings
+}
+
+/// A cell's `run` command as it ran on `host` (the workdir spelled `WORKDIR`); `None`
+/// when it does not render.
+fn render_run(
+    templates: &Templates,
+    exp: &Experiment,
+    plan: &Plan,
+    cell: usize,
+    host: &str,
+) -> Option<String> {
+    let builtins = Builtins { workdir: "WORKDIR", repetition: 1, host };
+    render(templates, exp, plan, &plan.cells[cell], &builtins).ok().map(|c| c.run)
+}
+
+/// [`render_run`] with templates of its own.
+pub(super) fn rendered_run(exp: &Experiment, plan: &Plan, cell: usize, host: &str) -> Option<String> {
+    render_run(&Templates::new(), exp, plan, cell, host)
+}
+
+/// Whether a command runs a `dd` that writes to a file (not /dev/null).
+pub(super) fn dd_writes_file(command: &str) -> bool {
+    tools(command).iter().any(|t| matches!(t, Tool::Dd { .. }))
 }
 
 /// The largest memory each host reported (facts key `memory`, bytes).

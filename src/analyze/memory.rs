@@ -160,6 +160,8 @@ impl MemoryStore {
             warnings: Vec::new(),
             source: None,
             source_hash: None,
+            telemetry: None,
+            flags: Vec::new(),
         });
         self.snapshot.trials.push_record(self.records.last().expect("a record was just pushed"));
         self

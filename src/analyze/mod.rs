@@ -8,6 +8,7 @@
 //! each of the [`comparisons`] made, with the [`settings`] the experiment asks for, the
 //! [`lint`] warnings and what the [`sessions`] recorded; [`export`](mod@export) writes the table for
 //! other tools.
+//! [`telemetry`] summarises what the hosts did during the trials and warns from it.
 //! [`memory`] builds an experiment's store in memory, for the tests and the calibration
 //! suite.
 
@@ -22,6 +23,7 @@ pub(crate) mod settings;
 pub(crate) mod stopping;
 pub(crate) mod summarize;
 pub(crate) mod table;
+pub(crate) mod telemetry;
 
 #[cfg(test)]
 pub(crate) mod fixture;

@@ -14,6 +14,7 @@ use super::lint;
 use super::sessions::{cell_failures, environment, failures, reproduce};
 use super::settings::{nominal_confidence, runs_at_typical_cvs, settings};
 use super::table::Table;
+use super::telemetry;
 use crate::plan::Plan;
 use crate::spec::Experiment;
 use crate::stats::StatsError;
@@ -87,6 +88,9 @@ pub(crate) fn summarize_store(
     warnings.extend(lint::cell_warnings(plan, &metrics, &analysed, &primary_metrics(exp, &metrics)));
     warnings.extend(lint::command_warnings(exp, plan, snapshot, &analysed));
     warnings.extend(lint::comparison_warnings(exp, snapshot, &analysed, &comparisons, &arms));
+    let (telemetry, machine) =
+        telemetry::summarize(exp, plan, snapshot, &analysed, &comparisons, &arms, settings.threshold);
+    warnings.extend(machine);
 
     Ok(Summary {
         experiment: exp.name.clone(),
@@ -112,6 +116,7 @@ pub(crate) fn summarize_store(
         cell_failures: cell_failures(plan, snapshot),
         environment: environment(snapshot),
         reproduce: reproduce(exp, snapshot),
+        telemetry,
     })
 }
 

@@ -232,6 +232,8 @@ fn import(
                 warnings: result.warnings.clone(),
                 source: Some(raw.display().to_string()),
                 source_hash: Some(hash.clone()),
+                telemetry: None,
+                flags: result.flags.iter().map(|f| f.to_string()).collect(),
             };
             for m in &sample.metrics {
                 t.metrics.insert(m.name.clone(), m.value);

@@ -8,7 +8,7 @@ use std::path::Path;
 use super::{Error, io, load_all};
 use crate::parse::Recipe;
 use crate::store::{MetricInfo, Status, Store};
-use crate::vocab::ENGINE_METRICS;
+use crate::vocab::is_measured_metric;
 
 pub fn run(file: &Path, reports: &Path, out: &mut dyn Write) -> Result<(), Error> {
     let (exp, plan) = load_all(&[file.to_path_buf()], usize::MAX)?.remove(0);
@@ -47,9 +47,9 @@ pub fn run(file: &Path, reports: &Path, out: &mut dyn Write) -> Result<(), Error
         };
         let parsed = &last.insert(entry).1;
         let before = (t.status, t.metrics.clone());
-        // the engine's own measurements stay; everything parsed is replaced
-        t.metrics.retain(|k, _| ENGINE_METRICS.contains(&k.as_str()));
-        t.metric_info.retain(|k, _| ENGINE_METRICS.contains(&k.as_str()));
+        // margin's own measurements (engine and telemetry) stay; everything parsed is replaced
+        t.metrics.retain(|k, _| is_measured_metric(k));
+        t.metric_info.retain(|k, _| is_measured_metric(k));
         let measured = if t.status == Status::Imported { Status::Imported } else { Status::Ok };
         match parsed {
             Ok(parsed) if !parsed.samples.is_empty() => {
@@ -64,6 +64,7 @@ pub fn run(file: &Path, reports: &Path, out: &mut dyn Write) -> Result<(), Error
                         MetricInfo { unit: m.unit.symbol().to_string(), better: m.better, mean: m.mean },
                     );
                 }
+                t.flags = parsed.flags.iter().map(|f| f.to_string()).collect();
                 if t.status == Status::ParseError {
                     fixed += 1;
                 }

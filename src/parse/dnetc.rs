@@ -84,7 +84,7 @@ impl Parser for Dnetc {
                 sample.metrics.push(m);
             }
         }
-        Ok(Parsed { samples: vec![sample], warnings: Vec::new() })
+        Ok(Parsed { samples: vec![sample], ..Parsed::default() })
     }
 }
 

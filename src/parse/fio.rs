@@ -69,7 +69,22 @@ impl Parser for Fio {
         if sample.is_empty() {
             return Err(nothing_found("fio", "a fio job that moved data", stdout, stderr));
         }
-        Ok(Parsed { samples: vec![sample], warnings: Vec::new() })
+        let mut parsed = Parsed { samples: vec![sample], ..Parsed::default() };
+        // A job run with `--steadystate` says whether it got there (`attained`: 1 or 0);
+        // one that did not ran to its `runtime` on a measurement still moving.
+        let unsteady: Vec<&str> = jobs
+            .iter()
+            .zip(&prefixes)
+            .filter(|(job, _)| {
+                job.get("steadystate").and_then(|s| s.get("attained")).and_then(Value::as_u64) == Some(0)
+            })
+            .map(|(_, prefix)| prefix.as_str())
+            .collect();
+        if !unsteady.is_empty() {
+            parsed.flags.push(crate::vocab::NOT_CONVERGED);
+            parsed.warnings.push(format!("fio: steady state not attained (job {})", unsteady.join(", ")));
+        }
+        Ok(parsed)
     }
 }
 
@@ -187,6 +202,23 @@ mod tests {
         assert_metric(sample, "group0.read.bw", 8388608.0 / 0.007, Unit::BytesPerSecond);
         assert_metric(sample, "group1.write.iops", 2048.0 / 0.006, Unit::OpsPerSecond);
         assert!(sample.get("group1.read.bw").is_none());
+    }
+
+    /// Captured with `--steadystate` (capture.sh): `attained` 1 leaves the trial alone, 0
+    /// flags it as not converged; a run without the option (the other fixtures) neither.
+    #[test]
+    fn steadystate_attained_or_not() {
+        let attained =
+            Fio.parse(include_str!("../../tests/data/parse/fio-3.33-steadystate-attained.json"), "").unwrap();
+        assert!(attained.flags.is_empty(), "{:?}", attained.flags);
+        let not = Fio
+            .parse(include_str!("../../tests/data/parse/fio-3.33-steadystate-not-attained.json"), "")
+            .unwrap();
+        assert_eq!(not.flags, [crate::vocab::NOT_CONVERGED]);
+        assert_eq!(not.warnings, ["fio: steady state not attained (job ssread)"]);
+        assert!(not.samples[0].get("ssread.read.bw").is_some());
+        let plain = Fio.parse(include_str!("../../tests/data/parse/fio-3.33.json"), "").unwrap();
+        assert!(plain.flags.is_empty());
     }
 
     #[test]

@@ -38,7 +38,7 @@ impl Parser for Iozone {
                 stderr,
             ));
         }
-        Ok(Parsed { samples: vec![sample], warnings: Vec::new() })
+        Ok(Parsed { samples: vec![sample], ..Parsed::default() })
     }
 }
 

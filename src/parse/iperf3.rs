@@ -64,7 +64,7 @@ impl Parser for Iperf3 {
         if sample.get("sender.throughput").is_none() && sample.get("receiver.throughput").is_none() {
             return Err(nothing_found("iperf3", "iperf3 throughput summary", stdout, stderr));
         }
-        Ok(Parsed { samples: vec![sample], warnings: Vec::new() })
+        Ok(Parsed { samples: vec![sample], ..Parsed::default() })
     }
 }
 

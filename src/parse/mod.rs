@@ -103,6 +103,9 @@ pub struct Parsed {
     /// Things the report should mention that do not make the trial fail (dd's partial
     /// records, a hyperfine run that exited non-zero and was left out).
     pub warnings: Vec<String>,
+    /// The tool's own word on its measurement (`vocab::NOT_CONVERGED`), recorded with the
+    /// trial and shown next to its cell.
+    pub flags: Vec<&'static str>,
 }
 
 /// Why an output yielded no metrics.

@@ -10,6 +10,15 @@ enum Test {
     RequestResponse,
 }
 
+/// netperf's own words when `-i`/`-I` could not reach the confidence asked for: "Desired
+/// confidence was not achieved within the specified iterations" (netperf 2.x), or "did not
+/// achieve the desired confidence" (as others quote it).
+fn not_confident(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    lower.contains("desired confidence was not achieved")
+        || lower.contains("did not achieve the desired confidence")
+}
+
 impl Parser for Netperf {
     fn name(&self) -> &'static str {
         "netperf"
@@ -79,7 +88,16 @@ impl Parser for Netperf {
                 sample.push("local_cpu", row[cpu_at], Unit::Percent, Better::Lower);
                 sample.push("remote_cpu", row[cpu_at + 1], Unit::Percent, Better::Lower);
             }
-            return Ok(Parsed { samples: vec![sample], warnings: Vec::new() });
+            // `-I` asks for a confidence interval; netperf says when it ran out of
+            // iterations first (its "!!! WARNING" block, on stdout)
+            let mut parsed = Parsed { samples: vec![sample], ..Parsed::default() };
+            if not_confident(stdout) || not_confident(stderr) {
+                parsed.flags.push(crate::vocab::NOT_CONVERGED);
+                parsed.warnings.push(
+                    "netperf: the desired confidence was not achieved within the specified iterations".into(),
+                );
+            }
+            return Ok(parsed);
         }
         Err(nothing_found("netperf", "netperf TCP_STREAM, TCP_RR or TCP_CRR result row", stdout, stderr))
     }
@@ -102,6 +120,16 @@ mod tests {
         assert_metric(&sample, "throughput", 139.16e6, Unit::BitsPerSecond);
         assert_metric(&sample, "elapsed", 10.0, Unit::Seconds);
         assert_eq!(names(&sample), ["throughput", "elapsed"]);
+    }
+
+    #[test]
+    fn confidence_not_achieved_is_a_flag() {
+        let text = include_str!("../../tests/data/parse/netperf-2.4.5-tcp_stream.txt");
+        let parsed = Netperf.parse(text, "").unwrap();
+        assert_eq!(parsed.flags, [crate::vocab::NOT_CONVERGED]);
+        let crr =
+            Netperf.parse(include_str!("../../tests/data/parse/netperf-2.4.5-tcp_crr.txt"), "").unwrap();
+        assert!(crr.flags.is_empty(), "no -I, no warning");
     }
 
     #[test]

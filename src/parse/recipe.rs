@@ -4,7 +4,7 @@
 use super::extract::{self, ExtractorError};
 use super::{Better, MeanKind, ParseError, Parsed, Parser, Sample, builtin};
 use crate::spec::{MetricSpec, Spec};
-use crate::vocab::ENGINE_METRICS;
+use crate::vocab::is_measured_metric;
 
 /// A parser metric kept under a name, with the experiment's annotations.
 #[derive(Debug, Clone)]
@@ -63,7 +63,7 @@ impl Recipe {
                 Some(built) => recipe.extractors.push(built.map_err(|e| (name.clone(), e))?),
                 None => {
                     let from = m.from.as_ref().map_or(name.as_str(), |f| f.value.as_str());
-                    if !ENGINE_METRICS.contains(&from) {
+                    if !is_measured_metric(from) {
                         recipe.selections.push(Selection { name: name.clone(), from: from.to_string() });
                     }
                 }

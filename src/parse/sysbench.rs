@@ -98,7 +98,7 @@ impl Parser for Sysbench {
         if sample.is_empty() {
             return Err(nothing_found("sysbench", "sysbench 1.0 results", stdout, stderr));
         }
-        Ok(Parsed { samples: vec![sample], warnings: Vec::new() })
+        Ok(Parsed { samples: vec![sample], ..Parsed::default() })
     }
 }
 

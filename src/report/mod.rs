@@ -10,6 +10,7 @@ pub(crate) mod effects;
 pub(crate) mod format;
 pub(crate) mod glance;
 pub(crate) mod plot;
+mod telemetry;
 
 use std::collections::HashSet;
 use std::fs;
@@ -221,6 +222,10 @@ struct View<'a> {
     environment_differs: bool,
     failures: Option<String>,
     sessions: Option<String>,
+    /// What the machines did: the compact table of secondary metrics (`None`: no trial
+    /// has telemetry or a convergence flag), and where compared levels differ in them.
+    telemetry: Option<String>,
+    telemetry_differences: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -270,7 +275,7 @@ pub(crate) fn render(
         settings: settings_line(summary),
         glance: (!shown.is_empty()).then(|| glance::table(summary, &shown)),
         glance_legend: glance::legend(summary, &shown),
-        answers: shown.iter().map(|c| answer(c)).collect(),
+        answers: shown.iter().map(|c| answer(summary, c)).collect(),
         more_answers: more(summary.comparisons.len(), "comparisons"),
         effects: effects::section(summary),
         metrics: summary
@@ -289,6 +294,8 @@ pub(crate) fn render(
         environment_differs: summary.environment.rows.iter().any(|r| r.differs),
         failures: failures_table(summary),
         sessions: sessions_table(summary),
+        telemetry: telemetry::table(summary),
+        telemetry_differences: telemetry::differences(summary),
     };
     template.render(Value::from(Serde(&view))).map_err(|e| ReportError::template(&name, &e))
 }
@@ -402,7 +409,7 @@ fn settings_line(summary: &Summary) -> String {
     line
 }
 
-fn answer(c: &ComparisonStat) -> Answer {
+fn answer(summary: &Summary, c: &ComparisonStat) -> Answer {
     let mut title = format!("{} · {}", glance::comparison(c), c.metric);
     if !c.context.is_empty() {
         title.push_str(&format!(" ({})", glance::context(c)));
@@ -438,6 +445,9 @@ fn answer(c: &ComparisonStat) -> Answer {
     }
     if let Some(without) = c.verdict_without_outliers {
         detail.push(format!("with the flagged outliers set aside: {}", without.words()));
+    }
+    if let Some(flag) = telemetry::not_converged(summary, c) {
+        detail.push(flag);
     }
     Answer { title, sentence: c.sentence.clone(), detail: detail.join("; ") }
 }
@@ -503,7 +513,10 @@ fn metric_table(summary: &Summary, metric: &str) -> String {
         .iter()
         .take(SHOWN)
         .map(|c| {
-            let label = if c.label.is_empty() { "(all trials)".to_owned() } else { cell_text(&c.label) };
+            let mut label = if c.label.is_empty() { "(all trials)".to_owned() } else { cell_text(&c.label) };
+            if let Some(flag) = telemetry::cell_flag(summary, &c.cell) {
+                label.push_str(&format!(" ({flag})"));
+            }
             let (moe, moe_pct) = match (c.moe, c.moe_pct) {
                 (Some(m), Some(p)) if c.very_wide => (n(m), format!("{} (very wide: n = 2)", percent(p))),
                 (Some(m), Some(p)) => (n(m), percent(p)),

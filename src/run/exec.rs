@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use super::facts::{self, Source};
 use super::process::{self, Execution, Invocation};
+use super::telemetry::{LocalCounters, Monitor, Snapshots};
 use super::workdir::WorkdirName;
 use crate::store::Store;
 
@@ -22,6 +23,16 @@ pub(crate) trait Executor: Send + Sync {
     fn create_workdir(&self, experiment: &str, name: &WorkdirName) -> std::io::Result<String>;
     fn remove_workdir(&self, path: &str);
     fn execute(&self, invocation: &Invocation<'_>) -> std::io::Result<Execution>;
+    /// A trial's command with the host's counters read right before and right after it
+    /// (`telemetry.rs`); `None` when nothing was read (an executor without telemetry).
+    fn execute_monitored(
+        &self,
+        invocation: &Invocation<'_>,
+        monitor: &Monitor,
+    ) -> std::io::Result<(Execution, Option<Snapshots>)> {
+        let _ = monitor;
+        Ok((self.execute(invocation)?, None))
+    }
     /// Facts are read through the executor, so they describe the host trials run on.
     fn facts(&self) -> &dyn Source;
 }
@@ -33,6 +44,8 @@ pub(crate) struct LocalExecutor {
     /// The store every command carries in its environment, so that what a killed run
     /// left running is found and ended by the next (src/run/orphans.rs).
     marker: (String, String),
+    /// The counter files, opened at the first trial and kept open for the run.
+    counters: LocalCounters,
 }
 
 impl LocalExecutor {
@@ -41,6 +54,7 @@ impl LocalExecutor {
             workroot: super::workdir::local_root(store),
             source: facts::Local::new(&store.dir),
             marker: (super::orphans::MARKER.to_string(), super::orphans::marker_value(&store.dir)),
+            counters: LocalCounters::default(),
         }
     }
 }
@@ -68,6 +82,20 @@ impl Executor for LocalExecutor {
         env.extend_from_slice(invocation.env);
         env.push(self.marker.clone());
         process::execute(&Invocation { env: &env, ..invocation.clone() })
+    }
+
+    fn execute_monitored(
+        &self,
+        invocation: &Invocation<'_>,
+        monitor: &Monitor,
+    ) -> std::io::Result<(Execution, Option<Snapshots>)> {
+        if monitor.is_off() {
+            return Ok((process::execute(invocation)?, None));
+        }
+        let before = self.counters.snapshot(monitor);
+        let e = process::execute(invocation)?;
+        let after = self.counters.snapshot(monitor);
+        Ok((e, Some(Snapshots { before, after })))
     }
 
     fn facts(&self) -> &dyn Source {

@@ -30,6 +30,7 @@ mod schedule;
 mod session;
 pub(crate) mod ssh;
 mod state;
+pub(crate) mod telemetry;
 #[cfg(test)]
 mod tests;
 mod trial;

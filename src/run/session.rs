@@ -30,7 +30,10 @@ pub fn run(
     ui: &mut dyn Progress,
 ) -> Result<Outcome, RunError> {
     let connect = |host: &str, control: Option<&Path>| executor(exp, store, host, control);
-    run_on(exp, plan, store, options, rule, interrupt, ui, &connect)
+    let outcome = run_on(exp, plan, store, options, rule, interrupt, ui, &connect);
+    // the telemetry snapshots of the last second, flushed with the run (telemetry.rs)
+    super::telemetry::close_all();
+    outcome
 }
 
 /// The executor of a host, given the directory for ssh's sockets when some host is remote.

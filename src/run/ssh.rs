@@ -12,6 +12,7 @@ use std::time::Duration;
 use super::exec::Executor;
 use super::facts::Source;
 use super::process::{self, Execution, Invocation};
+use super::telemetry::{END, MARK, Monitor, Snapshots};
 use super::workdir::WorkdirName;
 use crate::spec::Host;
 
@@ -20,15 +21,34 @@ const KILL_AFTER: u64 = 5;
 /// The line the remote shell appends to stderr with the command's start and end (ns).
 const WALL_MARK: &str = "margin-wall-ns";
 
-/// Read and remove the timing line the remote shell appended to stderr; the wall time it
-/// gives, or `None` when the host's `date` has no nanoseconds (the local time stands).
-fn take_remote_wall(stderr: &Path) -> std::io::Result<Option<Duration>> {
+/// What the remote shell added to a trial's stderr, taken out of it: the wall time from
+/// its timing line (`None` when the host's `date` has no nanoseconds: the local time
+/// stands), and the telemetry snapshots printed before the command and after that line.
+/// What the tool printed stays in the file exactly as it was (an empty output is no file).
+fn take_remote_marks(stderr: &Path) -> std::io::Result<(Option<Duration>, Option<Snapshots>)> {
     let text = process::read_raw(stderr)?.into_bytes();
-    let mark = format!("\n{WALL_MARK} ");
-    let Some(at) = text.windows(mark.len()).rposition(|w| w == mark.as_bytes()) else {
-        return Ok(None);
+    let find = |hay: &[u8], needle: &str| hay.windows(needle.len()).position(|w| w == needle.as_bytes());
+    // the snapshot before: from the very start to its end line
+    let begin = format!("{MARK} before\n");
+    let (before, start) = match text.starts_with(begin.as_bytes()) {
+        true => match find(&text, &format!("\n{END}\n")) {
+            Some(at) => (Some(String::from_utf8_lossy(&text[..at + 1]).into_owned()), at + END.len() + 2),
+            None => (None, 0),
+        },
+        false => (None, 0),
     };
-    let line = String::from_utf8_lossy(&text[at + mark.len()..]).into_owned();
+    let mark = format!("\n{WALL_MARK} ");
+    let Some(at) = text[start..].windows(mark.len()).rposition(|w| w == mark.as_bytes()).map(|a| a + start)
+    else {
+        if start > 0 {
+            rewrite(stderr, &text[start..])?;
+        }
+        return Ok((None, None));
+    };
+    let rest = &text[at + mark.len()..];
+    let line_end = rest.iter().position(|b| *b == b'\n').map_or(rest.len(), |e| e + 1);
+    let line = String::from_utf8_lossy(&rest[..line_end]).into_owned();
+    let after = String::from_utf8_lossy(&rest[line_end..]).into_owned();
     let mut parts = line.split_whitespace().map(|p| p.parse::<u128>());
     let wall = match (parts.next(), parts.next()) {
         (Some(Ok(start)), Some(Ok(end))) if end >= start => {
@@ -36,13 +56,17 @@ fn take_remote_wall(stderr: &Path) -> std::io::Result<Option<Duration>> {
         }
         _ => None,
     };
-    // what the tool printed stays exactly as it was (an empty output is no file)
-    if at == 0 {
-        std::fs::remove_file(stderr)?;
-    } else {
-        std::fs::OpenOptions::new().write(true).open(stderr)?.set_len(at as u64)?;
-    }
-    Ok(wall)
+    rewrite(stderr, &text[start..at])?;
+    let snapshots = match (before, after.starts_with(&format!("{MARK} after\n"))) {
+        (Some(before), true) => Some(Snapshots::parse(&format!("{before}{after}"))),
+        _ => None,
+    };
+    Ok((wall, snapshots))
+}
+
+/// Leave `kept` as the file's content; nothing kept is no file.
+fn rewrite(path: &Path, kept: &[u8]) -> std::io::Result<()> {
+    if kept.is_empty() { std::fs::remove_file(path) } else { std::fs::write(path, kept) }
 }
 
 /// Time for connecting and other short commands (facts, workdirs).
@@ -141,6 +165,31 @@ impl Executor for Ssh {
     }
 
     fn execute(&self, invocation: &Invocation<'_>) -> std::io::Result<Execution> {
+        self.execute_with(invocation, None).map(|(e, _)| e)
+    }
+
+    fn execute_monitored(
+        &self,
+        invocation: &Invocation<'_>,
+        monitor: &Monitor,
+    ) -> std::io::Result<(Execution, Option<Snapshots>)> {
+        self.execute_with(invocation, Some(monitor).filter(|m| !m.is_off()))
+    }
+
+    fn facts(&self) -> &dyn Source {
+        self
+    }
+}
+
+impl Ssh {
+    /// Run a command on the host; with a monitor, its counters are printed to stderr
+    /// right before the timed command and right after it, in the same remote shell (no
+    /// round trip of their own), and taken out of stderr again.
+    fn execute_with(
+        &self,
+        invocation: &Invocation<'_>,
+        monitor: Option<&Monitor>,
+    ) -> std::io::Result<(Execution, Option<Snapshots>)> {
         // sh on the host runs the command in the workdir, under `timeout` when there is a
         // limit (it signals the command's whole process group, then kills it), and times
         // it there: the connection's own cost (a tenth of a second per command, even
@@ -152,8 +201,16 @@ impl Executor for Ssh {
             Some(limit) => format!("{env}timeout -k {KILL_AFTER} {:.3} sh -c {inner}", limit.as_secs_f64()),
             None => format!("{env}sh -c {inner}"),
         };
+        let (before, after) = match monitor {
+            Some(m) => (
+                // braced: a `cd` that failed must still stop the command from running
+                format!("{{ {}; printf '{END}\\n' >&2; }} && ", m.remote_snapshot("before")),
+                format!(" {};", m.remote_snapshot("after")),
+            ),
+            None => (String::new(), String::new()),
+        };
         let remote = format!(
-            "cd {} && s=$(date +%s%N) && {{ {limited}; r=$?; e=$(date +%s%N); printf '\\n{WALL_MARK} %s %s\\n' \"$s\" \"$e\" >&2; exit $r; }}",
+            "cd {} && {before}s=$(date +%s%N) && {{ {limited}; r=$?; e=$(date +%s%N); printf '\\n{WALL_MARK} %s %s\\n' \"$s\" \"$e\" >&2;{after} exit $r; }}",
             quote(invocation.dir)
         );
         let argv = self.argv(&remote);
@@ -173,7 +230,8 @@ impl Executor for Ssh {
         // CPU time of the local ssh client says nothing about the trial.
         e.user = None;
         e.system = None;
-        if let Some(wall) = take_remote_wall(invocation.stderr)? {
+        let (wall, snapshots) = take_remote_marks(invocation.stderr)?;
+        if let Some(wall) = wall {
             e.wall = wall;
         }
         if invocation.sync {
@@ -202,11 +260,7 @@ impl Executor for Ssh {
             }
             _ => {}
         }
-        Ok(e)
-    }
-
-    fn facts(&self) -> &dyn Source {
-        self
+        Ok((e, snapshots))
     }
 }
 

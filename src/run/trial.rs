@@ -10,8 +10,9 @@ use indexmap::IndexMap;
 use super::RunError;
 use super::process::{self, Execution, Invocation};
 use super::state::{CellState, Finished, HostRun, Shown};
+use super::telemetry::{self, Monitor, Snapshots};
 use crate::plan::render::{Builtins, Commands, render};
-use crate::store::{MetricInfo, RawPaths, SCHEMA, Status, TrialRecord};
+use crate::store::{MetricInfo, RawPaths, SCHEMA, Status, Telemetry, TrialRecord};
 use crate::vocab::{Better, MeanKind};
 
 /// What a trial left in the log.
@@ -147,6 +148,8 @@ impl HostRun<'_> {
             warnings: Vec::new(),
             source: None,
             source_hash: None,
+            telemetry: None,
+            flags: Vec::new(),
         };
         match self.render(st, repetition) {
             Err(e) => record.error = Some(e),
@@ -200,6 +203,45 @@ impl HostRun<'_> {
         })
     }
 
+    /// The snapshots appended to the session's `raw/<session>.telemetry` before they are
+    /// parsed (`telemetry::append`), the secondary metrics derived from them, and those
+    /// `metrics:` names made main metrics (docs/design.md §6.9).
+    fn keep_telemetry(
+        &self,
+        monitor: &Monitor,
+        snapshots: &Snapshots,
+        record: &mut TrialRecord,
+    ) -> Result<(), RunError> {
+        let sh = self.shared;
+        let relative = format!("raw/{}.telemetry", record.session);
+        let path = sh.store.dir.join(&relative);
+        let offset =
+            telemetry::append(&path, &snapshots.render_for(&record.trial)).map_err(|e| io(&path, e))?;
+        let metrics = snapshots.derive();
+        for (name, value) in &metrics {
+            if sh.exp.spec.metrics.keys().any(|k| &k.value == name) {
+                let unit = crate::vocab::telemetry_unit(name);
+                let (better, mean) = sh.recipe.annotation(name);
+                record.metrics.insert(name.clone(), *value);
+                record.metric_info.insert(
+                    name.clone(),
+                    MetricInfo {
+                        unit: unit.into(),
+                        better: better.unwrap_or(Better::Lower),
+                        mean: mean.unwrap_or(MeanKind::Arithmetic),
+                    },
+                );
+            }
+        }
+        record.telemetry = Some(Telemetry {
+            sources: monitor.sources.iter().map(|s| s.to_string()).collect(),
+            metrics,
+            raw: Some(relative),
+            offset: Some(offset),
+        });
+        Ok(())
+    }
+
     fn execute(
         &mut self,
         st: &CellState<'_>,
@@ -235,9 +277,10 @@ impl HostRun<'_> {
             end_group: true,
             env: &cmds.env,
         };
-        let e = self
+        let monitor = Monitor::of(&sh.exp.spec);
+        let (e, snapshots) = self
             .executor
-            .execute(&invocation)
+            .execute_monitored(&invocation, &monitor)
             .map_err(|e| RunError::Io { what: format!("cannot run `{}`", cmds.run), source: e })?;
         if let Some(why) = e.host_error {
             self.host_error = Some(why);
@@ -259,6 +302,9 @@ impl HostRun<'_> {
         record.raw = Some(raw.clone());
         record.exit_code = e.exit_code;
         record.wall_time = e.wall.as_secs_f64();
+        if let Some(snapshots) = snapshots {
+            self.keep_telemetry(&monitor, &snapshots, record)?;
+        }
         if e.left_running {
             record.warnings.push(
                 "the run command left processes running in its process group; margin killed them, so \
@@ -308,6 +354,7 @@ impl HostRun<'_> {
             }
             Ok(parsed) => {
                 record.warnings.extend(parsed.warnings);
+                record.flags.extend(parsed.flags.iter().map(|f| f.to_string()));
                 let mut samples = parsed.samples.into_iter();
                 match samples.next() {
                     None => {

@@ -114,9 +114,37 @@ pub struct Spec {
     pub analysis: Analysis,
     #[serde(default)]
     pub report: ReportSpec,
+    /// `monitor:` — the counters read around each trial, or `none`.
+    pub monitor: Option<Located<MonitorSpec>>,
+}
+
+/// `monitor:` as written: `none`, or a list of sources (`[cpu, disks, vmstat, net, xl]`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum MonitorSpec {
+    Word(String),
+    List(Vec<Located<String>>),
 }
 
 impl Spec {
+    /// The telemetry sources in force: `monitor:`'s list, nothing for `none`, else the
+    /// default (`cpu`, `disks`). The file has been validated, so every name is known.
+    pub fn monitor(&self) -> Vec<&'static str> {
+        let known = |name: &str| crate::vocab::MONITOR_SOURCES.iter().copied().find(|s| *s == name);
+        match self.monitor.as_ref().map(|m| &m.value) {
+            None => crate::vocab::MONITOR_DEFAULT.to_vec(),
+            Some(MonitorSpec::Word(_)) => Vec::new(),
+            Some(MonitorSpec::List(names)) => {
+                let mut out: Vec<&'static str> = Vec::new();
+                for name in names.iter().filter_map(|n| known(&n.value)) {
+                    if !out.contains(&name) {
+                        out.push(name);
+                    }
+                }
+                out
+            }
+        }
+    }
+
     /// The command templates that exist, with their key names, in execution order.
     pub fn commands(&self) -> impl Iterator<Item = (&'static str, &Located<String>)> {
         [

@@ -10,7 +10,7 @@ use regex::Regex;
 use super::{Experiment, Level, Located, RepetitionsSpec, parse_duration, parse_percent};
 use crate::diag::{Diagnostic, Diagnostics, Pos, excerpt, pos_in_template, suggest};
 use crate::template::{Templates, check_syntax};
-use crate::vocab::{ENGINE_METRICS, FACTS, PARSERS, Scalar, TEMPLATE_VARIABLES};
+use crate::vocab::{ENGINE_METRICS, FACTS, MONITOR_SOURCES, PARSERS, Scalar, TEMPLATE_VARIABLES};
 
 struct Checker<'a> {
     exp: &'a Experiment,
@@ -27,6 +27,7 @@ pub(super) fn validate(exp: &Experiment) -> Diagnostics {
     c.templates();
     c.metrics();
     c.settings();
+    c.monitor();
     c.analysis();
     c.report();
     c.out
@@ -581,7 +582,7 @@ impl<'a> Checker<'a> {
                 self.error(unit.pos, format!("metric `{}`: {e}", excerpt(&name.value)));
             }
             let has_source = sources.iter().any(|s| *s);
-            if !has_source && exp.spec.parse.is_none() && !ENGINE_METRICS.contains(&name.value.as_str()) {
+            if !has_source && exp.spec.parse.is_none() && !crate::vocab::is_measured_metric(&name.value) {
                 self.error_hint(
                     name.pos,
                     format!(
@@ -592,6 +593,55 @@ impl<'a> Checker<'a> {
                         "set `parse:`, give it a `regex`, or use a measured metric: {}",
                         ENGINE_METRICS.join(", ")
                     )),
+                );
+            }
+        }
+    }
+
+    /// `monitor:`: `none` or a list of known sources, and a telemetry metric named under
+    /// `metrics:` needs its source monitored (docs/experiment-file.md, monitor).
+    fn monitor(&mut self) {
+        let exp = self.exp;
+        let sources = MONITOR_SOURCES.join(", ");
+        if let Some(m) = exp.spec.monitor.as_ref() {
+            match &m.value {
+                super::MonitorSpec::Word(w) if w == "none" => {}
+                super::MonitorSpec::Word(w) => self.error_hint(
+                    m.pos,
+                    format!("monitor: expected `none` or a list of sources, found `{}`", excerpt(w)),
+                    Some(format!(
+                        "write `monitor: none`, or a list such as `monitor: [cpu, disks]`; sources: {sources}"
+                    )),
+                ),
+                super::MonitorSpec::List(names) => {
+                    for name in names {
+                        if !MONITOR_SOURCES.contains(&name.value.as_str()) {
+                            let hint = suggest(&name.value, MONITOR_SOURCES.iter().copied())
+                                .unwrap_or_else(|| format!("the sources are {sources}"));
+                            self.error_hint(
+                                name.pos,
+                                format!("monitor: unknown source `{}`", excerpt(&name.value)),
+                                Some(hint),
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        let selected = exp.spec.monitor();
+        for name in exp.spec.metrics.keys() {
+            if !crate::vocab::is_telemetry_metric(&name.value) {
+                continue;
+            }
+            let source = crate::vocab::telemetry_source(&name.value);
+            if !selected.contains(&source) {
+                self.error_hint(
+                    name.pos,
+                    format!(
+                        "metric `{}` is read from `{source}` telemetry, which `monitor:` does not select",
+                        excerpt(&name.value)
+                    ),
+                    Some(format!("add `{source}` to `monitor:`")),
                 );
             }
         }

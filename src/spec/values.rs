@@ -8,7 +8,7 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 use serde::de::{self, MapAccess, SeqAccess, Visitor};
 
-use super::{Combination, Factor, Level, Located, Matrix, RepetitionsSpec};
+use super::{Combination, Factor, Level, Located, Matrix, MonitorSpec, RepetitionsSpec};
 use crate::vocab::{Scalar, ScalarKind};
 
 impl<'de> Deserialize<'de> for Scalar {
@@ -203,6 +203,29 @@ impl<'de> Deserialize<'de> for RepetitionsSpec {
                         "adaptive repetitions need `min`, `max`, and `target` (a margin) or `until: verdict`",
                     )),
                 }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for MonitorSpec {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = MonitorSpec;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("`none` or a list of sources like `[cpu, disks, vmstat, net, xl]`")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<MonitorSpec, E> {
+                Ok(MonitorSpec::Word(v.to_string()))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<MonitorSpec, A::Error> {
+                let mut names = Vec::new();
+                while let Some(name) = seq.next_element::<Located<String>>()? {
+                    names.push(name);
+                }
+                Ok(MonitorSpec::List(names))
             }
         }
         d.deserialize_any(V)

@@ -23,9 +23,9 @@ use serde::de::DeserializeOwned;
 pub use copy::{Kept, spec_hash};
 pub use progress::{Board, CellProgress, levels_map, progress, progress_labelled};
 pub use record::{
-    BOOT_ID, CellProblem, Event, MetricInfo, RawPaths, SCHEMA, SessionRecord, Status, TrialRecord,
+    BOOT_ID, CellProblem, Event, MetricInfo, RawPaths, SCHEMA, SessionRecord, Status, Telemetry, TrialRecord,
 };
-pub use trials::{Failed, Name, Names, Trials};
+pub use trials::{Failed, Name, Names, Secondary, Trials};
 
 /// Why the store could not be used.
 #[derive(Debug, thiserror::Error)]

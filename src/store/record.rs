@@ -49,6 +49,25 @@ pub struct RawPaths {
     pub stderr: String,
 }
 
+/// What the host did during a trial (docs/design.md §6.9): the counters read right before
+/// and right after it, kept raw, and the secondary metrics derived from them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Telemetry {
+    /// The `monitor:` sources that were read (`cpu`, `disks`, `vmstat`, `net`, `xl`).
+    pub sources: Vec<String>,
+    /// Secondary metric → value (`cpu_steal_pct`, `disk_written_bytes:vda`); a device or
+    /// interface that moved nothing has no entry.
+    #[serde(default)]
+    pub metrics: IndexMap<String, f64>,
+    /// The snapshots as read: the session's file, relative to the store
+    /// (`raw/<session>.telemetry`), and where the trial's block starts in it (a line
+    /// `margin-telemetry trial <trial>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
+}
+
 /// One trial, appended to `runs.ndjson` and made durable before the next one starts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrialRecord {
@@ -91,6 +110,13 @@ pub struct TrialRecord {
     pub source: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_hash: Option<String>,
+    /// The host's counters around the trial, when `monitor:` selected any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub telemetry: Option<Telemetry>,
+    /// What the tool said of its own measurement: `not_converged` (fio's steady state not
+    /// attained, netperf's confidence not achieved).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<String>,
 }
 
 /// A session starting or ending.

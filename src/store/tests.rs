@@ -27,6 +27,8 @@ fn trial(n: u32) -> TrialRecord {
         warnings: vec![],
         source: None,
         source_hash: None,
+        telemetry: None,
+        flags: Vec::new(),
     }
 }
 

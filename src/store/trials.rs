@@ -114,6 +114,22 @@ pub struct Trials {
     pub failed: Vec<Failed>,
     /// What the parsers noticed, each distinct message once with how many trials said it.
     pub warnings: IndexMap<String, usize>,
+    /// The secondary metrics of telemetry (docs/design.md §6.9), of the trials that have
+    /// them, in log order.
+    pub secondary: Vec<Secondary>,
+    /// The `monitor:` sources read around each trial, joined by commas (empty: none).
+    pub monitored: Vec<Name>,
+    /// The flags the tools gave trials (`not_converged`), in log order.
+    pub flags: Vec<(usize, Name)>,
+}
+
+/// One secondary metric of one trial.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Secondary {
+    /// The trial's index in [`Trials`].
+    pub trial: usize,
+    pub metric: Name,
+    pub value: f64,
 }
 
 impl Trials {
@@ -186,6 +202,13 @@ impl Trials {
             wall_time: r.wall_time,
             error: r.error.as_deref().map(|s| Text(Cow::Borrowed(s))),
             warnings: r.warnings.iter().map(|w| Text(Cow::Borrowed(w.as_str()))).collect(),
+            telemetry: r.telemetry.as_ref().map(|t| TelemetryLine {
+                sources: t.sources.iter().map(|s| Text(Cow::Borrowed(s.as_str()))).collect(),
+                metrics: Pairs(
+                    t.metrics.iter().map(|(k, v)| (Text(Cow::Borrowed(k.as_str())), *v)).collect(),
+                ),
+            }),
+            flags: r.flags.iter().map(|f| Text(Cow::Borrowed(f.as_str()))).collect(),
             _schema: r.schema,
             _levels: IgnoredAny,
             _position: r.position,
@@ -240,6 +263,21 @@ impl Trials {
                 started_at: started.map(str::to_owned),
             });
         }
+        let monitored = match &line.telemetry {
+            Some(t) => t.sources.iter().map(|s| &*s.0).collect::<Vec<&str>>().join(","),
+            None => String::new(),
+        };
+        self.monitored.push(self.names.intern(&monitored));
+        if let Some(t) = line.telemetry {
+            for (name, value) in t.metrics.0 {
+                let metric = self.names.intern(&name.0);
+                self.secondary.push(Secondary { trial: index, metric, value });
+            }
+        }
+        for flag in line.flags {
+            let flag = self.names.intern(&flag.0);
+            self.flags.push((index, flag));
+        }
         for w in line.warnings {
             match self.warnings.get_mut(&*w.0) {
                 Some(n) => *n += 1,
@@ -283,6 +321,13 @@ impl Trials {
         for (w, n) in other.warnings {
             *self.warnings.entry(w).or_default() += n;
         }
+        self.secondary.extend(other.secondary.iter().map(|s| Secondary {
+            trial: s.trial + offset,
+            metric: map(&s.metric),
+            value: s.value,
+        }));
+        self.monitored.extend(other.monitored.iter().map(map));
+        self.flags.extend(other.flags.iter().map(|(t, f)| (t + offset, map(f))));
     }
 }
 
@@ -348,6 +393,15 @@ struct Info<'a> {
     mean: MeanKind,
 }
 
+/// A record's `telemetry`, without its raw file's name.
+#[derive(Deserialize)]
+struct TelemetryLine<'a> {
+    #[serde(borrow)]
+    sources: Vec<Text<'a>>,
+    #[serde(borrow, default)]
+    metrics: Pairs<'a, f64>,
+}
+
 /// The fields of a [`TrialRecord`] the columns keep, borrowed from the line. The others
 /// are required all the same, so that a line is accepted here exactly when it is a
 /// record.
@@ -377,6 +431,10 @@ struct Line<'a> {
     error: Option<Text<'a>>,
     #[serde(borrow, default)]
     warnings: Vec<Text<'a>>,
+    #[serde(borrow, default)]
+    telemetry: Option<TelemetryLine<'a>>,
+    #[serde(borrow, default)]
+    flags: Vec<Text<'a>>,
     #[serde(rename = "schema")]
     _schema: u32,
     #[serde(rename = "levels")]

@@ -109,3 +109,71 @@ pub const FACTS: &[&str] = &[
     "dom0_mem",
     "dom0_max_vcpus",
 ];
+
+/// What `monitor:` may select: the counters margin reads on the trial's host right before
+/// and right after the timed command (docs/experiment-file.md, monitor). `cpu` and
+/// `disks` are on by default.
+pub const MONITOR_SOURCES: &[&str] = &["cpu", "disks", "vmstat", "net", "xl"];
+
+/// The sources `monitor:` selects when the file does not say.
+pub const MONITOR_DEFAULT: &[&str] = &["cpu", "disks"];
+
+/// The secondary metrics telemetry derives that have one value per trial (docs/design.md
+/// §5); the others are per device, interface or domain: `<prefix>:<name>`.
+pub const TELEMETRY_METRICS: &[&str] = &[
+    "cpu_user_pct",
+    "cpu_system_pct",
+    "cpu_iowait_pct",
+    "cpu_steal_pct",
+    "cpu_idle_pct",
+    "vm_pages_written",
+];
+
+/// Prefixes of the per-device secondary metrics: `disk_written_bytes:sda`.
+pub const TELEMETRY_PREFIXES: &[&str] =
+    &["disk_read_bytes", "disk_written_bytes", "net_rx_bytes", "net_tx_bytes", "xl_cpu_seconds"];
+
+/// Whether `name` is a secondary metric telemetry records (`cpu_steal_pct`,
+/// `disk_written_bytes:vda`): `metrics:` may name it to make it a main metric.
+pub fn is_telemetry_metric(name: &str) -> bool {
+    TELEMETRY_METRICS.contains(&name)
+        || name
+            .split_once(':')
+            .is_some_and(|(prefix, device)| TELEMETRY_PREFIXES.contains(&prefix) && !device.is_empty())
+}
+
+/// The canonical unit of a telemetry metric: `%` for CPU shares, `B` for bytes, `s` for
+/// a domain's CPU time, none for a count of pages.
+pub fn telemetry_unit(name: &str) -> &'static str {
+    let stem = name.split(':').next().unwrap_or(name);
+    if stem.ends_with("_pct") {
+        "%"
+    } else if stem.ends_with("_bytes") {
+        "B"
+    } else if stem.ends_with("_seconds") {
+        "s"
+    } else {
+        ""
+    }
+}
+
+/// The `monitor:` source a telemetry metric is read from.
+pub fn telemetry_source(name: &str) -> &'static str {
+    match name.split(':').next().unwrap_or(name) {
+        m if m.starts_with("cpu_") => "cpu",
+        m if m.starts_with("disk_") => "disks",
+        m if m.starts_with("vm_") => "vmstat",
+        m if m.starts_with("net_") => "net",
+        _ => "xl",
+    }
+}
+
+/// Whether margin measures `name` itself (an engine or telemetry metric), so that it needs
+/// no parser and enters comparisons only when `metrics:` names it.
+pub fn is_measured_metric(name: &str) -> bool {
+    ENGINE_METRICS.contains(&name) || is_telemetry_metric(name)
+}
+
+/// The flag a trial gets when the tool said its measurement did not converge (fio's
+/// `steadystate` not attained, netperf's confidence not achieved).
+pub const NOT_CONVERGED: &str = "not_converged";

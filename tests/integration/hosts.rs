@@ -277,3 +277,49 @@ fn shell_metacharacters_survive_the_ssh_quoting_layer() {
     expected.sort();
     assert_eq!(printed, expected);
 }
+
+/// Telemetry over ssh rides on the trial's own remote command: the counters come back
+/// in the same connection, are taken out of stderr (the tool's own output stays exactly
+/// as it printed it) and kept raw; a direct dd's bytes show on a disk.
+#[test]
+fn a_remote_hosts_telemetry_comes_back_with_its_trial() {
+    let keys = Keys::new();
+    let a = keys.start();
+    let run = Run::new(&format!(
+        "hosts:\n  a: {}\nmatrix:\n  host: [a]\nrun: dd if=/dev/zero of=remote.bin bs=1M count=4 oflag=direct\nparse: dd\nrepetitions: 2\nmonitor: [cpu, disks, vmstat, net]\n",
+        keys.host(a.port)
+    ));
+    let out = run.margin(&["run"]);
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let store = run.dir.path().join("reports/e");
+    for r in run.records() {
+        let t = &r["telemetry"];
+        assert_eq!(t["sources"], serde_json::json!(["cpu", "disks", "vmstat", "net"]), "{r}");
+        let m = t["metrics"].as_object().unwrap();
+        let shares: f64 =
+            ["cpu_user_pct", "cpu_system_pct", "cpu_iowait_pct", "cpu_steal_pct", "cpu_idle_pct"]
+                .iter()
+                .filter_map(|k| m.get(*k).and_then(|v| v.as_f64()))
+                .sum();
+        assert!(shares == 0.0 || (shares - 100.0).abs() < 1e-6, "{r}");
+        assert!(m.contains_key("vm_pages_written"), "{r}");
+        let written =
+            m.iter().filter(|(k, _)| k.starts_with("disk_written_bytes:")).map(|(_, v)| v.as_f64().unwrap());
+        assert!(written.fold(0.0, f64::max) >= 4.0 * 1024.0 * 1024.0, "{r}");
+        // the ssh connection itself moved bytes over loopback during the trial
+        assert!(m.contains_key("net_rx_bytes:lo") || m.contains_key("net_tx_bytes:lo"), "{r}");
+        let text = std::fs::read_to_string(store.join(t["raw"].as_str().unwrap())).unwrap();
+        let raw = &text[t["offset"].as_u64().unwrap() as usize..];
+        let head = format!(
+            "margin-telemetry trial {}\nmargin-telemetry before\n==> /proc/stat <==\n",
+            r["trial"].as_str().unwrap()
+        );
+        assert!(raw.starts_with(&head), "{raw}");
+        assert!(raw.contains("\nmargin-telemetry after\n==> /proc/stat <==\n"), "{raw}");
+        assert!(raw.contains("==> /proc/net/dev <=="), "{raw}");
+        let err = std::fs::read_to_string(store.join(r["raw"]["stderr"].as_str().unwrap())).unwrap();
+        assert!(err.starts_with("4+0 records in\n4+0 records out\n"), "{err}");
+        assert!(!err.contains("margin-"), "{err}");
+        assert_eq!(r["metrics"]["bytes"], 4194304.0);
+    }
+}

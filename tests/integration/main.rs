@@ -18,6 +18,7 @@ mod run;
 mod schema;
 mod seeds;
 mod store_copy;
+mod telemetry;
 mod until_verdict;
 
 use assert_cmd::Command;

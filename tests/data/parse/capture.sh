@@ -45,6 +45,15 @@ fio --name=randrw --directory="$scratch" --size=8M --bs=4k --rw=randrw --numjobs
 fio --name=bad --filename=/proc/version --rw=write --size=8M --bs=4k \
     --output-format=json > "$out/fio-${fio_v#fio-}-error.json" \
     2> "$out/fio-${fio_v#fio-}-error.stderr" || true
+# --steadystate: a criterion met within the runtime (fio stops the job, attained 1) and
+# one it cannot meet (a slope of 0.0001 %: attained 0). --ss_dur must hold two samples
+# at least: with one, fio 3.33 prints `-nan` and the JSON does not parse.
+fio --directory="$scratch" --size=8M --bs=4k --ioengine=psync --name=ssread --rw=randread \
+    --time_based --runtime=4 --steadystate=iops:50% --ss_dur=2 \
+    --output-format=json > "$out/fio-${fio_v#fio-}-steadystate-attained.json"
+fio --directory="$scratch" --size=8M --bs=4k --ioengine=psync --name=ssread --rw=randread \
+    --time_based --runtime=3 --steadystate=iops_slope:0.0001% --ss_dur=2 \
+    --output-format=json > "$out/fio-${fio_v#fio-}-steadystate-not-attained.json"
 
 # --- sysbench 1.0 ---------------------------------------------------------------------
 sysbench cpu --time=2 run > "$out/sysbench-$sysbench_v-cpu.txt"

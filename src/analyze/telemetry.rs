@@ -1,0 +1,555 @@
+//! What the hosts did during the trials: the secondary metrics of telemetry per cell, where
+//! the sides of a comparison differ in them, the tools' convergence flags, and the warnings
+//! they prove (docs/design.md §8; docs/statistics.md, What the machine did).
+//!
+//! Secondary metrics never enter a verdict: a `metrics:` entry naming one makes it a main
+//! metric as well, recorded with the trial's metrics by the run.
+
+use std::collections::{BTreeMap, HashMap};
+
+use indexmap::IndexMap;
+
+use super::analysed::Analysed;
+use super::comparisons::Arms;
+use super::lint;
+use crate::plan::Plan;
+use crate::spec::Experiment;
+use crate::store::{Name, Snapshot};
+use crate::summary::{
+    CellTelemetry, ComparisonKey, ComparisonNotConverged, ComparisonStat, SecondaryStat, TelemetryColumn,
+    TelemetryDifference, TelemetrySummary, Warning, WarningKind,
+};
+use crate::vocab::NOT_CONVERGED;
+
+/// The compact table's columns: name, unit, header, and the per-device prefix whose
+/// busiest device gives the whole host's figure (`None`: the metric itself).
+const COLUMNS: [(&str, &str, &str, Option<&str>); 10] = [
+    ("cpu_user_pct", "%", "user", None),
+    ("cpu_system_pct", "%", "system", None),
+    ("cpu_iowait_pct", "%", "iowait", None),
+    ("cpu_steal_pct", "%", "steal", None),
+    ("cpu_idle_pct", "%", "idle", None),
+    ("disk_read_bytes", "B", "disk read", Some("disk_read_bytes:")),
+    ("disk_written_bytes", "B", "disk written", Some("disk_written_bytes:")),
+    ("vm_pages_written", "", "pages written back", None),
+    ("net_rx_bytes", "B", "net received", Some("net_rx_bytes:")),
+    ("net_tx_bytes", "B", "net sent", Some("net_tx_bytes:")),
+];
+
+/// The `monitor:` source behind each per-device column: with it read, a trial whose
+/// devices moved nothing moved 0 bytes (rather than "not measured").
+fn source_of(column: &str) -> &'static str {
+    if column.starts_with("disk_") { "disks" } else { "net" }
+}
+
+/// A write throughput's bytes over the trial are "absorbed" when the busiest disk wrote
+/// less than this share of them.
+const ABSORBED: f64 = 0.1;
+/// Mean steal time over a host's trials from which a warning is given, in %.
+const STEAL_PCT: f64 = 5.0;
+/// Two sides differ in a percentage only by at least this many points.
+const PCT_POINTS: f64 = 1.0;
+
+/// One analysed trial's secondary metrics, the whole-host columns included.
+struct TrialValues {
+    trial: usize,
+    cell: usize,
+    values: IndexMap<String, f64>,
+    not_converged: bool,
+}
+
+/// The analysed trials (ok, not warm-ups, of current cells) with their secondary metrics.
+fn trial_values(snapshot: &Snapshot, plan: &Plan) -> Vec<TrialValues> {
+    let t = &snapshot.trials;
+    let cells = t.cells_in(plan);
+    let mut secondary = t.secondary.iter().peekable();
+    let not_converged = t.names.find(NOT_CONVERGED);
+    let mut flagged = t.flags.iter().filter(|(_, f)| Some(*f) == not_converged).map(|(i, _)| *i).peekable();
+    let mut out = Vec::new();
+    for i in 0..t.len() {
+        let mut values: IndexMap<String, f64> = IndexMap::new();
+        while let Some(s) = secondary.next_if(|s| s.trial == i) {
+            values.insert(t.names.get(s.metric).to_owned(), s.value);
+        }
+        let mut flag = false;
+        while flagged.next_if(|&f| f == i).is_some() {
+            flag = true;
+        }
+        let Some(&cell) = cells.get(&t.cell[i]) else { continue };
+        if !t.status[i].is_measurement() || t.warmup[i] {
+            continue;
+        }
+        let sources: Vec<&str> = t.names.get(t.monitored[i]).split(',').collect();
+        for (name, _, _, prefix) in COLUMNS {
+            let Some(prefix) = prefix else { continue };
+            if sources.contains(&source_of(name)) {
+                let busiest = values
+                    .iter()
+                    .filter(|(k, _)| k.starts_with(prefix))
+                    .map(|(_, v)| *v)
+                    .fold(0.0_f64, f64::max);
+                values.insert(name.to_owned(), busiest);
+            }
+        }
+        out.push(TrialValues { trial: i, cell, values, not_converged: flag });
+    }
+    out
+}
+
+fn stat(values: &[f64]) -> SecondaryStat {
+    let n = values.len();
+    SecondaryStat {
+        n,
+        mean: values.iter().sum::<f64>() / n as f64,
+        min: values.iter().copied().fold(f64::INFINITY, f64::min),
+        max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        differs: false,
+    }
+}
+
+/// Whether two sides differ in a secondary metric: their ranges over the trials do not
+/// overlap, the means differ by more than the analysis threshold of the larger, and a
+/// percentage by at least [`PCT_POINTS`] points. An explicit, descriptive rule, not a
+/// test: these numbers enter no verdict.
+fn differ(a: &SecondaryStat, b: &SecondaryStat, unit: &str, threshold: f64) -> bool {
+    let apart = a.max < b.min || b.max < a.min;
+    let larger = a.mean.abs().max(b.mean.abs());
+    let gap = (a.mean - b.mean).abs();
+    apart && gap > threshold * larger && (unit != "%" || gap >= PCT_POINTS)
+}
+
+/// The telemetry section of the summary, and the warnings of what the machine did.
+pub(crate) fn summarize(
+    exp: &Experiment,
+    plan: &Plan,
+    snapshot: &Snapshot,
+    analysed: &[Analysed],
+    comparisons: &[ComparisonStat],
+    arms: &[Arms],
+    threshold: f64,
+) -> (TelemetrySummary, Vec<Warning>) {
+    let trials = trial_values(snapshot, plan);
+    let mut by_cell: BTreeMap<usize, Vec<&TrialValues>> = BTreeMap::new();
+    for t in &trials {
+        by_cell.entry(t.cell).or_default().push(t);
+    }
+    let mut summary = TelemetrySummary::default();
+    let mut xl_domains: Vec<String> = Vec::new();
+    let mut index: HashMap<usize, usize> = HashMap::new();
+    for (&cell, list) in &by_cell {
+        let mut values: IndexMap<String, Vec<f64>> = IndexMap::new();
+        for t in list {
+            for (k, v) in &t.values {
+                values.entry(k.clone()).or_default().push(*v);
+                if let Some(domain) = k.strip_prefix("xl_cpu_seconds:")
+                    && !xl_domains.iter().any(|d| d == domain)
+                {
+                    xl_domains.push(domain.to_owned());
+                }
+            }
+        }
+        let with = list.iter().filter(|t| !t.values.is_empty()).count();
+        let flagged = list.iter().filter(|t| t.not_converged).count();
+        if with == 0 && flagged == 0 {
+            continue;
+        }
+        let c = &plan.cells[cell];
+        values.sort_keys();
+        index.insert(cell, summary.cells.len());
+        summary.cells.push(CellTelemetry {
+            cell: c.id.to_string(),
+            label: plan.label(c),
+            levels: plan.levels(c).map(|(k, v)| (k.to_owned(), v.text.clone())).collect(),
+            trials: with,
+            not_converged: flagged,
+            analysed: list.len(),
+            values: values.iter().map(|(k, v)| (k.clone(), stat(v))).collect(),
+        });
+    }
+    for (name, unit, title, _) in COLUMNS {
+        if summary.cells.iter().any(|c| c.values.contains_key(name)) {
+            summary.columns.push(TelemetryColumn {
+                name: name.into(),
+                unit: unit.into(),
+                title: title.into(),
+            });
+        }
+    }
+    for domain in xl_domains {
+        summary.columns.push(TelemetryColumn {
+            name: format!("xl_cpu_seconds:{domain}"),
+            unit: "s".into(),
+            title: format!("{domain} CPU"),
+        });
+    }
+    sides(&mut summary, analysed, comparisons, arms, &index, threshold);
+    let mut warnings = page_cache(exp, plan, snapshot, &trials, analysed);
+    warnings.extend(steal(snapshot, &trials));
+    warnings.extend(not_converged(&summary));
+    (summary, warnings)
+}
+
+/// Where the sides of each comparison differ, and which comparisons rest on trials the
+/// tool said had not converged.
+fn sides(
+    summary: &mut TelemetrySummary,
+    analysed: &[Analysed],
+    comparisons: &[ComparisonStat],
+    arms: &[Arms],
+    index: &HashMap<usize, usize>,
+    threshold: f64,
+) {
+    let cells_of = |side: &[usize]| -> Vec<usize> {
+        let mut v: Vec<usize> =
+            side.iter().filter_map(|&a| index.get(&analysed[a].group.cell).copied()).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    let mut seen: Vec<(String, String, String, IndexMap<String, String>)> = Vec::new();
+    for (c, arm) in comparisons.iter().zip(arms) {
+        let (base, level) = (cells_of(&arm.baseline), cells_of(&arm.level));
+        let flagged: usize = base.iter().chain(&level).map(|&i| summary.cells[i].not_converged).sum();
+        if flagged > 0 {
+            summary.not_converged.push(ComparisonNotConverged { of: ComparisonKey::of(c), trials: flagged });
+        }
+        let key = (c.factor.clone(), c.baseline.clone(), c.level.clone(), c.context.clone());
+        if seen.contains(&key) || base.is_empty() || level.is_empty() {
+            continue;
+        }
+        seen.push(key);
+        for column in summary.columns.clone() {
+            let pooled = |cells: &[usize]| -> Option<SecondaryStat> {
+                let stats: Vec<&SecondaryStat> =
+                    cells.iter().filter_map(|&i| summary.cells[i].values.get(&column.name)).collect();
+                let n: usize = stats.iter().map(|s| s.n).sum();
+                (n > 0).then(|| SecondaryStat {
+                    n,
+                    mean: stats.iter().map(|s| s.mean * s.n as f64).sum::<f64>() / n as f64,
+                    min: stats.iter().map(|s| s.min).fold(f64::INFINITY, f64::min),
+                    max: stats.iter().map(|s| s.max).fold(f64::NEG_INFINITY, f64::max),
+                    differs: false,
+                })
+            };
+            let (Some(b), Some(l)) = (pooled(&base), pooled(&level)) else { continue };
+            if !differ(&b, &l, &column.unit, threshold) {
+                continue;
+            }
+            for &i in base.iter().chain(&level) {
+                if let Some(s) = summary.cells[i].values.get_mut(&column.name) {
+                    s.differs = true;
+                }
+            }
+            summary.differences.push(TelemetryDifference {
+                of: ComparisonKey { metric: column.name.clone(), ..ComparisonKey::of(c) },
+                unit: column.unit.clone(),
+                baseline_mean: b.mean,
+                level_mean: l.mean,
+            });
+        }
+    }
+}
+
+/// "dd reported 2.5 GB/s but the disks wrote 0 B during its trials: the page cache
+/// absorbed it". The rule: a metric in B/s that is a write throughput — its name says
+/// `write`, or the cell's command is a dd writing to a file — times the trial's wall time
+/// is what the tool claims to have written; when the busiest disk wrote less than a tenth
+/// of that in at least half of a cell's trials with disk telemetry, the page cache took
+/// it. (Wall time ≥ the tool's own time, so the claim is if anything overstated, never
+/// the disk's share; writeback of earlier trials during this one only hides the warning.)
+fn page_cache(
+    exp: &Experiment,
+    plan: &Plan,
+    snapshot: &Snapshot,
+    trials: &[TrialValues],
+    analysed: &[Analysed],
+) -> Vec<Warning> {
+    let t = &snapshot.trials;
+    let mut found: Vec<String> = Vec::new();
+    let mut cells: BTreeMap<usize, Vec<&TrialValues>> = BTreeMap::new();
+    for tv in trials.iter().filter(|tv| tv.values.contains_key("disk_written_bytes")) {
+        cells.entry(tv.cell).or_default().push(tv);
+    }
+    for (&cell, list) in &cells {
+        let host = t.names.get(t.host[list[0].trial]);
+        let dd_writes =
+            lint::rendered_run(exp, plan, cell, host).is_some_and(|run| lint::dd_writes_file(&run));
+        let metrics: Vec<Name> = analysed
+            .iter()
+            .filter(|a| a.group.cell == cell)
+            .map(|a| a.group.metric)
+            .filter(|m| t.metrics.get(m).cloned().flatten().is_some_and(|i| i.unit == "B/s"))
+            .filter(|m| dd_writes || t.names.get(*m).to_lowercase().contains("write"))
+            .collect();
+        for name in metrics {
+            let metric = t.names.get(name);
+            let unit = "B/s";
+            let mut rates = Vec::new();
+            let mut written = Vec::new();
+            let mut absorbed = 0;
+            for tv in list {
+                let rows = t.rows(tv.trial);
+                let Some(r) = rows.clone().find(|&r| t.metric[r] == name) else { continue };
+                let claimed = t.value[r] * t.wall_time[tv.trial];
+                let disk = tv.values["disk_written_bytes"];
+                rates.push(t.value[r]);
+                written.push(disk);
+                if disk < ABSORBED * claimed {
+                    absorbed += 1;
+                }
+            }
+            if rates.is_empty() || 2 * absorbed < rates.len() {
+                continue;
+            }
+            let tool = if dd_writes { "dd" } else { metric };
+            found.push(format!(
+                "{}: {tool} reported {} but the disks wrote {} during the trial (median; in {absorbed} of {} \
+                 trials less than a tenth of what the rate implies)",
+                plan.label(&plan.cells[cell]),
+                human(median(&mut rates), unit),
+                human(median(&mut written), "B"),
+                rates.len()
+            ));
+        }
+    }
+    if found.is_empty() {
+        return Vec::new();
+    }
+    vec![Warning::new(
+        WarningKind::PageCache,
+        format!(
+            "the page cache absorbed the writes: the rate is the page cache's, not the disk's; use \
+             conv=fdatasync or oflag=direct: {}",
+            lint::list(&found)
+        ),
+    )]
+}
+
+/// "steal time was 12 % during the domu trials: other guests had the CPU".
+fn steal(snapshot: &Snapshot, trials: &[TrialValues]) -> Vec<Warning> {
+    let t = &snapshot.trials;
+    let mut hosts: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    for tv in trials {
+        if let Some(&s) = tv.values.get("cpu_steal_pct") {
+            hosts.entry(t.names.get(t.host[tv.trial])).or_default().push(s);
+        }
+    }
+    hosts
+        .into_iter()
+        .filter_map(|(host, v)| {
+            let mean = v.iter().sum::<f64>() / v.len() as f64;
+            (mean >= STEAL_PCT).then(|| {
+                let max = v.iter().copied().fold(0.0, f64::max);
+                Warning::new(
+                    WarningKind::Steal,
+                    format!(
+                        "steal time was {mean:.0} % during the {host} trials (mean of {} trials, at most {max:.0} %): \
+                         other guests had the CPU",
+                        v.len()
+                    ),
+                )
+            })
+        })
+        .collect()
+}
+
+fn not_converged(summary: &TelemetrySummary) -> Vec<Warning> {
+    let cells: Vec<String> = summary
+        .cells
+        .iter()
+        .filter(|c| c.not_converged > 0)
+        .map(|c| format!("{} ({} of {} trials)", c.label, c.not_converged, c.analysed))
+        .collect();
+    if cells.is_empty() {
+        return Vec::new();
+    }
+    vec![Warning::new(
+        WarningKind::NotConverged,
+        format!(
+            "measurement not converged: the tool said its result had not settled (fio's steady state not \
+             attained, netperf's confidence not achieved); the verdicts on these cells rest on it: {}",
+            lint::list(&cells)
+        ),
+    )]
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n % 2 == 1 { values[n / 2] } else { (values[n / 2 - 1] + values[n / 2]) / 2.0 }
+}
+
+/// `2.5 GB/s`, `0 B`, `12.3 MB`: decimal prefixes, three significant digits.
+fn human(value: f64, unit: &str) -> String {
+    let prefixes = ["", "k", "M", "G", "T", "P"];
+    let mut v = value;
+    let mut p = 0;
+    while v.abs() >= 1000.0 && p + 1 < prefixes.len() {
+        v /= 1000.0;
+        p += 1;
+    }
+    if v == 0.0 {
+        return format!("0 {unit}");
+    }
+    let digits = (2 - v.abs().log10().floor() as i32).clamp(0, 2) as usize;
+    format!("{v:.digits$} {}{unit}", prefixes[p])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::{MemoryStore, summarize_store};
+    use crate::store::{Telemetry, Trials};
+    use crate::summary::Summary;
+    use crate::vocab::{Better, MeanKind};
+
+    /// The store's records given telemetry (and flags) after the fact, as a run records
+    /// them, and the summary of it.
+    fn observed(m: &mut MemoryStore, each: impl Fn(usize, &mut crate::store::TrialRecord)) -> Summary {
+        for (i, r) in m.records.iter_mut().enumerate() {
+            each(i, r);
+        }
+        m.snapshot.trials = Trials::from_records(&m.records);
+        summarize_store(&m.exp, &m.plan, &m.snapshot, &[]).unwrap()
+    }
+
+    fn telemetry(sources: &[&str], metrics: &[(&str, f64)]) -> Option<Telemetry> {
+        Some(Telemetry {
+            sources: sources.iter().map(|s| s.to_string()).collect(),
+            metrics: metrics.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            raw: None,
+            offset: None,
+        })
+    }
+
+    const DD: &str = "matrix:\n  sync: [none, direct]\nrun: dd if=/dev/zero of=f bs=1M count=2500 {% if sync == 'direct' %}oflag=direct{% endif %}\nparse: dd\nanalysis:\n  compare:\n    - factor: sync\n      baseline: direct\n";
+
+    fn dd_store() -> MemoryStore {
+        let mut m = MemoryStore::new("dd.yaml", DD);
+        m.metric("throughput", "B/s", Better::Higher, MeanKind::Harmonic).session("s1", "local", &[]);
+        for v in [2.5e9, 2.4e9, 2.6e9] {
+            m.trial(&[("sync", "none")], &[("throughput", v)]);
+        }
+        for v in [1.0e8, 1.1e8, 0.9e8] {
+            m.trial(&[("sync", "direct")], &[("throughput", v)]);
+        }
+        m
+    }
+
+    /// Seed 002's mistake proven: dd claims 2.5 GB over the trial's second, the disks
+    /// wrote nothing; the direct dd's disk wrote what it claimed, and is not named.
+    #[test]
+    fn the_page_cache_warning_compares_the_claim_with_the_disks() {
+        let mut m = dd_store();
+        let summary = observed(&mut m, |i, r| {
+            let written = if i < 3 { 0.0 } else { r.metrics["throughput"] * r.wall_time };
+            let mut metrics = vec![("cpu_user_pct", 10.0 + i as f64), ("cpu_steal_pct", 0.0)];
+            if written > 0.0 {
+                metrics.push(("disk_written_bytes:vda", written));
+                metrics.push(("disk_written_bytes:vda1", written));
+            }
+            r.telemetry = telemetry(&["cpu", "disks"], &metrics);
+        });
+        let w: Vec<&Warning> = summary.warnings.iter().filter(|w| w.kind == WarningKind::PageCache).collect();
+        assert_eq!(w.len(), 1, "{:?}", summary.warnings);
+        assert!(
+            w[0].message
+                .contains("sync=none: dd reported 2.50 GB/s but the disks wrote 0 B during the trial"),
+            "{}",
+            w[0].message
+        );
+        assert!(!w[0].message.contains("sync=direct"), "{}", w[0].message);
+        // the busiest device, not the sum of a disk and its partition
+        let direct = summary.telemetry.cells.iter().find(|c| c.label == "sync=direct").unwrap();
+        let mean = (1.0e8 + 1.1e8 + 0.9e8) / 3.0;
+        assert!((direct.values["disk_written_bytes"].mean - mean).abs() < 1e-3);
+        assert_eq!(direct.values["cpu_user_pct"].mean, 14.0, "mean of 13, 14, 15");
+        // the two sides differ in what the disks wrote: marked, and listed once
+        assert!(direct.values["disk_written_bytes"].differs);
+        let d: Vec<&TelemetryDifference> =
+            summary.telemetry.differences.iter().filter(|d| d.of.metric == "disk_written_bytes").collect();
+        assert_eq!(d.len(), 1, "{:?}", summary.telemetry.differences);
+        assert_eq!(
+            (d[0].of.baseline.as_str(), d[0].of.level.as_str(), d[0].level_mean),
+            ("direct", "none", 0.0)
+        );
+        // never a main metric, so never a verdict
+        assert!(summary.comparisons.iter().all(|c| c.metric == "throughput"));
+    }
+
+    /// Without disk telemetry nothing is claimed: no snapshot is no proof.
+    #[test]
+    fn no_disk_telemetry_no_page_cache_warning() {
+        let mut m = dd_store();
+        let summary = observed(&mut m, |_, r| r.telemetry = telemetry(&["cpu"], &[("cpu_user_pct", 5.0)]));
+        assert!(summary.warnings.iter().all(|w| w.kind != WarningKind::PageCache), "{:?}", summary.warnings);
+    }
+
+    #[test]
+    fn steal_is_warned_about_per_host_from_five_percent() {
+        let yaml = "hosts:\n  domu: {}\n  dom0: {}\nmatrix:\n  host: [domu, dom0]\nrun: \"true\"\n";
+        let mut m = MemoryStore::new("s.yaml", yaml);
+        m.session("s1", "domu", &[]);
+        for _ in 0..3 {
+            m.trial(&[("host", "domu")], &[("wall_time", 1.0)]);
+        }
+        m.session("s2", "dom0", &[]);
+        for _ in 0..3 {
+            m.trial(&[("host", "dom0")], &[("wall_time", 1.0)]);
+        }
+        let summary = observed(&mut m, |i, r| {
+            let steal = if i < 3 { [10.0, 12.0, 14.0][i] } else { 4.9 };
+            r.telemetry = telemetry(&["cpu"], &[("cpu_steal_pct", steal)]);
+        });
+        let w: Vec<&str> = summary
+            .warnings
+            .iter()
+            .filter(|w| w.kind == WarningKind::Steal)
+            .map(|w| w.message.as_str())
+            .collect();
+        assert_eq!(
+            w,
+            [
+                "steal time was 12 % during the domu trials (mean of 3 trials, at most 14 %): other guests had the CPU"
+            ]
+        );
+    }
+
+    /// A tool's own "not converged" reaches the cell and the comparisons it is in.
+    #[test]
+    fn not_converged_trials_mark_their_cell_and_comparisons() {
+        let mut m = dd_store();
+        let summary = observed(&mut m, |i, r| {
+            if i == 4 {
+                r.flags = vec![NOT_CONVERGED.to_string()];
+            }
+        });
+        let cell = summary.telemetry.cells.iter().find(|c| c.not_converged > 0).unwrap();
+        assert_eq!(
+            (cell.label.as_str(), cell.not_converged, cell.analysed, cell.trials),
+            ("sync=direct", 1, 3, 0)
+        );
+        assert_eq!(summary.telemetry.not_converged.len(), 1);
+        assert_eq!(summary.telemetry.not_converged[0].of.metric, "throughput");
+        let w = summary.warnings.iter().find(|w| w.kind == WarningKind::NotConverged).unwrap();
+        assert!(w.message.contains("sync=direct (1 of 3 trials)"), "{}", w.message);
+    }
+
+    #[test]
+    fn human_numbers() {
+        assert_eq!(human(2.5e9, "B/s"), "2.50 GB/s");
+        assert_eq!(human(0.0, "B"), "0 B");
+        assert_eq!(human(104_857_600.0, "B"), "105 MB");
+        assert_eq!(human(512.0, "B"), "512 B");
+    }
+
+    #[test]
+    fn sides_differ_only_apart_and_beyond_the_threshold() {
+        let s = |min: f64, mean: f64, max: f64| SecondaryStat { n: 3, mean, min, max, differs: false };
+        assert!(differ(&s(10.0, 12.0, 14.0), &s(0.0, 0.5, 1.0), "%", 0.05));
+        assert!(!differ(&s(10.0, 12.0, 14.0), &s(13.0, 15.0, 17.0), "%", 0.05), "ranges overlap");
+        assert!(!differ(&s(0.1, 0.2, 0.3), &s(0.5, 0.6, 0.7), "%", 0.05), "less than a point");
+        assert!(differ(&s(0.1, 0.2, 0.3), &s(0.5, 0.6, 0.7), "B", 0.05));
+        assert!(!differ(&s(100.0, 100.0, 100.0), &s(101.0, 101.0, 101.0), "B", 0.05), "1 % apart");
+    }
+}

@@ -1,0 +1,473 @@
+//! Telemetry: the host's counters (`/proc/stat`, `/proc/diskstats`, `/proc/vmstat`,
+//! `/proc/net/dev`, `xl list`) read right before and right after a trial's timed command,
+//! kept raw in the session's `raw/<session>.telemetry`, and the secondary metrics derived from them
+//! (docs/design.md §6.9).
+//!
+//! Nothing runs during the trial, so nothing competes with it. Locally each file is read
+//! with one `pread` from a handle opened once per run (the per-trial overhead goal of
+//! issue 17); over ssh the reads ride on the trial's own command (`Ssh::execute` wraps it),
+//! so they add no round trip.
+//!
+//! The raw form is the same on both: a line `margin-telemetry before` (or `after`), then
+//! each source as `tail -v -n +1` prints files, a `==> /proc/stat <==` header before its
+//! text, a blank line between two.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io::Write as _;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
+
+use indexmap::IndexMap;
+
+use super::process;
+use crate::spec::Spec;
+
+/// The line that opens a snapshot in the raw file and in a remote trial's stderr.
+pub(crate) const MARK: &str = "margin-telemetry";
+/// The line that ends the snapshot taken before a remote trial, in its stderr.
+pub(crate) const END: &str = "margin-telemetry end";
+/// The header under which `xl list`'s output is kept.
+const XL_LIST: &str = "xl list";
+
+/// The file each `monitor:` source reads.
+const FILES: [(&str, &str); 4] = [
+    ("cpu", "/proc/stat"),
+    ("disks", "/proc/diskstats"),
+    ("vmstat", "/proc/vmstat"),
+    ("net", "/proc/net/dev"),
+];
+
+/// Bytes per sector in `/proc/diskstats`, whatever the device's own sector size
+/// (Documentation/admin-guide/iostats.rst: "sectors" are 512 bytes).
+const SECTOR: f64 = 512.0;
+
+/// What is read around each trial: files, and whether `xl list` runs.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Monitor {
+    pub files: Vec<&'static str>,
+    pub xl: bool,
+    /// The `monitor:` sources, for the record.
+    pub sources: Vec<&'static str>,
+}
+
+impl Monitor {
+    /// The experiment's `monitor:` (docs/experiment-file.md, monitor).
+    pub(crate) fn of(spec: &Spec) -> Monitor {
+        let sources = spec.monitor();
+        let files = FILES.iter().filter(|(s, _)| sources.contains(s)).map(|(_, f)| *f).collect();
+        Monitor { files, xl: sources.contains(&"xl"), sources }
+    }
+
+    pub(crate) fn is_off(&self) -> bool {
+        self.files.is_empty() && !self.xl
+    }
+
+    /// The shell text that prints a snapshot to stderr on a remote host: one `tail` for
+    /// the files (one process, the headers keep them apart), `xl list` when selected.
+    pub(crate) fn remote_snapshot(&self, when: &str) -> String {
+        let mut sh = format!("printf '{MARK} {when}\\n' >&2");
+        if !self.files.is_empty() {
+            let _ = write!(sh, "; tail -v -n +1 {} >&2 2>/dev/null", self.files.join(" "));
+        }
+        if self.xl {
+            let _ = write!(sh, "; printf '\\n==> {XL_LIST} <==\\n' >&2; xl list >&2 2>/dev/null");
+        }
+        sh
+    }
+}
+
+/// The counters of one moment: each source's text under its header.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Snapshot {
+    pub parts: Vec<(String, String)>,
+}
+
+impl Snapshot {
+    fn get(&self, name: &str) -> Option<&str> {
+        self.parts.iter().find(|(n, _)| n == name).map(|(_, t)| t.as_str())
+    }
+
+    /// The text `tail -v -n +1` prints for these files (and `xl list` after them).
+    fn render(&self, when: &str, out: &mut String) {
+        let _ = writeln!(out, "{MARK} {when}");
+        for (i, (name, text)) in self.parts.iter().enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            let _ = writeln!(out, "==> {name} <==");
+            out.push_str(text);
+            if !text.is_empty() && !text.ends_with('\n') {
+                out.push('\n');
+            }
+        }
+    }
+
+    /// The sources of a snapshot's text (what follows its `margin-telemetry` line).
+    pub(crate) fn parse(text: &str) -> Snapshot {
+        let mut parts: Vec<(String, String)> = Vec::new();
+        for line in text.split_inclusive('\n') {
+            let bare = line.trim_end_matches('\n');
+            if let Some(name) = bare.strip_prefix("==> ").and_then(|r| r.strip_suffix(" <==")) {
+                // the blank line `tail` puts between two files is not the first's text
+                if let Some((_, last)) = parts.last_mut()
+                    && last.ends_with("\n\n")
+                {
+                    last.pop();
+                }
+                parts.push((name.to_string(), String::new()));
+            } else if let Some((_, t)) = parts.last_mut() {
+                t.push_str(line);
+            }
+        }
+        Snapshot { parts }
+    }
+}
+
+/// The counters before and after one trial.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Snapshots {
+    pub before: Snapshot,
+    pub after: Snapshot,
+}
+
+impl Snapshots {
+    /// A trial's block in the session's raw file: a line naming the trial, then
+    /// [`Snapshots::render`].
+    pub(crate) fn render_for(&self, trial: &str) -> String {
+        format!("{MARK} trial {trial}\n{}", self.render())
+    }
+
+    /// The two snapshots' text.
+    pub(crate) fn render(&self) -> String {
+        let mut out = String::new();
+        self.before.render("before", &mut out);
+        self.after.render("after", &mut out);
+        out
+    }
+
+    /// Read back a raw file (or a remote trial's two blocks put together).
+    pub(crate) fn parse(text: &str) -> Snapshots {
+        let before_mark = format!("{MARK} before\n");
+        let after_mark = format!("\n{MARK} after\n");
+        let body = text.strip_prefix(&before_mark).unwrap_or(text);
+        let (before, after) = match body.find(&after_mark) {
+            Some(at) => (&body[..at + 1], &body[at + after_mark.len()..]),
+            None => match body.strip_prefix(&after_mark[1..]) {
+                Some(after) => ("", after),
+                None => (body, ""),
+            },
+        };
+        Snapshots { before: Snapshot::parse(before), after: Snapshot::parse(after) }
+    }
+
+    /// The secondary metrics (docs/design.md §6.9), in a stable order: CPU shares, disk
+    /// bytes per device, pages written back, network bytes per interface, CPU seconds per
+    /// Xen domain. A counter that went backwards (a device replaced) gives nothing.
+    pub(crate) fn derive(&self) -> IndexMap<String, f64> {
+        let mut out = IndexMap::new();
+        let both = |name: &str| Some((self.before.get(name)?, self.after.get(name)?));
+        if let Some((b, a)) = both("/proc/stat") {
+            cpu(b, a, &mut out);
+        }
+        if let Some((b, a)) = both("/proc/diskstats") {
+            let (b, a) = (diskstats(b), diskstats(a));
+            for (prefix, field) in [("disk_read_bytes", 0), ("disk_written_bytes", 1)] {
+                for (device, after) in &a {
+                    let delta = b.get(device).and_then(|before| after[field].checked_sub(before[field]));
+                    if let Some(d) = delta.filter(|d| *d > 0) {
+                        out.insert(format!("{prefix}:{device}"), d as f64 * SECTOR);
+                    }
+                }
+            }
+        }
+        if let Some((b, a)) = both("/proc/vmstat") {
+            let field = |text: &str| {
+                text.lines()
+                    .find_map(|l| l.strip_prefix("nr_written "))
+                    .and_then(|v| v.trim().parse::<u64>().ok())
+            };
+            if let (Some(b), Some(a)) = (field(b), field(a))
+                && let Some(d) = a.checked_sub(b)
+            {
+                out.insert("vm_pages_written".to_string(), d as f64);
+            }
+        }
+        if let Some((b, a)) = both("/proc/net/dev") {
+            let (b, a) = (net_dev(b), net_dev(a));
+            for (prefix, field) in [("net_rx_bytes", 0), ("net_tx_bytes", 1)] {
+                for (interface, after) in &a {
+                    let delta = b.get(interface).and_then(|before| after[field].checked_sub(before[field]));
+                    if let Some(d) = delta.filter(|d| *d > 0) {
+                        out.insert(format!("{prefix}:{interface}"), d as f64);
+                    }
+                }
+            }
+        }
+        if let Some((b, a)) = both(XL_LIST) {
+            let (b, a) = (xl_list(b), xl_list(a));
+            for (domain, after) in &a {
+                if let Some(before) = b.get(domain)
+                    && after >= before
+                {
+                    out.insert(format!("xl_cpu_seconds:{domain}"), after - before);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The `cpu` line of `/proc/stat`: user, nice, system, idle, iowait, irq, softirq, steal
+/// (ticks; guest time is already inside user). Shares of all CPUs' time over the trial:
+/// the ticks of all states together are the trial's wall time × CPUs as the kernel
+/// counted it (proc(5), /proc/stat).
+fn cpu(before: &str, after: &str, out: &mut IndexMap<String, f64>) {
+    let line = |text: &str| -> Option<Vec<u64>> {
+        let l = text.lines().find(|l| l.starts_with("cpu "))?;
+        l.split_whitespace().skip(1).take(8).map(|v| v.parse().ok()).collect()
+    };
+    let (Some(b), Some(a)) = (line(before), line(after)) else {
+        return;
+    };
+    if a.len() < 8 || b.len() < 8 {
+        return;
+    }
+    let d: Vec<f64> = a.iter().zip(&b).map(|(a, b)| a.saturating_sub(*b) as f64).collect();
+    let total: f64 = d.iter().sum();
+    if total <= 0.0 {
+        return; // shorter than a tick: no share can be told
+    }
+    let pct = |x: f64| 100.0 * x / total;
+    out.insert("cpu_user_pct".into(), pct(d[0] + d[1]));
+    out.insert("cpu_system_pct".into(), pct(d[2] + d[5] + d[6]));
+    out.insert("cpu_iowait_pct".into(), pct(d[4]));
+    out.insert("cpu_steal_pct".into(), pct(d[7]));
+    out.insert("cpu_idle_pct".into(), pct(d[3]));
+}
+
+/// Device → [sectors read, sectors written] (fields 6 and 10 of a diskstats line).
+fn diskstats(text: &str) -> IndexMap<String, [u64; 2]> {
+    let mut out = IndexMap::new();
+    for line in text.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() >= 10
+            && let (Ok(read), Ok(written)) = (f[5].parse(), f[9].parse())
+        {
+            out.insert(f[2].to_string(), [read, written]);
+        }
+    }
+    out
+}
+
+/// Interface → [bytes received, bytes sent].
+fn net_dev(text: &str) -> IndexMap<String, [u64; 2]> {
+    let mut out = IndexMap::new();
+    for line in text.lines() {
+        let Some((name, rest)) = line.split_once(':') else {
+            continue;
+        };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        if f.len() >= 9
+            && let (Ok(rx), Ok(tx)) = (f[0].parse(), f[8].parse())
+        {
+            out.insert(name.trim().to_string(), [rx, tx]);
+        }
+    }
+    out
+}
+
+/// Domain → CPU seconds (`xl list`'s last column, `Time(s)`).
+fn xl_list(text: &str) -> IndexMap<String, f64> {
+    let mut out = IndexMap::new();
+    for line in text.lines().skip_while(|l| !l.starts_with("Name")).skip(1) {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() >= 6
+            && let Ok(seconds) = f[f.len() - 1].parse::<f64>()
+        {
+            out.insert(f[0].to_string(), seconds);
+        }
+    }
+    out
+}
+
+/// How long a session's snapshots may wait in the page cache before an `fdatasync`.
+const FLUSH_EVERY: Duration = Duration::from_secs(1);
+
+/// The sessions' telemetry files open for appending, with when each was last flushed.
+static LOGS: Mutex<Option<HashMap<PathBuf, (File, Instant)>>> = Mutex::new(None);
+
+/// Append a trial's snapshots to its session's file (created with its folder made
+/// durable); where its block starts. The text is written before it is parsed, and made
+/// durable by an `fdatasync` at most once a second: each trial of a second or more is
+/// durable before its record, and a thousand short trials pay one flush a second rather
+/// than a second flush each, which would double what the durable record costs
+/// (docs/design.md §10: the last second of snapshots can be lost with the machine).
+pub(crate) fn append(path: &Path, text: &str) -> std::io::Result<u64> {
+    let mut logs = LOGS.lock().unwrap_or_else(PoisonError::into_inner);
+    let logs = logs.get_or_insert_with(HashMap::new);
+    let (file, flushed) = match logs.entry(path.to_path_buf()) {
+        std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+        std::collections::hash_map::Entry::Vacant(v) => {
+            let created = !path.exists();
+            let file = std::fs::OpenOptions::new().append(true).create(true).open(path)?;
+            if created {
+                file.sync_data()?;
+                if let Some(dir) = path.parent() {
+                    crate::store::sync_dir(dir)?;
+                }
+            }
+            v.insert((file, Instant::now()))
+        }
+    };
+    let offset = file.metadata()?.len();
+    file.write_all(text.as_bytes())?;
+    if flushed.elapsed() >= FLUSH_EVERY {
+        file.sync_data()?;
+        *flushed = Instant::now();
+    }
+    Ok(offset)
+}
+
+/// Flush and close every session's telemetry file (at the end of a run).
+pub(crate) fn close_all() {
+    let mut logs = LOGS.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(logs) = logs.take() {
+        for (_, (file, _)) in logs {
+            let _ = file.sync_data();
+        }
+    }
+}
+
+/// This machine's counter files, each opened once and read with one `pread` per snapshot.
+#[derive(Debug, Default)]
+pub(crate) struct LocalCounters {
+    files: [OnceLock<Option<File>>; 4],
+}
+
+/// Room for a snapshot of one file; a read that fills it is done again with twice as much.
+const BUFFER: usize = 64 * 1024;
+
+impl LocalCounters {
+    pub(crate) fn snapshot(&self, monitor: &Monitor) -> Snapshot {
+        let mut parts = Vec::with_capacity(monitor.files.len() + 1);
+        for (i, (_, path)) in FILES.iter().enumerate() {
+            if !monitor.files.contains(path) {
+                continue;
+            }
+            let file = self.files[i].get_or_init(|| File::open(path).ok());
+            if let Some(text) = file.as_ref().and_then(read_whole) {
+                parts.push((path.to_string(), text));
+            }
+        }
+        if monitor.xl
+            && let Ok(text) = process::capture_argv(&["xl", "list"], Path::new("/"), Duration::from_secs(30))
+        {
+            parts.push((XL_LIST.to_string(), text + "\n"));
+        }
+        Snapshot { parts }
+    }
+}
+
+/// A `/proc` file's whole text from offset 0, in one read when the buffer holds it.
+fn read_whole(file: &File) -> Option<String> {
+    let mut size = BUFFER;
+    loop {
+        let mut buf = vec![0u8; size];
+        let n = file.read_at(&mut buf, 0).ok()?;
+        if n < size {
+            buf.truncate(n);
+            return String::from_utf8(buf).ok();
+        }
+        size *= 2;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STAT_BEFORE: &str = "cpu  100 0 50 800 10 0 0 40 0 0\ncpu0 50 0 25 400 5 0 0 20 0 0\nintr 1\n";
+    const STAT_AFTER: &str = "cpu  160 10 70 880 20 5 5 50 0 0\ncpu0 80 5 35 440 10 2 3 25 0 0\nintr 2\n";
+
+    #[test]
+    fn cpu_shares_are_of_all_ticks() {
+        let mut out = IndexMap::new();
+        cpu(STAT_BEFORE, STAT_AFTER, &mut out);
+        // deltas: user 60 nice 10 system 20 idle 80 iowait 10 irq 5 softirq 5 steal 10 = 200
+        assert_eq!(out["cpu_user_pct"], 35.0);
+        assert_eq!(out["cpu_system_pct"], 15.0);
+        assert_eq!(out["cpu_iowait_pct"], 5.0);
+        assert_eq!(out["cpu_steal_pct"], 5.0);
+        assert_eq!(out["cpu_idle_pct"], 40.0);
+    }
+
+    #[test]
+    fn raw_text_reads_back_and_derives_disk_net_xl() {
+        let before = Snapshot {
+            parts: vec![
+                ("/proc/stat".into(), STAT_BEFORE.into()),
+                ("/proc/diskstats".into(), " 254       0 vda 10 0 100 5 20 0 2000 9 0 0 0 0 0 0 0 0 0\n".into()),
+                ("/proc/net/dev".into(), "Inter-| x\n face |y\n  eth0: 1000 1 0 0 0 0 0 0 500 1 0 0 0 0 0 0\n".into()),
+                (XL_LIST.into(), "Name ID Mem VCPUs State Time(s)\nDomain-0 0 1024 2 r----- 10.5\ndomu 1 512 1 -b---- 3.0\n".into()),
+            ],
+        };
+        let mut after = before.clone();
+        after.parts[0].1 = STAT_AFTER.into();
+        after.parts[1].1 = " 254       0 vda 10 0 100 5 30 0 4048 9 0 0 0 0 0 0 0 0 0\n".into();
+        after.parts[2].1 = "Inter-| x\n face |y\n  eth0: 1500 1 0 0 0 0 0 0 800 1 0 0 0 0 0 0\n".into();
+        after.parts[3].1 =
+            "Name ID Mem VCPUs State Time(s)\nDomain-0 0 1024 2 r----- 12.0\ndomu 1 512 1 -b---- 3.25\n"
+                .into();
+        let snapshots = Snapshots { before, after };
+        let raw = snapshots.render();
+        assert!(raw.starts_with("margin-telemetry before\n==> /proc/stat <==\ncpu  100"), "{raw}");
+        assert_eq!(Snapshots::parse(&raw), snapshots);
+        let m = snapshots.derive();
+        assert_eq!(m["disk_written_bytes:vda"], 2048.0 * 512.0);
+        assert!(!m.contains_key("disk_read_bytes:vda"), "nothing read: {m:?}");
+        assert_eq!(m["net_rx_bytes:eth0"], 500.0);
+        assert_eq!(m["net_tx_bytes:eth0"], 300.0);
+        assert_eq!(m["xl_cpu_seconds:Domain-0"], 1.5);
+        assert_eq!(m["xl_cpu_seconds:domu"], 0.25);
+    }
+
+    /// What the remote shell prints (`tail -v -n +1` on two files) reads as two parts.
+    #[test]
+    fn tail_output_reads_as_its_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::write(&a, "one\ntwo\n").unwrap();
+        std::fs::write(&b, "three\n").unwrap();
+        let out = std::process::Command::new("tail")
+            .arg("-v")
+            .arg("-n")
+            .arg("+1")
+            .arg(&a)
+            .arg(&b)
+            .output()
+            .unwrap();
+        let s = Snapshot::parse(&String::from_utf8(out.stdout).unwrap());
+        assert_eq!(s.parts.len(), 2);
+        assert_eq!(s.parts[0].1, "one\ntwo\n");
+        assert_eq!(s.parts[1].1, "three\n");
+    }
+
+    /// One handle serves every snapshot: a second `pread` at 0 sees the counters anew.
+    #[test]
+    fn local_handles_are_read_again_from_the_start() {
+        let counters = LocalCounters::default();
+        let monitor =
+            Monitor { files: vec!["/proc/stat", "/proc/vmstat"], xl: false, sources: vec!["cpu", "vmstat"] };
+        let first = counters.snapshot(&monitor);
+        let busy = std::time::Instant::now();
+        while busy.elapsed() < Duration::from_millis(50) {}
+        let second = counters.snapshot(&monitor);
+        assert_eq!(first.parts.len(), 2);
+        assert!(second.get("/proc/stat").unwrap().starts_with("cpu "));
+        assert_ne!(first.get("/proc/stat"), second.get("/proc/stat"));
+    }
+}

@@ -1,0 +1,254 @@
+//! Telemetry checked against known load on this machine: a direct dd's bytes reach the
+//! disk under test, a busy loop's CPU time shows in the host's user time, a dd the page
+//! cache absorbs is warned about; `monitor:` selects, disables and is validated.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use super::{as_a_user, stderr, stdout};
+
+fn records(store: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(store.join("runs.ndjson"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// `yaml` written to `dir/file` and run there as the README says (`margin run FILE`, the
+/// store under `reports/`), which must succeed.
+fn run_as_a_user(dir: &Path, file: &str, yaml: &str) {
+    std::fs::write(dir.join(file), yaml).unwrap();
+    let out = as_a_user(dir).args(["run", file]).output().unwrap();
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+}
+
+/// The block device (its name in /proc/diskstats) holding `dir`, from the folder's
+/// st_dev and /sys/dev/block/MAJOR:MINOR; `None` on an overlay, tmpfs or the like.
+fn block_device(dir: &Path) -> Option<String> {
+    let dev = std::fs::metadata(dir).ok()?.dev();
+    let (major, minor) = (nix::sys::stat::major(dev), nix::sys::stat::minor(dev));
+    let link = std::fs::read_link(format!("/sys/dev/block/{major}:{minor}")).ok()?;
+    let name = link.file_name()?.to_string_lossy().into_owned();
+    let diskstats = std::fs::read_to_string("/proc/diskstats").ok()?;
+    diskstats.lines().any(|l| l.split_whitespace().nth(2) == Some(name.as_str())).then_some(name)
+}
+
+/// A scratch folder on a real block device, and the device: the temporary directory if
+/// it is on one, else the build's target folder, /var/tmp or the home folder.
+fn on_a_disk() -> Option<(tempfile::TempDir, String)> {
+    let mut candidates: Vec<PathBuf> = vec![std::env::temp_dir(), PathBuf::from(env!("CARGO_TARGET_TMPDIR"))];
+    candidates.push(PathBuf::from("/var/tmp"));
+    if let Some(home) = std::env::var_os("HOME") {
+        candidates.push(PathBuf::from(home));
+    }
+    candidates.into_iter().find_map(|dir| {
+        let device = block_device(&dir)?;
+        Some((tempfile::tempdir_in(&dir).ok()?, device))
+    })
+}
+
+#[test]
+fn a_direct_dd_shows_at_least_its_bytes_written_to_the_disk_under_test() {
+    let Some((dir, device)) = on_a_disk() else {
+        let devices = std::fs::read_to_string("/proc/diskstats").unwrap_or_default();
+        assert!(
+            devices.lines().all(|l| l
+                .split_whitespace()
+                .nth(2)
+                .is_some_and(|d| d.starts_with("loop") || d.starts_with("ram") || d.starts_with("zram"))),
+            "there are block devices, but no folder on one was found"
+        );
+        eprintln!("skipped: no block device holds a writable folder here (overlay or tmpfs only)");
+        return;
+    };
+    run_as_a_user(
+        dir.path(),
+        "e.yaml",
+        &format!(
+            "run: dd if=/dev/zero of={}/direct.bin bs=1M count=16 oflag=direct\nmatrix:\n  bs: [1M]\nparse: dd\nrepetitions: 3\n",
+            dir.path().display()
+        ),
+    );
+    let store = dir.path().join("reports/e");
+    let trials = records(&store);
+    assert_eq!(trials.len(), 3);
+    let key = format!("disk_written_bytes:{device}");
+    for t in &trials {
+        let dd = t["metrics"]["bytes"].as_f64().unwrap();
+        assert_eq!(dd, 16.0 * 1024.0 * 1024.0);
+        let disk = t["telemetry"]["metrics"][&key].as_f64().unwrap_or(0.0);
+        assert!(
+            disk >= dd,
+            "{device} wrote {disk} B during a trial whose dd wrote {dd} B with oflag=direct: {t}"
+        );
+        assert_eq!(t["telemetry"]["sources"], serde_json::json!(["cpu", "disks"]), "the default");
+        // the evidence: both snapshots, kept before the record
+        let text = std::fs::read_to_string(store.join(t["telemetry"]["raw"].as_str().unwrap())).unwrap();
+        let raw = &text[t["telemetry"]["offset"].as_u64().unwrap() as usize..];
+        let head = format!(
+            "margin-telemetry trial {}\nmargin-telemetry before\n==> /proc/stat <==\ncpu ",
+            t["trial"].as_str().unwrap()
+        );
+        assert!(raw.starts_with(&head), "{raw}");
+        assert!(raw.contains("\nmargin-telemetry after\n==> /proc/stat <==\n"), "{raw}");
+        assert!(raw.contains(&format!(" {device} ")), "{raw}");
+    }
+    let report = std::fs::read_to_string(store.join("report.md")).unwrap();
+    assert!(report.contains("## What the machines did"), "{report}");
+    assert!(!report.contains("page cache absorbed"), "a direct dd reached the disk: {report}");
+}
+
+#[test]
+fn a_busy_loop_shows_in_the_hosts_user_time() {
+    let dir = tempfile::tempdir().unwrap();
+    run_as_a_user(
+        dir.path(),
+        "e.yaml",
+        "matrix:\n  n: [200000]\nrun: \"i=0; while [ $i -lt {{ n }} ]; do i=$((i+1)); done\"\nrepetitions: 3\nmetrics:\n  user_time: {}\n",
+    );
+    let cpus = std::fs::read_to_string("/proc/cpuinfo")
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("processor"))
+        .count() as f64;
+    for t in records(&dir.path().join("reports/e")) {
+        let m = &t["telemetry"]["metrics"];
+        let user = m["cpu_user_pct"].as_f64().unwrap();
+        let shares: f64 =
+            ["cpu_user_pct", "cpu_system_pct", "cpu_iowait_pct", "cpu_steal_pct", "cpu_idle_pct"]
+                .iter()
+                .map(|k| m[*k].as_f64().unwrap())
+                .sum();
+        assert!(shares <= 100.0 + 1e-9, "{m}");
+        // The loop's own CPU time (wait4's, measured apart from /proc/stat) is part of the
+        // host's user time: one CPU busy for the whole trial is 100/cpus % of all of them.
+        // The machine may be shared, so the loop may have had less than a whole CPU; the
+        // host's user time is at least what it used (less a tick of rounding at 100 Hz).
+        let (loop_user, wall) =
+            (t["metrics"]["user_time"].as_f64().unwrap(), t["wall_time"].as_f64().unwrap());
+        let own = 100.0 * loop_user / (wall * cpus);
+        let tick = 100.0 * 0.01 / (wall * cpus);
+        assert!(
+            user >= 0.9 * own - 2.0 * tick,
+            "host user {user:.1} % < the loop's own {own:.1} % of {cpus} CPUs (one CPU = {:.1} %): {t}",
+            100.0 / cpus
+        );
+        assert!(loop_user > 0.05, "the loop burnt CPU: {t}");
+    }
+}
+
+/// The README's way: `margin run FILE` in a folder, the store under `reports/`. A new
+/// file each trial: ext4 writes a file truncated and rewritten back on close
+/// (`auto_da_alloc`), which is the disk's doing, not the page cache's.
+#[test]
+fn a_dd_into_the_page_cache_is_warned_about_as_a_user_runs_it() {
+    let dir = tempfile::tempdir().unwrap();
+    run_as_a_user(
+        dir.path(),
+        "cached.yaml",
+        "matrix:\n  bs: [1M]\nrun: dd if=/dev/zero of=cached-{{ repetition }}.bin bs={{ bs }} count=64\nparse: dd\nrepetitions: 5\n",
+    );
+    let report = std::fs::read_to_string(dir.path().join("reports/cached/report.md")).unwrap();
+    assert!(report.contains("the page cache absorbed the writes"), "{report}");
+    assert!(report.contains("bs=1M: dd reported "), "{report}");
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("reports/cached/summary.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(summary["warnings"].as_array().unwrap().iter().any(|w| w["kind"] == "page_cache"), "{summary}");
+    let cell = &summary["telemetry"]["cells"][0];
+    assert_eq!(cell["trials"], 5);
+    assert!(cell["values"]["cpu_user_pct"]["mean"].is_number(), "{cell}");
+    // never a verdict's metric unless named
+    assert!(
+        summary["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| !m["name"].as_str().unwrap().starts_with("cpu_"))
+    );
+}
+
+#[test]
+fn monitor_none_reads_nothing_and_a_named_secondary_metric_is_a_main_one() {
+    let dir = tempfile::tempdir().unwrap();
+    run_as_a_user(
+        dir.path(),
+        "off.yaml",
+        "matrix:\n  x: [1]\nrun: \"true\"\nrepetitions: 2\nmonitor: none\n",
+    );
+    run_as_a_user(
+        dir.path(),
+        "on.yaml",
+        "matrix:\n  x: [1]\nrun: sleep 0.05\nrepetitions: 2\nmonitor: [cpu, vmstat]\nmetrics:\n  cpu_idle_pct: { better: higher }\n",
+    );
+    for t in records(&dir.path().join("reports/off")) {
+        assert!(t.get("telemetry").is_none(), "{t}");
+    }
+    let raw: Vec<String> = std::fs::read_dir(dir.path().join("reports/off/raw"))
+        .map(|d| d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default();
+    assert!(raw.iter().all(|f| !f.ends_with(".telemetry")), "{raw:?}");
+    for t in records(&dir.path().join("reports/on")) {
+        assert_eq!(t["telemetry"]["sources"], serde_json::json!(["cpu", "vmstat"]));
+        assert!(t["telemetry"]["metrics"]["vm_pages_written"].is_number(), "{t}");
+        assert!(t["telemetry"]["metrics"].get("disk_written_bytes:vda").is_none());
+        assert_eq!(t["metrics"]["cpu_idle_pct"], t["telemetry"]["metrics"]["cpu_idle_pct"], "{t}");
+        assert_eq!(t["metric_info"]["cpu_idle_pct"]["unit"], "%");
+    }
+    let summary = std::fs::read_to_string(dir.path().join("reports/on/summary.json")).unwrap();
+    let summary: serde_json::Value = serde_json::from_str(&summary).unwrap();
+    assert!(summary["metrics"].as_array().unwrap().iter().any(|m| m["name"] == "cpu_idle_pct"), "{summary}");
+}
+
+#[test]
+fn a_bad_monitor_is_an_error_at_its_place_with_a_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("bad.yaml"),
+        "matrix:\n  x: [1]\nrun: \"true\"\nmonitor: [cpu, disk]\nmetrics:\n  net_rx_bytes:lo: {}\n",
+    )
+    .unwrap();
+    let out = as_a_user(dir.path()).args(["check", "bad.yaml"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(err.contains("bad.yaml:4:16: monitor: unknown source `disk`"), "{err}");
+    assert!(err.contains("did you mean `disks`?"), "{err}");
+    assert!(err.contains("bad.yaml:6:3: metric `net_rx_bytes:lo` is read from `net` telemetry"), "{err}");
+    std::fs::write(dir.path().join("word.yaml"), "matrix:\n  x: [1]\nrun: \"true\"\nmonitor: off\n").unwrap();
+    let out = as_a_user(dir.path()).args(["check", "word.yaml"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("word.yaml:4:10: monitor: expected `none` or a list of sources, found `off`"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// A real fio run with `--steadystate`: the criterion it cannot meet in its runtime
+/// (a slope of 0.0001 %) flags every trial of its level, next to the cell and the verdicts.
+#[test]
+fn fio_steadystate_not_attained_marks_the_cell_and_its_verdicts() {
+    let dir = tempfile::tempdir().unwrap();
+    run_as_a_user(
+        dir.path(),
+        "ss.yaml",
+        "matrix:\n  ss: ['iops:50%', 'iops_slope:0.0001%']\n\
+         run: fio --directory={{ workdir }} --size=4M --bs=4k --ioengine=psync --name=ss --rw=randread --time_based --runtime=3 --steadystate={{ ss }} --ss_dur=2 --output-format=json\n\
+         parse: fio\nmetrics:\n  ss.read.iops: {}\nrepetitions: 2\nanalysis:\n  compare:\n    - factor: ss\n      baseline: 'iops:50%'\n",
+    );
+    for t in records(&dir.path().join("reports/ss")) {
+        let slope = t["levels"]["ss"] == "iops_slope:0.0001%";
+        let flags = t.get("flags").cloned().unwrap_or_default();
+        assert_eq!(flags == serde_json::json!(["not_converged"]), slope, "{t}");
+    }
+    let report = std::fs::read_to_string(dir.path().join("reports/ss/report.md")).unwrap();
+    assert!(report.contains("ss=iops_slope:0.0001% (measurement not converged: 2 of 2)"), "{report}");
+    assert!(report.contains("measurement not converged (2 trials: the tool said so)"), "{report}");
+    assert!(report.contains("| no: 2 of 2 |"), "{report}");
+    assert!(
+        report.contains("measurement not converged: the tool said its result had not settled"),
+        "{report}"
+    );
+}
