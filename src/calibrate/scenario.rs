@@ -288,6 +288,13 @@ pub fn all() -> Vec<Scenario> {
         };
         push_both(&mut out, quantised);
     }
+    // Contamination at 30 trials, where the calibrated rule has the power to find it.
+    push_both(
+        &mut out,
+        Scenario::base("n30-cv5-contaminated", "distribution")
+            .n(30)
+            .shape(Shape::Contaminated { share: 0.10 }),
+    );
     // Paired by a block factor of six levels.
     for n in [3, 5] {
         let paired = Scenario {
