@@ -186,6 +186,68 @@ pub(crate) fn compare_paired(
     Ok(comparison)
 }
 
+/// Compares paired levels measured in disjoint boots, each boot one observation
+/// (docs/statistics.md, Sessions and boots): `a_logs` and `b_logs` hold each boot's mean
+/// log-value (on the analysis scale) less its blocks' centres, so the blocks' centres
+/// cancel and the boots' spread is in the interval. The ratio is exp(mean_B − mean_A)
+/// (carried back for a harmonic metric), its interval Welch's t-interval of the
+/// difference of the logs, exp(·); the spread of each side is the sd of its boots' logs,
+/// about their CV. `mean_a` and `mean_b` are the sides' means on the metric's scale.
+pub(crate) fn compare_unit_logs(
+    a_logs: &[f64],
+    b_logs: &[f64],
+    kind: MeanKind,
+    (mean_a, mean_b): (f64, f64),
+    settings: &StatsSettings,
+) -> Result<Comparison, StatsError> {
+    settings.validate()?;
+    if a_logs.is_empty() || b_logs.is_empty() {
+        return Err(StatsError::Empty);
+    }
+    if let Some((index, &value)) = a_logs.iter().chain(b_logs).enumerate().find(|(_, v)| !v.is_finite()) {
+        return Err(StatsError::NotFinite { index, value });
+    }
+    let centre = mean(b_logs) - mean(a_logs);
+    let (na, nb) = (a_logs.len(), b_logs.len());
+    let mut comparison = Comparison {
+        design: Design::Paired,
+        mean_kind: kind,
+        n_a: na,
+        n_b: nb,
+        mean_a,
+        mean_b,
+        ratio: kind.transform(centre.exp()),
+        interval: RatioInterval::NoEstimate,
+        df: None,
+        p_value: None,
+        mde: None,
+        spread: None,
+    };
+    if na < 2 || nb < 2 {
+        return Ok(comparison);
+    }
+    let (sd_a, sd_b) = (variance(a_logs).sqrt(), variance(b_logs).sqrt());
+    let (va, vb) = (sd_a.powi(2) / na as f64, sd_b.powi(2) / nb as f64);
+    let interval = if va + vb == 0.0 {
+        RatioInterval::Bounded { low: centre.exp(), high: centre.exp() }
+    } else {
+        let df = welch_df(va, na, vb, nb);
+        comparison.df = Some(df);
+        match dist::t_quantile(1.0 - settings.alpha() / 2.0, df) {
+            Some(t) => {
+                let h = t * (va + vb).sqrt();
+                RatioInterval::Bounded { low: (centre - h).exp(), high: (centre + h).exp() }
+            }
+            None => RatioInterval::NoEstimate,
+        }
+    };
+    comparison.interval = back_transform(kind, interval);
+    comparison.p_value = welch_test(a_logs, b_logs).map(|test| test.p_value);
+    comparison.mde = mde_independent(sd_a, na, sd_b, nb, settings).map(f64::exp_m1);
+    comparison.spread = Some(Spread::Independent { cv_a: sd_a, cv_b: sd_b });
+    Ok(comparison)
+}
+
 /// Validates the pair and returns both means on the metric's scale.
 fn checked_means(
     a: &Observations,
@@ -337,9 +399,15 @@ pub(crate) fn trials_to_settle(comparison: &Comparison, settings: &StatsSettings
 /// [`trials_to_settle`]'s δ/2, which settles any interval: a change measured close to δ
 /// would otherwise ask for unboundedly many.
 pub(crate) fn trials_to_size(comparison: &Comparison, settings: &StatsSettings) -> Option<usize> {
-    let change = (comparison.ratio - 1.0).abs();
-    let target = ((change - settings.threshold).abs()).max(settings.threshold / 2.0);
+    let target = size_target(comparison, settings);
     trials_to_narrow(comparison, settings, target, target.ln_1p())
+}
+
+/// The half-width that would settle the size of a real difference: the distance of the
+/// measured change from δ, at least δ/2 (see [`trials_to_size`]).
+pub(crate) fn size_target(comparison: &Comparison, settings: &StatsSettings) -> f64 {
+    let change = (comparison.ratio - 1.0).abs();
+    ((change - settings.threshold).abs()).max(settings.threshold / 2.0)
 }
 
 /// The trials per level (beyond those the smaller level has, at least 1) at which the

@@ -10,6 +10,7 @@
 
 pub(crate) mod cell;
 pub(crate) mod compare;
+pub(crate) mod components;
 pub(crate) mod describe;
 pub(crate) mod dist;
 pub(crate) mod elementary;
