@@ -86,7 +86,8 @@ pub struct Advice {
     pub between_dominates: bool,
     /// The interval's half-width aimed at (relative, or on the log scale when paired).
     pub target: f64,
-    /// The chance of reaching it, if the components stay as estimated.
+    /// The chance of reaching it, if the components stay as estimated: the first number
+    /// of boots whose chance is at least [`ADVICE_ASSURANCE`] has this one.
     pub assurance: f64,
 }
 
@@ -125,22 +126,23 @@ pub(crate) fn advise(
     let level_variance = |c: &Components| c.between_cv.powi(2) + c.within_cv.powi(2) / m as f64;
     let (va, vb) = (level_variance(a), level_variance(b));
     let q = 1.0 - (1.0 - confidence) / 2.0;
-    let enough = |boots: usize| -> Option<bool> {
+    let chance = |boots: usize| -> Option<f64> {
         if va + vb == 0.0 {
-            return Some(true);
+            return Some(1.0);
         }
         let nu = (va + vb).powi(2) / (va * va + vb * vb) * (boots as f64 - 1.0);
         let t = dist::t_quantile(q, nu)?;
         let bound = nu * target * target * boots as f64 / (t * t * (va + vb));
-        Some(dist::chi_squared_cdf(bound, nu)? >= ADVICE_ASSURANCE)
+        dist::chi_squared_cdf(bound, nu)
     };
-    let boots = (2..=MAX_BOOTS).find(|&n| enough(n).unwrap_or(false))?;
+    let (boots, assurance) =
+        (2..=MAX_BOOTS).filter_map(|n| Some((n, chance(n)?))).find(|&(_, p)| p >= ADVICE_ASSURANCE)?;
     Some(Advice {
         more_units: boots.saturating_sub(current).max(1),
         trials_per_unit: m,
         between_dominates,
         target,
-        assurance: ADVICE_ASSURANCE,
+        assurance,
     })
 }
 
@@ -181,5 +183,56 @@ mod tests {
         assert!(same.more_units < differ.more_units, "{same:?} vs {differ:?}");
         // an impractical resolution says so
         assert_eq!(advise(&c(0.5), &c(0.5), 2, 0.001, 0.95), None);
+    }
+
+    /// Following the advice reaches the resolution it aims at about as often as it says
+    /// (at least 4 times in 5: the chance it states), when the components are as estimated: levels simulated with known
+    /// components, b boots of m trials as advised, the boots' means compared by margin's
+    /// own Fieller interval (as the report compares boots). 2000 experiments per case give
+    /// a binomial SE of 0.9 %; the tolerance is ±8 % (the Satterthwaite approximation and
+    /// Fieller's interval against Welch's), at a fixed seed.
+    #[test]
+    fn following_the_advice_settles_it_as_often_as_it_says() {
+        use crate::stats::StatsSettings;
+        use crate::stats::compare::compare_independent;
+        use crate::stats::observations::Observations;
+        use crate::vocab::MeanKind;
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(13);
+        let mut normal = move || {
+            let (u, v): (f64, f64) = (1.0 - rng.random::<f64>(), rng.random::<f64>());
+            (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+        };
+        let settings = StatsSettings::default();
+        let target = settings.threshold / 2.0;
+        for (within, between) in [(0.05, 0.02), (0.05, 0.0), (0.02, 0.03)] {
+            let c = Components { units: 2, trials: 10, within_cv: within, between_cv: between };
+            let advice = advise(&c, &c, 0, target, settings.confidence).unwrap();
+            let (boots, m) = (advice.more_units, advice.trials_per_unit);
+            let mut settled = 0;
+            const EXPERIMENTS: usize = 2000;
+            for _ in 0..EXPERIMENTS {
+                let mut side = || {
+                    let means: Vec<f64> = (0..boots)
+                        .map(|_| {
+                            let centre = 10.0 * (1.0 + between * normal());
+                            (0..m).map(|_| centre + 10.0 * within * normal()).sum::<f64>() / m as f64
+                        })
+                        .collect();
+                    Observations::new(&means, MeanKind::Arithmetic).unwrap()
+                };
+                let (a, b) = (side(), side());
+                let comparison = compare_independent(&a, &b, &settings).unwrap();
+                if let Some((low, high)) = comparison.interval.effect() {
+                    settled += usize::from((high - low) / 2.0 <= target);
+                }
+            }
+            let rate = settled as f64 / EXPERIMENTS as f64;
+            assert!(advice.assurance >= ADVICE_ASSURANCE, "{advice:?}");
+            assert!(
+                (rate - advice.assurance).abs() <= 0.08,
+                "within {within}, between {between}: {boots} boots × {m} trials reached ±{target} in {rate}"
+            );
+        }
     }
 }

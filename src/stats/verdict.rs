@@ -99,9 +99,9 @@ fn more_units(unit: &str, n: usize, trials: usize) -> String {
 fn advice_words(unit: &str, advice: &Advice) -> String {
     let more = more_units(unit, advice.more_units, advice.trials_per_unit);
     let sure = format!(
-        "{} would settle it {} times in 5 if {unit}s and trials vary as measured",
+        "{} would settle it {} times in 10 if {unit}s and trials vary as measured",
         more.trim_end_matches(','),
-        (advice.assurance * 5.0).round()
+        (advice.assurance * 10.0).floor()
     );
     if advice.between_dominates {
         format!(
