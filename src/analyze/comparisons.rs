@@ -386,13 +386,31 @@ fn run_job(
                 out
             };
             let (ua, ub) = (unit_set(&base_cells), unit_set(&other_cells));
-            if ua.iter().all(|u| !ub.contains(u)) {
-                // Disjoint boots: the boot is the unit here too (docs/statistics.md,
-                // Sessions and boots), each boot's mean log-value over the blocks.
-                let logs = |kept: bool| unit_log_values(units, &base_cells, &other_cells, kept);
+            // The blocks each unit ran, over both sides.
+            let coverage = |u: &str| -> Vec<usize> {
+                (0..pairs.len())
+                    .filter(|&p| {
+                        [base_cells[p], other_cells[p]].iter().any(|c| units.values(c, false).contains_key(u))
+                    })
+                    .collect()
+            };
+            let spans_blocks = ua.iter().chain(&ub).any(|u| coverage(u).len() > 1);
+            // the blocks every unit ran: there the blocks' centres cancel
+            let common: Vec<usize> = (0..pairs.len())
+                .filter(|p| ua.iter().chain(&ub).all(|u| coverage(u).contains(p)))
+                .collect();
+            // Disjoint boots that each ran several blocks: the pairs share their boots, so
+            // the boot is the unit here too (docs/statistics.md, Sessions and boots), each
+            // boot's mean log-value over the blocks all boots ran. (Units of one block
+            // each are independent pairs, whose log-ratios carry the variation between
+            // units already: those stay pairs.)
+            if ua.iter().all(|u| !ub.contains(u)) && spans_blocks && !common.is_empty() {
+                let (base_common, other_common): (Vec<&Analysed>, Vec<&Analysed>) =
+                    common.iter().map(|&p| (base_cells[p], other_cells[p])).unzip();
+                let logs = |kept: bool| unit_log_values(units, &base_common, &other_common, kept);
                 let kept = logs(true);
                 let side = |u: &UnitLogs| components(&u.residuals, 1.0);
-                let counts: Vec<IndexMap<&str, Vec<f64>>> = [&base_cells, &other_cells]
+                let counts: Vec<IndexMap<&str, Vec<f64>>> = [&base_common, &other_common]
                     .iter()
                     .map(|cells| {
                         let mut by_unit: IndexMap<&str, Vec<f64>> = IndexMap::new();
