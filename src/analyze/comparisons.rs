@@ -396,9 +396,8 @@ fn run_job(
             };
             let spans_blocks = ua.iter().chain(&ub).any(|u| coverage(u).len() > 1);
             // the blocks every unit ran: there the blocks' centres cancel
-            let common: Vec<usize> = (0..pairs.len())
-                .filter(|p| ua.iter().chain(&ub).all(|u| coverage(u).contains(p)))
-                .collect();
+            let common: Vec<usize> =
+                (0..pairs.len()).filter(|p| ua.iter().chain(&ub).all(|u| coverage(u).contains(p))).collect();
             // Disjoint boots that each ran several blocks: the pairs share their boots, so
             // the boot is the unit here too (docs/statistics.md, Sessions and boots), each
             // boot's mean log-value over the blocks all boots ran. (Units of one block
