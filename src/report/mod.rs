@@ -502,7 +502,8 @@ fn metric_table(summary: &Summary, metric: &str) -> String {
                 (Some(lo), None) => format!("[{}, ∞)", n(lo)),
                 _ => dash(),
             };
-            let mut aside: Vec<String> = c.set_aside.iter().map(|v| n(*v)).collect();
+            let mut aside: Vec<String> =
+                c.set_aside.iter().map(|v| format!("{} (set aside)", n(*v))).collect();
             aside.extend(c.flagged.iter().map(|v| format!("{} (flagged, kept)", n(*v))));
             let runs = match (c.runs_needed, c.runs_needed_exceeds) {
                 (Some(r), _) => r.to_string(),

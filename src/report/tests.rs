@@ -106,6 +106,25 @@ fn seed_000_dnetc_margins_of_error_and_whether_the_kernels_differ() {
     // factor is detected from; the hypervisor itself is expected to differ.
     let differ = summary.warnings.iter().find(|w| w.kind == WarningKind::HostsDiffer).expect("hosts differ");
     assert!(differ.message.ends_with("xen vs bare: kernel"), "{}", differ.message);
+
+    // The same numbers as if both kernels had run in one session: pair by pair, scipy's
+    // paired log-ratio interval, and more trials would settle it.
+    let mut f = Fixture::new(
+        "experiments/seed000-dnetc-one-session.yaml",
+        "matrix: { kernel: [bare, xen], core: [c1, c2, c3, c4, c5, c6] }\nrun: \"true\"\nanalysis: { compare: [{ factor: kernel, baseline: bare, paired_by: core }] }\n",
+    );
+    f.metric("time", "s", Better::Lower, MeanKind::Arithmetic).importing();
+    f.session("one-boot", "quadopt", &[]);
+    for kernel in ["bare", "xen"] {
+        for (core, time) in ["c1", "c2", "c3", "c4", "c5", "c6"].iter().zip(numbers(&seed[kernel])) {
+            f.trial(&[("kernel", kernel), ("core", core)], &[("time", time)]);
+        }
+    }
+    let (summary, _) = report(&f, &[]);
+    let [c] = &summary.comparisons[..] else { panic!("one comparison") };
+    assert_eq!(c.replication, None);
+    assert_ratio(c, &seed["paired"]);
+    assert_eq!((c.verdict, c.more_trials), (VerdictKind::Inconclusive, Some(3)), "{}", c.sentence);
 }
 
 /// Seed 000's bonnie++ block writes: dom0 (4 runs) against the domU (8 runs), a rate
