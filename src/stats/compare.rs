@@ -97,6 +97,32 @@ pub(crate) struct Comparison {
     pub spread: Option<Spread>,
 }
 
+impl Comparison {
+    /// The comparison's sizes, means and ratio, before any error estimate.
+    fn unestimated(
+        design: Design,
+        mean_kind: MeanKind,
+        (n_a, n_b): (usize, usize),
+        (mean_a, mean_b): (f64, f64),
+        ratio: f64,
+    ) -> Comparison {
+        Comparison {
+            design,
+            mean_kind,
+            n_a,
+            n_b,
+            mean_a,
+            mean_b,
+            ratio,
+            interval: RatioInterval::NoEstimate,
+            df: None,
+            p_value: None,
+            mde: None,
+            spread: None,
+        }
+    }
+}
+
 /// Compares independent trials of B against A: Fieller's interval for R with
 /// Welch–Satterthwaite df, Welch's test and the MDE.
 pub(crate) fn compare_independent(
@@ -106,20 +132,13 @@ pub(crate) fn compare_independent(
 ) -> Result<Comparison, StatsError> {
     let (mean_a, mean_b) = checked_means(a, b, settings)?;
     let kind = a.kind();
-    let mut comparison = Comparison {
-        design: Design::Independent,
-        mean_kind: kind,
-        n_a: a.len(),
-        n_b: b.len(),
-        mean_a,
-        mean_b,
-        ratio: mean_b / mean_a,
-        interval: RatioInterval::NoEstimate,
-        df: None,
-        p_value: None,
-        mde: None,
-        spread: None,
-    };
+    let mut comparison = Comparison::unestimated(
+        Design::Independent,
+        kind,
+        (a.len(), b.len()),
+        (mean_a, mean_b),
+        mean_b / mean_a,
+    );
     if a.len() < 2 || b.len() < 2 {
         return Ok(comparison);
     }
@@ -156,20 +175,8 @@ pub(crate) fn compare_paired(
     let logs: Vec<f64> = a.analysed().iter().zip(b.analysed()).map(|(x, y)| (y / x).ln()).collect();
     let k = logs.len();
     let centre = mean(&logs);
-    let mut comparison = Comparison {
-        design: Design::Paired,
-        mean_kind: kind,
-        n_a: k,
-        n_b: k,
-        mean_a,
-        mean_b,
-        ratio: kind.transform(centre.exp()),
-        interval: RatioInterval::NoEstimate,
-        df: None,
-        p_value: None,
-        mde: None,
-        spread: None,
-    };
+    let mut comparison =
+        Comparison::unestimated(Design::Paired, kind, (k, k), (mean_a, mean_b), kind.transform(centre.exp()));
     if k < 2 {
         return Ok(comparison);
     }
@@ -209,20 +216,13 @@ pub(crate) fn compare_unit_logs(
     }
     let centre = mean(b_logs) - mean(a_logs);
     let (na, nb) = (a_logs.len(), b_logs.len());
-    let mut comparison = Comparison {
-        design: Design::Paired,
-        mean_kind: kind,
-        n_a: na,
-        n_b: nb,
-        mean_a,
-        mean_b,
-        ratio: kind.transform(centre.exp()),
-        interval: RatioInterval::NoEstimate,
-        df: None,
-        p_value: None,
-        mde: None,
-        spread: None,
-    };
+    let mut comparison = Comparison::unestimated(
+        Design::Paired,
+        kind,
+        (na, nb),
+        (mean_a, mean_b),
+        kind.transform(centre.exp()),
+    );
     if na < 2 || nb < 2 {
         return Ok(comparison);
     }
