@@ -8,6 +8,7 @@ use indexmap::IndexMap;
 use serde::Serialize;
 
 use crate::stats::compare::Design;
+use crate::stats::components::{Advice, Components};
 use crate::stats::outliers::OutlierRule;
 use crate::stats::pool::LogRatio;
 use crate::stats::prediction::Place;
@@ -386,6 +387,18 @@ pub struct Replication {
     pub level_units: usize,
     /// The most trials one of the units holds, and the fewest.
     pub trials_per_unit: (usize, usize),
+    /// Each side's spread within its units and between them (one-way random-effects
+    /// ANOVA, method of moments; docs/statistics.md, Sessions and boots), with 2 or more
+    /// units on the side. For a paired comparison, of the log-values less their blocks'
+    /// centres.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline_components: Option<Components>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub level_components: Option<Components>,
+    /// How to spread further runs, when the verdict is not settled: how many more units
+    /// of each level, how many trials in each, and whether more trials per unit help.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub advice: Option<Advice>,
 }
 
 /// What a warning is about, for scripts that filter them.

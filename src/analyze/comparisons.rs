@@ -10,7 +10,10 @@ use rayon::prelude::*;
 use super::analysed::Analysed;
 use crate::plan::{Cell, Plan};
 use crate::spec::Experiment;
-use crate::stats::compare::{Comparison, RatioInterval, block_means, compare_design, holm};
+use crate::stats::compare::{
+    Comparison, RatioInterval, block_means, compare_design, compare_unit_logs, holm,
+};
+use crate::stats::components::{Components, components};
 use crate::stats::elementary::mean;
 use crate::stats::interval::mean_interval;
 use crate::stats::observations::Observations;
@@ -312,6 +315,10 @@ fn run_job(
     let mut replication = None;
     // Independent: the one cell of each side.
     let mut single: Option<(&Analysed, &Analysed)> = None;
+    // Paired across disjoint boots: each side's boots, their log-values less the blocks'
+    // centres, of the trials kept and of all trials.
+    let mut unit_logs: Option<[UnitLogs; 2]> = None;
+    let mut unit_logs_all: Option<[UnitLogs; 2]> = None;
     let (a_kept, b_kept, a_all, b_all, pairs) = match &job.paired_by {
         None => {
             // Without pairing the context holds every other key: one cell per side.
@@ -323,13 +330,13 @@ fn run_job(
             if ua.keys().all(|u| !ub.contains_key(u)) {
                 // Disjoint boots: a boot's state is shared by its trials, so the boots are
                 // the observations, and a level's interval holds the variation between them.
-                let sizes = ua.values().chain(ub.values()).map(Vec::len);
-                replication = Some(Replication {
-                    unit: if units.all_boots { "boot" } else { "session" },
-                    baseline_units: ua.len(),
-                    level_units: ub.len(),
-                    trials_per_unit: (sizes.clone().max().unwrap_or(0), sizes.min().unwrap_or(0)),
-                });
+                let (ka, kb) = (units.values(a, true), units.values(b, true));
+                let side = |by_unit: &IndexMap<&str, Vec<f64>>| {
+                    let groups: Vec<Vec<f64>> = by_unit.values().cloned().collect();
+                    let all: Vec<f64> = groups.iter().flatten().copied().collect();
+                    components(&groups, mean(&all))
+                };
+                replication = Some(replication_of(units, &[&ua, &ub], (side(&ka), side(&kb))));
             }
             match &replication {
                 Some(r) if r.baseline_units >= 2 && r.level_units >= 2 => {
@@ -363,14 +370,71 @@ fn run_job(
             if pairs.is_empty() {
                 return Err(format!("{}: no block has trials of both levels", what()));
             }
+            let cells = |baseline: bool| -> Vec<&Analysed> {
+                pairs.iter().map(|&(_, a, b)| &analysed[if baseline { a } else { b }]).collect()
+            };
+            let (base_cells, other_cells) = (cells(true), cells(false));
+            let unit_set = |cells: &[&Analysed]| -> Vec<&str> {
+                let mut out: Vec<&str> = Vec::new();
+                for c in cells {
+                    for u in units.values(c, false).into_keys() {
+                        if !out.contains(&u) {
+                            out.push(u);
+                        }
+                    }
+                }
+                out
+            };
+            let (ua, ub) = (unit_set(&base_cells), unit_set(&other_cells));
+            // The blocks each unit ran, over both sides.
+            let coverage = |u: &str| -> Vec<usize> {
+                (0..pairs.len())
+                    .filter(|&p| {
+                        [base_cells[p], other_cells[p]].iter().any(|c| units.values(c, false).contains_key(u))
+                    })
+                    .collect()
+            };
+            let spans_blocks = ua.iter().chain(&ub).any(|u| coverage(u).len() > 1);
+            // the blocks every unit ran: there the blocks' centres cancel
+            let common: Vec<usize> =
+                (0..pairs.len()).filter(|p| ua.iter().chain(&ub).all(|u| coverage(u).contains(p))).collect();
+            // Disjoint boots that each ran several blocks: the pairs share their boots, so
+            // the boot is the unit here too (docs/statistics.md, Sessions and boots), each
+            // boot's mean log-value over the blocks all boots ran. (Units of one block
+            // each are independent pairs, whose log-ratios carry the variation between
+            // units already: those stay pairs.)
+            if ua.iter().all(|u| !ub.contains(u)) && spans_blocks && !common.is_empty() {
+                let (base_common, other_common): (Vec<&Analysed>, Vec<&Analysed>) =
+                    common.iter().map(|&p| (base_cells[p], other_cells[p])).unzip();
+                let logs = |kept: bool| unit_log_values(units, &base_common, &other_common, kept);
+                let kept = logs(true);
+                let side = |u: &UnitLogs| components(&u.residuals, 1.0);
+                let counts: Vec<IndexMap<&str, Vec<f64>>> = [&base_common, &other_common]
+                    .iter()
+                    .map(|cells| {
+                        let mut by_unit: IndexMap<&str, Vec<f64>> = IndexMap::new();
+                        for c in cells.iter() {
+                            for (u, v) in units.values(c, false) {
+                                by_unit.entry(u).or_default().extend(v);
+                            }
+                        }
+                        by_unit
+                    })
+                    .collect();
+                replication =
+                    Some(replication_of(units, &[&counts[0], &counts[1]], (side(&kept[0]), side(&kept[1]))));
+                // with one boot on a side it is judged `unreplicated`, on the pairs
+                // within the boots
+                if replication.as_ref().is_some_and(|r| r.baseline_units >= 2 && r.level_units >= 2) {
+                    unit_logs = Some(kept);
+                    unit_logs_all = Some(logs(false));
+                }
+            }
             // Each side's per-block means, of the trials kept or of all trials.
             let means = |baseline: bool, kept: bool| {
-                let samples: Vec<&Observations> = pairs
+                let samples: Vec<&Observations> = (if baseline { &base_cells } else { &other_cells })
                     .iter()
-                    .map(|&(_, a, b)| {
-                        let cell = &analysed[if baseline { a } else { b }];
-                        if kept { &cell.kept } else { &cell.all }
-                    })
+                    .map(|cell| if kept { &cell.kept } else { &cell.all })
                     .collect();
                 block_means(&samples, kind).map_err(fail)
             };
@@ -383,9 +447,14 @@ fn run_job(
             )
         }
     };
-    let compare =
-        |a: &Observations, b: &Observations| compare_design(job.paired_by.is_some(), a, b, settings);
-    let comparison = compare(&a_kept, &b_kept).map_err(fail)?;
+    let compare = |a: &Observations, b: &Observations, logs: Option<&[UnitLogs; 2]>| match logs {
+        Some([la, lb]) => {
+            let centre = |o: &Observations| kind.transform(mean(o.analysed()));
+            compare_unit_logs(&la.means, &lb.means, kind, (centre(a), centre(b)), settings)
+        }
+        None => compare_design(job.paired_by.is_some(), a, b, settings),
+    };
+    let comparison = compare(&a_kept, &b_kept, unit_logs.as_ref()).map_err(fail)?;
     let vocabulary = match meta.unit.as_str() {
         "s" | "B/s" | "bit/s" | "op/s" => Vocabulary::Speed,
         _ => Vocabulary::Quality,
@@ -393,7 +462,12 @@ fn run_job(
     let wording =
         Wording { baseline: &job.baseline, level: &job.level, better: Some(meta.better), vocabulary };
     let replicate = match &replication {
-        Some(r) => Replicate::Unit { unit: r.unit, trials: r.trials_per_unit.1.max(1) },
+        Some(r) => Replicate::Unit {
+            unit: r.unit,
+            trials: r.trials_per_unit.1.max(1),
+            components: r.baseline_components.zip(r.level_components),
+            units: r.baseline_units.min(r.level_units),
+        },
         None => Replicate::Trial,
     };
     let judge = |c: &Comparison| match &replication {
@@ -405,7 +479,7 @@ fn run_job(
     let judged = judge(&comparison);
     // Outliers were set aside on either side: would keeping them change the verdict?
     let verdict_with_outliers = if a_kept != a_all || b_kept != b_all {
-        let with = compare(&a_all, &b_all).map_err(fail)?;
+        let with = compare(&a_all, &b_all, unit_logs_all.as_ref()).map_err(fail)?;
         Some(judge(&with).kind).filter(|k| *k != judged.kind)
     } else {
         None
@@ -416,11 +490,14 @@ fn run_job(
         (Some((a, b)), None) if a.trimmed.is_some() || b.trimmed.is_some() => {
             let a = a.trimmed.as_ref().unwrap_or(&a.kept);
             let b = b.trimmed.as_ref().unwrap_or(&b.kept);
-            let without = compare(a, b).map_err(fail)?;
+            let without = compare(a, b, None).map_err(fail)?;
             Some(judge(&without).kind).filter(|k| *k != judged.kind)
         }
         _ => None,
     };
+    if let Some(r) = &mut replication {
+        r.advice = judged.advice;
+    }
     let arms = Arms {
         baseline: job.base.iter().map(|(_, i)| *i).collect(),
         level: job.other.iter().map(|(_, i)| *i).collect(),
@@ -465,6 +542,81 @@ fn run_job(
     };
     super::answers::annotate(&mut stat, &comparison, (&a_kept, &b_kept), meta, settings, single.is_some());
     Ok((stat, arms))
+}
+
+/// The boots (or sessions) behind a comparison between disjoint ones: how many each side
+/// has (`sides`: unit → its trials), how many trials they hold, and each side's variance
+/// components.
+fn replication_of(
+    units: &Units<'_>,
+    sides: &[&IndexMap<&str, Vec<f64>>; 2],
+    (baseline_components, level_components): (Option<Components>, Option<Components>),
+) -> Replication {
+    let sizes = sides.iter().flat_map(|s| s.values().map(Vec::len));
+    Replication {
+        unit: if units.all_boots { "boot" } else { "session" },
+        baseline_units: sides[0].len(),
+        level_units: sides[1].len(),
+        trials_per_unit: (sizes.clone().max().unwrap_or(0), sizes.min().unwrap_or(0)),
+        baseline_components,
+        level_components,
+        advice: None,
+    }
+}
+
+/// One side of a paired comparison across disjoint boots: each boot's log-values (on
+/// the analysis scale) less their blocks' centres, and the boot's mean of them.
+#[derive(Debug, Clone, PartialEq)]
+struct UnitLogs {
+    /// Per boot, each trial's ln(value) − its block's centre.
+    residuals: Vec<Vec<f64>>,
+    /// Per boot, the mean over its blocks of the block's mean residual: every block
+    /// weighs alike, however many trials it had.
+    means: Vec<f64>,
+}
+
+/// Both sides' [`UnitLogs`]. A block's centre is the mean, over both sides' boots, of a
+/// boot's mean log-value in that block, so with every block in every boot the centres
+/// cancel in the difference between the sides and the boots' means carry the variation
+/// between boots (docs/statistics.md, Sessions and boots).
+fn unit_log_values(units: &Units<'_>, base: &[&Analysed], other: &[&Analysed], kept: bool) -> [UnitLogs; 2] {
+    // per side, per block: unit → the logs of its trials
+    let logs = |cells: &[&Analysed]| -> Vec<IndexMap<&str, Vec<f64>>> {
+        cells
+            .iter()
+            .map(|c| {
+                units
+                    .values(c, kept)
+                    .into_iter()
+                    .map(|(u, v)| (u, v.iter().map(|x| x.ln()).collect()))
+                    .collect()
+            })
+            .collect()
+    };
+    let (la, lb) = (logs(base), logs(other));
+    let centres: Vec<f64> = la
+        .iter()
+        .zip(&lb)
+        .map(|(a, b)| {
+            let means: Vec<f64> = a.values().chain(b.values()).map(|v| mean(v)).collect();
+            mean(&means)
+        })
+        .collect();
+    let side = |blocks: &[IndexMap<&str, Vec<f64>>]| -> UnitLogs {
+        let mut by_unit: IndexMap<&str, (Vec<f64>, Vec<f64>)> = IndexMap::new();
+        for (block, centre) in blocks.iter().zip(&centres) {
+            for (unit, v) in block {
+                let entry = by_unit.entry(*unit).or_default();
+                entry.0.extend(v.iter().map(|x| x - centre));
+                entry.1.push(mean(v) - centre);
+            }
+        }
+        UnitLogs {
+            residuals: by_unit.values().map(|(r, _)| r.clone()).collect(),
+            means: by_unit.values().map(|(_, m)| mean(m)).collect(),
+        }
+    };
+    [side(&la), side(&lb)]
 }
 
 /// The cells one comparison of the plan sets side by side: a `compare` entry's baseline

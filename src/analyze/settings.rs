@@ -3,7 +3,7 @@
 
 use crate::spec::{OutlierMethod, Repetitions, Spec, parse_percent};
 use crate::stats::StatsSettings;
-use crate::stats::outliers::OutlierRule;
+use crate::stats::outliers::{DEFAULT_FALSE_FLAG_RATE, MAD_CUTOFF, OutlierRule};
 use crate::stats::runs::{RunsNeeded, runs_needed};
 use crate::summary::RunsAtCv;
 
@@ -50,18 +50,28 @@ pub(crate) fn settings(spec: &Spec) -> StatsSettings {
         Repetitions::Adaptive { target, .. } => target.0,
         Repetitions::Fixed(_) | Repetitions::Verdict { .. } => threshold,
     };
-    let set_aside = analysis.outliers.as_ref().is_some_and(|o| o.set_aside);
     let outliers = match &analysis.outliers {
         None => defaults.outliers,
         Some(o) => {
             let cutoff = o.cutoff.as_ref().map(|c| c.value);
             match o.method {
-                OutlierMethod::Mad => OutlierRule::Mad { cutoff: cutoff.unwrap_or(3.5) },
+                OutlierMethod::Studentized => OutlierRule::Studentized {
+                    rate: o
+                        .rate
+                        .as_ref()
+                        .and_then(|r| parse_percent(&r.value).ok())
+                        .map_or(DEFAULT_FALSE_FLAG_RATE, |p| p.0),
+                },
+                OutlierMethod::Mad => OutlierRule::Mad { cutoff: cutoff.unwrap_or(MAD_CUTOFF) },
                 OutlierMethod::Iqr => OutlierRule::Iqr { cutoff: cutoff.unwrap_or(1.5) },
                 OutlierMethod::None => OutlierRule::None,
             }
         }
     };
+    // the calibrated rule sets aside what it finds; the MAD and IQR rules only label,
+    // unless told (docs/statistics.md, Outliers)
+    let set_aside =
+        analysis.outliers.as_ref().and_then(|o| o.set_aside).unwrap_or(outliers.sets_aside_by_default());
     StatsSettings {
         confidence: interval_confidence(nominal_confidence(spec), &repetitions),
         threshold,

@@ -60,8 +60,9 @@ pub enum Layout {
     /// The compared factor is an environment factor (a kernel, a boot): each level's
     /// trials come from its own `per_level` sessions, which the levels do not share. Each
     /// session shifts its trials' centre by a normal offset with sd `between` × the
-    /// within-session sd.
-    Sessions { per_level: u32, between: f64 },
+    /// within-session sd. With `blocks` > 0, paired by a block factor as [`Layout::Paired`],
+    /// every session running every block.
+    Sessions { per_level: u32, between: f64, blocks: u32 },
 }
 
 /// How outliers are handled: margin's default rule, or `outliers: { method: none }`.
@@ -132,8 +133,11 @@ impl Scenario {
     /// What the scenario is, in words.
     pub fn describe(&self) -> String {
         let trials = match (self.trials, self.layout) {
-            (Trials::Fixed { n }, Layout::Sessions { per_level, .. }) => {
+            (Trials::Fixed { n }, Layout::Sessions { per_level, blocks: 0, .. }) => {
                 format!("{per_level} session(s) × {n} trials per level")
+            }
+            (Trials::Fixed { n }, Layout::Sessions { per_level, blocks, .. }) => {
+                format!("{per_level} session(s) × {blocks} blocks × {n} trials per level")
             }
             (Trials::Fixed { n }, Layout::Paired { blocks }) => {
                 format!("{blocks} blocks × {n} trials per level")
@@ -147,7 +151,12 @@ impl Scenario {
         let mut words = vec![trials, format!("CV {} %", fmt_pct(self.cv)), self.shape.label().to_owned()];
         match self.layout {
             Layout::Paired { .. } => words.push("paired".to_owned()),
-            Layout::Sessions { between, .. } => words.push(format!("between-session sd {between} × within")),
+            Layout::Sessions { between, blocks, .. } => {
+                if blocks > 0 {
+                    words.push("paired".to_owned());
+                }
+                words.push(format!("between-session sd {between} × within"));
+            }
             Layout::Independent => {}
         }
         if self.mean == MeanKind::Harmonic {
@@ -174,7 +183,9 @@ impl Scenario {
     /// The levels of the paired factor, if any.
     pub fn blocks(&self) -> Vec<String> {
         match self.layout {
-            Layout::Paired { blocks } => (1..=blocks).map(|b| format!("p{b}")).collect(),
+            Layout::Paired { blocks } | Layout::Sessions { blocks, .. } => {
+                (1..=blocks).map(|b| format!("p{b}")).collect()
+            }
             _ => Vec::new(),
         }
     }
@@ -288,6 +299,13 @@ pub fn all() -> Vec<Scenario> {
         };
         push_both(&mut out, quantised);
     }
+    // Contamination at 30 trials, where the calibrated rule has the power to find it.
+    push_both(
+        &mut out,
+        Scenario::base("n30-cv5-contaminated", "distribution")
+            .n(30)
+            .shape(Shape::Contaminated { share: 0.10 }),
+    );
     // Paired by a block factor of six levels.
     for n in [3, 5] {
         let paired = Scenario {
@@ -314,8 +332,19 @@ pub fn all() -> Vec<Scenario> {
     for between in [0.0, 0.5, 1.0, 2.0] {
         for per_level in 1..=4 {
             out.push(Scenario {
-                layout: Layout::Sessions { per_level, between },
+                layout: Layout::Sessions { per_level, between, blocks: 0 },
                 ..Scenario::base(format!("sessions{per_level}x5-between{between:.1}"), "sessions").n(5)
+            });
+        }
+    }
+    // Paired by six blocks, each level in its own 2 or 3 sessions that run every block:
+    // the sessions, not the pairs, are the unit.
+    for between in [0.0, 1.0] {
+        for per_level in [2, 3] {
+            out.push(Scenario {
+                layout: Layout::Sessions { per_level, between, blocks: 6 },
+                ..Scenario::base(format!("paired6-sessions{per_level}x3-between{between:.1}"), "sessions")
+                    .n(3)
             });
         }
     }

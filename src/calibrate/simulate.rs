@@ -184,15 +184,18 @@ pub fn simulate_trials(prepared: &Prepared, ratio: f64, seed: u64) -> (MemorySto
     };
 
     match (s.trials, s.layout) {
-        (Trials::Fixed { n }, Layout::Sessions { per_level, between }) => {
-            // Boots alternate between the levels; each shifts all its trials alike.
+        (Trials::Fixed { n }, Layout::Sessions { per_level, between, .. }) => {
+            // Boots alternate between the levels; each shifts all its trials alike, in
+            // every block it runs.
             for session in 1..=per_level {
-                for (cell, &(level, ..)) in cells.iter().enumerate() {
+                for level in ["a", "b"] {
                     let id = format!("{level}{session}");
                     store.session(&id, "sim", &[("kernel", level)]);
                     let offset = between * standard_normal(&mut rng);
-                    for _ in 0..n {
-                        add(&mut store, &mut rng, cell, offset);
+                    for cell in (0..cells.len()).filter(|&c| cells[c].0 == level) {
+                        for _ in 0..n {
+                            add(&mut store, &mut rng, cell, offset);
+                        }
                     }
                 }
             }

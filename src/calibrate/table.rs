@@ -58,8 +58,9 @@ pub fn footer(results: &[ScenarioResult], seconds: f64) -> String {
         results.iter().filter(|r| !r.misses.is_empty()).map(|r| r.name.as_str()).collect();
     let mut out = String::from(
         "\nNames: nN = N trials per level (paired6: 6 blocks × N per level; sessionsSx5: S sessions of 5 \
-         trials per level, betweenB = between-session sd / within sd), cvC = within-cell CV in %, \
-         -none = `outliers: none` (otherwise margin's default rule); rate- = a rate with a harmonic mean; \
+         trials per level, betweenB = between-session sd / within sd; paired6-sessionsSx3: paired by 6 blocks, \
+         S sessions per level each running every block 3 times), cvC = within-cell CV in %, \
+         -none = `outliers: none` (otherwise margin's default, the studentized rule); rate- = a rate with a harmonic mean; \
          adaptive = repetitions { min: 5, max: 30, target: 2% }; verdict = { min: 5, max: 30, until: verdict } \
          (n per cell also at each true change), verdict-fixed-nN = the fixed n of about its power at +10 %.\n",
     );

@@ -191,7 +191,7 @@ fn every_scenario_is_an_experiment_file_margin_accepts() {
         assert_eq!(compare.len(), 1, "{}", s.name);
         assert_eq!(
             compare[0].value.paired_by.is_some(),
-            matches!(s.layout, Layout::Paired { .. }),
+            matches!(s.layout, Layout::Paired { .. } | Layout::Sessions { blocks: 1.., .. }),
             "{}",
             s.name
         );

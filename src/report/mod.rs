@@ -376,6 +376,12 @@ fn settings_line(summary: &Summary) -> String {
         OutlierRule::Mad { cutoff } => format!("outliers: modified z-score above {cutoff}"),
         OutlierRule::Iqr { cutoff } => format!("outliers: beyond {cutoff} IQR of the quartiles"),
         OutlierRule::None => "outliers: none set aside".to_owned(),
+        OutlierRule::Studentized { rate } => format!(
+            "outliers: set aside by the studentized rule (a clean cell loses a value {} of the time), \
+             labelled above a modified z-score of {}",
+            percent(rate * 100.0),
+            crate::stats::outliers::MAD_CUTOFF
+        ),
     };
     let adjusted = summary.comparisons.iter().filter(|c| c.p_adjusted.is_some()).count();
     let mut line = format!(
@@ -528,7 +534,8 @@ fn metric_table(summary: &Summary, metric: &str) -> String {
                 (Some(lo), None) => format!("[{}, ∞)", n(lo)),
                 _ => dash(),
             };
-            let mut aside: Vec<String> = c.set_aside.iter().map(|v| n(*v)).collect();
+            let mut aside: Vec<String> =
+                c.set_aside.iter().map(|v| format!("{} (set aside)", n(*v))).collect();
             aside.extend(c.flagged.iter().map(|v| format!("{} (flagged, kept)", n(*v))));
             let runs = match (c.runs_needed, c.runs_needed_exceeds) {
                 (Some(r), _) => r.to_string(),

@@ -374,17 +374,21 @@ pub struct Analysis {
 #[serde(deny_unknown_fields)]
 pub struct Outliers {
     pub method: OutlierMethod,
+    /// `mad` and `iqr`: the score beyond which a value is flagged.
     pub cutoff: Option<Located<f64>>,
+    /// `studentized`: the chance that a clean normal cell loses a value (`1%`).
+    pub rate: Option<Located<Scalar>>,
     /// Leave flagged values out of the statistics (from 5 trials, at most a fifth of a
-    /// cell). Off by default: setting values aside doubled the false claims of plain
-    /// normal data at 5 trials (docs/statistics.md, Outliers).
-    #[serde(default)]
-    pub set_aside: bool,
+    /// cell). By default only the `studentized` rule does: its false-flag rate is known
+    /// at every n, where setting the MAD rule's flags aside doubled the false claims of
+    /// plain normal data at 5 trials (docs/statistics.md, Outliers).
+    pub set_aside: Option<bool>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OutlierMethod {
+    Studentized,
     Mad,
     Iqr,
     None,

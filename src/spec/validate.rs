@@ -743,14 +743,8 @@ impl<'a> Checker<'a> {
         {
             self.error(t.pos, format!("threshold: {e}"));
         }
-        if let Some(o) = &a.outliers
-            && let Some(cutoff) = &o.cutoff
-            && !(cutoff.value > 0.0 && cutoff.value.is_finite())
-        {
-            self.error(
-                cutoff.pos,
-                format!("outliers: cutoff must be a positive number, found {}", cutoff.value),
-            );
+        if let Some(o) = &a.outliers {
+            self.outliers(o);
         }
         let keys: Vec<String> = self.level_keys().into_iter().map(str::to_string).collect();
         for cmp in &a.compare {
@@ -794,6 +788,45 @@ impl<'a> Checker<'a> {
                         format!("compare: `paired_by` names unknown factor `{}`", excerpt(&p.value)),
                         hint,
                     );
+                }
+            }
+        }
+    }
+
+    /// `analysis.outliers`: a cutoff for `mad` and `iqr`, a false-flag rate for
+    /// `studentized` (docs/statistics.md, Outliers).
+    fn outliers(&mut self, o: &super::Outliers) {
+        use super::OutlierMethod;
+        if let Some(cutoff) = &o.cutoff {
+            if o.method == OutlierMethod::Studentized || o.method == OutlierMethod::None {
+                self.error_hint(
+                    cutoff.pos,
+                    "outliers: `cutoff` applies to the `mad` and `iqr` methods",
+                    Some("`studentized` takes a false-flag rate instead, e.g. `rate: 1%`".into()),
+                );
+            } else if !(cutoff.value > 0.0 && cutoff.value.is_finite()) {
+                self.error(
+                    cutoff.pos,
+                    format!("outliers: cutoff must be a positive number, found {}", cutoff.value),
+                );
+            }
+        }
+        if let Some(rate) = &o.rate {
+            if o.method != OutlierMethod::Studentized {
+                self.error_hint(
+                    rate.pos,
+                    "outliers: `rate` applies to the `studentized` method",
+                    Some("`mad` and `iqr` take a `cutoff` instead, e.g. `cutoff: 3.5`".into()),
+                );
+            } else {
+                match parse_percent(&rate.value) {
+                    Err(e) => self.error(rate.pos, format!("outliers: rate: {e}")),
+                    Ok(p) if p.0 > 0.5 => self.error_hint(
+                        rate.pos,
+                        format!("outliers: rate must be at most 50%, found `{}`", rate.value.text),
+                        Some("the chance a clean cell loses a value; 1% is the default".into()),
+                    ),
+                    Ok(_) => {}
                 }
             }
         }

@@ -50,20 +50,28 @@ pub(crate) fn analyze_cell(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::outliers::OutlierRule;
     use crate::stats::reference::sample;
 
     #[test]
-    fn analyze_cell_keeps_flagged_values_unless_told_to_set_them_aside() {
-        // by default the flagged value stays in, named as the one a rule would set aside
-        let kept = analyze_cell(&sample("seeks_domu"), &StatsSettings::default()).unwrap();
+    fn analyze_cell_sets_aside_what_the_calibrated_rule_finds_and_the_mad_rule_only_labels() {
+        // by default the studentized rule sets the wild 185.3 aside
+        let analysis = analyze_cell(&sample("seeks_domu"), &StatsSettings::default()).unwrap();
+        assert_eq!(analysis.set_aside, vec![185.3]);
+        assert_eq!((analysis.summary.n, analysis.summary.min), (7, 193.2));
+        // the MAD rule flags it and keeps it, named as the one it would set aside
+        let mad = StatsSettings {
+            outliers: OutlierRule::Mad { cutoff: 3.5 },
+            set_aside: false,
+            ..StatsSettings::default()
+        };
+        let kept = analyze_cell(&sample("seeks_domu"), &mad).unwrap();
         assert_eq!((kept.set_aside.len(), kept.summary.n, kept.summary.min), (0, 8, 185.3));
         assert_eq!(kept.outliers.flagged, kept.candidates);
         assert_eq!(sample("seeks_domu").values()[kept.candidates[0]], 185.3);
-        let settings = StatsSettings { set_aside: true, ..StatsSettings::default() };
+        let settings = StatsSettings { set_aside: true, ..mad };
         let analysis = analyze_cell(&sample("seeks_domu"), &settings).unwrap();
         assert_eq!(analysis.set_aside, vec![185.3]);
-        assert_eq!(analysis.summary.n, 7);
-        assert_eq!(analysis.summary.min, 193.2);
         let first = analyze_cell(&sample("n6_slow_first"), &settings).unwrap();
         assert_eq!(first.set_aside, vec![14.2]);
         assert!(

@@ -98,6 +98,32 @@ pub(crate) struct Comparison {
     pub spread: Option<Spread>,
 }
 
+impl Comparison {
+    /// The comparison's sizes, means and ratio, before any error estimate.
+    fn unestimated(
+        design: Design,
+        mean_kind: MeanKind,
+        (n_a, n_b): (usize, usize),
+        (mean_a, mean_b): (f64, f64),
+        ratio: f64,
+    ) -> Comparison {
+        Comparison {
+            design,
+            mean_kind,
+            n_a,
+            n_b,
+            mean_a,
+            mean_b,
+            ratio,
+            interval: RatioInterval::NoEstimate,
+            df: None,
+            p_value: None,
+            mde: None,
+            spread: None,
+        }
+    }
+}
+
 /// Compares independent trials of B against A: Fieller's interval for R with
 /// Welch–Satterthwaite df, Welch's test and the MDE.
 pub(crate) fn compare_independent(
@@ -107,20 +133,13 @@ pub(crate) fn compare_independent(
 ) -> Result<Comparison, StatsError> {
     let (mean_a, mean_b) = checked_means(a, b, settings)?;
     let kind = a.kind();
-    let mut comparison = Comparison {
-        design: Design::Independent,
-        mean_kind: kind,
-        n_a: a.len(),
-        n_b: b.len(),
-        mean_a,
-        mean_b,
-        ratio: mean_b / mean_a,
-        interval: RatioInterval::NoEstimate,
-        df: None,
-        p_value: None,
-        mde: None,
-        spread: None,
-    };
+    let mut comparison = Comparison::unestimated(
+        Design::Independent,
+        kind,
+        (a.len(), b.len()),
+        (mean_a, mean_b),
+        mean_b / mean_a,
+    );
     if a.len() < 2 || b.len() < 2 {
         return Ok(comparison);
     }
@@ -157,20 +176,8 @@ pub(crate) fn compare_paired(
     let logs: Vec<f64> = a.analysed().iter().zip(b.analysed()).map(|(x, y)| (y / x).ln()).collect();
     let k = logs.len();
     let centre = mean(&logs);
-    let mut comparison = Comparison {
-        design: Design::Paired,
-        mean_kind: kind,
-        n_a: k,
-        n_b: k,
-        mean_a,
-        mean_b,
-        ratio: kind.transform(centre.exp()),
-        interval: RatioInterval::NoEstimate,
-        df: None,
-        p_value: None,
-        mde: None,
-        spread: None,
-    };
+    let mut comparison =
+        Comparison::unestimated(Design::Paired, kind, (k, k), (mean_a, mean_b), kind.transform(centre.exp()));
     if k < 2 {
         return Ok(comparison);
     }
@@ -184,6 +191,61 @@ pub(crate) fn compare_paired(
     comparison.p_value = if se > 0.0 { dist::t_two_sided_p(centre / se, df) } else { None };
     comparison.mde = mde_paired(sd_log, k, settings);
     comparison.spread = Some(Spread::Paired { sd_log });
+    Ok(comparison)
+}
+
+/// Compares paired levels measured in disjoint boots, each boot one observation
+/// (docs/statistics.md, Sessions and boots): `a_logs` and `b_logs` hold each boot's mean
+/// log-value (on the analysis scale) less its blocks' centres, so the blocks' centres
+/// cancel and the boots' spread is in the interval. The ratio is exp(mean_B − mean_A)
+/// (carried back for a harmonic metric), its interval Welch's t-interval of the
+/// difference of the logs, exp(·); the spread of each side is the sd of its boots' logs,
+/// about their CV. `mean_a` and `mean_b` are the sides' means on the metric's scale.
+pub(crate) fn compare_unit_logs(
+    a_logs: &[f64],
+    b_logs: &[f64],
+    kind: MeanKind,
+    (mean_a, mean_b): (f64, f64),
+    settings: &StatsSettings,
+) -> Result<Comparison, StatsError> {
+    settings.validate()?;
+    if a_logs.is_empty() || b_logs.is_empty() {
+        return Err(StatsError::Empty);
+    }
+    if let Some((index, &value)) = a_logs.iter().chain(b_logs).enumerate().find(|(_, v)| !v.is_finite()) {
+        return Err(StatsError::NotFinite { index, value });
+    }
+    let centre = mean(b_logs) - mean(a_logs);
+    let (na, nb) = (a_logs.len(), b_logs.len());
+    let mut comparison = Comparison::unestimated(
+        Design::Paired,
+        kind,
+        (na, nb),
+        (mean_a, mean_b),
+        kind.transform(centre.exp()),
+    );
+    if na < 2 || nb < 2 {
+        return Ok(comparison);
+    }
+    let (sd_a, sd_b) = (variance(a_logs).sqrt(), variance(b_logs).sqrt());
+    let (va, vb) = (sd_a.powi(2) / na as f64, sd_b.powi(2) / nb as f64);
+    let interval = if va + vb == 0.0 {
+        RatioInterval::Bounded { low: centre.exp(), high: centre.exp() }
+    } else {
+        let df = welch_df(va, na, vb, nb);
+        comparison.df = Some(df);
+        match dist::t_quantile(1.0 - settings.alpha() / 2.0, df) {
+            Some(t) => {
+                let h = t * (va + vb).sqrt();
+                RatioInterval::Bounded { low: (centre - h).exp(), high: (centre + h).exp() }
+            }
+            None => RatioInterval::NoEstimate,
+        }
+    };
+    comparison.interval = back_transform(kind, interval);
+    comparison.p_value = welch_test(a_logs, b_logs).map(|test| test.p_value);
+    comparison.mde = mde_independent(sd_a, na, sd_b, nb, settings).map(f64::exp_m1);
+    comparison.spread = Some(Spread::Independent { cv_a: sd_a, cv_b: sd_b });
     Ok(comparison)
 }
 
@@ -338,9 +400,15 @@ pub(crate) fn trials_to_settle(comparison: &Comparison, settings: &StatsSettings
 /// [`trials_to_settle`]'s δ/2, which settles any interval: a change measured close to δ
 /// would otherwise ask for unboundedly many.
 pub(crate) fn trials_to_size(comparison: &Comparison, settings: &StatsSettings) -> Option<usize> {
-    let change = (comparison.ratio - 1.0).abs();
-    let target = ((change - settings.threshold).abs()).max(settings.threshold / 2.0);
+    let target = size_target(comparison, settings);
     trials_to_narrow(comparison, settings, target, target.ln_1p())
+}
+
+/// The half-width that would settle the size of a real difference: the distance of the
+/// measured change from δ, at least δ/2 (see [`trials_to_size`]).
+pub(crate) fn size_target(comparison: &Comparison, settings: &StatsSettings) -> f64 {
+    let change = (comparison.ratio - 1.0).abs();
+    ((change - settings.threshold).abs()).max(settings.threshold / 2.0)
 }
 
 /// The trials per level (beyond those the smaller level has, at least 1) at which the

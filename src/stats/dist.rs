@@ -5,7 +5,7 @@
 //! (found while testing statrs). Every function here validates its arguments and answers `None`
 //! instead, and large degrees of freedom never reach statrs's t quantile.
 
-use statrs::distribution::{Binomial, ContinuousCDF, DiscreteCDF, Normal, StudentsT};
+use statrs::distribution::{Binomial, ChiSquared, ContinuousCDF, DiscreteCDF, Normal, StudentsT};
 
 /// Above this many degrees of freedom the t quantile comes from the normal quantile
 /// with the Cornish–Fisher correction instead of statrs.
@@ -69,6 +69,17 @@ fn cornish_fisher(z: f64, df: f64) -> f64 {
     let g4 = z * ((((79.0 * z2 + 776.0) * z2 + 1482.0) * z2 - 1920.0) * z2 - 945.0) / 92160.0;
     let v = df.recip();
     z + v * (g1 + v * (g2 + v * (g3 + v * g4)))
+}
+
+/// P(χ²_ν ≤ x), for ν > 0 (possibly fractional, as Satterthwaite's) and x ≥ 0.
+pub(crate) fn chi_squared_cdf(x: f64, df: f64) -> Option<f64> {
+    if !(df > 0.0 && df.is_finite()) || x.is_nan() {
+        return None;
+    }
+    if x <= 0.0 {
+        return Some(0.0);
+    }
+    ChiSquared::new(df).ok().map(|c| c.cdf(x))
 }
 
 /// Cumulative distribution function of Student's t at `x` (df may be infinite): the tests'

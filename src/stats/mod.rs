@@ -10,6 +10,7 @@
 
 pub(crate) mod cell;
 pub(crate) mod compare;
+pub(crate) mod components;
 pub(crate) mod describe;
 pub(crate) mod dist;
 pub(crate) mod elementary;
@@ -68,10 +69,12 @@ pub(crate) struct StatsSettings {
     pub target_margin: f64,
     /// Power at which the minimum detectable effect is quoted (0.80).
     pub power: f64,
-    /// How outliers are found (docs/statistics.md, Outliers: modified z-score above 3.5).
+    /// How outliers are found (docs/statistics.md, Outliers: the studentized deviation
+    /// beyond its Bonferroni cutoff at 1 % per cell, MAD 3.5 labels beside).
     pub outliers: OutlierRule,
-    /// Whether flagged values are left out of the statistics; by default they stay in
-    /// and the verdict without them is given beside (the calibration suite's finding).
+    /// Whether the rule's selection is left out of the statistics: by default for the
+    /// calibrated rule; for the MAD and IQR rules flagged values stay in and the verdict
+    /// without them is given beside (the calibration suite's finding).
     pub set_aside: bool,
 }
 
@@ -83,7 +86,7 @@ impl Default for StatsSettings {
             target_margin: 0.02,
             power: 0.80,
             outliers: OutlierRule::default(),
-            set_aside: false,
+            set_aside: true,
         }
     }
 }
@@ -104,6 +107,9 @@ impl StatsSettings {
         // "an effect this large would usually be detected".
         let p = self.power;
         check("power", p, (0.5..1.0).contains(&p), "a probability in [0.5, 1)")?;
+        if let OutlierRule::Studentized { rate } = self.outliers {
+            check("outliers.rate", rate, rate > 0.0 && rate <= 0.5, "a probability in (0, 0.5]")?;
+        }
         match self.outliers.cutoff() {
             Some(c) => check("outliers.cutoff", c, c > 0.0 && c.is_finite(), "a positive number"),
             None => Ok(()),

@@ -5,8 +5,9 @@ use serde::Serialize;
 
 use super::cell::analyze_cell;
 use super::compare::{
-    Comparison, RatioInterval, block_means, compare_design, trials_to_settle, trials_to_size,
+    Comparison, RatioInterval, block_means, compare_design, size_target, trials_to_settle, trials_to_size,
 };
+use super::components::{Advice, Components, advise};
 use super::observations::Observations;
 use super::{StatsError, StatsSettings};
 use crate::vocab::Better;
@@ -52,10 +53,17 @@ impl VerdictKind {
 
 /// What one more replicate of a level is: a trial, or a boot (a session where margin
 /// cannot tell the boot) of about `trials` trials.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Replicate<'a> {
     Trial,
-    Unit { unit: &'a str, trials: usize },
+    /// `components`: each level's variance components within and between its units, when
+    /// both have two or more; then the advice comes from them ([`advise`]).
+    Unit {
+        unit: &'a str,
+        trials: usize,
+        components: Option<(Components, Components)>,
+        units: usize,
+    },
 }
 
 impl Replicate<'_> {
@@ -64,12 +72,44 @@ impl Replicate<'_> {
         match *self {
             Replicate::Trial if n == 1 => "about 1 more trial per level".to_owned(),
             Replicate::Trial => format!("about {n} more trials per level"),
-            Replicate::Unit { unit, trials } => {
-                let each = if trials == 1 { "1 trial".to_owned() } else { format!("{trials} trials") };
-                let units = if n == 1 { unit.to_owned() } else { format!("{unit}s") };
-                format!("about {n} more {units} of each level, {each} each,")
-            }
+            Replicate::Unit { unit, trials, .. } => more_units(unit, n, trials),
         }
+    }
+
+    /// How to spread further runs so that the interval's half-width falls to `target`,
+    /// from the variance components (docs/statistics.md, Sessions and boots).
+    fn advice(&self, target: f64, settings: &StatsSettings) -> Option<Advice> {
+        match *self {
+            Replicate::Unit { components: Some((a, b)), units, .. } => {
+                advise(&a, &b, units, target, settings.confidence)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// "about 2 more boots of each level, 5 trials each,".
+fn more_units(unit: &str, n: usize, trials: usize) -> String {
+    let each = if trials == 1 { "1 trial".to_owned() } else { format!("{trials} trials") };
+    let units = if n == 1 { unit.to_owned() } else { format!("{unit}s") };
+    format!("about {n} more {units} of each level, {each} each,")
+}
+
+/// The sentence's advice from the variance components: how many boots of how many
+/// trials, how sure, and whether more trials per boot would help.
+fn advice_words(unit: &str, advice: &Advice) -> String {
+    let more = more_units(unit, advice.more_units, advice.trials_per_unit);
+    let sure = format!(
+        "{} would settle it {} times in 10 if {unit}s and trials vary as measured",
+        more.trim_end_matches(','),
+        (advice.assurance * 10.0).floor()
+    );
+    if advice.between_dominates {
+        format!(
+            "{sure}; the {unit}s differ more than their trials do, so more trials per {unit} would not help"
+        )
+    } else {
+        sure
     }
 }
 
@@ -95,13 +135,16 @@ pub(crate) struct Wording<'a> {
 }
 
 /// A comparison's verdict and its sentence.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct Verdict {
     pub kind: VerdictKind,
     pub sentence: String,
     /// For [`VerdictKind::Inconclusive`]: about how many more trials per level would
     /// settle it (see [`trials_to_settle`]).
     pub more_trials: Option<usize>,
+    /// Across disjoint boots with two or more on each side: how to spread further runs,
+    /// from the variance components, when the verdict is not settled.
+    pub advice: Option<Advice>,
 }
 
 /// The first rule of docs/statistics.md (Verdicts) that matches, with δ = `threshold`.
@@ -149,6 +192,7 @@ pub(crate) fn verdict_per(
     let band = format!("±{}", fraction_as_percent(delta));
     let at = format!("at {} confidence", confidence_level(settings.confidence));
     let mut more_trials = None;
+    let mut advice = None;
     let sentence = match (kind, bounds(&comparison.interval)) {
         (VerdictKind::Significant, Some(bounds)) => change(comparison.ratio, bounds, &at, wording),
         (VerdictKind::WithinBand, Some(bounds)) => format!(
@@ -157,9 +201,11 @@ pub(crate) fn verdict_per(
         ),
         (VerdictKind::UncertainSize, Some(bounds)) => {
             more_trials = trials_to_size(comparison, settings);
-            let settle = match more_trials {
-                Some(n) => format!("; {} would settle it", replicate.more(n.max(1))),
-                None => String::new(),
+            advice = replicate.advice(size_target(comparison, settings), settings);
+            let settle = match (more_trials, &advice, replicate) {
+                (_, Some(a), Replicate::Unit { unit, .. }) => format!("; {}", advice_words(unit, a)),
+                (Some(n), ..) => format!("; {} would settle it", replicate.more(n.max(1))),
+                (None, ..) => String::new(),
             };
             format!(
                 "{}: a real difference, but whether it exceeds {band} is not settled{settle}",
@@ -172,12 +218,10 @@ pub(crate) fn verdict_per(
         ),
         (VerdictKind::Inconclusive, Some((low, high))) => {
             more_trials = trials_to_settle(comparison, settings);
-            let settle = match more_trials {
-                Some(0) => {
-                    format!("the difference lies close to {band}, so only many more trials would settle it")
-                }
-                Some(n) => format!("{} would settle it", replicate.more(n)),
-                None => "it would take more trials than are practical to settle it".to_owned(),
+            advice = replicate.advice(settings.threshold / 2.0, settings);
+            let settle = match (more_trials, &advice, replicate) {
+                (_, Some(a), Replicate::Unit { unit, .. }) => advice_words(unit, a),
+                (n, ..) => settle_words(n, &band, replicate),
             };
             format!(
                 "inconclusive: {at} the data allow anything from {} to {} between {level} and {baseline}; \
@@ -207,7 +251,16 @@ pub(crate) fn verdict_per(
             )
         }
     };
-    Verdict { kind, sentence, more_trials }
+    Verdict { kind, sentence, more_trials, advice }
+}
+
+/// "about 4 more trials per level would settle it", from [`trials_to_settle`]'s count.
+fn settle_words(more: Option<usize>, band: &str, replicate: Replicate<'_>) -> String {
+    match more {
+        Some(0) => format!("the difference lies close to {band}, so only many more trials would settle it"),
+        Some(n) => format!("{} would settle it", replicate.more(n)),
+        None => "it would take more trials than are practical to settle it".to_owned(),
+    }
 }
 
 /// The verdict of levels measured in disjoint boots (or sessions), one of them in a
@@ -242,7 +295,7 @@ pub(crate) fn unreplicated(
          unmeasured and no difference is claimed; run each level in 2 or more {unit}s",
         if baseline_units < 2 && level_units < 2 { format!(", and so was {other}") } else { String::new() }
     );
-    Verdict { kind: VerdictKind::Unreplicated, sentence, more_trials: None }
+    Verdict { kind: VerdictKind::Unreplicated, sentence, more_trials: None, advice: None }
 }
 
 /// "domU is slower than dom0: -19.9 % [-20.9 %, -18.9 %] at 95 % confidence", for an

@@ -1,6 +1,7 @@
 //! One integration test binary driving the real `margin` executable, a file per command.
 
 mod answers;
+mod boots;
 mod bounded;
 mod calibrate;
 mod campaign;
