@@ -55,6 +55,7 @@ pub struct Summary {
 /// The secondary metrics of telemetry, and the tools' convergence flags, per cell. They
 /// never enter a verdict unless `metrics:` names them (then they are main metrics too).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct TelemetrySummary {
     /// The compact table's columns: per-trial figures of the whole host (the busiest disk,
     /// the busiest interface), in this order.
@@ -73,6 +74,7 @@ impl TelemetrySummary {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct TelemetryColumn {
     pub name: String,
     pub unit: String,
@@ -82,6 +84,7 @@ pub struct TelemetryColumn {
 
 /// One cell's secondary metrics over its analysed trials.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct CellTelemetry {
     pub cell: String,
     pub label: String,
@@ -97,6 +100,7 @@ pub struct CellTelemetry {
 
 /// A secondary metric over a cell's trials.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct SecondaryStat {
     pub n: usize,
     pub mean: f64,
@@ -109,6 +113,7 @@ pub struct SecondaryStat {
 /// Which comparison a telemetry line is about: a level against the baseline of a factor
 /// in a context, for one metric (the fields of [`ComparisonStat`] that name it).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ComparisonKey {
     pub factor: String,
     pub baseline: String,
@@ -139,6 +144,7 @@ impl ComparisonKey {
 
 /// The sides of a comparison differ in a secondary metric (`metric` is the secondary one).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct TelemetryDifference {
     #[serde(flatten)]
     pub of: ComparisonKey,
@@ -148,6 +154,7 @@ pub struct TelemetryDifference {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ComparisonNotConverged {
     #[serde(flatten)]
     pub of: ComparisonKey,
@@ -326,6 +333,7 @@ pub struct ComparisonStat {
 /// A single trial against the measured trials of the other side of a comparison
 /// (docs/statistics.md, A single number against measured runs).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Prediction {
     /// The level with one trial, and its value.
     pub single_level: String,
@@ -346,6 +354,7 @@ pub struct Prediction {
 /// One compared level's effect pooled over the contexts (combinations of the other
 /// factors) it was compared in, and whether it differs between them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Effect {
     pub factor: String,
     pub baseline: String,

@@ -31,6 +31,7 @@ pub(crate) const ADVICE_ASSURANCE: f64 = 0.80;
 
 /// One level's variance components, relative to its mean (squared CVs), on the analysis
 /// scale (the reciprocals of a harmonic metric; the logs, for a paired comparison).
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Components {
     /// Boots (or sessions) and trials behind the estimate.
@@ -75,6 +76,7 @@ pub(crate) fn components(groups: &[Vec<f64>], scale: f64) -> Option<Components> 
 }
 
 /// How to spread further runs of a comparison across boots.
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Advice {
     /// Boots to add to each level (beyond those the level with fewer has).

@@ -14,6 +14,7 @@ use super::elementary::{mean, variance};
 use super::observations::Observations;
 
 /// Where a single value lies against an interval.
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Place {
