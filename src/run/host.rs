@@ -143,9 +143,11 @@ impl<'a> HostRun<'a> {
                         pending.push((label, reason));
                         continue;
                     }
+                    let services = crate::plan::render::render_services(&sh.templates, sh.exp, sh.plan, cell);
                     states.push(CellState {
                         index,
                         cell,
+                        services,
                         levels: levels_map(sh.plan, cell),
                         label,
                         progress,
@@ -168,6 +170,8 @@ impl<'a> HostRun<'a> {
         barrier.wait();
 
         let result = self.rounds(&mut states);
+        // Whatever happened, no service outlives the session.
+        self.stop_services();
         // Whatever happened, close the cells that were opened: cleanup hooks, workdirs.
         for st in states.iter_mut() {
             self.finish_cell(st);

@@ -26,6 +26,7 @@ mod fake;
 mod host;
 pub mod process;
 mod schedule;
+mod service;
 mod session;
 pub(crate) mod ssh;
 mod state;
