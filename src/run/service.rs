@@ -175,11 +175,18 @@ impl HostRun<'_> {
         }
     }
 
-    /// "…: exit code 1; the end of its stderr (raw/…): …".
-    fn ended_text(&self, up: &Up, how: &str) -> String {
+    /// "service `server` on host `srv` ended before this trial: exit code 1; its stderr
+    /// (raw/…) ends: …".
+    fn ended_text(&self, up: &Up, when: &str, how: &str) -> String {
         let path = self.shared.store.dir.join(&up.raw);
-        let tail = trial::tail(&path, 3);
-        let mut text = format!("service `{}`{} ended: {how}", up.commands.name, self.on(&up.commands));
+        let text = super::process::read_raw(&path).unwrap_or_default();
+        // margin's own line (ssh.rs) is no part of what the service said
+        let said: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with(super::ssh::SERVICE_MARK))
+            .collect();
+        let tail = said[said.len().saturating_sub(3)..].join("\n");
+        let mut text = format!("service `{}`{} ended {when}: {how}", up.commands.name, self.on(&up.commands));
         if !tail.is_empty() {
             text.push_str(&format!("; its stderr ({}) ends: {tail}", up.raw));
         }
@@ -200,7 +207,7 @@ impl HostRun<'_> {
         let Some(ready) = up.commands.ready.clone() else {
             std::thread::sleep(SETTLE);
             return match up.process.ended() {
-                Some(how) => Err(self.ended_text(up, &how)),
+                Some(how) => Err(self.ended_text(up, "as it started", &how)),
                 None => Ok(()),
             };
         };
@@ -208,7 +215,7 @@ impl HostRun<'_> {
         let (out, err) = (raw.join(format!("{key}.ready.out")), raw.join(format!("{key}.ready.err")));
         loop {
             if let Some(how) = up.process.ended() {
-                return Err(format!("{} before it was ready", self.ended_text(up, &how)));
+                return Err(self.ended_text(up, "before it was ready", &how));
             }
             let left = limit.saturating_sub(begun.elapsed());
             let invocation = Invocation {
@@ -249,7 +256,7 @@ impl HostRun<'_> {
         let up = &mut self.services[at];
         if let Some(how) = up.process.ended() {
             let up = &self.services[at];
-            return Err(format!("{} before this trial", self.ended_text(up, &how)));
+            return Err(self.ended_text(up, "before this trial", &how));
         }
         let Some(alive) = up.commands.alive.clone() else { return Ok(()) };
         let Some(executor) = self.places.executors.get(&up.commands.host).copied() else { return Ok(()) };

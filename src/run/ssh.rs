@@ -238,7 +238,13 @@ impl Executor for Ssh {
             argv
         });
         let abort = stop.clone().map(process::OnAbort::new);
-        Ok(Box::new(SshStarted { local, stop, dir: self.local_dir.clone(), _abort: abort }))
+        let check = pgid.map(|pgid| {
+            let mut argv: Vec<String> = self.argv("").into_iter().map(String::from).collect();
+            argv.pop();
+            argv.push(format!("kill -0 {pgid} && echo running"));
+            argv
+        });
+        Ok(Box::new(SshStarted { local, stop, check, dir: self.local_dir.clone(), _abort: abort }))
     }
 
     fn facts(&self) -> &dyn Source {
@@ -247,7 +253,7 @@ impl Executor for Ssh {
 }
 
 /// The line a remote service's shell writes first on stderr: its process group's id.
-const SERVICE_MARK: &str = "margin-service-pgid";
+pub(super) const SERVICE_MARK: &str = "margin-service-pgid";
 
 /// The process group a remote service's shell announced on stderr.
 fn service_pgid(stderr: &Path) -> Option<u32> {
@@ -265,14 +271,26 @@ struct SshStarted {
     local: process::Background,
     /// The ssh command that ends its process group on the host.
     stop: Option<Vec<String>>,
+    /// The ssh command that says whether its first process still runs there.
+    check: Option<Vec<String>>,
     dir: PathBuf,
     _abort: Option<process::OnAbort>,
 }
 
 impl Started for SshStarted {
-    /// While the remote command runs, the ssh client that started it runs too.
+    /// While the remote command runs, the ssh client that started it runs too; but the
+    /// client sees the end a moment later, so the host is asked as well.
     fn ended(&mut self) -> Option<String> {
-        self.local.ended()
+        if let Some(how) = self.local.ended() {
+            return Some(how);
+        }
+        let argv: Vec<&str> = self.check.iter().flatten().map(String::as_str).collect();
+        match process::capture_argv(&argv, &self.dir, SHORT) {
+            // ssh's own failure says so; otherwise the process is gone there
+            Err(why) if why.starts_with("exit code 255") => Some(format!("it could not be checked: {why}")),
+            Err(_) if !argv.is_empty() => Some("it no longer runs on the host".to_string()),
+            _ => None,
+        }
     }
 
     fn stop(&mut self) -> std::io::Result<String> {
