@@ -241,6 +241,20 @@ pub(crate) fn check_renders(exp: &Experiment, plan: &Plan, n: usize) -> Result<(
     let builtins = Builtins { workdir: &workdir, repetition: 1, host: "local" };
     for cell in plan.cells.iter().take(n) {
         render(&templates, exp, plan, cell, &builtins)?;
+        if let Err(e) = render_services(&templates, exp, plan, cell) {
+            // at the service it names
+            let pos = exp
+                .spec
+                .services
+                .iter()
+                .find(|(name, _)| {
+                    e.contains(&format!("`services.{}.", name.value))
+                        || e.contains(&format!("service `{}`", name.value))
+                })
+                .or(exp.spec.services.first())
+                .map_or(exp.spec.run.pos, |(_, s)| s.value.run.pos);
+            return Err(Diagnostic::new(&exp.path, pos, format!("{e} (cell {})", plan.short_label(cell))));
+        }
     }
     Ok(())
 }

@@ -161,6 +161,13 @@ impl<'a> HostRun<'a> {
                 }
             }
         }
+        self.service_machines = states
+            .iter()
+            .flat_map(|st| st.services.iter().flatten())
+            .map(|service| super::machine_of(sh.exp, &service.host))
+            .collect();
+        self.service_machines.sort();
+        self.service_machines.dedup();
         let (min, max) = states.iter().fold((0u64, 0u64), |(lo, hi), st| {
             let (a, b) = sh.rule.remaining(st.index, &st.progress, &sh.board());
             (lo + u64::from(a), hi + u64::from(b))

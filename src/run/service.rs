@@ -3,11 +3,13 @@
 //! within `ready_timeout`, checked before every trial, stopped and reaped once no
 //! unfinished cell of the session needs them, and at the session's end whatever happened.
 //!
-//! While a service runs, its host's thread holds the turns of the service's machine and of
-//! its own (`state::Machine`): no other host's trial runs there. The turns are taken all at
-//! once, in the order of the machines' names, and only by a thread that holds none (it
-//! stops its services first), so two hosts that serve each other cannot wait for each
-//! other forever.
+//! From its first service's start to its last one's stop, a host's thread holds the turns
+//! (`state::Machine`) of its own machine and of the machines of every service its cells
+//! use: no other host's trial runs there. They are taken together, in the order of the
+//! machines' names, by a thread that holds none, so two hosts that serve each other cannot
+//! wait for each other forever; and since they cover every service of the session, the
+//! services of interleaved cells (a netserver on each target) run side by side instead of
+//! restarting at every trial.
 
 use std::time::{Duration, Instant};
 
@@ -45,11 +47,12 @@ impl HostRun<'_> {
         // another rendering of a service this cell needs is stopped: one of a name at a time
         self.stop_where(|up| needed.iter().any(|n| n.name == up.commands.name && *n != up.commands));
         let mut machines: Vec<String> = needed.iter().map(|n| machine_of(self.shared.exp, &n.host)).collect();
+        machines.extend(self.service_machines.iter().cloned());
         machines.push(machine_of(self.shared.exp, self.executor.host()));
         machines.sort();
         machines.dedup();
         if !machines.iter().all(|m| self.held.iter().any(|(h, _)| h == m)) {
-            // take every turn at once from none held (see the file's comment)
+            // every turn at once, from none held (see the file's comment)
             self.stop_where(|_| true);
             self.held.clear();
             let places = self.places;

@@ -174,6 +174,7 @@ pub(crate) fn run_on(
                     places,
                     services: Vec::new(),
                     held: Vec::new(),
+                    service_machines: Vec::new(),
                     session: uuid::Uuid::now_v7().to_string(),
                     counts: Counts::default(),
                     host_error: None,

@@ -110,6 +110,8 @@ pub(crate) struct HostRun<'a> {
     pub(crate) services: Vec<super::service::Up>,
     /// The machines held while services run: theirs and this host's (`service.rs`).
     pub(crate) held: Vec<(String, Turn<'a>)>,
+    /// The machines of every service this host's cells use, taken together.
+    pub(crate) service_machines: Vec<String>,
     pub(crate) session: String,
     pub(crate) counts: Counts,
     pub(crate) host_error: Option<String>,

@@ -14,6 +14,7 @@ mod report_structure;
 mod run;
 mod schema;
 mod seeds;
+mod services;
 mod store_copy;
 mod until_verdict;
 
