@@ -414,3 +414,39 @@ fn a_service_killed_mid_cell_fails_the_next_trial_and_is_restarted_or_the_cell_a
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(super::running(&format!("-p\0{port}")), 0, "the iperf3 server outlived the run");
 }
+
+/// While a service runs, its host runs no other trial: `srv`'s own trials fall before the
+/// service's first client trial or after its last, never among them, although the two
+/// hosts otherwise run in parallel.
+#[test]
+fn a_services_host_runs_no_trial_of_its_own_while_it_serves() {
+    let keys = Keys::new();
+    let (srv, cli) = (keys.start(), keys.start());
+    let marker = format!("44.{}", std::process::id());
+    let run = Run::new(&format!(
+        "hosts:\n  srv: {}\n  cli: {}\n\
+         services:\n  server:\n    host: srv\n    run: sleep {marker}\n    when: \"host == 'cli'\"\n\
+         matrix:\n  host: [cli, srv]\nrun: sleep 0.3\nrepetitions: 4\n",
+        keys.host(srv.port),
+        keys.host(cli.port),
+    ));
+    let out = run.margin(&["run"]);
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let records = run.records();
+    assert_eq!(records.len(), 8);
+    let spans =
+        |host: &str| -> Vec<(f64, f64)> { records.iter().filter(|r| r["host"] == host).map(span).collect() };
+    let served = spans("cli");
+    let (first, last) = (
+        served.iter().map(|s| s.0).fold(f64::INFINITY, f64::min),
+        served.iter().map(|s| s.1).fold(0.0, f64::max),
+    );
+    for (start, end) in spans("srv") {
+        assert!(
+            end <= first + 0.002 || start >= last - 0.002,
+            "srv ran a trial while serving: {start}..{end} within {first}..{last}"
+        );
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(super::running(&format!("sleep\0{marker}")), 0, "the service outlived the run");
+}
