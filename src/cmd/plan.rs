@@ -78,6 +78,15 @@ fn write_text(
             writeln!(out, "  host {host} ({how}): {cells} cells, {done} done, {} to run", cells - done)?;
         }
     }
+    // what runs beside the trials, and where (docs/experiment-file.md, services)
+    for (name, service) in &exp.spec.services {
+        let (host, address) = exp.spec.service_place(&service.value);
+        let cells = match &service.value.when {
+            Some(when) => format!("the cells where `{}`", when.value),
+            None => "every cell".to_string(),
+        };
+        writeln!(out, "  service {} on host {host} ({address}), for {cells}", name.value)?;
+    }
     let (lo, hi) = outlook
         .iter()
         .filter(|o| o.pending.is_none())

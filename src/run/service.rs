@@ -13,9 +13,8 @@
 
 use std::time::{Duration, Instant};
 
-use super::exec::Started;
 use super::process::Invocation;
-use super::state::{CellState, HostRun};
+use super::state::{CellState, HostRun, Up};
 use super::{machine_of, trial};
 use crate::plan::render::ServiceCommands;
 use crate::spec::parse_duration;
@@ -26,14 +25,6 @@ pub(crate) const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(30);
 const SETTLE: Duration = Duration::from_millis(200);
 /// The limit on one `alive` check.
 const ALIVE_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// A service running for this host's cells.
-pub(crate) struct Up {
-    commands: ServiceCommands,
-    process: Box<dyn Started>,
-    /// Its output files, relative to the store.
-    raw: String,
-}
 
 impl HostRun<'_> {
     /// Before a trial of `st`: every service it uses running (started, and ready, if it
@@ -91,7 +82,7 @@ impl HostRun<'_> {
             states
                 .iter()
                 .filter(|st| st.active())
-                .any(|st| st.services.as_ref().is_ok_and(|list| list.iter().any(|c| *c == up.commands)))
+                .any(|st| st.services.as_ref().is_ok_and(|list| list.contains(&up.commands)))
         };
         let unneeded: Vec<bool> = self.services.iter().map(|up| !needed(up)).collect();
         let mut flags = unneeded.into_iter();

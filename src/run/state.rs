@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use indexmap::IndexMap;
 
-use super::exec::Executor;
+use super::exec::{Executor, Started};
 use super::{RunError, RunOptions, Stopping};
 use crate::parse::Recipe;
 use crate::plan::render::ServiceCommands;
@@ -107,7 +107,7 @@ pub(crate) struct HostRun<'a> {
     pub(crate) machine: &'a Machine,
     pub(crate) places: &'a Places<'a>,
     /// The services this host's thread runs now, for the cells that use them.
-    pub(crate) services: Vec<super::service::Up>,
+    pub(crate) services: Vec<Up>,
     /// The machines held while services run: theirs and this host's (`service.rs`).
     pub(crate) held: Vec<(String, Turn<'a>)>,
     /// The machines of every service this host's cells use, taken together.
@@ -195,6 +195,14 @@ impl HostRun<'_> {
         }
         self.interrupted || self.shared.stop.load(Ordering::SeqCst) || self.host_error.is_some()
     }
+}
+
+/// A service running for a host's cells (`service.rs`).
+pub(crate) struct Up {
+    pub(crate) commands: ServiceCommands,
+    pub(crate) process: Box<dyn Started>,
+    /// Its stderr file, relative to the store.
+    pub(crate) raw: String,
 }
 
 /// One cell during a session.

@@ -369,18 +369,18 @@ fn a_service_killed_mid_cell_fails_the_next_trial_and_is_restarted_or_the_cell_a
     // a trial failed: exit 1
     assert_eq!(out.status.code(), Some(1), "{}\n{}", stdout(&out), stderr(&out));
     let records = run.records();
-    let of = |streams: i64| -> Vec<&serde_json::Value> {
-        records.iter().filter(|r| r["levels"]["streams"] == streams.to_string()).collect()
+    let of = |streams: &str| -> Vec<&serde_json::Value> {
+        records.iter().filter(|r| r["levels"]["streams"] == streams).collect()
     };
-    let statuses: Vec<&str> = of(1).iter().map(|r| r["status"].as_str().unwrap()).collect();
+    let statuses: Vec<&str> = of("1").iter().map(|r| r["status"].as_str().unwrap()).collect();
     // three successful trials make the cell; the failed one counts against max_failures
     assert_eq!(statuses, ["ok", "ok", "failed", "ok"], "{records:?}");
-    let failed = of(1)[2];
+    let failed = of("1")[2];
     let error = failed["error"].as_str().unwrap();
     assert!(error.starts_with("service `server` on host `srv` ended before this trial: "), "{error}");
     assert!(!error.contains("margin-service"), "{error}");
     assert!(failed["raw"].is_null(), "{failed}");
-    assert!(of(2).iter().all(|r| r["status"] == "ok"), "{records:?}");
+    assert!(of("2").iter().all(|r| r["status"] == "ok"), "{records:?}");
     // started twice: the second start served the rest
     assert_eq!(service_outputs(&run).len(), 2);
     std::thread::sleep(Duration::from_millis(200));

@@ -252,3 +252,21 @@ fn plan_json_says_which_machine_each_host_is_on() {
     assert_eq!(v["hosts"][0]["shares_machine_with"], serde_json::json!([]));
     assert_eq!(v["cells"][0]["machine"], "host a");
 }
+
+/// `plan` names each service, its host and address, and the cells that use it.
+#[test]
+fn plan_shows_the_services_and_where_they_run() {
+    let out = margin().args(["plan", "experiments/xen-mixed-netperf.yaml"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("  service netserver_xen on host xen (xen-guest.example.org), for the cells where `target == 'xen'`"),
+        "{text}"
+    );
+    let out = margin().args(["plan", "experiments/iperf3.yaml"]).output().unwrap();
+    assert!(
+        stdout(&out).contains("  service server on host local (127.0.0.1), for every cell"),
+        "{}",
+        stdout(&out)
+    );
+}

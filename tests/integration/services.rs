@@ -62,8 +62,8 @@ fn the_iperf3_experiment_runs_its_server_as_a_service() {
     assert_eq!(services.len(), 1, "one server for the run: {services:?}");
     let served = std::fs::read_to_string(store.join("raw").join(&services[0])).unwrap();
     assert!(served.contains("Server listening on 5301"), "{served}");
-    // the ready check and the eight tests
-    assert_eq!(served.matches("Accepted connection from").count(), 9, "{served}");
+    // the eight tests (the ready check only looks for the listening socket)
+    assert_eq!(served.matches("Accepted connection from").count(), 8, "{served}");
     assert!(gone("-p\u{0}5301"), "the iperf3 server outlived the run");
 }
 
