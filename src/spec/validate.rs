@@ -495,27 +495,7 @@ impl<'a> Checker<'a> {
                 self.template(&format!("services.{}.{key}", name.value), t, &defined);
             }
             if let Some(when) = &s.when {
-                match self.templates.condition(&when.value) {
-                    Err(e) => self.error(
-                        when.pos,
-                        format!("service `{}`: `when` does not compile: {}", excerpt(&name.value), e.message),
-                    ),
-                    Ok(condition) => {
-                        let mut used: Vec<String> = condition.names().into_iter().collect();
-                        used.sort();
-                        for n in used.iter().filter(|n| !names.contains(n)) {
-                            let hint = suggest(n, names.iter().map(String::as_str));
-                            self.error_hint(
-                                when.pos,
-                                format!(
-                                    "service `{}`: `when` uses `{n}`, which no factor defines",
-                                    excerpt(&name.value)
-                                ),
-                                hint,
-                            );
-                        }
-                    }
-                }
+                self.condition(&format!("service `{}`: `when`", excerpt(&name.value)), when, &names);
             }
         }
     }
@@ -557,19 +537,20 @@ impl<'a> Checker<'a> {
         if let Some(filter) = &exp.spec.filter {
             let mut names: Vec<String> = self.level_keys().into_iter().map(str::to_string).collect();
             names.push("experiment".into());
-            match self.templates.condition(&filter.value) {
-                Err(e) => self.error(filter.pos, format!("`where` does not compile: {}", e.message)),
-                Ok(condition) => {
-                    let mut used: Vec<String> = condition.names().into_iter().collect();
-                    used.sort();
-                    for n in used.iter().filter(|n| !names.contains(n)) {
-                        let hint = suggest(n, names.iter().map(String::as_str));
-                        self.error_hint(
-                            filter.pos,
-                            format!("`where` uses `{n}`, which no factor defines"),
-                            hint,
-                        );
-                    }
+            self.condition("`where`", filter, &names);
+        }
+    }
+
+    /// A condition (`where`, a service's `when`) compiles and reads only `names`.
+    fn condition(&mut self, what: &str, c: &Located<String>, names: &[String]) {
+        match self.templates.condition(&c.value) {
+            Err(e) => self.error(c.pos, format!("{what} does not compile: {}", e.message)),
+            Ok(condition) => {
+                let mut used: Vec<String> = condition.names().into_iter().collect();
+                used.sort();
+                for n in used.iter().filter(|n| !names.contains(n)) {
+                    let hint = suggest(n, names.iter().map(String::as_str));
+                    self.error_hint(c.pos, format!("{what} uses `{n}`, which no factor defines"), hint);
                 }
             }
         }

@@ -359,11 +359,15 @@ fn a_service_killed_mid_cell_fails_the_next_trial_and_is_restarted_or_the_cell_a
     let port = free_port();
     // the second trial of `streams=1` kills the server (srv is this machine) and waits
     // until it is gone; `[i]perf3` does not match the trial's own command line
-    let client =
-        format!("iperf3 -c {{{{ services.server.address }}}} -p {port} -t 1 -P {{{{ streams }}}} -J");
-    let kill = format!(
-        "\"{client}{{% if repetition == 2 and streams == 1 %}} && pkill -f '[i]perf3 -s -B 127.0.0.1 -p {port}' && while pgrep -f '[i]perf3 -s -B 127.0.0.1 -p {port}' > /dev/null; do sleep 0.05; done{{% endif %}}\""
-    );
+    let killing = |port: u16| {
+        let client =
+            format!("iperf3 -c {{{{ services.server.address }}}} -p {port} -t 1 -P {{{{ streams }}}} -J");
+        let server = format!("'[i]perf3 -s -B 127.0.0.1 -p {port}'");
+        format!(
+            "\"{client}{{% if repetition == 2 and streams == 1 %}} && pkill -f {server} && while pgrep -f {server} > /dev/null; do sleep 0.05; done{{% endif %}}\""
+        )
+    };
+    let kill = killing(port);
     let run = iperf3_service(&keys, &srv, &cli, port, &kill, "max_failures: 3\n");
     let out = run.margin(&["run"]);
     // a trial failed: exit 1
@@ -388,11 +392,7 @@ fn a_service_killed_mid_cell_fails_the_next_trial_and_is_restarted_or_the_cell_a
 
     // max_failures: 1 — the same death abandons the cell, and the other cell still runs
     let port = free_port();
-    let client =
-        format!("iperf3 -c {{{{ services.server.address }}}} -p {port} -t 1 -P {{{{ streams }}}} -J");
-    let kill = format!(
-        "\"{client}{{% if repetition == 2 and streams == 1 %}} && pkill -f '[i]perf3 -s -B 127.0.0.1 -p {port}' && while pgrep -f '[i]perf3 -s -B 127.0.0.1 -p {port}' > /dev/null; do sleep 0.05; done{{% endif %}}\""
-    );
+    let kill = killing(port);
     let run = iperf3_service(&keys, &srv, &cli, port, &kill, "max_failures: 1\n");
     let out = run.margin(&["run"]);
     assert_eq!(out.status.code(), Some(1));
