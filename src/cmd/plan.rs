@@ -9,7 +9,7 @@ use super::check::RENDERED_CELLS;
 use super::{Error, duration, io};
 use crate::outlook::{self, CellOutlook};
 use crate::plan::{self, Plan};
-use crate::run::RunOptions;
+use crate::run::{self, RunOptions};
 use crate::spec::{self, Repetitions};
 use crate::store::Store;
 
@@ -32,7 +32,7 @@ pub fn run(s: &PlanOptions<'_>, out: &mut dyn Write) -> Result<(), Error> {
     let store = Store::new(s.reports, &exp.name);
     let outlook = outlook::outlook(&exp, &plan, &store.load()?, &RunOptions::default())?.cells;
     if s.json {
-        write_json(s.file, &plan, &outlook, out).map_err(io)
+        write_json(&exp, s.file, &plan, &outlook, out).map_err(io)
     } else {
         let limit = if s.all || !s.terminal { usize::MAX } else { TERMINAL_CELLS };
         write_text(&exp, s.file, &plan, &outlook, limit, out).map_err(io)
@@ -77,6 +77,15 @@ fn write_text(
         for (host, how, cells, done) in outlook::hosts_summary(exp, plan, outlook) {
             writeln!(out, "  host {host} ({how}): {cells} cells, {done} done, {} to run", cells - done)?;
         }
+    }
+    // what runs beside the trials, and where (docs/experiment-file.md, services)
+    for (name, service) in &exp.spec.services {
+        let (host, address) = exp.spec.service_place(&service.value);
+        let cells = match &service.value.when {
+            Some(when) => format!("the cells where `{}`", when.value),
+            None => "every cell".to_string(),
+        };
+        writeln!(out, "  service {} on host {host} ({address}), for {cells}", name.value)?;
     }
     let (lo, hi) = outlook
         .iter()
@@ -161,6 +170,19 @@ struct JsonHead<'a> {
     warmup: u32,
     trials: JsonRange,
     factors: &'a [plan::FactorSummary],
+    /// The hosts the cells run on and the machine each is on (hosts of one machine take
+    /// turns: docs/design.md §6.1).
+    hosts: Vec<JsonHost>,
+}
+
+#[derive(Serialize)]
+struct JsonHost {
+    name: String,
+    /// The ssh destination, or null for this machine.
+    ssh: Option<String>,
+    machine: String,
+    /// The other hosts of the same machine, with which it takes turns.
+    shares_machine_with: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -182,6 +204,9 @@ struct JsonCell<'a> {
     id: String,
     levels: indexmap::IndexMap<&'a str, &'a str>,
     added_by_include: bool,
+    host: &'a str,
+    /// The machine its host is on (`run::machine_of`).
+    machine: &'a str,
     /// `done`, `here` (runs on this host) or `pending`.
     state: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -193,13 +218,39 @@ struct JsonCell<'a> {
 
 /// The plan as one JSON object; cells are written one by one so a million cells do not
 /// need a second copy in memory.
-fn write_json(file: &Path, plan: &Plan, outlook: &[CellOutlook], out: &mut dyn Write) -> std::io::Result<()> {
+fn write_json(
+    exp: &spec::Experiment,
+    file: &Path,
+    plan: &Plan,
+    outlook: &[CellOutlook],
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
     let (min, max) = plan.repetitions.bounds();
     let target = match &plan.repetitions {
         Repetitions::Adaptive { target, .. } => Some(target.0),
         Repetitions::Fixed(_) | Repetitions::Verdict { .. } => None,
     };
     let (tmin, tmax) = plan.trials();
+    let mut machines: Vec<(&str, String)> = Vec::new();
+    for cell in &plan.cells {
+        let host = run::host_of(plan, cell);
+        if !machines.iter().any(|(h, _)| *h == host) {
+            machines.push((host, run::machine_of(exp, host)));
+        }
+    }
+    let hosts = machines
+        .iter()
+        .map(|(host, machine)| JsonHost {
+            name: host.to_string(),
+            ssh: run::ssh_entry(exp, host).map(|(_, dest)| dest.to_string()),
+            machine: machine.clone(),
+            shares_machine_with: machines
+                .iter()
+                .filter(|(h, m)| h != host && m == machine)
+                .map(|(h, _)| h.to_string())
+                .collect(),
+        })
+        .collect();
     let head = JsonHead {
         experiment: &plan.experiment,
         file: file.display().to_string(),
@@ -207,6 +258,7 @@ fn write_json(file: &Path, plan: &Plan, outlook: &[CellOutlook], out: &mut dyn W
         warmup: plan.warmup,
         trials: JsonRange { min: tmin, max: tmax },
         factors: &plan.factors,
+        hosts,
     };
     let head = serde_json::to_string(&head)?;
     // splice the cells array into the head object
@@ -216,8 +268,12 @@ fn write_json(file: &Path, plan: &Plan, outlook: &[CellOutlook], out: &mut dyn W
         if i > 0 {
             out.write_all(b",")?;
         }
+        let host = run::host_of(plan, cell);
+        let machine = machines.iter().find(|(h, _)| *h == host).map_or("", |(_, m)| m.as_str());
         let c = JsonCell {
             id: cell.id.to_string(),
+            host,
+            machine,
             levels: plan.levels(cell).map(|(k, v)| (k, v.text.as_str())).collect(),
             added_by_include: cell.added,
             state: match (o.done, &o.pending) {

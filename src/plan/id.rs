@@ -27,13 +27,30 @@ pub(super) fn rules_hash(spec: &Spec) -> blake3::Hash {
             (k.value.as_str(), rule)
         })
         .collect();
-    let canonical = serde_json::json!({
+    let mut canonical = serde_json::json!({
         "v": 1,
         "commands": commands,
         "vars": vars,
         "parse": spec.parse.as_ref().map(|p| p.value.as_str()),
         "metrics": metrics,
     });
+    // A service's commands produce the numbers too (the server's options); written only
+    // when there are services, so that the ids of experiments without them stay.
+    if !spec.services.is_empty() {
+        let services: BTreeMap<&str, serde_json::Value> = spec
+            .services
+            .iter()
+            .map(|(k, s)| {
+                let s = &s.value;
+                let commands: BTreeMap<&str, &str> =
+                    s.commands().map(|(k, v)| (k, v.value.as_str())).collect();
+                let host = s.host.as_ref().map(|h| h.value.as_str());
+                let when = s.when.as_ref().map(|w| w.value.as_str());
+                (k.value.as_str(), serde_json::json!({ "host": host, "commands": commands, "when": when }))
+            })
+            .collect();
+        canonical["services"] = serde_json::json!(services);
+    }
     blake3::hash(canonical.to_string().as_bytes())
 }
 

@@ -11,6 +11,7 @@ use super::{Cell, Plan};
 use crate::diag::{Diagnostic, pos_in_template};
 use crate::spec::{Experiment, Located};
 use crate::template::{Context, TemplateError, Templates, scalar_value};
+use crate::vocab::SERVICES;
 
 /// Where and how a trial runs: the values of the built-in names.
 #[derive(Debug, Clone)]
@@ -73,6 +74,9 @@ pub(crate) fn render(
     for (k, v) in plan.levels(cell) {
         ctx.set(k, scalar_value(v));
     }
+    if !exp.spec.services.is_empty() {
+        ctx.set(SERVICES, services_value(exp));
+    }
     for (name, t) in &exp.spec.vars {
         let value = templates.render_value(&t.value, &ctx).map_err(|e| fail(&name.value, t, e))?;
         ctx.set(&name.value, Value::from(value));
@@ -119,10 +123,83 @@ pub(crate) fn render(
     Ok(out)
 }
 
+/// `services` as templates see it: per service, `host` and `address`.
+fn services_value(exp: &Experiment) -> Value {
+    let map: std::collections::BTreeMap<&str, Value> = exp
+        .spec
+        .services
+        .iter()
+        .map(|(name, s)| {
+            let (host, address) = exp.spec.service_place(&s.value);
+            let entry: std::collections::BTreeMap<&str, Value> =
+                [("host", Value::from(host)), ("address", Value::from(address))].into_iter().collect();
+            (name.value.as_str(), Value::from(entry))
+        })
+        .collect();
+    Value::from(map)
+}
+
+/// A service as one cell runs it: its commands rendered for the cell's levels.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ServiceCommands {
+    pub(crate) name: String,
+    /// The `hosts:` key it runs on, or `local`.
+    pub(crate) host: String,
+    pub(crate) run: String,
+    pub(crate) ready: Option<String>,
+    pub(crate) alive: Option<String>,
+    pub(crate) env: Vec<(String, String)>,
+}
+
+/// The services cell `cell` uses (their `when` holds), rendered for it: their templates
+/// see the levels, `experiment` and `host` (the service's own).
+pub(crate) fn render_services(
+    templates: &Templates,
+    exp: &Experiment,
+    plan: &Plan,
+    cell: &Cell,
+) -> Result<Vec<ServiceCommands>, String> {
+    let mut out = Vec::new();
+    for (name, s) in &exp.spec.services {
+        let (host, _) = exp.spec.service_place(&s.value);
+        let ctx = || {
+            let mut ctx = Context::new();
+            ctx.set("experiment", Value::from(exp.name.as_str()));
+            for (k, v) in plan.levels(cell) {
+                ctx.set(k, scalar_value(v));
+            }
+            ctx
+        };
+        if let Some(when) = &s.value.when {
+            let condition = templates.condition(&when.value).map_err(|e| e.message)?;
+            let used = condition
+                .keeps(ctx())
+                .map_err(|e| format!("service `{}`: `when` failed: {}", name.value, e.message))?;
+            if !used {
+                continue;
+            }
+        }
+        let mut ctx = ctx();
+        ctx.set("host", Value::from(host.as_str()));
+        let mut env = Vec::new();
+        let mut render = |t: &Located<String>, key: &str| {
+            templates
+                .render_command(&t.value, &ctx, &mut env)
+                .map_err(|e| format!("`services.{}.{key}` failed to render: {}", name.value, e.message))
+        };
+        let run = render(&s.value.run, "run")?;
+        let ready = s.value.ready.as_ref().map(|t| render(t, "ready")).transpose()?;
+        let alive = s.value.alive.as_ref().map(|t| render(t, "alive")).transpose()?;
+        out.push(ServiceCommands { name: name.value.clone(), host, run, ready, alive, env });
+    }
+    Ok(out)
+}
+
 /// The experiment's templates, compiled once.
 pub(crate) fn templates(exp: &Experiment) -> Templates {
     let vars = exp.spec.vars.values().map(|v| v.value.as_str());
-    Templates::with_sources(exp.spec.commands().map(|(_, t)| t.value.as_str()).chain(vars))
+    let services = exp.spec.services.values().flat_map(|s| s.value.commands().map(|(_, t)| t.value.as_str()));
+    Templates::with_sources(exp.spec.commands().map(|(_, t)| t.value.as_str()).chain(vars).chain(services))
 }
 
 /// Whether `setup` says something different for two cells of the same host, among the
@@ -164,6 +241,20 @@ pub(crate) fn check_renders(exp: &Experiment, plan: &Plan, n: usize) -> Result<(
     let builtins = Builtins { workdir: &workdir, repetition: 1, host: "local" };
     for cell in plan.cells.iter().take(n) {
         render(&templates, exp, plan, cell, &builtins)?;
+        if let Err(e) = render_services(&templates, exp, plan, cell) {
+            // at the service it names
+            let pos = exp
+                .spec
+                .services
+                .iter()
+                .find(|(name, _)| {
+                    e.contains(&format!("`services.{}.", name.value))
+                        || e.contains(&format!("service `{}`", name.value))
+                })
+                .or(exp.spec.services.first())
+                .map_or(exp.spec.run.pos, |(_, s)| s.value.run.pos);
+            return Err(Diagnostic::new(&exp.path, pos, format!("{e} (cell {})", plan.short_label(cell))));
+        }
     }
     Ok(())
 }

@@ -33,8 +33,36 @@ pub(crate) trait Executor: Send + Sync {
         let _ = monitor;
         Ok((self.execute(invocation)?, None))
     }
+
+    /// Start a long-lived command (a service) and leave it running; its output goes to
+    /// the invocation's files as it runs.
+    fn start(&self, invocation: &Invocation<'_>) -> std::io::Result<Box<dyn Started>> {
+        let _ = invocation;
+        Err(std::io::Error::other(format!("host `{}` cannot run services", self.host())))
+    }
     /// Facts are read through the executor, so they describe the host trials run on.
     fn facts(&self) -> &dyn Source;
+}
+
+/// A service started by [`Executor::start`].
+pub(crate) trait Started: Send {
+    /// `None` while it runs; how it ended once it has.
+    fn ended(&mut self) -> Option<String>;
+    /// Stop it with everything it started, reap it, make its output durable; how it ended.
+    fn stop(&mut self) -> std::io::Result<String>;
+}
+
+/// Seconds a service has to end after SIGTERM before it is killed.
+pub(crate) const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+impl Started for process::Background {
+    fn ended(&mut self) -> Option<String> {
+        process::Background::ended(self)
+    }
+
+    fn stop(&mut self) -> std::io::Result<String> {
+        process::Background::stop(self, STOP_GRACE)
+    }
 }
 
 /// The machine margin runs on; workdirs under the store's `work/`.
@@ -96,6 +124,10 @@ impl Executor for LocalExecutor {
         let e = process::execute(invocation)?;
         let after = self.counters.snapshot(monitor);
         Ok((e, Some(Snapshots { before, after })))
+    }
+
+    fn start(&self, invocation: &Invocation<'_>) -> std::io::Result<Box<dyn Started>> {
+        Ok(Box::new(process::start(invocation)?))
     }
 
     fn facts(&self) -> &dyn Source {

@@ -144,9 +144,11 @@ impl<'a> HostRun<'a> {
                         pending.push((label, reason));
                         continue;
                     }
+                    let services = crate::plan::render::render_services(&sh.templates, sh.exp, sh.plan, cell);
                     states.push(CellState {
                         index,
                         cell,
+                        services,
                         levels: levels_map(sh.plan, cell),
                         label,
                         progress,
@@ -160,6 +162,13 @@ impl<'a> HostRun<'a> {
                 }
             }
         }
+        self.service_machines = states
+            .iter()
+            .flat_map(|st| st.services.iter().flatten())
+            .map(|service| super::machine_of(sh.exp, &service.host))
+            .collect();
+        self.service_machines.sort();
+        self.service_machines.dedup();
         let (min, max) = states.iter().fold((0u64, 0u64), |(lo, hi), st| {
             let (a, b) = sh.rule.remaining(st.index, &st.progress, &sh.board());
             (lo + u64::from(a), hi + u64::from(b))
@@ -169,6 +178,8 @@ impl<'a> HostRun<'a> {
         barrier.wait();
 
         let result = self.rounds(&mut states);
+        // Whatever happened, no service outlives the session.
+        self.stop_services();
         // Whatever happened, close the cells that were opened: cleanup hooks, workdirs.
         for st in states.iter_mut() {
             self.finish_cell(st);

@@ -6,7 +6,8 @@
 //! facts, the cells it will run, its session record); [`schedule`] decides which cell
 //! runs next (interleaved rounds in a seeded random order, or cell after cell) and when a
 //! cell is done; [`cell`] opens and closes a cell (workdir, `setup`, `cleanup`, giving up
-//! after `max_failures`); [`trial`] runs one trial (`prepare`, the command, `conclude`,
+//! after `max_failures`); [`service`] keeps the services the cells use running (started,
+//! ready, alive, stopped); [`trial`] runs one trial (`prepare`, the command, `conclude`,
 //! the raw output saved, the record appended); [`workdir`] names the scratch folders.
 //! Trials run through an [`exec::Executor`] (this machine, or [`ssh`]); [`process`] is
 //! how a command is spawned, timed out, killed and reaped; [`display`] shows the run as
@@ -27,6 +28,7 @@ mod host;
 mod orphans;
 pub mod process;
 mod schedule;
+mod service;
 mod session;
 pub(crate) mod ssh;
 mod state;

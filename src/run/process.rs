@@ -109,12 +109,46 @@ pub const MAX_OUTPUT: u64 = 256 << 20;
 /// How often the output of a running command is measured against [`MAX_OUTPUT`].
 const OUTPUT_CHECK: Duration = Duration::from_millis(50);
 
-/// Kill every command margin is running, each with its whole process group.
+/// Commands that stop what runs elsewhere (a service on an ssh host), by id: run by
+/// [`kill_running`], since killing the local ssh client leaves the remote command running.
+static ON_ABORT: Mutex<Vec<(u64, Vec<String>)>> = Mutex::new(Vec::new());
+
+/// A command in [`ON_ABORT`] while this lives.
+pub(crate) struct OnAbort(u64);
+
+impl OnAbort {
+    pub(crate) fn new(argv: Vec<String>) -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let id = NEXT.fetch_add(1, Ordering::SeqCst);
+        ON_ABORT.lock().unwrap_or_else(PoisonError::into_inner).push((id, argv));
+        OnAbort(id)
+    }
+}
+
+impl Drop for OnAbort {
+    fn drop(&mut self) {
+        ON_ABORT.lock().unwrap_or_else(PoisonError::into_inner).retain(|(id, _)| *id != self.0);
+    }
+}
+
+/// Kill every command margin is running, each with its whole process group; then stop
+/// what runs elsewhere ([`OnAbort`]).
 pub fn kill_running() {
     // before the kill: a host thread that sees its trial end must know margin ended it
     ABORTING.store(true, Ordering::SeqCst);
     for &pgid in RUNNING.lock().unwrap_or_else(PoisonError::into_inner).iter() {
         let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+    }
+    let stops: Vec<Vec<String>> = ON_ABORT
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .map(|(_, argv)| argv.clone())
+        .collect();
+    let dir = std::env::temp_dir();
+    for argv in stops {
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        let _ = capture_argv(&argv, &dir, Duration::from_secs(10));
     }
 }
 
@@ -274,6 +308,127 @@ pub fn execute(invocation: &Invocation<'_>) -> std::io::Result<Execution> {
             format!("stopped after printing more than {} MiB (stdout and stderr)", MAX_OUTPUT >> 20)
         }),
     })
+}
+
+/// A long-lived command (a service, docs/experiment-file.md): started in a process group
+/// of its own like any command, listed for a second Ctrl-C, its output going straight to
+/// its raw files as it runs; stopped with its whole group, reaped, and its output made
+/// durable. Dropped unstopped (an error, a panic), it is killed.
+pub(crate) struct Background {
+    group: Option<Group>,
+    files: [(std::fs::File, std::path::PathBuf); 2],
+    /// How it ended, once seen.
+    ended: Option<String>,
+}
+
+/// "exit code 1", "killed by signal 9".
+fn status_text(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit code {code}"),
+        (None, Some(sig)) => format!("killed by signal {sig}"),
+        (None, None) => "ended without an exit status".to_string(),
+    }
+}
+
+/// Start `invocation.command` (under `sh -c` unless it needs no shell) and leave it
+/// running (its timeout is not used).
+pub(crate) fn start(invocation: &Invocation<'_>) -> std::io::Result<Background> {
+    let direct = direct_argv(invocation.command).filter(|argv| Path::new(&argv[0]).is_file());
+    match &direct {
+        Some(argv) => start_argv(&argv.iter().map(String::as_str).collect::<Vec<_>>(), invocation),
+        None => start_argv(&["sh", "-c", invocation.command], invocation),
+    }
+}
+
+/// [`start`] of a program and its arguments (`invocation.command` is not used).
+pub(crate) fn start_argv(argv: &[&str], invocation: &Invocation<'_>) -> std::io::Result<Background> {
+    let (program, args) = argv.split_first().ok_or_else(|| std::io::Error::other("nothing to run"))?;
+    let mut command = Command::new(program);
+    command.args(args);
+    let open = |path: &Path| {
+        std::fs::File::create(path)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))
+    };
+    let (out, err) = (open(invocation.stdout)?, open(invocation.stderr)?);
+    command
+        .envs(invocation.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(invocation.dir)
+        .stdin(Stdio::null())
+        .stdout(out.try_clone()?)
+        .stderr(err.try_clone()?);
+    dies_with_margin(&mut command);
+    let group = Group::spawn(&mut command)?;
+    Ok(Background {
+        group: Some(group),
+        files: [(out, invocation.stdout.to_path_buf()), (err, invocation.stderr.to_path_buf())],
+        ended: None,
+    })
+}
+
+impl Background {
+    /// `None` while it runs; how it ended once it has (it is reaped then, and what it
+    /// left in its group killed).
+    pub(crate) fn ended(&mut self) -> Option<String> {
+        if let Some(group) = &self.group
+            && reap::ended_within(group.pgid, Some(Duration::ZERO)).unwrap_or(true)
+        {
+            let group = self.group.take()?;
+            let status = reap::reap(group.pgid).map(|r| status_text(r.status));
+            group.kill();
+            self.ended = Some(status.unwrap_or_else(|e| format!("ended ({e})")));
+        }
+        self.ended.clone()
+    }
+
+    /// Stop it: SIGTERM to its whole group, SIGKILL after `grace`; reaped; its output
+    /// made durable. How it ended (`killed by signal 15` when it obeyed).
+    pub(crate) fn stop(&mut self, grace: Duration) -> std::io::Result<String> {
+        if self.ended().is_none()
+            && let Some(group) = self.group.take()
+        {
+            let _ = killpg(group.pgid, Signal::SIGTERM);
+            if !reap::ended_within(group.pgid, Some(grace)).unwrap_or(false) {
+                let _ = killpg(group.pgid, Signal::SIGKILL);
+            }
+            let status = reap::reap(group.pgid).map(|r| status_text(r.status))?;
+            // what it started that outlived it
+            group.kill();
+            self.ended = Some(status);
+        }
+        for (file, _) in &self.files {
+            file.sync_data()?;
+        }
+        if let Some(dir) = self.files[0].1.parent() {
+            crate::store::sync_dir(dir)?;
+        }
+        Ok(self.ended.clone().unwrap_or_default())
+    }
+
+    /// The files its output goes to (stdout, stderr).
+    pub(crate) fn paths(&self) -> [&Path; 2] {
+        [&self.files[0].1, &self.files[1].1]
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        if let Some(group) = self.group.take() {
+            let _ = killpg(group.pgid, Signal::SIGKILL);
+            let _ = reap::reap(group.pgid);
+        }
+    }
+}
+
+/// Have the kernel kill a long-lived command when the thread that started it ends, even
+/// when margin itself is killed (SIGKILL leaves no chance to stop it).
+#[allow(unsafe_code)]
+fn dies_with_margin(command: &mut Command) {
+    // SAFETY: the closure runs in the child between fork and exec, and only makes one
+    // system call (prctl), which is async-signal-safe; it allocates nothing.
+    unsafe {
+        command.pre_exec(|| nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(std::io::Error::from));
+    }
 }
 
 /// A command started in a process group of its own (its pid is the group's id), listed

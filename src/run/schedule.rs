@@ -28,6 +28,7 @@ impl<'a> HostRun<'a> {
                     order.shuffle(&mut rng);
                     for (position, i) in order.into_iter().enumerate() {
                         self.step(&mut states[i], round, position as u32 + 1)?;
+                        self.stop_unneeded(states);
                         if self.halted() {
                             return Ok(());
                         }
@@ -35,6 +36,7 @@ impl<'a> HostRun<'a> {
                     for st in states.iter_mut() {
                         self.settle(st);
                     }
+                    self.stop_unneeded(states);
                 }
                 Order::Sequential => {
                     for i in order {
@@ -43,6 +45,7 @@ impl<'a> HostRun<'a> {
                             position += 1;
                             self.step(&mut states[i], round, position)?;
                             self.settle(&mut states[i]);
+                            self.stop_unneeded(states);
                             if self.halted() {
                                 return Ok(());
                             }

@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::display::{Progress, TrialLine};
 use super::exec::Executor;
 use super::host::{ControlDir, HostCells, Msg, executor};
-use super::state::{Counts, HostRun, Machine, Shared, Shown};
+use super::state::{Counts, HostRun, Machine, Places, Shared, Shown};
 use super::{
     DEFAULT_MAX_FAILURES, Outcome, RunError, RunOptions, Stopping, facts, host_of, ssh_entry, workdir,
 };
@@ -144,8 +144,19 @@ pub(crate) fn run_on(
             None => groups.push((host, vec![(i, cell, progress)])),
         }
     }
+    // The hosts services run on, beyond those of the cells (a server runs no trial).
+    let mut service_hosts: Vec<String> = Vec::new();
+    for (_, service) in &exp.spec.services {
+        let (host, _) = exp.spec.service_place(&service.value);
+        if !groups.iter().any(|(h, _)| *h == host) && !service_hosts.contains(&host) {
+            service_hosts.push(host);
+        }
+    }
+    let uses_services = !exp.spec.services.is_empty() && !groups.is_empty();
+    let service_hosts = if uses_services { service_hosts } else { Vec::new() };
     // ssh's multiplexing sockets, only when some host is remote
-    let control = match groups.iter().any(|(host, _)| ssh_entry(exp, host).is_some()) {
+    let remote = groups.iter().map(|(host, _)| *host).chain(service_hosts.iter().map(String::as_str));
+    let control = match remote.clone().any(|host| ssh_entry(exp, host).is_some()) {
         true => Some(
             ControlDir::new()
                 .map_err(|e| RunError::Io { what: "ssh control directory".into(), source: e })?,
@@ -154,12 +165,24 @@ pub(crate) fn run_on(
     };
     let executors: Vec<Box<dyn Executor>> =
         groups.iter().map(|(host, _)| connect(host, control.as_ref().map(ControlDir::path))).collect();
+    let servers: Vec<Box<dyn Executor>> =
+        service_hosts.iter().map(|host| connect(host, control.as_ref().map(ControlDir::path))).collect();
 
     // One turn per physical machine: its hosts (dom0 and its guests, or several entries
     // without ssh, which are all this machine) run one trial at a time between them.
     let machines: Vec<String> = groups.iter().map(|(host, _)| super::machine_of(exp, host)).collect();
-    let turns: std::collections::HashMap<&str, Machine> =
-        machines.iter().map(|m| (m.as_str(), Machine::default())).collect();
+    let places = Places {
+        executors: remote
+            .zip(executors.iter().chain(&servers))
+            .map(|(host, e)| (host.to_string(), e.as_ref()))
+            .collect(),
+        machines: machines
+            .iter()
+            .cloned()
+            .chain(service_hosts.iter().map(|host| super::machine_of(exp, host)))
+            .map(|m| (m, Machine::default()))
+            .collect(),
+    };
 
     let mut sessions = store.session_appender()?;
     let barrier = Barrier::new(groups.len() + 1);
@@ -167,12 +190,16 @@ pub(crate) fn run_on(
     std::thread::scope(|scope| {
         for (((_, cells), executor), machine) in groups.into_iter().zip(&executors).zip(&machines) {
             let (tx, shared, barrier) = (tx.clone(), &shared, &barrier);
-            let machine = &turns[machine.as_str()];
+            let (machine, places) = (&places.machines[machine.as_str()], &places);
             scope.spawn(move || {
                 let mut h = HostRun {
                     shared,
                     executor: executor.as_ref(),
                     machine,
+                    places,
+                    services: Vec::new(),
+                    held: Vec::new(),
+                    service_machines: Vec::new(),
                     session: uuid::Uuid::now_v7().to_string(),
                     counts: Counts::default(),
                     host_error: None,
@@ -259,7 +286,7 @@ pub(crate) fn run_on(
         }
     });
     ui.finish();
-    for e in &executors {
+    for e in executors.iter().chain(&servers) {
         e.close();
     }
     match shared.failure.into_inner().unwrap_or_else(PoisonError::into_inner) {

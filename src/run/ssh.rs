@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::exec::Executor;
+use super::exec::{Executor, Started};
 use super::facts::Source;
 use super::process::{self, Execution, Invocation};
 use super::telemetry::{END, MARK, Monitor, Snapshots};
@@ -176,6 +176,50 @@ impl Executor for Ssh {
         self.execute_with(invocation, Some(monitor).filter(|m| !m.is_off()))
     }
 
+    /// The service runs in the remote shell sshd started, which is a session and process
+    /// group leader of its own there: it prints its pid (the group's id) first, on stderr,
+    /// then becomes the command. Stopping it kills that group on the host, since ending
+    /// the local ssh would leave it running.
+    fn start(&self, invocation: &Invocation<'_>) -> std::io::Result<Box<dyn Started>> {
+        let inner = quote(invocation.command);
+        let env: String = invocation.env.iter().map(|(k, v)| format!(" {k}={}", quote(v))).collect();
+        let exec = if env.is_empty() { "exec".to_string() } else { format!("exec env{env}") };
+        let remote = format!(
+            "cd {} && printf '{SERVICE_MARK} %s\\n' \"$$\" >&2 && {exec} sh -c {inner}",
+            quote(invocation.dir)
+        );
+        let argv = self.argv(&remote);
+        let mut local = process::start_argv(&argv, invocation)?;
+        // the group's id, as soon as the remote shell has said it
+        let begun = std::time::Instant::now();
+        let pgid = loop {
+            if let Some(pgid) = service_pgid(invocation.stderr) {
+                break Some(pgid);
+            }
+            if local.ended().is_some() || begun.elapsed() > SHORT {
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let stop = pgid.map(|pgid| {
+            let mut argv: Vec<String> = self.argv("").into_iter().map(String::from).collect();
+            argv.pop();
+            argv.push(format!(
+                "kill -TERM -- -{pgid} 2>/dev/null; i=0; while kill -0 -- -{pgid} 2>/dev/null && [ $i -lt {} ]; do sleep 0.1; i=$((i+1)); done; kill -KILL -- -{pgid} 2>/dev/null; echo stopped",
+                super::exec::STOP_GRACE.as_secs() * 10
+            ));
+            argv
+        });
+        let abort = stop.clone().map(process::OnAbort::new);
+        let check = pgid.map(|pgid| {
+            let mut argv: Vec<String> = self.argv("").into_iter().map(String::from).collect();
+            argv.pop();
+            argv.push(format!("kill -0 {pgid} && echo running"));
+            argv
+        });
+        Ok(Box::new(SshStarted { local, stop, check, dir: self.local_dir.clone(), _abort: abort }))
+    }
+
     fn facts(&self) -> &dyn Source {
         self
     }
@@ -261,6 +305,69 @@ impl Ssh {
             _ => {}
         }
         Ok((e, snapshots))
+    }
+}
+
+/// The line a remote service's shell writes first on stderr: its process group's id.
+pub(super) const SERVICE_MARK: &str = "margin-service-pgid";
+
+/// The process group a remote service's shell announced on stderr.
+fn service_pgid(stderr: &Path) -> Option<u32> {
+    let text = std::fs::read_to_string(stderr).ok()?;
+    let line = text.lines().next()?;
+    let rest = line.strip_prefix(SERVICE_MARK)?.trim();
+    if !text.contains('\n') {
+        return None; // not yet the whole line
+    }
+    rest.parse().ok()
+}
+
+/// A service on an ssh host: the local ssh client that runs it, and how to stop it there.
+struct SshStarted {
+    local: process::Background,
+    /// The ssh command that ends its process group on the host.
+    stop: Option<Vec<String>>,
+    /// The ssh command that says whether its first process still runs there.
+    check: Option<Vec<String>>,
+    dir: PathBuf,
+    _abort: Option<process::OnAbort>,
+}
+
+impl Started for SshStarted {
+    /// While the remote command runs, the ssh client that started it runs too; but the
+    /// client sees the end a moment later, so the host is asked as well.
+    fn ended(&mut self) -> Option<String> {
+        if let Some(how) = self.local.ended() {
+            return Some(how);
+        }
+        let argv: Vec<&str> = self.check.iter().flatten().map(String::as_str).collect();
+        match process::capture_argv(&argv, &self.dir, SHORT) {
+            // ssh's own failure says so; otherwise the process is gone there
+            Err(why) if why.starts_with("exit code 255") => Some(format!("it could not be checked: {why}")),
+            Err(_) if !argv.is_empty() => Some("it no longer runs on the host".to_string()),
+            _ => None,
+        }
+    }
+
+    fn stop(&mut self) -> std::io::Result<String> {
+        if let Some(stop) = &self.stop
+            && self.local.ended().is_none()
+        {
+            let argv: Vec<&str> = stop.iter().map(String::as_str).collect();
+            let _ = process::capture_argv(&argv, &self.dir, SHORT);
+        }
+        let how = self.local.stop(super::exec::STOP_GRACE)?;
+        // what the service printed stays as it was: margin's line goes
+        let [_, stderr] = self.local.paths();
+        let stderr = stderr.to_path_buf();
+        if let Ok(text) = std::fs::read(&stderr)
+            && text.starts_with(SERVICE_MARK.as_bytes())
+        {
+            let rest = text.iter().position(|b| *b == b'\n').map_or(&text[..0], |i| &text[i + 1..]);
+            std::fs::write(&stderr, rest)?;
+            std::fs::File::open(&stderr)?.sync_data()?;
+        }
+        Ok(how)
     }
 }
 

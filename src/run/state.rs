@@ -1,15 +1,17 @@
 //! What a run's threads share (the plan, the trial log, the stop flag, what the display
 //! has yet to show) and what each host's thread and each of its cells carry in a session.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use indexmap::IndexMap;
 
-use super::exec::Executor;
+use super::exec::{Executor, Started};
 use super::{RunError, RunOptions, Stopping};
 use crate::parse::Recipe;
+use crate::plan::render::ServiceCommands;
 use crate::plan::{Cell, Plan};
 use crate::spec::Experiment;
 use crate::store::{Appender, Board, CellProgress, Store};
@@ -103,6 +105,13 @@ pub(crate) struct HostRun<'a> {
     /// The turn of the host's machine (`machine_of`): held while this host runs a trial
     /// or a hook, so that the hosts of one machine never run at the same time.
     pub(crate) machine: &'a Machine,
+    pub(crate) places: &'a Places<'a>,
+    /// The services this host's thread runs now, for the cells that use them.
+    pub(crate) services: Vec<Up>,
+    /// The machines held while services run: theirs and this host's (`service.rs`).
+    pub(crate) held: Vec<(String, Turn<'a>)>,
+    /// The machines of every service this host's cells use, taken together.
+    pub(crate) service_machines: Vec<String>,
     pub(crate) session: String,
     pub(crate) counts: Counts,
     pub(crate) host_error: Option<String>,
@@ -112,35 +121,66 @@ pub(crate) struct HostRun<'a> {
 /// The turns of one physical machine: its hosts run one trial (or hook) at a time, in
 /// the order they asked — a ticket queue, because a plain mutex lets the host that just
 /// finished take the machine again before a waiting one wakes, and the hosts would no
-/// longer interleave.
+/// longer interleave. A thread that holds the machine may take it again (a service keeps
+/// its machine while the trials that use it take their turns there).
 #[derive(Debug, Default)]
 pub(crate) struct Machine {
-    /// The next ticket to hand out, and the ticket being served.
-    tickets: Mutex<(u64, u64)>,
+    tickets: Mutex<Tickets>,
     served: Condvar,
 }
 
-/// A host's turn on its machine, until dropped.
+#[derive(Debug, Default)]
+struct Tickets {
+    /// The next ticket to hand out, and the ticket being served.
+    next: u64,
+    serving: u64,
+    /// The thread being served, and how many turns it holds.
+    owner: Option<std::thread::ThreadId>,
+    depth: u32,
+}
+
+/// A host's turn on its machine, until dropped (by the thread that took it).
 pub(crate) struct Turn<'m>(&'m Machine);
 
 impl Machine {
-    /// Wait for this machine's turn, in the order asked.
+    /// Wait for this machine's turn, in the order asked; at once for the thread that
+    /// holds it already.
     pub(crate) fn turn(&self) -> Turn<'_> {
+        let me = std::thread::current().id();
         let mut t = self.tickets.lock().unwrap_or_else(PoisonError::into_inner);
-        let mine = t.0;
-        t.0 += 1;
-        while t.1 != mine {
+        if t.owner == Some(me) {
+            t.depth += 1;
+            return Turn(self);
+        }
+        let mine = t.next;
+        t.next += 1;
+        while t.serving != mine {
             t = self.served.wait(t).unwrap_or_else(PoisonError::into_inner);
         }
+        t.owner = Some(me);
+        t.depth = 1;
         Turn(self)
     }
 }
 
 impl Drop for Turn<'_> {
     fn drop(&mut self) {
-        self.0.tickets.lock().unwrap_or_else(PoisonError::into_inner).1 += 1;
-        self.0.served.notify_all();
+        let mut t = self.0.tickets.lock().unwrap_or_else(PoisonError::into_inner);
+        t.depth = t.depth.saturating_sub(1);
+        if t.depth == 0 {
+            t.owner = None;
+            t.serving += 1;
+            self.0.served.notify_all();
+        }
     }
+}
+
+/// Where a run's commands can go: every host's executor and every machine's turns, by
+/// name (the hosts of the cells and of the services).
+pub(crate) struct Places<'a> {
+    pub(crate) executors: HashMap<String, &'a dyn Executor>,
+    /// By `run::machine_of`.
+    pub(crate) machines: HashMap<String, Machine>,
 }
 
 impl HostRun<'_> {
@@ -157,6 +197,14 @@ impl HostRun<'_> {
     }
 }
 
+/// A service running for a host's cells (`service.rs`).
+pub(crate) struct Up {
+    pub(crate) commands: ServiceCommands,
+    pub(crate) process: Box<dyn Started>,
+    /// Its stderr file, relative to the store.
+    pub(crate) raw: String,
+}
+
 /// One cell during a session.
 pub(crate) struct CellState<'p> {
     /// Index into [`Plan::cells`].
@@ -166,6 +214,8 @@ pub(crate) struct CellState<'p> {
     pub(crate) levels: IndexMap<String, String>,
     pub(crate) progress: CellProgress,
     pub(crate) workdir: Option<String>,
+    /// The services its trials need, rendered for it, or why they cannot be.
+    pub(crate) services: Result<Vec<ServiceCommands>, String>,
     pub(crate) warmups_left: u32,
     pub(crate) failures: u32,
     pub(crate) done: bool,

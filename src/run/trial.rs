@@ -42,7 +42,7 @@ fn io(path: &Path, source: std::io::Error) -> RunError {
 }
 
 /// The last lines of a file, for a failure message.
-fn tail(path: &Path, lines: usize) -> String {
+pub(super) fn tail(path: &Path, lines: usize) -> String {
     let text = process::read_raw(path).unwrap_or_default();
     let all: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let start = all.len().saturating_sub(lines);
@@ -121,6 +121,8 @@ impl HostRun<'_> {
         let sh = self.shared;
         // The machine's turn, from before `prepare` until the record is durable: no other
         // host of this machine runs anything meanwhile.
+        // Its services first: they take their turns before this one (service.rs).
+        let service_problem = self.ensure_services(st).err();
         let machine = self.machine;
         let _turn = machine.turn();
         let repetition = st.progress.attempts + 1;
@@ -152,6 +154,7 @@ impl HostRun<'_> {
             flags: Vec::new(),
         };
         match self.render(st, repetition) {
+            _ if service_problem.is_some() => record.error = service_problem,
             Err(e) => record.error = Some(e),
             Ok(cmds) => match self.execute(st, &cmds, &raw, &out, &err, &mut record)? {
                 Ok(()) => {}

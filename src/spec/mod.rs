@@ -95,6 +95,8 @@ pub struct Spec {
     #[serde(default)]
     pub hosts: IndexMap<Located<String>, Located<Host>>,
     #[serde(default)]
+    pub services: IndexMap<Located<String>, Located<Service>>,
+    #[serde(default)]
     pub vars: IndexMap<Located<String>, Located<String>>,
     pub setup: Option<Located<String>>,
     pub prepare: Option<Located<String>>,
@@ -265,9 +267,72 @@ pub struct Host {
     /// the same time. Default: the machine running margin for a host without `ssh`,
     /// else a machine of the host's own.
     pub machine: Option<Located<String>>,
+    /// The address other hosts reach it at (`{{ services.NAME.address }}`). Default: the
+    /// hostname of `ssh` (without `user@`), or `127.0.0.1` for this machine.
+    pub address: Option<Located<String>>,
     /// Extra `-o` options, like `ConnectTimeout=5`.
     #[serde(default)]
     pub options: Vec<Located<String>>,
+}
+
+/// A long-lived command on a host for the duration of the trials of the cells that use
+/// it (docs/experiment-file.md, services): started before the first, checked before
+/// every one, stopped after the last. Its host runs no other trial meanwhile.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Service {
+    /// A key of `hosts:`; default: the machine running margin.
+    pub host: Option<Located<String>>,
+    /// The command, in the foreground (a template over the levels and `experiment`).
+    pub run: Located<String>,
+    /// A command that succeeds once the service answers, tried until `ready_timeout`.
+    pub ready: Option<Located<String>>,
+    /// How long `ready` may take to succeed (default 30 s).
+    pub ready_timeout: Option<Located<Scalar>>,
+    /// A command run before every trial that must succeed (the process must be running
+    /// in any case).
+    pub alive: Option<Located<String>>,
+    /// The cells that use it: a condition like `where` (default: every cell).
+    pub when: Option<Located<String>>,
+}
+
+impl Service {
+    /// Its command templates with their key names.
+    pub fn commands(&self) -> impl Iterator<Item = (&'static str, &Located<String>)> {
+        [("run", Some(&self.run)), ("ready", self.ready.as_ref()), ("alive", self.alive.as_ref())]
+            .into_iter()
+            .filter_map(|(k, v)| v.map(|v| (k, v)))
+    }
+}
+
+impl Host {
+    /// The address other hosts reach it at: `address`, else the hostname of `ssh`
+    /// (`user@` and IPv6 brackets taken off), else `127.0.0.1` (this machine).
+    pub fn address(&self) -> String {
+        if let Some(a) = &self.address {
+            return a.value.clone();
+        }
+        match &self.ssh {
+            Some(ssh) => {
+                let host = ssh.value.rsplit('@').next().unwrap_or_default();
+                host.trim_start_matches('[').trim_end_matches(']').to_string()
+            }
+            None => "127.0.0.1".to_string(),
+        }
+    }
+}
+
+impl Spec {
+    /// The host a service runs on (its `host`, else `local`) and that host's address.
+    pub fn service_place(&self, service: &Service) -> (String, String) {
+        match &service.host {
+            None => ("local".to_string(), "127.0.0.1".to_string()),
+            Some(h) => {
+                let entry = self.hosts.iter().find(|(k, _)| k.value == h.value).map(|(_, e)| &e.value);
+                (h.value.clone(), entry.map_or_else(|| "127.0.0.1".to_string(), Host::address))
+            }
+        }
+    }
 }
 
 /// How a metric is taken or annotated.

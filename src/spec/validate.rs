@@ -10,7 +10,7 @@ use regex::Regex;
 use super::{Experiment, Level, Located, RepetitionsSpec, parse_duration, parse_percent};
 use crate::diag::{Diagnostic, Diagnostics, Pos, excerpt, pos_in_template, suggest};
 use crate::template::{Templates, check_syntax};
-use crate::vocab::{ENGINE_METRICS, FACTS, MONITOR_SOURCES, PARSERS, Scalar, TEMPLATE_VARIABLES};
+use crate::vocab::{ENGINE_METRICS, FACTS, MONITOR_SOURCES, PARSERS, SERVICES, Scalar, TEMPLATE_VARIABLES};
 
 struct Checker<'a> {
     exp: &'a Experiment,
@@ -24,6 +24,7 @@ pub(super) fn validate(exp: &Experiment) -> Diagnostics {
     c.matrix();
     c.environment();
     c.hosts();
+    c.services();
     c.templates();
     c.metrics();
     c.settings();
@@ -418,7 +419,10 @@ impl<'a> Checker<'a> {
                 }
             }
             None => {
-                if let Some((first, _)) = exp.spec.hosts.first() {
+                let serves = |name: &str| {
+                    exp.spec.services.values().any(|s| s.value.host.as_ref().is_some_and(|h| h.value == name))
+                };
+                if let Some((first, _)) = exp.spec.hosts.iter().find(|(name, _)| !serves(&name.value)) {
                     self.error_hint(
                         first.pos,
                         "`hosts:` is declared but the matrix has no `host` factor, so no cell would use them",
@@ -461,12 +465,74 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// `services:`: names, hosts, durations, their templates (over the levels and
+    /// `experiment`, and `host`: the service's) and `when` conditions.
+    fn services(&mut self) {
+        let exp = self.exp;
+        let hosts: Vec<&str> = exp.spec.hosts.keys().map(|k| k.value.as_str()).collect();
+        let mut names: Vec<String> = self.level_keys().into_iter().map(str::to_string).collect();
+        names.push("experiment".into());
+        let mut defined = names.clone();
+        defined.push("host".into());
+        for (name, service) in &exp.spec.services {
+            self.name_rules(name.pos, &name.value, "service");
+            let s = &service.value;
+            if let Some(host) = &s.host
+                && !hosts.contains(&host.value.as_str())
+            {
+                let hint = suggest(&host.value, hosts.iter().copied()).or_else(|| {
+                    Some(format!(
+                        "declare it: `hosts: {{ {}: {{ ssh: user@machine }} }}`, or leave `host` out for this machine",
+                        host.value
+                    ))
+                });
+                self.error_hint(
+                    host.pos,
+                    format!(
+                        "service `{}`: host `{}` is not declared under `hosts:`",
+                        excerpt(&name.value),
+                        excerpt(&host.value)
+                    ),
+                    hint,
+                );
+            }
+            if let Some(t) = &s.ready_timeout
+                && let Err(e) = parse_duration(&t.value)
+            {
+                self.error(t.pos, format!("service `{}`: ready_timeout: {e}", excerpt(&name.value)));
+            }
+            for (key, t) in s.commands() {
+                self.template(&format!("services.{}.{key}", name.value), t, &defined);
+            }
+            if let Some(when) = &s.when {
+                self.condition(&format!("service `{}`: `when`", excerpt(&name.value)), when, &names);
+            }
+        }
+    }
+
     /// Compile every template and check the names it uses exist.
     fn templates(&mut self) {
         let exp = self.exp;
         let mut defined: Vec<String> = self.level_keys().into_iter().map(str::to_string).collect();
         let factor_names: HashSet<String> = defined.iter().cloned().collect();
         defined.extend(TEMPLATE_VARIABLES.iter().map(|s| s.to_string()));
+        if !exp.spec.services.is_empty() {
+            if let Some(f) = exp.spec.matrix.value.factors.iter().find(|f| f.name.value == SERVICES) {
+                self.error_hint(
+                    f.name.pos,
+                    "the factor `services` hides the services' names in templates",
+                    Some("choose another name for the factor".into()),
+                );
+            }
+            if let Some((v, _)) = exp.spec.vars.iter().find(|(v, _)| v.value == SERVICES) {
+                self.error_hint(
+                    v.pos,
+                    "the var `services` hides the services' names in templates",
+                    Some("choose another name for the var".into()),
+                );
+            }
+            defined.push(SERVICES.to_string());
+        }
         for (name, value) in &exp.spec.vars {
             self.name_rules(name.pos, &name.value, "var");
             if factor_names.contains(&name.value) {
@@ -481,19 +547,20 @@ impl<'a> Checker<'a> {
         if let Some(filter) = &exp.spec.filter {
             let mut names: Vec<String> = self.level_keys().into_iter().map(str::to_string).collect();
             names.push("experiment".into());
-            match self.templates.condition(&filter.value) {
-                Err(e) => self.error(filter.pos, format!("`where` does not compile: {}", e.message)),
-                Ok(condition) => {
-                    let mut used: Vec<String> = condition.names().into_iter().collect();
-                    used.sort();
-                    for n in used.iter().filter(|n| !names.contains(n)) {
-                        let hint = suggest(n, names.iter().map(String::as_str));
-                        self.error_hint(
-                            filter.pos,
-                            format!("`where` uses `{n}`, which no factor defines"),
-                            hint,
-                        );
-                    }
+            self.condition("`where`", filter, &names);
+        }
+    }
+
+    /// A condition (`where`, a service's `when`) compiles and reads only `names`.
+    fn condition(&mut self, what: &str, c: &Located<String>, names: &[String]) {
+        match self.templates.condition(&c.value) {
+            Err(e) => self.error(c.pos, format!("{what} does not compile: {}", e.message)),
+            Ok(condition) => {
+                let mut used: Vec<String> = condition.names().into_iter().collect();
+                used.sort();
+                for n in used.iter().filter(|n| !names.contains(n)) {
+                    let hint = suggest(n, names.iter().map(String::as_str));
+                    self.error_hint(c.pos, format!("{what} uses `{n}`, which no factor defines"), hint);
                 }
             }
         }

@@ -90,6 +90,10 @@ pub const PARSERS: &[&str] =
 /// The variables margin gives every command template besides factors and vars.
 pub const TEMPLATE_VARIABLES: &[&str] = &["workdir", "repetition", "host", "experiment"];
 
+/// The template name under which commands reach the services (`{{ services.server.address }}`),
+/// when the experiment declares some.
+pub const SERVICES: &str = "services";
+
 /// Facts about a host an `environment:` factor can be detected from (docs/design.md,
 /// "Host facts").
 pub const FACTS: &[&str] = &[

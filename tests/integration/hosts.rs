@@ -322,4 +322,176 @@ fn a_remote_hosts_telemetry_comes_back_with_its_trial() {
         assert!(!err.contains("margin-"), "{err}");
         assert_eq!(r["metrics"]["bytes"], 4194304.0);
     }
+
+/// An experiment with an iperf3 server as a service on host `srv` and client trials on
+/// host `cli` (two sshd on 127.0.0.1), on a free port; `extra` is added to its text.
+fn iperf3_service(keys: &Keys, srv: &Sshd, cli: &Sshd, port: u16, run: &str, extra: &str) -> Run {
+    assert!(Path::new("/usr/bin/iperf3").exists(), "install iperf3: these tests drive a real server");
+    Run::new(&format!(
+        "hosts:\n  srv: {}\n  cli: {}\n\
+         services:\n  server:\n    host: srv\n    run: iperf3 -s -B 127.0.0.1 -p {port}\n    \
+         ready: iperf3 -c 127.0.0.1 -p {port} -n 1K\n    ready_timeout: 10s\n\
+         matrix:\n  host: [cli]\n  streams: [1, 2]\n\
+         run: {run}\nparse: iperf3\nrepetitions: 3\norder: sequential\n{extra}",
+        keys.host(srv.port),
+        keys.host(cli.port),
+    ))
+}
+
+/// The service's raw output files in the store (stdout, stderr), one pair per start.
+fn service_outputs(run: &Run) -> Vec<(String, String)> {
+    let raw = run.dir.path().join("reports/e/raw");
+    let mut names: Vec<String> = std::fs::read_dir(&raw)
+        .unwrap()
+        .filter_map(|d| d.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".server.service.err"))
+        .collect();
+    names.sort();
+    names
+        .iter()
+        .map(|n| {
+            let read = |name: &str| std::fs::read_to_string(raw.join(name)).unwrap_or_default();
+            (read(&n.replace(".err", ".out")), read(n))
+        })
+        .collect()
+}
+
+/// A real iperf3 server as a service on one host, client trials on another: started once
+/// and ready before the first trial, its output kept under raw/, no trial of the server's
+/// host meanwhile, and gone after the run.
+#[test]
+fn an_iperf3_server_serves_the_trials_of_another_host_and_is_gone_after() {
+    let keys = Keys::new();
+    let (srv, cli) = (keys.start(), keys.start());
+    let port = free_port();
+    let run = iperf3_service(
+        &keys,
+        &srv,
+        &cli,
+        port,
+        &format!("iperf3 -c {{{{ services.server.address }}}} -p {port} -t 1 -P {{{{ streams }}}} -J"),
+        "",
+    );
+    let out = run.margin(&["run"]);
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let records = run.records();
+    assert_eq!(records.len(), 6);
+    for r in &records {
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_eq!(r["host"], "cli");
+        let bits = r["metrics"]["receiver.throughput"].as_f64().unwrap();
+        assert!(bits > 1e6, "{r}");
+    }
+    // one start for the session: the server saw the ready check and the six tests
+    let outputs = service_outputs(&run);
+    assert_eq!(outputs.len(), 1, "{outputs:?}");
+    let (server_out, server_err) = &outputs[0];
+    assert!(server_out.contains(&format!("Server listening on {port}")), "{server_out}");
+    assert_eq!(server_out.matches("Accepted connection from").count(), 7, "{server_out}");
+    assert!(!server_err.contains("margin-service"), "margin's line stayed in the output: {server_err}");
+    // stopped and reaped: no server on that port
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(super::running(&format!("-p\0{port}")), 0, "the iperf3 server outlived the run");
+}
+
+/// The service killed in the middle of a cell: the next trial fails with that reason,
+/// the service is started again and the trials after it succeed; with `max_failures: 1`
+/// the cell is abandoned instead. No server is left running either way.
+#[test]
+fn a_service_killed_mid_cell_fails_the_next_trial_and_is_restarted_or_the_cell_abandoned() {
+    let keys = Keys::new();
+    let (srv, cli) = (keys.start(), keys.start());
+    let port = free_port();
+    // the second trial of `streams=1` kills the server (srv is this machine) and waits
+    // until it is gone; `[i]perf3` does not match the trial's own command line
+    let killing = |port: u16| {
+        let client =
+            format!("iperf3 -c {{{{ services.server.address }}}} -p {port} -t 1 -P {{{{ streams }}}} -J");
+        let server = format!("'[i]perf3 -s -B 127.0.0.1 -p {port}'");
+        format!(
+            "\"{client}{{% if repetition == 2 and streams == 1 %}} && pkill -f {server} && while pgrep -f {server} > /dev/null; do sleep 0.05; done{{% endif %}}\""
+        )
+    };
+    let kill = killing(port);
+    let run = iperf3_service(&keys, &srv, &cli, port, &kill, "max_failures: 3\n");
+    let out = run.margin(&["run"]);
+    // a trial failed: exit 1
+    assert_eq!(out.status.code(), Some(1), "{}\n{}", stdout(&out), stderr(&out));
+    let records = run.records();
+    let of = |streams: &str| -> Vec<&serde_json::Value> {
+        records.iter().filter(|r| r["levels"]["streams"] == streams).collect()
+    };
+    let statuses: Vec<&str> = of("1").iter().map(|r| r["status"].as_str().unwrap()).collect();
+    // three successful trials make the cell; the failed one counts against max_failures
+    assert_eq!(statuses, ["ok", "ok", "failed", "ok"], "{records:?}");
+    let failed = of("1")[2];
+    let error = failed["error"].as_str().unwrap();
+    assert!(error.starts_with("service `server` on host `srv` ended before this trial: "), "{error}");
+    assert!(!error.contains("margin-service"), "{error}");
+    assert!(failed["raw"].is_null(), "{failed}");
+    assert!(of("2").iter().all(|r| r["status"] == "ok"), "{records:?}");
+    // started twice: the second start served the rest
+    assert_eq!(service_outputs(&run).len(), 2);
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(super::running(&format!("-p\0{port}")), 0, "the iperf3 server outlived the run");
+
+    // max_failures: 1 — the same death abandons the cell, and the other cell still runs
+    let port = free_port();
+    let kill = killing(port);
+    let run = iperf3_service(&keys, &srv, &cli, port, &kill, "max_failures: 1\n");
+    let out = run.margin(&["run"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(
+        text.contains(
+            "abandoned host=cli streams=1: 1 failure; the last: service `server` on host `srv` ended before this trial"
+        ),
+        "{text}"
+    );
+    let records = run.records();
+    let statuses: Vec<&str> = records
+        .iter()
+        .filter(|r| r["levels"]["streams"] == "1")
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["ok", "ok", "failed"]);
+    assert_eq!(records.iter().filter(|r| r["levels"]["streams"] == "2" && r["status"] == "ok").count(), 3);
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(super::running(&format!("-p\0{port}")), 0, "the iperf3 server outlived the run");
+}
+
+/// While a service runs, its host runs no other trial: `srv`'s own trials fall before the
+/// service's first client trial or after its last, never among them, although the two
+/// hosts otherwise run in parallel.
+#[test]
+fn a_services_host_runs_no_trial_of_its_own_while_it_serves() {
+    let keys = Keys::new();
+    let (srv, cli) = (keys.start(), keys.start());
+    let marker = format!("44.{}", std::process::id());
+    let run = Run::new(&format!(
+        "hosts:\n  srv: {}\n  cli: {}\n\
+         services:\n  server:\n    host: srv\n    run: sleep {marker}\n    when: \"host == 'cli'\"\n\
+         matrix:\n  host: [cli, srv]\nrun: sleep 0.3\nrepetitions: 4\n",
+        keys.host(srv.port),
+        keys.host(cli.port),
+    ));
+    let out = run.margin(&["run"]);
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let records = run.records();
+    assert_eq!(records.len(), 8);
+    let spans =
+        |host: &str| -> Vec<(f64, f64)> { records.iter().filter(|r| r["host"] == host).map(span).collect() };
+    let served = spans("cli");
+    let (first, last) = (
+        served.iter().map(|s| s.0).fold(f64::INFINITY, f64::min),
+        served.iter().map(|s| s.1).fold(0.0, f64::max),
+    );
+    for (start, end) in spans("srv") {
+        assert!(
+            end <= first + 0.002 || start >= last - 0.002,
+            "srv ran a trial while serving: {start}..{end} within {first}..{last}"
+        );
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(super::running(&format!("sleep\0{marker}")), 0, "the service outlived the run");
 }

@@ -18,6 +18,7 @@ mod report_structure;
 mod run;
 mod schema;
 mod seeds;
+mod services;
 mod store_copy;
 mod telemetry;
 mod until_verdict;

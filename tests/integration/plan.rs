@@ -223,3 +223,50 @@ fn plan_estimates_each_cells_time_left_from_earlier_trials() {
         "{text}"
     );
 }
+
+/// `plan --json` gives each cell its host and machine, and lists the hosts with the
+/// machine each is on and the hosts it takes turns with.
+#[test]
+fn plan_json_says_which_machine_each_host_is_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = margin()
+        .env("MARGIN_REPORTS", dir.path())
+        .args(["plan", "--json", "experiments/xen-bonnie.yaml"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let hosts = v["hosts"].as_array().unwrap();
+    let dom0 = hosts.iter().find(|h| h["name"] == "dom0").unwrap();
+    assert_eq!(dom0["machine"], "xen1");
+    assert_eq!(dom0["ssh"], "root@xen1.example.org");
+    assert_eq!(dom0["shares_machine_with"], serde_json::json!(["domu"]));
+    let cells = v["cells"].as_array().unwrap();
+    assert!(cells.iter().all(|c| c["machine"] == "xen1" || c["host"] != "dom0" && c["host"] != "domu"));
+    assert!(cells.iter().any(|c| c["host"] == "domu" && c["machine"] == "xen1"), "{v}");
+    // without `machine:`, a host is a machine of its own
+    let f = write(&dir, "own.yaml", "hosts:\n  a: { ssh: a.example.org }\nmatrix:\n  host: [a]\nrun: echo\n");
+    let out = margin().env("MARGIN_REPORTS", dir.path()).args(["plan", "--json"]).arg(&f).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["hosts"][0]["machine"], "host a");
+    assert_eq!(v["hosts"][0]["shares_machine_with"], serde_json::json!([]));
+    assert_eq!(v["cells"][0]["machine"], "host a");
+}
+
+/// `plan` names each service, its host and address, and the cells that use it.
+#[test]
+fn plan_shows_the_services_and_where_they_run() {
+    let out = margin().args(["plan", "experiments/xen-mixed-netperf.yaml"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("  service netserver_xen on host xen (xen-guest.example.org), for the cells where `target == 'xen'`"),
+        "{text}"
+    );
+    let out = margin().args(["plan", "experiments/iperf3.yaml"]).output().unwrap();
+    assert!(
+        stdout(&out).contains("  service server on host local (127.0.0.1), for every cell"),
+        "{}",
+        stdout(&out)
+    );
+}
