@@ -322,6 +322,7 @@ fn a_remote_hosts_telemetry_comes_back_with_its_trial() {
         assert!(!err.contains("margin-"), "{err}");
         assert_eq!(r["metrics"]["bytes"], 4194304.0);
     }
+}
 
 /// An experiment with an iperf3 server as a service on host `srv` and client trials on
 /// host `cli` (two sshd on 127.0.0.1), on a free port; `extra` is added to its text.
