@@ -38,7 +38,9 @@ check:
 test: test-deps
     cargo test --all-targets
 
-# The tools the tests drive for real: fio, and sshd/ssh for the remote-host tests.
+# The tools the tests drive for real: fio, sshd/ssh for the remote-host tests, iperf3 and
+# ss for the services tests, git for the first-run test's copy, a C compiler for the
+# campaign's I/O-error shim.
 test-deps:
     #!/usr/bin/env bash
     set -euo pipefail
@@ -46,6 +48,10 @@ test-deps:
     command -v fio > /dev/null || missing+=(fio)
     [ -x /usr/sbin/sshd ] || missing+=(openssh-server)
     command -v ssh-keygen > /dev/null || missing+=(openssh-client)
+    [ -x /usr/bin/iperf3 ] || missing+=(iperf3)
+    command -v ss > /dev/null || missing+=(iproute2)
+    command -v git > /dev/null || missing+=(git)
+    command -v cc > /dev/null || missing+=(gcc)
     [ ${#missing[@]} -eq 0 ] && exit 0
     sudo=""
     [ "$(id -u)" -eq 0 ] || sudo="sudo"
