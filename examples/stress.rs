@@ -59,6 +59,7 @@ fn main() -> ExitCode {
     if wants("disk") {
         let cfg = campaign::disk::Config { sizes: 10, smallest: 32, largest: 2048, seed: args.seed };
         report(campaign::disk::campaign(&margin, root.path(), &cfg));
+        report(campaign::disk::read_only(&margin, root.path()));
     }
     if wants("faults") {
         report(campaign::faults::campaign(&margin, root.path(), &campaign::faults::Config { points: 100 }));

@@ -87,6 +87,17 @@ impl LocalExecutor {
     }
 }
 
+impl LocalExecutor {
+    /// The invocation's environment with the store's marker: every command this
+    /// executor starts carries it (src/run/orphans.rs).
+    fn marked(&self, invocation: &Invocation<'_>) -> Vec<(String, String)> {
+        let mut env = Vec::with_capacity(invocation.env.len() + 1);
+        env.extend_from_slice(invocation.env);
+        env.push(self.marker.clone());
+        env
+    }
+}
+
 impl Executor for LocalExecutor {
     fn host(&self) -> &str {
         super::LOCAL_HOST
@@ -106,9 +117,7 @@ impl Executor for LocalExecutor {
     }
 
     fn execute(&self, invocation: &Invocation<'_>) -> std::io::Result<Execution> {
-        let mut env = Vec::with_capacity(invocation.env.len() + 1);
-        env.extend_from_slice(invocation.env);
-        env.push(self.marker.clone());
+        let env = self.marked(invocation);
         process::execute(&Invocation { env: &env, ..invocation.clone() })
     }
 
@@ -118,16 +127,19 @@ impl Executor for LocalExecutor {
         monitor: &Monitor,
     ) -> std::io::Result<(Execution, Option<Snapshots>)> {
         if monitor.is_off() {
-            return Ok((process::execute(invocation)?, None));
+            return Ok((self.execute(invocation)?, None));
         }
+        let env = self.marked(invocation);
+        let invocation = Invocation { env: &env, ..invocation.clone() };
         let before = self.counters.snapshot(monitor);
-        let e = process::execute(invocation)?;
+        let e = process::execute(&invocation)?;
         let after = self.counters.snapshot(monitor);
         Ok((e, Some(Snapshots { before, after })))
     }
 
     fn start(&self, invocation: &Invocation<'_>) -> std::io::Result<Box<dyn Started>> {
-        Ok(Box::new(process::start(invocation)?))
+        let env = self.marked(invocation);
+        Ok(Box::new(process::start(&Invocation { env: &env, ..invocation.clone() })?))
     }
 
     fn facts(&self) -> &dyn Source {

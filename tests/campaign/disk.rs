@@ -1,6 +1,7 @@
 //! `margin run` with its store on a full disk, at many sizes: the run stops with an error
 //! naming the file it could not write (exit 2), nothing before it is lost, and the same
-//! command completes the store once there is room again.
+//! command completes the store once there is room again. And the same for a store whose
+//! file system is remounted read-only between two runs.
 
 use std::path::Path;
 use std::process::Command;
@@ -102,6 +103,65 @@ pub(crate) fn campaign(margin: &Margin, root: &Path, cfg: &Config) -> Tally {
     Tally { line, failures }
 }
 
+/// A store on a tmpfs of its own: a first run completes 10 trials per cell, the file
+/// system is remounted read-only, a second run asks for 12 (`$4` is what it printed),
+/// the file system is made writable again and a third run completes the 12; the store is
+/// copied out to `$1/copy` before the namespace ends. Exits with the second run's code.
+const READ_ONLY: &str = "mkdir -p \"$1/reports\" && mount -t tmpfs -o size=8m tmpfs \"$1/reports\" || exit 99; \
+    cd \"$1\" && \"$3\" run exp.yaml > /dev/null 2>&1 && cp -a reports/exp \"$1/first\" \
+    && mount -o remount,ro \"$1/reports\" || exit 98; \
+    \"$3\" run exp.yaml --repetitions 12 > /dev/null 2> \"$4\"; rc=$?; \
+    mount -o remount,rw \"$1/reports\" && \"$3\" run exp.yaml --repetitions 12 > /dev/null 2>&1 || rc=97; \
+    cp -a reports \"$1/copy\"; umount \"$1/reports\"; exit $rc";
+
+/// The read-only part: a run on a read-only store is refused with exit 2 naming the
+/// file, nothing stored changes, and the next run once it is writable completes.
+pub(crate) fn read_only(margin: &Margin, root: &Path) -> Tally {
+    let dir = folder(root, "read-only", EXPERIMENT);
+    let said = dir.join("second.stderr");
+    let rc = match in_namespace(
+        READ_ONLY,
+        &[
+            dir.to_str().unwrap_or_default(),
+            "0",
+            margin.bin.to_str().unwrap_or_default(),
+            said.to_str().unwrap_or_default(),
+        ],
+    ) {
+        Ok(rc) => rc,
+        Err(why) => {
+            return Tally { line: format!("read-only store: not tried ({why})"), failures: Vec::new() };
+        }
+    };
+    let mut failures = Vec::new();
+    let text = std::fs::read_to_string(&said).unwrap_or_default();
+    let (first, _) = records(&dir.join("first"));
+    let (last, _) = records(&dir.join("copy").join("exp"));
+    if rc != Some(2) || !text.contains("Read-only file system") || !text.contains('/') {
+        failures.push(format!("a run on a read-only store: exit {rc:?}, expected 2 naming the file: {text}"));
+    }
+    if text.contains("panicked at") {
+        failures.push(format!("a run on a read-only store panicked: {text}"));
+    }
+    let per_cell = ok_per_cell(&last);
+    let complete = per_cell.len() == CELLS && per_cell.values().all(|&n| n == 12);
+    if lost(&first, &last) + duplicates(&last) > 0 || !complete {
+        failures.push(format!(
+            "after the store was writable again: {} lost, {} duplicated, ok per cell {per_cell:?}",
+            lost(&first, &last),
+            duplicates(&last)
+        ));
+    }
+    let line = format!(
+        "read-only store: the run refused with exit {rc:?} ({}), {} of {} stored trials kept, and completed to 12 per cell once writable ({})",
+        if text.contains("Read-only file system") { "naming the file" } else { "not naming the file" },
+        first.len() - lost(&first, &last),
+        first.len(),
+        if complete { "yes" } else { "no" }
+    );
+    Tally { line, failures }
+}
+
 /// Whether an error message names the file it could not write: a raw output, a log or
 /// the report's files.
 fn names_a_file(stderr: &str) -> bool {
@@ -112,6 +172,12 @@ fn names_a_file(stderr: &str) -> bool {
 /// `Ok(code)`, or why there is no tmpfs to fill.
 fn mounted_run(margin: &Margin, dir: &Path, kib: u64) -> Result<Option<i32>, String> {
     let args = [dir.to_str().unwrap_or_default(), &kib.to_string(), margin.bin.to_str().unwrap_or_default()];
+    in_namespace(SCRIPT, &args)
+}
+
+/// `script` under `sh` with `args`: as root directly, else in a user namespace of our own
+/// where mounting is allowed. `Ok(code)`, or why it could not mount (its exit 98 or 99).
+fn in_namespace(script: &str, args: &[&str]) -> Result<Option<i32>, String> {
     let root = nix::unistd::geteuid().is_root();
     let mut cmd = if root {
         Command::new("sh")
@@ -125,8 +191,9 @@ fn mounted_run(margin: &Margin, dir: &Path, kib: u64) -> Result<Option<i32>, Str
             cmd.env_remove(name);
         }
     }
-    let status = cmd.args(["-c", SCRIPT, "sh"]).args(args).status().map_err(|e| format!("sh: {e}"))?;
+    let status = cmd.args(["-c", script, "sh"]).args(args).status().map_err(|e| format!("sh: {e}"))?;
     match status.code() {
+        Some(98) => Err("the tmpfs could not be remounted read-only".into()),
         Some(99) => Err(if root {
             "mount -t tmpfs failed as root".into()
         } else {

@@ -37,6 +37,12 @@ fn an_io_error_at_a_dozen_write_and_sync_calls_is_reported_or_recovered() {
 }
 
 #[test]
+fn a_read_only_store_refuses_the_run_naming_the_file_and_loses_nothing() {
+    let root = tempfile::tempdir().unwrap();
+    holds(campaign::disk::read_only(&margin(), root.path()));
+}
+
+#[test]
 fn readers_during_a_write_read_whole_stores() {
     let root = tempfile::tempdir().unwrap();
     holds(campaign::readers::campaign(
