@@ -181,15 +181,7 @@ fn writers(margin: &Margin, root: &Path, cfg: &Config, rng: &mut Rng) -> (usize,
     let whole = timed.elapsed();
     let mut before = Vec::new();
     for k in 0..cfg.kills {
-        let mut child = margin
-            .command(&dir, &import)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("margin");
-        std::thread::sleep(whole.mul_f64(rng.unit()));
-        let _ = child.kill();
-        let _ = child.wait();
+        kill_after(margin, &dir, &import, whole.mul_f64(rng.unit()));
         kills += 1;
         let (now, torn) = records(&store);
         if torn > 1 || lost(&before, &now) > 0 || duplicates(&now) > 0 {
@@ -231,15 +223,7 @@ fn writers(margin: &Margin, root: &Path, cfg: &Config, rng: &mut Rng) -> (usize,
         ids
     };
     for k in 0..cfg.kills {
-        let mut child = margin
-            .command(&dir, &["reparse", "exp.yaml"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("margin");
-        std::thread::sleep(whole.mul_f64(rng.unit()));
-        let _ = child.kill();
-        let _ = child.wait();
+        kill_after(margin, &dir, &["reparse", "exp.yaml"], whole.mul_f64(rng.unit()));
         kills += 1;
         let (now, _) = records(&store);
         if trials(&now) != trials(&ran) {
@@ -261,4 +245,13 @@ fn writers(margin: &Margin, root: &Path, cfg: &Config, rng: &mut Rng) -> (usize,
         other => failures.push(format!("reparse after kills: {:?}", other.map(|o| super::said(&o)))),
     }
     (kills, failures)
+}
+
+/// `margin ARGS…` in `dir`, killed with SIGKILL after `delay`.
+fn kill_after(margin: &Margin, dir: &Path, args: &[&str], delay: Duration) {
+    let mut child =
+        margin.command(dir, args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("margin");
+    std::thread::sleep(delay);
+    let _ = child.kill();
+    let _ = child.wait();
 }
