@@ -58,7 +58,11 @@ pub(crate) fn campaign(margin: &Margin, root: &Path, cfg: &Config) -> Tally {
             "report" => vec![margin.output(&dir, &["report", "exp.yaml"], LIMIT)],
             "export" => vec![margin.output(&dir, &["export", "--format", "ndjson", "exp.yaml"], LIMIT)],
             "export parquet" => {
-                vec![margin.output(&dir, &["export", "--format", "parquet", "-o", "trials.parquet", "exp.yaml"], LIMIT)]
+                vec![margin.output(
+                    &dir,
+                    &["export", "--format", "parquet", "-o", "trials.parquet", "exp.yaml"],
+                    LIMIT,
+                )]
             }
             "reports at once" => std::thread::scope(|s| {
                 let all: Vec<_> =
