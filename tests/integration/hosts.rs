@@ -496,3 +496,29 @@ fn a_services_host_runs_no_trial_of_its_own_while_it_serves() {
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(super::running(&format!("sleep\0{marker}")), 0, "the service outlived the run");
 }
+
+/// An ssh host that prints without end: its output is bounded as a local trial's is (the
+/// ssh client's output goes to the same memory files), the trial fails with the reason,
+/// nothing is left running there, and the run goes on with the next cell.
+#[test]
+fn an_ssh_host_that_prints_without_end_fails_its_trial_and_the_run_goes_on() {
+    let keys = Keys::new();
+    let a = keys.start();
+    let marker = format!("margin-flood-{}", std::process::id());
+    let run = Run::new(&format!(
+        "hosts:\n  a: {}\nmatrix:\n  host: [a]\n  t: [flood, fine]\n\
+         run: \"{{% if t == 'flood' %}}yes {marker}{{% else %}}echo value=1{{% endif %}}\"\n\
+         metrics:\n  value: {{ regex: 'value=(\\d+)' }}\nrepetitions: 1\nmax_failures: 1\norder: sequential\n",
+        keys.host(a.port)
+    ));
+    let out = run.margin(&["run"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let records = run.records();
+    let by = |t: &str| records.iter().find(|r| r["levels"]["t"] == t).unwrap().clone();
+    let flood = by("flood");
+    assert_eq!(flood["status"], "failed", "{flood}");
+    assert!(flood["error"].as_str().unwrap().contains("stopped after printing more than 256 MiB"), "{flood}");
+    assert_eq!(by("fine")["status"], "ok");
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(super::running(&marker), 0, "the remote command went with its connection");
+}
