@@ -77,12 +77,9 @@ fn state_and_group(pid: i32) -> Option<(char, i32)> {
 /// until none is left; what it ended. `Err` names those still there after the wait.
 pub(crate) fn end(store: &Path) -> Result<Vec<Orphan>, Vec<Orphan>> {
     let found = find(store);
-    if found.is_empty() {
-        return Ok(found);
-    }
     let start = Instant::now();
+    let mut left = found.clone();
     loop {
-        let left = find(store);
         if left.is_empty() {
             return Ok(found);
         }
@@ -95,6 +92,7 @@ pub(crate) fn end(store: &Path) -> Result<Vec<Orphan>, Vec<Orphan>> {
             let _ = nix::sys::signal::kill(Pid::from_raw(orphan.pid), Signal::SIGKILL);
         }
         std::thread::sleep(Duration::from_millis(5));
+        left = find(store);
     }
 }
 
