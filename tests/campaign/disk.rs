@@ -186,12 +186,11 @@ fn in_namespace(script: &str, args: &[&str]) -> Result<Option<i32>, String> {
         cmd.args(["--user", "--map-root-user", "--mount", "sh"]);
         cmd
     };
-    for (name, _) in std::env::vars_os() {
-        if name.to_string_lossy().starts_with("MARGIN_") {
-            cmd.env_remove(name);
-        }
-    }
-    let status = cmd.args(["-c", script, "sh"]).args(args).status().map_err(|e| format!("sh: {e}"))?;
+    let status = super::without_margin_env(&mut cmd)
+        .args(["-c", script, "sh"])
+        .args(args)
+        .status()
+        .map_err(|e| format!("sh: {e}"))?;
     match status.code() {
         Some(98) => Err("the tmpfs could not be remounted read-only".into()),
         Some(99) => Err(if root {

@@ -29,12 +29,7 @@ impl Margin {
     /// `margin ARGS…` in `dir`, with no `MARGIN_*` variable: the store is `dir/reports`.
     pub(crate) fn command(&self, dir: &Path, args: &[&str]) -> Command {
         let mut cmd = Command::new(&self.bin);
-        for (name, _) in std::env::vars_os() {
-            if name.to_string_lossy().starts_with("MARGIN_") {
-                cmd.env_remove(name);
-            }
-        }
-        cmd.current_dir(dir).args(args).stdin(Stdio::null());
+        without_margin_env(&mut cmd).current_dir(dir).args(args).stdin(Stdio::null());
         cmd
     }
 
@@ -66,6 +61,16 @@ impl Margin {
         let stderr = err.map(|t| t.join().unwrap_or_default()).unwrap_or_default();
         status.map(|status| Output { status, stdout, stderr })
     }
+}
+
+/// `cmd` with every `MARGIN_*` variable of this process's environment removed.
+pub(crate) fn without_margin_env(cmd: &mut Command) -> &mut Command {
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("MARGIN_") {
+            cmd.env_remove(name);
+        }
+    }
+    cmd
 }
 
 fn drain(mut pipe: impl std::io::Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
