@@ -205,11 +205,11 @@ pub fn run(
     let store = t.store(reports, &exp);
     let (path, summary) = write(&exp, &plan, &store, &[])?;
     let Some(path) = path else {
-        eprintln!(
+        to_stderr(format_args!(
             "{}: the store changed while this report was made (a run is writing it): report.md is left \
              as it is, and the run writes a newer one when it ends; the answer below is of the trials read",
             exp.name
-        );
+        ));
         if json {
             let text = serde_json::to_string_pretty(&summary).map_err(|e| Error::Output(e.into()))?;
             writeln!(out, "{text}").map_err(io)?;
@@ -220,7 +220,7 @@ pub fn run(
     };
     if json {
         // stdout is summary.json alone
-        eprintln!("{}: {}", exp.name, t.used());
+        to_stderr(format_args!("{}: {}", exp.name, t.used()));
         let text = serde_json::to_string_pretty(&summary).map_err(|e| Error::Output(e.into()))?;
         writeln!(out, "{text}").map_err(io)?;
     } else {
@@ -237,7 +237,7 @@ pub fn export(target: &Path, format: Format, output: Option<&Path>, reports: &Pa
     let t = resolve(target, reports, "export")?;
     let (exp, plan) = load_all(std::slice::from_ref(&t.file), usize::MAX)?.remove(0);
     // stdout may be the table itself
-    eprintln!("{}: {}", exp.name, t.used());
+    to_stderr(format_args!("{}: {}", exp.name, t.used()));
     let store = t.store(reports, &exp);
     let snapshot = store.load()?;
     let table = Table::build(&snapshot.trials, &plan)
@@ -295,4 +295,10 @@ impl<W: Write> Write for Watched<W> {
         let result = self.inner.flush();
         self.watch(result)
     }
+}
+
+/// A line to stderr that never panics: `eprintln!` does when stderr is a closed pipe
+/// (`margin report … 2>&1 | head`), and a note is not worth failing the command for.
+fn to_stderr(line: std::fmt::Arguments<'_>) {
+    let _ = writeln!(std::io::stderr(), "{line}");
 }

@@ -198,7 +198,12 @@ fn watch_signals(interrupt: Arc<AtomicBool>) {
                 crate::run::process::kill_running();
                 std::process::exit(130);
             }
-            eprintln!("stopping after the trial under way (interrupt again to stop at once)");
+            // not `eprintln!`: it panics on a closed stderr, and this thread must live to
+            // see the second interrupt
+            let _ = writeln!(
+                std::io::stderr(),
+                "stopping after the trial under way (interrupt again to stop at once)"
+            );
         }
     });
 }

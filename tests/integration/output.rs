@@ -109,3 +109,26 @@ fn every_command_writing_to_stdout_ends_quietly_when_it_is_closed() {
         }
     }
 }
+
+/// stderr a pipe whose read end is closed (`margin … 2>&1 | head`, the reader gone):
+/// the notes a command writes there are lost, but the command does its work.
+#[test]
+fn a_closed_stderr_loses_the_notes_not_the_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let reports = dir.path().join("reports");
+    let store = big_store(&reports);
+    let commands: [&[&str]; 3] = [
+        &["report", store.as_str(), "--json"],
+        &["export", store.as_str(), "--format", "csv"],
+        &["status", store.as_str()],
+    ];
+    for args in commands {
+        let full = margin(&reports, args).output().unwrap();
+        assert!(full.status.success(), "{args:?}: {}", stderr(&full));
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = margin(&reports, args).stderr(writer).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert_eq!(out.stdout, full.stdout, "{args:?}");
+    }
+}
