@@ -2,6 +2,7 @@
 //! what the tests analyse, and what `margin calibrate` fills with simulated trials to run
 //! them through the same [`summarize_store`](super::summarize_store) the report uses.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use indexmap::IndexMap;
@@ -28,6 +29,8 @@ pub struct MemoryStore {
     status: Status,
     /// Minutes since the fixture's epoch: each trial starts one minute after the last.
     clock: i64,
+    /// Trials recorded so far per cell id: the next one's repetition number.
+    repetitions: HashMap<String, u32>,
 }
 
 /// The most cells an in-memory experiment may have.
@@ -56,6 +59,7 @@ impl MemoryStore {
             host: String::new(),
             status: Status::Ok,
             clock: 0,
+            repetitions: HashMap::new(),
         })
     }
 
@@ -133,7 +137,9 @@ impl MemoryStore {
         status: Status,
     ) -> &mut Self {
         self.clock += 1;
-        let repetition = self.records.iter().filter(|t| t.cell == cell).count() as u32 + 1;
+        let repetition = self.repetitions.entry(cell.clone()).or_default();
+        *repetition += 1;
+        let repetition = *repetition;
         let metrics: IndexMap<String, f64> = metrics.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect();
         let metric_info =
             metrics.keys().filter_map(|k| Some((k.clone(), self.info.get(k)?.clone()))).collect();

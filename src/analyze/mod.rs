@@ -30,5 +30,5 @@ pub(crate) mod fixture;
 
 pub(crate) use export::{Format, export};
 pub(crate) use memory::MemoryStore;
-pub(crate) use summarize::{AnalyzeError, summarize_store};
+pub(crate) use summarize::{AnalyzeError, statistics, summarize_store};
 pub(crate) use table::Table;

@@ -9,7 +9,7 @@ use polars::error::PolarsError;
 use rayon::prelude::*;
 
 use super::analysed::{Analysed, cell_stat};
-use super::comparisons::{Units, adjust, compare_all, primary_metrics};
+use super::comparisons::{Arms, Units, adjust, compare_all, primary_metrics};
 use super::lint;
 use super::sessions::{cell_failures, environment, failures, reproduce};
 use super::settings::{nominal_confidence, runs_at_typical_cvs, settings};
@@ -17,11 +17,14 @@ use super::table::Table;
 use super::telemetry;
 use crate::plan::Plan;
 use crate::spec::Experiment;
-use crate::stats::StatsError;
 use crate::stats::cell::analyze_cell;
 use crate::stats::observations::Observations;
+use crate::stats::{StatsError, StatsSettings};
 use crate::store::{Name, Snapshot, Trials};
-use crate::summary::{AnalysisSettings, CellStat, MetricMeta, Pending, Summary, Warning, WarningKind};
+use crate::summary::{
+    AnalysisSettings, CellStat, ComparisonStat, Effect, MetricMeta, Pending, Summary, TrialCounts, Warning,
+    WarningKind,
+};
 use crate::vocab::{Better, MeanKind};
 
 /// Why the summary could not be built. Bad data in one cell is a warning, not this.
@@ -33,13 +36,29 @@ pub enum AnalyzeError {
     Settings(#[from] StatsError),
 }
 
-/// Analyses the store of `exp` against its current plan.
-pub(crate) fn summarize_store(
+/// A store's statistics: every cell analysed and every comparison with its verdict,
+/// adjusted and pooled — all a verdict depends on, before the warnings that only
+/// describe how the trials ran. The report's summary is built on exactly this, and
+/// `margin calibrate` reads its verdicts from it (docs/statistics.md, Calibration).
+pub(crate) struct Statistics {
+    pub settings: StatsSettings,
+    pub counts: TrialCounts,
+    pub metrics: Vec<MetricMeta>,
+    pub analysed: Vec<Analysed>,
+    pub cells: Vec<CellStat>,
+    pub comparisons: Vec<ComparisonStat>,
+    pub arms: Vec<Arms>,
+    pub effects: Vec<Effect>,
+    /// Cells that could not be analysed, and the store's own problems.
+    pub warnings: Vec<Warning>,
+}
+
+/// Analyses every cell of the store and every comparison of the spec.
+pub(crate) fn statistics(
     exp: &Experiment,
     plan: &Plan,
     snapshot: &Snapshot,
-    pending: &[Pending],
-) -> Result<Summary, AnalyzeError> {
+) -> Result<Statistics, AnalyzeError> {
     let settings = settings(&exp.spec);
     settings.validate()?;
     let table = Table::build(&snapshot.trials, plan)?;
@@ -84,7 +103,28 @@ pub(crate) fn summarize_store(
         compare_all(exp, plan, &metrics, &analysed, &settings, &units, &mut warnings);
     adjust(&mut comparisons)?;
     let effects = super::answers::effects(&comparisons, &settings);
+    Ok(Statistics {
+        settings,
+        counts: table.counts,
+        metrics,
+        analysed,
+        cells,
+        comparisons,
+        arms,
+        effects,
+        warnings,
+    })
+}
 
+/// Analyses the store of `exp` against its current plan.
+pub(crate) fn summarize_store(
+    exp: &Experiment,
+    plan: &Plan,
+    snapshot: &Snapshot,
+    pending: &[Pending],
+) -> Result<Summary, AnalyzeError> {
+    let Statistics { settings, counts, metrics, analysed, cells, comparisons, arms, effects, mut warnings } =
+        statistics(exp, plan, snapshot)?;
     warnings.extend(lint::cell_warnings(plan, &metrics, &analysed, &primary_metrics(exp, &metrics)));
     warnings.extend(lint::command_warnings(exp, plan, snapshot, &analysed));
     warnings.extend(lint::comparison_warnings(exp, snapshot, &analysed, &comparisons, &arms));
@@ -105,7 +145,7 @@ pub(crate) fn summarize_store(
             p_adjustment: "holm",
             runs_needed_at_cv: runs_at_typical_cvs(&settings),
         },
-        trials: table.counts,
+        trials: counts,
         metrics,
         cells,
         comparisons,

@@ -7,7 +7,7 @@
 //!
 //! Like the scenarios of the main table, every simulated experiment is an experiment
 //! file, its trials written into an in-memory store and analysed by
-//! [`summarize_store`], the function the report uses; the rates are read from the
+//! [`statistics`], the analysis the report is built on; the rates are read from the
 //! summary's `prediction` and `effects`.
 
 use rand::SeedableRng;
@@ -17,7 +17,7 @@ use serde::Serialize;
 use super::scenario::Shape;
 use super::simulate::{BLOCK_SD_LOG, WORK, draw, experiment_seed, standard_normal};
 use super::{ALPHA, Goal, MIN_COVERAGE, Options, Rate};
-use crate::analyze::{MemoryStore, summarize_store};
+use crate::analyze::{MemoryStore, statistics};
 use crate::stats::pool::pool;
 use crate::stats::prediction::Place;
 use crate::vocab::{Better, MeanKind};
@@ -198,8 +198,7 @@ fn experiment(check: &Check, empty: &MemoryStore, truth: f64, seed: u64) -> Seen
             }
             let x = one(&mut rng);
             store.trial(&[("v", "b")], &[("value", x)]);
-            let summary =
-                summarize_store(&store.exp, &store.plan, &store.snapshot, &[]).map_err(|e| e.to_string())?;
+            let summary = statistics(&store.exp, &store.plan, &store.snapshot).map_err(|e| e.to_string())?;
             let p = summary
                 .comparisons
                 .first()
@@ -223,15 +222,14 @@ fn experiment(check: &Check, empty: &MemoryStore, truth: f64, seed: u64) -> Seen
                     }
                 }
             }
-            let summary =
-                summarize_store(&store.exp, &store.plan, &store.snapshot, &[]).map_err(|e| e.to_string())?;
+            let summary = statistics(&store.exp, &store.plan, &store.snapshot).map_err(|e| e.to_string())?;
             let e = summary.effects.first().ok_or_else(|| "no pooled effect".to_owned())?;
             if e.contexts != contexts as usize {
                 return Err(format!("{} of {contexts} contexts pooled", e.contexts));
             }
             // the alternatives, from the same log-ratios the summary pooled
             let ratios: Vec<_> = summary.comparisons.iter().filter_map(|c| c.log_ratio).collect();
-            let pooled = pool(&ratios, summary.settings.interval_confidence).ok_or("no pool")?;
+            let pooled = pool(&ratios, summary.settings.confidence).ok_or("no pool")?;
             Ok(Outcome {
                 covered: e.ci_low <= truth && truth <= e.ci_high,
                 differs: e.differs,

@@ -2,8 +2,9 @@
 //! states? Experiments with a known truth are simulated scenario by scenario — few
 //! trials, skewed, heavy-tailed, contaminated and quantised values, paired designs,
 //! rates, sessions that shift their trials, adaptive repetitions — written into an
-//! in-memory store and analysed by [`summarize_store`](crate::analyze::summarize_store),
-//! the function the report uses; adaptive repetitions stop by the runner's own rule
+//! in-memory store and analysed by [`statistics`](crate::analyze::statistics), the
+//! analysis the report's summary is built on (every cell, comparison and verdict; not the
+//! warnings about how trials ran, which no verdict reads); adaptive repetitions stop by the runner's own rule
 //! ([`crate::analyze::stopping::Rule::is_done`]). Per scenario it counts how often a difference
 //! is claimed where there is none, how often the interval of the ratio covers the truth,
 //! and how often a true change of 10 % and 20 % is found, each with its standard error,
@@ -317,7 +318,7 @@ pub fn run_scenario(scenario: &Scenario, options: &Options) -> Result<ScenarioRe
     Ok(summarise(scenario, options.experiments, &tallies, failure))
 }
 
-/// The stack of each simulating thread. [`summarize_store`](crate::analyze::summarize_store)
+/// The stack of each simulating thread. [`statistics`](crate::analyze::statistics)
 /// builds a polars table, whose frames in a debug build overflow the 2 MiB a rayon worker
 /// gets by default; the report calls it from the main thread (8 MiB).
 const STACK: usize = 64 << 20;

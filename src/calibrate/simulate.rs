@@ -1,7 +1,7 @@
 //! One simulated experiment: trials drawn with a known truth, written into an in-memory
 //! store as a run (or, for sessions, several boots) would write them, with adaptive
 //! repetitions decided round by round by the runner's own rule; then analysed by
-//! [`summarize_store`], the function the report uses, and its comparison read.
+//! [`statistics`], the analysis the report is built on, and its comparison read.
 
 use rand::Rng;
 use rand::SeedableRng;
@@ -10,8 +10,9 @@ use statrs::distribution::{ContinuousCDF, Normal};
 
 use super::scenario::{Layout, Scenario, Shape, Trials};
 use crate::analyze::stopping::Rule;
-use crate::analyze::{MemoryStore, summarize_store};
+use crate::analyze::{MemoryStore, statistics};
 use crate::stats::verdict::VerdictKind;
+use crate::store::Status;
 use crate::vocab::MeanKind;
 
 /// The work behind one trial of a rate (MB): its value is this over the trial's time.
@@ -164,6 +165,9 @@ pub fn simulate_trials(prepared: &Prepared, ratio: f64, seed: u64) -> (MemorySto
         }
         levels
     };
+    // Each cell's levels and id, looked up in the plan once rather than at every trial.
+    let levels: Vec<Vec<(&str, &str)>> = (0..cells.len()).map(levels_of).collect();
+    let ids: Vec<String> = levels.iter().map(|l| store.cell(l)).collect();
     // Draws and records the next trial of `cell`, its centre shifted by `offset` sd.
     let mut add = |store: &mut MemoryStore, rng: &mut Pcg64, cell: usize, offset: f64| {
         let centre = cells[cell].2;
@@ -180,7 +184,7 @@ pub fn simulate_trials(prepared: &Prepared, ratio: f64, seed: u64) -> (MemorySto
             MeanKind::Harmonic => WORK / x,
         };
         values[cell].push(value);
-        store.trial(&levels_of(cell), &[(METRIC, value)]);
+        store.record(ids[cell].clone(), &levels[cell], &[(METRIC, value)], Status::Ok);
     };
 
     match (s.trials, s.layout) {
@@ -213,19 +217,11 @@ pub fn simulate_trials(prepared: &Prepared, ratio: f64, seed: u64) -> (MemorySto
             // decides from the records (the cell's own, or, until a verdict, those of
             // every cell of its comparison) which cells are done.
             store.session("s1", "sim", &[("kernel", "sim")]);
-            let plan_index: Vec<usize> = (0..cells.len())
-                .map(|cell| {
-                    let levels = levels_of(cell);
-                    store
-                        .plan
-                        .cells
-                        .iter()
-                        .position(|c| {
-                            levels
-                                .iter()
-                                .all(|(k, v)| store.plan.levels(c).any(|(pk, pv)| pk == *k && pv.text == *v))
-                        })
-                        .expect("every simulated cell is a cell of the plan")
+            let plan_index: Vec<usize> = ids
+                .iter()
+                .map(|id| {
+                    let at = store.plan.cells.iter().position(|c| c.id.to_string() == *id);
+                    at.expect("every simulated cell is a cell of the plan")
                 })
                 .collect();
             let mut board = crate::store::Board::new();
@@ -257,8 +253,7 @@ pub fn simulate_trials(prepared: &Prepared, ratio: f64, seed: u64) -> (MemorySto
 
 /// Runs margin's analysis over the store and reads its one comparison.
 pub fn analyse(store: &MemoryStore, cells: &[SimCell]) -> Result<Outcome, String> {
-    let summary =
-        summarize_store(&store.exp, &store.plan, &store.snapshot, &[]).map_err(|e| e.to_string())?;
+    let summary = statistics(&store.exp, &store.plan, &store.snapshot).map_err(|e| e.to_string())?;
     let comparison = match &summary.comparisons[..] {
         [c] => c,
         other => {
