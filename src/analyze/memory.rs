@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use indexmap::IndexMap;
 
@@ -17,8 +18,9 @@ use crate::vocab::{Better, MeanKind};
 /// is the cheap way to get many stores of one experiment (no YAML is parsed again).
 #[derive(Debug, Clone)]
 pub struct MemoryStore {
-    pub exp: Experiment,
-    pub plan: Plan,
+    /// Shared by the clones: the experiment and its plan never change once loaded.
+    pub exp: Arc<Experiment>,
+    pub plan: Arc<Plan>,
     /// The records as the store would hold them (their columns in `snapshot.trials`).
     pub records: Vec<TrialRecord>,
     pub snapshot: Snapshot,
@@ -50,8 +52,8 @@ impl MemoryStore {
         let exp = spec::load_str(Path::new(path), yaml)?;
         let plan = plan::expand(&exp, MAX_CELLS)?;
         Ok(MemoryStore {
-            exp,
-            plan,
+            exp: Arc::new(exp),
+            plan: Arc::new(plan),
             records: Vec::new(),
             snapshot: Snapshot::default(),
             info: IndexMap::new(),
