@@ -321,7 +321,7 @@ pub fn tables(results: &[CheckResult]) -> String {
         if r.of == 0 {
             return "–".to_owned();
         }
-        format!("{:.1} ±{:.1}{}", r.rate * 100.0, r.se * 100.0, if r.misses { " ✗" } else { "" })
+        format!("{:.1} ±{:.1}{}", r.rate * 100.0, r.se * 100.0, r.mark())
     };
     let mut out = String::new();
     let single: Vec<&CheckResult> =
@@ -341,7 +341,7 @@ pub fn tables(results: &[CheckResult]) -> String {
     if !effects.is_empty() {
         out.push_str(
             "\nEffects across the matrix: the same true effect in every context; the pooled interval covers it \
-             (goal ≥ 94 %), and \"the effect differs\" is said at most α + 2 SE of the time.\n\n\
+             (goal ≥ 94 %), and \"the effect differs\" is said at most α + 3 SE of the time (? at 2–3 SE).\n\n\
              Reported: Hartung–Knapp's interval with the spread pooled over the contexts, and Welch's test; \
              for the record, not reported: Hartung–Knapp over each context's own variance (HK own), the \
              fixed-effect interval (FE) and Cochran's χ² test of Q.\n\n\

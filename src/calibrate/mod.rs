@@ -64,15 +64,20 @@ pub struct Rate {
     pub wilson_high: f64,
     /// What the rate should be, if anything.
     pub goal: Option<Goal>,
-    /// The rate is worse than its goal.
+    /// The rate is worse than its goal beyond chance: a false-claim rate more than 3
+    /// standard errors above α (docs/statistics.md, Calibration, on why 3).
     pub misses: bool,
+    /// A false-claim rate 2–3 standard errors above α: among the table's hundreds of
+    /// rates a few land here by chance alone; a re-run with more experiments tells.
+    pub doubtful: bool,
 }
 
 /// What a rate should be.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Goal {
-    /// A false-claim rate: missed when above α + 2 standard errors (at α).
+    /// A false-claim rate: missed when above α + 3 standard errors (at α), doubtful
+    /// between 2 and 3.
     AtMost { alpha: f64 },
     /// A coverage: missed when below.
     AtLeast { level: f64 },
@@ -87,16 +92,42 @@ impl Rate {
         let rate = if of == 0 { f64::NAN } else { hits as f64 / n };
         let se = (rate * (1.0 - rate) / n).sqrt();
         let (wilson_low, wilson_high) = wilson(hits, of);
+        // the excess over α in standard errors at α (the null's own spread)
+        let excess = match goal {
+            Some(Goal::AtMost { alpha }) if of > 0 => (rate - alpha) / (alpha * (1.0 - alpha) / n).sqrt(),
+            _ => f64::NEG_INFINITY,
+        };
         let misses = match goal {
             _ if of == 0 => false,
-            Some(Goal::AtMost { alpha }) => rate > alpha + 2.0 * (alpha * (1.0 - alpha) / n).sqrt(),
+            Some(Goal::AtMost { .. }) => excess > MISS_SE,
             Some(Goal::AtLeast { level }) => rate < level,
             Some(Goal::Never) => hits > 0,
             None => false,
         };
-        Rate { hits, of, rate, se, wilson_low, wilson_high, goal, misses }
+        let doubtful = !misses && excess > DOUBT_SE;
+        Rate { hits, of, rate, se, wilson_low, wilson_high, goal, misses, doubtful }
+    }
+
+    /// The mark after the rate in a table: ` ✗` missed, ` ?` doubtful, else nothing.
+    pub fn mark(&self) -> &'static str {
+        if self.misses {
+            " ✗"
+        } else if self.doubtful {
+            " ?"
+        } else {
+            ""
+        }
     }
 }
+
+/// A false-claim rate misses its goal when it lies this many standard errors above α.
+/// The table checks about 270 rates; were every one exactly at α, one-sided 2 SE would
+/// mark about 6 of them by chance alone, 3 SE about 0.4 (docs/statistics.md,
+/// Calibration).
+pub const MISS_SE: f64 = 3.0;
+/// Between this and [`MISS_SE`] standard errors above α a rate is doubtful: worth a
+/// re-run with more experiments and another seed.
+pub const DOUBT_SE: f64 = 2.0;
 
 /// Wilson's score interval at 95 %.
 pub fn wilson(hits: u64, of: u64) -> (f64, f64) {
@@ -241,6 +272,8 @@ pub struct ScenarioResult {
     pub set_aside: Rate,
     /// The names of the rates that miss their goal.
     pub misses: Vec<String>,
+    /// The names of the rates 2–3 standard errors above their goal.
+    pub doubtful: Vec<String>,
 }
 
 /// A rate at one true change.
@@ -404,11 +437,13 @@ fn summarise(
     let set_aside = Rate::new(all.set_aside, all.analysed(), None);
 
     let mut misses = Vec::new();
-    if false_interval.misses {
-        misses.push("false interval".to_owned());
-    }
-    if false_claim.misses {
-        misses.push("false claim".to_owned());
+    let mut doubtful = Vec::new();
+    for (r, name) in [(&false_interval, "false interval"), (&false_claim, "false claim")] {
+        if r.misses {
+            misses.push(name.to_owned());
+        } else if r.doubtful {
+            doubtful.push(name.to_owned());
+        }
     }
     for c in &coverage {
         if c.rate.misses {
@@ -439,6 +474,7 @@ fn summarise(
         mean_trials_misses,
         set_aside,
         misses,
+        doubtful,
     }
 }
 

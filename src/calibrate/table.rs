@@ -9,8 +9,9 @@ pub fn header(options: &Options, scenarios: usize) -> String {
         "margin calibrate: {scenarios} scenario{}, {} simulated experiments per scenario and true change \
          (0 %, +10 %, +20 %), seed {}.\n\
          Rates in % ± one binomial standard error. ✗ marks a rate worse than its goal: false claims above \
-         α + 2 SE (α = {} %; with one session per level, any claim), coverage below {} %, adaptive mean n \
-         above {} × the fixed n that reaches the target.\n\n\
+         α + 3 SE (α = {} %; with one session per level, any claim), coverage below {} %, adaptive mean n \
+         above {} × the fixed n that reaches the target; ? marks false claims 2–3 SE above α, where a few of \
+         the table's rates land by chance.\n\n\
          | scenario | false: CI ∌ 1 | false: claimed | coverage 0 % | coverage +10 % | coverage +20 % \
          | power +10 % | power +20 % | n per cell | set aside |\n\
          | --- | --: | --: | --: | --: | --: | --: | --: | --: | --: |\n",
@@ -76,6 +77,18 @@ pub fn footer(results: &[ScenarioResult], seconds: f64) -> String {
             missing.join(", ")
         ));
     }
+    let doubtful: Vec<String> = results
+        .iter()
+        .filter(|r| !r.doubtful.is_empty())
+        .map(|r| format!("{} ({})", r.name, r.doubtful.join(", ")))
+        .collect();
+    if !doubtful.is_empty() {
+        out.push_str(&format!(
+            "2–3 SE above α, likely chance among the table's rates (re-run them with more experiments \
+             and another seed to tell): {}.\n",
+            doubtful.join(", ")
+        ));
+    }
     out
 }
 
@@ -84,6 +97,5 @@ fn rate(r: &Rate) -> String {
     if r.of == 0 {
         return "–".to_owned();
     }
-    let mark = if r.misses { " ✗" } else { "" };
-    format!("{:.1} ±{:.1}{mark}", r.rate * 100.0, r.se * 100.0)
+    format!("{:.1} ±{:.1}{}", r.rate * 100.0, r.se * 100.0, r.mark())
 }

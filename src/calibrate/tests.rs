@@ -331,10 +331,14 @@ fn rates_carry_their_uncertainty_and_goal() {
     let (low, high) = wilson(5, 100);
     assert!((low - 0.021_543).abs() < 1e-5 && (high - 0.111_753).abs() < 1e-5, "{low} {high}");
     assert_eq!(wilson(0, 50).0, 0.0);
-    // α + 2 SE at 1000 experiments is 6.38 %
+    // α + 2 SE at 1000 experiments is 6.38 %, α + 3 SE 7.07 %
     let alpha = Some(Goal::AtMost { alpha: 0.05 });
-    assert!(!Rate::new(63, 1000, alpha).misses);
-    assert!(Rate::new(64, 1000, alpha).misses);
+    let (r63, r64) = (Rate::new(63, 1000, alpha), Rate::new(64, 1000, alpha));
+    assert!(!r63.misses && !r63.doubtful && r63.mark().is_empty());
+    assert!(!r64.misses && r64.doubtful && r64.mark() == " ?");
+    let (r70, r71) = (Rate::new(70, 1000, alpha), Rate::new(71, 1000, alpha));
+    assert!(!r70.misses && r70.doubtful);
+    assert!(r71.misses && !r71.doubtful && r71.mark() == " ✗");
     assert!(Rate::new(939, 1000, Some(Goal::AtLeast { level: 0.94 })).misses);
     assert!(!Rate::new(940, 1000, Some(Goal::AtLeast { level: 0.94 })).misses);
     assert!(Rate::new(1, 1000, Some(Goal::Never)).misses);
