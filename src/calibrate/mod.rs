@@ -121,8 +121,8 @@ impl Rate {
 }
 
 /// A false-claim rate misses its goal when it lies this many standard errors above α.
-/// The table checks about 270 rates; were every one exactly at α, one-sided 2 SE would
-/// mark about 6 of them by chance alone, 3 SE about 0.4 (docs/statistics.md,
+/// The suite checks about 170 false-claim rates; were every one exactly at α, one-sided
+/// 2 SE would mark about 4 of them by chance alone, 3 SE about 0.2 (docs/statistics.md,
 /// Calibration).
 pub const MISS_SE: f64 = 3.0;
 /// Between this and [`MISS_SE`] standard errors above α a rate is doubtful: worth a
