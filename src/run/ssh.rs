@@ -261,7 +261,8 @@ impl Ssh {
         let command = shlex::try_join(argv.iter().copied()).map_err(std::io::Error::other)?;
         // The local ssh gets a generous limit of its own, in case the connection hangs.
         let local = Invocation {
-            command: &command,
+            command: &command, // for messages: ssh itself is started without a shell
+
             dir: self.local_dir.to_str().unwrap_or("."),
             stdout: invocation.stdout,
             stderr: invocation.stderr,
@@ -270,7 +271,7 @@ impl Ssh {
             end_group: false,
             env: &[],
         };
-        let mut e = process::execute(&local)?;
+        let mut e = process::execute_argv(&argv, &local)?;
         // CPU time of the local ssh client says nothing about the trial.
         e.user = None;
         e.system = None;
