@@ -299,7 +299,10 @@ const FLUSH_EVERY: Duration = Duration::from_secs(1);
 
 /// The sessions' telemetry files open for appending, with when each was last flushed.
 /// With each, where its end is (the next block's offset: no `fstat` per trial).
-static LOGS: Mutex<Option<HashMap<PathBuf, (File, u64, Instant)>>> = Mutex::new(None);
+static LOGS: Mutex<Option<HashMap<PathBuf, OpenLog>>> = Mutex::new(None);
+
+/// A session's telemetry file: the handle, its end, when it was last flushed.
+type OpenLog = (File, u64, Instant);
 
 /// Append a trial's snapshots to its session's file (created with its folder made
 /// durable); where its block starts. The text is written before it is parsed, and made
