@@ -82,6 +82,8 @@ bench:
     bench/plan.sh "${CARGO_TARGET_DIR:-target}/release/margin"
     bench/run.sh "${CARGO_TARGET_DIR:-target}/release/margin" 5 "${CARGO_TARGET_DIR:-target}/debug/examples/durable_floor"
     bench/report.sh "${CARGO_TARGET_DIR:-target}/release/margin" "${CARGO_TARGET_DIR:-target}/debug/examples/synthetic_store"
+    # many hosts: sshd daemons on loopback, which need root and openssh-server (`just test-deps`)
+    if [ "$(id -u)" = 0 ] && [ -x /usr/sbin/sshd ]; then bench/hosts.sh "${CARGO_TARGET_DIR:-target}/release/margin"; else echo "bench/hosts.sh skipped: needs root and /usr/sbin/sshd"; fi
     just calibrate
 
 # The robustness campaign against the real binary (debug build; docs/store.md, Guarantees):

@@ -31,12 +31,17 @@ pub fn run(s: &PlanOptions<'_>, out: &mut dyn Write) -> Result<(), Error> {
     plan::render::check_renders(&exp, &plan, RENDERED_CELLS).map_err(crate::diag::Diagnostics::from)?;
     let store = Store::new(s.reports, &exp.name);
     let outlook = outlook::outlook(&exp, &plan, &store.load()?, &RunOptions::default())?.cells;
-    if s.json {
+    let written = if s.json {
         write_json(&exp, s.file, &plan, &outlook, out).map_err(io)
     } else {
         let limit = if s.all || !s.terminal { usize::MAX } else { TERMINAL_CELLS };
         write_text(&exp, s.file, &plan, &outlook, limit, out).map_err(io)
-    }
+    };
+    // A plan of a million cells is millions of small allocations: the process gives them
+    // back at once when it ends, which freeing them one by one took a tenth of
+    // `plan --json`'s time to do first (issue 17). `plan` is a command's last act.
+    std::mem::forget(plan);
+    written
 }
 
 /// `3/5 here`, `5/5 done`, `0/5 pending`: trials measured of the minimum, and where;
@@ -199,25 +204,11 @@ struct JsonRepetitions {
     target: Option<f64>,
 }
 
-#[derive(Serialize)]
-struct JsonCell<'a> {
-    id: String,
-    levels: indexmap::IndexMap<&'a str, &'a str>,
-    added_by_include: bool,
-    host: &'a str,
-    /// The machine its host is on (`run::machine_of`).
-    machine: &'a str,
-    /// `done`, `here` (runs on this host) or `pending`.
-    state: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pending: Option<&'a str>,
-    trials_done: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    estimate_seconds: Option<(f64, f64)>,
-}
-
 /// The plan as one JSON object; cells are written one by one so a million cells do not
-/// need a second copy in memory.
+/// need a second copy in memory. A cell: `id`, `levels` (key to level, as written),
+/// `added_by_include`, `host`, `machine` (`run::machine_of`), `state` (`done`, `here`: runs
+/// on this host, or `pending`), `pending` (why, when it is), `trials_done`,
+/// `estimate_seconds` (when not done and known).
 fn write_json(
     exp: &spec::Experiment,
     file: &Path,
@@ -264,28 +255,139 @@ fn write_json(
     // splice the cells array into the head object
     out.write_all(&head.as_bytes()[..head.len() - 1])?;
     write!(out, ",\"cell_count\":{},\"cells\":[", plan.cells.len())?;
+    // Each cell's object is written by hand into one buffer, the keys quoted once: through
+    // serde, building a map of the levels per cell cost most of `plan --json` on a million
+    // cells (issue 17). The output is the same, byte for byte (tests/integration/plan.rs).
+    let keys: Vec<String> = plan.keys.iter().map(|k| json_string(k)).collect();
+    let machines: Vec<(&str, String, String)> =
+        machines.iter().map(|(h, m)| (*h, json_string(h), json_string(m))).collect();
+    // cells go out 64 KiB at a time, which the BufWriter passes on without copying them
+    let mut buf: Vec<u8> = Vec::with_capacity(FLUSH_AT + 4096);
     for (i, (cell, o)) in plan.cells.iter().zip(outlook).enumerate() {
         if i > 0 {
-            out.write_all(b",")?;
+            buf.push(b',');
+        }
+        buf.extend_from_slice(b"{\"id\":\"");
+        push_hex(&mut buf, cell.id.0);
+        buf.extend_from_slice(b"\",\"levels\":{");
+        for (j, (k, v)) in cell.levels.iter().enumerate() {
+            if j > 0 {
+                buf.push(b',');
+            }
+            buf.extend_from_slice(keys[usize::from(*k)].as_bytes());
+            buf.push(b':');
+            push_json_string(&mut buf, &v.text);
         }
         let host = run::host_of(plan, cell);
-        let machine = machines.iter().find(|(h, _)| *h == host).map_or("", |(_, m)| m.as_str());
-        let c = JsonCell {
-            id: cell.id.to_string(),
-            host,
-            machine,
-            levels: plan.levels(cell).map(|(k, v)| (k, v.text.as_str())).collect(),
-            added_by_include: cell.added,
-            state: match (o.done, &o.pending) {
-                (true, _) => "done",
-                (false, Some(_)) => "pending",
-                (false, None) => "here",
-            },
-            pending: o.pending.as_deref(),
-            trials_done: o.ok,
-            estimate_seconds: if o.done { None } else { o.estimate },
+        let (host, machine) = match machines.iter().find(|(h, _, _)| *h == host) {
+            Some((_, host, machine)) => (host.as_str(), machine.as_str()),
+            None => ("\"\"", "\"\""),
         };
-        serde_json::to_writer(&mut *out, &c)?;
+        let state = match (o.done, &o.pending) {
+            (true, _) => "done",
+            (false, Some(_)) => "pending",
+            (false, None) => "here",
+        };
+        buf.extend_from_slice(b"},\"added_by_include\":");
+        buf.extend_from_slice(if cell.added { b"true" } else { b"false" });
+        for (name, value) in [("host", host), ("machine", machine)] {
+            buf.extend_from_slice(b",\"");
+            buf.extend_from_slice(name.as_bytes());
+            buf.extend_from_slice(b"\":");
+            buf.extend_from_slice(value.as_bytes());
+        }
+        buf.extend_from_slice(b",\"state\":\"");
+        buf.extend_from_slice(state.as_bytes());
+        buf.push(b'"');
+        if let Some(pending) = &o.pending {
+            buf.extend_from_slice(b",\"pending\":");
+            push_json_string(&mut buf, pending);
+        }
+        buf.extend_from_slice(b",\"trials_done\":");
+        push_decimal(&mut buf, o.ok);
+        if let Some(estimate) = o.estimate.filter(|_| !o.done) {
+            buf.extend_from_slice(b",\"estimate_seconds\":");
+            serde_json::to_writer(&mut buf, &estimate)?;
+        }
+        buf.push(b'}');
+        if buf.len() >= FLUSH_AT {
+            out.write_all(&buf)?;
+            buf.clear();
+        }
     }
+    out.write_all(&buf)?;
     writeln!(out, "]}}")
+}
+
+/// How much of `plan --json`'s cells is gathered before it is written.
+const FLUSH_AT: usize = 64 * 1024;
+
+/// A cell id as `CellId`'s `Display` writes it: 16 hex digits, lowercase.
+fn push_hex(buf: &mut Vec<u8>, id: u64) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    buf.extend((0..16).rev().map(|i| DIGITS[(id >> (i * 4)) as usize & 0xf]));
+}
+
+/// `n` in decimal, as `Display` writes it.
+fn push_decimal(buf: &mut Vec<u8>, n: u32) {
+    let mut digits = [0u8; 10];
+    let mut at = digits.len();
+    let mut n = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    buf.extend_from_slice(&digits[at..]);
+}
+
+/// `text` as a JSON string, quotes included.
+fn json_string(text: &str) -> String {
+    let mut buf = Vec::with_capacity(text.len() + 2);
+    push_json_string(&mut buf, text);
+    String::from_utf8(buf).unwrap_or_default()
+}
+
+/// Append `text` as a JSON string: as it is between quotes when nothing in it needs an
+/// escape (levels almost never do), else as serde_json escapes it.
+fn push_json_string(buf: &mut Vec<u8>, text: &str) {
+    if text.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        buf.push(b'"');
+        buf.extend_from_slice(text.as_bytes());
+        buf.push(b'"');
+    } else if serde_json::to_writer(&mut *buf, text).is_err() {
+        // writing into a Vec cannot fail; an empty string rather than broken JSON
+        buf.extend_from_slice(b"\"\"");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_written_as_displayed() {
+        for id in [0, 1, 0xabc, u64::MAX, 0x0123_4567_89ab_cdef] {
+            let mut buf = Vec::new();
+            push_hex(&mut buf, id);
+            assert_eq!(String::from_utf8(buf).unwrap(), crate::vocab::CellId(id).to_string());
+        }
+        for n in [0, 7, 10, 99, 1000, 4_294_967_295] {
+            let mut buf = Vec::new();
+            push_decimal(&mut buf, n);
+            assert_eq!(String::from_utf8(buf).unwrap(), n.to_string());
+        }
+    }
+
+    #[test]
+    fn json_strings_are_serde_jsons() {
+        for text in
+            ["", "4k", "bs=4k count=1", "naïve ∑", "a\"b", "back\\slash", "tab\there", "nl\n", "\u{7f}\u{1}"]
+        {
+            assert_eq!(json_string(text), serde_json::to_string(text).unwrap(), "{text:?}");
+        }
+    }
 }

@@ -202,6 +202,16 @@ pub(crate) fn templates(exp: &Experiment) -> Templates {
     Templates::with_sources(exp.spec.commands().map(|(_, t)| t.value.as_str()).chain(vars).chain(services))
 }
 
+/// Whether a cell's commands can render differently from one trial to the next in a
+/// session: when a command or a var names `repetition` (the workdir and the host stay for
+/// the session; templates call no clock or random source). A template that does not compile
+/// counts as changing, and reports its error at every trial as before.
+pub(crate) fn renders_per_trial(exp: &Experiment, templates: &Templates) -> bool {
+    let vars = exp.spec.vars.values().map(|v| v.value.as_str());
+    let mut sources = exp.spec.commands().map(|(_, t)| t.value.as_str()).chain(vars);
+    sources.any(|source| templates.names(source).map_or(true, |names| names.contains("repetition")))
+}
+
 /// Whether `setup` says something different for two cells of the same host, among the
 /// first `n` cells: under interleaved order, what one cell's setup did is then in effect
 /// while other cells' trials run. The workdir is the same for every cell here, since

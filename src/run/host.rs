@@ -158,6 +158,7 @@ impl<'a> HostRun<'a> {
                         done: false,
                         abandoned: None,
                         cleanup_failed: None,
+                        commands: None,
                     });
                 }
             }

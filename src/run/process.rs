@@ -232,12 +232,10 @@ fn on_path(program: &str) -> Option<String> {
 /// Run `invocation.command` (under `sh -c` unless it needs no shell); stdin is empty, stdout
 /// and stderr go to the files.
 pub fn execute(invocation: &Invocation<'_>) -> std::io::Result<Execution> {
-    use std::os::unix::process::ExitStatusExt;
-
     let direct = direct_argv(invocation.command);
     // A program removed since it was found: the shell says so, as a failed trial.
     let direct = direct.filter(|argv| Path::new(&argv[0]).is_file());
-    let mut command = match &direct {
+    let command = match &direct {
         Some(argv) => {
             let mut c = Command::new(&argv[0]);
             c.args(&argv[1..]);
@@ -249,6 +247,23 @@ pub fn execute(invocation: &Invocation<'_>) -> std::io::Result<Execution> {
             c
         }
     };
+    execute_command(command, invocation)
+}
+
+/// [`execute`] of a program and its arguments, without a shell (`invocation.command` is
+/// not used): the ssh client of a remote trial, which a local `sh -c` would only cost a
+/// process more per trial.
+pub(crate) fn execute_argv(argv: &[&str], invocation: &Invocation<'_>) -> std::io::Result<Execution> {
+    let (program, args) = argv.split_first().ok_or_else(|| std::io::Error::other("nothing to run"))?;
+    let mut command = Command::new(program);
+    command.args(args);
+    execute_command(command, invocation)
+}
+
+/// Run `command` as an [`Invocation`] says: its folder, environment, output files and limit.
+fn execute_command(mut command: Command, invocation: &Invocation<'_>) -> std::io::Result<Execution> {
+    use std::os::unix::process::ExitStatusExt;
+
     // The output goes to anonymous in-memory files first: most trials of a short command
     // print nothing, and creating two files per trial costs more than running `true`.
     let stdout = memory_file("margin-stdout")?;

@@ -98,6 +98,7 @@ pub(crate) fn run_on(
     let (mut progress, set_aside) =
         crate::store::progress_labelled(plan, &snapshot.trials, &snapshot.sessions, options.label.as_deref());
     let board = if rule.needs_board() { progress.clone() } else { Board::new() };
+    let templates = crate::plan::render::templates(exp);
     let shared = Shared {
         exp,
         plan,
@@ -106,7 +107,8 @@ pub(crate) fn run_on(
         rule,
         board: Mutex::new(board),
         recipe,
-        templates: crate::plan::render::templates(exp),
+        renders_per_trial: crate::plan::render::renders_per_trial(exp, &templates),
+        templates,
         timeout: exp.spec.timeout.as_ref().and_then(|t| parse_duration(&t.value).ok()),
         max_failures: exp.spec.max_failures.unwrap_or(DEFAULT_MAX_FAILURES),
         seed: options.seed.or(exp.spec.seed).unwrap_or_else(rand::random),

@@ -6,7 +6,9 @@
 //! side with `timeout -k`, since killing the local ssh would leave the remote command
 //! running. ssh's own failure (exit 255) is a host error, not a benchmark result.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use super::exec::{Executor, Started};
@@ -79,6 +81,9 @@ pub(crate) struct Ssh {
     args: Vec<String>,
     /// A local directory for the scratch of `capture` (ssh needs a working directory).
     local_dir: PathBuf,
+    /// The fact files (`facts::FILES`) as one command fetched them, trimmed, those absent
+    /// or empty left out; `None` when that command failed (each is then read alone).
+    facts: OnceLock<Option<HashMap<String, String>>>,
 }
 
 impl Ssh {
@@ -105,7 +110,7 @@ impl Ssh {
         // after `--`: a destination is never read as an option (`check` refuses one
         // beginning with `-` as well)
         args.extend(["--".to_string(), destination.to_string()]);
-        Ssh { name: name.to_string(), args, local_dir: control_dir.to_path_buf() }
+        Ssh { name: name.to_string(), args, local_dir: control_dir.to_path_buf(), facts: OnceLock::new() }
     }
 
     fn argv<'a>(&'a self, remote: &'a str) -> Vec<&'a str> {
@@ -261,7 +266,8 @@ impl Ssh {
         let command = shlex::try_join(argv.iter().copied()).map_err(std::io::Error::other)?;
         // The local ssh gets a generous limit of its own, in case the connection hangs.
         let local = Invocation {
-            command: &command,
+            command: &command, // for messages: ssh itself is started without a shell
+
             dir: self.local_dir.to_str().unwrap_or("."),
             stdout: invocation.stdout,
             stderr: invocation.stderr,
@@ -270,7 +276,7 @@ impl Ssh {
             end_group: false,
             env: &[],
         };
-        let mut e = process::execute(&local)?;
+        let mut e = process::execute_argv(&argv, &local)?;
         // CPU time of the local ssh client says nothing about the trial.
         e.user = None;
         e.system = None;
@@ -371,8 +377,54 @@ impl Started for SshStarted {
     }
 }
 
+/// The line before each fact file's text in [`Ssh::fetch_facts`]' output.
+const FACT_MARK: &str = "margin-fact";
+
+impl Ssh {
+    /// Every fact file in one remote command: each after a `margin-fact PATH` line.
+    fn fetch_facts(&self) -> Option<HashMap<String, String>> {
+        let paths: Vec<String> = super::facts::FILES.iter().map(|p| quote(p)).collect();
+        let remote = format!(
+            "for f in {}; do printf '\\n{FACT_MARK} %s\\n' \"$f\"; cat -- \"$f\" 2>/dev/null; done",
+            paths.join(" ")
+        );
+        Some(fact_files(&self.capture(&remote).ok()?))
+    }
+}
+
+/// [`Ssh::fetch_facts`]' output as path → trimmed text, the empty left out.
+fn fact_files(text: &str) -> HashMap<String, String> {
+    let mut files: HashMap<String, String> = HashMap::new();
+    let mut current: Option<(&str, String)> = None;
+    let mut keep = |current: Option<(&str, String)>| {
+        if let Some((path, text)) = current
+            && !text.trim().is_empty()
+        {
+            files.insert(path.to_string(), text.trim().to_string());
+        }
+    };
+    for line in text.split_inclusive('\n') {
+        let header = line.trim_end_matches('\n').strip_prefix(FACT_MARK).and_then(|r| r.strip_prefix(' '));
+        match header.filter(|path| super::facts::FILES.contains(path)) {
+            Some(path) => keep(current.replace((path, String::new()))),
+            None => {
+                if let Some((_, text)) = current.as_mut() {
+                    text.push_str(line);
+                }
+            }
+        }
+    }
+    keep(current);
+    files
+}
+
 impl Source for Ssh {
     fn read(&self, path: &str) -> Option<String> {
+        if super::facts::FILES.contains(&path)
+            && let Some(files) = self.facts.get_or_init(|| self.fetch_facts())
+        {
+            return files.get(path).cloned();
+        }
         self.capture(&format!("cat {}", quote(path))).ok()
     }
 
@@ -387,6 +439,22 @@ impl Source for Ssh {
 
 #[cfg(test)]
 mod tests {
+    /// The files of one round trip come apart as each `cat` alone gave them: trimmed,
+    /// the absent and the empty missing, a line like a header inside a file kept.
+    #[test]
+    fn fact_files_come_apart_as_read_one_by_one() {
+        let text = "\nmargin-fact /proc/sys/kernel/osrelease\n6.1.0-18-amd64\n\
+                    \nmargin-fact /etc/os-release\nPRETTY_NAME=\"Debian\"\nmargin-fact /not/a/fact\n\
+                    \nmargin-fact /proc/xen/capabilities\n\
+                    \nmargin-fact /proc/cmdline\n  ro quiet \n";
+        let files = super::fact_files(text);
+        assert_eq!(files["/proc/sys/kernel/osrelease"], "6.1.0-18-amd64");
+        assert_eq!(files["/etc/os-release"], "PRETTY_NAME=\"Debian\"\nmargin-fact /not/a/fact");
+        assert_eq!(files["/proc/cmdline"], "ro quiet");
+        assert!(!files.contains_key("/proc/xen/capabilities"), "empty is absent");
+        assert_eq!(files.len(), 3);
+    }
+
     /// What `quote` makes of a string, the shell reads back as that string, a NUL (which
     /// no shell argument can hold) dropped.
     #[test]

@@ -11,7 +11,7 @@ use indexmap::IndexMap;
 use super::exec::{Executor, Started};
 use super::{RunError, RunOptions, Stopping};
 use crate::parse::Recipe;
-use crate::plan::render::ServiceCommands;
+use crate::plan::render::{Commands, ServiceCommands};
 use crate::plan::{Cell, Plan};
 use crate::spec::Experiment;
 use crate::store::{Appender, Board, CellProgress, Store};
@@ -58,6 +58,8 @@ pub(crate) struct Shared<'a> {
     pub(crate) board: Mutex<Board>,
     pub(crate) recipe: Recipe,
     pub(crate) templates: Templates,
+    /// Whether a cell's commands are rendered anew for every trial (`plan::render::renders_per_trial`).
+    pub(crate) renders_per_trial: bool,
     pub(crate) timeout: Option<Duration>,
     pub(crate) max_failures: u32,
     pub(crate) seed: u64,
@@ -222,6 +224,9 @@ pub(crate) struct CellState<'p> {
     pub(crate) abandoned: Option<String>,
     /// Why this session's `cleanup` of the cell failed.
     pub(crate) cleanup_failed: Option<String>,
+    /// Its commands as rendered for its first trial in this session, for the next ones
+    /// when they cannot render differently (`Shared::renders_per_trial`).
+    pub(crate) commands: Option<Commands>,
 }
 
 impl CellState<'_> {

@@ -298,7 +298,11 @@ fn xl_list(text: &str) -> IndexMap<String, f64> {
 const FLUSH_EVERY: Duration = Duration::from_secs(1);
 
 /// The sessions' telemetry files open for appending, with when each was last flushed.
-static LOGS: Mutex<Option<HashMap<PathBuf, (File, Instant)>>> = Mutex::new(None);
+/// With each, where its end is (the next block's offset: no `fstat` per trial).
+static LOGS: Mutex<Option<HashMap<PathBuf, OpenLog>>> = Mutex::new(None);
+
+/// A session's telemetry file: the handle, its end, when it was last flushed.
+type OpenLog = (File, u64, Instant);
 
 /// Append a trial's snapshots to its session's file (created with its folder made
 /// durable); where its block starts. The text is written before it is parsed, and made
@@ -309,7 +313,7 @@ static LOGS: Mutex<Option<HashMap<PathBuf, (File, Instant)>>> = Mutex::new(None)
 pub(crate) fn append(path: &Path, text: &str) -> std::io::Result<u64> {
     let mut logs = LOGS.lock().unwrap_or_else(PoisonError::into_inner);
     let logs = logs.get_or_insert_with(HashMap::new);
-    let (file, flushed) = match logs.entry(path.to_path_buf()) {
+    let (file, end, flushed) = match logs.entry(path.to_path_buf()) {
         std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
         std::collections::hash_map::Entry::Vacant(v) => {
             let created = !path.exists();
@@ -320,11 +324,17 @@ pub(crate) fn append(path: &Path, text: &str) -> std::io::Result<u64> {
                     crate::store::sync_dir(dir)?;
                 }
             }
-            v.insert((file, Instant::now()))
+            let end = file.metadata()?.len();
+            v.insert((file, end, Instant::now()))
         }
     };
-    let offset = file.metadata()?.len();
-    file.write_all(text.as_bytes())?;
+    let offset = *end;
+    // a write cut short by a full disk leaves the end unknown: asked again next time
+    if let Err(e) = file.write_all(text.as_bytes()) {
+        *end = file.metadata().map_or(offset, |m| m.len());
+        return Err(e);
+    }
+    *end += text.len() as u64;
     if flushed.elapsed() >= FLUSH_EVERY {
         file.sync_data()?;
         *flushed = Instant::now();
@@ -336,16 +346,19 @@ pub(crate) fn append(path: &Path, text: &str) -> std::io::Result<u64> {
 pub(crate) fn close_all() {
     let mut logs = LOGS.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(logs) = logs.take() {
-        for (_, (file, _)) in logs {
+        for (_, (file, _, _)) in logs {
             let _ = file.sync_data();
         }
     }
 }
 
-/// This machine's counter files, each opened once and read with one `pread` per snapshot.
+/// This machine's counter files, each opened once and read with one `pread` per snapshot
+/// into a buffer kept for the run: a fresh 64 KiB buffer per read cost more than the read
+/// (zeroed, then given back to the allocator, which grew and shrank its heap each time).
 #[derive(Debug, Default)]
 pub(crate) struct LocalCounters {
     files: [OnceLock<Option<File>>; 4],
+    buffer: Mutex<Vec<u8>>,
 }
 
 /// Room for a snapshot of one file; a read that fills it is done again with twice as much.
@@ -354,15 +367,17 @@ const BUFFER: usize = 64 * 1024;
 impl LocalCounters {
     pub(crate) fn snapshot(&self, monitor: &Monitor) -> Snapshot {
         let mut parts = Vec::with_capacity(monitor.files.len() + 1);
+        let mut buffer = self.buffer.lock().unwrap_or_else(PoisonError::into_inner);
         for (i, (_, path)) in FILES.iter().enumerate() {
             if !monitor.files.contains(path) {
                 continue;
             }
             let file = self.files[i].get_or_init(|| File::open(path).ok());
-            if let Some(text) = file.as_ref().and_then(read_whole) {
+            if let Some(text) = file.as_ref().and_then(|f| read_whole(f, &mut buffer)) {
                 parts.push((path.to_string(), text));
             }
         }
+        drop(buffer);
         if monitor.xl
             && let Ok(text) = process::capture_argv(&["xl", "list"], Path::new("/"), Duration::from_secs(30))
         {
@@ -372,17 +387,19 @@ impl LocalCounters {
     }
 }
 
-/// A `/proc` file's whole text from offset 0, in one read when the buffer holds it.
-fn read_whole(file: &File) -> Option<String> {
-    let mut size = BUFFER;
+/// A `/proc` file's whole text from offset 0, in one read when `buffer` holds it (it is
+/// grown, and kept grown, when it does not).
+fn read_whole(file: &File, buffer: &mut Vec<u8>) -> Option<String> {
+    if buffer.len() < BUFFER {
+        buffer.resize(BUFFER, 0);
+    }
     loop {
-        let mut buf = vec![0u8; size];
-        let n = file.read_at(&mut buf, 0).ok()?;
-        if n < size {
-            buf.truncate(n);
-            return String::from_utf8(buf).ok();
+        let n = file.read_at(buffer, 0).ok()?;
+        if n < buffer.len() {
+            return std::str::from_utf8(&buffer[..n]).ok().map(str::to_owned);
         }
-        size *= 2;
+        let bigger = buffer.len() * 2;
+        buffer.resize(bigger, 0);
     }
 }
 

@@ -153,10 +153,13 @@ impl HostRun<'_> {
             telemetry: None,
             flags: Vec::new(),
         };
-        match self.render(st, repetition) {
+        if st.commands.is_none() || sh.renders_per_trial {
+            st.commands = self.render(st, repetition).map_err(|e| record.error = Some(e)).ok();
+        }
+        match &st.commands {
             _ if service_problem.is_some() => record.error = service_problem,
-            Err(e) => record.error = Some(e),
-            Ok(cmds) => match self.execute(st, &cmds, &raw, &out, &err, &mut record)? {
+            None => {} // it did not render: `record.error` says why
+            Some(cmds) => match self.execute(st, cmds, &raw, &out, &err, &mut record)? {
                 Ok(()) => {}
                 // not a benchmark result: nothing is recorded, the host's cells wait
                 Err(Stop::Host) => return Ok(Recorded::Nothing),

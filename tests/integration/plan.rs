@@ -270,3 +270,61 @@ fn plan_shows_the_services_and_where_they_run() {
         stdout(&out)
     );
 }
+
+/// `plan --json` writes each cell by hand (issue 17): the same text serde_json gives for
+/// the same object, keys in the documented order, levels that need escapes escaped, the
+/// state, the trials done and the estimate once trials ran. As a user would: the
+/// default store beside the file, relative paths.
+#[test]
+fn plan_json_cells_are_exact_json_after_a_run() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("quotes.yaml"),
+        "matrix:\n  msg: ['say \"hi\"', 'back\\slash', 'naïve']\n  n: [1, 2]\n\
+         run: printf '%s\\n' {{ msg }} {{ n }}\nrepetitions: 2\n",
+    )
+    .unwrap();
+    let run = super::as_a_user(dir.path()).args(["run", "quotes.yaml"]).output().unwrap();
+    assert!(run.status.success(), "{}", stderr(&run));
+    let out = super::as_a_user(dir.path()).args(["plan", "--json", "quotes.yaml"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let cells = v["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 6);
+    let messages = ["say \"hi\"", "back\\slash", "naïve"];
+    for (i, cell) in cells.iter().enumerate() {
+        assert_eq!(cell["levels"]["msg"], messages[i / 2]);
+        assert_eq!(cell["state"], "done");
+        assert_eq!(cell["trials_done"], 2);
+        // the object as serde_json writes it, field by field in order
+        let expected = format!(
+            "{{\"id\":{},\"levels\":{{\"msg\":{},\"n\":{}}},\"added_by_include\":false,\"host\":\"local\",\
+             \"machine\":\"local\",\"state\":\"done\",\"trials_done\":2}}",
+            serde_json::to_string(&cell["id"]).unwrap(),
+            serde_json::to_string(messages[i / 2]).unwrap(),
+            serde_json::to_string(&(i % 2 + 1).to_string()).unwrap(),
+        );
+        assert!(text.contains(&expected), "{expected} not in\n{text}");
+    }
+    assert!(text.contains(r#""msg":"say \"hi\"""#) && text.contains(r#""msg":"back\\slash""#), "{text}");
+    // two more repetitions: every cell has trials left, and an estimate from the ones run
+    std::fs::write(
+        dir.path().join("quotes.yaml"),
+        std::fs::read_to_string(dir.path().join("quotes.yaml"))
+            .unwrap()
+            .replace("repetitions: 2", "repetitions: 4"),
+    )
+    .unwrap();
+    let out = super::as_a_user(dir.path()).args(["plan", "--json", "quotes.yaml"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for cell in v["cells"].as_array().unwrap() {
+        assert_eq!(cell["state"], "here");
+        let estimate = cell["estimate_seconds"].as_array().unwrap();
+        assert!(estimate[0].as_f64().unwrap() > 0.0, "{cell}");
+        assert!(stdout(&out).contains(&format!(
+            "\"trials_done\":2,\"estimate_seconds\":{}}}",
+            serde_json::to_string(&cell["estimate_seconds"]).unwrap()
+        )));
+    }
+}

@@ -126,3 +126,32 @@ fn a_probe_that_fails_without_default_leaves_the_factor_unknown() {
     let exp = load_str(Path::new("p.yaml"), probe).unwrap();
     assert_eq!(detect(&exp, &IndexMap::new(), &local).levels["tool"], "none");
 }
+
+/// A host whose every file exists, noting which ones were read.
+struct Recording(std::cell::RefCell<Vec<String>>);
+
+impl Source for Recording {
+    fn read(&self, path: &str) -> Option<String> {
+        self.0.borrow_mut().push(path.to_string());
+        Some("xen\ncontrol_d\nmodel name : x\nprocessor : 0\nMemTotal: 1 kB\nPRETTY_NAME=\"x\"\n".into())
+    }
+    fn run(&self, _command: &str) -> Option<String> {
+        None
+    }
+    fn is_root(&self) -> bool {
+        true
+    }
+}
+
+/// `FILES` lists every file `gather` reads (an ssh host fetches them in one round trip):
+/// one missing from it would cost a round trip of its own, not a wrong fact.
+#[test]
+fn gather_reads_only_the_files_listed() {
+    let src = Recording(std::cell::RefCell::new(Vec::new()));
+    gather(&src);
+    let read = src.0.borrow();
+    assert!(read.len() >= 10, "{read:?}");
+    for path in read.iter() {
+        assert!(super::FILES.contains(&path.as_str()), "{path} is read but not in facts::FILES");
+    }
+}
