@@ -92,8 +92,13 @@ fn prediction_clause(p: &Prediction, factor: &str, meta: &MetricMeta, across_uni
 /// of its own: independent, CV_A²/n_A + CV_B²/n_B (the delta method, on the analysis
 /// scale) with Welch–Satterthwaite df; paired, s_d²/k on k − 1 df.
 fn log_ratio(c: &Comparison, verdict: VerdictKind) -> Option<LogRatio> {
-    if matches!(verdict, VerdictKind::Insufficient | VerdictKind::Unbounded | VerdictKind::Unreplicated)
-        || !(c.ratio > 0.0 && c.ratio.is_finite())
+    if matches!(
+        verdict,
+        VerdictKind::Insufficient
+            | VerdictKind::Unbounded
+            | VerdictKind::Unreplicated
+            | VerdictKind::TooFewForRobust
+    ) || !(c.ratio > 0.0 && c.ratio.is_finite())
     {
         return None;
     }
