@@ -454,9 +454,22 @@ fn run_job(
     // The robust method compares trials by their ranks, every value (no outlier rule);
     // across disjoint boots the boots' means are the observations, too few for ranks, so
     // there it falls back to the parametric method and says so.
-    let falls_back = settings.method == Method::Robust && replication.is_some();
+    let positive = |o: &Observations| o.values().iter().all(|v| *v > 0.0);
+    let falls_back = match settings.method {
+        Method::Robust if replication.is_some() => Some(format!(
+            "the robust method ranks trials, and these levels were measured in disjoint {unit}s: their \
+             {unit}s' means are compared by the parametric method",
+            unit = replication.as_ref().map_or("boot", |r| r.unit)
+        )),
+        Method::Robust if !positive(&a_all) || !positive(&b_all) => Some(
+            "the robust method ranks the logarithms of the values, and a value here is 0 or below: \
+             compared by the parametric method"
+                .to_owned(),
+        ),
+        _ => None,
+    };
     let parametric = StatsSettings { method: Method::Parametric, ..settings.clone() };
-    let settings = if falls_back { &parametric } else { settings };
+    let settings = if falls_back.is_some() { &parametric } else { settings };
     let robust = settings.method == Method::Robust;
     let (a_kept, b_kept) = if robust { (a_all.clone(), b_all.clone()) } else { (a_kept, b_kept) };
     let compare = |a: &Observations, b: &Observations, logs: Option<&[UnitLogs; 2]>| match logs {
@@ -511,12 +524,8 @@ fn run_job(
         r.advice = judged.advice;
     }
     let mut judged = judged;
-    if falls_back {
-        judged.sentence.push_str(&format!(
-            " (the robust method ranks trials, and these levels were measured in disjoint {unit}s: their \
-             {unit}s' means are compared by the parametric method)",
-            unit = replication.as_ref().map_or("boot", |r| r.unit)
-        ));
+    if let Some(why) = &falls_back {
+        judged.sentence.push_str(&format!(" ({why})"));
     }
     let arms = Arms {
         baseline: job.base.iter().map(|(_, i)| *i).collect(),

@@ -53,6 +53,10 @@ pub(crate) struct ShiftInterval {
     /// distribution (at least the confidence asked for), else its normal approximation.
     pub coverage: f64,
     pub exact: bool,
+    /// Two samples: the (a, b) indices whose difference each bound is, so that a bound
+    /// can be taken as the ratio of two values itself rather than exp(ln y − ln x), which
+    /// rounds 110/100 to just below 1.1 (quantised values put bounds on such lattice points).
+    pub pairs: Option<((usize, usize), (usize, usize))>,
 }
 
 /// The interval of a shift, or why there is none at this confidence.
@@ -102,7 +106,10 @@ pub(crate) fn moses_interval(a: &[f64], b: &[f64], confidence: f64) -> Option<Sh
     if m == 0 || n == 0 || !(confidence > 0.0 && confidence < 1.0) {
         return None;
     }
-    let diffs = sorted(&a.iter().flat_map(|x| b.iter().map(move |y| y - x)).collect::<Vec<_>>());
+    let mut pairs: Vec<(f64, usize, usize)> =
+        (0..m).flat_map(|i| (0..n).map(move |j| (b[j] - a[i], i, j))).collect();
+    pairs.sort_by(|x, y| x.0.total_cmp(&y.0));
+    let diffs: Vec<f64> = pairs.iter().map(|p| p.0).collect();
     let estimate = median_of_sorted(&diffs);
     let half_alpha = (1.0 - confidence) / 2.0;
     let (_, ties) = u_statistic(a, b);
@@ -119,6 +126,7 @@ pub(crate) fn moses_interval(a: &[f64], b: &[f64], confidence: f64) -> Option<Sh
             rank: c + 1,
             coverage,
             exact,
+            pairs: Some(((pairs[c].1, pairs[c].2), (pairs[m * n - 1 - c].1, pairs[m * n - 1 - c].2))),
         }),
         None => too_few(),
     })
@@ -188,6 +196,7 @@ pub(crate) fn walsh_interval(d: &[f64], confidence: f64) -> Option<Shift> {
             rank: c + 1,
             coverage,
             exact,
+            pairs: None,
         }),
         None => Shift::TooFew { estimate, needed: fewest_pairs(confidence) },
     })
@@ -365,11 +374,18 @@ pub(crate) fn compare_robust(
     };
     let Some(shift) = shift else { return Err(StatsError::Empty) };
     let (estimate, interval, coverage) = match shift {
-        Shift::Interval(s) => (
-            s.estimate,
-            back_transform(kind, RatioInterval::Bounded { low: s.low.exp(), high: s.high.exp() }),
-            s.exact.then_some(s.coverage),
-        ),
+        Shift::Interval(s) => {
+            let (xa, xb) = (a.analysed(), b.analysed());
+            let (low, high) = match s.pairs {
+                Some(((li, lj), (hi, hj))) => (xb[lj] / xa[li], xb[hj] / xa[hi]),
+                None => (s.low.exp(), s.high.exp()),
+            };
+            (
+                s.estimate,
+                back_transform(kind, RatioInterval::Bounded { low, high }),
+                s.exact.then_some(s.coverage),
+            )
+        }
         Shift::TooFew { estimate, needed } => (estimate, RatioInterval::TooFew { needed }, None),
     };
     let (n_a, n_b) = (a.len(), b.len());
