@@ -353,6 +353,11 @@ pub struct ComparisonStat {
     /// where it has no interval of its own (too few trials, unbounded, unreplicated).
     #[serde(skip)]
     pub log_ratio: Option<LogRatio>,
+    /// The same from every value, outliers set aside or not: what the test of whether
+    /// the effect differs between contexts is made from (docs/statistics.md, Effects
+    /// across the matrix).
+    #[serde(skip)]
+    pub log_ratio_all: Option<LogRatio>,
 }
 
 /// A single trial against the measured trials of the other side of a comparison

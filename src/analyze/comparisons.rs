@@ -568,12 +568,25 @@ fn run_job(
         replication,
         prediction: None,
         log_ratio: None,
+        log_ratio_all: None,
         method: comparison.method,
         coverage_pct: comparison.coverage.map(|c| c * 100.0),
     };
     // a single trial's prediction interval is made from every value of the other side: the
     // default rule's selection narrows it (docs/statistics.md, A single number)
-    super::answers::annotate(&mut stat, &comparison, (&a_all, &b_all), meta, settings, single.is_some());
+    let all = if a_kept == a_all && b_kept == b_all {
+        comparison.clone()
+    } else {
+        compare(&a_all, &b_all, unit_logs_all.as_ref()).map_err(fail)?
+    };
+    super::answers::annotate(
+        &mut stat,
+        (&comparison, &all),
+        (&a_all, &b_all),
+        meta,
+        settings,
+        single.is_some(),
+    );
     Ok((stat, arms))
 }
 
