@@ -180,12 +180,7 @@ pub(crate) fn compare_paired(
     if a.len() != b.len() {
         return Err(StatsError::UnequalPairs { a: a.len(), b: b.len() });
     }
-    let (mean_a, mean_b) = checked_means(a, b, settings)?;
-    for sample in [a, b] {
-        if let Some((index, &value)) = sample.values().iter().enumerate().find(|(_, v)| **v <= 0.0) {
-            return Err(StatsError::NotPositiveForLog { index, value });
-        }
-    }
+    let (mean_a, mean_b) = checked_positive_means(a, b, settings)?;
     let kind = a.kind();
     let logs: Vec<f64> = a.analysed().iter().zip(b.analysed()).map(|(x, y)| (y / x).ln()).collect();
     let k = logs.len();
@@ -263,8 +258,23 @@ pub(crate) fn compare_unit_logs(
     Ok(comparison)
 }
 
+/// [`checked_means`], for a comparison of logarithms: every value must be positive.
+pub(super) fn checked_positive_means(
+    a: &Observations,
+    b: &Observations,
+    settings: &StatsSettings,
+) -> Result<(f64, f64), StatsError> {
+    let means = checked_means(a, b, settings)?;
+    for sample in [a, b] {
+        if let Some((index, &value)) = sample.values().iter().enumerate().find(|(_, v)| **v <= 0.0) {
+            return Err(StatsError::NotPositiveForLog { index, value });
+        }
+    }
+    Ok(means)
+}
+
 /// Validates the pair and returns both means on the metric's scale.
-pub(super) fn checked_means(
+fn checked_means(
     a: &Observations,
     b: &Observations,
     settings: &StatsSettings,

@@ -9,7 +9,8 @@
 //! `tests/data/stats/robust.py`.
 
 use super::compare::{
-    Comparison, Design, RatioInterval, Spread, back_transform, checked_means, mde_independent, mde_paired,
+    Comparison, Design, RatioInterval, Spread, back_transform, checked_positive_means, mde_independent,
+    mde_paired,
 };
 use super::dist;
 use super::elementary::{average_ranks, mad, median_of_sorted, sorted, variance};
@@ -87,14 +88,19 @@ pub(crate) fn mann_whitney(a: &[f64], b: &[f64]) -> Option<RankTest> {
         let p = cdf[low_tail as usize];
         return Some(RankTest { statistic: u, p_value: (2.0 * p).min(1.0), exact: true });
     }
-    let sd = u_sd(m, n, &ties);
+    normal_test(u, pairs / 2.0, u_sd(m, n, &ties))
+}
+
+/// The two-sided p of a rank statistic by the normal approximation with the continuity
+/// correction, (|statistic − centre| − ½)/sd; 1 when the null sd is 0 (every value tied).
+fn normal_test(statistic: f64, centre: f64, sd: f64) -> Option<RankTest> {
     let p = if sd == 0.0 {
         1.0
     } else {
-        let z = ((u - pairs / 2.0).abs() - 0.5) / sd;
+        let z = ((statistic - centre).abs() - 0.5) / sd;
         (2.0 * dist::normal_sf(z)?).min(1.0)
     };
-    Some(RankTest { statistic: u, p_value: p, exact: false })
+    Some(RankTest { statistic, p_value: p, exact: false })
 }
 
 /// The Hodges–Lehmann shift of b against a (the median of the m·n differences b_j − a_i)
@@ -153,14 +159,7 @@ pub(crate) fn signed_rank(d: &[f64]) -> Option<RankTest> {
         let p = cdf[t_plus.min(top - t_plus) as usize];
         return Some(RankTest { statistic: t_plus, p_value: (2.0 * p).min(1.0), exact: true });
     }
-    let sd = signed_rank_sd(k, &ties);
-    let p = if sd == 0.0 {
-        1.0
-    } else {
-        let z = ((t_plus - top / 2.0).abs() - 0.5) / sd;
-        (2.0 * dist::normal_sf(z)?).min(1.0)
-    };
-    Some(RankTest { statistic: t_plus, p_value: p, exact: false })
+    normal_test(t_plus, top / 2.0, signed_rank_sd(k, &ties))
 }
 
 /// The Hodges–Lehmann centre of the differences (the median of the k(k+1)/2 Walsh
@@ -356,12 +355,7 @@ pub(crate) fn compare_robust(
     if paired && a.len() != b.len() {
         return Err(StatsError::UnequalPairs { a: a.len(), b: b.len() });
     }
-    let (mean_a, mean_b) = checked_means(a, b, settings)?;
-    for sample in [a, b] {
-        if let Some((index, &value)) = sample.values().iter().enumerate().find(|(_, v)| **v <= 0.0) {
-            return Err(StatsError::NotPositiveForLog { index, value });
-        }
-    }
+    let (mean_a, mean_b) = checked_positive_means(a, b, settings)?;
     let kind = a.kind();
     let logs = |o: &Observations| -> Vec<f64> { o.analysed().iter().map(|x| x.ln()).collect() };
     let (la, lb) = (logs(a), logs(b));
