@@ -10,13 +10,12 @@ use rayon::prelude::*;
 use super::analysed::Analysed;
 use crate::plan::{Cell, Plan};
 use crate::spec::Experiment;
-use crate::stats::compare::{
-    Comparison, RatioInterval, block_means, compare_design, compare_unit_logs, holm,
-};
+use crate::stats::compare::{Comparison, RatioInterval, block_means, compare_unit_logs, holm};
 use crate::stats::components::{Components, components};
 use crate::stats::elementary::{mean, median_of_sorted, sorted};
 use crate::stats::interval::{mean_interval, median_interval};
 use crate::stats::observations::Observations;
+use crate::stats::robust::compare_design;
 use crate::stats::verdict::{Replicate, VerdictKind, Vocabulary, Wording, unreplicated, verdict_per};
 use crate::stats::{StatsError, StatsSettings};
 use crate::store::{BOOT_ID, Event, Name, Names, Snapshot};

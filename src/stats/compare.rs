@@ -501,22 +501,6 @@ pub(crate) fn block_means(cells: &[&Observations], kind: MeanKind) -> Result<Obs
     Observations::new(&values, kind)
 }
 
-/// By the settings' method: Fieller's interval with Welch's degrees of freedom between
-/// independent sides, or the paired log-ratios of per-block means; or their robust
-/// counterparts ([`compare_robust`](super::robust::compare_robust)).
-pub(crate) fn compare_design(
-    paired: bool,
-    a: &Observations,
-    b: &Observations,
-    settings: &StatsSettings,
-) -> Result<Comparison, StatsError> {
-    match (settings.method, paired) {
-        (Method::Robust, _) => super::robust::compare_robust(a, b, paired, settings),
-        (Method::Parametric, true) => compare_paired(a, b, settings),
-        (Method::Parametric, false) => compare_independent(a, b, settings),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

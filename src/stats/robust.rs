@@ -9,8 +9,8 @@
 //! `tests/data/stats/robust.py`.
 
 use super::compare::{
-    Comparison, Design, RatioInterval, Spread, back_transform, checked_positive_means, mde_independent,
-    mde_paired,
+    Comparison, Design, RatioInterval, Spread, back_transform, checked_positive_means, compare_independent,
+    compare_paired, mde_independent, mde_paired,
 };
 use super::dist;
 use super::elementary::{average_ranks, mad, median_of_sorted, sorted, variance};
@@ -407,6 +407,23 @@ pub(crate) fn compare_robust(
         method: Method::Robust,
         coverage,
     })
+}
+
+/// By the settings' method: Fieller's interval with Welch's degrees of freedom between
+/// independent sides, or the paired log-ratios of per-block means; or their robust
+/// counterparts ([`compare_robust`]). (Here rather than in `compare` so that the robust method
+/// depends on the parametric one's types, not the other way round.)
+pub(crate) fn compare_design(
+    paired: bool,
+    a: &Observations,
+    b: &Observations,
+    settings: &StatsSettings,
+) -> Result<Comparison, StatsError> {
+    match (settings.method, paired) {
+        (Method::Robust, _) => compare_robust(a, b, paired, settings),
+        (Method::Parametric, true) => compare_paired(a, b, settings),
+        (Method::Parametric, false) => compare_independent(a, b, settings),
+    }
 }
 
 #[cfg(test)]

@@ -5,11 +5,10 @@ use serde::Serialize;
 
 use super::cell::analyze_cell;
 use super::compare::Design;
-use super::compare::{
-    Comparison, RatioInterval, block_means, compare_design, size_target, trials_to_settle, trials_to_size,
-};
+use super::compare::{Comparison, RatioInterval, block_means, size_target, trials_to_settle, trials_to_size};
 use super::components::{Advice, Components, advise};
 use super::observations::Observations;
+use super::robust::compare_design;
 use super::{StatsError, StatsSettings};
 use crate::vocab::Better;
 use crate::vocab::{MeanKind, Method};
