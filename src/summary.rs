@@ -14,7 +14,7 @@ use crate::stats::pool::LogRatio;
 use crate::stats::prediction::Place;
 use crate::stats::stability::StabilityFlag;
 use crate::stats::verdict::VerdictKind;
-use crate::vocab::{Better, MeanKind};
+use crate::vocab::{Better, MeanKind, Method};
 
 /// A cell that cannot run where margin ran, and what it waits for (computed by the runner).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -217,6 +217,9 @@ pub struct MetricMeta {
     pub unit: String,
     pub better: Better,
     pub mean_kind: MeanKind,
+    /// How its comparisons are computed: `parametric` or `robust` (docs/statistics.md,
+    /// The robust method).
+    pub method: Method,
 }
 
 /// One cell × metric: its field names are a contract with scripts.
@@ -274,6 +277,19 @@ pub struct Arm {
     pub moe_pct: Option<f64>,
     pub ci_low: Option<f64>,
     pub ci_high: Option<f64>,
+    /// The robust method: the side's median and its distribution-free interval (from
+    /// binomial order statistics; none below 6 values at 95 %).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub median: Option<Median>,
+}
+
+/// A median with its order-statistic interval, at the report's confidence.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct Median {
+    pub value: f64,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
 }
 
 /// A level against the baseline for one metric in one context: its field names are a contract with scripts.
@@ -288,6 +304,11 @@ pub struct ComparisonStat {
     pub metric: String,
     pub unit: String,
     pub design: Design,
+    /// How the comparison was computed: `parametric` (means: Fieller, Welch; paired t) or
+    /// `robust` (ranks: Hodges–Lehmann with the Mann–Whitney or signed-rank interval); a
+    /// robust metric across disjoint boots is `parametric` (docs/statistics.md, The
+    /// robust method).
+    pub method: Method,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paired_by: Option<String>,
     /// Paired: the blocks (levels of `paired_by`) both sides have.
@@ -302,6 +323,10 @@ pub struct ComparisonStat {
     /// The ratio's interval; `None` when there is none (too few trials, unbounded).
     pub ci_low: Option<f64>,
     pub ci_high: Option<f64>,
+    /// An exact robust interval's own coverage in %, at least the confidence (its null
+    /// distribution is discrete: 96.8 for 5 trials a side at 95 %).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coverage_pct: Option<f64>,
     pub p_value: Option<f64>,
     /// Holm-adjusted across every comparison of the report.
     pub p_adjusted: Option<f64>,
@@ -328,6 +353,11 @@ pub struct ComparisonStat {
     /// where it has no interval of its own (too few trials, unbounded, unreplicated).
     #[serde(skip)]
     pub log_ratio: Option<LogRatio>,
+    /// The same from every value, outliers set aside or not: what the test of whether
+    /// the effect differs between contexts is made from (docs/statistics.md, Effects
+    /// across the matrix).
+    #[serde(skip)]
+    pub log_ratio_all: Option<LogRatio>,
 }
 
 /// A single trial against the measured trials of the other side of a comparison

@@ -10,17 +10,17 @@ use rayon::prelude::*;
 use super::analysed::Analysed;
 use crate::plan::{Cell, Plan};
 use crate::spec::Experiment;
-use crate::stats::compare::{
-    Comparison, RatioInterval, block_means, compare_design, compare_unit_logs, holm,
-};
+use crate::stats::compare::{Comparison, RatioInterval, block_means, compare_unit_logs, holm};
 use crate::stats::components::{Components, components};
-use crate::stats::elementary::mean;
-use crate::stats::interval::mean_interval;
+use crate::stats::elementary::{mean, median_of_sorted, sorted};
+use crate::stats::interval::{mean_interval, median_interval};
 use crate::stats::observations::Observations;
+use crate::stats::robust::compare_design;
 use crate::stats::verdict::{Replicate, VerdictKind, Vocabulary, Wording, unreplicated, verdict_per};
 use crate::stats::{StatsError, StatsSettings};
 use crate::store::{BOOT_ID, Event, Name, Names, Snapshot};
-use crate::summary::{Arm, ComparisonStat, MetricMeta, Replication, Warning, WarningKind};
+use crate::summary::{Arm, ComparisonStat, Median, MetricMeta, Replication, Warning, WarningKind};
+use crate::vocab::Method;
 
 /// The unit each session's trials vary by between levels: its boot when it recorded
 /// one (two runs in one boot are one unit), else the session itself (each import is one).
@@ -312,6 +312,9 @@ fn run_job(
     };
     let fail = |e: StatsError| format!("{}: {e}", what());
     let kind = meta.mean_kind;
+    // the metric's own method (`method:` of the metric, else `analysis.method`)
+    let own = StatsSettings { method: meta.method, ..settings.clone() };
+    let settings = &own;
     let mut replication = None;
     // Independent: the one cell of each side.
     let mut single: Option<(&Analysed, &Analysed)> = None;
@@ -447,6 +450,27 @@ fn run_job(
             )
         }
     };
+    // The robust method compares trials by their ranks, every value (no outlier rule);
+    // across disjoint boots the boots' means are the observations, too few for ranks, so
+    // there it falls back to the parametric method and says so.
+    let positive = |o: &Observations| o.values().iter().all(|v| *v > 0.0);
+    let falls_back = match settings.method {
+        Method::Robust if replication.is_some() => Some(format!(
+            "the robust method ranks trials, and these levels were measured in disjoint {unit}s: their \
+             {unit}s' means are compared by the parametric method",
+            unit = replication.as_ref().map_or("boot", |r| r.unit)
+        )),
+        Method::Robust if !positive(&a_all) || !positive(&b_all) => Some(
+            "the robust method ranks the logarithms of the values, and a value here is 0 or below: \
+             compared by the parametric method"
+                .to_owned(),
+        ),
+        _ => None,
+    };
+    let parametric = StatsSettings { method: Method::Parametric, ..settings.clone() };
+    let settings = if falls_back.is_some() { &parametric } else { settings };
+    let robust = settings.method == Method::Robust;
+    let (a_kept, b_kept) = if robust { (a_all.clone(), b_all.clone()) } else { (a_kept, b_kept) };
     let compare = |a: &Observations, b: &Observations, logs: Option<&[UnitLogs; 2]>| match logs {
         Some([la, lb]) => {
             let centre = |o: &Observations| kind.transform(mean(o.analysed()));
@@ -487,7 +511,7 @@ fn run_job(
     // Flagged values stayed in: would setting them aside change the verdict? (Trial by
     // trial only: a boot's mean is not one value to set aside.)
     let verdict_without_outliers = match (single, &replication) {
-        (Some((a, b)), None) if a.trimmed.is_some() || b.trimmed.is_some() => {
+        (Some((a, b)), None) if !robust && (a.trimmed.is_some() || b.trimmed.is_some()) => {
             let a = a.trimmed.as_ref().unwrap_or(&a.kept);
             let b = b.trimmed.as_ref().unwrap_or(&b.kept);
             let without = compare(a, b, None).map_err(fail)?;
@@ -497,6 +521,10 @@ fn run_job(
     };
     if let Some(r) = &mut replication {
         r.advice = judged.advice;
+    }
+    let mut judged = judged;
+    if let Some(why) = &falls_back {
+        judged.sentence.push_str(&format!(" ({why})"));
     }
     let arms = Arms {
         baseline: job.base.iter().map(|(_, i)| *i).collect(),
@@ -509,7 +537,7 @@ fn run_job(
         // (it leaves out how boots differ); the sentence gives it for what it is
         _ if unreplicated => (None, None),
         RatioInterval::Bounded { low, high } => (Some(low), Some(high)),
-        RatioInterval::NoEstimate | RatioInterval::Unbounded => (None, None),
+        RatioInterval::NoEstimate | RatioInterval::Unbounded | RatioInterval::TooFew { .. } => (None, None),
     };
     let mut stat = ComparisonStat {
         factor: job.factor.clone(),
@@ -539,8 +567,25 @@ fn run_job(
         replication,
         prediction: None,
         log_ratio: None,
+        log_ratio_all: None,
+        method: comparison.method,
+        coverage_pct: comparison.coverage.map(|c| c * 100.0),
     };
-    super::answers::annotate(&mut stat, &comparison, (&a_kept, &b_kept), meta, settings, single.is_some());
+    // a single trial's prediction interval is made from every value of the other side: the
+    // default rule's selection narrows it (docs/statistics.md, A single number)
+    let all = if a_kept == a_all && b_kept == b_all {
+        comparison.clone()
+    } else {
+        compare(&a_all, &b_all, unit_logs_all.as_ref()).map_err(fail)?
+    };
+    super::answers::annotate(
+        &mut stat,
+        (&comparison, &all),
+        (&a_all, &b_all),
+        meta,
+        settings,
+        single.is_some(),
+    );
     Ok((stat, arms))
 }
 
@@ -680,6 +725,16 @@ pub(crate) fn plan_comparisons(exp: &Experiment, plan: &Plan) -> Vec<CellCompari
 }
 
 fn arm(sample: &Observations, settings: &StatsSettings) -> Arm {
+    let median = (settings.method == Method::Robust).then(|| {
+        // order statistics are the same on either scale: those of the values themselves
+        let values = sorted(sample.values());
+        let interval = median_interval(&values, settings.confidence);
+        Median {
+            value: median_of_sorted(&values),
+            ci_low: interval.map(|i| i.low),
+            ci_high: interval.map(|i| i.high),
+        }
+    });
     let centre = mean(sample.analysed());
     let interval = mean_interval(sample, settings.confidence);
     let finite = |x: f64| x.is_finite().then_some(x);
@@ -690,6 +745,7 @@ fn arm(sample: &Observations, settings: &StatsSettings) -> Arm {
         moe_pct: interval.and_then(|i| i.moe_rel).map(|r| r * 100.0),
         ci_low: interval.and_then(|i| finite(i.low)),
         ci_high: interval.and_then(|i| finite(i.high)),
+        median,
     }
 }
 

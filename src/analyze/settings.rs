@@ -78,6 +78,7 @@ pub(crate) fn settings(spec: &Spec) -> StatsSettings {
         target_margin,
         outliers,
         set_aside,
+        method: analysis.method.unwrap_or_default(),
         ..defaults
     }
 }

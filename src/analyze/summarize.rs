@@ -170,6 +170,7 @@ fn metric_meta(exp: &Experiment, trials: &Trials) -> Vec<MetricMeta> {
         unit: String::new(),
         better: Better::Lower,
         mean_kind: MeanKind::Arithmetic,
+        method: exp.spec.analysis.method.unwrap_or_default(),
     };
     for name in exp.spec.metrics.keys() {
         metas.insert(name.value.clone(), blank(&name.value));
@@ -187,6 +188,7 @@ fn metric_meta(exp: &Experiment, trials: &Trials) -> Vec<MetricMeta> {
         if let Some(meta) = metas.get_mut(&name.value) {
             meta.better = spec.value.better.unwrap_or(meta.better);
             meta.mean_kind = spec.value.mean.unwrap_or(meta.mean_kind);
+            meta.method = spec.value.method.unwrap_or(meta.method);
         }
     }
     // A metric the spec names but no trial reported has nothing to show.

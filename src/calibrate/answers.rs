@@ -45,6 +45,9 @@ pub struct Check {
     /// Unique; `--scenario` matches it as it matches the scenarios.
     pub name: String,
     pub kind: CheckKind,
+    /// `outliers: { method: none }` instead of margin's default rule (named `…-none`):
+    /// what the rule costs the check.
+    pub outliers_none: bool,
 }
 
 /// Every check, in table order.
@@ -59,6 +62,7 @@ pub fn checks() -> Vec<Check> {
             out.push(Check {
                 name: format!("single-n{n}-cv5-{label}"),
                 kind: CheckKind::Prediction { n, shape, mean },
+                outliers_none: false,
             });
         }
     }
@@ -67,6 +71,7 @@ pub fn checks() -> Vec<Check> {
             out.push(Check {
                 name: format!("effects-k{contexts}-n{n}-cv5"),
                 kind: CheckKind::Effects { contexts, n, unequal: false },
+                outliers_none: false,
             });
         }
     }
@@ -74,6 +79,16 @@ pub fn checks() -> Vec<Check> {
         out.push(Check {
             name: format!("effects-k{contexts}-n5-cv2to8"),
             kind: CheckKind::Effects { contexts, n: 5, unequal: true },
+            outliers_none: false,
+        });
+    }
+    // What the default outlier rule costs the test of whether an effect differs, where
+    // it is furthest above α (docs/statistics.md, Effects across the matrix).
+    for n in [3, 5] {
+        out.push(Check {
+            name: format!("effects-k8-n{n}-cv5-none"),
+            kind: CheckKind::Effects { contexts: 8, n, unequal: false },
+            outliers_none: true,
         });
     }
     out
@@ -130,8 +145,10 @@ impl Check {
                 if mean == MeanKind::Harmonic { ", rate, harmonic mean" } else { "" }
             ),
             CheckKind::Effects { contexts, n, unequal } => format!(
-                "{contexts} contexts × {n} trials per level, CV {}, normal, the same true effect in every context",
-                if unequal { "2 % and 8 % by turns" } else { "5 %" }
+                "{contexts} contexts × {n} trials per level, CV {}, normal, the same true effect in every \
+                 context{}",
+                if unequal { "2 % and 8 % by turns" } else { "5 %" },
+                if self.outliers_none { ", outliers: none" } else { "" }
             ),
         }
     }
@@ -149,6 +166,9 @@ impl Check {
             "run: \"true\"\nmetrics:\n  value: {{ regex: '([0-9.]+)', unit: {unit}, better: {better}, mean: {mean} }}\n\
              analysis:\n  compare:\n    - {{ factor: v, baseline: a }}\n"
         ));
+        if self.outliers_none {
+            y.push_str("  outliers: { method: none }\n");
+        }
         y
     }
 

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::vocab::MeanKind;
+use crate::vocab::{MeanKind, Method};
 
 /// How one trial's value varies around its cell's centre.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -93,6 +93,8 @@ pub struct Scenario {
     pub outliers: OutlierSetting,
     /// The baseline's true centre (a cost, or the time of a rate's work).
     pub centre: f64,
+    /// `analysis.method`: the parametric default, or `robust`.
+    pub method: Method,
 }
 
 impl Scenario {
@@ -107,6 +109,7 @@ impl Scenario {
             mean: MeanKind::Arithmetic,
             outliers: OutlierSetting::Default,
             centre: 10.0,
+            method: Method::Parametric,
         }
     }
 
@@ -165,9 +168,10 @@ impl Scenario {
         if self.shape == Shape::Quantised {
             words.push(format!("around {}", self.centre));
         }
-        words.push(match self.outliers {
-            OutlierSetting::Default => "default outlier rule".to_owned(),
-            OutlierSetting::None => "outliers: none".to_owned(),
+        words.push(match (self.method, self.outliers) {
+            (Method::Robust, _) => "method: robust (every value)".to_owned(),
+            (_, OutlierSetting::Default) => "default outlier rule".to_owned(),
+            (_, OutlierSetting::None) => "outliers: none".to_owned(),
         });
         words.join(", ")
     }
@@ -228,6 +232,9 @@ impl Scenario {
             }
         }
         y.push_str("analysis:\n");
+        if self.method == Method::Robust {
+            y.push_str("  method: robust\n");
+        }
         if self.outliers == OutlierSetting::None {
             y.push_str("  outliers: { method: none }\n");
         }
@@ -367,5 +374,40 @@ pub fn all() -> Vec<Scenario> {
         });
         out.push(Scenario::base(format!("verdict-fixed-n{n}-cv{name}-normal"), "until verdict").n(n).cv(cv));
     }
+    out.extend(robust());
+    out
+}
+
+/// The robust method (`analysis: { method: robust }`, docs/statistics.md, The robust
+/// method) on each shape at 5, 10 and 30 trials per level, and paired by six blocks: its
+/// rows beside the parametric rows above measure what it costs and what it buys.
+fn robust() -> Vec<Scenario> {
+    let mut out = Vec::new();
+    let robust = |s: Scenario| Scenario { name: format!("robust-{}", s.name), method: Method::Robust, ..s };
+    for n in [5, 10, 30] {
+        let base = |shape: &str| Scenario::base(format!("n{n}-cv5-{shape}"), "robust method").n(n);
+        out.push(robust(base("normal")));
+        out.push(robust(base("lognormal").shape(Shape::LogNormal)));
+        out.push(robust(base("t3").shape(Shape::StudentT3)));
+        out.push(robust(base("contaminated").shape(Shape::Contaminated { share: 0.10 })));
+        out.push(robust(Scenario {
+            centre: 100.0,
+            ..Scenario::base(format!("n{n}-cv1-quantised100"), "robust method")
+                .n(n)
+                .cv(0.01)
+                .shape(Shape::Quantised)
+        }));
+    }
+    for n in [3, 5] {
+        out.push(robust(Scenario {
+            layout: Layout::Paired { blocks: 6 },
+            ..Scenario::base(format!("paired6-n{n}-cv5"), "robust method").n(n)
+        }));
+    }
+    out.push(robust(Scenario {
+        mean: MeanKind::Harmonic,
+        centre: 1.0,
+        ..Scenario::base("rate-n10-cv5-normal", "robust method").n(10)
+    }));
     out
 }

@@ -63,7 +63,8 @@ pub fn footer(results: &[ScenarioResult], seconds: f64) -> String {
          S sessions per level each running every block 3 times), cvC = within-cell CV in %, \
          -none = `outliers: none` (otherwise margin's default, the studentized rule); rate- = a rate with a harmonic mean; \
          adaptive = repetitions { min: 5, max: 30, target: 2% }; verdict = { min: 5, max: 30, until: verdict } \
-         (n per cell also at each true change), verdict-fixed-nN = the fixed n of about its power at +10 %.\n",
+         (n per cell also at each true change), verdict-fixed-nN = the fixed n of about its power at +10 %; \
+         robust- = `analysis: { method: robust }` (every value, by ranks).\n",
     );
     let experiments: u64 = results.iter().map(|r| r.experiments * super::TRUTHS.len() as u64).sum();
     out.push_str(&format!("{experiments} experiments in {seconds:.0} s. "));

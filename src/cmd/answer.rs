@@ -97,6 +97,7 @@ pub fn counts(summary: &Summary) -> String {
             VerdictKind::Unreplicated => "unreplicated (one boot or session of a level)".to_owned(),
             VerdictKind::Unbounded => "too noisy to bound".to_owned(),
             VerdictKind::Insufficient => "without an error estimate".to_owned(),
+            VerdictKind::TooFewForRobust => "too few trials for the robust method".to_owned(),
             VerdictKind::WithinBand => format!("real but within ±{band}"),
             VerdictKind::NoMeaningfulDifference => "no meaningful difference".to_owned(),
         };

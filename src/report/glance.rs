@@ -8,16 +8,18 @@ use super::format::{cell_text, markdown_table, percent};
 use crate::stats::verdict::VerdictKind;
 use crate::stats::verdict::{ratio_change, ratio_interval};
 use crate::summary::{ComparisonStat, Prediction, Summary};
+use crate::vocab::Method;
 
 /// Every verdict, in the order a ranked list shows them: real differences, then the
 /// undecided (which more trials may settle), then the small and the absent differences.
-pub(crate) const RANKED_KINDS: [VerdictKind; 8] = [
+pub(crate) const RANKED_KINDS: [VerdictKind; 9] = [
     VerdictKind::Significant,
     VerdictKind::UncertainSize,
     VerdictKind::Inconclusive,
     VerdictKind::Unreplicated,
     VerdictKind::Unbounded,
     VerdictKind::Insufficient,
+    VerdictKind::TooFewForRobust,
     VerdictKind::WithinBand,
     VerdictKind::NoMeaningfulDifference,
 ];
@@ -56,6 +58,7 @@ pub(crate) fn mark(kind: VerdictKind) -> &'static str {
         VerdictKind::Unbounded => "? too noisy",
         VerdictKind::Unreplicated => "⚠ unreplicated",
         VerdictKind::Insufficient => "– no error estimate",
+        VerdictKind::TooFewForRobust => "– too few for robust",
     }
 }
 
@@ -106,6 +109,10 @@ pub(crate) fn table(summary: &Summary, shown: &[&ComparisonStat]) -> String {
         header.push("context".to_owned());
     }
     header.extend(["change".to_owned(), ci_header(summary), "verdict".to_owned()]);
+    let with_method = any_robust(shown);
+    if with_method {
+        header.push("method".to_owned());
+    }
     let rows: Vec<Vec<String>> = shown
         .iter()
         .map(|c| {
@@ -119,10 +126,26 @@ pub(crate) fn table(summary: &Summary, shown: &[&ComparisonStat]) -> String {
                 row.push(context(c));
             }
             row.extend([ratio_change(c.ratio), interval, mark(c.verdict).to_owned()]);
+            if with_method {
+                row.push(method_cell(c).to_owned());
+            }
             row
         })
         .collect();
     markdown_table(&header, &rows, header.len())
+}
+
+/// Whether any comparison of `shown` was computed by the robust method.
+fn any_robust(shown: &[&ComparisonStat]) -> bool {
+    shown.iter().any(|c| c.method == Method::Robust)
+}
+
+/// The method behind a verdict, in the table's method column.
+fn method_cell(c: &ComparisonStat) -> &'static str {
+    match c.method {
+        Method::Robust => "robust: ranks",
+        Method::Parametric => "parametric: means",
+    }
 }
 
 /// Where a single trial lies against the other side's prediction interval, in the
@@ -151,10 +174,25 @@ pub(crate) fn legend(summary: &Summary, shown: &[&ComparisonStat]) -> String {
     } else {
         String::new()
     };
+    let (change, method) = if any_robust(shown) {
+        (
+            "the level's mean against the baseline's (robust: the Hodges–Lehmann shift of the logs, a \
+             median of the ratios between their trials)",
+            " Method: parametric, the means by Fieller's interval (paired: the t-interval of the \
+             log-ratios); robust, ranks by the Mann–Whitney interval (paired: the signed-rank interval), \
+             every value kept.",
+        )
+    } else {
+        (
+            "the level's mean against the baseline's",
+            " Every verdict by the parametric method: the means, by Fieller's interval (paired: the \
+             t-interval of the log-ratios).",
+        )
+    };
     format!(
-        "{held}Change: the level's mean against the baseline's, past ×2 as a multiple and below \
+        "{held}Change: {change}, past ×2 as a multiple and below \
          ÷2 as a division; — where there is no interval (each comparison's sentence below says \
-         why). The margin is the practical threshold ±{}. Real differences first, the biggest first.{prediction}",
+         why). The margin is the practical threshold ±{}. Real differences first, the biggest first.{method}{prediction}",
         percent(summary.settings.threshold_pct)
     )
 }

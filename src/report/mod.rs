@@ -26,7 +26,7 @@ use crate::plan::Plan;
 use crate::spec::Experiment;
 use crate::stats::outliers::OutlierRule;
 use crate::summary::{Arm, CellStat, ComparisonStat, Summary};
-use crate::vocab::Better;
+use crate::vocab::{Better, Method};
 use format::{
     Scale, cell_text, confidence, markdown_table, p_clause, p_value, percent, scale, signed_percent,
 };
@@ -407,6 +407,20 @@ fn settings_line(summary: &Summary) -> String {
             confidence(s.confidence)
         ));
     }
+    let robust: Vec<&str> =
+        summary.metrics.iter().filter(|m| m.method == Method::Robust).map(|m| m.name.as_str()).collect();
+    if !robust.is_empty() {
+        let which = if robust.len() == summary.metrics.len() {
+            "Every metric is".to_owned()
+        } else {
+            format!("{} {}", robust.join(", "), if robust.len() == 1 { "is" } else { "are" })
+        };
+        line.push_str(&format!(
+            " {which} compared by the robust method: ranks of every value (no outlier set aside), the \
+             Hodges–Lehmann shift with its Mann–Whitney interval and the U test's p (paired: the \
+             signed-rank interval and test), the medians with their order-statistic intervals."
+        ));
+    }
     if adjusted > 1 {
         line.push_str(&format!(
             " p-values are Holm-adjusted across the {adjusted} comparisons of this report."
@@ -420,8 +434,25 @@ fn answer(summary: &Summary, c: &ComparisonStat) -> Answer {
     if !c.context.is_empty() {
         title.push_str(&format!(" ({})", glance::context(c)));
     }
+    let confidence = confidence(summary.settings.interval_confidence);
     let side = |name: &str, arm: &Arm| {
         let display = scale(&c.unit, arm.mean);
+        if let Some(m) = &arm.median {
+            let display = scale(&c.unit, m.value);
+            return match (m.ci_low, m.ci_high) {
+                (Some(low), Some(high)) => format!(
+                    "{name} median {} [{}, {}] ({confidence} order-statistic interval)",
+                    display.with_unit(m.value),
+                    display.number(low),
+                    display.number(high)
+                ),
+                _ => format!(
+                    "{name} median {} (n = {}: too few for a {confidence} interval of the median, which takes 6)",
+                    display.with_unit(m.value),
+                    arm.n
+                ),
+            };
+        }
         match (arm.moe, arm.moe_pct) {
             (Some(moe), Some(pct)) => {
                 format!("{name} {} (±{})", display.plus_minus(arm.mean, moe), percent(pct))

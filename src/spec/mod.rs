@@ -16,7 +16,7 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 
 use crate::diag::Pos;
-use crate::vocab::{Better, MeanKind, Scalar};
+use crate::vocab::{Better, MeanKind, Method, Scalar};
 
 pub use load::{load_file, load_str};
 pub use schema::json_schema;
@@ -349,6 +349,8 @@ pub struct MetricSpec {
     pub unit: Option<Located<String>>,
     pub better: Option<Better>,
     pub mean: Option<MeanKind>,
+    /// `parametric` or `robust`: this metric's comparisons, overriding `analysis.method`.
+    pub method: Option<Method>,
 }
 
 /// `repetitions:` as written: `5`, `{ min: 5, max: 30, target: 2% }` or
@@ -430,6 +432,9 @@ pub enum Order {
 pub struct Analysis {
     pub confidence: Option<Located<f64>>,
     pub threshold: Option<Located<Scalar>>,
+    /// `parametric` (means: Fieller, Welch) or `robust` (ranks: Hodges–Lehmann,
+    /// Mann–Whitney, Wilcoxon) for every metric without its own `method`.
+    pub method: Option<Method>,
     pub outliers: Option<Outliers>,
     #[serde(default)]
     pub compare: Vec<Located<Compare>>,

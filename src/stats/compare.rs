@@ -12,7 +12,7 @@ use super::interval::t_half_width;
 use super::observations::Observations;
 use super::runs::{RunsNeeded, search_upward};
 use super::{StatsError, StatsSettings, dist};
-use crate::vocab::MeanKind;
+use crate::vocab::{MeanKind, Method};
 
 /// How the two levels' trials relate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -38,6 +38,12 @@ pub(crate) enum RatioInterval {
         low: f64,
         high: f64,
     },
+    /// The robust method's interval does not exist at this confidence with so few trials
+    /// (docs/statistics.md, The robust method): even its widest covers less. `needed`:
+    /// the fewest trials per level (pairs, for a paired design) at which it would.
+    TooFew {
+        needed: usize,
+    },
 }
 
 impl RatioInterval {
@@ -45,7 +51,7 @@ impl RatioInterval {
     pub(crate) fn effect(&self) -> Option<(f64, f64)> {
         match *self {
             RatioInterval::Bounded { low, high } => Some((low - 1.0, high - 1.0)),
-            RatioInterval::NoEstimate | RatioInterval::Unbounded => None,
+            RatioInterval::NoEstimate | RatioInterval::Unbounded | RatioInterval::TooFew { .. } => None,
         }
     }
 }
@@ -96,6 +102,12 @@ pub(crate) struct Comparison {
     /// Minimum detectable effect at the configured power, as a fraction (docs/statistics.md, Comparing level B with baseline A).
     pub mde: Option<f64>,
     pub spread: Option<Spread>,
+    /// Means (Fieller, Welch, t) or ranks (Hodges–Lehmann, Mann–Whitney, Wilcoxon).
+    pub method: Method,
+    /// An exact robust interval's own coverage, 1 − 2·P(tail) (at least the confidence:
+    /// the null distribution is discrete). `None` for the parametric method and for the
+    /// normal approximation, whose coverage is the confidence.
+    pub coverage: Option<f64>,
 }
 
 impl Comparison {
@@ -120,6 +132,8 @@ impl Comparison {
             p_value: None,
             mde: None,
             spread: None,
+            method: Method::Parametric,
+            coverage: None,
         }
     }
 }
@@ -166,12 +180,7 @@ pub(crate) fn compare_paired(
     if a.len() != b.len() {
         return Err(StatsError::UnequalPairs { a: a.len(), b: b.len() });
     }
-    let (mean_a, mean_b) = checked_means(a, b, settings)?;
-    for sample in [a, b] {
-        if let Some((index, &value)) = sample.values().iter().enumerate().find(|(_, v)| **v <= 0.0) {
-            return Err(StatsError::NotPositiveForLog { index, value });
-        }
-    }
+    let (mean_a, mean_b) = checked_positive_means(a, b, settings)?;
     let kind = a.kind();
     let logs: Vec<f64> = a.analysed().iter().zip(b.analysed()).map(|(x, y)| (y / x).ln()).collect();
     let k = logs.len();
@@ -249,6 +258,21 @@ pub(crate) fn compare_unit_logs(
     Ok(comparison)
 }
 
+/// [`checked_means`], for a comparison of logarithms: every value must be positive.
+pub(super) fn checked_positive_means(
+    a: &Observations,
+    b: &Observations,
+    settings: &StatsSettings,
+) -> Result<(f64, f64), StatsError> {
+    let means = checked_means(a, b, settings)?;
+    for sample in [a, b] {
+        if let Some((index, &value)) = sample.values().iter().enumerate().find(|(_, v)| **v <= 0.0) {
+            return Err(StatsError::NotPositiveForLog { index, value });
+        }
+    }
+    Ok(means)
+}
+
 /// Validates the pair and returns both means on the metric's scale.
 fn checked_means(
     a: &Observations,
@@ -275,7 +299,7 @@ fn cv(values: &[f64]) -> f64 {
 }
 
 /// Carries a ratio interval from the analysis scale to the metric's scale.
-fn back_transform(kind: MeanKind, interval: RatioInterval) -> RatioInterval {
+pub(super) fn back_transform(kind: MeanKind, interval: RatioInterval) -> RatioInterval {
     match interval {
         RatioInterval::Bounded { low, high } => match kind.transform_interval(low, high) {
             (_, high) if high.is_infinite() => RatioInterval::Unbounded,
@@ -341,7 +365,13 @@ pub(crate) fn welch_test(a: &[f64], b: &[f64]) -> Option<WelchTest> {
 /// ν is Welch–Satterthwaite's df of the relative variances CV²/n. It equals the df of
 /// the comparison's Fieller interval: with θ = b/a, vb + θ²va = b²(CV_B²/n_B + CV_A²/n_A)
 /// and the denominator scales by b⁴ likewise, so both formulas give the same ν.
-fn mde_independent(cv_a: f64, n_a: usize, cv_b: f64, n_b: usize, settings: &StatsSettings) -> Option<f64> {
+pub(super) fn mde_independent(
+    cv_a: f64,
+    n_a: usize,
+    cv_b: f64,
+    n_b: usize,
+    settings: &StatsSettings,
+) -> Option<f64> {
     let (wa, wb) = (cv_a.powi(2) / n_a as f64, cv_b.powi(2) / n_b as f64);
     if wa + wb == 0.0 {
         return Some(0.0);
@@ -357,7 +387,7 @@ fn welch_df(va: f64, n_a: usize, vb: f64, n_b: usize) -> f64 {
 
 /// The paired analogue on the log scale, (t(1−α/2, k−1) + t(power, k−1))·s_d/√k,
 /// returned as a ratio effect exp(·) − 1.
-fn mde_paired(sd_log: f64, k: usize, settings: &StatsSettings) -> Option<f64> {
+pub(super) fn mde_paired(sd_log: f64, k: usize, settings: &StatsSettings) -> Option<f64> {
     let factor = power_factor((k - 1) as f64, settings)?;
     Some((factor * sd_log / (k as f64).sqrt()).exp_m1())
 }
@@ -469,17 +499,6 @@ pub(crate) fn holm(p_values: &[f64]) -> Result<Vec<f64>, StatsError> {
 pub(crate) fn block_means(cells: &[&Observations], kind: MeanKind) -> Result<Observations, StatsError> {
     let values: Vec<f64> = cells.iter().map(|s| kind.transform(mean(s.analysed()))).collect();
     Observations::new(&values, kind)
-}
-
-/// Fieller's interval with Welch's degrees of freedom between independent sides, or the
-/// paired log-ratios of per-block means.
-pub(crate) fn compare_design(
-    paired: bool,
-    a: &Observations,
-    b: &Observations,
-    settings: &StatsSettings,
-) -> Result<Comparison, StatsError> {
-    if paired { compare_paired(a, b, settings) } else { compare_independent(a, b, settings) }
 }
 
 #[cfg(test)]

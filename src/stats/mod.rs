@@ -19,6 +19,7 @@ pub(crate) mod observations;
 pub(crate) mod outliers;
 pub(crate) mod pool;
 pub(crate) mod prediction;
+pub(crate) mod robust;
 pub(crate) mod runs;
 pub(crate) mod stability;
 pub(crate) mod verdict;
@@ -30,7 +31,7 @@ pub(crate) mod reference;
 
 use serde::Serialize;
 
-use crate::vocab::MeanKind;
+use crate::vocab::{MeanKind, Method};
 use outliers::OutlierRule;
 
 /// Why a statistic could not be computed from the data or settings it was given.
@@ -76,6 +77,9 @@ pub(crate) struct StatsSettings {
     /// calibrated rule; for the MAD and IQR rules flagged values stay in and the verdict
     /// without them is given beside (the calibration suite's finding).
     pub set_aside: bool,
+    /// Means or ranks (`analysis.method`, a metric's `method`; docs/statistics.md, The
+    /// robust method). The robust method compares every value: ranks need no outlier rule.
+    pub method: Method,
 }
 
 impl Default for StatsSettings {
@@ -87,6 +91,7 @@ impl Default for StatsSettings {
             power: 0.80,
             outliers: OutlierRule::default(),
             set_aside: true,
+            method: Method::Parametric,
         }
     }
 }

@@ -4,14 +4,14 @@
 use serde::Serialize;
 
 use super::cell::analyze_cell;
-use super::compare::{
-    Comparison, RatioInterval, block_means, compare_design, size_target, trials_to_settle, trials_to_size,
-};
+use super::compare::Design;
+use super::compare::{Comparison, RatioInterval, block_means, size_target, trials_to_settle, trials_to_size};
 use super::components::{Advice, Components, advise};
 use super::observations::Observations;
+use super::robust::compare_design;
 use super::{StatsError, StatsSettings};
 use crate::vocab::Better;
-use crate::vocab::MeanKind;
+use crate::vocab::{MeanKind, Method};
 
 /// The verdicts of summary.json (docs/statistics.md, Verdicts), in the order they are tried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -39,6 +39,10 @@ pub enum VerdictKind {
     /// one: the variation between boots is unmeasured, so no difference is claimed on the
     /// variation within one (docs/statistics.md, Sessions and boots).
     Unreplicated,
+    /// The robust method's interval needs more trials at this confidence than a side has
+    /// (its widest, between the extreme differences, covers less): nothing is claimed
+    /// (docs/statistics.md, The robust method).
+    TooFewForRobust,
 }
 
 impl VerdictKind {
@@ -155,6 +159,7 @@ pub(crate) fn classify(comparison: &Comparison, threshold: f64) -> VerdictKind {
     let (low, high) = match comparison.interval {
         RatioInterval::NoEstimate => return VerdictKind::Insufficient,
         RatioInterval::Unbounded => return VerdictKind::Unbounded,
+        RatioInterval::TooFew { .. } => return VerdictKind::TooFewForRobust,
         RatioInterval::Bounded { low, high } => (low - 1.0, high - 1.0),
     };
     if low > threshold || high < -threshold {
@@ -190,7 +195,7 @@ pub(crate) fn verdict_per(
     let kind = classify(comparison, delta);
     let Wording { baseline, level, .. } = *wording;
     let band = format!("±{}", fraction_as_percent(delta));
-    let at = format!("at {} confidence", confidence_level(settings.confidence));
+    let at = format!("at {} confidence{}", confidence_level(settings.confidence), method_words(comparison));
     let mut more_trials = None;
     let mut advice = None;
     let sentence = match (kind, bounds(&comparison.interval)) {
@@ -230,6 +235,25 @@ pub(crate) fn verdict_per(
                 ratio_change(high)
             )
         }
+        (VerdictKind::TooFewForRobust, _) => {
+            let needed = match comparison.interval {
+                RatioInterval::TooFew { needed } => needed,
+                _ => 0,
+            };
+            let (what, per) = match comparison.design {
+                Design::Paired => ("pairs", format!("{} here", comparison.n_a)),
+                Design::Independent => {
+                    ("trials per level", format!("{} and {} here", comparison.n_a, comparison.n_b))
+                }
+            };
+            format!(
+                "too few for the robust method: at {} confidence its interval needs at least {needed} {what} \
+                 ({per}); {level} measured {} against {baseline} (Hodges–Lehmann), and nothing is claimed; \
+                 run more trials, or compare the means (`method: parametric`)",
+                confidence_level(settings.confidence),
+                ratio_change(comparison.ratio),
+            )
+        }
         (VerdictKind::Unbounded, _) => format!(
             "inconclusive: too noisy to bound the ratio of {level} to {baseline} {at}; \
              run more trials or reduce the noise"
@@ -252,6 +276,24 @@ pub(crate) fn verdict_per(
         }
     };
     Verdict { kind, sentence, more_trials, advice }
+}
+
+/// What a robust interval is, for the sentence after its confidence level: " (robust:
+/// Hodges–Lehmann shift, Mann–Whitney interval, exact coverage 96.8 %)"; nothing for the
+/// parametric method, whose interval's coverage is its confidence.
+fn method_words(comparison: &Comparison) -> String {
+    if comparison.method != Method::Robust {
+        return String::new();
+    }
+    let how = match comparison.design {
+        Design::Independent => "Hodges–Lehmann shift, Mann–Whitney interval",
+        Design::Paired => "Hodges–Lehmann median of the Walsh averages, signed-rank interval",
+    };
+    let coverage = match comparison.coverage {
+        Some(c) => format!(", exact coverage {}", confidence_level((c * 1000.0).round() / 1000.0)),
+        None => String::new(),
+    };
+    format!(" (robust: {how}{coverage})")
 }
 
 /// "about 4 more trials per level would settle it", from [`trials_to_settle`]'s count.
@@ -403,6 +445,10 @@ pub(crate) fn trial_verdict(
 ) -> Result<VerdictKind, StatsError> {
     let kept = |values: &[f64]| -> Result<Observations, StatsError> {
         let all = Observations::new(values, kind)?;
+        if settings.method == Method::Robust {
+            // ranks need no outlier rule: the report's robust comparisons take every value
+            return Ok(all);
+        }
         let analysis = analyze_cell(&all, settings)?;
         all.without(&analysis.outliers.set_aside)
     };

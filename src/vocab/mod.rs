@@ -40,6 +40,27 @@ impl fmt::Display for MeanKind {
     }
 }
 
+/// How comparisons are computed (docs/statistics.md, The robust method): from the means
+/// (Fieller's interval, Welch's test; the paired t on the log-ratios), or from ranks
+/// (the Hodges–Lehmann shift of the logs with its Mann–Whitney or signed-rank interval).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    #[default]
+    Parametric,
+    Robust,
+}
+
+impl fmt::Display for Method {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Method::Parametric => "parametric",
+            Method::Robust => "robust",
+        })
+    }
+}
+
 /// The kind a scalar had in YAML; its text is always kept as written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ScalarKind {

@@ -15,6 +15,7 @@ mod output;
 mod plan;
 mod readers;
 mod report_structure;
+mod robust;
 mod run;
 mod schema;
 mod seeds;
