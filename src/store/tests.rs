@@ -319,6 +319,17 @@ fn a_log_that_is_not_a_plain_file_is_an_error() {
     );
 }
 
+/// Three records as a reader may see them while the second is written: its head still
+/// the zeros laid ahead, its tail and the third there; and where the zeros end.
+fn second_record_half_seen() -> (Vec<u8>, usize) {
+    let mut bytes = line(1).into_bytes();
+    let half = line(2).len() / 2;
+    bytes.resize(bytes.len() + half, 0);
+    bytes.extend_from_slice(&line(2).as_bytes()[half..]);
+    bytes.extend_from_slice(line(3).as_bytes());
+    (bytes, half)
+}
+
 /// What `margin status` may read while a run writes: the head of the record being
 /// written still zeros, its tail and the next record already there. That record is left
 /// for the next read, with no warning; the others load.
@@ -327,11 +338,7 @@ fn a_record_half_seen_while_being_written_is_read_next_time() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::new(dir.path(), "e");
     store.create().unwrap();
-    let mut bytes = line(1).into_bytes();
-    let half = line(2).len() / 2;
-    bytes.resize(bytes.len() + half, 0);
-    bytes.extend_from_slice(&line(2).as_bytes()[half..]);
-    bytes.extend_from_slice(line(3).as_bytes());
+    let (mut bytes, _) = second_record_half_seen();
     bytes.resize(bytes.len() + 4096, 0);
     std::fs::write(store.runs_path(), &bytes).unwrap();
     // as read while a run writes it
@@ -548,11 +555,7 @@ fn the_columns_stop_at_a_line_being_written() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::new(dir.path(), "e");
     store.create().unwrap();
-    let mut bytes = line(1).into_bytes();
-    let half = line(2).len() / 2;
-    bytes.resize(bytes.len() + half, 0);
-    bytes.extend_from_slice(&line(2).as_bytes()[half..]);
-    bytes.extend_from_slice(line(3).as_bytes());
+    let (bytes, half) = second_record_half_seen();
     std::fs::write(store.runs_path(), &bytes).unwrap();
     let (trials, warnings) = read_keeping(&store, true);
     assert_eq!(trials, Trials::from_records(&[trial(1), trial(3)]));
