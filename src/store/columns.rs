@@ -250,9 +250,6 @@ impl Decoder {
     fn u64(&mut self) -> io::Result<u64> {
         Ok(u64::from_le_bytes(self.array()?))
     }
-    fn i64(&mut self) -> io::Result<i64> {
-        Ok(i64::from_le_bytes(self.array()?))
-    }
     fn len(&mut self) -> io::Result<usize> {
         usize::try_from(self.u64()?).map_err(|_| bad())
     }
@@ -277,6 +274,28 @@ impl Decoder {
     }
     fn optional<T>(&mut self, each: impl FnOnce(&mut Self) -> io::Result<T>) -> io::Result<Option<T>> {
         if self.flag()? { each(self).map(Some) } else { Ok(None) }
+    }
+    /// A list of fixed-size items, read a buffer at a time rather than an item at a time
+    /// (a million trials' columns are tens of millions of numbers).
+    fn fixed<const N: usize, T>(&mut self, each: impl Fn([u8; N]) -> io::Result<T>) -> io::Result<Vec<T>> {
+        let n = self.len()?;
+        if n as u64 > self.left / N as u64 {
+            return Err(bad());
+        }
+        let mut out = Vec::with_capacity(n);
+        let mut buf = vec![0u8; N * n.min(8192)];
+        let mut left = n;
+        while left > 0 {
+            let piece = &mut buf[..N * left.min(8192)];
+            self.bytes(piece)?;
+            for item in piece.chunks_exact(N) {
+                let mut b = [0u8; N];
+                b.copy_from_slice(item);
+                out.push(each(b)?);
+            }
+            left -= piece.len() / N;
+        }
+        Ok(out)
     }
     fn list<T>(&mut self, mut each: impl FnMut(&mut Self) -> io::Result<T>) -> io::Result<Vec<T>> {
         let n = self.len()?;
@@ -353,7 +372,11 @@ fn encode(w: &mut Encoder, t: &Trials) -> io::Result<()> {
     w.list(&t.warmup, |w, b| w.u8(u8::from(*b)))?;
     w.list(&t.repetition, |w, n| w.u32(*n))?;
     w.list(&t.round, |w, n| w.u32(*n))?;
-    w.list(&t.started, |w, s| w.optional(*s, |w, s| w.u64(s as u64)))?;
+    // nine bytes each, so that the column reads as fixed-size items
+    w.list(&t.started, |w, s| {
+        w.u8(u8::from(s.is_some()))?;
+        w.u64(s.unwrap_or(0) as u64)
+    })?;
     w.list(&t.wall_time, |w, x| w.f64(*x))?;
     w.text(&t.ids)?;
     w.list(&t.id_end, |w, n| w.len(*n))?;
@@ -404,26 +427,40 @@ fn decode(r: &mut Decoder) -> io::Result<Trials> {
         t.names.intern(&s);
     }
     let names = t.names.len();
-    let name = |r: &mut Decoder| {
-        let n = r.u32()? as usize;
+    let index = move |b: [u8; 4]| {
+        let n = u32::from_le_bytes(b) as usize;
         if n < names { Ok(Name::new(n)) } else { Err(bad()) }
     };
-    t.cell = r.list(name)?;
-    t.host = r.list(name)?;
-    t.session = r.list(name)?;
-    t.status = r.list(|r| status_of(r.u8()?))?;
-    t.warmup = r.list(Decoder::flag)?;
-    t.repetition = r.list(Decoder::u32)?;
-    t.round = r.list(Decoder::u32)?;
-    t.started = r.list(|r| r.optional(Decoder::i64))?;
-    t.wall_time = r.list(Decoder::f64)?;
+    let name = move |r: &mut Decoder| index(r.array()?);
+    let number = |b: [u8; 8]| Ok(f64::from_bits(u64::from_le_bytes(b)));
+    let length = |b: [u8; 8]| usize::try_from(u64::from_le_bytes(b)).map_err(|_| bad());
+    t.cell = r.fixed(index)?;
+    t.host = r.fixed(index)?;
+    t.session = r.fixed(index)?;
+    t.status = r.fixed(|[b]: [u8; 1]| status_of(b))?;
+    t.warmup = r.fixed(|[b]: [u8; 1]| match b {
+        0 => Ok(false),
+        1 => Ok(true),
+        _ => Err(bad()),
+    })?;
+    t.repetition = r.fixed(|b| Ok(u32::from_le_bytes(b)))?;
+    t.round = r.fixed(|b| Ok(u32::from_le_bytes(b)))?;
+    t.started = r.fixed(|b: [u8; 9]| {
+        let at = i64::from_le_bytes([b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8]]);
+        match b[0] {
+            0 => Ok(None),
+            1 => Ok(Some(at)),
+            _ => Err(bad()),
+        }
+    })?;
+    t.wall_time = r.fixed(number)?;
     t.ids = r.text()?;
-    t.id_end = r.list(Decoder::len)?;
-    t.row_end = r.list(Decoder::len)?;
-    t.metric = r.list(name)?;
-    t.value = r.list(Decoder::f64)?;
-    t.unit = r.list(name)?;
-    t.mean = r.list(|r| mean_of(r.u8()?))?;
+    t.id_end = r.fixed(length)?;
+    t.row_end = r.fixed(length)?;
+    t.metric = r.fixed(index)?;
+    t.value = r.fixed(number)?;
+    t.unit = r.fixed(index)?;
+    t.mean = r.fixed(|[b]: [u8; 1]| mean_of(b))?;
     let metrics = r.list(|r| {
         let metric = name(r)?;
         let info = r.optional(|r| {
@@ -443,7 +480,7 @@ fn decode(r: &mut Decoder) -> io::Result<Trials> {
     })?;
     t.warnings = r.list(|r| Ok((r.text()?, r.len()?)))?.into_iter().collect();
     t.secondary = r.list(|r| Ok(Secondary { trial: r.len()?, metric: name(r)?, value: r.f64()? }))?;
-    t.monitored = r.list(name)?;
+    t.monitored = r.fixed(index)?;
     t.flags = r.list(|r| Ok((r.len()?, name(r)?)))?;
     Ok(t)
 }
