@@ -3,10 +3,14 @@
 //! very format `margin run` writes, so that `margin report` can be timed at scale.
 //!
 //! ```text
-//! cargo run --release --example synthetic_store -- OUT_DIR [LEVELS [TRIALS]]
+//! cargo run --release --example synthetic_store -- OUT_DIR [LEVELS [TRIALS [METRICS]]]
 //! ```
 //!
-//! writes `OUT_DIR/synthetic.yaml` and the store `OUT_DIR/reports/synthetic/`. The cell
+//! writes `OUT_DIR/synthetic.yaml`, the store `OUT_DIR/reports/synthetic/` and the same
+//! values as a CSV, `OUT_DIR/synthetic.csv` (one row per trial: `blocks`, `variant`,
+//! `round`, then one column per metric), for `bench/compare.sh` to hand to pandas.
+//! METRICS is `4` (the default: wall, user and system time and dd's throughput, as a run
+//! records them) or `1` (the throughput alone). The cell
 //! ids, levels and metric annotations come from the library (spec → plan → parse recipe),
 //! so they are what a real run of that file would record. The values are drawn from a
 //! seeded RNG: most cells are quiet, some noisy, some have slow outlier trials, and the
@@ -40,14 +44,17 @@ const SESSION_START: &str = "2025-01-06T09:00:00Z";
 
 fn main() -> Result<()> {
     let mut args = std::env::args().skip(1);
-    let usage = "usage: synthetic_store OUT_DIR [LEVELS [TRIALS]]";
+    let usage = "usage: synthetic_store OUT_DIR [LEVELS [TRIALS [METRICS (1 or 4)]]]";
     let out = PathBuf::from(args.next().context(usage)?);
     let mut number = |default: usize| -> Result<usize> {
         args.next().map_or(Ok(default), |a| a.parse().with_context(|| format!("`{a}`: {usage}")))
     };
-    let (levels, trials) = (number(100)?, number(100)?);
+    let (levels, trials, metric_count) = (number(100)?, number(100)?, number(4)?);
     if levels < 2 || trials < 1 {
         bail!("at least 2 levels per factor (one is the baseline) and 1 trial: {usage}");
+    }
+    if metric_count != 1 && metric_count != 4 {
+        bail!("METRICS is 1 (the throughput) or 4 (with wall, user and system time): {usage}");
     }
 
     fs::create_dir_all(&out).with_context(|| out.display().to_string())?;
@@ -68,6 +75,14 @@ fn main() -> Result<()> {
     // line durable before the next: a million fdatasyncs would take longer than the run.
     let runs = store.runs_path();
     let mut writer = BufWriter::with_capacity(1 << 20, File::create(&runs).context("runs.ndjson")?);
+    let csv_path = out.join(format!("{NAME}.csv"));
+    let mut csv = BufWriter::with_capacity(1 << 20, File::create(&csv_path).context("synthetic.csv")?);
+    let names: &[&str] = if metric_count == 1 {
+        &["throughput"]
+    } else {
+        &["wall_time", "user_time", "system_time", "throughput"]
+    };
+    writeln!(csv, "blocks,variant,round,{}", names.join(","))?;
     let levels_of: Vec<IndexMap<String, String>> = plan.cells.iter().map(|c| levels_map(&plan, c)).collect();
     let models: Vec<Model> = levels_of.iter().map(|l| Model::new(l, &mut rng)).collect::<Result<_>>()?;
     let mut order: Vec<usize> = (0..plan.cells.len()).collect();
@@ -80,6 +95,13 @@ fn main() -> Result<()> {
             let wall = model.bytes / rate + 0.002;
             let trial = uuid_v7(clock, &mut rng);
             let (raw, _, _) = store.raw_paths(&trial);
+            // drawn whether kept or not, so that the throughput is the same with 1 metric or 4
+            let (user, system) =
+                (0.001 + 0.002 * rng.random::<f64>(), wall * (0.2 + 0.1 * rng.random::<f64>()));
+            let all =
+                [("wall_time", wall), ("user_time", user), ("system_time", system), ("throughput", rate)];
+            let kept: Vec<(&str, f64)> = all.into_iter().filter(|(n, _)| names.contains(n)).collect();
+            let info = |name: &str| if name == "throughput" { throughput.clone() } else { seconds.clone() };
             let record = TrialRecord {
                 schema: SCHEMA,
                 cell: plan.cells[index].id.to_string(),
@@ -93,18 +115,8 @@ fn main() -> Result<()> {
                 started_at: Some(clock.to_string()),
                 status: Status::Ok,
                 exit_code: Some(0),
-                metrics: IndexMap::from([
-                    ("wall_time".into(), wall),
-                    ("user_time".into(), 0.001 + 0.002 * rng.random::<f64>()),
-                    ("system_time".into(), wall * (0.2 + 0.1 * rng.random::<f64>())),
-                    ("throughput".into(), rate),
-                ]),
-                metric_info: IndexMap::from([
-                    ("wall_time".into(), seconds.clone()),
-                    ("user_time".into(), seconds.clone()),
-                    ("system_time".into(), seconds.clone()),
-                    ("throughput".into(), throughput.clone()),
-                ]),
+                metrics: kept.iter().map(|&(n, v)| (n.to_string(), v)).collect(),
+                metric_info: kept.iter().map(|&(n, _)| (n.to_string(), info(n))).collect(),
                 wall_time: wall,
                 raw: Some(raw),
                 error: None,
@@ -117,10 +129,17 @@ fn main() -> Result<()> {
             };
             serde_json::to_writer(&mut writer, &record)?;
             writer.write_all(b"\n")?;
+            let level = |key: &str| levels_of[index].get(key).map_or("", String::as_str);
+            write!(csv, "{},{},{round}", level("blocks"), level("variant"))?;
+            for (_, value) in &kept {
+                write!(csv, ",{value}")?;
+            }
+            writeln!(csv)?;
             clock = clock.checked_add(SignedDuration::from_secs_f64(wall))?;
         }
     }
     writer.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+    csv.into_inner().map_err(|e| e.into_error())?.sync_all()?;
 
     let source = facts::Local::new(&std::env::temp_dir());
     let session_record = |event, at: Timestamp| SessionRecord {
@@ -147,7 +166,13 @@ fn main() -> Result<()> {
         writeln!(sessions, "{}", serde_json::to_string(&record)?)?;
     }
     fs::write(store.sessions_path(), sessions).context("sessions.ndjson")?;
-    println!("{}: {} cells × {trials} trials in {}", file.display(), plan.cells.len(), runs.display());
+    println!(
+        "{}: {} cells × {trials} trials in {} and {}",
+        file.display(),
+        plan.cells.len(),
+        runs.display(),
+        csv_path.display()
+    );
     Ok(())
 }
 

@@ -5,7 +5,10 @@
 //! the logs aside, a torn line (power cut, full disk) is skipped with a warning and kept.
 //! While a run writes the trial log, zeros are laid ahead of its last line (see
 //! [`Appender::open`]); readers stop at them, and the run gives them back when it ends.
+//! What a read parsed is kept beside the log as its columns (`runs.columns`, see
+//! `columns`), so that the next read parses only the lines appended since.
 
+mod columns;
 mod copy;
 mod progress;
 mod record;
@@ -189,7 +192,8 @@ impl Store {
 
     fn load_as(&self, writing: bool) -> Result<Snapshot, StoreError> {
         let mut snapshot = Snapshot::default();
-        snapshot.trials = read_trials(&self.runs_path(), writing, &mut snapshot.warnings)?;
+        snapshot.trials =
+            read_trials(&self.runs_path(), writing, &mut snapshot.warnings, KEEP_COLUMNS_AFTER)?;
         snapshot.sessions = read_log(&self.sessions_path(), writing, &mut snapshot.warnings)?;
         Ok(snapshot)
     }
@@ -277,21 +281,39 @@ impl Store {
 /// record is 0.5–1 KiB, so about a thousand trials per reservation.
 const TRIALS_RESERVE: u64 = 1 << 20;
 
+/// The columns of the trial log are kept beside it (`runs.columns`) once a read has parsed
+/// this many bytes of lines they did not cover (and an eighth of what they did): about
+/// 2 000 trial records. A smaller log is parsed in less time than the columns take to write.
+const KEEP_COLUMNS_AFTER: u64 = 1 << 20;
+
 /// The log is read and parsed a block of about this many bytes at a time: the lines of a
 /// block in parallel, and never the whole file at once (a million trials are most of a
 /// gigabyte of JSON).
 const BLOCK: u64 = 16 << 20;
 
-/// Hand each block of `path`'s lines, and the number of its first line, to `each`. An
-/// absent log has no lines.
-fn for_each_block(path: &Path, mut each: impl FnMut(&[&[u8]], usize)) -> Result<(), StoreError> {
+/// Hand each block of `path`'s lines, the number of its first line and the offset of its
+/// first byte to `each`. An absent log has no lines.
+fn for_each_block(path: &Path, each: impl FnMut(&[&[u8]], usize, u64)) -> Result<(), StoreError> {
     if !regular_file(path)? {
         return Ok(());
     }
     let file = File::open(path).map_err(|e| StoreError::io(path, e))?;
+    for_each_block_from(path, &file, 0, 1, each)
+}
+
+/// [`for_each_block`] of an open log from byte `start`, the beginning of line `first`.
+fn for_each_block_from(
+    path: &Path,
+    mut file: &File,
+    start: u64,
+    mut first: usize,
+    mut each: impl FnMut(&[&[u8]], usize, u64),
+) -> Result<(), StoreError> {
+    use std::io::{Seek, SeekFrom};
+    file.seek(SeekFrom::Start(start)).map_err(|e| StoreError::io(path, e))?;
     let mut reader = BufReader::new(file);
     let mut block = Vec::new();
-    let mut first = 1;
+    let mut offset = start;
     loop {
         block.clear();
         // A block ends at the end of a line, so that no record is cut in two.
@@ -300,6 +322,7 @@ fn for_each_block(path: &Path, mut each: impl FnMut(&[&[u8]], usize)) -> Result<
             .read_to_end(&mut block)
             .and_then(|_| reader.read_until(b'\n', &mut block))
             .map_err(|e| StoreError::io(path, e))?;
+        let read = block.len() as u64;
         // Zeros at the end are room a run laid ahead of its records, not text; the log
         // ends there (what a run writes meanwhile is for the next read).
         let room = block.last() == Some(&0);
@@ -310,11 +333,12 @@ fn for_each_block(path: &Path, mut each: impl FnMut(&[&[u8]], usize)) -> Result<
             return Ok(());
         }
         let lines: Vec<&[u8]> = block.split(|b| *b == b'\n').collect();
-        each(&lines, first);
+        each(&lines, first, offset);
         if room {
             return Ok(());
         }
         first += lines.len() - 1;
+        offset += read;
     }
 }
 
@@ -337,7 +361,7 @@ fn read_log<T: DeserializeOwned + Send>(
     warnings: &mut Vec<String>,
 ) -> Result<Vec<T>, StoreError> {
     let mut out = Vec::new();
-    for_each_block(path, |lines, first| {
+    for_each_block(path, |lines, first, _| {
         let parsed: Vec<Option<serde_json::Result<T>>> = lines
             .par_iter()
             .map(|line| (!blank(line, writing)).then(|| serde_json::from_slice(line)))
@@ -353,34 +377,106 @@ fn read_log<T: DeserializeOwned + Send>(
     Ok(out)
 }
 
-/// The trial log, column-wise: each block's lines parsed in parallel, a chunk of lines
-/// per task, and the chunks appended in order.
-fn read_trials(path: &Path, writing: bool, warnings: &mut Vec<String>) -> Result<Trials, StoreError> {
-    let mut out = Trials::default();
-    for_each_block(path, |lines, first| {
+/// The trial log, column-wise: the columns kept beside it (`runs.columns`, see
+/// [`columns`]) for the part they cover, then the lines after it, each block's lines
+/// parsed in parallel, a chunk of lines per task, and the chunks appended in order. When
+/// the lines parsed here hold at least `min_parsed` bytes and an eighth of what the
+/// columns covered, the columns are kept anew, up to the last record read.
+fn read_trials(
+    path: &Path,
+    writing: bool,
+    warnings: &mut Vec<String>,
+    min_parsed: u64,
+) -> Result<Trials, StoreError> {
+    if !regular_file(path)? {
+        return Ok(Trials::default());
+    }
+    let io = |e| StoreError::io(path, e);
+    let file = File::open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    let kept = columns::path_for(path);
+    let covered = columns::read(&kept, &file, &meta);
+    let (mut out, start, lines, mut said) = match covered {
+        Some(c) => (c.trials, c.end, c.lines, c.warnings),
+        None => (Trials::default(), 0, 0, Vec::new()),
+    };
+    // the end of the last record the columns may cover, its line, and whether a newline
+    // ends it; while a run writes, a line skipped (being written as this read went by)
+    // stops them, so that a later read gets it, and records read past it (`beyond`) keep
+    // them from being written this time: they hold only what they cover
+    let mut last: Option<(u64, usize, bool)> = None;
+    let (mut stopped, mut beyond) = (false, false);
+    for_each_block_from(path, &file, start, lines + 1, |lines, first, offset| {
         let chunk = lines.len().div_ceil(4 * rayon::current_num_threads()).max(1);
-        let parsed: Vec<(Trials, Vec<String>)> = lines
+        let parsed: Vec<Chunk> = lines
             .par_chunks(chunk)
             .enumerate()
             .map(|(c, lines)| {
-                let mut trials = Trials::default();
-                let mut torn_lines = Vec::new();
+                let mut out = Chunk::default();
                 for (i, line) in lines.iter().enumerate() {
-                    if !blank(line, writing)
-                        && let Err(e) = trials.push_json(line)
-                    {
-                        torn_lines.push(torn(path, first + c * chunk + i, &e));
+                    let n = first + c * chunk + i;
+                    if blank(line, writing) {
+                        out.skipped |= writing && !blank(line, false);
+                        continue;
+                    }
+                    match out.trials.push_json(line) {
+                        Ok(()) if !out.skipped => out.last_record = Some(c * chunk + i),
+                        Ok(()) => out.past = true,
+                        Err(e) => {
+                            out.torn.push((n, torn(path, n, &e)));
+                            out.skipped |= writing;
+                        }
                     }
                 }
-                (trials, torn_lines)
+                out
             })
             .collect();
-        for (trials, torn_lines) in parsed {
-            out.append(trials);
-            warnings.extend(torn_lines);
+        let mut last_record = None;
+        for c in parsed {
+            beyond |= c.past;
+            if stopped {
+                beyond |= !c.trials.is_empty();
+            } else {
+                last_record = c.last_record.or(last_record);
+                stopped = c.skipped;
+            }
+            out.append(c.trials);
+            said.extend(c.torn);
+        }
+        if let Some(i) = last_record {
+            let end = offset + lines[..=i].iter().map(|l| l.len() as u64 + 1).sum::<u64>();
+            last = Some((end, first + i, i + 1 < lines.len()));
         }
     })?;
+    if let Some((end, line, true)) = last
+        && !beyond
+        && end - start >= min_parsed.max(start / 8)
+    {
+        // the warnings of the lines the columns cover go with them (they are in line order)
+        let after = said.split_off(said.iter().take_while(|(l, _)| *l <= line).count());
+        let mut covered = columns::Covered { trials: out, end, lines: line, warnings: said };
+        // a convenience: a store on a read-only or full disk is read all the same
+        let _ = columns::write(&kept, &file, &meta, &covered);
+        covered.warnings.extend(after);
+        warnings.extend(covered.warnings.into_iter().map(|(_, w)| w));
+        return Ok(covered.trials);
+    }
+    warnings.extend(said.into_iter().map(|(_, w)| w));
     Ok(out)
+}
+
+/// What a task made of a chunk of the log's lines.
+#[derive(Default)]
+struct Chunk {
+    trials: Trials,
+    /// The torn lines: their numbers, and what to say of them.
+    torn: Vec<(usize, String)>,
+    /// The last record before the first line skipped while a run writes (an index into
+    /// the block's lines), and whether there was such a line.
+    last_record: Option<usize>,
+    skipped: bool,
+    /// A record after that line.
+    past: bool,
 }
 
 impl Appender {

@@ -1,4 +1,5 @@
 use std::io::Write;
+use std::os::unix::fs::FileExt;
 
 use indexmap::IndexMap;
 
@@ -127,15 +128,15 @@ fn the_columns_read_from_the_log_match_the_records() {
             "wall_time".into(),
             MetricInfo { unit: "s".into(), better: crate::vocab::Better::Lower, mean: Default::default() },
         );
-        if n % 11 == 0 {
+        if n.is_multiple_of(11) {
             r.status = Status::Failed;
             r.exit_code = Some(1);
             r.error = Some(format!("exit code 1: \"no\" {n}"));
         }
-        if n % 13 == 0 {
+        if n.is_multiple_of(13) {
             r.warnings = vec!["the output holds 2 results".into()];
         }
-        if n % 17 == 0 {
+        if n.is_multiple_of(17) {
             r.started_at = None;
         }
         records.push(r);
@@ -318,6 +319,17 @@ fn a_log_that_is_not_a_plain_file_is_an_error() {
     );
 }
 
+/// Three records as a reader may see them while the second is written: its head still
+/// the zeros laid ahead, its tail and the third there; and where the zeros end.
+fn second_record_half_seen() -> (Vec<u8>, usize) {
+    let mut bytes = line(1).into_bytes();
+    let half = line(2).len() / 2;
+    bytes.resize(bytes.len() + half, 0);
+    bytes.extend_from_slice(&line(2).as_bytes()[half..]);
+    bytes.extend_from_slice(line(3).as_bytes());
+    (bytes, half)
+}
+
 /// What `margin status` may read while a run writes: the head of the record being
 /// written still zeros, its tail and the next record already there. That record is left
 /// for the next read, with no warning; the others load.
@@ -326,11 +338,7 @@ fn a_record_half_seen_while_being_written_is_read_next_time() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::new(dir.path(), "e");
     store.create().unwrap();
-    let mut bytes = line(1).into_bytes();
-    let half = line(2).len() / 2;
-    bytes.resize(bytes.len() + half, 0);
-    bytes.extend_from_slice(&line(2).as_bytes()[half..]);
-    bytes.extend_from_slice(line(3).as_bytes());
+    let (mut bytes, _) = second_record_half_seen();
     bytes.resize(bytes.len() + 4096, 0);
     std::fs::write(store.runs_path(), &bytes).unwrap();
     // as read while a run writes it
@@ -342,4 +350,260 @@ fn a_record_half_seen_while_being_written_is_read_next_time() {
     assert_eq!(snapshot.trials, Trials::from_records(&[trial(1), trial(3)]));
     assert_eq!(snapshot.warnings.len(), 1, "{:?}", snapshot.warnings);
     assert!(snapshot.warnings[0].contains("runs.ndjson:2: skipped a record"), "{:?}", snapshot.warnings);
+}
+
+/// Records that fill every column: failures with their errors, parser warnings, unknown
+/// start times, telemetry, flags, metric annotations, several cells, hosts and sessions.
+fn varied(n: u32) -> TrialRecord {
+    let mut r = trial(n);
+    r.trial = format!("0193-{n:08}");
+    r.cell = format!("{:016x}", n % 7);
+    r.host = ["local", "dom0", "dom\"u\\"][n as usize % 3].into();
+    r.session = format!("s{}", n / 100);
+    r.metrics.insert(format!("m{}", n % 3), f64::from(n) / 7.0);
+    r.metric_info.insert(
+        format!("m{}", n % 3),
+        MetricInfo {
+            unit: "B/s".into(),
+            better: crate::vocab::Better::Higher,
+            mean: crate::vocab::MeanKind::Harmonic,
+        },
+    );
+    if n.is_multiple_of(11) {
+        r.status = [Status::Failed, Status::Timeout, Status::ParseError][n as usize % 3];
+        r.exit_code = (n.is_multiple_of(2)).then_some(-9);
+        r.error = Some(format!("exit code 1: \"no\" {n}"));
+    }
+    if n.is_multiple_of(13) {
+        r.warnings = vec!["the output holds 2 results".into()];
+        r.status = Status::Imported;
+    }
+    if n.is_multiple_of(17) {
+        r.started_at = None;
+    }
+    if n.is_multiple_of(5) {
+        r.telemetry = Some(Telemetry {
+            sources: vec!["cpu".into(), "disks".into()],
+            metrics: IndexMap::from([("cpu_steal_pct".to_string(), f64::from(n % 4))]),
+            raw: Some("raw/s.telemetry".into()),
+            offset: Some(u64::from(n)),
+        });
+    }
+    if n.is_multiple_of(19) {
+        r.flags = vec!["not_converged".into()];
+        r.warmup = true;
+    }
+    r
+}
+
+fn lines_of(records: &[TrialRecord]) -> String {
+    records.iter().map(|r| serde_json::to_string(r).unwrap() + "\n").collect()
+}
+
+/// The log read from its text alone: a copy in a folder of its own, where no columns are.
+fn from_text(store: &Store) -> (Trials, Vec<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("runs.ndjson");
+    std::fs::copy(store.runs_path(), &copy).unwrap();
+    let mut warnings = Vec::new();
+    let trials = read_trials(&copy, false, &mut warnings, u64::MAX).unwrap();
+    let named = warnings
+        .iter()
+        .map(|w| w.replace(&copy.display().to_string(), &store.runs_path().display().to_string()));
+    (trials, named.collect())
+}
+
+/// A read that keeps the columns whenever it parsed a line they did not cover.
+fn read_keeping(store: &Store, writing: bool) -> (Trials, Vec<String>) {
+    let mut warnings = Vec::new();
+    let trials = read_trials(&store.runs_path(), writing, &mut warnings, 0).unwrap();
+    (trials, warnings)
+}
+
+/// What the columns beside the log cover: its bytes and lines.
+fn covered(store: &Store) -> Option<(u64, usize)> {
+    let log = File::open(store.runs_path()).unwrap();
+    let meta = log.metadata().unwrap();
+    columns::read(&columns::path_for(&store.runs_path()), &log, &meta).map(|c| (c.end, c.lines))
+}
+
+#[test]
+fn the_columns_kept_beside_the_log_read_as_the_log_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path(), "e");
+    store.create().unwrap();
+    let records: Vec<TrialRecord> = (1..=300).map(varied).collect();
+    // a record torn by a crash in the middle of the log, and a blank line
+    let mut text = lines_of(&records[..100]);
+    text.push_str("{\"schema\":1,\"trial\":\"torn\n\n");
+    text.push_str(&lines_of(&records[100..]));
+    std::fs::write(store.runs_path(), &text).unwrap();
+    let expected = from_text(&store);
+    assert_eq!(expected.0, Trials::from_records(&records));
+    assert_eq!(expected.1.len(), 1, "{:?}", expected.1);
+    assert!(expected.1[0].contains("runs.ndjson:101: skipped"), "{:?}", expected.1);
+
+    assert_eq!(covered(&store), None);
+    assert_eq!(read_keeping(&store, false), expected);
+    assert_eq!(covered(&store), Some((text.len() as u64, 302)));
+    // read from the columns alone now: the same table, the same warning
+    assert_eq!(read_keeping(&store, false), expected);
+    let mut warnings = Vec::new();
+    let from_columns = read_trials(&store.runs_path(), false, &mut warnings, u64::MAX).unwrap();
+    assert_eq!((from_columns, warnings), expected);
+}
+
+#[test]
+fn after_appends_the_columns_cover_the_new_records_and_a_torn_last_line_waits() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path(), "e");
+    store.create().unwrap();
+    let records: Vec<TrialRecord> = (1..=120).map(varied).collect();
+    std::fs::write(store.runs_path(), lines_of(&records[..50])).unwrap();
+    read_keeping(&store, false);
+    // a run appends over the zeros it lays ahead, and is killed in the middle of a record
+    let mut log = store.trial_appender().unwrap();
+    for r in &records[50..100] {
+        log.append(r).unwrap();
+    }
+    std::mem::forget(log);
+    let half = serde_json::to_string(&records[100]).unwrap();
+    let end = std::fs::read(store.runs_path()).unwrap().iter().rposition(|b| *b != 0).unwrap() + 1;
+    let file = OpenOptions::new().write(true).open(store.runs_path()).unwrap();
+    file.write_all_at(&half.as_bytes()[..half.len() / 2], end as u64).unwrap();
+    drop(file);
+    let expected = from_text(&store);
+    assert_eq!(expected.0, Trials::from_records(&records[..100]));
+    assert_eq!(expected.1.len(), 1, "{:?}", expected.1);
+    assert_eq!(read_keeping(&store, false), expected);
+    // the columns stop before the torn line: the next run's newline and records follow it
+    assert_eq!(covered(&store), Some((end as u64, 100)));
+    let mut log = store.trial_appender().unwrap();
+    for r in &records[101..] {
+        log.append(r).unwrap();
+    }
+    drop(log);
+    let expected = from_text(&store);
+    let mut kept: Vec<TrialRecord> = records[..100].to_vec();
+    kept.extend_from_slice(&records[101..]);
+    assert_eq!(expected.0, Trials::from_records(&kept));
+    assert!(expected.1[0].contains("runs.ndjson:101: skipped"), "{:?}", expected.1);
+    assert_eq!(read_keeping(&store, false), expected);
+    assert_eq!(covered(&store), Some((std::fs::metadata(store.runs_path()).unwrap().len(), 120)));
+    assert_eq!(read_keeping(&store, false), expected);
+}
+
+#[test]
+fn damaged_or_stale_columns_are_ignored_and_written_anew() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path(), "e");
+    store.create().unwrap();
+    let records: Vec<TrialRecord> = (1..=200).map(varied).collect();
+    std::fs::write(store.runs_path(), lines_of(&records)).unwrap();
+    let expected = from_text(&store);
+    read_keeping(&store, false);
+    let columns = columns::path_for(&store.runs_path());
+    let good = std::fs::read(&columns).unwrap();
+    // a byte flipped anywhere, the file cut short, or one byte more: ignored, rebuilt
+    for at in [0, 20, 60, good.len() / 3, good.len() / 2, good.len() - 1] {
+        let mut bad = good.clone();
+        bad[at] ^= 0x40;
+        std::fs::write(&columns, &bad).unwrap();
+        assert_eq!(covered(&store), None, "flipped at {at}");
+        assert_eq!(read_keeping(&store, false), expected, "flipped at {at}");
+        assert_eq!(std::fs::read(&columns).unwrap(), good, "rebuilt after a flip at {at}");
+    }
+    for bad in [&good[..good.len() / 2], &good[..10], &[][..], &[good.clone(), vec![0]].concat()[..]] {
+        std::fs::write(&columns, bad).unwrap();
+        assert_eq!(covered(&store), None, "{} bytes", bad.len());
+        assert_eq!(read_keeping(&store, false), expected);
+        assert_eq!(std::fs::read(&columns).unwrap(), good);
+    }
+    // the log rewritten (`reparse`: a new file under the old name) with other numbers
+    let mut changed = records.clone();
+    changed[7].metrics.insert("m9".into(), 1.5);
+    changed[7].status = Status::Failed;
+    store.rewrite_trials(&changed).unwrap();
+    assert_eq!(covered(&store), None);
+    let expected = from_text(&store);
+    assert_eq!(expected.0, Trials::from_records(&changed));
+    assert_eq!(read_keeping(&store, false), expected);
+    // the same file overwritten in place with a log as long: its ends differ
+    let mut other = records.clone();
+    other[0].host = "lacol".into();
+    other[199].host = "lacol".into();
+    let file = OpenOptions::new().write(true).open(store.runs_path()).unwrap();
+    file.write_all_at(lines_of(&other).as_bytes(), 0).unwrap();
+    file.set_len(lines_of(&other).len() as u64).unwrap();
+    drop(file);
+    let expected = from_text(&store);
+    assert_eq!(expected.0, Trials::from_records(&other));
+    assert_eq!(read_keeping(&store, false), expected);
+    // a log cut shorter than the columns cover
+    std::fs::write(store.runs_path(), lines_of(&records[..3])).unwrap();
+    assert_eq!(read_keeping(&store, false).0, Trials::from_records(&records[..3]));
+    // no log: no trials, whatever the columns say
+    std::fs::remove_file(store.runs_path()).unwrap();
+    assert_eq!(read_keeping(&store, false), (Trials::default(), vec![]));
+}
+
+/// While a run writes, a line skipped as it went by (zeros at its head, its tail there)
+/// is not covered, and columns that would hold a record read past it are not kept: the
+/// next read finds the record.
+#[test]
+fn the_columns_stop_at_a_line_being_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path(), "e");
+    store.create().unwrap();
+    let (bytes, half) = second_record_half_seen();
+    std::fs::write(store.runs_path(), &bytes).unwrap();
+    let (trials, warnings) = read_keeping(&store, true);
+    assert_eq!(trials, Trials::from_records(&[trial(1), trial(3)]));
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(covered(&store), None);
+    // the record written in full: it is read, and the columns cover it
+    std::fs::write(store.runs_path(), [line(1), line(2), line(3)].concat()).unwrap();
+    assert_eq!(read_keeping(&store, true).0, Trials::from_records(&[trial(1), trial(2), trial(3)]));
+    assert_eq!(covered(&store).map(|(_, lines)| lines), Some(3));
+    // a record half there at the end: the columns stop before it, and it is read when whole
+    let mut bytes = [line(1), line(2), line(3)].concat().into_bytes();
+    bytes.extend_from_slice(&line(4).as_bytes()[..half]);
+    bytes.resize(bytes.len() + 4096, 0);
+    std::fs::write(store.runs_path(), &bytes).unwrap();
+    let (trials, warnings) = read_keeping(&store, true);
+    assert_eq!(trials, Trials::from_records(&[trial(1), trial(2), trial(3)]));
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert_eq!(covered(&store).map(|(_, lines)| lines), Some(3));
+}
+
+/// Readers while a run appends: every table read is the table of the records written
+/// so far (a prefix of them), never a record lost, doubled or another.
+#[test]
+fn readers_during_appends_see_a_prefix_of_the_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path(), "e");
+    store.create().unwrap();
+    let records: Vec<TrialRecord> = (1..=400).map(varied).collect();
+    let prefixes: Vec<Trials> = (0..=records.len()).map(|k| Trials::from_records(&records[..k])).collect();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut log = store.trial_appender().unwrap();
+            for r in &records {
+                log.append(r).unwrap();
+            }
+            done.store(true, std::sync::atomic::Ordering::SeqCst);
+        });
+        for _ in 0..2 {
+            s.spawn(|| {
+                let mut reads = 0;
+                while !done.load(std::sync::atomic::Ordering::SeqCst) || reads < 3 {
+                    let (trials, _) = read_keeping(&store, true);
+                    assert_eq!(trials, prefixes[trials.len()], "read {reads}");
+                    reads += 1;
+                }
+            });
+        }
+    });
+    assert_eq!(read_keeping(&store, false), (prefixes[records.len()].clone(), vec![]));
 }

@@ -27,12 +27,17 @@ impl Name {
     pub fn index(self) -> usize {
         self.0 as usize
     }
+
+    /// The `n`-th name of a [`Names`] known to hold that many.
+    pub(super) fn new(n: usize) -> Name {
+        Name(n as u32)
+    }
 }
 
 /// Interned text: each distinct string once, numbered in order of first appearance.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Names {
-    text: Vec<Box<str>>,
+    pub(super) text: Vec<Box<str>>,
     index: HashMap<Box<str>, Name>,
 }
 
@@ -97,10 +102,10 @@ pub struct Trials {
     pub started: Vec<Option<i64>>,
     pub wall_time: Vec<f64>,
     /// Trial ids, end to end; `id_end[i]` is where the i-th ends.
-    ids: String,
-    id_end: Vec<usize>,
+    pub(super) ids: String,
+    pub(super) id_end: Vec<usize>,
     /// Trial i's metrics are rows `row_end[i - 1]..row_end[i]` of `metric`, `value`, `unit`.
-    row_end: Vec<usize>,
+    pub(super) row_end: Vec<usize>,
     pub metric: Vec<Name>,
     pub value: Vec<f64>,
     /// The unit the record gave the metric (empty when it gave none).

@@ -6,6 +6,7 @@ mod bounded;
 mod calibrate;
 mod campaign;
 mod check;
+mod columns;
 mod compare;
 mod first_run;
 mod hosts;

@@ -1,0 +1,111 @@
+//! The columns kept beside a large trial log (`runs.columns`, docs/store.md): `status`,
+//! `report` and `export` read a store the same with them as from the log alone — after
+//! a run appended to it, with a torn record and records of a changed command in it, and
+//! with the columns damaged.
+//!
+//! Run as a user does: a temporary folder as the working directory, relative paths, the
+//! default store root (`reports`), no `MARGIN_*` variable set.
+
+use super::{as_a_user as margin, stderr, stdout};
+
+const EXP: &str = "matrix:\n  n: [1, 2, 3]\nrun: printf 'value=%s\\n' {{ n }}{{ repetition }}\n\
+                   metrics:\n  value: { regex: 'value=(\\d+)', better: higher }\nrepetitions: 3\n\
+                   monitor: none\n";
+
+/// What the three readers say of the store: `status`, `report --json` (the summary), and
+/// the tidy table as CSV.
+fn read(dir: &std::path::Path) -> [String; 3] {
+    let run = |args: &[&str]| {
+        let out = margin(dir).args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        stdout(&out)
+    };
+    [run(&["status", "exp"]), run(&["report", "exp", "--json"]), run(&["export", "exp", "--format", "csv"])]
+}
+
+/// The same store read with no columns beside the log.
+fn read_from_the_log(dir: &std::path::Path) -> [String; 3] {
+    let copy = tempfile::tempdir().unwrap();
+    for sub in ["experiments", "reports/exp"] {
+        std::fs::create_dir_all(copy.path().join(sub)).unwrap();
+    }
+    std::fs::copy(dir.join("experiments/exp.yaml"), copy.path().join("experiments/exp.yaml")).unwrap();
+    for file in ["runs.ndjson", "sessions.ndjson"] {
+        std::fs::copy(dir.join("reports/exp").join(file), copy.path().join("reports/exp").join(file))
+            .unwrap();
+    }
+    let said = read(copy.path());
+    // the copy keeps columns of its own: it was read whole
+    assert!(copy.path().join("reports/exp/runs.columns").exists());
+    // as if it were the store itself, which warnings and the summary name
+    let (from, to) = (copy.path().display().to_string(), dir.display().to_string());
+    said.map(|s| s.replace(&from, &to))
+}
+
+#[test]
+fn a_large_store_reads_the_same_with_its_columns_as_from_its_log() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("experiments")).unwrap();
+    std::fs::write(dir.path().join("experiments/exp.yaml"), EXP).unwrap();
+    let out = margin(dir.path()).args(["run", "experiments/exp.yaml"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let log = dir.path().join("reports/exp/runs.ndjson");
+    let columns = dir.path().join("reports/exp/runs.columns");
+    assert!(!columns.exists(), "a small log keeps no columns");
+
+    // Grown past 1 MiB as a long run would: more trials of each cell, their values drawn
+    // around the real ones; a record of a command since changed (another cell id, set
+    // aside), and one torn by a crash.
+    let text = std::fs::read_to_string(&log).unwrap();
+    let records: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let mut grown = text.clone();
+    for k in 0..2400u64 {
+        let mut r = records[(k % records.len() as u64) as usize].clone();
+        let value = r["metrics"]["value"].as_f64().unwrap();
+        r["trial"] = format!("01940000-0000-7000-8000-{k:012}").into();
+        r["repetition"] = (4 + k / records.len() as u64).into();
+        r["metrics"]["value"] = (value * (1.0 + ((k * 7919) % 101) as f64 / 1000.0)).into();
+        if k == 700 {
+            r["cell"] = "00000000deadbeef".into();
+        }
+        grown.push_str(&serde_json::to_string(&r).unwrap());
+        grown.push('\n');
+        if k == 1200 {
+            grown.push_str("{\"schema\":1,\"trial\":\"torn by a crash\n");
+        }
+    }
+    std::fs::write(&log, &grown).unwrap();
+    assert!(grown.len() > 1 << 20, "{} bytes", grown.len());
+
+    let first = read(dir.path());
+    assert!(columns.exists(), "the first read keeps the columns");
+    assert!(first[0].contains("2409 measured"), "{}", first[0]);
+    assert!(first[1].contains("\"stale\": 1"), "the record of the changed command is set aside");
+    let second = read(dir.path());
+    assert_eq!(first, second, "read from the columns");
+    assert_eq!(first, read_from_the_log(dir.path()));
+
+    // a run appends to the store: the new trials are read after the columns
+    let out =
+        margin(dir.path()).args(["run", "experiments/exp.yaml", "--repetitions", "900"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let after = read(dir.path());
+    assert_ne!(after, first);
+    assert_eq!(after, read_from_the_log(dir.path()));
+
+    // damaged columns are ignored and rebuilt
+    let mut bytes = std::fs::read(&columns).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x10;
+    std::fs::write(&columns, &bytes).unwrap();
+    assert_eq!(read(dir.path()), after);
+    assert_ne!(std::fs::read(&columns).unwrap(), bytes, "rebuilt");
+    // nothing left behind but the columns
+    let mut names: Vec<String> = std::fs::read_dir(dir.path().join("reports/exp"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("runs."))
+        .collect();
+    names.sort();
+    assert_eq!(names, ["runs.columns", "runs.ndjson"]);
+}
