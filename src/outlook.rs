@@ -148,7 +148,8 @@ pub(crate) fn last_abandoned(
         let id = cell.id.to_string();
         // the session's host is the executor's: a host without ssh is this machine
         let host = host_of(plan, cell);
-        let host = if ssh_entry(exp, host).is_some() { host } else { LOCAL_HOST };
+        let host =
+            if ssh_entry(exp, host).is_some() || exp.spec.gang(host).is_some() { host } else { LOCAL_HOST };
         let Some(run) = last_runs.iter().find(|r| r.host == host && r.abandoned.contains(&id)) else {
             continue;
         };

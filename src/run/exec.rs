@@ -34,6 +34,24 @@ pub(crate) trait Executor: Send + Sync {
         Ok((self.execute(invocation)?, None))
     }
 
+    /// A gang member's timed command (`gang.rs`): as [`Executor::execute_monitored`], and
+    /// when the command started, as close to it as the executor can tell (on an ssh host,
+    /// the host's own clock right before it).
+    fn execute_started(
+        &self,
+        invocation: &Invocation<'_>,
+        monitor: &Monitor,
+    ) -> std::io::Result<(Execution, Option<Snapshots>, std::time::SystemTime)> {
+        let started = std::time::SystemTime::now();
+        let (e, snapshots) = self.execute_monitored(invocation, monitor)?;
+        Ok((e, snapshots, started))
+    }
+
+    /// The gang this executor runs, when it is one (`gang.rs`).
+    fn gang(&self) -> Option<&super::gang::GangExecutor> {
+        None
+    }
+
     /// Start a long-lived command (a service) and leave it running; its output goes to
     /// the invocation's files as it runs.
     fn start(&self, invocation: &Invocation<'_>) -> std::io::Result<Box<dyn Started>> {

@@ -25,7 +25,7 @@ const WALL_MARK: &str = "margin-wall-ns";
 /// its timing line (`None` when the host's `date` has no nanoseconds: the local time
 /// stands), and the telemetry snapshots printed before the command and after that line.
 /// What the tool printed stays in the file exactly as it was (an empty output is no file).
-fn take_remote_marks(stderr: &Path) -> std::io::Result<(Option<Duration>, Option<Snapshots>)> {
+fn take_remote_marks(stderr: &Path) -> std::io::Result<(Option<Duration>, Option<Snapshots>, Option<u128>)> {
     let text = process::read_raw(stderr)?.into_bytes();
     let find = |hay: &[u8], needle: &str| hay.windows(needle.len()).position(|w| w == needle.as_bytes());
     // the snapshot before: from the very start to its end line
@@ -43,25 +43,25 @@ fn take_remote_marks(stderr: &Path) -> std::io::Result<(Option<Duration>, Option
         if start > 0 {
             rewrite(stderr, &text[start..])?;
         }
-        return Ok((None, None));
+        return Ok((None, None, None));
     };
     let rest = &text[at + mark.len()..];
     let line_end = rest.iter().position(|b| *b == b'\n').map_or(rest.len(), |e| e + 1);
     let line = String::from_utf8_lossy(&rest[..line_end]).into_owned();
     let after = String::from_utf8_lossy(&rest[line_end..]).into_owned();
     let mut parts = line.split_whitespace().map(|p| p.parse::<u128>());
-    let wall = match (parts.next(), parts.next()) {
+    let (wall, begun) = match (parts.next(), parts.next()) {
         (Some(Ok(start)), Some(Ok(end))) if end >= start => {
-            Some(Duration::from_nanos(u64::try_from(end - start).unwrap_or(u64::MAX)))
+            (Some(Duration::from_nanos(u64::try_from(end - start).unwrap_or(u64::MAX))), Some(start))
         }
-        _ => None,
+        _ => (None, None),
     };
     rewrite(stderr, &text[start..at])?;
     let snapshots = match (before, after.starts_with(&format!("{MARK} after\n"))) {
         (Some(before), true) => Some(Snapshots::parse(&format!("{before}{after}"))),
         _ => None,
     };
-    Ok((wall, snapshots))
+    Ok((wall, snapshots, begun))
 }
 
 /// Leave `kept` as the file's content; nothing kept is no file.
@@ -165,7 +165,7 @@ impl Executor for Ssh {
     }
 
     fn execute(&self, invocation: &Invocation<'_>) -> std::io::Result<Execution> {
-        self.execute_with(invocation, None).map(|(e, _)| e)
+        self.execute_with(invocation, None).map(|(e, ..)| e)
     }
 
     fn execute_monitored(
@@ -173,7 +173,22 @@ impl Executor for Ssh {
         invocation: &Invocation<'_>,
         monitor: &Monitor,
     ) -> std::io::Result<(Execution, Option<Snapshots>)> {
-        self.execute_with(invocation, Some(monitor).filter(|m| !m.is_off()))
+        self.execute_with(invocation, Some(monitor).filter(|m| !m.is_off())).map(|(e, s, _)| (e, s))
+    }
+
+    /// The start is the host's `date +%s%N` right before the command (the same line that
+    /// times it), else the moment ssh was started here.
+    fn execute_started(
+        &self,
+        invocation: &Invocation<'_>,
+        monitor: &Monitor,
+    ) -> std::io::Result<(Execution, Option<Snapshots>, std::time::SystemTime)> {
+        let here = std::time::SystemTime::now();
+        let (e, snapshots, begun) = self.execute_with(invocation, Some(monitor).filter(|m| !m.is_off()))?;
+        let started = begun
+            .and_then(|ns| u64::try_from(ns).ok())
+            .map_or(here, |ns| std::time::UNIX_EPOCH + Duration::from_nanos(ns));
+        Ok((e, snapshots, started))
     }
 
     /// The service runs in the remote shell sshd started, which is a session and process
@@ -233,7 +248,7 @@ impl Ssh {
         &self,
         invocation: &Invocation<'_>,
         monitor: Option<&Monitor>,
-    ) -> std::io::Result<(Execution, Option<Snapshots>)> {
+    ) -> std::io::Result<(Execution, Option<Snapshots>, Option<u128>)> {
         // sh on the host runs the command in the workdir, under `timeout` when there is a
         // limit (it signals the command's whole process group, then kills it), and times
         // it there: the connection's own cost (a tenth of a second per command, even
@@ -274,7 +289,7 @@ impl Ssh {
         // CPU time of the local ssh client says nothing about the trial.
         e.user = None;
         e.system = None;
-        let (wall, snapshots) = take_remote_marks(invocation.stderr)?;
+        let (wall, snapshots, begun) = take_remote_marks(invocation.stderr)?;
         if let Some(wall) = wall {
             e.wall = wall;
         }
@@ -304,7 +319,7 @@ impl Ssh {
             }
             _ => {}
         }
-        Ok((e, snapshots))
+        Ok((e, snapshots, begun))
     }
 }
 
