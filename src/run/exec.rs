@@ -47,6 +47,23 @@ pub(crate) trait Executor: Send + Sync {
         Ok((e, snapshots, started))
     }
 
+    /// A gang member's timed command started together with the others' (`gang.rs`): `go`
+    /// is called once, when the executor is ready to start it at once (it waits at the
+    /// gang's barrier, and says whether to start at all); then as
+    /// [`Executor::execute_started`]. `None` when `go` said no and nothing ran.
+    #[expect(clippy::type_complexity, reason = "execute_started's result, or none")]
+    fn execute_together(
+        &self,
+        invocation: &Invocation<'_>,
+        monitor: &Monitor,
+        go: &dyn Fn() -> bool,
+    ) -> std::io::Result<Option<(Execution, Option<Snapshots>, std::time::SystemTime)>> {
+        if !go() {
+            return Ok(None);
+        }
+        self.execute_started(invocation, monitor).map(Some)
+    }
+
     /// The gang this executor runs, when it is one (`gang.rs`).
     fn gang(&self) -> Option<&super::gang::GangExecutor> {
         None

@@ -441,9 +441,8 @@ impl HostRun<'_> {
                             end.prepare = Some(why);
                             unprepared.store(true, Ordering::SeqCst);
                         }
-                        // every member prepared: the commands start together
-                        barrier.wait();
-                        if unprepared.load(Ordering::SeqCst) {
+                        if end.prepare.is_some() {
+                            barrier.wait();
                             return end;
                         }
                         let invocation = Invocation {
@@ -456,7 +455,16 @@ impl HostRun<'_> {
                             end_group: true,
                             env: &job.commands.env,
                         };
-                        end.ran = Some(job.executor.execute_started(&invocation, monitor));
+                        // every member prepared and ready: the commands start together
+                        let go = || {
+                            barrier.wait();
+                            !unprepared.load(Ordering::SeqCst)
+                        };
+                        end.ran = match job.executor.execute_together(&invocation, monitor, &go) {
+                            Ok(None) => return end,
+                            Ok(Some(ran)) => Some(Ok(ran)),
+                            Err(e) => Some(Err(e)),
+                        };
                         if let Some(conclude) = &job.commands.conclude {
                             end.conclude = hook(job, "conclude", conclude).err();
                         }

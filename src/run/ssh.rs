@@ -176,21 +176,6 @@ impl Executor for Ssh {
         self.execute_with(invocation, Some(monitor).filter(|m| !m.is_off())).map(|(e, s, _)| (e, s))
     }
 
-    /// The start is the host's `date +%s%N` right before the command (the same line that
-    /// times it), else the moment ssh was started here.
-    fn execute_started(
-        &self,
-        invocation: &Invocation<'_>,
-        monitor: &Monitor,
-    ) -> std::io::Result<(Execution, Option<Snapshots>, std::time::SystemTime)> {
-        let here = std::time::SystemTime::now();
-        let (e, snapshots, begun) = self.execute_with(invocation, Some(monitor).filter(|m| !m.is_off()))?;
-        let started = begun
-            .and_then(|ns| u64::try_from(ns).ok())
-            .map_or(here, |ns| std::time::UNIX_EPOCH + Duration::from_nanos(ns));
-        Ok((e, snapshots, started))
-    }
-
     /// The service runs in the remote shell sshd started, which is a session and process
     /// group leader of its own there: it prints its pid (the group's id) first, on stderr,
     /// then becomes the command. Stopping it kills that group on the host, since ending
@@ -235,6 +220,34 @@ impl Executor for Ssh {
         Ok(Box::new(SshStarted { local, stop, check, dir: self.local_dir.clone(), _abort: abort }))
     }
 
+    /// Armed first (`Ssh::execute_armed`): the connection and the remote shell are up
+    /// before the barrier.
+    fn execute_together(
+        &self,
+        invocation: &Invocation<'_>,
+        monitor: &Monitor,
+        go: &dyn Fn() -> bool,
+    ) -> std::io::Result<Option<(Execution, Option<Snapshots>, std::time::SystemTime)>> {
+        let here = std::time::SystemTime::now();
+        // `go` is the barrier: called exactly once, whatever fails before it
+        let called = std::cell::Cell::new(false);
+        let once = || {
+            called.set(true);
+            go()
+        };
+        let ran = self.execute_armed(invocation, Some(monitor).filter(|m| !m.is_off()), &once);
+        if !called.get() {
+            go();
+        }
+        let ran = ran?;
+        Ok(ran.map(|(e, snapshots, begun)| {
+            let started = begun
+                .and_then(|ns| u64::try_from(ns).ok())
+                .map_or(here, |ns| std::time::UNIX_EPOCH + Duration::from_nanos(ns));
+            (e, snapshots, started)
+        }))
+    }
+
     fn facts(&self) -> &dyn Source {
         self
     }
@@ -249,29 +262,7 @@ impl Ssh {
         invocation: &Invocation<'_>,
         monitor: Option<&Monitor>,
     ) -> std::io::Result<(Execution, Option<Snapshots>, Option<u128>)> {
-        // sh on the host runs the command in the workdir, under `timeout` when there is a
-        // limit (it signals the command's whole process group, then kills it), and times
-        // it there: the connection's own cost (a tenth of a second per command, even
-        // multiplexed) must not be part of the trial.
-        let inner = quote(invocation.command);
-        // the values the command refers to, set in its environment there
-        let env: String = invocation.env.iter().map(|(k, v)| format!("{k}={} ", quote(v))).collect();
-        let limited = match invocation.timeout {
-            Some(limit) => format!("{env}timeout -k {KILL_AFTER} {:.3} sh -c {inner}", limit.as_secs_f64()),
-            None => format!("{env}sh -c {inner}"),
-        };
-        let (before, after) = match monitor {
-            Some(m) => (
-                // braced: a `cd` that failed must still stop the command from running
-                format!("{{ {}; printf '{END}\\n' >&2; }} && ", m.remote_snapshot("before")),
-                format!(" {};", m.remote_snapshot("after")),
-            ),
-            None => (String::new(), String::new()),
-        };
-        let remote = format!(
-            "cd {} && {before}s=$(date +%s%N) && {{ {limited}; r=$?; e=$(date +%s%N); printf '\\n{WALL_MARK} %s %s\\n' \"$s\" \"$e\" >&2;{after} exit $r; }}",
-            quote(invocation.dir)
-        );
+        let remote = remote_command(invocation, monitor, false);
         let argv = self.argv(&remote);
         let command = shlex::try_join(argv.iter().copied()).map_err(std::io::Error::other)?;
         // The local ssh gets a generous limit of its own, in case the connection hangs.
@@ -285,7 +276,17 @@ impl Ssh {
             end_group: false,
             env: &[],
         };
-        let mut e = process::execute(&local)?;
+        let e = process::execute(&local)?;
+        self.settle(invocation, e)
+    }
+
+    /// What the remote shell added taken out of stderr, the output made durable when
+    /// asked, and ssh's own failure (255) and `timeout`'s codes read as what they are.
+    fn settle(
+        &self,
+        invocation: &Invocation<'_>,
+        mut e: Execution,
+    ) -> std::io::Result<(Execution, Option<Snapshots>, Option<u128>)> {
         // CPU time of the local ssh client says nothing about the trial.
         e.user = None;
         e.system = None;
@@ -321,6 +322,130 @@ impl Ssh {
         }
         Ok((e, snapshots, begun))
     }
+
+    /// A gang member's command (`gang.rs`), armed before `go`: the remote shell is started
+    /// and has read the counters, then waits on its stdin; `go` (the gang's barrier) is
+    /// called once it says so, and a newline releases it — no connection to set up after
+    /// the barrier, so the members start within milliseconds. `go` saying no closes stdin
+    /// instead, and the command never starts.
+    fn execute_armed(
+        &self,
+        invocation: &Invocation<'_>,
+        monitor: Option<&Monitor>,
+        go: &dyn Fn() -> bool,
+    ) -> std::io::Result<Option<(Execution, Option<Snapshots>, Option<u128>)>> {
+        use std::io::Write;
+        use std::os::unix::process::{CommandExt, ExitStatusExt};
+        let remote = remote_command(invocation, monitor, true);
+        let argv = self.argv(&remote);
+        let (out, err) =
+            (std::fs::File::create(invocation.stdout)?, std::fs::File::create(invocation.stderr)?);
+        let mut child = match std::process::Command::new(argv[0])
+            .args(&argv[1..])
+            .current_dir(&self.local_dir)
+            .stdin(std::process::Stdio::piped())
+            .stdout(out)
+            .stderr(err)
+            .process_group(0)
+            .spawn()
+        {
+            Ok(child) => child,
+            Err(e) => return Err(e),
+        };
+        let pgid = child.id();
+        // a second Ctrl-C ends it with the rest (`process::kill_running`)
+        let _abort =
+            process::OnAbort::new(vec!["kill".into(), "-KILL".into(), "--".into(), format!("-{pgid}")]);
+        let armed_at = std::time::Instant::now();
+        while !std::fs::read(invocation.stderr)
+            .is_ok_and(|t| t.windows(ARMED.len()).any(|w| w == ARMED.as_bytes()))
+            && child.try_wait()?.is_none()
+            && armed_at.elapsed() < SHORT
+        {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let proceed = go();
+        let begun = std::time::Instant::now();
+        if let Some(mut stdin) = child.stdin.take()
+            && proceed
+        {
+            let _ = stdin.write_all(b"\n");
+        }
+        let limit = invocation.timeout.map(|t| t + Duration::from_secs(KILL_AFTER + 30));
+        let status = loop {
+            if let Some(status) = child.try_wait()? {
+                break status;
+            }
+            if limit.is_some_and(|l| begun.elapsed() > l) {
+                let _ = nix::sys::signal::killpg(
+                    nix::unistd::Pid::from_raw(pgid as i32),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        if !proceed {
+            return Ok(None);
+        }
+        // margin's line is no part of what the tool printed
+        let text = std::fs::read(invocation.stderr)?;
+        let line = format!("{ARMED}\n");
+        if let Some(at) = text.windows(line.len()).position(|w| w == line.as_bytes()) {
+            let kept = [&text[..at], &text[at + line.len()..]].concat();
+            rewrite(invocation.stderr, &kept)?;
+        }
+        let e = Execution {
+            exit_code: status.code(),
+            signal: status.signal(),
+            timed_out: false,
+            wall: begun.elapsed(),
+            user: None,
+            system: None,
+            host_error: None,
+            not_started: None,
+            left_running: false,
+            stopped: None,
+        };
+        self.settle(invocation, e).map(Some)
+    }
+}
+
+/// The line a gang member's remote shell writes to stderr once it waits for the start.
+const ARMED: &str = "margin-gang-armed";
+
+/// The remote shell's command: in the workdir, the counters before (with a monitor), the
+/// start time, the command under `timeout` when there is a limit, the end time and the
+/// counters after. `armed`: it says so on stderr and waits for a line on stdin before
+/// it takes the start time (a gang's barrier, `Ssh::execute_armed`).
+fn remote_command(invocation: &Invocation<'_>, monitor: Option<&Monitor>, armed: bool) -> String {
+    // sh on the host runs the command in the workdir, under `timeout` when there is a
+    // limit (it signals the command's whole process group, then kills it), and times
+    // it there: the connection's own cost (a tenth of a second per command, even
+    // multiplexed) must not be part of the trial.
+    let inner = quote(invocation.command);
+    // the values the command refers to, set in its environment there
+    let env: String = invocation.env.iter().map(|(k, v)| format!("{k}={} ", quote(v))).collect();
+    let limited = match invocation.timeout {
+        Some(limit) => format!("{env}timeout -k {KILL_AFTER} {:.3} sh -c {inner}", limit.as_secs_f64()),
+        None => format!("{env}sh -c {inner}"),
+    };
+    let (before, after) = match monitor {
+        Some(m) => (
+            // braced: a `cd` that failed must still stop the command from running
+            format!("{{ {}; printf '{END}\\n' >&2; }} && ", m.remote_snapshot("before")),
+            format!(" {};", m.remote_snapshot("after")),
+        ),
+        None => (String::new(), String::new()),
+    };
+    // stdin is the gang's start: the command itself gets none, as any trial
+    let (wait, stdin) = match armed {
+        true => (format!("printf '{ARMED}\\n' >&2 && read -r _ && "), " </dev/null"),
+        false => (String::new(), ""),
+    };
+    format!(
+        "cd {} && {before}{wait}s=$(date +%s%N) && {{ {limited}{stdin}; r=$?; e=$(date +%s%N); printf '\\n{WALL_MARK} %s %s\\n' \"$s\" \"$e\" >&2;{after} exit $r; }}",
+        quote(invocation.dir)
+    )
 }
 
 /// The line a remote service's shell writes first on stderr: its process group's id.

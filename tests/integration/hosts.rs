@@ -10,9 +10,9 @@ use super::{stderr, stdout};
 
 /// An sshd on a free port of 127.0.0.1 that accepts the test's client key; no change to
 /// the system's ssh configuration.
-struct Sshd {
+pub(super) struct Sshd {
     child: Child,
-    port: u16,
+    pub(super) port: u16,
 }
 
 impl Drop for Sshd {
@@ -22,7 +22,7 @@ impl Drop for Sshd {
     }
 }
 
-fn free_port() -> u16 {
+pub(super) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
@@ -36,12 +36,12 @@ fn keygen(path: &Path) {
 }
 
 /// The client key pair, shared by the daemons of one test.
-struct Keys {
+pub(super) struct Keys {
     dir: tempfile::TempDir,
 }
 
 impl Keys {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         keygen(&dir.path().join("client"));
         keygen(&dir.path().join("host"));
@@ -52,7 +52,7 @@ impl Keys {
         self.dir.path().join("client")
     }
 
-    fn start(&self) -> Sshd {
+    pub(super) fn start(&self) -> Sshd {
         let sshd = Path::new("/usr/sbin/sshd");
         assert!(sshd.exists(), "install openssh-server: these tests drive a real sshd");
         // privilege separation needs this directory (a container may lack it)
@@ -88,7 +88,7 @@ impl Keys {
     }
 
     /// A `hosts:` entry for a daemon on `port`.
-    fn host(&self, port: u16) -> String {
+    pub(super) fn host(&self, port: u16) -> String {
         let user = std::env::var("USER").unwrap_or_else(|_| "root".into());
         format!(
             "{{ ssh: {user}@127.0.0.1, port: {port}, identity: {}, options: [StrictHostKeyChecking=no, UserKnownHostsFile=/dev/null, LogLevel=ERROR, ConnectTimeout=5] }}",

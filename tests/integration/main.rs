@@ -8,6 +8,7 @@ mod campaign;
 mod check;
 mod compare;
 mod first_run;
+mod gangs;
 mod hosts;
 mod import;
 mod modules;
