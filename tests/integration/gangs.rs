@@ -189,3 +189,33 @@ fn bad_gangs_are_errors_naming_where() {
     }
     assert!(err.contains("the trials report: wall_time, user_time, system_time"), "{err}");
 }
+
+/// `reparse` parses each member's raw output again into `metric@host` and makes the
+/// aggregates again: the records come out as the run wrote them.
+#[test]
+fn reparse_keeps_a_gangs_members_and_aggregates() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("e.yaml"),
+        "hosts: { a: {}, b: {} }\ngangs:\n  pair: { hosts: [a, b], aggregate: { rate: sum } }\nmatrix:\n  host: [a, pair]\n\
+         run: \"echo rate {{ 3 if host == 'a' else 4 }}\"\nmetrics:\n  rate: { regex: 'rate (\\d+)' }\nrepetitions: 2\n",
+    )
+    .unwrap();
+    let out = as_a_user(dir.path()).args(["run", "e.yaml"]).output().unwrap();
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let store = dir.path().join("reports/e");
+    let before = records(&store);
+    let pair: Vec<&serde_json::Value> = before.iter().filter(|r| r["host"] == "pair").collect();
+    assert_eq!(pair.len(), 2);
+    for r in &pair {
+        assert_eq!(
+            (r["metrics"]["rate@a"].as_f64(), r["metrics"]["rate@b"].as_f64()),
+            (Some(3.0), Some(4.0))
+        );
+        assert_eq!(r["metrics"]["rate"].as_f64(), Some(7.0));
+    }
+    let out = as_a_user(dir.path()).args(["reparse", "e.yaml"]).output().unwrap();
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("reparsed 4 trials: 0 changed"), "{}", stdout(&out));
+    assert_eq!(records(&store), before);
+}
