@@ -186,6 +186,12 @@ pub fn member_metric(name: &str) -> Option<(&str, &str)> {
     name.rsplit_once('@').filter(|(metric, host)| !metric.is_empty() && !host.is_empty())
 }
 
+/// The unit of a secondary metric, a gang member's (`cpu_user_pct@domu1`) included.
+pub fn secondary_unit(name: &str) -> &'static str {
+    let name = member_metric(name).map_or(name, |(metric, _)| metric);
+    if name == GANG_SKEW { "s" } else { telemetry_unit(name) }
+}
+
 /// The secondary metric of a gang's trial: how far apart its members' timed commands
 /// started, the last start minus the first, in seconds (docs/design.md §6.11).
 pub const GANG_SKEW: &str = "gang_start_skew";

@@ -219,3 +219,72 @@ fn reparse_keeps_a_gangs_members_and_aggregates() {
     assert!(stdout(&out).contains("reparsed 4 trials: 0 changed"), "{}", stdout(&out));
     assert_eq!(records(&store), before);
 }
+
+/// `margin export` carries the secondary metrics (telemetry, a gang's start skew, each
+/// member's counters) as rows marked `secondary`, in every format, beside the main
+/// metrics (each member's and the aggregates): the values of the records.
+#[test]
+fn export_carries_the_secondary_metrics_and_the_members_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("e.yaml"),
+        "hosts: { a: {}, b: {} }\ngangs:\n  pair: { hosts: [a, b], aggregate: { rate: sum } }\nmatrix:\n  host: [a, pair]\n\
+         run: \"echo rate {{ 3 if host == 'a' else 4 }}\"\nmetrics:\n  rate: { regex: 'rate (\\d+)' }\nrepetitions: 2\n",
+    )
+    .unwrap();
+    let out = as_a_user(dir.path()).args(["run", "e.yaml"]).output().unwrap();
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let records = records(&dir.path().join("reports/e"));
+    // what the rows must be: every record's metrics, then its secondary metrics
+    let mut expected: Vec<(String, String, f64, bool)> = Vec::new();
+    for r in &records {
+        let trial = r["trial"].as_str().unwrap().to_string();
+        for (m, v) in r["metrics"].as_object().unwrap() {
+            expected.push((trial.clone(), m.clone(), v.as_f64().unwrap(), false));
+        }
+    }
+    for r in &records {
+        let trial = r["trial"].as_str().unwrap().to_string();
+        for (m, v) in r["telemetry"]["metrics"].as_object().unwrap() {
+            expected.push((trial.clone(), m.clone(), v.as_f64().unwrap(), true));
+        }
+    }
+    assert!(expected.iter().any(|(_, m, _, s)| *s && m == "gang_start_skew"), "{records:?}");
+    assert!(expected.iter().any(|(_, m, _, s)| *s && m == "cpu_user_pct@b"), "{records:?}");
+    let out = as_a_user(dir.path()).args(["export", "e.yaml", "--format", "ndjson"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows: Vec<serde_json::Value> =
+        stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let mut got: Vec<(String, String, f64, bool)> = rows
+        .iter()
+        .map(|r| {
+            let key = (r["trial"].as_str().unwrap().to_string(), r["metric"].as_str().unwrap().to_string());
+            (key.0, key.1, r["value"].as_f64().unwrap(), r["secondary"].as_bool().unwrap())
+        })
+        .collect();
+    let order = |v: &mut Vec<(String, String, f64, bool)>| {
+        v.sort_by(|x, y| (x.3, &x.0, &x.1).cmp(&(y.3, &y.0, &y.1)));
+    };
+    order(&mut got);
+    order(&mut expected);
+    assert_eq!(got, expected);
+    let skew = rows.iter().find(|r| r["metric"] == "gang_start_skew").unwrap();
+    assert_eq!(
+        (skew["unit"].as_str(), skew["host"].as_str(), skew["host_level"].as_str()),
+        (Some("s"), Some("pair"), Some("pair"))
+    );
+    let cpu = rows.iter().find(|r| r["metric"] == "cpu_user_pct@a").unwrap();
+    assert_eq!(cpu["unit"], "%");
+    // parquet: the same rows, read back with polars
+    let out = as_a_user(dir.path())
+        .args(["export", "e.yaml", "--format", "parquet", "-o", "t.parquet"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let file = std::fs::File::open(dir.path().join("t.parquet")).unwrap();
+    use polars::prelude::SerReader;
+    let frame = polars::prelude::ParquetReader::new(file).finish().unwrap();
+    assert_eq!(frame.height(), rows.len());
+    let secondary = frame.column("secondary").unwrap().bool().unwrap();
+    assert_eq!(secondary.sum().unwrap() as usize, expected.iter().filter(|e| e.3).count());
+}
