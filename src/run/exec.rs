@@ -64,6 +64,12 @@ pub(crate) trait Executor: Send + Sync {
         self.execute_started(invocation, monitor).map(Some)
     }
 
+    /// End what a killed run of this store left running on the host (src/run/orphans.rs
+    /// does it for this machine): `pid command` of each, or why the host could not say.
+    fn end_left(&self) -> Result<Vec<String>, String> {
+        Ok(Vec::new())
+    }
+
     /// The gang this executor runs, when it is one (`gang.rs`).
     fn gang(&self) -> Option<&super::gang::GangExecutor> {
         None

@@ -69,6 +69,14 @@ impl Executor for GangExecutor {
         }
     }
 
+    fn end_left(&self) -> Result<Vec<String>, String> {
+        let mut ended = Vec::new();
+        for m in &self.members {
+            ended.extend(m.ex.end_left()?.into_iter().map(|e| format!("{e} (on `{}`)", m.name)));
+        }
+        Ok(ended)
+    }
+
     /// One workdir per member (`<cell>@<host>-<session>`); the first member's names them all.
     fn create_workdir(&self, experiment: &str, name: &WorkdirName) -> std::io::Result<String> {
         let mut made: Vec<String> = Vec::new();

@@ -61,7 +61,7 @@ pub(crate) fn executor(
     }
     match (ssh_entry(exp, host), control) {
         (Some((entry, destination)), Some(control)) => {
-            Box::new(ssh::Ssh::new(host, entry, destination, control))
+            Box::new(ssh::Ssh::new(host, entry, destination, control).marked(&store.dir))
         }
         _ => Box::new(LocalExecutor::new(store)),
     }

@@ -79,6 +79,9 @@ pub(crate) struct Ssh {
     args: Vec<String>,
     /// A local directory for the scratch of `capture` (ssh needs a working directory).
     local_dir: PathBuf,
+    /// The store's marker (`orphans::MARKER`), in the environment of every trial and
+    /// service on the host, so that the next run finds what a killed one left there.
+    marker: Option<(String, String)>,
 }
 
 impl Ssh {
@@ -105,7 +108,20 @@ impl Ssh {
         // after `--`: a destination is never read as an option (`check` refuses one
         // beginning with `-` as well)
         args.extend(["--".to_string(), destination.to_string()]);
-        Ssh { name: name.to_string(), args, local_dir: control_dir.to_path_buf() }
+        Ssh { name: name.to_string(), args, local_dir: control_dir.to_path_buf(), marker: None }
+    }
+
+    /// Every command it starts carries `store`'s marker for ssh hosts
+    /// (`orphans::REMOTE_MARKER`: this machine's name and the store's path).
+    pub(crate) fn marked(mut self, store: &std::path::Path) -> Self {
+        self.marker =
+            Some((super::orphans::REMOTE_MARKER.to_string(), super::orphans::remote_marker_value(store)));
+        self
+    }
+
+    /// The invocation's values and the store's marker, as `K=V ` words for the host's shell.
+    fn env_words(&self, invocation: &Invocation<'_>) -> String {
+        invocation.env.iter().chain(&self.marker).map(|(k, v)| format!("{k}={} ", quote(v))).collect()
     }
 
     fn argv<'a>(&'a self, remote: &'a str) -> Vec<&'a str> {
@@ -182,8 +198,8 @@ impl Executor for Ssh {
     /// the local ssh would leave it running.
     fn start(&self, invocation: &Invocation<'_>) -> std::io::Result<Box<dyn Started>> {
         let inner = quote(invocation.command);
-        let env: String = invocation.env.iter().map(|(k, v)| format!(" {k}={}", quote(v))).collect();
-        let exec = if env.is_empty() { "exec".to_string() } else { format!("exec env{env}") };
+        let env = self.env_words(invocation);
+        let exec = if env.is_empty() { "exec".to_string() } else { format!("exec env {}", env.trim_end()) };
         let remote = format!(
             "cd {} && printf '{SERVICE_MARK} %s\\n' \"$$\" >&2 && {exec} sh -c {inner}",
             quote(invocation.dir)
@@ -218,6 +234,22 @@ impl Executor for Ssh {
             argv
         });
         Ok(Box::new(SshStarted { local, stop, check, dir: self.local_dir.clone(), _abort: abort }))
+    }
+
+    /// The processes on the host whose environment carries this store's marker: what a
+    /// run killed with `kill -9` left there (a service, a trial without `timeout`), which
+    /// ending the local ssh client does not reach. Each is killed with its process group,
+    /// until none is left (10 s at most).
+    fn end_left(&self) -> Result<Vec<String>, String> {
+        let Some((key, value)) = &self.marker else { return Ok(Vec::new()) };
+        let wanted = quote(&format!("{key}={value}"));
+        // in the host's shell: every process whose environment has the marker, killed with
+        // its group, again until none is left (10 s); the script's own shell aside
+        let script = SWEEP.replace("MARKER", &wanted);
+        let out = self.capture(&script)?;
+        let mut ended: Vec<String> = out.lines().filter(|l| *l != "margin-swept").map(String::from).collect();
+        ended.dedup();
+        Ok(ended)
     }
 
     /// Armed first (`Ssh::execute_armed`): the connection and the remote shell are up
@@ -262,7 +294,7 @@ impl Ssh {
         invocation: &Invocation<'_>,
         monitor: Option<&Monitor>,
     ) -> std::io::Result<(Execution, Option<Snapshots>, Option<u128>)> {
-        let remote = remote_command(invocation, monitor, false);
+        let remote = remote_command(invocation, &self.env_words(invocation), monitor, false);
         let argv = self.argv(&remote);
         let command = shlex::try_join(argv.iter().copied()).map_err(std::io::Error::other)?;
         // The local ssh gets a generous limit of its own, in case the connection hangs.
@@ -336,7 +368,7 @@ impl Ssh {
     ) -> std::io::Result<Option<(Execution, Option<Snapshots>, Option<u128>)>> {
         use std::io::Write;
         use std::os::unix::process::{CommandExt, ExitStatusExt};
-        let remote = remote_command(invocation, monitor, true);
+        let remote = remote_command(invocation, &self.env_words(invocation), monitor, true);
         let argv = self.argv(&remote);
         let (out, err) =
             (std::fs::File::create(invocation.stdout)?, std::fs::File::create(invocation.stderr)?);
@@ -410,6 +442,9 @@ impl Ssh {
     }
 }
 
+/// The host's side of `Ssh::end_left`; `MARKER` is replaced by the quoted `KEY=value`.
+const SWEEP: &str = r#"m=MARKER; i=0; while :; do found=; for e in /proc/[0-9]*/environ; do p=${e#/proc/}; p=${p%/environ}; [ "$p" = "$$" ] && continue; if tr '\0' '\n' < "$e" 2>/dev/null | grep -qxF -e "$m"; then g=$(ps -o pgid= -p "$p" | tr -d ' '); c=$(tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null); [ -n "$g" ] && kill -KILL -- "-$g" 2>/dev/null; kill -KILL "$p" 2>/dev/null; found=1; echo "$p $c"; fi; done; [ -z "$found" ] && break; i=$((i+1)); [ $i -ge 100 ] && exit 3; sleep 0.1; done; echo margin-swept"#;
+
 /// The line a gang member's remote shell writes to stderr once it waits for the start.
 const ARMED: &str = "margin-gang-armed";
 
@@ -417,14 +452,13 @@ const ARMED: &str = "margin-gang-armed";
 /// start time, the command under `timeout` when there is a limit, the end time and the
 /// counters after. `armed`: it says so on stderr and waits for a line on stdin before
 /// it takes the start time (a gang's barrier, `Ssh::execute_armed`).
-fn remote_command(invocation: &Invocation<'_>, monitor: Option<&Monitor>, armed: bool) -> String {
+fn remote_command(invocation: &Invocation<'_>, env: &str, monitor: Option<&Monitor>, armed: bool) -> String {
     // sh on the host runs the command in the workdir, under `timeout` when there is a
     // limit (it signals the command's whole process group, then kills it), and times
     // it there: the connection's own cost (a tenth of a second per command, even
     // multiplexed) must not be part of the trial.
     let inner = quote(invocation.command);
-    // the values the command refers to, set in its environment there
-    let env: String = invocation.env.iter().map(|(k, v)| format!("{k}={} ", quote(v))).collect();
+    // `env`: the values the command refers to, set in its environment there
     let limited = match invocation.timeout {
         Some(limit) => format!("{env}timeout -k {KILL_AFTER} {:.3} sh -c {inner}", limit.as_secs_f64()),
         None => format!("{env}sh -c {inner}"),
