@@ -51,7 +51,6 @@ pub(crate) trait Executor: Send + Sync {
     /// is called once, when the executor is ready to start it at once (it waits at the
     /// gang's barrier, and says whether to start at all); then as
     /// [`Executor::execute_started`]. `None` when `go` said no and nothing ran.
-    #[expect(clippy::type_complexity, reason = "execute_started's result, or none")]
     fn execute_together(
         &self,
         invocation: &Invocation<'_>,

@@ -187,17 +187,14 @@ pub(crate) fn run_on(
     // what a killed run left on the ssh hosts (a service, a trial without `timeout`) goes
     // first too, as this machine's did (orphans.rs)
     for executor in executors.iter().chain(&servers) {
-        match executor.end_left() {
-            Ok(ended) => {
-                for e in ended {
-                    ui.note(&format!(
-                        "stopped pid {e} on host `{}`: a run that was killed left it running",
-                        executor.host()
-                    ));
-                }
+        // an unreachable host's session says so
+        if let Ok(ended) = executor.end_left() {
+            for e in ended {
+                ui.note(&format!(
+                    "stopped pid {e} on host `{}`: a run that was killed left it running",
+                    executor.host()
+                ));
             }
-            // unreachable: its session says so
-            Err(_) => {}
         }
     }
     let mut sessions = store.session_appender()?;

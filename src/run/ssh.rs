@@ -365,25 +365,21 @@ impl Ssh {
         invocation: &Invocation<'_>,
         monitor: Option<&Monitor>,
         go: &dyn Fn() -> bool,
-    ) -> std::io::Result<Option<(Execution, Option<Snapshots>, Option<u128>)>> {
+    ) -> std::io::Result<Option<Remote>> {
         use std::io::Write;
         use std::os::unix::process::{CommandExt, ExitStatusExt};
         let remote = remote_command(invocation, &self.env_words(invocation), monitor, true);
         let argv = self.argv(&remote);
         let (out, err) =
             (std::fs::File::create(invocation.stdout)?, std::fs::File::create(invocation.stderr)?);
-        let mut child = match std::process::Command::new(argv[0])
+        let mut child = std::process::Command::new(argv[0])
             .args(&argv[1..])
             .current_dir(&self.local_dir)
             .stdin(std::process::Stdio::piped())
             .stdout(out)
             .stderr(err)
             .process_group(0)
-            .spawn()
-        {
-            Ok(child) => child,
-            Err(e) => return Err(e),
-        };
+            .spawn()?;
         let pgid = child.id();
         // a second Ctrl-C ends it with the rest (`process::kill_running`)
         let _abort =
@@ -444,6 +440,10 @@ impl Ssh {
 
 /// The host's side of `Ssh::end_left`; `MARKER` is replaced by the quoted `KEY=value`.
 const SWEEP: &str = r#"m=MARKER; i=0; while :; do found=; for e in /proc/[0-9]*/environ; do p=${e#/proc/}; p=${p%/environ}; [ "$p" = "$$" ] && continue; if tr '\0' '\n' < "$e" 2>/dev/null | grep -qxF -e "$m"; then g=$(ps -o pgid= -p "$p" | tr -d ' '); c=$(tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null); [ -n "$g" ] && kill -KILL -- "-$g" 2>/dev/null; kill -KILL "$p" 2>/dev/null; found=1; echo "$p $c"; fi; done; [ -z "$found" ] && break; i=$((i+1)); [ $i -ge 100 ] && exit 3; sleep 0.1; done; echo margin-swept"#;
+
+/// A remote command's end: how, the counters around it, and its start on the host's
+/// clock (ns since the epoch).
+type Remote = (Execution, Option<Snapshots>, Option<u128>);
 
 /// The line a gang member's remote shell writes to stderr once it waits for the start.
 const ARMED: &str = "margin-gang-armed";

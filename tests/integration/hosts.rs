@@ -559,8 +559,7 @@ fn a_remote_service_left_by_a_killed_run_is_ended_by_the_next() {
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
     let said = format!("{}{}", stdout(&out), stderr(&out));
     assert!(
-        said.contains(&format!("on host `srv`: a run that was killed left it running"))
-            && said.contains(&marker),
+        said.contains("on host `srv`: a run that was killed left it running") && said.contains(&marker),
         "{said}"
     );
     std::thread::sleep(Duration::from_millis(200));
