@@ -6,143 +6,25 @@
 //! aggregates the gang declares and, among its secondary metrics, the measured start skew
 //! (the last member's start minus the first's). A member that fails fails the trial.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Barrier, Mutex, PoisonError};
 use std::time::SystemTime;
 
 use indexmap::IndexMap;
 
-use super::exec::Executor;
-use super::facts::Source;
+use super::exec::{Executor, GangExecutor};
 use super::process::{self, Execution, Invocation};
 use super::state::{CellState, HostRun, Places, Turn};
 use super::telemetry::{self, Monitor, Snapshots};
-use super::trial::{Recorded, failure_text, io, now};
+use super::trial::{Recorded, failure_text, io};
 use super::workdir::WorkdirName;
 use super::{LOCAL_HOST, RunError};
 use crate::parse::Recipe;
 use crate::plan::render::{Builtins, Commands, render};
 use crate::spec::{Experiment, Gang};
-use crate::store::{MetricInfo, RawPaths, SCHEMA, Status, Telemetry, TrialRecord};
+use crate::store::{MetricInfo, RawPaths, Status, Telemetry, TrialRecord};
 use crate::vocab::{Better, GANG_SKEW, MeanKind};
-
-/// The executor of a gang: its members' executors, and each cell's workdirs on them.
-pub(crate) struct GangExecutor {
-    name: String,
-    members: Vec<Member>,
-    /// A cell's workdir as the scheduler knows it (the first member's) → every member's.
-    workdirs: Mutex<HashMap<String, Vec<String>>>,
-}
-
-impl GangExecutor {
-    /// `members`: each member's name under `hosts:` and its executor.
-    pub(crate) fn new(name: &str, members: Vec<(String, Box<dyn Executor>)>) -> Self {
-        let members = members.into_iter().map(|(name, ex)| Member { name, ex }).collect();
-        GangExecutor { name: name.to_string(), members, workdirs: Mutex::new(HashMap::new()) }
-    }
-
-    /// The members' workdirs of the cell whose workdir is `lead`.
-    fn workdirs_of(&self, lead: &str) -> Vec<String> {
-        let map = self.workdirs.lock().unwrap_or_else(PoisonError::into_inner);
-        map.get(lead).cloned().unwrap_or_default()
-    }
-}
-
-impl Executor for GangExecutor {
-    fn host(&self) -> &str {
-        &self.name
-    }
-
-    /// Every member answers; `Err` names the first that does not.
-    fn check(&self) -> Result<(), String> {
-        for m in &self.members {
-            m.ex.check().map_err(|why| format!("member `{}`: {why}", m.name))?;
-        }
-        Ok(())
-    }
-
-    fn close(&self) {
-        for m in &self.members {
-            m.ex.close();
-        }
-    }
-
-    fn end_left(&self) -> Result<Vec<String>, String> {
-        let mut ended = Vec::new();
-        for m in &self.members {
-            ended.extend(m.ex.end_left()?.into_iter().map(|e| format!("{e} (on `{}`)", m.name)));
-        }
-        Ok(ended)
-    }
-
-    /// One workdir per member (`<cell>@<host>-<session>`); the first member's names them all.
-    fn create_workdir(&self, experiment: &str, name: &WorkdirName) -> std::io::Result<String> {
-        let mut made: Vec<String> = Vec::new();
-        for m in &self.members {
-            match m.ex.create_workdir(experiment, &name.member(&m.name)) {
-                Ok(dir) => made.push(dir),
-                Err(e) => {
-                    for (m, dir) in self.members.iter().zip(&made) {
-                        m.ex.remove_workdir(dir);
-                    }
-                    return Err(std::io::Error::other(format!("member `{}`: {e}", m.name)));
-                }
-            }
-        }
-        let lead = made.first().cloned().unwrap_or_default();
-        self.workdirs.lock().unwrap_or_else(PoisonError::into_inner).insert(lead.clone(), made);
-        Ok(lead)
-    }
-
-    fn remove_workdir(&self, path: &str) {
-        let dirs = self.workdirs.lock().unwrap_or_else(PoisonError::into_inner).remove(path);
-        for (m, dir) in self.members.iter().zip(dirs.unwrap_or_default()) {
-            m.ex.remove_workdir(&dir);
-        }
-    }
-
-    /// A gang's commands run on its members, through [`HostRun::gang_trial`].
-    fn execute(&self, _invocation: &Invocation<'_>) -> std::io::Result<Execution> {
-        Err(std::io::Error::other(format!("gang `{}` runs its commands on its members", self.name)))
-    }
-
-    /// The session's facts are its first member's.
-    fn facts(&self) -> &dyn Source {
-        match self.members.first() {
-            Some(m) => m.ex.facts(),
-            None => &NO_FACTS,
-        }
-    }
-
-    fn gang(&self) -> Option<&GangExecutor> {
-        Some(self)
-    }
-}
-
-/// A gang's member: its name under `hosts:` (two hosts without `ssh` are both this
-/// machine, `local`, to their executors) and its executor.
-struct Member {
-    name: String,
-    ex: Box<dyn Executor>,
-}
-
-/// The facts of a gang without members (never: `check` refuses one).
-struct NoFacts;
-static NO_FACTS: NoFacts = NoFacts;
-
-impl Source for NoFacts {
-    fn read(&self, _path: &str) -> Option<String> {
-        None
-    }
-    fn run(&self, _command: &str) -> Option<String> {
-        None
-    }
-    fn is_root(&self) -> bool {
-        false
-    }
-}
 
 /// What one member did in a gang's trial.
 struct MemberEnd {
@@ -343,31 +225,7 @@ impl HostRun<'_> {
         let turns = member_turns(places, sh.exp, gang.host());
         let repetition = st.progress.attempts + 1;
         let trial = uuid::Uuid::now_v7().to_string();
-        let mut record = TrialRecord {
-            schema: SCHEMA,
-            trial: trial.clone(),
-            cell: st.cell.id.to_string(),
-            levels: st.levels.clone(),
-            repetition,
-            warmup,
-            host: gang.host().to_string(),
-            session: self.session.clone(),
-            round,
-            position,
-            started_at: Some(now()),
-            status: Status::Failed,
-            exit_code: None,
-            metrics: IndexMap::new(),
-            metric_info: IndexMap::new(),
-            wall_time: 0.0,
-            raw: None,
-            error: None,
-            warnings: Vec::new(),
-            source: None,
-            source_hash: None,
-            telemetry: None,
-            flags: Vec::new(),
-        };
+        let mut record = self.new_record(st, &trial, warmup, round, position);
         match self.member_commands(gang, st, repetition) {
             _ if service_problem.is_some() => record.error = service_problem,
             Err(e) => record.error = Some(e),

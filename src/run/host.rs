@@ -57,7 +57,7 @@ pub(crate) fn executor(
     if let Some(gang) = exp.spec.gang(host) {
         let members =
             gang.members().into_iter().map(|m| (m.to_string(), executor(exp, store, m, control))).collect();
-        return Box::new(super::gang::GangExecutor::new(host, members));
+        return Box::new(super::exec::GangExecutor::new(host, members));
     }
     match (ssh_entry(exp, host), control) {
         (Some((entry, destination)), Some(control)) => {

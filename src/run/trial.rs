@@ -132,12 +132,35 @@ impl HostRun<'_> {
         let repetition = st.progress.attempts + 1;
         let trial = uuid::Uuid::now_v7().to_string();
         let (raw, out, err) = sh.store.raw_paths(&trial);
-        let mut record = TrialRecord {
+        let mut record = self.new_record(st, &trial, warmup, round, position);
+        match self.render(st, repetition) {
+            _ if service_problem.is_some() => record.error = service_problem,
+            Err(e) => record.error = Some(e),
+            Ok(cmds) => match self.execute(st, &cmds, &raw, &out, &err, &mut record)? {
+                Ok(()) => {}
+                // not a benchmark result: nothing is recorded, the host's cells wait
+                Err(Stop::Host) => return Ok(Recorded::Nothing),
+                Err(Stop::Store) => return Ok(Recorded::Nothing),
+            },
+        }
+        Ok(self.keep(st, record, warmup))
+    }
+
+    /// A trial's record before it runs: `failed`, no metrics, started now.
+    pub(super) fn new_record(
+        &self,
+        st: &CellState<'_>,
+        trial: &str,
+        warmup: bool,
+        round: u32,
+        position: u32,
+    ) -> TrialRecord {
+        TrialRecord {
             schema: SCHEMA,
-            trial: trial.clone(),
+            trial: trial.to_string(),
             cell: st.cell.id.to_string(),
             levels: st.levels.clone(),
-            repetition,
+            repetition: st.progress.attempts + 1,
             warmup,
             host: self.executor.host().to_string(),
             session: self.session.clone(),
@@ -156,18 +179,7 @@ impl HostRun<'_> {
             source_hash: None,
             telemetry: None,
             flags: Vec::new(),
-        };
-        match self.render(st, repetition) {
-            _ if service_problem.is_some() => record.error = service_problem,
-            Err(e) => record.error = Some(e),
-            Ok(cmds) => match self.execute(st, &cmds, &raw, &out, &err, &mut record)? {
-                Ok(()) => {}
-                // not a benchmark result: nothing is recorded, the host's cells wait
-                Err(Stop::Host) => return Ok(Recorded::Nothing),
-                Err(Stop::Store) => return Ok(Recorded::Nothing),
-            },
         }
-        Ok(self.keep(st, record, warmup))
     }
 
     /// Append a trial's record (durable before the host's next trial), count it into the

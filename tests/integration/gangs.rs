@@ -190,10 +190,9 @@ fn bad_gangs_are_errors_naming_where() {
     assert!(err.contains("the trials report: wall_time, user_time, system_time"), "{err}");
 }
 
-/// `reparse` parses each member's raw output again into `metric@host` and makes the
-/// aggregates again: the records come out as the run wrote them.
-#[test]
-fn reparse_keeps_a_gangs_members_and_aggregates() {
+/// A run, as a user runs it, of a gang `pair` of two hosts of this machine (`a` says 3,
+/// `b` says 4, their sum aggregated) beside `a` alone.
+fn pair_run() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("e.yaml"),
@@ -203,6 +202,14 @@ fn reparse_keeps_a_gangs_members_and_aggregates() {
     .unwrap();
     let out = as_a_user(dir.path()).args(["run", "e.yaml"]).output().unwrap();
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    dir
+}
+
+/// `reparse` parses each member's raw output again into `metric@host` and makes the
+/// aggregates again: the records come out as the run wrote them.
+#[test]
+fn reparse_keeps_a_gangs_members_and_aggregates() {
+    let dir = pair_run();
     let store = dir.path().join("reports/e");
     let before = records(&store);
     let pair: Vec<&serde_json::Value> = before.iter().filter(|r| r["host"] == "pair").collect();
@@ -225,15 +232,7 @@ fn reparse_keeps_a_gangs_members_and_aggregates() {
 /// metrics (each member's and the aggregates): the values of the records.
 #[test]
 fn export_carries_the_secondary_metrics_and_the_members_metrics() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("e.yaml"),
-        "hosts: { a: {}, b: {} }\ngangs:\n  pair: { hosts: [a, b], aggregate: { rate: sum } }\nmatrix:\n  host: [a, pair]\n\
-         run: \"echo rate {{ 3 if host == 'a' else 4 }}\"\nmetrics:\n  rate: { regex: 'rate (\\d+)' }\nrepetitions: 2\n",
-    )
-    .unwrap();
-    let out = as_a_user(dir.path()).args(["run", "e.yaml"]).output().unwrap();
-    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let dir = pair_run();
     let records = records(&dir.path().join("reports/e"));
     // what the rows must be: every record's metrics, then its secondary metrics
     let mut expected: Vec<(String, String, f64, bool)> = Vec::new();
