@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use crate::analyze::stopping::Rule;
 use crate::plan::{Cell, Plan};
 use crate::run::LOCAL_HOST;
-use crate::run::{RunError, RunOptions, facts, host_of, machine_of, repetitions, ssh_entry};
+use crate::run::{RunError, RunOptions, facts, host_of, machines_of, repetitions, ssh_entry};
 use crate::spec::Experiment;
 use crate::store::{CellProgress, Event, SessionRecord, Snapshot};
 
@@ -100,8 +100,15 @@ pub(crate) fn hosts_summary(
         let i = match out.iter().position(|(h, ..)| h == host) {
             Some(i) => i,
             None => {
-                let how = ssh_entry(exp, host)
-                    .map_or("this machine".to_string(), |(_, dest)| format!("ssh {dest}"));
+                let how = match exp.spec.gang(host) {
+                    // docs/experiment-file.md, gangs
+                    Some(gang) => format!(
+                        "gang of {}, started together: a trial lasts as long as its slowest member",
+                        gang.members().join(", ")
+                    ),
+                    None => ssh_entry(exp, host)
+                        .map_or("this machine".to_string(), |(_, dest)| format!("ssh {dest}")),
+                };
                 out.push((host.to_string(), how, 0, 0));
                 out.len() - 1
             }
@@ -111,13 +118,22 @@ pub(crate) fn hosts_summary(
     }
     // Hosts of one machine take turns (`machine_of`): say which, so the plan shows why
     // their trials never overlap and why their times add up.
-    let hosts: Vec<(String, String)> =
-        out.iter().map(|(host, ..)| (host.clone(), machine_of(exp, host))).collect();
-    for (entry, (host, machine)) in out.iter_mut().zip(&hosts) {
-        let others: Vec<&str> =
-            hosts.iter().filter(|(h, m)| h != host && m == machine).map(|(h, _)| h.as_str()).collect();
+    // A gang holds all its members' machines (`machines_of`).
+    let hosts: Vec<(String, Vec<String>)> =
+        out.iter().map(|(host, ..)| (host.clone(), machines_of(exp, host))).collect();
+    for (entry, (host, machines)) in out.iter_mut().zip(&hosts) {
+        let others: Vec<&str> = hosts
+            .iter()
+            .filter(|(h, m)| h != host && m.iter().any(|m| machines.contains(m)))
+            .map(|(h, _)| h.as_str())
+            .collect();
         if !others.is_empty() {
-            entry.1.push_str(&format!("; machine {machine}, taking turns with {}", others.join(", ")));
+            let word = if machines.len() == 1 { "machine" } else { "machines" };
+            entry.1.push_str(&format!(
+                "; {word} {}, taking turns with {}",
+                machines.join(", "),
+                others.join(", ")
+            ));
         }
     }
     out
@@ -126,6 +142,16 @@ pub(crate) fn hosts_summary(
 /// For `plan`, which connects to nothing: a cell on a remote host runs there.
 fn remote_host(exp: &Experiment, plan: &Plan, cell: &Cell) -> Option<String> {
     let host = host_of(plan, cell);
+    if let Some(gang) = exp.spec.gang(host) {
+        let remote: Vec<String> = gang
+            .members()
+            .into_iter()
+            .filter_map(|m| ssh_entry(exp, m).map(|(_, ssh)| format!("{m} ({ssh})")))
+            .collect();
+        return (!remote.is_empty()).then(|| {
+            format!("runs on gang `{host}` of {}: `margin run` connects to them", remote.join(", "))
+        });
+    }
     let (_, ssh) = ssh_entry(exp, host)?;
     Some(format!("runs on host `{host}` ({ssh}): `margin run` connects to it"))
 }
@@ -148,7 +174,8 @@ pub(crate) fn last_abandoned(
         let id = cell.id.to_string();
         // the session's host is the executor's: a host without ssh is this machine
         let host = host_of(plan, cell);
-        let host = if ssh_entry(exp, host).is_some() { host } else { LOCAL_HOST };
+        let host =
+            if ssh_entry(exp, host).is_some() || exp.spec.gang(host).is_some() { host } else { LOCAL_HOST };
         let Some(run) = last_runs.iter().find(|r| r.host == host && r.abandoned.contains(&id)) else {
             continue;
         };

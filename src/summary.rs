@@ -480,6 +480,9 @@ pub enum WarningKind {
     Steal,
     /// The tool said its measurement did not converge (fio steadystate, netperf -I).
     NotConverged,
+    /// A gang's members started far apart for the length of its trials: they overlapped
+    /// less than the experiment meant (docs/experiment-file.md, gangs).
+    GangSkew,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -64,7 +64,9 @@ import experiments/xen-bonnie.yaml --set host=domu --set disk=device --set size=
     $data/seed000/bonnie-domu-xvdb1.csv
 
 # seed 001: iozone, the two guests at once on a Thursday evening, the host alone the
-# next morning. The times are each output's "Run began:" line, the machines' local time
+# next morning. The guests wrote at the same time, as the gang `guests` does, but
+# `margin import` has no form for a gang's trial yet: each guest's figures go to its own
+# cell, which the report then reads as that guest alone. The times are each output's "Run began:" line, the machines' local time
 # (the post does not give the zone; margin takes a time without one as UTC, and only
 # the hours between them matter here).
 import experiments/xen-iozone.yaml --set host=u0 --started-at "2006-11-23 18:25:53" \

@@ -82,12 +82,15 @@ pub(crate) struct Arms {
 /// trials they are too coarse to compare, and every extra comparison costs power under
 /// Holm).
 pub(crate) fn primary_metrics<'m>(exp: &Experiment, metrics: &'m [MetricMeta]) -> HashSet<&'m str> {
-    let engine = crate::vocab::ENGINE_METRICS;
+    // margin's own measurements, a gang member's (`wall_time@domu1`) included
+    let engine = |m: &str| {
+        crate::vocab::ENGINE_METRICS.contains(&m)
+            || crate::vocab::member_metric(m).is_some_and(|(m, _)| crate::vocab::ENGINE_METRICS.contains(&m))
+    };
     let named = |m: &str| exp.spec.metrics.keys().any(|k| k.value == m);
-    let parsed: HashSet<&str> =
-        metrics.iter().map(|m| m.name.as_str()).filter(|m| !engine.contains(m)).collect();
+    let parsed: HashSet<&str> = metrics.iter().map(|m| m.name.as_str()).filter(|m| !engine(m)).collect();
     let mut primary: HashSet<&str> =
-        metrics.iter().map(|m| m.name.as_str()).filter(|m| engine.contains(m) && named(m)).collect();
+        metrics.iter().map(|m| m.name.as_str()).filter(|m| engine(m) && named(m)).collect();
     if parsed.is_empty() {
         if primary.is_empty() {
             primary.insert("wall_time");

@@ -131,15 +131,33 @@ impl<'a> Table<'a> {
         Ok(Table { frame, trials, plan, levels, counts })
     }
 
-    /// The tidy table, for export: the levels, then [`FIXED_COLUMNS`] with their text.
+    /// The tidy table, for export: the levels, then [`FIXED_COLUMNS`] with their text, then
+    /// `secondary`: the rows of the trials' main metrics (false), then those of their
+    /// secondary metrics (true: telemetry, a gang's start skew, each member's counters;
+    /// docs/design.md §8), which the analysis never groups.
     pub(crate) fn frame(&self) -> PolarsResult<DataFrame> {
         let (trials, plan) = (self.trials, self.plan);
+        let mut cells: Vec<usize> =
+            self.frame.column("cell")?.u32()?.into_no_null_iter().map(|c| c as usize).collect();
+        let mut trial: Vec<usize> =
+            self.frame.column("trial")?.u32()?.into_no_null_iter().map(|t| t as usize).collect();
         let name = |column: &str| -> PolarsResult<Vec<&str>> {
             let codes = self.frame.column(column)?.u32()?;
             Ok(codes.into_no_null_iter().map(|n| trials.names.get(trials.names.nth(n as usize))).collect())
         };
-        let cells: Vec<usize> =
-            self.frame.column("cell")?.u32()?.into_no_null_iter().map(|c| c as usize).collect();
+        let (mut metric, mut unit) = (name("metric")?, name("unit")?);
+        let mut value: Vec<f64> = self.frame.column("value")?.f64()?.into_no_null_iter().collect();
+        let main = value.len();
+        let current = trials.cells_in(plan);
+        for s in &trials.secondary {
+            let Some(&cell) = current.get(&trials.cell[s.trial]) else { continue };
+            let m = trials.names.get(s.metric);
+            cells.push(cell);
+            trial.push(s.trial);
+            metric.push(m);
+            value.push(s.value);
+            unit.push(crate::vocab::secondary_unit(m));
+        }
         let mut columns: Vec<Column> = Vec::new();
         for (k, level) in self.levels.iter().enumerate() {
             // each cell's level (None where an `include` entry left the key out)
@@ -153,28 +171,35 @@ impl<'a> Table<'a> {
             let values: Vec<Option<&str>> = cells.iter().map(|&c| of_cell[c]).collect();
             columns.push(Column::new(level.column.as_str().into(), values));
         }
-        let trial: Vec<usize> =
-            self.frame.column("trial")?.u32()?.into_no_null_iter().map(|t| t as usize).collect();
         let cell_ids: Vec<String> = plan.cells.iter().map(|c| c.id.to_string()).collect();
-        let fixed = |column: &str| self.frame.column(column).cloned();
+        let of = |f: &dyn Fn(usize) -> u32| -> Vec<u32> { trial.iter().map(|&t| f(t)).collect() };
+        let text = |f: &dyn Fn(usize) -> Name| -> Vec<&str> {
+            trial.iter().map(|&t| trials.names.get(f(t))).collect()
+        };
+        let started =
+            Int64Chunked::from_iter_options("started_at".into(), trial.iter().map(|&t| trials.started[t]))
+                .into_datetime(TimeUnit::Microseconds, Some(TimeZone::UTC))
+                .into_column();
+        let height = value.len();
         columns.extend([
-            Column::new("metric".into(), name("metric")?),
-            fixed("value")?,
-            Column::new("unit".into(), name("unit")?),
+            Column::new("metric".into(), metric),
+            Column::new("value".into(), value),
+            Column::new("unit".into(), unit),
             Column::new(
                 "status".into(),
                 trial.iter().map(|&t| status_name(trials.status[t])).collect::<Vec<_>>(),
             ),
-            fixed("warmup")?,
-            Column::new("host".into(), name("host")?),
-            fixed("started_at")?,
+            Column::new("warmup".into(), trial.iter().map(|&t| trials.warmup[t]).collect::<Vec<bool>>()),
+            Column::new("host".into(), text(&|t| trials.host[t])),
+            started,
             Column::new("cell".into(), cells.iter().map(|&c| cell_ids[c].as_str()).collect::<Vec<_>>()),
-            fixed("repetition")?,
-            Column::new("session".into(), name("session")?),
-            fixed("round")?,
+            Column::new("repetition".into(), of(&|t| trials.repetition[t])),
+            Column::new("session".into(), text(&|t| trials.session[t])),
+            Column::new("round".into(), of(&|t| trials.round[t])),
             Column::new("trial".into(), trial.iter().map(|&t| trials.id(t)).collect::<Vec<_>>()),
+            Column::new("secondary".into(), (0..height).map(|i| i >= main).collect::<Vec<bool>>()),
         ]);
-        DataFrame::new(self.frame.height(), columns)
+        DataFrame::new(height, columns)
     }
 
     /// The analysed rows (measured, not warm-ups) grouped by cell and metric, each group's

@@ -19,11 +19,11 @@ use crate::summary::{
     CellTelemetry, ComparisonKey, ComparisonNotConverged, ComparisonStat, SecondaryStat, TelemetryColumn,
     TelemetryDifference, TelemetrySummary, Warning, WarningKind,
 };
-use crate::vocab::NOT_CONVERGED;
+use crate::vocab::{GANG_SKEW, NOT_CONVERGED, member_metric};
 
 /// The compact table's columns: name, unit, header, and the per-device prefix whose
 /// busiest device gives the whole host's figure (`None`: the metric itself).
-const COLUMNS: [(&str, &str, &str, Option<&str>); 10] = [
+const COLUMNS: [(&str, &str, &str, Option<&str>); 11] = [
     ("cpu_user_pct", "%", "user", None),
     ("cpu_system_pct", "%", "system", None),
     ("cpu_iowait_pct", "%", "iowait", None),
@@ -34,6 +34,7 @@ const COLUMNS: [(&str, &str, &str, Option<&str>); 10] = [
     ("vm_pages_written", "", "pages written back", None),
     ("net_rx_bytes", "B", "net received", Some("net_rx_bytes:")),
     ("net_tx_bytes", "B", "net sent", Some("net_tx_bytes:")),
+    (GANG_SKEW, "s", "start skew", None),
 ];
 
 /// The `monitor:` source behind each per-device column: with it read, a trial whose
@@ -47,6 +48,9 @@ fn source_of(column: &str) -> &'static str {
 const ABSORBED: f64 = 0.1;
 /// Mean steal time over a host's trials from which a warning is given, in %.
 const STEAL_PCT: f64 = 5.0;
+/// A gang's mean start skew from which a warning is given, as a share of its trials'
+/// mean wall time: past it, the members ran together for visibly less of the trial.
+const SKEW_SHARE: f64 = 0.05;
 /// Two sides differ in a percentage only by at least this many points.
 const PCT_POINTS: f64 = 1.0;
 
@@ -81,7 +85,20 @@ fn trial_values(snapshot: &Snapshot, plan: &Plan) -> Vec<TrialValues> {
         }
         let sources: Vec<&str> = t.names.get(t.monitored[i]).split(',').collect();
         for (name, _, _, prefix) in COLUMNS {
-            let Some(prefix) = prefix else { continue };
+            let Some(prefix) = prefix else {
+                // a gang's trial: the mean over its members (`cpu_user_pct@domu1`, …)
+                if !values.contains_key(name) {
+                    let members: Vec<f64> = values
+                        .iter()
+                        .filter(|(k, _)| member_metric(k).is_some_and(|(m, _)| m == name))
+                        .map(|(_, v)| *v)
+                        .collect();
+                    if !members.is_empty() {
+                        values.insert(name.to_owned(), members.iter().sum::<f64>() / members.len() as f64);
+                    }
+                }
+                continue;
+            };
             if sources.contains(&source_of(name)) {
                 let busiest = values
                     .iter()
@@ -185,6 +202,7 @@ pub(crate) fn summarize(
     sides(&mut summary, analysed, comparisons, arms, &index, threshold);
     let mut warnings = page_cache(exp, plan, snapshot, &trials, analysed);
     warnings.extend(steal(snapshot, &trials));
+    warnings.extend(skew(snapshot, plan, &trials));
     warnings.extend(not_converged(&summary));
     (summary, warnings)
 }
@@ -351,6 +369,50 @@ fn steal(snapshot: &Snapshot, trials: &[TrialValues]) -> Vec<Warning> {
             })
         })
         .collect()
+}
+
+/// "gang both started 40 ms apart on average, 12 % of its trials' 0.33 s": the members
+/// overlapped for less of the trial than a simultaneous load means.
+fn skew(snapshot: &Snapshot, plan: &Plan, trials: &[TrialValues]) -> Vec<Warning> {
+    let t = &snapshot.trials;
+    let mut cells: BTreeMap<usize, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    for tv in trials {
+        if let Some(&s) = tv.values.get(GANG_SKEW) {
+            let entry = cells.entry(tv.cell).or_default();
+            entry.0.push(s);
+            entry.1.push(t.wall_time[tv.trial]);
+        }
+    }
+    let mut found = Vec::new();
+    for (cell, (skews, walls)) in cells {
+        let skew = skews.iter().sum::<f64>() / skews.len() as f64;
+        let wall = walls.iter().sum::<f64>() / walls.len() as f64;
+        if wall > 0.0 && skew >= SKEW_SHARE * wall {
+            found.push(format!(
+                "{} (the members started {} apart on average, {:.0} % of its trials' mean {}, over {} trials)",
+                plan.label(&plan.cells[cell]),
+                seconds(skew),
+                100.0 * skew / wall,
+                seconds(wall),
+                skews.len()
+            ));
+        }
+    }
+    if found.is_empty() {
+        return Vec::new();
+    }
+    vec![Warning::new(
+        WarningKind::GangSkew,
+        format!(
+            "a gang's members started far apart for the length of its trials, so they loaded the machine              together for less of each trial; make the trials longer (more work per trial): {}",
+            lint::list(&found)
+        ),
+    )]
+}
+
+/// "3.2 ms", "1.50 s".
+fn seconds(s: f64) -> String {
+    if s < 1.0 { format!("{:.1} ms", s * 1e3) } else { format!("{s:.2} s") }
 }
 
 fn not_converged(summary: &TelemetrySummary) -> Vec<Warning> {

@@ -188,6 +188,10 @@ struct JsonHost {
     machine: String,
     /// The other hosts of the same machine, with which it takes turns.
     shares_machine_with: Vec<String>,
+    /// A gang's hosts, started together (docs/experiment-file.md, gangs); its `machine`
+    /// is theirs, each once, joined with ", ".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    gang: Option<Vec<String>>,
 }
 
 #[derive(Serialize)]
@@ -226,9 +230,13 @@ fn write_json(
     for cell in &plan.cells {
         let host = run::host_of(plan, cell);
         if !machines.iter().any(|(h, _)| *h == host) {
-            machines.push((host, run::machine_of(exp, host)));
+            machines.push((host, run::machines_of(exp, host).join(", ")));
         }
     }
+    let shares = |a: &str, b: &str| {
+        let theirs = run::machines_of(exp, b);
+        run::machines_of(exp, a).iter().any(|m| theirs.contains(m))
+    };
     let hosts = machines
         .iter()
         .map(|(host, machine)| JsonHost {
@@ -237,9 +245,10 @@ fn write_json(
             machine: machine.clone(),
             shares_machine_with: machines
                 .iter()
-                .filter(|(h, m)| h != host && m == machine)
+                .filter(|(h, _)| h != host && shares(host, h))
                 .map(|(h, _)| h.to_string())
                 .collect(),
+            gang: exp.spec.gang(host).map(|g| g.members().into_iter().map(String::from).collect()),
         })
         .collect();
     let head = JsonHead {

@@ -10,6 +10,68 @@ use crate::parse::Recipe;
 use crate::store::{MetricInfo, Status, Store};
 use crate::vocab::is_measured_metric;
 
+/// What reparsing one trial did: changed it, fixed a parse error, or broke its parse.
+struct Reparsed {
+    changed: usize,
+    fixed: usize,
+    broken: usize,
+}
+
+/// A gang's trial (docs/experiment-file.md, gangs): each member's raw output
+/// (`raw/<trial>@<host>.out`) parsed again into `metric@host`, and the aggregates made
+/// again from them; `None` when a member's output cannot be read (the trial stays).
+fn reparse_gang(
+    store: &Store,
+    recipe: &Recipe,
+    gang: &crate::spec::Gang,
+    t: &mut crate::store::TrialRecord,
+) -> Option<Reparsed> {
+    let members = gang.members();
+    let read = |p: String| crate::run::process::read_raw(&store.dir.join(p)).ok();
+    let mut outputs = Vec::with_capacity(members.len());
+    for m in &members {
+        outputs.push((read(format!("raw/{}@{m}.out", t.trial))?, read(format!("raw/{}@{m}.err", t.trial))?));
+    }
+    let before = (t.status, t.metrics.clone());
+    let was_broken = t.status == Status::ParseError;
+    t.metrics.retain(|k, _| is_measured_metric(k));
+    t.metric_info.retain(|k, _| is_measured_metric(k));
+    t.flags.clear();
+    // the runner's warnings stay; a parser's, found again, are not repeated
+    let warnings = std::mem::take(&mut t.warnings);
+    let mut problem = None;
+    for (m, (stdout, stderr)) in members.iter().zip(&outputs) {
+        if let Err(why) = crate::run::gang::parse_member(recipe, m, stdout, stderr, t) {
+            problem.get_or_insert(why);
+        }
+    }
+    let found = std::mem::replace(&mut t.warnings, warnings);
+    for w in found {
+        if !t.warnings.contains(&w) {
+            t.warnings.push(w);
+        }
+    }
+    let problem = problem.or_else(|| {
+        crate::run::gang::add_aggregates(gang, &members, &mut t.metrics, &mut t.metric_info).err()
+    });
+    match problem {
+        Some(why) => {
+            t.status = Status::ParseError;
+            t.error = Some(why);
+        }
+        None => {
+            t.status = if before.0 == Status::Imported { Status::Imported } else { Status::Ok };
+            t.error = None;
+        }
+    }
+    let now_broken = t.status == Status::ParseError;
+    Some(Reparsed {
+        changed: usize::from((t.status, &t.metrics) != (before.0, &before.1)),
+        fixed: usize::from(was_broken && !now_broken),
+        broken: usize::from(!was_broken && now_broken),
+    })
+}
+
 pub fn run(file: &Path, reports: &Path, out: &mut dyn Write) -> Result<(), Error> {
     let (exp, plan) = load_all(&[file.to_path_buf()], usize::MAX)?.remove(0);
     let recipe = Recipe::from_spec(&exp.spec).map_err(|(metric, source)| Error::Recipe { metric, source })?;
@@ -33,6 +95,15 @@ pub fn run(file: &Path, reports: &Path, out: &mut dyn Write) -> Result<(), Error
             kept += 1;
             continue;
         };
+        if let Some(gang) = exp.spec.gang(&t.host) {
+            match reparse_gang(&store, &recipe, gang, t) {
+                None => kept += 1,
+                Some(Reparsed { changed: c, fixed: f, broken: b }) => {
+                    (changed, fixed, broken) = (changed + c, fixed + f, broken + b);
+                }
+            }
+            continue;
+        }
         let entry = match last.take() {
             Some(entry) if entry.0 == raw.stdout => entry,
             _ => {

@@ -72,6 +72,10 @@ pub(crate) fn render(
     ctx.set("host", Value::from(builtins.host));
     ctx.set("experiment", Value::from(exp.name.as_str()));
     for (k, v) in plan.levels(cell) {
+        // a gang's member renders its commands as itself (docs/experiment-file.md, gangs)
+        if k == "host" && exp.spec.gang(&v.text).is_some() && builtins.host != v.text {
+            continue;
+        }
         ctx.set(k, scalar_value(v));
     }
     if !exp.spec.services.is_empty() {

@@ -711,7 +711,7 @@ fn export_round_trips_through_parquet_and_writes_text_formats() {
     let csv = String::from_utf8(csv).unwrap();
     assert!(
         csv.starts_with(
-            "bs,sync,metric,value,unit,status,warmup,host,started_at,cell,repetition,session,round,trial\n"
+            "bs,sync,metric,value,unit,status,warmup,host,started_at,cell,repetition,session,round,trial,secondary\n"
         ),
         "{csv}"
     );

@@ -11,6 +11,10 @@ use crate::plan::render::Commands;
 impl HostRun<'_> {
     /// Create the workdir and run `setup`; a failure abandons the cell for this session.
     pub(crate) fn open_cell(&mut self, st: &mut CellState<'_>) {
+        let executor = self.executor;
+        if let Some(gang) = executor.gang() {
+            return self.open_gang_cell(gang, st);
+        }
         let name = WorkdirName::new(st.cell.id, &self.session);
         match self.executor.create_workdir(&self.shared.exp.name, &name) {
             Ok(dir) => st.workdir = Some(dir),
@@ -44,6 +48,10 @@ impl HostRun<'_> {
 
     /// Run `cleanup` and remove the workdir (unless kept).
     pub(crate) fn finish_cell(&mut self, st: &mut CellState<'_>) {
+        let executor = self.executor;
+        if let Some(gang) = executor.gang() {
+            return self.finish_gang_cell(gang, st);
+        }
         let Some(dir) = st.workdir.clone() else { return };
         if self.host_error.is_none() {
             let machine = self.machine;

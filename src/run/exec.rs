@@ -1,7 +1,10 @@
 //! Executors: where trials run (this machine, or a host over ssh), behind one trait, so
-//! that the scheduler depends on what an executor does and not on how.
+//! that the scheduler depends on what an executor does and not on how; and a gang's
+//! executor, its members' (their trials run in gang.rs).
 
+use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::{Mutex, PoisonError};
 
 use super::facts::{self, Source};
 use super::process::{self, Execution, Invocation};
@@ -32,6 +35,46 @@ pub(crate) trait Executor: Send + Sync {
     ) -> std::io::Result<(Execution, Option<Snapshots>)> {
         let _ = monitor;
         Ok((self.execute(invocation)?, None))
+    }
+
+    /// A gang member's timed command (`gang.rs`): as [`Executor::execute_monitored`], and
+    /// when the command started, as close to it as the executor can tell (on an ssh host,
+    /// the host's own clock right before it).
+    fn execute_started(
+        &self,
+        invocation: &Invocation<'_>,
+        monitor: &Monitor,
+    ) -> std::io::Result<(Execution, Option<Snapshots>, std::time::SystemTime)> {
+        let started = std::time::SystemTime::now();
+        let (e, snapshots) = self.execute_monitored(invocation, monitor)?;
+        Ok((e, snapshots, started))
+    }
+
+    /// A gang member's timed command started together with the others' (`gang.rs`): `go`
+    /// is called once, when the executor is ready to start it at once (it waits at the
+    /// gang's barrier, and says whether to start at all); then as
+    /// [`Executor::execute_started`]. `None` when `go` said no and nothing ran.
+    fn execute_together(
+        &self,
+        invocation: &Invocation<'_>,
+        monitor: &Monitor,
+        go: &dyn Fn() -> bool,
+    ) -> std::io::Result<Option<(Execution, Option<Snapshots>, std::time::SystemTime)>> {
+        if !go() {
+            return Ok(None);
+        }
+        self.execute_started(invocation, monitor).map(Some)
+    }
+
+    /// End what a killed run of this store left running on the host (src/run/orphans.rs
+    /// does it for this machine): `pid command` of each, or why the host could not say.
+    fn end_left(&self) -> Result<Vec<String>, String> {
+        Ok(Vec::new())
+    }
+
+    /// The gang this executor runs, when it is one (`gang.rs`).
+    fn gang(&self) -> Option<&GangExecutor> {
+        None
     }
 
     /// Start a long-lived command (a service) and leave it running; its output goes to
@@ -144,5 +187,121 @@ impl Executor for LocalExecutor {
 
     fn facts(&self) -> &dyn Source {
         &self.source
+    }
+}
+
+/// The executor of a gang: its members' executors, and each cell's workdirs on them.
+pub(crate) struct GangExecutor {
+    name: String,
+    pub(crate) members: Vec<Member>,
+    /// A cell's workdir as the scheduler knows it (the first member's) → every member's.
+    workdirs: Mutex<HashMap<String, Vec<String>>>,
+}
+
+impl GangExecutor {
+    /// `members`: each member's name under `hosts:` and its executor.
+    pub(crate) fn new(name: &str, members: Vec<(String, Box<dyn Executor>)>) -> Self {
+        let members = members.into_iter().map(|(name, ex)| Member { name, ex }).collect();
+        GangExecutor { name: name.to_string(), members, workdirs: Mutex::new(HashMap::new()) }
+    }
+
+    /// The members' workdirs of the cell whose workdir is `lead`.
+    pub(crate) fn workdirs_of(&self, lead: &str) -> Vec<String> {
+        let map = self.workdirs.lock().unwrap_or_else(PoisonError::into_inner);
+        map.get(lead).cloned().unwrap_or_default()
+    }
+}
+
+impl Executor for GangExecutor {
+    fn host(&self) -> &str {
+        &self.name
+    }
+
+    /// Every member answers; `Err` names the first that does not.
+    fn check(&self) -> Result<(), String> {
+        for m in &self.members {
+            m.ex.check().map_err(|why| format!("member `{}`: {why}", m.name))?;
+        }
+        Ok(())
+    }
+
+    fn close(&self) {
+        for m in &self.members {
+            m.ex.close();
+        }
+    }
+
+    fn end_left(&self) -> Result<Vec<String>, String> {
+        let mut ended = Vec::new();
+        for m in &self.members {
+            ended.extend(m.ex.end_left()?.into_iter().map(|e| format!("{e} (on `{}`)", m.name)));
+        }
+        Ok(ended)
+    }
+
+    /// One workdir per member (`<cell>@<host>-<session>`); the first member's names them all.
+    fn create_workdir(&self, experiment: &str, name: &WorkdirName) -> std::io::Result<String> {
+        let mut made: Vec<String> = Vec::new();
+        for m in &self.members {
+            match m.ex.create_workdir(experiment, &name.member(&m.name)) {
+                Ok(dir) => made.push(dir),
+                Err(e) => {
+                    for (m, dir) in self.members.iter().zip(&made) {
+                        m.ex.remove_workdir(dir);
+                    }
+                    return Err(std::io::Error::other(format!("member `{}`: {e}", m.name)));
+                }
+            }
+        }
+        let lead = made.first().cloned().unwrap_or_default();
+        self.workdirs.lock().unwrap_or_else(PoisonError::into_inner).insert(lead.clone(), made);
+        Ok(lead)
+    }
+
+    fn remove_workdir(&self, path: &str) {
+        let dirs = self.workdirs.lock().unwrap_or_else(PoisonError::into_inner).remove(path);
+        for (m, dir) in self.members.iter().zip(dirs.unwrap_or_default()) {
+            m.ex.remove_workdir(&dir);
+        }
+    }
+
+    /// A gang's commands run on its members, through `HostRun::gang_trial` (gang.rs).
+    fn execute(&self, _invocation: &Invocation<'_>) -> std::io::Result<Execution> {
+        Err(std::io::Error::other(format!("gang `{}` runs its commands on its members", self.name)))
+    }
+
+    /// The session's facts are its first member's.
+    fn facts(&self) -> &dyn Source {
+        match self.members.first() {
+            Some(m) => m.ex.facts(),
+            None => &NO_FACTS,
+        }
+    }
+
+    fn gang(&self) -> Option<&GangExecutor> {
+        Some(self)
+    }
+}
+
+/// A gang's member: its name under `hosts:` (two hosts without `ssh` are both this
+/// machine, `local`, to their executors) and its executor.
+pub(crate) struct Member {
+    pub(crate) name: String,
+    pub(crate) ex: Box<dyn Executor>,
+}
+
+/// The facts of a gang without members (never: `check` refuses one).
+struct NoFacts;
+static NO_FACTS: NoFacts = NoFacts;
+
+impl Source for NoFacts {
+    fn read(&self, _path: &str) -> Option<String> {
+        None
+    }
+    fn run(&self, _command: &str) -> Option<String> {
+        None
+    }
+    fn is_root(&self) -> bool {
+        false
     }
 }

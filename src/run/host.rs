@@ -54,9 +54,14 @@ pub(crate) fn executor(
     host: &str,
     control: Option<&Path>,
 ) -> Box<dyn Executor> {
+    if let Some(gang) = exp.spec.gang(host) {
+        let members =
+            gang.members().into_iter().map(|m| (m.to_string(), executor(exp, store, m, control))).collect();
+        return Box::new(super::exec::GangExecutor::new(host, members));
+    }
     match (ssh_entry(exp, host), control) {
         (Some((entry, destination)), Some(control)) => {
-            Box::new(ssh::Ssh::new(host, entry, destination, control))
+            Box::new(ssh::Ssh::new(host, entry, destination, control).marked(&store.dir))
         }
         _ => Box::new(LocalExecutor::new(store)),
     }

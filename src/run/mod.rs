@@ -24,6 +24,7 @@ pub(crate) mod exec;
 pub mod facts;
 #[cfg(test)]
 mod fake;
+pub(crate) mod gang;
 mod host;
 mod orphans;
 pub mod process;
@@ -152,10 +153,34 @@ pub fn host_of<'a>(plan: &'a Plan, cell: &'a Cell) -> &'a str {
 /// turns, one trial at a time over all of them, so that they never measure each other.
 /// Without `machine:`, a host without `ssh` is this machine and an ssh host is its own.
 pub(crate) fn machine_of(exp: &Experiment, host: &str) -> String {
+    if exp.spec.gang(host).is_some() {
+        // no machine of its own: it holds its members' (`machines_of`)
+        return format!("gang {host}");
+    }
     match host_entry(exp, host) {
         Some(e) if e.machine.is_some() => e.machine.as_ref().map(|m| m.value.clone()).unwrap_or_default(),
         Some(e) if e.ssh.is_some() => format!("host {host}"),
         _ => LOCAL_HOST.to_string(),
+    }
+}
+
+/// The machines a host's trial holds: its own, or for a gang its members', each once, in
+/// the order of their names (the order every thread takes several turns in: service.rs).
+pub(crate) fn machines_of(exp: &Experiment, host: &str) -> Vec<String> {
+    let mut machines: Vec<String> = match exp.spec.gang(host) {
+        Some(gang) => gang.members().into_iter().map(|m| machine_of(exp, m)).collect(),
+        None => vec![machine_of(exp, host)],
+    };
+    machines.sort();
+    machines.dedup();
+    machines
+}
+
+/// Whether a host (or a gang's member) is reached over ssh.
+pub(crate) fn reaches_ssh(exp: &Experiment, host: &str) -> bool {
+    match exp.spec.gang(host) {
+        Some(gang) => gang.members().into_iter().any(|m| ssh_entry(exp, m).is_some()),
+        None => ssh_entry(exp, host).is_some(),
     }
 }
 

@@ -15,6 +15,18 @@ use nix::unistd::Pid;
 /// The environment variable naming the store a command was started for.
 pub(crate) const MARKER: &str = "MARGIN_TRIAL_STORE";
 
+/// The environment variable naming the store a command on an ssh host was started for,
+/// and from which machine (`Executor::end_left` finds them there): a variable of its own,
+/// so that this machine's sweep never takes a host's commands for its own, even when the
+/// host is this machine (sshd on 127.0.0.1).
+pub(crate) const REMOTE_MARKER: &str = "MARGIN_REMOTE_STORE";
+
+/// [`REMOTE_MARKER`]'s value: `<this machine's hostname>:<the store's absolute path>`.
+pub(crate) fn remote_marker_value(store: &Path) -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    format!("{}:{}", host.trim(), marker_value(store))
+}
+
 /// How long the processes get to be gone after SIGKILL (they are normally gone in
 /// microseconds; a process in uninterruptible I/O may take longer).
 const GONE_WITHIN: Duration = Duration::from_secs(10);

@@ -39,7 +39,8 @@ impl HostRun<'_> {
         self.stop_where(|up| needed.iter().any(|n| n.name == up.commands.name && *n != up.commands));
         let mut machines: Vec<String> = needed.iter().map(|n| machine_of(self.shared.exp, &n.host)).collect();
         machines.extend(self.service_machines.iter().cloned());
-        machines.push(machine_of(self.shared.exp, self.executor.host()));
+        // a gang's trial holds its members' machines: taken here with the others
+        machines.extend(super::machines_of(self.shared.exp, self.executor.host()));
         machines.sort();
         machines.dedup();
         if !machines.iter().all(|m| self.held.iter().any(|(h, _)| h == m)) {

@@ -11,9 +11,7 @@ use super::display::{Progress, TrialLine};
 use super::exec::Executor;
 use super::host::{ControlDir, HostCells, Msg, executor};
 use super::state::{Counts, HostRun, Machine, Places, Shared, Shown};
-use super::{
-    DEFAULT_MAX_FAILURES, Outcome, RunError, RunOptions, Stopping, facts, host_of, ssh_entry, workdir,
-};
+use super::{DEFAULT_MAX_FAILURES, Outcome, RunError, RunOptions, Stopping, facts, host_of, workdir};
 use crate::parse::Recipe;
 use crate::plan::Plan;
 use crate::spec::{Experiment, parse_duration};
@@ -158,7 +156,7 @@ pub(crate) fn run_on(
     let service_hosts = if uses_services { service_hosts } else { Vec::new() };
     // ssh's multiplexing sockets, only when some host is remote
     let remote = groups.iter().map(|(host, _)| *host).chain(service_hosts.iter().map(String::as_str));
-    let control = match remote.clone().any(|host| ssh_entry(exp, host).is_some()) {
+    let control = match remote.clone().any(|host| super::reaches_ssh(exp, host)) {
         true => Some(
             ControlDir::new()
                 .map_err(|e| RunError::Io { what: "ssh control directory".into(), source: e })?,
@@ -182,10 +180,25 @@ pub(crate) fn run_on(
             .iter()
             .cloned()
             .chain(service_hosts.iter().map(|host| super::machine_of(exp, host)))
+            // a gang holds its members' machines (gang.rs)
+            .chain(groups.iter().flat_map(|(host, _)| super::machines_of(exp, host)))
             .map(|m| (m, Machine::default()))
             .collect(),
     };
 
+    // what a killed run left on the ssh hosts (a service, a trial without `timeout`) goes
+    // first too, as this machine's did (orphans.rs)
+    for executor in executors.iter().chain(&servers) {
+        // an unreachable host's session says so
+        if let Ok(ended) = executor.end_left() {
+            for e in ended {
+                ui.note(&format!(
+                    "stopped pid {e} on host `{}`: a run that was killed left it running",
+                    executor.host()
+                ));
+            }
+        }
+    }
     let mut sessions = store.session_appender()?;
     let barrier = Barrier::new(groups.len() + 1);
     let (tx, rx) = mpsc::channel::<Msg>();

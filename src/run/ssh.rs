@@ -27,7 +27,7 @@ const WALL_MARK: &str = "margin-wall-ns";
 /// its timing line (`None` when the host's `date` has no nanoseconds: the local time
 /// stands), and the telemetry snapshots printed before the command and after that line.
 /// What the tool printed stays in the file exactly as it was (an empty output is no file).
-fn take_remote_marks(stderr: &Path) -> std::io::Result<(Option<Duration>, Option<Snapshots>)> {
+fn take_remote_marks(stderr: &Path) -> std::io::Result<(Option<Duration>, Option<Snapshots>, Option<u128>)> {
     let text = process::read_raw(stderr)?.into_bytes();
     let find = |hay: &[u8], needle: &str| hay.windows(needle.len()).position(|w| w == needle.as_bytes());
     // the snapshot before: from the very start to its end line
@@ -45,25 +45,25 @@ fn take_remote_marks(stderr: &Path) -> std::io::Result<(Option<Duration>, Option
         if start > 0 {
             rewrite(stderr, &text[start..])?;
         }
-        return Ok((None, None));
+        return Ok((None, None, None));
     };
     let rest = &text[at + mark.len()..];
     let line_end = rest.iter().position(|b| *b == b'\n').map_or(rest.len(), |e| e + 1);
     let line = String::from_utf8_lossy(&rest[..line_end]).into_owned();
     let after = String::from_utf8_lossy(&rest[line_end..]).into_owned();
     let mut parts = line.split_whitespace().map(|p| p.parse::<u128>());
-    let wall = match (parts.next(), parts.next()) {
+    let (wall, begun) = match (parts.next(), parts.next()) {
         (Some(Ok(start)), Some(Ok(end))) if end >= start => {
-            Some(Duration::from_nanos(u64::try_from(end - start).unwrap_or(u64::MAX)))
+            (Some(Duration::from_nanos(u64::try_from(end - start).unwrap_or(u64::MAX))), Some(start))
         }
-        _ => None,
+        _ => (None, None),
     };
     rewrite(stderr, &text[start..at])?;
     let snapshots = match (before, after.starts_with(&format!("{MARK} after\n"))) {
         (Some(before), true) => Some(Snapshots::parse(&format!("{before}{after}"))),
         _ => None,
     };
-    Ok((wall, snapshots))
+    Ok((wall, snapshots, begun))
 }
 
 /// Leave `kept` as the file's content; nothing kept is no file.
@@ -84,6 +84,9 @@ pub(crate) struct Ssh {
     /// The fact files (`facts::FILES`) as one command fetched them, trimmed, those absent
     /// or empty left out; `None` when that command failed (each is then read alone).
     facts: OnceLock<Option<HashMap<String, String>>>,
+    /// The store's marker (`orphans::MARKER`), in the environment of every trial and
+    /// service on the host, so that the next run finds what a killed one left there.
+    marker: Option<(String, String)>,
 }
 
 impl Ssh {
@@ -110,7 +113,26 @@ impl Ssh {
         // after `--`: a destination is never read as an option (`check` refuses one
         // beginning with `-` as well)
         args.extend(["--".to_string(), destination.to_string()]);
-        Ssh { name: name.to_string(), args, local_dir: control_dir.to_path_buf(), facts: OnceLock::new() }
+        Ssh {
+            name: name.to_string(),
+            args,
+            local_dir: control_dir.to_path_buf(),
+            facts: OnceLock::new(),
+            marker: None,
+        }
+    }
+
+    /// Every command it starts carries `store`'s marker for ssh hosts
+    /// (`orphans::REMOTE_MARKER`: this machine's name and the store's path).
+    pub(crate) fn marked(mut self, store: &std::path::Path) -> Self {
+        self.marker =
+            Some((super::orphans::REMOTE_MARKER.to_string(), super::orphans::remote_marker_value(store)));
+        self
+    }
+
+    /// The invocation's values and the store's marker, as `K=V ` words for the host's shell.
+    fn env_words(&self, invocation: &Invocation<'_>) -> String {
+        invocation.env.iter().chain(&self.marker).map(|(k, v)| format!("{k}={} ", quote(v))).collect()
     }
 
     fn argv<'a>(&'a self, remote: &'a str) -> Vec<&'a str> {
@@ -170,7 +192,7 @@ impl Executor for Ssh {
     }
 
     fn execute(&self, invocation: &Invocation<'_>) -> std::io::Result<Execution> {
-        self.execute_with(invocation, None).map(|(e, _)| e)
+        self.execute_with(invocation, None).map(|(e, ..)| e)
     }
 
     fn execute_monitored(
@@ -178,7 +200,7 @@ impl Executor for Ssh {
         invocation: &Invocation<'_>,
         monitor: &Monitor,
     ) -> std::io::Result<(Execution, Option<Snapshots>)> {
-        self.execute_with(invocation, Some(monitor).filter(|m| !m.is_off()))
+        self.execute_with(invocation, Some(monitor).filter(|m| !m.is_off())).map(|(e, s, _)| (e, s))
     }
 
     /// The service runs in the remote shell sshd started, which is a session and process
@@ -187,8 +209,8 @@ impl Executor for Ssh {
     /// the local ssh would leave it running.
     fn start(&self, invocation: &Invocation<'_>) -> std::io::Result<Box<dyn Started>> {
         let inner = quote(invocation.command);
-        let env: String = invocation.env.iter().map(|(k, v)| format!(" {k}={}", quote(v))).collect();
-        let exec = if env.is_empty() { "exec".to_string() } else { format!("exec env{env}") };
+        let env = self.env_words(invocation);
+        let exec = if env.is_empty() { "exec".to_string() } else { format!("exec env {}", env.trim_end()) };
         let remote = format!(
             "cd {} && printf '{SERVICE_MARK} %s\\n' \"$$\" >&2 && {exec} sh -c {inner}",
             quote(invocation.dir)
@@ -225,6 +247,50 @@ impl Executor for Ssh {
         Ok(Box::new(SshStarted { local, stop, check, dir: self.local_dir.clone(), _abort: abort }))
     }
 
+    /// The processes on the host whose environment carries this store's marker: what a
+    /// run killed with `kill -9` left there (a service, a trial without `timeout`), which
+    /// ending the local ssh client does not reach. Each is killed with its process group,
+    /// until none is left (10 s at most).
+    fn end_left(&self) -> Result<Vec<String>, String> {
+        let Some((key, value)) = &self.marker else { return Ok(Vec::new()) };
+        let wanted = quote(&format!("{key}={value}"));
+        // in the host's shell: every process whose environment has the marker, killed with
+        // its group, again until none is left (10 s); the script's own shell aside
+        let script = SWEEP.replace("MARKER", &wanted);
+        let out = self.capture(&script)?;
+        let mut ended: Vec<String> = out.lines().filter(|l| *l != "margin-swept").map(String::from).collect();
+        ended.dedup();
+        Ok(ended)
+    }
+
+    /// Armed first (`Ssh::execute_armed`): the connection and the remote shell are up
+    /// before the barrier.
+    fn execute_together(
+        &self,
+        invocation: &Invocation<'_>,
+        monitor: &Monitor,
+        go: &dyn Fn() -> bool,
+    ) -> std::io::Result<Option<(Execution, Option<Snapshots>, std::time::SystemTime)>> {
+        let here = std::time::SystemTime::now();
+        // `go` is the barrier: called exactly once, whatever fails before it
+        let called = std::cell::Cell::new(false);
+        let once = || {
+            called.set(true);
+            go()
+        };
+        let ran = self.execute_armed(invocation, Some(monitor).filter(|m| !m.is_off()), &once);
+        if !called.get() {
+            go();
+        }
+        let ran = ran?;
+        Ok(ran.map(|(e, snapshots, begun)| {
+            let started = begun
+                .and_then(|ns| u64::try_from(ns).ok())
+                .map_or(here, |ns| std::time::UNIX_EPOCH + Duration::from_nanos(ns));
+            (e, snapshots, started)
+        }))
+    }
+
     fn facts(&self) -> &dyn Source {
         self
     }
@@ -238,30 +304,8 @@ impl Ssh {
         &self,
         invocation: &Invocation<'_>,
         monitor: Option<&Monitor>,
-    ) -> std::io::Result<(Execution, Option<Snapshots>)> {
-        // sh on the host runs the command in the workdir, under `timeout` when there is a
-        // limit (it signals the command's whole process group, then kills it), and times
-        // it there: the connection's own cost (a tenth of a second per command, even
-        // multiplexed) must not be part of the trial.
-        let inner = quote(invocation.command);
-        // the values the command refers to, set in its environment there
-        let env: String = invocation.env.iter().map(|(k, v)| format!("{k}={} ", quote(v))).collect();
-        let limited = match invocation.timeout {
-            Some(limit) => format!("{env}timeout -k {KILL_AFTER} {:.3} sh -c {inner}", limit.as_secs_f64()),
-            None => format!("{env}sh -c {inner}"),
-        };
-        let (before, after) = match monitor {
-            Some(m) => (
-                // braced: a `cd` that failed must still stop the command from running
-                format!("{{ {}; printf '{END}\\n' >&2; }} && ", m.remote_snapshot("before")),
-                format!(" {};", m.remote_snapshot("after")),
-            ),
-            None => (String::new(), String::new()),
-        };
-        let remote = format!(
-            "cd {} && {before}s=$(date +%s%N) && {{ {limited}; r=$?; e=$(date +%s%N); printf '\\n{WALL_MARK} %s %s\\n' \"$s\" \"$e\" >&2;{after} exit $r; }}",
-            quote(invocation.dir)
-        );
+    ) -> std::io::Result<(Execution, Option<Snapshots>, Option<u128>)> {
+        let remote = remote_command(invocation, &self.env_words(invocation), monitor, false);
         let argv = self.argv(&remote);
         let command = shlex::try_join(argv.iter().copied()).map_err(std::io::Error::other)?;
         // The local ssh gets a generous limit of its own, in case the connection hangs.
@@ -276,11 +320,21 @@ impl Ssh {
             end_group: false,
             env: &[],
         };
-        let mut e = process::execute_argv(&argv, &local)?;
+        let e = process::execute_argv(&argv, &local)?;
+        self.settle(invocation, e)
+    }
+
+    /// What the remote shell added taken out of stderr, the output made durable when
+    /// asked, and ssh's own failure (255) and `timeout`'s codes read as what they are.
+    fn settle(
+        &self,
+        invocation: &Invocation<'_>,
+        mut e: Execution,
+    ) -> std::io::Result<(Execution, Option<Snapshots>, Option<u128>)> {
         // CPU time of the local ssh client says nothing about the trial.
         e.user = None;
         e.system = None;
-        let (wall, snapshots) = take_remote_marks(invocation.stderr)?;
+        let (wall, snapshots, begun) = take_remote_marks(invocation.stderr)?;
         if let Some(wall) = wall {
             e.wall = wall;
         }
@@ -310,8 +364,134 @@ impl Ssh {
             }
             _ => {}
         }
-        Ok((e, snapshots))
+        Ok((e, snapshots, begun))
     }
+
+    /// A gang member's command (`gang.rs`), armed before `go`: the remote shell is started
+    /// and has read the counters, then waits on its stdin; `go` (the gang's barrier) is
+    /// called once it says so, and a newline releases it — no connection to set up after
+    /// the barrier, so the members start within milliseconds. `go` saying no closes stdin
+    /// instead, and the command never starts.
+    fn execute_armed(
+        &self,
+        invocation: &Invocation<'_>,
+        monitor: Option<&Monitor>,
+        go: &dyn Fn() -> bool,
+    ) -> std::io::Result<Option<Remote>> {
+        use std::io::Write;
+        use std::os::unix::process::{CommandExt, ExitStatusExt};
+        let remote = remote_command(invocation, &self.env_words(invocation), monitor, true);
+        let argv = self.argv(&remote);
+        let (out, err) =
+            (std::fs::File::create(invocation.stdout)?, std::fs::File::create(invocation.stderr)?);
+        let mut child = std::process::Command::new(argv[0])
+            .args(&argv[1..])
+            .current_dir(&self.local_dir)
+            .stdin(std::process::Stdio::piped())
+            .stdout(out)
+            .stderr(err)
+            .process_group(0)
+            .spawn()?;
+        let pgid = child.id();
+        // a second Ctrl-C ends it with the rest (`process::kill_running`)
+        let _abort =
+            process::OnAbort::new(vec!["kill".into(), "-KILL".into(), "--".into(), format!("-{pgid}")]);
+        let armed_at = std::time::Instant::now();
+        while !std::fs::read(invocation.stderr)
+            .is_ok_and(|t| t.windows(ARMED.len()).any(|w| w == ARMED.as_bytes()))
+            && child.try_wait()?.is_none()
+            && armed_at.elapsed() < SHORT
+        {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let proceed = go();
+        let begun = std::time::Instant::now();
+        if let Some(mut stdin) = child.stdin.take()
+            && proceed
+        {
+            let _ = stdin.write_all(b"\n");
+        }
+        let limit = invocation.timeout.map(|t| t + Duration::from_secs(KILL_AFTER + 30));
+        let status = loop {
+            if let Some(status) = child.try_wait()? {
+                break status;
+            }
+            if limit.is_some_and(|l| begun.elapsed() > l) {
+                let _ = nix::sys::signal::killpg(
+                    nix::unistd::Pid::from_raw(pgid as i32),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        if !proceed {
+            return Ok(None);
+        }
+        // margin's line is no part of what the tool printed
+        let text = std::fs::read(invocation.stderr)?;
+        let line = format!("{ARMED}\n");
+        if let Some(at) = text.windows(line.len()).position(|w| w == line.as_bytes()) {
+            let kept = [&text[..at], &text[at + line.len()..]].concat();
+            rewrite(invocation.stderr, &kept)?;
+        }
+        let e = Execution {
+            exit_code: status.code(),
+            signal: status.signal(),
+            timed_out: false,
+            wall: begun.elapsed(),
+            user: None,
+            system: None,
+            host_error: None,
+            not_started: None,
+            left_running: false,
+            stopped: None,
+        };
+        self.settle(invocation, e).map(Some)
+    }
+}
+
+/// The host's side of `Ssh::end_left`; `MARKER` is replaced by the quoted `KEY=value`.
+const SWEEP: &str = r#"m=MARKER; i=0; while :; do found=; for e in /proc/[0-9]*/environ; do p=${e#/proc/}; p=${p%/environ}; [ "$p" = "$$" ] && continue; if tr '\0' '\n' < "$e" 2>/dev/null | grep -qxF -e "$m"; then g=$(ps -o pgid= -p "$p" | tr -d ' '); c=$(tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null); [ -n "$g" ] && kill -KILL -- "-$g" 2>/dev/null; kill -KILL "$p" 2>/dev/null; found=1; echo "$p $c"; fi; done; [ -z "$found" ] && break; i=$((i+1)); [ $i -ge 100 ] && exit 3; sleep 0.1; done; echo margin-swept"#;
+
+/// A remote command's end: how, the counters around it, and its start on the host's
+/// clock (ns since the epoch).
+type Remote = (Execution, Option<Snapshots>, Option<u128>);
+
+/// The line a gang member's remote shell writes to stderr once it waits for the start.
+const ARMED: &str = "margin-gang-armed";
+
+/// The remote shell's command: in the workdir, the counters before (with a monitor), the
+/// start time, the command under `timeout` when there is a limit, the end time and the
+/// counters after. `armed`: it says so on stderr and waits for a line on stdin before
+/// it takes the start time (a gang's barrier, `Ssh::execute_armed`).
+fn remote_command(invocation: &Invocation<'_>, env: &str, monitor: Option<&Monitor>, armed: bool) -> String {
+    // sh on the host runs the command in the workdir, under `timeout` when there is a
+    // limit (it signals the command's whole process group, then kills it), and times
+    // it there: the connection's own cost (a tenth of a second per command, even
+    // multiplexed) must not be part of the trial.
+    let inner = quote(invocation.command);
+    // `env`: the values the command refers to, set in its environment there
+    let limited = match invocation.timeout {
+        Some(limit) => format!("{env}timeout -k {KILL_AFTER} {:.3} sh -c {inner}", limit.as_secs_f64()),
+        None => format!("{env}sh -c {inner}"),
+    };
+    let (before, after) = match monitor {
+        Some(m) => (
+            // braced: a `cd` that failed must still stop the command from running
+            format!("{{ {}; printf '{END}\\n' >&2; }} && ", m.remote_snapshot("before")),
+            format!(" {};", m.remote_snapshot("after")),
+        ),
+        None => (String::new(), String::new()),
+    };
+    // stdin is the gang's start: the command itself gets none, as any trial
+    let (wait, stdin) = match armed {
+        true => (format!("printf '{ARMED}\\n' >&2 && read -r _ && "), " </dev/null"),
+        false => (String::new(), ""),
+    };
+    format!(
+        "cd {} && {before}{wait}s=$(date +%s%N) && {{ {limited}{stdin}; r=$?; e=$(date +%s%N); printf '\\n{WALL_MARK} %s %s\\n' \"$s\" \"$e\" >&2;{after} exit $r; }}",
+        quote(invocation.dir)
+    )
 }
 
 /// The line a remote service's shell writes first on stderr: its process group's id.

@@ -37,7 +37,7 @@ pub(crate) fn now() -> String {
     jiff::Timestamp::now().to_string()
 }
 
-fn io(path: &Path, source: std::io::Error) -> RunError {
+pub(super) fn io(path: &Path, source: std::io::Error) -> RunError {
     RunError::Io { what: path.display().to_string(), source }
 }
 
@@ -55,7 +55,7 @@ pub(super) fn tail(path: &Path, lines: usize) -> String {
 }
 
 /// "exit code 1" plus the end of stderr.
-fn failure_text(what: &str, e: &Execution, stderr: &Path) -> String {
+pub(super) fn failure_text(what: &str, e: &Execution, stderr: &Path) -> String {
     let tail = tail(stderr, 5);
     if tail.is_empty() {
         format!("{what}: {}", e.describe())
@@ -118,6 +118,10 @@ impl HostRun<'_> {
         round: u32,
         position: u32,
     ) -> Result<Recorded, RunError> {
+        let executor = self.executor;
+        if let Some(gang) = executor.gang() {
+            return self.gang_trial(gang, st, warmup, round, position);
+        }
         let sh = self.shared;
         // The machine's turn, from before `prepare` until the record is durable: no other
         // host of this machine runs anything meanwhile.
@@ -128,12 +132,38 @@ impl HostRun<'_> {
         let repetition = st.progress.attempts + 1;
         let trial = uuid::Uuid::now_v7().to_string();
         let (raw, out, err) = sh.store.raw_paths(&trial);
-        let mut record = TrialRecord {
+        let mut record = self.new_record(st, &trial, warmup, round, position);
+        if st.commands.is_none() || sh.renders_per_trial {
+            st.commands = self.render(st, repetition).map_err(|e| record.error = Some(e)).ok();
+        }
+        match &st.commands {
+            _ if service_problem.is_some() => record.error = service_problem,
+            None => {} // it did not render: `record.error` says why
+            Some(cmds) => match self.execute(st, cmds, &raw, &out, &err, &mut record)? {
+                Ok(()) => {}
+                // not a benchmark result: nothing is recorded, the host's cells wait
+                Err(Stop::Host) => return Ok(Recorded::Nothing),
+                Err(Stop::Store) => return Ok(Recorded::Nothing),
+            },
+        }
+        Ok(self.keep(st, record, warmup))
+    }
+
+    /// A trial's record before it runs: `failed`, no metrics, started now.
+    pub(super) fn new_record(
+        &self,
+        st: &CellState<'_>,
+        trial: &str,
+        warmup: bool,
+        round: u32,
+        position: u32,
+    ) -> TrialRecord {
+        TrialRecord {
             schema: SCHEMA,
-            trial: trial.clone(),
+            trial: trial.to_string(),
             cell: st.cell.id.to_string(),
             levels: st.levels.clone(),
-            repetition,
+            repetition: st.progress.attempts + 1,
             warmup,
             host: self.executor.host().to_string(),
             session: self.session.clone(),
@@ -152,30 +182,24 @@ impl HostRun<'_> {
             source_hash: None,
             telemetry: None,
             flags: Vec::new(),
-        };
-        if st.commands.is_none() || sh.renders_per_trial {
-            st.commands = self.render(st, repetition).map_err(|e| record.error = Some(e)).ok();
         }
-        match &st.commands {
-            _ if service_problem.is_some() => record.error = service_problem,
-            None => {} // it did not render: `record.error` says why
-            Some(cmds) => match self.execute(st, cmds, &raw, &out, &err, &mut record)? {
-                Ok(()) => {}
-                // not a benchmark result: nothing is recorded, the host's cells wait
-                Err(Stop::Host) => return Ok(Recorded::Nothing),
-                Err(Stop::Store) => return Ok(Recorded::Nothing),
-            },
-        }
+    }
+
+    /// Append a trial's record (durable before the host's next trial), count it into the
+    /// cell's progress and the session's counts, and show it.
+    pub(super) fn keep(&mut self, st: &mut CellState<'_>, record: TrialRecord, warmup: bool) -> Recorded {
+        let sh = self.shared;
+        let repetition = record.repetition;
         // A second Ctrl-C killed the commands under way (`process::kill_running`) and
         // margin is exiting: what ended now is not the command's result. (A trial that
         // ended before the flag was set is real, and was recorded.)
         if process::aborting() {
-            return Ok(Recorded::Nothing);
+            return Recorded::Nothing;
         }
         let written = sh.log.lock().unwrap_or_else(PoisonError::into_inner).append(&record);
         if let Err(e) = written {
             sh.fail(e.into());
-            return Ok(Recorded::Nothing); // `halted` stops the rounds
+            return Recorded::Nothing; // `halted` stops the rounds
         }
         st.progress.add_record(&record);
         if sh.rule.needs_board() {
@@ -203,10 +227,10 @@ impl HostRun<'_> {
             wall: record.wall_time,
             detail: record.error.clone(),
         }));
-        Ok(match record.status.is_measurement() {
+        match record.status.is_measurement() {
             true => Recorded::Measurement,
             false => Recorded::Failure(record.error.unwrap_or_default()),
-        })
+        }
     }
 
     /// The snapshots appended to the session's `raw/<session>.telemetry` before they are

@@ -26,6 +26,15 @@ impl WorkdirName {
         WorkdirName(format!("{cell}-SESSION"))
     }
 
+    /// The workdir of a gang's member (`gang.rs`): `<cell id>@<host>-<session tag>`, so
+    /// that members on one machine get one each, and a killed run's are found as any.
+    pub(crate) fn member(&self, host: &str) -> Self {
+        match self.0.rsplit_once('-') {
+            Some((cell, tag)) => WorkdirName(format!("{cell}@{host}-{tag}")),
+            None => WorkdirName(format!("{}@{host}", self.0)),
+        }
+    }
+
     pub(crate) fn as_str(&self) -> &str {
         &self.0
     }

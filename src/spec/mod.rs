@@ -96,6 +96,10 @@ pub struct Spec {
     pub hosts: IndexMap<Located<String>, Located<Host>>,
     #[serde(default)]
     pub services: IndexMap<Located<String>, Located<Service>>,
+    /// `gangs:` — hosts that run each trial together, started at once (a level of the
+    /// `host` factor may name one; docs/experiment-file.md, gangs).
+    #[serde(default)]
+    pub gangs: IndexMap<Located<String>, Located<Gang>>,
     #[serde(default)]
     pub vars: IndexMap<Located<String>, Located<String>>,
     pub setup: Option<Located<String>>,
@@ -294,6 +298,36 @@ pub struct Service {
     pub alive: Option<Located<String>>,
     /// The cells that use it: a condition like `where` (default: every cell).
     pub when: Option<Located<String>>,
+}
+
+/// Hosts that run one trial together (docs/experiment-file.md, gangs): each prepared,
+/// then the timed commands released at once; each member's output parsed into its own
+/// metrics (`metric@host`), plus the aggregates declared here.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gang {
+    /// Keys of `hosts:`, two or more.
+    pub hosts: Vec<Located<String>>,
+    /// Metric → how the members' values combine: `sum`, `mean`, `min` or `max`.
+    #[serde(default)]
+    pub aggregate: IndexMap<Located<String>, Located<String>>,
+}
+
+/// How a gang combines its members' values of a metric.
+pub const AGGREGATES: &[&str] = &["sum", "mean", "min", "max"];
+
+impl Spec {
+    /// The gang named `name`, if the experiment declares one.
+    pub fn gang(&self, name: &str) -> Option<&Gang> {
+        self.gangs.iter().find(|(k, _)| k.value == name).map(|(_, g)| &g.value)
+    }
+}
+
+impl Gang {
+    /// Its members' names, in declared order.
+    pub fn members(&self) -> Vec<&str> {
+        self.hosts.iter().map(|h| h.value.as_str()).collect()
+    }
 }
 
 impl Service {

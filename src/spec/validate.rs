@@ -25,6 +25,7 @@ pub(super) fn validate(exp: &Experiment) -> Diagnostics {
     c.environment();
     c.hosts();
     c.services();
+    c.gangs();
     c.templates();
     c.metrics();
     c.settings();
@@ -399,6 +400,7 @@ impl<'a> Checker<'a> {
         let exp = self.exp;
         let host_factor = exp.spec.matrix.value.factors.iter().find(|f| f.name.value == "host");
         let names: Vec<&str> = exp.spec.hosts.keys().map(|k| k.value.as_str()).collect();
+        let gangs: Vec<&str> = exp.spec.gangs.keys().map(|k| k.value.as_str()).collect();
         match host_factor {
             Some(f) => {
                 for level in &f.levels {
@@ -406,8 +408,8 @@ impl<'a> Checker<'a> {
                         self.error(level.pos, "the levels of `host` are host names, not maps");
                         continue;
                     };
-                    if !names.contains(&s.text.as_str()) {
-                        let hint = suggest(&s.text, names.iter().copied()).or_else(|| {
+                    if !names.contains(&s.text.as_str()) && !gangs.contains(&s.text.as_str()) {
+                        let hint = suggest(&s.text, names.iter().chain(&gangs).copied()).or_else(|| {
                             Some(format!("declare it: `hosts: {{ {}: {{ ssh: user@machine }} }}`", s.text))
                         });
                         self.error_hint(
@@ -462,6 +464,147 @@ impl<'a> Checker<'a> {
                     );
                 }
             }
+        }
+    }
+
+    /// `gangs:` (docs/experiment-file.md, gangs): a name of its own, two or more declared
+    /// hosts, each once, and aggregates of metrics the trials report, by a known rule.
+    fn gangs(&mut self) {
+        let exp = self.exp;
+        let hosts: Vec<&str> = exp.spec.hosts.keys().map(|k| k.value.as_str()).collect();
+        for (name, gang) in &exp.spec.gangs {
+            self.name_rules(name.pos, &name.value, "gang");
+            if hosts.contains(&name.value.as_str()) || name.value == "local" {
+                self.error_hint(
+                    name.pos,
+                    format!("gang `{}` has the name of a host", excerpt(&name.value)),
+                    Some("a level of `host` names a host or a gang: give the gang a name of its own".into()),
+                );
+            }
+            let g = &gang.value;
+            if g.hosts.len() < 2 {
+                self.error_hint(
+                    gang.pos,
+                    format!(
+                        "gang `{}` has {} host{}: a gang runs two or more hosts at once",
+                        excerpt(&name.value),
+                        g.hosts.len(),
+                        if g.hosts.len() == 1 { "" } else { "s" }
+                    ),
+                    Some("list its hosts: `hosts: [domu1, domu2]`; a single host is a level of `host` by itself".into()),
+                );
+            }
+            let mut seen: Vec<&str> = Vec::new();
+            for member in &g.hosts {
+                if seen.contains(&member.value.as_str()) {
+                    self.error_hint(
+                        member.pos,
+                        format!(
+                            "gang `{}`: host `{}` is listed twice",
+                            excerpt(&name.value),
+                            excerpt(&member.value)
+                        ),
+                        Some("a host runs one trial at a time: list each host once".into()),
+                    );
+                } else if !hosts.contains(&member.value.as_str()) {
+                    let hint = suggest(&member.value, hosts.iter().copied()).or_else(|| {
+                        Some(format!("declare it: `hosts: {{ {}: {{ ssh: user@machine }} }}`", member.value))
+                    });
+                    self.error_hint(
+                        member.pos,
+                        format!(
+                            "gang `{}`: host `{}` is not declared under `hosts:`",
+                            excerpt(&name.value),
+                            excerpt(&member.value)
+                        ),
+                        hint,
+                    );
+                }
+                seen.push(&member.value);
+            }
+            // the metrics a trial reports: margin's own, those `metrics:` names (a parser's
+            // selection, or extractors) and, when `metrics:` selects none, whatever the
+            // parser finds (checked when the trial runs)
+            let named: Vec<&str> = exp.spec.metrics.keys().map(|k| k.value.as_str()).collect();
+            let selects = exp.spec.metrics.iter().any(|(k, m)| {
+                m.value.regex.is_none()
+                    && m.value.json.is_none()
+                    && !crate::vocab::is_measured_metric(&k.value)
+            });
+            let open = exp.spec.parse.is_some() && !selects;
+            for (metric, rule) in &g.aggregate {
+                let reported =
+                    ENGINE_METRICS.contains(&metric.value.as_str()) || named.contains(&metric.value.as_str());
+                if !reported && !open {
+                    let mut known: Vec<&str> = ENGINE_METRICS.to_vec();
+                    known.extend(named.iter().copied().filter(|n| !crate::vocab::is_telemetry_metric(n)));
+                    self.error_hint(
+                        metric.pos,
+                        format!(
+                            "gang `{}`: no trial reports the metric `{}` to aggregate",
+                            excerpt(&name.value),
+                            excerpt(&metric.value)
+                        ),
+                        Some(format!("the trials report: {}", known.join(", "))),
+                    );
+                }
+                if crate::vocab::is_telemetry_metric(&metric.value) {
+                    self.error_hint(
+                        metric.pos,
+                        format!(
+                            "gang `{}`: `{}` is what a machine did, not a trial's result: it is not aggregated",
+                            excerpt(&name.value),
+                            excerpt(&metric.value)
+                        ),
+                        Some("each member's counters are kept as `metric@host`".into()),
+                    );
+                }
+                if metric.value.contains('@') {
+                    self.error_hint(
+                        metric.pos,
+                        format!(
+                            "gang `{}`: `{}` names a member's metric",
+                            excerpt(&name.value),
+                            excerpt(&metric.value)
+                        ),
+                        Some(
+                            "aggregate the metric by its own name: the members' values are `metric@host`"
+                                .into(),
+                        ),
+                    );
+                }
+                if !super::AGGREGATES.contains(&rule.value.as_str()) {
+                    let hint = suggest(&rule.value, super::AGGREGATES.iter().copied())
+                        .or_else(|| Some(format!("one of: {}", super::AGGREGATES.join(", "))));
+                    self.error_hint(
+                        rule.pos,
+                        format!(
+                            "gang `{}`: unknown aggregate `{}` for `{}`",
+                            excerpt(&name.value),
+                            excerpt(&rule.value),
+                            excerpt(&metric.value)
+                        ),
+                        hint,
+                    );
+                }
+            }
+        }
+        let used = |gang: &str| {
+            exp.spec
+                .matrix
+                .value
+                .factors
+                .iter()
+                .filter(|f| f.name.value == "host")
+                .flat_map(|f| &f.levels)
+                .any(|l| matches!(&l.value, Level::Scalar(s) if s.text == gang))
+        };
+        if let Some((name, _)) = exp.spec.gangs.iter().find(|(name, _)| !used(&name.value)) {
+            self.error_hint(
+                name.pos,
+                format!("gang `{}` is declared but no level of `host` names it", excerpt(&name.value)),
+                Some(format!("add it to the matrix: `host: [..., {}]`", name.value)),
+            );
         }
     }
 

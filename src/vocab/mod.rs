@@ -196,8 +196,26 @@ pub fn telemetry_source(name: &str) -> &'static str {
 /// Whether margin measures `name` itself (an engine or telemetry metric), so that it needs
 /// no parser and enters comparisons only when `metrics:` names it.
 pub fn is_measured_metric(name: &str) -> bool {
-    ENGINE_METRICS.contains(&name) || is_telemetry_metric(name)
+    ENGINE_METRICS.contains(&name)
+        || is_telemetry_metric(name)
+        || member_metric(name).is_some_and(|(metric, _)| is_measured_metric(metric))
 }
+
+/// A gang member's metric, `metric@host` (docs/experiment-file.md, gangs): the metric and
+/// the host.
+pub fn member_metric(name: &str) -> Option<(&str, &str)> {
+    name.rsplit_once('@').filter(|(metric, host)| !metric.is_empty() && !host.is_empty())
+}
+
+/// The unit of a secondary metric, a gang member's (`cpu_user_pct@domu1`) included.
+pub fn secondary_unit(name: &str) -> &'static str {
+    let name = member_metric(name).map_or(name, |(metric, _)| metric);
+    if name == GANG_SKEW { "s" } else { telemetry_unit(name) }
+}
+
+/// The secondary metric of a gang's trial: how far apart its members' timed commands
+/// started, the last start minus the first, in seconds (docs/design.md §6.11).
+pub const GANG_SKEW: &str = "gang_start_skew";
 
 /// The flag a trial gets when the tool said its measurement did not converge (fio's
 /// `steadystate` not attained, netperf's confidence not achieved).

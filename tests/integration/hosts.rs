@@ -10,9 +10,9 @@ use super::{stderr, stdout};
 
 /// An sshd on a free port of 127.0.0.1 that accepts the test's client key; no change to
 /// the system's ssh configuration.
-struct Sshd {
+pub(super) struct Sshd {
     child: Child,
-    port: u16,
+    pub(super) port: u16,
 }
 
 impl Drop for Sshd {
@@ -22,7 +22,7 @@ impl Drop for Sshd {
     }
 }
 
-fn free_port() -> u16 {
+pub(super) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
@@ -36,12 +36,12 @@ fn keygen(path: &Path) {
 }
 
 /// The client key pair, shared by the daemons of one test.
-struct Keys {
+pub(super) struct Keys {
     dir: tempfile::TempDir,
 }
 
 impl Keys {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         keygen(&dir.path().join("client"));
         keygen(&dir.path().join("host"));
@@ -52,7 +52,7 @@ impl Keys {
         self.dir.path().join("client")
     }
 
-    fn start(&self) -> Sshd {
+    pub(super) fn start(&self) -> Sshd {
         let sshd = Path::new("/usr/sbin/sshd");
         assert!(sshd.exists(), "install openssh-server: these tests drive a real sshd");
         // privilege separation needs this directory (a container may lack it)
@@ -88,7 +88,7 @@ impl Keys {
     }
 
     /// A `hosts:` entry for a daemon on `port`.
-    fn host(&self, port: u16) -> String {
+    pub(super) fn host(&self, port: u16) -> String {
         let user = std::env::var("USER").unwrap_or_else(|_| "root".into());
         format!(
             "{{ ssh: {user}@127.0.0.1, port: {port}, identity: {}, options: [StrictHostKeyChecking=no, UserKnownHostsFile=/dev/null, LogLevel=ERROR, ConnectTimeout=5] }}",
@@ -521,4 +521,47 @@ fn an_ssh_host_that_prints_without_end_fails_its_trial_and_the_run_goes_on() {
     assert_eq!(by("fine")["status"], "ok");
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(super::running(&marker), 0, "the remote command went with its connection");
+}
+
+/// A remote service outlives a `kill -9` of margin (its local ssh client dies, the remote
+/// command does not); the next run of the store finds it on the host by the store's
+/// marker in its environment and ends it before its first trial.
+#[test]
+fn a_remote_service_left_by_a_killed_run_is_ended_by_the_next() {
+    let keys = Keys::new();
+    let srv = keys.start();
+    let marker = format!("{}.{}", 300 + std::process::id() % 1000, 9);
+    let run = Run::new(&format!(
+        "hosts:\n  srv: {}\nservices:\n  server:\n    host: srv\n    run: sleep {marker}\n\
+         matrix:\n  n: [1, 2]\nrun: sleep 0.2\nrepetitions: 30\n",
+        keys.host(srv.port)
+    ));
+    let pattern = format!("sleep\u{0}{marker}");
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin!("margin"))
+        .env("MARGIN_REPORTS", run.dir.path().join("reports"))
+        .arg("run")
+        .arg(run.dir.path().join("e.yaml"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while super::running(&pattern) == 0 {
+        assert!(start.elapsed() < Duration::from_secs(20), "the service never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(700));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(super::running(&pattern), 1, "the remote service should have outlived kill -9");
+    let out = run.margin(&["run", "--repetitions", "6"]);
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(
+        said.contains("on host `srv`: a run that was killed left it running") && said.contains(&marker),
+        "{said}"
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(super::running(&pattern), 0, "a service outlived the runs");
 }

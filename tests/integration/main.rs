@@ -9,6 +9,7 @@ mod check;
 mod columns;
 mod compare;
 mod first_run;
+mod gangs;
 mod hosts;
 mod import;
 mod modules;
