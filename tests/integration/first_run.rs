@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{as_a_user, stderr, stdout};
+use super::{as_a_user, records, stderr, stdout};
 
 /// A copy of the repository's committed files (its `git ls-files`, or the folders the
 /// experiments need where there is no git), as a fresh clone would hold them.
@@ -38,12 +38,6 @@ fn copy_of_the_repository() -> tempfile::TempDir {
         std::fs::copy(&from, &to).unwrap();
     }
     copy
-}
-
-/// The records of a store's trial log.
-fn records(store: &Path) -> Vec<serde_json::Value> {
-    let text = std::fs::read_to_string(store.join("runs.ndjson")).unwrap();
-    text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
 }
 
 /// Every trial ok, and a report with a verdict for each level compared with the baseline.

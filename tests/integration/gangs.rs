@@ -7,15 +7,7 @@
 use std::path::Path;
 
 use super::hosts::Keys;
-use super::{as_a_user, stderr, stdout};
-
-fn records(store: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(store.join("runs.ndjson"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
+use super::{as_a_user, records, stderr, stdout};
 
 fn read(store: &Path, relative: &str) -> String {
     std::fs::read_to_string(store.join(relative)).unwrap_or_default()

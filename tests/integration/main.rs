@@ -55,6 +55,12 @@ pub fn without_margin_env(cmd: &mut std::process::Command) -> &mut std::process:
     cmd
 }
 
+/// The records of a store's trial log (`runs.ndjson`), each line parsed.
+pub fn records(store: &std::path::Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(store.join("runs.ndjson")).unwrap();
+    text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
 pub fn stdout(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }

@@ -5,15 +5,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use super::{as_a_user, stderr, stdout};
-
-fn records(store: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(store.join("runs.ndjson"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
+use super::{as_a_user, records, stderr, stdout};
 
 /// `yaml` written to `dir/file` and run there as the README says (`margin run FILE`, the
 /// store under `reports/`), which must succeed.
@@ -140,14 +132,17 @@ fn a_busy_loop_shows_in_the_hosts_user_time() {
 
 /// The README's way: `margin run FILE` in a folder, the store under `reports/`. A new
 /// file each trial: ext4 writes a file truncated and rewritten back on close
-/// (`auto_da_alloc`), which is the disk's doing, not the page cache's.
+/// (`auto_da_alloc`), which is the disk's doing, not the page cache's. 256 MiB a trial:
+/// the warning needs the disk to write under a tenth of that meanwhile, and other
+/// processes' writes (the other tests, a build) must not reach it; at 64 MiB they did,
+/// one run in five on a busy machine.
 #[test]
 fn a_dd_into_the_page_cache_is_warned_about_as_a_user_runs_it() {
     let dir = tempfile::tempdir().unwrap();
     run_as_a_user(
         dir.path(),
         "cached.yaml",
-        "matrix:\n  bs: [1M]\nrun: dd if=/dev/zero of=cached-{{ repetition }}.bin bs={{ bs }} count=64\nparse: dd\nrepetitions: 5\n",
+        "matrix:\n  bs: [1M]\nrun: dd if=/dev/zero of=cached-{{ repetition }}.bin bs={{ bs }} count=256\nparse: dd\nrepetitions: 5\n",
     );
     let report = std::fs::read_to_string(dir.path().join("reports/cached/report.md")).unwrap();
     assert!(report.contains("the page cache absorbed the writes"), "{report}");
