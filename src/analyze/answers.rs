@@ -6,7 +6,7 @@
 use indexmap::IndexMap;
 
 use crate::stats::StatsSettings;
-use crate::stats::compare::{Comparison, Spread};
+use crate::stats::compare::{Comparison, Spread, welch_df};
 use crate::stats::observations::Observations;
 use crate::stats::pool::{LogRatio, pool};
 use crate::stats::prediction::prediction_interval;
@@ -107,7 +107,7 @@ fn log_ratio(c: &Comparison, verdict: VerdictKind) -> Option<LogRatio> {
     let (variance, df, per_spread) = match c.spread? {
         Spread::Independent { cv_a, cv_b } => {
             let (va, vb) = (cv_a * cv_a / na, cv_b * cv_b / nb);
-            let df = (va + vb).powi(2) / (va * va / (na - 1.0) + vb * vb / (nb - 1.0));
+            let df = welch_df(va, c.n_a, vb, c.n_b);
             (va + vb, df, 1.0 / na + 1.0 / nb)
         }
         Spread::Paired { sd_log } => (sd_log * sd_log / na, na - 1.0, 1.0 / na),

@@ -504,13 +504,17 @@ fn run_job(
         _ => verdict_per(c, settings, &wording, replicate),
     };
     let judged = judge(&comparison);
-    // Outliers were set aside on either side: would keeping them change the verdict?
-    let verdict_with_outliers = if a_kept != a_all || b_kept != b_all {
-        let with = compare(&a_all, &b_all, unit_logs_all.as_ref()).map_err(fail)?;
-        Some(judge(&with).kind).filter(|k| *k != judged.kind)
+    // Every value compared, the outliers set aside on either side kept in: for the
+    // verdict with them, and for a single trial's prediction interval, made from every
+    // value of the other side (docs/statistics.md, A single number)
+    let set_aside = a_kept != a_all || b_kept != b_all;
+    let all = if set_aside {
+        compare(&a_all, &b_all, unit_logs_all.as_ref()).map_err(fail)?
     } else {
-        None
+        comparison.clone()
     };
+    // Outliers were set aside on either side: would keeping them change the verdict?
+    let verdict_with_outliers = set_aside.then(|| judge(&all).kind).filter(|k| *k != judged.kind);
     // Flagged values stayed in: would setting them aside change the verdict? (Trial by
     // trial only: a boot's mean is not one value to set aside.)
     let verdict_without_outliers = match (single, &replication) {
@@ -573,13 +577,6 @@ fn run_job(
         log_ratio_all: None,
         method: comparison.method,
         coverage_pct: comparison.coverage.map(|c| c * 100.0),
-    };
-    // a single trial's prediction interval is made from every value of the other side: the
-    // default rule's selection narrows it (docs/statistics.md, A single number)
-    let all = if a_kept == a_all && b_kept == b_all {
-        comparison.clone()
-    } else {
-        compare(&a_all, &b_all, unit_logs_all.as_ref()).map_err(fail)?
     };
     super::answers::annotate(
         &mut stat,

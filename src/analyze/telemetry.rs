@@ -14,6 +14,7 @@ use super::comparisons::Arms;
 use super::lint;
 use crate::plan::Plan;
 use crate::spec::Experiment;
+use crate::stats::elementary::mean;
 use crate::store::{Name, Snapshot};
 use crate::summary::{
     CellTelemetry, ComparisonKey, ComparisonNotConverged, ComparisonStat, SecondaryStat, TelemetryColumn,
@@ -94,7 +95,7 @@ fn trial_values(snapshot: &Snapshot, plan: &Plan) -> Vec<TrialValues> {
                         .map(|(_, v)| *v)
                         .collect();
                     if !members.is_empty() {
-                        values.insert(name.to_owned(), members.iter().sum::<f64>() / members.len() as f64);
+                        values.insert(name.to_owned(), mean(&members));
                     }
                 }
                 continue;
@@ -385,8 +386,7 @@ fn skew(snapshot: &Snapshot, plan: &Plan, trials: &[TrialValues]) -> Vec<Warning
     }
     let mut found = Vec::new();
     for (cell, (skews, walls)) in cells {
-        let skew = skews.iter().sum::<f64>() / skews.len() as f64;
-        let wall = walls.iter().sum::<f64>() / walls.len() as f64;
+        let (skew, wall) = (mean(&skews), mean(&walls));
         if wall > 0.0 && skew >= SKEW_SHARE * wall {
             found.push(format!(
                 "{} (the members started {} apart on average, {:.0} % of its trials' mean {}, over {} trials)",

@@ -381,7 +381,7 @@ pub(super) fn mde_independent(
 
 /// Welch–Satterthwaite df of a sum of two variances of means, va from n_a values and
 /// vb from n_b.
-fn welch_df(va: f64, n_a: usize, vb: f64, n_b: usize) -> f64 {
+pub(crate) fn welch_df(va: f64, n_a: usize, vb: f64, n_b: usize) -> f64 {
     (va + vb).powi(2) / (va.powi(2) / (n_a - 1) as f64 + vb.powi(2) / (n_b - 1) as f64)
 }
 
