@@ -31,7 +31,8 @@ impl HostRun<'_> {
     /// was not) and alive. `Err` says why not: the trial fails with it, and the service
     /// is stopped, to be started again for the next trial.
     pub(crate) fn ensure_services(&mut self, st: &CellState<'_>) -> Result<(), String> {
-        let needed = st.services.clone()?;
+        // borrowed: cloned only for a service that has to start
+        let needed = st.services.as_ref().map_err(Clone::clone)?;
         if needed.is_empty() {
             return Ok(());
         }
@@ -56,11 +57,11 @@ impl HostRun<'_> {
             }
         }
         for commands in needed {
-            let running = self.services.iter().position(|up| up.commands == commands);
+            let running = self.services.iter().position(|up| up.commands == *commands);
             let at = match running {
                 Some(at) => at,
                 None => {
-                    let up = self.start_service(commands)?;
+                    let up = self.start_service(commands.clone())?;
                     self.services.push(up);
                     continue; // just found ready
                 }

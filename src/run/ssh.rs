@@ -228,22 +228,16 @@ impl Executor for Ssh {
             }
             std::thread::sleep(Duration::from_millis(10));
         };
+        let owned =
+            |remote: String| -> Vec<String> { self.argv(&remote).into_iter().map(String::from).collect() };
         let stop = pgid.map(|pgid| {
-            let mut argv: Vec<String> = self.argv("").into_iter().map(String::from).collect();
-            argv.pop();
-            argv.push(format!(
+            owned(format!(
                 "kill -TERM -- -{pgid} 2>/dev/null; i=0; while kill -0 -- -{pgid} 2>/dev/null && [ $i -lt {} ]; do sleep 0.1; i=$((i+1)); done; kill -KILL -- -{pgid} 2>/dev/null; echo stopped",
                 super::exec::STOP_GRACE.as_secs() * 10
-            ));
-            argv
+            ))
         });
         let abort = stop.clone().map(process::OnAbort::new);
-        let check = pgid.map(|pgid| {
-            let mut argv: Vec<String> = self.argv("").into_iter().map(String::from).collect();
-            argv.pop();
-            argv.push(format!("kill -0 {pgid} && echo running"));
-            argv
-        });
+        let check = pgid.map(|pgid| owned(format!("kill -0 {pgid} && echo running")));
         Ok(Box::new(SshStarted { local, stop, check, dir: self.local_dir.clone(), _abort: abort }))
     }
 

@@ -141,9 +141,9 @@ impl HostRun<'_> {
             None => {} // it did not render: `record.error` says why
             Some(cmds) => match self.execute(st, cmds, &raw, &out, &err, &mut record)? {
                 Ok(()) => {}
-                // not a benchmark result: nothing is recorded, the host's cells wait
-                Err(Stop::Host) => return Ok(Recorded::Nothing),
-                Err(Stop::Store) => return Ok(Recorded::Nothing),
+                // not a benchmark result (the host or the store stopped): nothing is
+                // recorded, the host's cells wait
+                Err(Stop::Host | Stop::Store) => return Ok(Recorded::Nothing),
             },
         }
         Ok(self.keep(st, record, warmup))
