@@ -16,7 +16,7 @@ use indexmap::IndexMap;
 use super::exec::{Executor, GangExecutor};
 use super::process::{self, Execution, Invocation};
 use super::state::{CellState, HostRun, Places, Turn};
-use super::telemetry::{self, Monitor, Snapshots};
+use super::telemetry::{self, Snapshots};
 use super::trial::{Recorded, failure_text, io};
 use super::workdir::WorkdirName;
 use super::{LOCAL_HOST, RunError};
@@ -271,7 +271,7 @@ impl HostRun<'_> {
         let sh = self.shared;
         let barrier = Barrier::new(jobs.len());
         let unprepared = AtomicBool::new(false);
-        let monitor = Monitor::of(&sh.exp.spec);
+        let monitor = &sh.monitor;
         let raw = sh.store.raw_dir();
         let hook = |job: &MemberJob<'_>, name: &str, command: &str| -> Result<(), String> {
             let (out, err) =
@@ -363,7 +363,7 @@ impl HostRun<'_> {
         let sh = self.shared;
         let spec = sh.exp.spec.gang(gang.host());
         let members: Vec<&str> = jobs.iter().map(|j| j.host).collect();
-        let monitor = Monitor::of(&sh.exp.spec);
+        let monitor = &sh.monitor;
         let mut problems: Vec<String> = Vec::new();
         let mut timed_out = false;
         let mut starts: Vec<SystemTime> = Vec::new();

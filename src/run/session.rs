@@ -106,6 +106,7 @@ pub(crate) fn run_on(
         board: Mutex::new(board),
         recipe,
         renders_per_trial: crate::plan::render::renders_per_trial(exp, &templates),
+        monitor: super::telemetry::Monitor::of(&exp.spec),
         templates,
         timeout: exp.spec.timeout.as_ref().and_then(|t| parse_duration(&t.value).ok()),
         max_failures: exp.spec.max_failures.unwrap_or(DEFAULT_MAX_FAILURES),

@@ -60,6 +60,8 @@ pub(crate) struct Shared<'a> {
     pub(crate) templates: Templates,
     /// Whether a cell's commands are rendered anew for every trial (`plan::render::renders_per_trial`).
     pub(crate) renders_per_trial: bool,
+    /// What is read of the machine around each trial (`monitor:`), from the spec once.
+    pub(crate) monitor: super::telemetry::Monitor,
     pub(crate) timeout: Option<Duration>,
     pub(crate) max_failures: u32,
     pub(crate) seed: u64,

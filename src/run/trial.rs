@@ -307,10 +307,10 @@ impl HostRun<'_> {
             end_group: true,
             env: &cmds.env,
         };
-        let monitor = Monitor::of(&sh.exp.spec);
+        let monitor = &sh.monitor;
         let (e, snapshots) = self
             .executor
-            .execute_monitored(&invocation, &monitor)
+            .execute_monitored(&invocation, monitor)
             .map_err(|e| RunError::Io { what: format!("cannot run `{}`", cmds.run), source: e })?;
         if let Some(why) = e.host_error {
             self.host_error = Some(why);
@@ -333,7 +333,7 @@ impl HostRun<'_> {
         record.exit_code = e.exit_code;
         record.wall_time = e.wall.as_secs_f64();
         if let Some(snapshots) = snapshots {
-            self.keep_telemetry(&monitor, &snapshots, record)?;
+            self.keep_telemetry(monitor, &snapshots, record)?;
         }
         if e.left_running {
             record.warnings.push(
