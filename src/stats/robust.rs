@@ -74,21 +74,47 @@ pub(crate) enum Shift {
     },
 }
 
-/// The two-sided Mann–Whitney test of b against a.
-pub(crate) fn mann_whitney(a: &[f64], b: &[f64]) -> Option<RankTest> {
+/// A rank statistic's null distribution: exact counts where nothing ties and they fit,
+/// else its centre and sd (ties-corrected) for the normal approximation. Built once per
+/// comparison: the test and the interval read the same one.
+struct Null {
+    exact: Option<Vec<f64>>,
+    centre: f64,
+    sd: f64,
+}
+
+impl Null {
+    /// The two-sided p of `statistic`: twice the lower tail of the exact distribution (it
+    /// is symmetric about its centre), else by the normal approximation.
+    fn test(&self, statistic: f64) -> Option<RankTest> {
+        if let Some(cdf) = &self.exact {
+            let low_tail = statistic.min(2.0 * self.centre - statistic);
+            let p = cdf[low_tail as usize];
+            return Some(RankTest { statistic, p_value: (2.0 * p).min(1.0), exact: true });
+        }
+        normal_test(statistic, self.centre, self.sd)
+    }
+
+    /// The interval's order statistic: the largest c with P(statistic ≤ c) ≤ α/2.
+    fn critical(&self, half_alpha: f64) -> Option<(usize, f64, bool)> {
+        match &self.exact {
+            Some(cdf) => exact_critical(cdf, half_alpha),
+            None => normal_critical(self.centre, self.sd, half_alpha),
+        }
+    }
+}
+
+/// Independent sides: the Hodges–Lehmann shift of b against a with its Moses interval
+/// ([`moses_interval`]) and the two-sided Mann–Whitney test, from one ranking of the
+/// pooled values.
+pub(crate) fn independent(a: &[f64], b: &[f64], confidence: f64) -> Option<(Shift, Option<RankTest>)> {
     let (m, n) = (a.len(), b.len());
     if m == 0 || n == 0 {
         return None;
     }
     let (u, ties) = u_statistic(a, b);
-    let pairs = (m * n) as f64;
-    let low_tail = u.min(pairs - u);
-    if let Some(cdf) = exact_cdf(m, n, &ties) {
-        // P(U ≤ min(u, mn − u)), doubled: the distribution is symmetric about mn/2
-        let p = cdf[low_tail as usize];
-        return Some(RankTest { statistic: u, p_value: (2.0 * p).min(1.0), exact: true });
-    }
-    normal_test(u, pairs / 2.0, u_sd(m, n, &ties))
+    let null = Null { exact: exact_cdf(m, n, &ties), centre: (m * n) as f64 / 2.0, sd: u_sd(m, n, &ties) };
+    Some((moses_interval(a, b, &null, confidence)?, null.test(u)))
 }
 
 /// The two-sided p of a rank statistic by the normal approximation with the continuity
@@ -107,9 +133,9 @@ fn normal_test(statistic: f64, centre: f64, sd: f64) -> Option<RankTest> {
 /// and its Moses interval: the order statistics [d(k), d(mn − k + 1)] with k − 1 the
 /// largest u for which P(U ≤ u) ≤ α/2 under the null (exact, or by the normal
 /// approximation with the ties correction when values tie).
-pub(crate) fn moses_interval(a: &[f64], b: &[f64], confidence: f64) -> Option<Shift> {
+fn moses_interval(a: &[f64], b: &[f64], null: &Null, confidence: f64) -> Option<Shift> {
     let (m, n) = (a.len(), b.len());
-    if m == 0 || n == 0 || !(confidence > 0.0 && confidence < 1.0) {
+    if !(confidence > 0.0 && confidence < 1.0) {
         return None;
     }
     let mut pairs: Vec<(f64, usize, usize)> =
@@ -117,14 +143,7 @@ pub(crate) fn moses_interval(a: &[f64], b: &[f64], confidence: f64) -> Option<Sh
     pairs.sort_by(|x, y| x.0.total_cmp(&y.0));
     let diffs: Vec<f64> = pairs.iter().map(|p| p.0).collect();
     let estimate = median_of_sorted(&diffs);
-    let half_alpha = (1.0 - confidence) / 2.0;
-    let (_, ties) = u_statistic(a, b);
-    let critical = match exact_cdf(m, n, &ties) {
-        Some(cdf) => exact_critical(&cdf, half_alpha),
-        None => normal_critical((m * n) as f64 / 2.0, u_sd(m, n, &ties), half_alpha),
-    };
-    let too_few = || Shift::TooFew { estimate, needed: fewest_per_side(confidence) };
-    Some(match critical {
+    Some(match null.critical((1.0 - confidence) / 2.0) {
         Some((c, coverage, exact)) => Shift::Interval(ShiftInterval {
             estimate,
             low: diffs[c],
@@ -134,40 +153,45 @@ pub(crate) fn moses_interval(a: &[f64], b: &[f64], confidence: f64) -> Option<Sh
             exact,
             pairs: Some(((pairs[c].1, pairs[c].2), (pairs[m * n - 1 - c].1, pairs[m * n - 1 - c].2))),
         }),
-        None => too_few(),
+        None => Shift::TooFew { estimate, needed: fewest_per_side(confidence) },
     })
 }
 
-/// The two-sided Wilcoxon signed-rank test that the differences `d` centre on 0: zeros
-/// dropped (Wilcoxon's convention), ties given their average rank.
-pub(crate) fn signed_rank(d: &[f64]) -> Option<RankTest> {
-    let nonzero: Vec<f64> = d.iter().copied().filter(|x| *x != 0.0).collect();
+/// Paired sides: the Hodges–Lehmann centre of the differences `d` with its Walsh interval
+/// ([`walsh_interval`]) and the two-sided Wilcoxon signed-rank test that they centre on 0,
+/// from one ranking of their magnitudes. The test drops zeros (Wilcoxon's convention)
+/// and gives ties their average rank; the interval keeps every difference, so its null
+/// counts the zeros as one more tie group.
+pub(crate) fn paired(d: &[f64], confidence: f64) -> Option<(Shift, Option<RankTest>)> {
     if d.is_empty() {
         return None;
     }
+    let nonzero: Vec<f64> = d.iter().copied().filter(|x| *x != 0.0).collect();
     let k = nonzero.len();
-    if k == 0 {
-        return Some(RankTest { statistic: 0.0, p_value: 1.0, exact: false });
-    }
     let magnitudes: Vec<f64> = nonzero.iter().map(|x| x.abs()).collect();
-    let (ranks, ties) = average_ranks(&magnitudes);
+    let (ranks, mut ties) = average_ranks(&magnitudes);
     let t_plus: f64 = ranks.iter().zip(&nonzero).filter(|(_, x)| **x > 0.0).map(|(r, _)| r).sum();
-    let top = (k * (k + 1)) as f64 / 2.0;
-    let untied = ties.iter().all(|&t| t == 1);
-    if untied && k == d.len() && k <= EXACT_MAX_SIGNED {
-        let cdf = signed_rank_cdf(k);
-        let p = cdf[t_plus.min(top - t_plus) as usize];
-        return Some(RankTest { statistic: t_plus, p_value: (2.0 * p).min(1.0), exact: true });
-    }
-    normal_test(t_plus, top / 2.0, signed_rank_sd(k, &ties))
+    // Without zeros or ties, both read the same exact distribution.
+    let exact =
+        (k == d.len() && ties.iter().all(|&t| t == 1) && k <= EXACT_MAX_SIGNED).then(|| signed_rank_cdf(k));
+    let test = if k == 0 {
+        Some(RankTest { statistic: 0.0, p_value: 1.0, exact: false })
+    } else {
+        let centre = (k * (k + 1)) as f64 / 4.0;
+        Null { exact: exact.clone(), centre, sd: signed_rank_sd(k, &ties) }.test(t_plus)
+    };
+    ties.push(d.len() - k);
+    let all = d.len();
+    let null = Null { exact, centre: (all * (all + 1)) as f64 / 4.0, sd: signed_rank_sd(all, &ties) };
+    Some((walsh_interval(d, &null, confidence)?, test))
 }
 
 /// The Hodges–Lehmann centre of the differences (the median of the k(k+1)/2 Walsh
 /// averages (d_i + d_j)/2, i ≤ j) and its interval [W(c + 1), W(M − c)], c the largest t
 /// with P(T⁺ ≤ t) ≤ α/2 (exact without ties or zeros, else the normal approximation).
-pub(crate) fn walsh_interval(d: &[f64], confidence: f64) -> Option<Shift> {
+fn walsh_interval(d: &[f64], null: &Null, confidence: f64) -> Option<Shift> {
     let k = d.len();
-    if k == 0 || !(confidence > 0.0 && confidence < 1.0) {
+    if !(confidence > 0.0 && confidence < 1.0) {
         return None;
     }
     let mut averages = Vec::with_capacity(k * (k + 1) / 2);
@@ -178,16 +202,8 @@ pub(crate) fn walsh_interval(d: &[f64], confidence: f64) -> Option<Shift> {
     }
     let averages = sorted(&averages);
     let estimate = median_of_sorted(&averages);
-    let half_alpha = (1.0 - confidence) / 2.0;
-    let (_, ties) = average_ranks(&d.iter().map(|x| x.abs()).collect::<Vec<_>>());
-    let exact = ties.iter().all(|&t| t == 1) && d.iter().all(|x| *x != 0.0) && k <= EXACT_MAX_SIGNED;
-    let critical = if exact {
-        exact_critical(&signed_rank_cdf(k), half_alpha)
-    } else {
-        normal_critical((k * (k + 1)) as f64 / 4.0, signed_rank_sd(k, &ties), half_alpha)
-    };
     let m = averages.len();
-    Some(match critical {
+    Some(match null.critical((1.0 - confidence) / 2.0) {
         Some((c, coverage, exact)) => Shift::Interval(ShiftInterval {
             estimate,
             low: averages[c],
@@ -361,12 +377,12 @@ pub(crate) fn compare_robust(
     let (la, lb) = (logs(a), logs(b));
     let design = if paired { Design::Paired } else { Design::Independent };
     let d: Vec<f64> = if paired { la.iter().zip(&lb).map(|(x, y)| y - x).collect() } else { Vec::new() };
-    let (shift, test) = if paired {
-        (walsh_interval(&d, settings.confidence), signed_rank(&d))
+    let ranked = if paired {
+        self::paired(&d, settings.confidence)
     } else {
-        (moses_interval(&la, &lb, settings.confidence), mann_whitney(&la, &lb))
+        independent(&la, &lb, settings.confidence)
     };
-    let Some(shift) = shift else { return Err(StatsError::Empty) };
+    let Some((shift, test)) = ranked else { return Err(StatsError::Empty) };
     let (estimate, interval, coverage) = match shift {
         Shift::Interval(s) => {
             let (xa, xb) = (a.analysed(), b.analysed());
@@ -445,6 +461,23 @@ mod tests {
         values.iter().map(|x| x.ln()).collect()
     }
 
+    // The test and the interval through the entry points that build them together.
+    fn mann_whitney(a: &[f64], b: &[f64]) -> RankTest {
+        independent(a, b, 0.95).unwrap().1.unwrap()
+    }
+
+    fn moses(a: &[f64], b: &[f64], confidence: f64) -> Option<Shift> {
+        independent(a, b, confidence).map(|(shift, _)| shift)
+    }
+
+    fn wilcoxon(d: &[f64]) -> RankTest {
+        paired(d, 0.95).unwrap().1.unwrap()
+    }
+
+    fn walsh(d: &[f64], confidence: f64) -> Option<Shift> {
+        paired(d, confidence).map(|(shift, _)| shift)
+    }
+
     fn interval(shift: Option<Shift>) -> ShiftInterval {
         match shift {
             Some(Shift::Interval(s)) => s,
@@ -463,17 +496,17 @@ mod tests {
 
     #[test]
     fn mann_whitney_matches_enumeration_exactly_and_by_the_normal_approximation() {
-        let exact = mann_whitney(&A, &B).unwrap();
+        let exact = mann_whitney(&A, &B);
         assert!(exact.exact);
         assert_eq!(exact.statistic, 30.0);
         assert_close(exact.p_value, 0.004329004329004329, "exact p");
         // the logs rank alike
-        assert_eq!(mann_whitney(&ln(&A), &ln(&B)).unwrap(), exact);
-        let overlapping = mann_whitney(&A, &C).unwrap();
+        assert_eq!(mann_whitney(&ln(&A), &ln(&B)), exact);
+        let overlapping = mann_whitney(&A, &C);
         assert_eq!(overlapping.statistic, 19.0);
         assert_close(overlapping.p_value, 0.8762626262626262, "exact p, overlapping");
         // ties: the normal approximation with the ties and continuity corrections
-        let tied = mann_whitney(&QA, &QB).unwrap();
+        let tied = mann_whitney(&QA, &QB);
         assert!(!tied.exact);
         assert_eq!(tied.statistic, 94.0);
         assert_close(tied.p_value, 0.0007837635202245886, "normal p with ties");
@@ -485,46 +518,46 @@ mod tests {
 
     #[test]
     fn moses_intervals_match_enumeration_and_say_when_there_are_too_few() {
-        let s = interval(moses_interval(&ln(&A), &ln(&B), 0.95));
+        let s = interval(moses(&ln(&A), &ln(&B), 0.95));
         assert_shift(s, (1.0612498367761964, 1.033830845771144, 1.0995975855130786), 4, 0.9696969696969697);
         assert!(s.exact);
-        let s = interval(moses_interval(&ln(&A), &ln(&B), 0.99));
+        let s = interval(moses(&ln(&A), &ln(&B), 0.99));
         assert_shift(s, (1.0612498367761964, 1.016488845780795, 1.1086519114688131), 2, 0.9913419913419913);
-        let s = interval(moses_interval(&ln(&A), &ln(&C), 0.95));
+        let s = interval(moses(&ln(&A), &ln(&C), 0.95));
         assert_shift(s, (1.0060362173038233, 0.9699321047526672, 1.046277665995976), 6, 0.952020202020202);
-        let s = interval(moses_interval(&ln(&A[..4]), &ln(&B[..4]), 0.95));
+        let s = interval(moses(&ln(&A[..4]), &ln(&B[..4]), 0.95));
         assert_shift(s, (1.0612498367761964, 1.016488845780795, 1.1165146909827763), 1, 0.9714285714285714);
         // three a side: 2/C(6, 3) = 10 % > 5 %, so no interval at 95 %; at 90 % the extremes
-        match moses_interval(&ln(&A[..3]), &ln(&B[..3]), 0.95) {
+        match moses(&ln(&A[..3]), &ln(&B[..3]), 0.95) {
             Some(Shift::TooFew { needed, .. }) => assert_eq!(needed, 4),
             other => panic!("{other:?}"),
         }
-        let s = interval(moses_interval(&ln(&A[..3]), &ln(&B[..3]), 0.90));
+        let s = interval(moses(&ln(&A[..3]), &ln(&B[..3]), 0.90));
         assert_shift(s, (1.0618034447821683, 1.016488845780795, 1.1165146909827763), 1, 0.9);
         // quantised values tie: the normal approximation
-        let s = interval(moses_interval(&ln(&QA), &ln(&QB), 0.95));
+        let s = interval(moses(&ln(&QA), &ln(&QB), 0.95));
         assert!(!s.exact);
         assert_shift(s, (1.0199999999999991, 1.0099999999999998, 1.0299999999999996), 25, 0.9510188773358796);
     }
 
     #[test]
     fn signed_rank_and_walsh_intervals_match_enumeration() {
-        let t = signed_rank(&D).unwrap();
+        let t = wilcoxon(&D);
         assert!(t.exact);
         assert_eq!(t.statistic, 27.0);
         assert_close(t.p_value, 0.03125, "exact p");
-        let tied = signed_rank(&DT).unwrap();
+        let tied = wilcoxon(&DT);
         assert!(!tied.exact);
         assert_eq!(tied.statistic, 27.0);
         assert_close(tied.p_value, 0.03300625766123256, "normal p, ties and a zero");
         let sd = signed_rank_sd(7, &[1; 7]);
         let z = ((27.0 - 14.0_f64).abs() - 0.5) / sd;
         assert_close(2.0 * dist::normal_sf(z).unwrap(), 0.034610557515707366, "normal p");
-        let s = interval(walsh_interval(&D, 0.95));
+        let s = interval(walsh(&D, 0.95));
         assert_shift(s, (1.0335505392413056, 1.0075281954445339, 1.0539025620785374), 3, 0.953125);
-        let s = interval(walsh_interval(&D[..6], 0.95));
+        let s = interval(walsh(&D[..6], 0.95));
         assert_shift(s, (1.038211997081825, 0.9880717128619305, 1.0628989141871952), 1, 0.96875);
-        match walsh_interval(&D[..5], 0.95) {
+        match walsh(&D[..5], 0.95) {
             Some(Shift::TooFew { needed, .. }) => assert_eq!(needed, 6),
             other => panic!("{other:?}"),
         }
