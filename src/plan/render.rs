@@ -156,13 +156,14 @@ pub(crate) struct ServiceCommands {
 }
 
 /// The services cell `cell` uses (their `when` holds), rendered for it: their templates
-/// see the levels, `experiment` and `host` (the service's own).
+/// see the levels, `experiment` and `host` (the service's own). An error is located at the
+/// key that failed (`when`, `run`, `ready` or `alive`).
 pub(crate) fn render_services(
     templates: &Templates,
     exp: &Experiment,
     plan: &Plan,
     cell: &Cell,
-) -> Result<Vec<ServiceCommands>, String> {
+) -> Result<Vec<ServiceCommands>, Located<String>> {
     let mut out = Vec::new();
     for (name, s) in &exp.spec.services {
         let (host, _) = exp.spec.service_place(&s.value);
@@ -175,10 +176,11 @@ pub(crate) fn render_services(
             ctx
         };
         if let Some(when) = &s.value.when {
-            let condition = templates.condition(&when.value).map_err(|e| e.message)?;
+            let failed = |message: String| Located::new(message, when.pos);
+            let condition = templates.condition(&when.value).map_err(|e| failed(e.message))?;
             let used = condition
                 .keeps(ctx())
-                .map_err(|e| format!("service `{}`: `when` failed: {}", name.value, e.message))?;
+                .map_err(|e| failed(format!("service `{}`: `when` failed: {}", name.value, e.message)))?;
             if !used {
                 continue;
             }
@@ -187,9 +189,12 @@ pub(crate) fn render_services(
         ctx.set("host", Value::from(host.as_str()));
         let mut env = Vec::new();
         let mut render = |t: &Located<String>, key: &str| {
-            templates
-                .render_command(&t.value, &ctx, &mut env)
-                .map_err(|e| format!("`services.{}.{key}` failed to render: {}", name.value, e.message))
+            templates.render_command(&t.value, &ctx, &mut env).map_err(|e| {
+                Located::new(
+                    format!("`services.{}.{key}` failed to render: {}", name.value, e.message),
+                    t.pos,
+                )
+            })
         };
         let run = render(&s.value.run, "run")?;
         let ready = s.value.ready.as_ref().map(|t| render(t, "ready")).transpose()?;
@@ -256,18 +261,11 @@ pub(crate) fn check_renders(exp: &Experiment, plan: &Plan, n: usize) -> Result<(
     for cell in plan.cells.iter().take(n) {
         render(&templates, exp, plan, cell, &builtins)?;
         if let Err(e) = render_services(&templates, exp, plan, cell) {
-            // at the service it names
-            let pos = exp
-                .spec
-                .services
-                .iter()
-                .find(|(name, _)| {
-                    e.contains(&format!("`services.{}.", name.value))
-                        || e.contains(&format!("service `{}`", name.value))
-                })
-                .or(exp.spec.services.first())
-                .map_or(exp.spec.run.pos, |(_, s)| s.value.run.pos);
-            return Err(Diagnostic::new(&exp.path, pos, format!("{e} (cell {})", plan.short_label(cell))));
+            return Err(Diagnostic::new(
+                &exp.path,
+                e.pos,
+                format!("{} (cell {})", e.value, plan.short_label(cell)),
+            ));
         }
     }
     Ok(())

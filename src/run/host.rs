@@ -149,7 +149,8 @@ impl<'a> HostRun<'a> {
                         pending.push((label, reason));
                         continue;
                     }
-                    let services = crate::plan::render::render_services(&sh.templates, sh.exp, sh.plan, cell);
+                    let services = crate::plan::render::render_services(&sh.templates, sh.exp, sh.plan, cell)
+                        .map_err(|e| e.value);
                     states.push(CellState {
                         index,
                         cell,
