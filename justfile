@@ -19,14 +19,14 @@ experiment name="dd-write":
 experiments:
     {{ margin }} run experiments/dd-write.yaml experiments/fio.yaml experiments/sysbench-cpu.yaml experiments/bonnie.yaml experiments/iperf3.yaml
 
-# Re-analyse the seed posts: import their figures (experiments/data/) and rewrite the
-# committed reports under reports/ (`just seeds release` with the release binary).
+# `just seeds release` uses the release binary.
+# Re-analyse the seed posts: import their figures and rewrite the committed reports/.
 seeds profile="debug":
     cargo build --quiet {{ if profile == "release" { "--release" } else if profile == "debug" { "" } else { error("profile: debug or release") } }}
     experiments/data/import.sh "${CARGO_TARGET_DIR:-target}/{{ profile }}/margin" reports
 
-# Write schema/summary.schema.json anew from the types of src/summary.rs (after a field
-# was added there); the tests fail while the committed one differs.
+# (after a field was added there); the tests fail while the committed one differs.
+# Write schema/summary.schema.json anew from the types of src/summary.rs.
 schema:
     UPDATE_SCHEMA=1 cargo test --lib summary::schema::the_committed_schema_is_the_one_the_types_say
 
@@ -38,9 +38,9 @@ check:
 test: test-deps
     cargo test --all-targets
 
-# The tools the tests drive for real: fio, sshd/ssh for the remote-host tests, iperf3 and
-# ss for the services tests, git for the first-run test's copy, a C compiler for the
-# campaign's I/O-error shim.
+# fio, sshd/ssh for the remote-host tests, iperf3 and ss for the services tests, git for
+# the first-run test's copy, a C compiler for the campaign's I/O-error shim.
+# Install the tools the tests drive for real (Debian packages).
 test-deps:
     #!/usr/bin/env bash
     set -euo pipefail
@@ -52,33 +52,55 @@ test-deps:
     command -v ss > /dev/null || missing+=(iproute2)
     command -v git > /dev/null || missing+=(git)
     command -v cc > /dev/null || missing+=(gcc)
-    [ ${#missing[@]} -eq 0 ] && exit 0
+    just _install "${missing[@]}"
+
+# hyperfine (bench/run.sh), GNU time for peak memory, python3's venv for pandas + scipy
+# (bench/compare.sh), sshd (bench/hosts.sh).
+# Install what the benchmarks drive beside margin (Debian packages).
+bench-deps:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    missing=()
+    command -v hyperfine > /dev/null || missing+=(hyperfine)
+    [ -x /usr/bin/time ] || missing+=(time)
+    python3 -c 'import venv, ensurepip' 2> /dev/null || missing+=(python3-venv)
+    [ -x /usr/sbin/sshd ] || missing+=(openssh-server)
+    command -v ssh-keygen > /dev/null || missing+=(openssh-client)
+    just _install "${missing[@]}"
+
+# Debian packages, with apt-get (as root, or through sudo); nothing when none is missing.
+_install *packages:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    packages=({{ packages }})
+    [ ${#packages[@]} -eq 0 ] && exit 0
     sudo=""
     [ "$(id -u)" -eq 0 ] || sudo="sudo"
     if command -v apt-get > /dev/null; then
         $sudo apt-get update
-        $sudo apt-get install -y --no-install-recommends "${missing[@]}"
+        $sudo apt-get install -y --no-install-recommends "${packages[@]}"
     else
-        echo "the tests need these (Debian package names): ${missing[*]}" >&2
+        echo "these are needed (Debian package names): ${packages[*]}" >&2
         exit 1
     fi
 
-# Exactly what CI checks: formatting, lints with warnings denied, the developers'
-# documentation without a warning (broken links), tests.
+# Formatting, lints with warnings denied, the developers' documentation without a
+# warning (broken links), tests.
+# Exactly what CI checks.
 ci: test-deps
     cargo fmt --check
     cargo clippy --all-targets -- -D warnings
     RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --document-private-items
     cargo test --all-targets
 
-# Benchmarks (release build): planning a matrix of 1 000 000 cells, the per-trial
-# overhead of `margin run` against hyperfine, reporting on 1 000 000 trials, margin
-# against pandas + scipy and hyperfine side by side (bench/compare.sh: it installs pandas
-# and scipy into a virtual environment of its own on its first run), and the calibration
-# suite.
-# The store generator and the durable-trial floor are examples, built in the test profile: a release build of it
-# would rebuild polars with the dev-dependencies' features, and its speed is not measured.
-bench:
+# Planning a matrix of 1 000 000 cells, the per-trial overhead of `margin run` against
+# hyperfine, reporting on 1 000 000 trials, margin against pandas + scipy and hyperfine
+# side by side (bench/compare.sh installs pandas and scipy into a virtual environment of
+# its own on its first run), and the calibration suite. The store generator and the
+# durable-trial floor are examples built in the test profile: a release build of them
+# would rebuild polars with the dev-dependencies' features, and their speed is not measured.
+# Benchmarks (release build; installs what they drive first).
+bench: bench-deps
     cargo build --release --quiet --bin margin
     cargo build --quiet --example synthetic_store --example durable_floor
     bench/plan.sh "${CARGO_TARGET_DIR:-target}/release/margin"
@@ -89,17 +111,17 @@ bench:
     bench/compare.sh "${CARGO_TARGET_DIR:-target}/release/margin" "${CARGO_TARGET_DIR:-target}/debug/examples/synthetic_store"
     just calibrate
 
-# The robustness campaign against the real binary (debug build; docs/store.md, Guarantees):
 # kill -9 at 100 random moments, a full disk at 10 sizes, 50 readers during a write, and
 # the fuzzer of the parsers, the trial log and the experiment loader (`just stress fuzz
 # --cases 20000 --seed 2`; `--keep tests/data/campaign` keeps what breaks a guarantee as a
 # regression test). One line of figures per part; exit 1 when a guarantee broke.
+# The robustness campaign against the real binary (debug build; docs/store.md, Guarantees).
 stress *args:
     cargo build --quiet --bin margin --example stress
     "${CARGO_TARGET_DIR:-target}/debug/examples/stress" "${CARGO_TARGET_DIR:-target}/debug/margin" {{ args }}
 
-# Arguments go to `margin calibrate` (`just calibrate --scenario adaptive --experiments 500`);
-# docs/statistics.md, Calibration, explains the table.
+# Arguments go to `margin calibrate` (`just calibrate --scenario adaptive --experiments
+# 500`); docs/statistics.md, Calibration, explains the table.
 # The calibration suite (release build, minutes): error rates on simulated experiments.
 calibrate *args:
     cargo build --release --bin margin
