@@ -12,12 +12,25 @@ default:
     @just --list
 
 # Run one experiment and write its report: `just experiment fio` (default: dd-write).
-experiment name="dd-write":
+experiment name="dd-write": (_benchmark name)
     {{ margin }} run experiments/{{ name }}.yaml
 
 # Run every experiment that can run on this machine (the Xen ones need their hosts).
-experiments:
+experiments: (_benchmark "fio") (_benchmark "sysbench-cpu") (_benchmark "bonnie") (_benchmark "iperf3")
     {{ margin }} run experiments/dd-write.yaml experiments/fio.yaml experiments/sysbench-cpu.yaml experiments/bonnie.yaml experiments/iperf3.yaml
+
+# Install the benchmark a shipped experiment runs, when it is missing (dd is coreutils').
+_benchmark name:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    case "{{ name }}" in
+        fio) tool=fio package=fio ;;
+        sysbench-cpu) tool=sysbench package=sysbench ;;
+        bonnie) tool=bonnie++ package=bonnie++ ;;
+        iperf3) tool=iperf3 package=iperf3 ;;
+        *) exit 0 ;;
+    esac
+    command -v "$tool" > /dev/null || PATH=$PATH:/usr/sbin command -v "$tool" > /dev/null || just _install "$package"
 
 # `just seeds release` uses the release binary.
 # Re-analyse the seed posts: import their figures and rewrite the committed reports/.
