@@ -141,6 +141,11 @@ pub(crate) fn plots(exp: &Experiment, plan: &Plan, summary: &Summary) -> Result<
         }
         // Colours by the compared factor's levels in plan order; rows grouped by the
         // other levels, so the cells a comparison puts side by side are neighbours.
+        // A row is labelled by the levels that differ between the rows; those every row
+        // shares are said once, under the title.
+        let varies = |k: &str| cells.iter().any(|c| c.levels.get(k) != cells[0].levels.get(k));
+        let common: Vec<String> =
+            cells[0].levels.iter().filter(|(k, _)| !varies(k)).map(|(k, v)| format!("{k}={v}")).collect();
         let mut levels: Vec<&str> = Vec::new();
         let mut rows: Vec<(String, usize, plot::Row)> = cells
             .iter()
@@ -156,8 +161,13 @@ pub(crate) fn plots(exp: &Experiment, plan: &Plan, summary: &Summary) -> Result<
                     .filter(|(k, _)| Some(k.as_str()) != colour_key)
                     .map(|(k, v)| format!("{k}={v}"))
                     .collect();
-                let label =
-                    if cell.label.is_empty() { "(all trials)".to_owned() } else { cell.label.clone() };
+                let own: Vec<String> =
+                    cell.levels.iter().filter(|(k, _)| varies(k)).map(|(k, v)| format!("{k}={v}")).collect();
+                let label = match (own.is_empty(), cell.label.is_empty()) {
+                    (false, _) => own.join(" "),
+                    (true, false) => cell.label.clone(),
+                    (true, true) => "(all trials)".to_owned(),
+                };
                 (context.join(" "), colour, plot::Row { label, cell, colour })
             })
             .collect();
@@ -170,7 +180,11 @@ pub(crate) fn plots(exp: &Experiment, plan: &Plan, summary: &Summary) -> Result<
         let display = scale(&meta.unit, typical(cells.iter().map(|c| c.mean)));
         let svg = match plot::not_drawable(&rows) {
             Some(why) => Err(why),
-            None => Ok(plot::dot_plot(&meta.name, &display, &rows, &legend)?),
+            // a single cell keeps its whole label on its row
+            None if rows.len() > 1 => {
+                Ok(plot::dot_plot(&meta.name, &display, &rows, &legend, &common.join(" "))?)
+            }
+            None => Ok(plot::dot_plot(&meta.name, &display, &rows, &legend, "")?),
         };
         out.push(Plot { metric: meta.name.clone(), path, svg });
     }

@@ -21,6 +21,11 @@ const CHROME: u32 = 130;
 /// The lines of the title and of the legend under it.
 const TITLE_Y: i32 = 18;
 const LEGEND_Y: i32 = 42;
+/// A line of text under the title (the levels every row shares).
+const LINE: i32 = 18;
+/// The width a label's character is taken to need (plotters only estimates text, and
+/// the viewer's font decides): generous, so that labels stay inside the image.
+const CHAR: u32 = 7;
 
 /// Colour-blind-safe (Okabe–Ito) colours for the levels, in order.
 const PALETTE: [RGBColor; 8] = [
@@ -62,38 +67,50 @@ pub(crate) fn not_drawable(rows: &[Row]) -> Option<String> {
     (far.abs() > MAX_MAGNITUDE).then(|| format!("a value of {far:.3e} is beyond what a plot can draw"))
 }
 
-/// The SVG text of one metric's plot. `legend` names the colours in order.
+/// The SVG text of one metric's plot. `legend` names the colours in order; `common` is
+/// the levels every row shares (said once, under the title; empty for none).
 pub(crate) fn dot_plot(
     metric: &str,
     scale: &Scale,
     rows: &[Row],
     legend: &[String],
+    common: &str,
 ) -> Result<String, PlotError> {
     let fail = |e: &dyn std::fmt::Display| PlotError { metric: metric.to_owned(), detail: e.to_string() };
     let (low, high) = extent(rows);
     let pad = ((high - low) * 0.06).max(high.abs() * 1e-3).max(f64::MIN_POSITIVE);
     let (x0, x1) = ((low - pad) / scale.factor, (high + pad) / scale.factor);
     let n = rows.len();
-    let label_width =
-        (rows.iter().map(|r| r.label.chars().count()).max().unwrap_or(4) as u32 * 7 + 16).min(WIDTH / 2);
+    let label_width = rows.iter().map(|r| r.label.chars().count()).max().unwrap_or(4) as u32 * CHAR + 16;
+    // The values keep at least half the default width; long labels widen the image
+    // rather than run off its left edge.
+    let width = WIDTH.max(label_width + WIDTH / 2);
     let with_legend = legend.len() > 1;
-    let height = CHROME + ROW * n as u32;
+    let with_common = !common.is_empty();
+    let legend_y = LEGEND_Y + if with_common { LINE } else { 0 };
+    let height = CHROME + ROW * n as u32 + if with_common { LINE as u32 } else { 0 };
     // Row i is drawn at y = n − 1 − i, so the plot reads top to bottom like the table.
     let at = |i: usize| (n - 1 - i) as f64;
 
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| fail(&e))?;
         let unit = if scale.symbol.is_empty() { String::new() } else { format!(" ({})", scale.symbol) };
         // The title and the legend are drawn by hand above the chart, so that the legend
         // sits on a line of its own under the title, where it can hide no point.
         let centre = ("sans-serif", 16).into_font().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Center));
         let title = format!("{metric}{unit}: trials, mean and confidence interval");
-        root.draw(&Text::new(title, (WIDTH as i32 / 2, TITLE_Y), centre)).map_err(|e| fail(&e))?;
+        root.draw(&Text::new(title, (width as i32 / 2, TITLE_Y), centre.clone())).map_err(|e| fail(&e))?;
+        if with_common {
+            let note = ("sans-serif", 12).into_font().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Center));
+            let text = format!("every row: {common}");
+            root.draw(&Text::new(text, (width as i32 / 2, TITLE_Y + LINE), note)).map_err(|e| fail(&e))?;
+        }
+        let top = if with_legend { legend_y } else { TITLE_Y + if with_common { LINE } else { 0 } };
         let mut chart = ChartBuilder::on(&root)
             .margin(12)
-            .margin_top(if with_legend { LEGEND_Y + 18 } else { TITLE_Y + 18 })
+            .margin_top(top + 18)
             .margin_left(label_width)
             .x_label_area_size(36)
             .build_cartesian_2d(x0..x1, -0.5..(n as f64 - 0.5))
@@ -160,10 +177,10 @@ pub(crate) fn dot_plot(
             let mut x = label_width as i32;
             for (colour, name) in legend.iter().enumerate() {
                 let c = PALETTE[colour % PALETTE.len()];
-                root.draw(&Circle::new((x + 5, LEGEND_Y), 5, c.filled())).map_err(|e| fail(&e))?;
-                root.draw(&Text::new(name.clone(), (x + 14, LEGEND_Y), left.clone()))
+                root.draw(&Circle::new((x + 5, legend_y), 5, c.filled())).map_err(|e| fail(&e))?;
+                root.draw(&Text::new(name.clone(), (x + 14, legend_y), left.clone()))
                     .map_err(|e| fail(&e))?;
-                x += 14 + 7 * name.chars().count() as i32 + 24;
+                x += 14 + CHAR as i32 * name.chars().count() as i32 + 24;
             }
         }
         root.present().map_err(|e| fail(&e))?;

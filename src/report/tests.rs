@@ -757,3 +757,67 @@ fn groups_hold_their_values_in_start_order() {
     assert_eq!(group.values, expected);
     assert_eq!(group.started.last(), Some(&None));
 }
+
+/// A row is labelled by the levels that differ between the rows, the shared ones are said
+/// once under the title, and a long label widens the image instead of running off it
+/// (seed 002's labels, 80 characters, had lost their start).
+#[test]
+fn plot_rows_name_what_differs_and_long_labels_fit_the_image() {
+    let mut f = Fixture::new(
+        "experiments/long.yaml",
+        r#"matrix:
+  kernel_flavour_of_the_machine: [xen-paravirtualised-dom0, bare-metal-reference]
+  dom0_memory_limit_in_megabytes: [unlimited-memory-for-dom0]
+  block_size: [1k]
+run: "dd if=/dev/zero of={{ workdir }}/z bs={{ block_size }} count=1 conv=fdatasync"
+parse: dd
+metrics:
+  throughput: { better: higher }
+repetitions: 3
+analysis:
+  compare:
+    - { factor: kernel_flavour_of_the_machine, baseline: bare-metal-reference }
+"#,
+    );
+    f.metric("throughput", "B/s", Better::Higher, MeanKind::Harmonic);
+    f.session("s1", "bench1", &[("hostname", "bench1")]);
+    for (kernel, values) in [
+        ("xen-paravirtualised-dom0", [2.0e8, 2.1e8, 2.05e8]),
+        ("bare-metal-reference", [5.0e8, 5.1e8, 4.9e8]),
+    ] {
+        for v in values {
+            let levels = [
+                ("kernel_flavour_of_the_machine", kernel),
+                ("dom0_memory_limit_in_megabytes", "unlimited-memory-for-dom0"),
+                ("block_size", "1k"),
+            ];
+            f.trial(&levels, &[("throughput", v)]);
+        }
+    }
+    let summary = summarize_store(&f.exp, &f.plan, &f.snapshot, &[]).unwrap();
+    let plots = plots(&f.exp, &f.plan, &summary).unwrap();
+    let svg = plots[0].svg.as_ref().unwrap();
+    let shared = "every row: dom0_memory_limit_in_megabytes=unlimited-memory-for-dom0 block_size=1k";
+    assert!(svg.contains(shared), "{svg}");
+    // the row labels: right-aligned texts, (x where they end, text)
+    let lines: Vec<&str> = svg.lines().collect();
+    let rows: Vec<(u32, &str)> = lines
+        .windows(2)
+        .filter(|w| w[0].contains(r#"text-anchor="end""#))
+        .map(|w| (w[0].split("x=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap(), w[1]))
+        .collect();
+    let labels: Vec<&str> = rows.iter().map(|r| r.1).collect();
+    assert_eq!(
+        labels,
+        [
+            "kernel_flavour_of_the_machine=xen-paravirtualised-dom0",
+            "kernel_flavour_of_the_machine=bare-metal-reference"
+        ]
+    );
+    // each label ends where the values start, and starts inside the image at the
+    // estimate's 7 units a character
+    let width: u32 = svg.split('"').nth(1).unwrap().parse().unwrap();
+    let label_end = rows[0].0;
+    assert!(label_end >= labels[0].len() as u32 * 7, "label ends at {label_end}");
+    assert!(width >= label_end + 430, "width {width}, labels to {label_end}");
+}
