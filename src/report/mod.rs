@@ -240,6 +240,26 @@ struct View<'a> {
     /// has telemetry or a convergence flag), and where compared levels differ in them.
     telemetry: Option<String>,
     telemetry_differences: Vec<String>,
+    /// The pending cells, grouped by why they wait (in order of first appearance).
+    pending: Vec<PendingGroup>,
+}
+
+/// Cells that wait for the same reason (another host, another boot), said once.
+#[derive(Debug, Serialize)]
+struct PendingGroup {
+    reason: String,
+    cells: Vec<String>,
+}
+
+fn pending_groups(summary: &Summary) -> Vec<PendingGroup> {
+    let mut groups: Vec<PendingGroup> = Vec::new();
+    for p in &summary.pending {
+        match groups.iter_mut().find(|g| g.reason == p.reason) {
+            Some(g) => g.cells.push(p.cell.clone()),
+            None => groups.push(PendingGroup { reason: p.reason.clone(), cells: vec![p.cell.clone()] }),
+        }
+    }
+    groups
 }
 
 #[derive(Debug, Serialize)]
@@ -310,6 +330,7 @@ pub(crate) fn render(
         sessions: sessions_table(summary),
         telemetry: telemetry::table(summary),
         telemetry_differences: telemetry::differences(summary),
+        pending: pending_groups(summary),
     };
     template.render(Value::from(Serde(&view))).map_err(|e| ReportError::template(&name, &e))
 }

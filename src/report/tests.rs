@@ -821,3 +821,29 @@ analysis:
     assert!(label_end >= labels[0].len() as u32 * 7, "label ends at {label_end}");
     assert!(width >= label_end + 430, "width {width}, labels to {label_end}");
 }
+
+/// Cells that wait for the same reason are one line, with their count; a reason of its
+/// own keeps the cell's own line (seed 002's 36 pending cells were 36 lines of five
+/// reasons).
+#[test]
+fn pending_cells_are_grouped_by_why_they_wait() {
+    let f = dd_store();
+    let pending = |cell: &str, reason: &str| Pending { cell: cell.to_owned(), reason: reason.to_owned() };
+    let (_, markdown) = report(
+        &f,
+        &[
+            pending("bs=1M sync=direct", "needs kernel=xen; this host is kernel=kvm"),
+            pending("bs=8M sync=none", "not run yet: `margin run` on this host runs it"),
+            pending("bs=4M sync=direct", "needs kernel=xen; this host is kernel=kvm"),
+        ],
+    );
+    let section = markdown.split("## Pending cells").nth(1).unwrap().split("## ").next().unwrap();
+    let lines: Vec<&str> = section.lines().filter(|l| l.starts_with("- ")).collect();
+    assert_eq!(
+        lines,
+        [
+            "- needs kernel=xen; this host is kernel=kvm (2 cells): bs=1M sync=direct; bs=4M sync=direct",
+            "- bs=8M sync=none: not run yet: `margin run` on this host runs it",
+        ]
+    );
+}
