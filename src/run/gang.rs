@@ -17,14 +17,15 @@ use super::exec::{Executor, GangExecutor};
 use super::process::{self, Execution, Invocation};
 use super::state::{CellState, HostRun, Places, Turn};
 use super::telemetry::{self, Snapshots};
-use super::trial::{Recorded, failure_text, io};
+pub(crate) use super::trial::record_sample;
+use super::trial::{Recorded, failure_text, io, record_engine};
 use super::workdir::WorkdirName;
 use super::{LOCAL_HOST, RunError};
 use crate::parse::Recipe;
 use crate::plan::render::{Builtins, Commands, render};
 use crate::spec::{Experiment, Gang};
 use crate::store::{MetricInfo, RawPaths, Status, Telemetry, TrialRecord};
-use crate::vocab::{Better, GANG_SKEW, MeanKind};
+use crate::vocab::GANG_SKEW;
 
 /// What one member did in a gang's trial.
 struct MemberEnd {
@@ -64,7 +65,8 @@ pub(crate) fn aggregate(rule: &str, values: &[f64]) -> Option<f64> {
 }
 
 /// The members' metrics (`metric@host`, with their info) into the gang's aggregates:
-/// those `aggregate:` declares, and `wall_time` as the slowest member's unless declared.
+/// those `aggregate:` declares, and `wall_time` as the slowest member's unless declared
+/// (where the members have one: an imported trial has no wall time).
 /// `Err` names a member that lacks a metric the gang aggregates.
 pub(crate) fn add_aggregates(
     gang: &Gang,
@@ -74,7 +76,8 @@ pub(crate) fn add_aggregates(
 ) -> Result<(), String> {
     let mut rules: Vec<(String, String)> =
         gang.aggregate.iter().map(|(m, r)| (m.value.clone(), r.value.clone())).collect();
-    if !rules.iter().any(|(m, _)| m == "wall_time") {
+    let timed = members.first().is_some_and(|m| metrics.contains_key(&format!("wall_time@{m}")));
+    if timed && !rules.iter().any(|(m, _)| m == "wall_time") {
         rules.push(("wall_time".into(), "max".into()));
     }
     for (metric, rule) in rules {
@@ -109,29 +112,7 @@ pub(crate) fn parse_member(
     record: &mut TrialRecord,
 ) -> Result<(), String> {
     let parsed = recipe.apply(stdout, stderr).map_err(|e| format!("host `{host}`: {e}"))?;
-    record.warnings.extend(parsed.warnings.into_iter().map(|w| format!("host `{host}`: {w}")));
-    for f in &parsed.flags {
-        if !record.flags.contains(&f.to_string()) {
-            record.flags.push(f.to_string());
-        }
-    }
-    let mut samples = parsed.samples.into_iter();
-    let sample =
-        samples.next().ok_or_else(|| format!("host `{host}`: the parser found no result in the output"))?;
-    if samples.next().is_some() {
-        record
-            .warnings
-            .push(format!("host `{host}`: the output holds several results; the first is recorded"));
-    }
-    for m in sample.metrics {
-        let name = format!("{}@{host}", m.name);
-        record.metric_info.insert(
-            name.clone(),
-            MetricInfo { unit: m.unit.symbol().to_string(), better: m.better, mean: m.mean },
-        );
-        record.metrics.insert(name, m.value);
-    }
-    Ok(())
+    record_sample(parsed, Some(host), record)
 }
 
 /// Every machine of `host`'s members' turn, in name order, re-entrant where the thread
@@ -412,22 +393,7 @@ impl HostRun<'_> {
                     "host `{host}`: the run command left processes running in its process group; margin killed them"
                 ));
             }
-            for (name, value) in [("wall_time", Some(wall)), ("user_time", e.user), ("system_time", e.system)]
-            {
-                if let Some(v) = value {
-                    let metric = format!("{name}@{host}");
-                    let (better, mean) = sh.recipe.annotation(&metric);
-                    record.metrics.insert(metric.clone(), v);
-                    record.metric_info.insert(
-                        metric,
-                        MetricInfo {
-                            unit: "s".into(),
-                            better: better.unwrap_or(Better::Lower),
-                            mean: mean.unwrap_or(MeanKind::Arithmetic),
-                        },
-                    );
-                }
-            }
+            record_engine(&sh.recipe, record, Some(host), wall, e.user, e.system);
             if e.timed_out {
                 timed_out = true;
                 problems.push(failure_text(&format!("host `{host}`: the run command"), &e, &job.err));

@@ -11,6 +11,7 @@ use super::RunError;
 use super::process::{self, Execution, Invocation};
 use super::state::{CellState, Finished, HostRun, Shown};
 use super::telemetry::{self, Monitor, Snapshots};
+use crate::parse::{Parsed, Recipe};
 use crate::plan::render::{Builtins, Commands, render};
 use crate::store::{MetricInfo, RawPaths, SCHEMA, Status, Telemetry, TrialRecord};
 use crate::vocab::{Better, MeanKind};
@@ -62,6 +63,75 @@ pub(super) fn failure_text(what: &str, e: &Execution, stderr: &Path) -> String {
     } else {
         format!("{what}: {}: {tail}", e.describe())
     }
+}
+
+/// margin's own measures of the command (`wall_time`, and `user_time`/`system_time`
+/// where the OS reports them), named `metric@host` for a gang's member.
+pub(super) fn record_engine(
+    recipe: &Recipe,
+    record: &mut TrialRecord,
+    member: Option<&str>,
+    wall: f64,
+    user: Option<f64>,
+    system: Option<f64>,
+) {
+    for (name, value) in [("wall_time", Some(wall)), ("user_time", user), ("system_time", system)] {
+        let Some(v) = value else { continue };
+        let metric = match member {
+            Some(host) => format!("{name}@{host}"),
+            None => name.to_string(),
+        };
+        let (better, mean) = recipe.annotation(&metric);
+        record.metrics.insert(metric.clone(), v);
+        record.metric_info.insert(
+            metric,
+            MetricInfo {
+                unit: "s".into(),
+                better: better.unwrap_or(Better::Lower),
+                mean: mean.unwrap_or(MeanKind::Arithmetic),
+            },
+        );
+    }
+}
+
+/// A parsed output's first result into the record: its metrics (named `metric@host` for
+/// a gang's member), the parser's warnings (prefixed with the member) and flags; `Err`
+/// when it holds no result. A run records one result a trial: a loop inside the command
+/// is said, not split (repetitions are what margin schedules and randomises).
+pub(crate) fn record_sample(
+    parsed: Parsed,
+    member: Option<&str>,
+    record: &mut TrialRecord,
+) -> Result<(), String> {
+    let prefix = member.map(|h| format!("host `{h}`: ")).unwrap_or_default();
+    record.warnings.extend(parsed.warnings.into_iter().map(|w| format!("{prefix}{w}")));
+    for f in &parsed.flags {
+        let f = f.to_string();
+        if !record.flags.contains(&f) {
+            record.flags.push(f);
+        }
+    }
+    let mut samples = parsed.samples.into_iter();
+    let sample = samples.next().ok_or_else(|| format!("{prefix}the parser found no result in the output"))?;
+    let extra = samples.count();
+    if extra > 0 {
+        record.warnings.push(format!(
+            "{prefix}the output holds {} results; the first is recorded (use repetitions rather than a loop)",
+            extra + 1
+        ));
+    }
+    for m in sample.metrics {
+        let name = match member {
+            Some(host) => format!("{}@{host}", m.name),
+            None => m.name,
+        };
+        record.metric_info.insert(
+            name.clone(),
+            MetricInfo { unit: m.unit.symbol().to_string(), better: m.better, mean: m.mean },
+        );
+        record.metrics.insert(name, m.value);
+    }
+    Ok(())
 }
 
 impl HostRun<'_> {
@@ -342,22 +412,7 @@ impl HostRun<'_> {
                     .into(),
             );
         }
-        let engine =
-            [("wall_time", Some(record.wall_time)), ("user_time", e.user), ("system_time", e.system)];
-        for (name, value) in engine {
-            if let Some(v) = value {
-                record.metrics.insert(name.to_string(), v);
-                let (better, mean) = sh.recipe.annotation(name);
-                record.metric_info.insert(
-                    name.to_string(),
-                    MetricInfo {
-                        unit: "s".into(),
-                        better: better.unwrap_or(Better::Lower),
-                        mean: mean.unwrap_or(MeanKind::Arithmetic),
-                    },
-                );
-            }
-        }
+        record_engine(&sh.recipe, record, None, record.wall_time, e.user, e.system);
         if e.timed_out {
             record.status = Status::Timeout;
             record.error = Some(failure_text("the run command", &e, err));
@@ -377,43 +432,18 @@ impl HostRun<'_> {
         }
         let stdout = process::read_raw(out).map_err(|e| io(out, e))?;
         let stderr = process::read_raw(err).map_err(|e| io(err, e))?;
-        match sh.recipe.apply(&stdout, &stderr) {
-            Err(e) => {
+        match sh.recipe.apply(&stdout, &stderr).map_err(|e| e.to_string()) {
+            Err(why) => {
                 record.status = Status::ParseError;
-                record.error = Some(e.to_string());
+                record.error = Some(why);
             }
-            Ok(parsed) => {
-                record.warnings.extend(parsed.warnings);
-                record.flags.extend(parsed.flags.iter().map(|f| f.to_string()));
-                let mut samples = parsed.samples.into_iter();
-                match samples.next() {
-                    None => {
-                        record.status = Status::ParseError;
-                        record.error = Some("the parser found no result in the output".into());
-                    }
-                    Some(sample) => {
-                        let extra = samples.count();
-                        if extra > 0 {
-                            record.warnings.push(format!(
-                                "the output holds {} results; the first is recorded (use repetitions rather than a loop)",
-                                extra + 1
-                            ));
-                        }
-                        for m in sample.metrics {
-                            record.metric_info.insert(
-                                m.name.clone(),
-                                MetricInfo {
-                                    unit: m.unit.symbol().to_string(),
-                                    better: m.better,
-                                    mean: m.mean,
-                                },
-                            );
-                            record.metrics.insert(m.name, m.value);
-                        }
-                        record.status = Status::Ok;
-                    }
+            Ok(parsed) => match record_sample(parsed, None, record) {
+                Err(why) => {
+                    record.status = Status::ParseError;
+                    record.error = Some(why);
                 }
-            }
+                Ok(()) => record.status = Status::Ok,
+            },
         }
         Ok(Ok(()))
     }
