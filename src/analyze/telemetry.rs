@@ -20,7 +20,7 @@ use crate::summary::{
     CellTelemetry, ComparisonKey, ComparisonNotConverged, ComparisonStat, SecondaryStat, TelemetryColumn,
     TelemetryDifference, TelemetrySummary, Warning, WarningKind,
 };
-use crate::vocab::{GANG_SKEW, NOT_CONVERGED, member_metric};
+use crate::vocab::{DIRTY_BEFORE, GANG_SKEW, NOT_CONVERGED, OWN_WRITTEN, member_metric};
 
 /// The compact table's columns: name, unit, header, and the per-device prefix whose
 /// busiest device gives the whole host's figure (`None`: the metric itself).
@@ -52,6 +52,14 @@ const STEAL_PCT: f64 = 5.0;
 /// A gang's mean start skew from which a warning is given, as a share of its trials'
 /// mean wall time: past it, the members ran together for visibly less of the trial.
 const SKEW_SHARE: f64 = 0.05;
+/// A disk's writes during a trial beyond what the experiment explains — the trial's own
+/// writes, and the pages its host's earlier trials wrote that may still have been waiting
+/// to be written back (at most the dirty pages when it began) — that show another process
+/// wrote: more than the trial's own writes again (a journal that writes data twice,
+/// `data=journal`, and the metadata of what the trial wrote stay within it) and more than
+/// this many bytes (the system's own trickle of logs and metadata, margin's flush of the
+/// raw output).
+const FOREIGN_BYTES: f64 = 32.0 * 1024.0 * 1024.0;
 /// Two sides differ in a percentage only by at least this many points.
 const PCT_POINTS: f64 = 1.0;
 
@@ -204,6 +212,7 @@ pub(crate) fn summarize(
     let mut warnings = page_cache(exp, plan, snapshot, &trials, analysed);
     warnings.extend(steal(snapshot, &trials));
     warnings.extend(skew(snapshot, plan, &trials));
+    warnings.extend(foreign_writes(snapshot, plan, &trials));
     warnings.extend(not_converged(&summary));
     (summary, warnings)
 }
@@ -404,7 +413,80 @@ fn skew(snapshot: &Snapshot, plan: &Plan, trials: &[TrialValues]) -> Vec<Warning
     vec![Warning::new(
         WarningKind::GangSkew,
         format!(
-            "a gang's members started far apart for the length of its trials, so they loaded the machine              together for less of each trial; make the trials longer (more work per trial): {}",
+            "a gang's members started far apart for the length of its trials, so they loaded the machine \
+             together for less of each trial; make the trials longer (more work per trial): {}",
+            lint::list(&found)
+        ),
+    )]
+}
+
+/// The busiest disk of a trial and what it wrote, when that is clearly more than the
+/// experiment explains ([`FOREIGN_BYTES`]); `carried` is what the host's earlier trials of
+/// the session wrote themselves. Only for trials where margin measured the trial's own
+/// writes (a local host: over ssh the rusage is the ssh client's, and a gang's members
+/// write at once by design).
+fn foreign_write(values: &IndexMap<String, f64>, carried: f64) -> Option<(String, f64, f64)> {
+    let own = *values.get(OWN_WRITTEN)?;
+    let dirty = *values.get(DIRTY_BEFORE)?;
+    let (device, written) = values
+        .iter()
+        .filter_map(|(k, v)| Some((k.strip_prefix("disk_written_bytes:")?, *v)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+    let unexplained = written - own - dirty.min(carried);
+    (unexplained > FOREIGN_BYTES.max(own)).then(|| (device.to_string(), written, own))
+}
+
+/// "another process wrote to the disk under test during the trial": per cell, the trials
+/// whose busiest disk wrote clearly more than the experiment explains.
+fn foreign_writes(snapshot: &Snapshot, plan: &Plan, trials: &[TrialValues]) -> Vec<Warning> {
+    let t = &snapshot.trials;
+    let Some(own_name) = t.names.find(OWN_WRITTEN) else { return Vec::new() };
+    // each trial's own writes, then what its host wrote before it in the session (the
+    // log holds a host's trials in the order they ran), warm-ups and failures included
+    let mut own = vec![0.0; t.len()];
+    for s in t.secondary.iter().filter(|s| s.metric == own_name) {
+        own[s.trial] = s.value;
+    }
+    let mut before: HashMap<(Name, Name), f64> = HashMap::new();
+    let carried: Vec<f64> = (0..t.len())
+        .map(|i| {
+            let sum = before.entry((t.host[i], t.session[i])).or_default();
+            let carried = *sum;
+            *sum += own[i];
+            carried
+        })
+        .collect();
+    let mut cells: BTreeMap<usize, (usize, Vec<(String, f64, f64)>)> = BTreeMap::new();
+    for tv in trials.iter().filter(|tv| tv.values.contains_key(OWN_WRITTEN)) {
+        let entry = cells.entry(tv.cell).or_default();
+        entry.0 += 1;
+        entry.1.extend(foreign_write(&tv.values, carried[tv.trial]));
+    }
+    let mut found = Vec::new();
+    for (cell, (measured, mut hits)) in cells {
+        if hits.is_empty() {
+            continue;
+        }
+        hits.sort_by(|a, b| a.1.total_cmp(&b.1));
+        let (device, written, own) = hits[hits.len() / 2].clone();
+        found.push(format!(
+            "{} ({device} wrote {} while the trial's own commands wrote {}, the median of the {} of {measured} \
+             trials it happened in)",
+            plan.label(&plan.cells[cell]),
+            human(written, "B"),
+            human(own, "B"),
+            hits.len()
+        ));
+    }
+    if found.is_empty() {
+        return Vec::new();
+    }
+    vec![Warning::new(
+        WarningKind::ForeignWrites,
+        format!(
+            "another process wrote to the disk during the trial: a disk wrote more than twice what the \
+             trial's own commands wrote plus 32 MiB, beyond what the host's earlier trials may have left \
+             to write back; what else wrote shared the disk with the measurement: {}",
             lint::list(&found)
         ),
     )]
@@ -613,5 +695,39 @@ mod tests {
         assert!(!differ(&s(0.1, 0.2, 0.3), &s(0.5, 0.6, 0.7), "%", 0.05), "less than a point");
         assert!(differ(&s(0.1, 0.2, 0.3), &s(0.5, 0.6, 0.7), "B", 0.05));
         assert!(!differ(&s(100.0, 100.0, 100.0), &s(101.0, 101.0, 101.0), "B", 0.05), "1 % apart");
+    }
+
+    /// The rule of `foreign_writes` on figures worked out by hand: 32 MiB, or the trial's
+    /// own bytes again, beyond its own bytes and what earlier trials may have left dirty.
+    #[test]
+    fn foreign_writes_need_clearly_more_than_the_experiment_explains() {
+        const MIB: f64 = 1024.0 * 1024.0;
+        let values = |own: f64, dirty: f64, disk: f64| -> IndexMap<String, f64> {
+            [
+                (OWN_WRITTEN, own),
+                (DIRTY_BEFORE, dirty),
+                ("disk_written_bytes:sda", disk),
+                ("disk_written_bytes:sdb", 1.0),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect()
+        };
+        // 1 MiB of its own: the disk must write more than 1 + 32 MiB
+        assert!(foreign_write(&values(MIB, 0.0, 33.0 * MIB), 0.0).is_none());
+        let hit = foreign_write(&values(MIB, 0.0, 34.0 * MIB), 0.0).unwrap();
+        assert_eq!((hit.0.as_str(), hit.1, hit.2), ("sda", 34.0 * MIB, MIB));
+        // 256 MiB of its own: more than twice that (a journal of the data), whatever the floor
+        assert!(foreign_write(&values(256.0 * MIB, 0.0, 511.0 * MIB), 0.0).is_none());
+        assert!(foreign_write(&values(256.0 * MIB, 0.0, 513.0 * MIB), 0.0).is_some());
+        // an earlier trial's 256 MiB written back now: explained up to the dirty pages
+        assert!(foreign_write(&values(MIB, 300.0 * MIB, 280.0 * MIB), 256.0 * MIB).is_none());
+        assert!(foreign_write(&values(MIB, 100.0 * MIB, 280.0 * MIB), 256.0 * MIB).is_some());
+        // dirty pages nobody of the experiment wrote explain nothing
+        assert!(foreign_write(&values(MIB, 2000.0 * MIB, 280.0 * MIB), 0.0).is_some());
+        // not measured (a remote host, a gang): nothing said
+        let mut remote = values(MIB, 0.0, 900.0 * MIB);
+        remote.shift_remove(OWN_WRITTEN);
+        assert!(foreign_write(&remote, 0.0).is_none());
     }
 }

@@ -310,6 +310,7 @@ impl HostRun<'_> {
         &self,
         monitor: &Monitor,
         snapshots: &Snapshots,
+        own_written: Option<f64>,
         record: &mut TrialRecord,
     ) -> Result<(), RunError> {
         let sh = self.shared;
@@ -317,7 +318,10 @@ impl HostRun<'_> {
         let path = sh.store.dir.join(&relative);
         let offset =
             telemetry::append(&path, &snapshots.render_for(&record.trial)).map_err(|e| io(&path, e))?;
-        let metrics = snapshots.derive();
+        let mut metrics = snapshots.derive();
+        if let Some(own) = own_written {
+            metrics.insert(crate::vocab::OWN_WRITTEN.to_string(), own);
+        }
         for (name, value) in &metrics {
             if sh.exp.spec.metrics.keys().any(|k| &k.value == name) {
                 let unit = crate::vocab::telemetry_unit(name);
@@ -378,10 +382,23 @@ impl HostRun<'_> {
             env: &cmds.env,
         };
         let monitor = &sh.monitor;
-        let (e, snapshots) = self
+        // where margin measures both the trial's own writes and the disks' (a local
+        // host): the pages already waiting to be written, for `foreign_writes`
+        let local = self.executor.host() == super::LOCAL_HOST && monitor.files.contains(&"/proc/diskstats");
+        let dirty = if local { telemetry::dirty_part() } else { None };
+        let (e, mut snapshots) = self
             .executor
             .execute_monitored(&invocation, monitor)
             .map_err(|e| RunError::Io { what: format!("cannot run `{}`", cmds.run), source: e })?;
+        let own = match (&mut snapshots, dirty, e.written) {
+            (Some(s), Some(part), Some(written)) => {
+                s.before.parts.push(part);
+                // the raw output margin saved during the trial's window is the trial's too
+                let saved = |p: &Path| std::fs::metadata(p).map_or(0, |m| m.len()) as f64;
+                Some(written + saved(out) + saved(err))
+            }
+            _ => None,
+        };
         if let Some(why) = e.host_error {
             self.host_error = Some(why);
             return Ok(Err(Stop::Host));
@@ -403,7 +420,7 @@ impl HostRun<'_> {
         record.exit_code = e.exit_code;
         record.wall_time = e.wall.as_secs_f64();
         if let Some(snapshots) = snapshots {
-            self.keep_telemetry(monitor, &snapshots, record)?;
+            self.keep_telemetry(monitor, &snapshots, own, record)?;
         }
         if e.left_running {
             record.warnings.push(
