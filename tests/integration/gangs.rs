@@ -282,3 +282,31 @@ fn export_carries_the_secondary_metrics_and_the_members_metrics() {
     let secondary = frame.column("secondary").unwrap().bool().unwrap();
     assert_eq!(secondary.sum().unwrap() as usize, expected.iter().filter(|e| e.3).count());
 }
+
+/// `run --dry-run` shows a gang's cell as what each member would run, rendered as itself
+/// (its name, its own workdir `<cell>@<host>-SESSION`), not as one local command.
+#[test]
+fn a_dry_run_renders_each_members_command_on_its_host() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("g.yaml"),
+        "hosts:\n  a: {}\n  b: {}\ngangs:\n  both:\n    hosts: [a, b]\n\
+         matrix:\n  host: [a, both]\nvars: { who: \"{{ host }}\" }\nrun: \"echo {{ who }} in {{ workdir }}\"\nrepetitions: 2\n",
+    )
+    .unwrap();
+    let out = as_a_user(dir.path()).args(["run", "g.yaml", "--dry-run"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("host=both: 2 trials of gang `both` (a, b started together)"), "{text}");
+    for m in ["a", "b"] {
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("on {m}: ")))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(
+            line.contains(&format!("`echo {m} in ")) && line.contains(&format!("@{m}-SESSION`")),
+            "{line}"
+        );
+    }
+    assert!(!dir.path().join("reports/g/runs.ndjson").exists(), "a dry run runs nothing");
+}
