@@ -404,7 +404,7 @@ fn skew(snapshot: &Snapshot, plan: &Plan, trials: &[TrialValues], share: f64) ->
     let mut found = Vec::new();
     for (cell, (skews, walls)) in cells {
         let (skew, wall) = (mean(&skews), mean(&walls));
-        if wall > 0.0 && skew >= share * wall {
+        if wall > 0.0 && skew > 0.0 && skew >= share * wall {
             found.push(format!(
                 "{} (the members started {} apart on average, {:.0} % of its trials' mean {}, over {} trials)",
                 plan.label(&plan.cells[cell]),
