@@ -347,17 +347,20 @@ fn page_cache(
             ));
         }
     }
-    if found.is_empty() {
-        return Vec::new();
-    }
-    vec![Warning::new(
+    listed(
         WarningKind::PageCache,
-        format!(
-            "the page cache absorbed the writes: the rate is the page cache's, not the disk's; use \
-             conv=fdatasync or oflag=direct: {}",
-            lint::list(&found)
-        ),
-    )]
+        "the page cache absorbed the writes: the rate is the page cache's, not the disk's; use \
+         conv=fdatasync or oflag=direct",
+        &found,
+    )
+}
+
+/// One warning of `kind` naming what was `found` after `head`; none when nothing was.
+fn listed(kind: WarningKind, head: &str, found: &[String]) -> Vec<Warning> {
+    match found.is_empty() {
+        true => Vec::new(),
+        false => vec![Warning::new(kind, format!("{head}: {}", lint::list(found)))],
+    }
 }
 
 /// "steal time was 12 % during the domu trials: other guests had the CPU".
@@ -415,20 +418,14 @@ fn skew(snapshot: &Snapshot, plan: &Plan, trials: &[TrialValues], share: f64) ->
             ));
         }
     }
-    if found.is_empty() {
-        return Vec::new();
-    }
-    vec![Warning::new(
-        WarningKind::GangSkew,
-        format!(
-            "a gang's members started far apart for the length of its trials, so they loaded the machine \
-             together for less of each trial, and a throughput they share is overstated by up to the skew's \
-             share of the wall time, here at least half the practical threshold ({:.1} %); make the trials \
-             longer (more work per trial): {}",
-            100.0 * share,
-            lint::list(&found)
-        ),
-    )]
+    let head = format!(
+        "a gang's members started far apart for the length of its trials, so they loaded the machine \
+         together for less of each trial, and a throughput they share is overstated by up to the skew's \
+         share of the wall time, here at least half the practical threshold ({:.1} %); make the trials \
+         longer (more work per trial)",
+        100.0 * share
+    );
+    listed(WarningKind::GangSkew, &head, &found)
 }
 
 /// The busiest disk of a trial and what it wrote, when that is clearly more than the
@@ -489,18 +486,13 @@ fn foreign_writes(snapshot: &Snapshot, plan: &Plan, trials: &[TrialValues]) -> V
             hits.len()
         ));
     }
-    if found.is_empty() {
-        return Vec::new();
-    }
-    vec![Warning::new(
+    listed(
         WarningKind::ForeignWrites,
-        format!(
-            "another process wrote to the disk during the trial: a disk wrote more than twice what the \
-             trial's own commands wrote plus 32 MiB, beyond what the host's earlier trials may have left \
-             to write back; what else wrote shared the disk with the measurement: {}",
-            lint::list(&found)
-        ),
-    )]
+        "another process wrote to the disk during the trial: a disk wrote more than twice what the \
+         trial's own commands wrote plus 32 MiB, beyond what the host's earlier trials may have left to \
+         write back; what else wrote shared the disk with the measurement",
+        &found,
+    )
 }
 
 /// "3.2 ms", "1.50 s".
@@ -515,17 +507,12 @@ fn not_converged(summary: &TelemetrySummary) -> Vec<Warning> {
         .filter(|c| c.not_converged > 0)
         .map(|c| format!("{} ({} of {} trials)", c.label, c.not_converged, c.analysed))
         .collect();
-    if cells.is_empty() {
-        return Vec::new();
-    }
-    vec![Warning::new(
+    listed(
         WarningKind::NotConverged,
-        format!(
-            "measurement not converged: the tool said its result had not settled (fio's steady state not \
-             attained, netperf's confidence not achieved); the verdicts on these cells rest on it: {}",
-            lint::list(&cells)
-        ),
-    )]
+        "measurement not converged: the tool said its result had not settled (fio's steady state not \
+         attained, netperf's confidence not achieved); the verdicts on these cells rest on it",
+        &cells,
+    )
 }
 
 fn median(values: &mut [f64]) -> f64 {

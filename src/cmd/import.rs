@@ -213,31 +213,12 @@ fn import(
                     kept.insert(paths).clone()
                 }
             };
-            let mut t = TrialRecord {
-                schema: SCHEMA,
-                trial,
-                cell: cell_id.clone(),
-                levels: levels_map(plan, cell),
-                repetition: attempts,
-                warmup: false,
-                host: host.clone(),
-                session: session.clone(),
-                round: 1,
-                position: i as u32 + 1,
-                started_at: o.started_at.map(|t| t.to_string()),
-                status: Status::Imported,
-                exit_code: None,
-                metrics: IndexMap::new(),
-                metric_info: IndexMap::new(),
-                wall_time: 0.0,
-                raw: Some(paths),
-                error: None,
-                warnings: result.warnings.clone(),
-                source: Some(raw.display().to_string()),
-                source_hash: Some(hash.clone()),
-                telemetry: None,
-                flags: result.flags.iter().map(|f| f.to_string()).collect(),
-            };
+            let source = (raw.display().to_string(), hash.clone());
+            let mut t = imported(plan, cell, o, (&host, &session), trial, attempts, source);
+            t.position = i as u32 + 1;
+            t.raw = Some(paths);
+            t.warnings = result.warnings.clone();
+            t.flags = result.flags.iter().map(|f| f.to_string()).collect();
             for m in &sample.metrics {
                 t.metrics.insert(m.name.clone(), m.value);
                 t.metric_info.insert(
@@ -259,6 +240,44 @@ fn import(
         .map_err(io)?;
     }
     im.end(format!("imported {added} trials, skipped {skipped} files already imported"))
+}
+
+/// An imported trial's record before its metrics: `imported`, no exit code or wall time,
+/// its time the import's `--started-at` (else unknown), its source and the source's hash.
+fn imported(
+    plan: &Plan,
+    cell: &Cell,
+    o: &Options,
+    (host, session): (&str, &str),
+    trial: String,
+    repetition: u32,
+    (source, hash): (String, String),
+) -> TrialRecord {
+    TrialRecord {
+        schema: SCHEMA,
+        trial,
+        cell: cell.id.to_string(),
+        levels: levels_map(plan, cell),
+        repetition,
+        warmup: false,
+        host: host.to_string(),
+        session: session.to_string(),
+        round: 1,
+        position: 1,
+        started_at: o.started_at.map(|t| t.to_string()),
+        status: Status::Imported,
+        exit_code: None,
+        metrics: IndexMap::new(),
+        metric_info: IndexMap::new(),
+        wall_time: 0.0,
+        raw: None,
+        error: None,
+        warnings: Vec::new(),
+        source: Some(source),
+        source_hash: Some(hash),
+        telemetry: None,
+        flags: Vec::new(),
+    }
 }
 
 /// An import's session in a locked store: its start recorded, the log read, the
@@ -434,31 +453,8 @@ fn import_gang(
         im.records.iter().filter(|t| t.cell == cell_id).map(|t| t.repetition).max().unwrap_or(0) + 1;
     let trial = uuid::Uuid::now_v7().to_string();
     let mut raw = None;
-    let mut t = TrialRecord {
-        schema: SCHEMA,
-        trial: trial.clone(),
-        cell: cell_id,
-        levels: levels_map(plan, cell),
-        repetition,
-        warmup: false,
-        host: name.to_string(),
-        session: im.session.clone(),
-        round: 1,
-        position: 1,
-        started_at: o.started_at.map(|t| t.to_string()),
-        status: Status::Imported,
-        exit_code: None,
-        metrics: IndexMap::new(),
-        metric_info: IndexMap::new(),
-        wall_time: 0.0,
-        raw: None,
-        error: None,
-        warnings: Vec::new(),
-        source: Some(source.clone()),
-        source_hash: Some(hash),
-        telemetry: None,
-        flags: Vec::new(),
-    };
+    let mut t =
+        imported(plan, cell, o, (name, &im.session), trial.clone(), repetition, (source.clone(), hash));
     for m in outputs {
         // each member's output kept under the name a gang's run gives it, before the record
         let (paths, stdout, _) = im.store.raw_paths(&format!("{trial}@{}", m.host));
