@@ -18,7 +18,7 @@ use super::process::{self, Execution, Invocation};
 use super::state::{CellState, HostRun, Places, Turn};
 use super::telemetry::{self, Snapshots};
 pub(crate) use super::trial::record_sample;
-use super::trial::{Recorded, failure_text, io, record_engine};
+use super::trial::{Hook, Recorded, failure_text, io, record_engine, run_hook};
 use super::workdir::WorkdirName;
 use super::{LOCAL_HOST, RunError};
 use crate::parse::Recipe;
@@ -41,8 +41,8 @@ struct MemberEnd {
 struct MemberJob<'a> {
     executor: &'a dyn Executor,
     host: &'a str,
-    commands: Commands,
-    workdir: String,
+    commands: &'a Commands,
+    workdir: &'a str,
     /// `<trial>@<host>`: the key of its raw files.
     key: String,
     out: PathBuf,
@@ -156,7 +156,6 @@ impl HostRun<'_> {
         let commands = self.member_commands(gang, st, repetition)?;
         let places = self.places;
         let _turns = member_turns(places, self.shared.exp, gang.host());
-        let raw = self.shared.store.raw_dir();
         for (m, (cmds, workdir)) in gang.members.iter().zip(&commands) {
             let command = match name {
                 "setup" => &cmds.setup,
@@ -164,27 +163,8 @@ impl HostRun<'_> {
             };
             let Some(command) = command else { continue };
             let key = format!("{}-{}@{}", self.session, st.cell.id, m.name);
-            let (out, err) = (raw.join(format!("{key}.{name}.out")), raw.join(format!("{key}.{name}.err")));
-            let invocation = Invocation {
-                command,
-                dir: workdir,
-                stdout: &out,
-                stderr: &err,
-                timeout: self.shared.timeout,
-                sync: false,
-                end_group: false,
-                env: &cmds.env,
-            };
-            match m.ex.execute(&invocation) {
-                Ok(e) if e.host_error.is_some() => {
-                    let why = e.host_error.unwrap_or_default();
-                    self.host_error = Some(why.clone());
-                    return Err(why);
-                }
-                Ok(e) if e.succeeded() => {}
-                Ok(e) => return Err(failure_text(&format!("host `{}`: `{name}` failed", m.name), &e, &err)),
-                Err(e) => return Err(format!("host `{}`: `{name}` could not start: {e}", m.name)),
-            }
+            let hook = Hook { name, command, key: &key, dir: workdir, env: &cmds.env, member: Some(&m.name) };
+            run_hook(m.ex.as_ref(), self.shared, &hook).map_err(|f| self.hook_failed(f))?;
         }
         Ok(())
     }
@@ -207,10 +187,15 @@ impl HostRun<'_> {
         let repetition = st.progress.attempts + 1;
         let trial = uuid::Uuid::now_v7().to_string();
         let mut record = self.new_record(st, &trial, warmup, round, position);
-        match self.member_commands(gang, st, repetition) {
+        // rendered once per session unless they can render differently (as a single host's)
+        if st.member_commands.is_none() || sh.renders_per_trial {
+            st.member_commands =
+                self.member_commands(gang, st, repetition).map_err(|e| record.error = Some(e)).ok();
+        }
+        match &st.member_commands {
             _ if service_problem.is_some() => record.error = service_problem,
-            Err(e) => record.error = Some(e),
-            Ok(commands) => {
+            None => {} // they did not render: `record.error` says why
+            Some(commands) => {
                 let jobs: Vec<MemberJob<'_>> = gang
                     .members
                     .iter()
@@ -253,27 +238,16 @@ impl HostRun<'_> {
         let barrier = Barrier::new(jobs.len());
         let unprepared = AtomicBool::new(false);
         let monitor = &sh.monitor;
-        let raw = sh.store.raw_dir();
         let hook = |job: &MemberJob<'_>, name: &str, command: &str| -> Result<(), String> {
-            let (out, err) =
-                (raw.join(format!("{}.{name}.out", job.key)), raw.join(format!("{}.{name}.err", job.key)));
-            let invocation = Invocation {
+            let hook = Hook {
+                name,
                 command,
-                dir: &job.workdir,
-                stdout: &out,
-                stderr: &err,
-                timeout: sh.timeout,
-                sync: false,
-                end_group: false,
+                key: &job.key,
+                dir: job.workdir,
                 env: &job.commands.env,
+                member: Some(job.host),
             };
-            let host = job.host;
-            match job.executor.execute(&invocation) {
-                Ok(e) if e.host_error.is_some() => Err(e.host_error.unwrap_or_default()),
-                Ok(e) if e.succeeded() => Ok(()),
-                Ok(e) => Err(failure_text(&format!("host `{host}`: `{name}` failed"), &e, &err)),
-                Err(e) => Err(format!("host `{host}`: `{name}` could not start: {e}")),
-            }
+            run_hook(job.executor, sh, &hook).map_err(|f| f.why)
         };
         std::thread::scope(|scope| {
             let threads: Vec<_> = jobs
@@ -294,7 +268,7 @@ impl HostRun<'_> {
                         }
                         let invocation = Invocation {
                             command: &job.commands.run,
-                            dir: &job.workdir,
+                            dir: job.workdir,
                             stdout: &job.out,
                             stderr: &job.err,
                             timeout: sh.timeout,

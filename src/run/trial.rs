@@ -8,8 +8,9 @@ use std::sync::atomic::Ordering;
 use indexmap::IndexMap;
 
 use super::RunError;
+use super::exec::Executor;
 use super::process::{self, Execution, Invocation};
-use super::state::{CellState, Finished, HostRun, Shown};
+use super::state::{CellState, Finished, HostRun, Shared, Shown};
 use super::telemetry::{self, Monitor, Snapshots};
 use crate::parse::{Parsed, Recipe};
 use crate::plan::render::{Builtins, Commands, render};
@@ -62,6 +63,52 @@ pub(super) fn failure_text(what: &str, e: &Execution, stderr: &Path) -> String {
         format!("{what}: {}", e.describe())
     } else {
         format!("{what}: {}: {tail}", e.describe())
+    }
+}
+
+/// A hook to run: its name (`setup`, `prepare`, …), its command, the key of its raw files
+/// (`raw/<key>.<name>.out`, `.err`), its directory and environment, and the gang member it
+/// runs on (named in its failure).
+pub(super) struct Hook<'a> {
+    pub(super) name: &'a str,
+    pub(super) command: &'a str,
+    pub(super) key: &'a str,
+    pub(super) dir: &'a str,
+    pub(super) env: &'a [(String, String)],
+    pub(super) member: Option<&'a str>,
+}
+
+/// Why a hook failed, and whether because its host is gone (not the cell's fault).
+pub(super) struct HookFailure {
+    pub(super) why: String,
+    pub(super) host_gone: bool,
+}
+
+/// Run a hook on `executor` with its output saved under `raw/` (every hook of a trial, a
+/// cell or a gang's member; docs/experiment-file.md, Hooks and order).
+pub(super) fn run_hook(executor: &dyn Executor, sh: &Shared<'_>, hook: &Hook<'_>) -> Result<(), HookFailure> {
+    let raw = sh.store.raw_dir();
+    let (name, key) = (hook.name, hook.key);
+    let (out, err) = (raw.join(format!("{key}.{name}.out")), raw.join(format!("{key}.{name}.err")));
+    let invocation = Invocation {
+        command: hook.command,
+        dir: hook.dir,
+        stdout: &out,
+        stderr: &err,
+        timeout: sh.timeout,
+        sync: false,
+        end_group: false,
+        env: hook.env,
+    };
+    let who = hook.member.map(|m| format!("host `{m}`: ")).unwrap_or_default();
+    let failed = |why: String| HookFailure { why, host_gone: false };
+    match executor.execute(&invocation) {
+        Ok(e) if e.host_error.is_some() => {
+            Err(HookFailure { why: e.host_error.unwrap_or_default(), host_gone: true })
+        }
+        Ok(e) if e.succeeded() => Ok(()),
+        Ok(e) => Err(failed(failure_text(&format!("{who}`{name}` failed"), &e, &err))),
+        Err(e) => Err(failed(format!("{who}`{name}` could not start: {e}"))),
     }
 }
 
@@ -145,7 +192,8 @@ impl HostRun<'_> {
         render(&sh.templates, sh.exp, sh.plan, st.cell, &b).map_err(|d| d.message)
     }
 
-    /// Run a hook with its output saved under `raw/`; `Err` says why it failed.
+    /// Run a hook with its output saved under `raw/`; `Err` says why it failed (and a
+    /// host that is gone is this host's error).
     pub(crate) fn hook(
         &mut self,
         st: &CellState<'_>,
@@ -154,30 +202,17 @@ impl HostRun<'_> {
         env: &[(String, String)],
         key: &str,
     ) -> Result<(), String> {
-        let raw = self.shared.store.raw_dir();
-        let out = raw.join(format!("{key}.{name}.out"));
-        let err = raw.join(format!("{key}.{name}.err"));
         let dir = st.workdir.as_deref().unwrap_or(".");
-        let invocation = Invocation {
-            command,
-            dir,
-            stdout: &out,
-            stderr: &err,
-            timeout: self.shared.timeout,
-            sync: false,
-            end_group: false,
-            env,
-        };
-        match self.executor.execute(&invocation) {
-            Ok(e) if e.host_error.is_some() => {
-                let why = e.host_error.unwrap_or_default();
-                self.host_error = Some(why.clone());
-                Err(why)
-            }
-            Ok(e) if e.succeeded() => Ok(()),
-            Ok(e) => Err(failure_text(&format!("`{name}` failed"), &e, &err)),
-            Err(e) => Err(format!("`{name}` could not start: {e}")),
+        let hook = Hook { name, command, key, dir, env, member: None };
+        run_hook(self.executor, self.shared, &hook).map_err(|f| self.hook_failed(f))
+    }
+
+    /// A hook's failure as its reason; a host gone is the host's error too.
+    pub(super) fn hook_failed(&mut self, failure: HookFailure) -> String {
+        if failure.host_gone {
+            self.host_error = Some(failure.why.clone());
         }
+        failure.why
     }
 
     /// One trial: prepare, run, conclude; parse; append the record; what was recorded.

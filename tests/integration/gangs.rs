@@ -310,3 +310,31 @@ fn a_dry_run_renders_each_members_command_on_its_host() {
     }
     assert!(!dir.path().join("reports/g/runs.ndjson").exists(), "a dry run runs nothing");
 }
+
+/// A gang's members' commands are rendered once per session, as a single host's are,
+/// unless they name `repetition`: then each trial renders its own.
+#[test]
+fn a_gangs_commands_that_name_the_repetition_render_per_trial() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("g.yaml"),
+        "hosts:\n  a: {}\n  b: {}\ngangs:\n  both:\n    hosts: [a, b]\n\
+         matrix:\n  host: [both]\nvars: { me: \"{{ host }}\" }\n\
+         run: \"echo {{ me }} {{ repetition }}\"\nrepetitions: 3\n",
+    )
+    .unwrap();
+    let out = as_a_user(dir.path()).args(["run", "g.yaml"]).output().unwrap();
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let store = dir.path().join("reports/g");
+    let mut seen = Vec::new();
+    for r in records(&store) {
+        assert_eq!(r["status"], "ok", "{r}");
+        let rep = r["repetition"].as_u64().unwrap();
+        for m in ["a", "b"] {
+            let text = read(&store, &format!("raw/{}@{m}.out", r["trial"].as_str().unwrap()));
+            assert_eq!(text.lines().next().unwrap(), format!("{m} {rep}"), "{r}");
+        }
+        seen.push(rep);
+    }
+    assert_eq!(seen, [1, 2, 3]);
+}
