@@ -50,7 +50,11 @@ const MEMINFO: &str = "/proc/meminfo";
 /// the trial that no process of the trial wrote (an earlier trial's pages among it). Read
 /// only where the trial's own writes are measured too (`Execution::written`).
 pub(crate) fn dirty_part() -> Option<(String, String)> {
-    let text = std::fs::read_to_string(MEMINFO).ok()?;
+    // opened once and read with one `pread`, as the counters are (`LocalCounters`)
+    static FILE: OnceLock<Option<File>> = OnceLock::new();
+    static BUFFER: Mutex<Vec<u8>> = Mutex::new(Vec::new());
+    let file = FILE.get_or_init(|| File::open(MEMINFO).ok()).as_ref()?;
+    let text = read_whole(file, &mut BUFFER.lock().unwrap_or_else(PoisonError::into_inner))?;
     let kept: String = text
         .lines()
         .filter(|l| l.starts_with("Dirty:") || l.starts_with("Writeback:"))
