@@ -428,12 +428,15 @@ fn skew(snapshot: &Snapshot, plan: &Plan, trials: &[TrialValues], share: f64) ->
     listed(WarningKind::GangSkew, &head, &found)
 }
 
+/// A trial's busiest disk, what it wrote and what the trial wrote itself (bytes).
+type ForeignWrite = (String, f64, f64);
+
 /// The busiest disk of a trial and what it wrote, when that is clearly more than the
 /// experiment explains ([`FOREIGN_BYTES`]); `carried` is what the host's earlier trials of
 /// the session wrote themselves. Only for trials where margin measured the trial's own
 /// writes (a local host: over ssh the rusage is the ssh client's, and a gang's members
 /// write at once by design).
-fn foreign_write(values: &IndexMap<String, f64>, carried: f64) -> Option<(String, f64, f64)> {
+fn foreign_write(values: &IndexMap<String, f64>, carried: f64) -> Option<ForeignWrite> {
     let own = *values.get(OWN_WRITTEN)?;
     let dirty = *values.get(DIRTY_BEFORE)?;
     let (device, written) = values
@@ -464,7 +467,8 @@ fn foreign_writes(snapshot: &Snapshot, plan: &Plan, trials: &[TrialValues]) -> V
             carried
         })
         .collect();
-    let mut cells: BTreeMap<usize, (usize, Vec<(String, f64, f64)>)> = BTreeMap::new();
+    // per cell: the trials whose own writes were measured, and those that hit
+    let mut cells: BTreeMap<usize, (usize, Vec<ForeignWrite>)> = BTreeMap::new();
     for tv in trials.iter().filter(|tv| tv.values.contains_key(OWN_WRITTEN)) {
         let entry = cells.entry(tv.cell).or_default();
         entry.0 += 1;
