@@ -2,7 +2,7 @@
 //! elsewhere (another machine, an old run, a mailing-list post), parsed with the
 //! experiment's parser and stored with their source and its hash; and
 //! `margin import FILE --set host=GANG --member HOST=RAW…`: one trial of a gang, one
-//! output per member, recorded as a gang's run records it (docs/store.md, Imports).
+//! output per member, recorded as a gang's run records it (docs/experiment-file.md, gangs).
 
 use std::io::Write;
 use std::path::PathBuf;
