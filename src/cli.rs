@@ -113,8 +113,12 @@ pub enum Command {
         #[arg(long = "set", value_name = "FACTOR=LEVEL", required = true)]
         set: Vec<String>,
         /// The host the outputs come from (default: the cell's `host` level, else `imported`).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "member")]
         host: Option<String>,
+        /// For a gang's cell (`--set host=GANG`): one member's output of one trial the
+        /// members ran at once, as `HOST=FILE`; give one per member.
+        #[arg(long, value_name = "HOST=FILE", conflicts_with = "raw")]
+        member: Vec<String>,
         /// When the outputs were measured, e.g. the "Run began" line of iozone: RFC 3339
         /// (`2006-11-23T18:25:53+01:00`) or `YYYY-MM-DD HH:MM:SS` (taken as UTC). Every
         /// trial of this import gets it. Without it the time is unknown (recorded as null,
@@ -122,7 +126,7 @@ pub enum Command {
         #[arg(long, value_name = "TIME", value_parser = crate::cmd::import::parse_started_at)]
         started_at: Option<jiff::Timestamp>,
         /// The captured outputs; a file holding several results gives several trials.
-        #[arg(required = true, value_name = "RAW")]
+        #[arg(required_unless_present = "member", value_name = "RAW")]
         raw: Vec<PathBuf>,
         #[command(flatten)]
         reports: Reports,

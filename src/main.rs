@@ -56,13 +56,14 @@ fn main() -> ExitCode {
             let mut direct = std::io::stdout();
             cmd::run::run(&options, &mut direct)
         }
-        Command::Import { file, set, host, started_at, raw, reports } => {
+        Command::Import { file, set, host, started_at, raw, member, reports } => {
             let options = cmd::import::Options {
                 file: file.clone(),
                 set: set.clone(),
                 host: host.clone(),
                 started_at: *started_at,
                 raw: raw.clone(),
+                members: member.clone(),
                 reports: reports.root.clone(),
             };
             cmd::import::run(&options, &mut out)

@@ -483,6 +483,9 @@ pub enum WarningKind {
     /// A gang's members started far apart for the length of its trials: they overlapped
     /// less than the experiment meant (docs/experiment-file.md, gangs).
     GangSkew,
+    /// A disk wrote clearly more during a local trial than the trial's own writes and the
+    /// pages already dirty could explain: another process wrote to it.
+    ForeignWrites,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -64,15 +64,13 @@ import experiments/xen-bonnie.yaml --set host=domu --set disk=device --set size=
     $data/seed000/bonnie-domu-xvdb1.csv
 
 # seed 001: iozone, the two guests at once on a Thursday evening, the host alone the
-# next morning. The guests wrote at the same time, as the gang `guests` does, but
-# `margin import` has no form for a gang's trial yet: each guest's figures go to its own
-# cell, which the report then reads as that guest alone. The times are each output's "Run began:" line, the machines' local time
-# (the post does not give the zone; margin takes a time without one as UTC, and only
-# the hours between them matter here).
-import experiments/xen-iozone.yaml --set host=u0 --started-at "2006-11-23 18:25:53" \
-    $data/seed001/iozone-u0.txt
-import experiments/xen-iozone.yaml --set host=u1 --started-at "2006-11-23 18:25:41" \
-    $data/seed001/iozone-u1.txt
+# next morning. The guests wrote at the same time: one trial of the gang `guests`, one
+# output per member (its start skew is unknown: only a run measures it). The times are
+# the outputs' "Run began:" lines, the machines' local time (the post does not give the
+# zone; margin takes a time without one as UTC, and only the hours between them matter
+# here); the gang's is the earlier of its members', u1's.
+import experiments/xen-iozone.yaml --set host=guests --started-at "2006-11-23 18:25:41" \
+    --member u0=$data/seed001/iozone-u0.txt --member u1=$data/seed001/iozone-u1.txt
 import experiments/xen-iozone.yaml --set host=dom0 --started-at "2006-11-24 09:05:23" \
     $data/seed001/iozone-dom0.txt
 

@@ -20,7 +20,7 @@ use crate::summary::{
     CellTelemetry, ComparisonKey, ComparisonNotConverged, ComparisonStat, SecondaryStat, TelemetryColumn,
     TelemetryDifference, TelemetrySummary, Warning, WarningKind,
 };
-use crate::vocab::{GANG_SKEW, NOT_CONVERGED, member_metric};
+use crate::vocab::{DIRTY_BEFORE, GANG_SKEW, NOT_CONVERGED, OWN_WRITTEN, member_metric};
 
 /// The compact table's columns: name, unit, header, and the per-device prefix whose
 /// busiest device gives the whole host's figure (`None`: the metric itself).
@@ -49,9 +49,24 @@ fn source_of(column: &str) -> &'static str {
 const ABSORBED: f64 = 0.1;
 /// Mean steal time over a host's trials from which a warning is given, in %.
 const STEAL_PCT: f64 = 5.0;
-/// A gang's mean start skew from which a warning is given, as a share of its trials'
-/// mean wall time: past it, the members ran together for visibly less of the trial.
-const SKEW_SHARE: f64 = 0.05;
+/// A gang's mean start skew from which a warning is given, as a share of its trials' mean
+/// wall time, is this share of the practical threshold. Members that share a resource
+/// fully (each alone at its whole rate, n together at 1/n of it) and start `s` apart
+/// each end `s` sooner than if they had started together (two members: a wall time of
+/// `T` is `s` short), so a throughput — each member's and their sum — is overstated by
+/// `s / T`; with more members by the order of that, at most their offsets from the first
+/// summed over `T` (`skew_overstates_a_shared_throughput_by_its_share_of_the_wall_time`
+/// simulates it). At half the threshold, the skew alone moves a change half the way to a
+/// verdict.
+const SKEW_OF_THRESHOLD: f64 = 0.5;
+/// A disk's writes during a trial beyond what the experiment explains — the trial's own
+/// writes, and the pages its host's earlier trials wrote that may still have been waiting
+/// to be written back (at most the dirty pages when it began) — that show another process
+/// wrote: more than the trial's own writes again (a journal that writes data twice,
+/// `data=journal`, and the metadata of what the trial wrote stay within it) and more than
+/// this many bytes (the system's own trickle of logs and metadata, margin's flush of the
+/// raw output).
+const FOREIGN_BYTES: f64 = 32.0 * 1024.0 * 1024.0;
 /// Two sides differ in a percentage only by at least this many points.
 const PCT_POINTS: f64 = 1.0;
 
@@ -203,7 +218,8 @@ pub(crate) fn summarize(
     sides(&mut summary, analysed, comparisons, arms, &index, threshold);
     let mut warnings = page_cache(exp, plan, snapshot, &trials, analysed);
     warnings.extend(steal(snapshot, &trials));
-    warnings.extend(skew(snapshot, plan, &trials));
+    warnings.extend(skew(snapshot, plan, &trials, SKEW_OF_THRESHOLD * threshold));
+    warnings.extend(foreign_writes(snapshot, plan, &trials));
     warnings.extend(not_converged(&summary));
     (summary, warnings)
 }
@@ -331,17 +347,20 @@ fn page_cache(
             ));
         }
     }
-    if found.is_empty() {
-        return Vec::new();
-    }
-    vec![Warning::new(
+    listed(
         WarningKind::PageCache,
-        format!(
-            "the page cache absorbed the writes: the rate is the page cache's, not the disk's; use \
-             conv=fdatasync or oflag=direct: {}",
-            lint::list(&found)
-        ),
-    )]
+        "the page cache absorbed the writes: the rate is the page cache's, not the disk's; use \
+         conv=fdatasync or oflag=direct",
+        &found,
+    )
+}
+
+/// One warning of `kind` naming what was `found` after `head`; none when nothing was.
+fn listed(kind: WarningKind, head: &str, found: &[String]) -> Vec<Warning> {
+    match found.is_empty() {
+        true => Vec::new(),
+        false => vec![Warning::new(kind, format!("{head}: {}", lint::list(found)))],
+    }
 }
 
 /// "steal time was 12 % during the domu trials: other guests had the CPU".
@@ -373,8 +392,9 @@ fn steal(snapshot: &Snapshot, trials: &[TrialValues]) -> Vec<Warning> {
 }
 
 /// "gang both started 40 ms apart on average, 12 % of its trials' 0.33 s": the members
-/// overlapped for less of the trial than a simultaneous load means.
-fn skew(snapshot: &Snapshot, plan: &Plan, trials: &[TrialValues]) -> Vec<Warning> {
+/// overlapped for less of the trial than a simultaneous load means; `share` of the wall
+/// time is the most a skew may be ([`SKEW_OF_THRESHOLD`]).
+fn skew(snapshot: &Snapshot, plan: &Plan, trials: &[TrialValues], share: f64) -> Vec<Warning> {
     let t = &snapshot.trials;
     let mut cells: BTreeMap<usize, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
     for tv in trials {
@@ -387,7 +407,7 @@ fn skew(snapshot: &Snapshot, plan: &Plan, trials: &[TrialValues]) -> Vec<Warning
     let mut found = Vec::new();
     for (cell, (skews, walls)) in cells {
         let (skew, wall) = (mean(&skews), mean(&walls));
-        if wall > 0.0 && skew >= SKEW_SHARE * wall {
+        if wall > 0.0 && skew > 0.0 && skew >= share * wall {
             found.push(format!(
                 "{} (the members started {} apart on average, {:.0} % of its trials' mean {}, over {} trials)",
                 plan.label(&plan.cells[cell]),
@@ -398,16 +418,85 @@ fn skew(snapshot: &Snapshot, plan: &Plan, trials: &[TrialValues]) -> Vec<Warning
             ));
         }
     }
-    if found.is_empty() {
-        return Vec::new();
+    let head = format!(
+        "a gang's members started far apart for the length of its trials, so they loaded the machine \
+         together for less of each trial, and a throughput they share is overstated by up to the skew's \
+         share of the wall time, here at least half the practical threshold ({:.1} %); make the trials \
+         longer (more work per trial)",
+        100.0 * share
+    );
+    listed(WarningKind::GangSkew, &head, &found)
+}
+
+/// A trial's busiest disk, what it wrote and what the trial wrote itself (bytes).
+type ForeignWrite = (String, f64, f64);
+
+/// The busiest disk of a trial and what it wrote, when that is clearly more than the
+/// experiment explains ([`FOREIGN_BYTES`]); `carried` is what the host's earlier trials of
+/// the session wrote themselves. Only for trials where margin measured the trial's own
+/// writes (a local host: over ssh the rusage is the ssh client's, and a gang's members
+/// write at once by design).
+fn foreign_write(values: &IndexMap<String, f64>, carried: f64) -> Option<ForeignWrite> {
+    let own = *values.get(OWN_WRITTEN)?;
+    let dirty = *values.get(DIRTY_BEFORE)?;
+    let (device, written) = values
+        .iter()
+        .filter_map(|(k, v)| Some((k.strip_prefix("disk_written_bytes:")?, *v)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+    let unexplained = written - own - dirty.min(carried);
+    (unexplained > FOREIGN_BYTES.max(own)).then(|| (device.to_string(), written, own))
+}
+
+/// "another process wrote to the disk under test during the trial": per cell, the trials
+/// whose busiest disk wrote clearly more than the experiment explains.
+fn foreign_writes(snapshot: &Snapshot, plan: &Plan, trials: &[TrialValues]) -> Vec<Warning> {
+    let t = &snapshot.trials;
+    let Some(own_name) = t.names.find(OWN_WRITTEN) else { return Vec::new() };
+    // each trial's own writes, then what its host wrote before it in the session (the
+    // log holds a host's trials in the order they ran), warm-ups and failures included
+    let mut own = vec![0.0; t.len()];
+    for s in t.secondary.iter().filter(|s| s.metric == own_name) {
+        own[s.trial] = s.value;
     }
-    vec![Warning::new(
-        WarningKind::GangSkew,
-        format!(
-            "a gang's members started far apart for the length of its trials, so they loaded the machine              together for less of each trial; make the trials longer (more work per trial): {}",
-            lint::list(&found)
-        ),
-    )]
+    let mut before: HashMap<(Name, Name), f64> = HashMap::new();
+    let carried: Vec<f64> = (0..t.len())
+        .map(|i| {
+            let sum = before.entry((t.host[i], t.session[i])).or_default();
+            let carried = *sum;
+            *sum += own[i];
+            carried
+        })
+        .collect();
+    // per cell: the trials whose own writes were measured, and those that hit
+    let mut cells: BTreeMap<usize, (usize, Vec<ForeignWrite>)> = BTreeMap::new();
+    for tv in trials.iter().filter(|tv| tv.values.contains_key(OWN_WRITTEN)) {
+        let entry = cells.entry(tv.cell).or_default();
+        entry.0 += 1;
+        entry.1.extend(foreign_write(&tv.values, carried[tv.trial]));
+    }
+    let mut found = Vec::new();
+    for (cell, (measured, mut hits)) in cells {
+        if hits.is_empty() {
+            continue;
+        }
+        hits.sort_by(|a, b| a.1.total_cmp(&b.1));
+        let (device, written, own) = hits[hits.len() / 2].clone();
+        found.push(format!(
+            "{} ({device} wrote {} while the trial's own commands wrote {}, the median of the {} of {measured} \
+             trials it happened in)",
+            plan.label(&plan.cells[cell]),
+            human(written, "B"),
+            human(own, "B"),
+            hits.len()
+        ));
+    }
+    listed(
+        WarningKind::ForeignWrites,
+        "another process wrote to the disk during the trial: a disk wrote more than twice what the \
+         trial's own commands wrote plus 32 MiB, beyond what the host's earlier trials may have left to \
+         write back; what else wrote shared the disk with the measurement",
+        &found,
+    )
 }
 
 /// "3.2 ms", "1.50 s".
@@ -422,17 +511,12 @@ fn not_converged(summary: &TelemetrySummary) -> Vec<Warning> {
         .filter(|c| c.not_converged > 0)
         .map(|c| format!("{} ({} of {} trials)", c.label, c.not_converged, c.analysed))
         .collect();
-    if cells.is_empty() {
-        return Vec::new();
-    }
-    vec![Warning::new(
+    listed(
         WarningKind::NotConverged,
-        format!(
-            "measurement not converged: the tool said its result had not settled (fio's steady state not \
-             attained, netperf's confidence not achieved); the verdicts on these cells rest on it: {}",
-            lint::list(&cells)
-        ),
-    )]
+        "measurement not converged: the tool said its result had not settled (fio's steady state not \
+         attained, netperf's confidence not achieved); the verdicts on these cells rest on it",
+        &cells,
+    )
 }
 
 fn median(values: &mut [f64]) -> f64 {
@@ -613,5 +697,118 @@ mod tests {
         assert!(!differ(&s(0.1, 0.2, 0.3), &s(0.5, 0.6, 0.7), "%", 0.05), "less than a point");
         assert!(differ(&s(0.1, 0.2, 0.3), &s(0.5, 0.6, 0.7), "B", 0.05));
         assert!(!differ(&s(100.0, 100.0, 100.0), &s(101.0, 101.0, 101.0), "B", 0.05), "1 % apart");
+    }
+
+    /// The rule of `foreign_writes` on figures worked out by hand: 32 MiB, or the trial's
+    /// own bytes again, beyond its own bytes and what earlier trials may have left dirty.
+    #[test]
+    fn foreign_writes_need_clearly_more_than_the_experiment_explains() {
+        const MIB: f64 = 1024.0 * 1024.0;
+        let values = |own: f64, dirty: f64, disk: f64| -> IndexMap<String, f64> {
+            [
+                (OWN_WRITTEN, own),
+                (DIRTY_BEFORE, dirty),
+                ("disk_written_bytes:sda", disk),
+                ("disk_written_bytes:sdb", 1.0),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect()
+        };
+        // 1 MiB of its own: the disk must write more than 1 + 32 MiB
+        assert!(foreign_write(&values(MIB, 0.0, 33.0 * MIB), 0.0).is_none());
+        let hit = foreign_write(&values(MIB, 0.0, 34.0 * MIB), 0.0).unwrap();
+        assert_eq!((hit.0.as_str(), hit.1, hit.2), ("sda", 34.0 * MIB, MIB));
+        // 256 MiB of its own: more than twice that (a journal of the data), whatever the floor
+        assert!(foreign_write(&values(256.0 * MIB, 0.0, 511.0 * MIB), 0.0).is_none());
+        assert!(foreign_write(&values(256.0 * MIB, 0.0, 513.0 * MIB), 0.0).is_some());
+        // an earlier trial's 256 MiB written back now: explained up to the dirty pages
+        assert!(foreign_write(&values(MIB, 300.0 * MIB, 280.0 * MIB), 256.0 * MIB).is_none());
+        assert!(foreign_write(&values(MIB, 100.0 * MIB, 280.0 * MIB), 256.0 * MIB).is_some());
+        // dirty pages nobody of the experiment wrote explain nothing
+        assert!(foreign_write(&values(MIB, 2000.0 * MIB, 280.0 * MIB), 0.0).is_some());
+        // not measured (a remote host, a gang): nothing said
+        let mut remote = values(MIB, 0.0, 900.0 * MIB);
+        remote.shift_remove(OWN_WRITTEN);
+        assert!(foreign_write(&remote, 0.0).is_none());
+    }
+
+    /// The claim behind [`SKEW_OF_THRESHOLD`], by simulation: members that share a resource
+    /// (alone at rate 1, k at once at 1/k each), each with the same work, started at the
+    /// given offsets; every member's throughput, and so their sum, is overstated against a
+    /// common start by the skew over the wall time — exactly for two members.
+    #[test]
+    fn skew_overstates_a_shared_throughput_by_its_share_of_the_wall_time() {
+        // event by event: at each step the running members share the rate equally
+        fn finish(starts: &[f64], work: f64) -> Vec<f64> {
+            let n = starts.len();
+            let (mut left, mut end) = (vec![work; n], vec![f64::NAN; n]);
+            let mut now = 0.0;
+            while end.iter().any(|e| e.is_nan()) {
+                let running: Vec<usize> = (0..n).filter(|&i| end[i].is_nan() && starts[i] <= now).collect();
+                let next_start = starts.iter().copied().filter(|&s| s > now).fold(f64::INFINITY, f64::min);
+                let rate = 1.0 / running.len().max(1) as f64;
+                let first_done = running.iter().map(|&i| left[i] / rate).fold(f64::INFINITY, f64::min);
+                let step = first_done.min(next_start - now);
+                for &i in &running {
+                    left[i] -= rate * step;
+                    if left[i] <= 1e-12 {
+                        end[i] = now + step;
+                    }
+                }
+                now += step;
+            }
+            (0..n).map(|i| end[i] - starts[i]).collect()
+        }
+        let work = 10.0;
+        let together: f64 = finish(&[0.0, 0.0], work).iter().map(|t| work / t).sum();
+        for s in [0.05, 0.2, 0.5, 1.0] {
+            let walls = finish(&[0.0, s], work);
+            let sum: f64 = walls.iter().map(|t| work / t).sum();
+            let wall = walls.iter().copied().fold(0.0, f64::max);
+            let overstated = sum / together - 1.0;
+            assert!((overstated - s / wall).abs() < 1e-9, "skew {s}: {overstated} vs {}", s / wall);
+        }
+        // three members: of the order of s / T, at most the members' offsets summed over T
+        let together: f64 = finish(&[0.0, 0.0, 0.0], work).iter().map(|t| work / t).sum();
+        for starts in [[0.0, 0.1, 0.2], [0.0, 0.2, 0.2], [0.0, 0.0, 0.2]] {
+            let walls = finish(&starts, work);
+            let sum: f64 = walls.iter().map(|t| work / t).sum();
+            let wall = walls.iter().copied().fold(0.0, f64::max);
+            let overstated = sum / together - 1.0;
+            assert!(
+                overstated > 0.5 * 0.2 / wall && overstated <= starts.iter().sum::<f64>() / wall + 1e-9,
+                "{starts:?}"
+            );
+        }
+    }
+
+    /// The skew warning from half the practical threshold of the wall time: at 5 %, a
+    /// mean skew of 2.5 % of the wall time warns, 2.4 % does not.
+    #[test]
+    fn gang_skew_is_warned_about_from_half_the_threshold() {
+        let yaml = "hosts:\n  a: {}\n  b: {}\ngangs:\n  g:\n    hosts: [a, b]\nmatrix:\n  host: [g]\nrun: \"true\"\nanalysis: { threshold: 5% }\n";
+        for (skew, warned) in [(0.025, true), (0.024, false)] {
+            let mut m = MemoryStore::new("g.yaml", yaml);
+            m.session("s1", "g", &[]);
+            for _ in 0..3 {
+                m.trial(&[("host", "g")], &[("wall_time", 1.0)]);
+            }
+            let summary = observed(&mut m, |_, r| {
+                r.wall_time = 1.0;
+                r.telemetry = telemetry(&[], &[(GANG_SKEW, skew)]);
+            });
+            let w: Vec<&Warning> =
+                summary.warnings.iter().filter(|w| w.kind == WarningKind::GangSkew).collect();
+            assert_eq!(w.len(), usize::from(warned), "skew {skew}: {w:?}");
+            if warned {
+                assert!(
+                    w[0].message.contains("(2.5 %)")
+                        && w[0].message.contains("host=g (the members started 25.0 ms apart"),
+                    "{}",
+                    w[0].message
+                );
+            }
+        }
     }
 }

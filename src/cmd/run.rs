@@ -152,18 +152,48 @@ fn dry_run(exp: &Experiment, plan: &Plan, o: &Options, out: &mut dyn Write) -> R
         }
         let (lo, hi) = look.remaining;
         let trials = if lo == hi { format!("{lo}") } else { format!("{lo}–{hi}") };
-        // each session makes its own
-        let workdir = workdir::local_root(&store).join(WorkdirName::placeholder(cell.id).as_str());
-        let workdir = workdir.to_string_lossy();
-        let b = Builtins { workdir: &workdir, repetition: look.attempts + 1, host: LOCAL_HOST };
+        let host = plan.levels(cell).find(|(k, _)| *k == "host").map(|(_, v)| v.text.as_str());
+        let placeholder = WorkdirName::placeholder(cell.id);
+        // each session makes its own workdir; a gang's members each their own, on their host
+        let on = |host: &str, name: &WorkdirName| match crate::run::ssh_entry(exp, host) {
+            Some(_) => format!("~/{}", name.remote(&exp.name)),
+            None => workdir::local_root(&store).join(name.as_str()).to_string_lossy().into_owned(),
+        };
+        let show =
+            |out: &mut dyn Write, indent: &str, cmds: &crate::plan::render::Commands| -> Result<(), Error> {
+                // the values the commands refer to, as the commands' environment holds them
+                for (name, value) in &cmds.env {
+                    let value = shlex::try_quote(value)
+                        .map_or_else(|_| value.escape_debug().to_string(), |q| q.into_owned());
+                    writeln!(out, "{indent}with {name}={value}").map_err(io)?;
+                }
+                Ok(())
+            };
+        let repetition = look.attempts + 1;
+        if let Some((name, gang)) = host.and_then(|h| exp.spec.gang(h).map(|g| (h, g))) {
+            let members = gang.members();
+            writeln!(
+                out,
+                "  run      {label}: {trials} trials of gang `{name}` ({} started together)",
+                members.join(", ")
+            )
+            .map_err(io)?;
+            for m in members {
+                let workdir = on(m, &placeholder.member(m));
+                let b = Builtins { workdir: &workdir, repetition, host: m };
+                let cmds = render(&templates, exp, plan, cell, &b).map_err(crate::diag::Diagnostics::from)?;
+                writeln!(out, "             on {m}: `{}`", cmds.run).map_err(io)?;
+                show(out, "               ", &cmds)?;
+            }
+            continue;
+        }
+        // a host of `hosts:` with `ssh` renders as itself; any other is this machine
+        let host = host.filter(|h| crate::run::ssh_entry(exp, h).is_some()).unwrap_or(LOCAL_HOST);
+        let workdir = on(host, &placeholder);
+        let b = Builtins { workdir: &workdir, repetition, host };
         let cmds = render(&templates, exp, plan, cell, &b).map_err(crate::diag::Diagnostics::from)?;
         writeln!(out, "  run      {label}: {trials} trials of `{}`", cmds.run).map_err(io)?;
-        // the values the commands refer to, as the commands' environment holds them
-        for (name, value) in &cmds.env {
-            let value =
-                shlex::try_quote(value).map_or_else(|_| value.escape_debug().to_string(), |q| q.into_owned());
-            writeln!(out, "             with {name}={value}").map_err(io)?;
-        }
+        show(out, "             ", &cmds)?;
     }
     Ok(())
 }

@@ -81,6 +81,7 @@ impl Executor for FakeExecutor {
             wall: s.wall,
             user: Some(0.0),
             system: Some(0.0),
+            written: None,
             host_error: None,
             not_started: None,
             left_running: false,

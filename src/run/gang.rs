@@ -17,14 +17,15 @@ use super::exec::{Executor, GangExecutor};
 use super::process::{self, Execution, Invocation};
 use super::state::{CellState, HostRun, Places, Turn};
 use super::telemetry::{self, Snapshots};
-use super::trial::{Recorded, failure_text, io};
+pub(crate) use super::trial::record_sample;
+use super::trial::{Hook, Recorded, failure_text, io, record_engine, run_hook};
 use super::workdir::WorkdirName;
 use super::{LOCAL_HOST, RunError};
 use crate::parse::Recipe;
 use crate::plan::render::{Builtins, Commands, render};
 use crate::spec::{Experiment, Gang};
 use crate::store::{MetricInfo, RawPaths, Status, Telemetry, TrialRecord};
-use crate::vocab::{Better, GANG_SKEW, MeanKind};
+use crate::vocab::GANG_SKEW;
 
 /// What one member did in a gang's trial.
 struct MemberEnd {
@@ -40,8 +41,8 @@ struct MemberEnd {
 struct MemberJob<'a> {
     executor: &'a dyn Executor,
     host: &'a str,
-    commands: Commands,
-    workdir: String,
+    commands: &'a Commands,
+    workdir: &'a str,
     /// `<trial>@<host>`: the key of its raw files.
     key: String,
     out: PathBuf,
@@ -64,7 +65,8 @@ pub(crate) fn aggregate(rule: &str, values: &[f64]) -> Option<f64> {
 }
 
 /// The members' metrics (`metric@host`, with their info) into the gang's aggregates:
-/// those `aggregate:` declares, and `wall_time` as the slowest member's unless declared.
+/// those `aggregate:` declares, and `wall_time` as the slowest member's unless declared
+/// (where the members have one: an imported trial has no wall time).
 /// `Err` names a member that lacks a metric the gang aggregates.
 pub(crate) fn add_aggregates(
     gang: &Gang,
@@ -74,7 +76,8 @@ pub(crate) fn add_aggregates(
 ) -> Result<(), String> {
     let mut rules: Vec<(String, String)> =
         gang.aggregate.iter().map(|(m, r)| (m.value.clone(), r.value.clone())).collect();
-    if !rules.iter().any(|(m, _)| m == "wall_time") {
+    let timed = members.first().is_some_and(|m| metrics.contains_key(&format!("wall_time@{m}")));
+    if timed && !rules.iter().any(|(m, _)| m == "wall_time") {
         rules.push(("wall_time".into(), "max".into()));
     }
     for (metric, rule) in rules {
@@ -109,29 +112,7 @@ pub(crate) fn parse_member(
     record: &mut TrialRecord,
 ) -> Result<(), String> {
     let parsed = recipe.apply(stdout, stderr).map_err(|e| format!("host `{host}`: {e}"))?;
-    record.warnings.extend(parsed.warnings.into_iter().map(|w| format!("host `{host}`: {w}")));
-    for f in &parsed.flags {
-        if !record.flags.contains(&f.to_string()) {
-            record.flags.push(f.to_string());
-        }
-    }
-    let mut samples = parsed.samples.into_iter();
-    let sample =
-        samples.next().ok_or_else(|| format!("host `{host}`: the parser found no result in the output"))?;
-    if samples.next().is_some() {
-        record
-            .warnings
-            .push(format!("host `{host}`: the output holds several results; the first is recorded"));
-    }
-    for m in sample.metrics {
-        let name = format!("{}@{host}", m.name);
-        record.metric_info.insert(
-            name.clone(),
-            MetricInfo { unit: m.unit.symbol().to_string(), better: m.better, mean: m.mean },
-        );
-        record.metrics.insert(name, m.value);
-    }
-    Ok(())
+    record_sample(parsed, Some(host), record)
 }
 
 /// Every machine of `host`'s members' turn, in name order, re-entrant where the thread
@@ -175,7 +156,6 @@ impl HostRun<'_> {
         let commands = self.member_commands(gang, st, repetition)?;
         let places = self.places;
         let _turns = member_turns(places, self.shared.exp, gang.host());
-        let raw = self.shared.store.raw_dir();
         for (m, (cmds, workdir)) in gang.members.iter().zip(&commands) {
             let command = match name {
                 "setup" => &cmds.setup,
@@ -183,27 +163,8 @@ impl HostRun<'_> {
             };
             let Some(command) = command else { continue };
             let key = format!("{}-{}@{}", self.session, st.cell.id, m.name);
-            let (out, err) = (raw.join(format!("{key}.{name}.out")), raw.join(format!("{key}.{name}.err")));
-            let invocation = Invocation {
-                command,
-                dir: workdir,
-                stdout: &out,
-                stderr: &err,
-                timeout: self.shared.timeout,
-                sync: false,
-                end_group: false,
-                env: &cmds.env,
-            };
-            match m.ex.execute(&invocation) {
-                Ok(e) if e.host_error.is_some() => {
-                    let why = e.host_error.unwrap_or_default();
-                    self.host_error = Some(why.clone());
-                    return Err(why);
-                }
-                Ok(e) if e.succeeded() => {}
-                Ok(e) => return Err(failure_text(&format!("host `{}`: `{name}` failed", m.name), &e, &err)),
-                Err(e) => return Err(format!("host `{}`: `{name}` could not start: {e}", m.name)),
-            }
+            let hook = Hook { name, command, key: &key, dir: workdir, env: &cmds.env, member: Some(&m.name) };
+            run_hook(m.ex.as_ref(), self.shared, &hook).map_err(|f| self.hook_failed(f))?;
         }
         Ok(())
     }
@@ -226,10 +187,15 @@ impl HostRun<'_> {
         let repetition = st.progress.attempts + 1;
         let trial = uuid::Uuid::now_v7().to_string();
         let mut record = self.new_record(st, &trial, warmup, round, position);
-        match self.member_commands(gang, st, repetition) {
+        // rendered once per session unless they can render differently (as a single host's)
+        if st.member_commands.is_none() || sh.renders_per_trial {
+            st.member_commands =
+                self.member_commands(gang, st, repetition).map_err(|e| record.error = Some(e)).ok();
+        }
+        match &st.member_commands {
             _ if service_problem.is_some() => record.error = service_problem,
-            Err(e) => record.error = Some(e),
-            Ok(commands) => {
+            None => {} // they did not render: `record.error` says why
+            Some(commands) => {
                 let jobs: Vec<MemberJob<'_>> = gang
                     .members
                     .iter()
@@ -272,27 +238,16 @@ impl HostRun<'_> {
         let barrier = Barrier::new(jobs.len());
         let unprepared = AtomicBool::new(false);
         let monitor = &sh.monitor;
-        let raw = sh.store.raw_dir();
         let hook = |job: &MemberJob<'_>, name: &str, command: &str| -> Result<(), String> {
-            let (out, err) =
-                (raw.join(format!("{}.{name}.out", job.key)), raw.join(format!("{}.{name}.err", job.key)));
-            let invocation = Invocation {
+            let hook = Hook {
+                name,
                 command,
-                dir: &job.workdir,
-                stdout: &out,
-                stderr: &err,
-                timeout: sh.timeout,
-                sync: false,
-                end_group: false,
+                key: &job.key,
+                dir: job.workdir,
                 env: &job.commands.env,
+                member: Some(job.host),
             };
-            let host = job.host;
-            match job.executor.execute(&invocation) {
-                Ok(e) if e.host_error.is_some() => Err(e.host_error.unwrap_or_default()),
-                Ok(e) if e.succeeded() => Ok(()),
-                Ok(e) => Err(failure_text(&format!("host `{host}`: `{name}` failed"), &e, &err)),
-                Err(e) => Err(format!("host `{host}`: `{name}` could not start: {e}")),
-            }
+            run_hook(job.executor, sh, &hook).map_err(|f| f.why)
         };
         std::thread::scope(|scope| {
             let threads: Vec<_> = jobs
@@ -313,7 +268,7 @@ impl HostRun<'_> {
                         }
                         let invocation = Invocation {
                             command: &job.commands.run,
-                            dir: &job.workdir,
+                            dir: job.workdir,
                             stdout: &job.out,
                             stderr: &job.err,
                             timeout: sh.timeout,
@@ -412,22 +367,7 @@ impl HostRun<'_> {
                     "host `{host}`: the run command left processes running in its process group; margin killed them"
                 ));
             }
-            for (name, value) in [("wall_time", Some(wall)), ("user_time", e.user), ("system_time", e.system)]
-            {
-                if let Some(v) = value {
-                    let metric = format!("{name}@{host}");
-                    let (better, mean) = sh.recipe.annotation(&metric);
-                    record.metrics.insert(metric.clone(), v);
-                    record.metric_info.insert(
-                        metric,
-                        MetricInfo {
-                            unit: "s".into(),
-                            better: better.unwrap_or(Better::Lower),
-                            mean: mean.unwrap_or(MeanKind::Arithmetic),
-                        },
-                    );
-                }
-            }
+            record_engine(&sh.recipe, record, Some(host), wall, e.user, e.system);
             if e.timed_out {
                 timed_out = true;
                 problems.push(failure_text(&format!("host `{host}`: the run command"), &e, &job.err));

@@ -165,6 +165,7 @@ impl<'a> HostRun<'a> {
                         abandoned: None,
                         cleanup_failed: None,
                         commands: None,
+                        member_commands: None,
                     });
                 }
             }

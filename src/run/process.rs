@@ -57,6 +57,11 @@ pub struct Execution {
     /// CPU time of the command and everything it waited for, in seconds.
     pub user: Option<f64>,
     pub system: Option<f64>,
+    /// Bytes the command and everything it waited for wrote to storage, as the kernel
+    /// accounts them (`ru_oublock`, 512-byte blocks, counted when a page is dirtied, less
+    /// what was truncated before writeback; getrusage(2)); `None` where not measured
+    /// (a remote command's rusage is the ssh client's).
+    pub written: Option<f64>,
     /// The host could not be reached or the connection broke (ssh's exit 255): not a
     /// benchmark result.
     pub host_error: Option<String>,
@@ -285,6 +290,7 @@ fn execute_command(mut command: Command, invocation: &Invocation<'_>) -> std::io
                 wall: Duration::ZERO,
                 user: None,
                 system: None,
+                written: None,
                 host_error: None,
                 not_started: Some(format!("could not start in {}: {e}", invocation.dir)),
                 left_running: false,
@@ -316,6 +322,7 @@ fn execute_command(mut command: Command, invocation: &Invocation<'_>) -> std::io
         wall: ended.wall,
         user: Some(ended.user),
         system: Some(ended.system),
+        written: Some(ended.written),
         host_error: None,
         not_started: None,
         left_running,
@@ -466,6 +473,8 @@ struct Ended {
     /// CPU time of the process and everything it waited for, in seconds.
     user: f64,
     system: f64,
+    /// Bytes written, `ru_oublock` × 512.
+    written: f64,
     /// It printed more than [`MAX_OUTPUT`], and the whole group was killed.
     printed_too_much: bool,
 }
@@ -525,6 +534,7 @@ impl Group {
             wall,
             user: ended.user,
             system: ended.system,
+            written: ended.written,
             printed_too_much,
         })
     }
@@ -638,6 +648,7 @@ mod reap {
         pub status: ExitStatus,
         pub user: f64,
         pub system: f64,
+        pub written: f64,
     }
 
     /// Wait until `pid` has ended, leaving it unreaped; `false` when `limit` passed first.
@@ -724,6 +735,8 @@ mod reap {
             status: ExitStatus::from_raw(status),
             user: secs(usage.ru_utime),
             system: secs(usage.ru_stime),
+            // getrusage(2): in 512-byte blocks whatever the file system's block size
+            written: usage.ru_oublock as f64 * 512.0,
         })
     }
 }

@@ -328,6 +328,7 @@ impl Ssh {
         // CPU time of the local ssh client says nothing about the trial.
         e.user = None;
         e.system = None;
+        e.written = None;
         let (wall, snapshots, begun) = take_remote_marks(invocation.stderr)?;
         if let Some(wall) = wall {
             e.wall = wall;
@@ -435,6 +436,7 @@ impl Ssh {
             wall: begun.elapsed(),
             user: None,
             system: None,
+            written: None,
             host_error: None,
             not_started: None,
             left_running: false,

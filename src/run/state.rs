@@ -229,6 +229,8 @@ pub(crate) struct CellState<'p> {
     /// Its commands as rendered for its first trial in this session, for the next ones
     /// when they cannot render differently (`Shared::renders_per_trial`).
     pub(crate) commands: Option<Commands>,
+    /// A gang's cell: each member's commands and workdir, cached the same way.
+    pub(crate) member_commands: Option<Vec<(Commands, String)>>,
 }
 
 impl CellState<'_> {

@@ -25,6 +25,7 @@ use indexmap::IndexMap;
 
 use super::process;
 use crate::spec::Spec;
+use crate::vocab::DIRTY_BEFORE;
 
 /// The line that opens a snapshot in the raw file and in a remote trial's stderr.
 pub(crate) const MARK: &str = "margin-telemetry";
@@ -40,6 +41,27 @@ const FILES: [(&str, &str); 4] = [
     ("vmstat", "/proc/vmstat"),
     ("net", "/proc/net/dev"),
 ];
+
+/// The header of the dirty-page figures read before a local trial (`dirty_part`).
+const MEMINFO: &str = "/proc/meminfo";
+
+/// The `Dirty:` and `Writeback:` lines of `/proc/meminfo` now, as a part of the snapshot
+/// before a local trial whose disks are monitored: what the kernel may write back during
+/// the trial that no process of the trial wrote (an earlier trial's pages among it). Read
+/// only where the trial's own writes are measured too (`Execution::written`).
+pub(crate) fn dirty_part() -> Option<(String, String)> {
+    // opened once and read with one `pread`, as the counters are (`LocalCounters`)
+    static FILE: OnceLock<Option<File>> = OnceLock::new();
+    static BUFFER: Mutex<Vec<u8>> = Mutex::new(Vec::new());
+    let file = FILE.get_or_init(|| File::open(MEMINFO).ok()).as_ref()?;
+    let text = read_whole(file, &mut BUFFER.lock().unwrap_or_else(PoisonError::into_inner))?;
+    let kept: String = text
+        .lines()
+        .filter(|l| l.starts_with("Dirty:") || l.starts_with("Writeback:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    (!kept.is_empty()).then(|| (MEMINFO.to_string(), kept))
+}
 
 /// Bytes per sector in `/proc/diskstats`, whatever the device's own sector size
 /// (Documentation/admin-guide/iostats.rst: "sectors" are 512 bytes).
@@ -183,6 +205,15 @@ impl Snapshots {
                     }
                 }
             }
+        }
+        // the pages waiting to be written when the trial began (`dirty_part`)
+        if let Some(text) = self.before.get(MEMINFO) {
+            let kb: u64 = text
+                .lines()
+                .filter_map(|l| l.strip_suffix(" kB"))
+                .filter_map(|l| l.split_whitespace().last()?.parse::<u64>().ok())
+                .sum();
+            out.insert(DIRTY_BEFORE.to_string(), kb as f64 * 1024.0);
         }
         if let Some((b, a)) = both("/proc/vmstat") {
             let field = |text: &str| {

@@ -8,9 +8,11 @@ use std::sync::atomic::Ordering;
 use indexmap::IndexMap;
 
 use super::RunError;
+use super::exec::Executor;
 use super::process::{self, Execution, Invocation};
-use super::state::{CellState, Finished, HostRun, Shown};
+use super::state::{CellState, Finished, HostRun, Shared, Shown};
 use super::telemetry::{self, Monitor, Snapshots};
+use crate::parse::{Parsed, Recipe};
 use crate::plan::render::{Builtins, Commands, render};
 use crate::store::{MetricInfo, RawPaths, SCHEMA, Status, Telemetry, TrialRecord};
 use crate::vocab::{Better, MeanKind};
@@ -64,6 +66,121 @@ pub(super) fn failure_text(what: &str, e: &Execution, stderr: &Path) -> String {
     }
 }
 
+/// A hook to run: its name (`setup`, `prepare`, …), its command, the key of its raw files
+/// (`raw/<key>.<name>.out`, `.err`), its directory and environment, and the gang member it
+/// runs on (named in its failure).
+pub(super) struct Hook<'a> {
+    pub(super) name: &'a str,
+    pub(super) command: &'a str,
+    pub(super) key: &'a str,
+    pub(super) dir: &'a str,
+    pub(super) env: &'a [(String, String)],
+    pub(super) member: Option<&'a str>,
+}
+
+/// Why a hook failed, and whether because its host is gone (not the cell's fault).
+pub(super) struct HookFailure {
+    pub(super) why: String,
+    pub(super) host_gone: bool,
+}
+
+/// Run a hook on `executor` with its output saved under `raw/` (every hook of a trial, a
+/// cell or a gang's member; docs/experiment-file.md, Hooks and order).
+pub(super) fn run_hook(executor: &dyn Executor, sh: &Shared<'_>, hook: &Hook<'_>) -> Result<(), HookFailure> {
+    let raw = sh.store.raw_dir();
+    let (name, key) = (hook.name, hook.key);
+    let (out, err) = (raw.join(format!("{key}.{name}.out")), raw.join(format!("{key}.{name}.err")));
+    let invocation = Invocation {
+        command: hook.command,
+        dir: hook.dir,
+        stdout: &out,
+        stderr: &err,
+        timeout: sh.timeout,
+        sync: false,
+        end_group: false,
+        env: hook.env,
+    };
+    let who = hook.member.map(|m| format!("host `{m}`: ")).unwrap_or_default();
+    let failed = |why: String| HookFailure { why, host_gone: false };
+    match executor.execute(&invocation) {
+        Ok(e) if e.host_error.is_some() => {
+            Err(HookFailure { why: e.host_error.unwrap_or_default(), host_gone: true })
+        }
+        Ok(e) if e.succeeded() => Ok(()),
+        Ok(e) => Err(failed(failure_text(&format!("{who}`{name}` failed"), &e, &err))),
+        Err(e) => Err(failed(format!("{who}`{name}` could not start: {e}"))),
+    }
+}
+
+/// margin's own measures of the command (`wall_time`, and `user_time`/`system_time`
+/// where the OS reports them), named `metric@host` for a gang's member.
+pub(super) fn record_engine(
+    recipe: &Recipe,
+    record: &mut TrialRecord,
+    member: Option<&str>,
+    wall: f64,
+    user: Option<f64>,
+    system: Option<f64>,
+) {
+    for (name, value) in [("wall_time", Some(wall)), ("user_time", user), ("system_time", system)] {
+        let Some(v) = value else { continue };
+        let metric = match member {
+            Some(host) => format!("{name}@{host}"),
+            None => name.to_string(),
+        };
+        let (better, mean) = recipe.annotation(&metric);
+        record.metrics.insert(metric.clone(), v);
+        record.metric_info.insert(
+            metric,
+            MetricInfo {
+                unit: "s".into(),
+                better: better.unwrap_or(Better::Lower),
+                mean: mean.unwrap_or(MeanKind::Arithmetic),
+            },
+        );
+    }
+}
+
+/// A parsed output's first result into the record: its metrics (named `metric@host` for
+/// a gang's member), the parser's warnings (prefixed with the member) and flags; `Err`
+/// when it holds no result. A run records one result a trial: a loop inside the command
+/// is said, not split (repetitions are what margin schedules and randomises).
+pub(crate) fn record_sample(
+    parsed: Parsed,
+    member: Option<&str>,
+    record: &mut TrialRecord,
+) -> Result<(), String> {
+    let prefix = member.map(|h| format!("host `{h}`: ")).unwrap_or_default();
+    record.warnings.extend(parsed.warnings.into_iter().map(|w| format!("{prefix}{w}")));
+    for f in &parsed.flags {
+        let f = f.to_string();
+        if !record.flags.contains(&f) {
+            record.flags.push(f);
+        }
+    }
+    let mut samples = parsed.samples.into_iter();
+    let sample = samples.next().ok_or_else(|| format!("{prefix}the parser found no result in the output"))?;
+    let extra = samples.count();
+    if extra > 0 {
+        record.warnings.push(format!(
+            "{prefix}the output holds {} results; the first is recorded (use repetitions rather than a loop)",
+            extra + 1
+        ));
+    }
+    for m in sample.metrics {
+        let name = match member {
+            Some(host) => format!("{}@{host}", m.name),
+            None => m.name,
+        };
+        record.metric_info.insert(
+            name.clone(),
+            MetricInfo { unit: m.unit.symbol().to_string(), better: m.better, mean: m.mean },
+        );
+        record.metrics.insert(name, m.value);
+    }
+    Ok(())
+}
+
 impl HostRun<'_> {
     pub(crate) fn render(&self, st: &CellState<'_>, repetition: u32) -> Result<Commands, String> {
         let sh = self.shared;
@@ -75,7 +192,8 @@ impl HostRun<'_> {
         render(&sh.templates, sh.exp, sh.plan, st.cell, &b).map_err(|d| d.message)
     }
 
-    /// Run a hook with its output saved under `raw/`; `Err` says why it failed.
+    /// Run a hook with its output saved under `raw/`; `Err` says why it failed (and a
+    /// host that is gone is this host's error).
     pub(crate) fn hook(
         &mut self,
         st: &CellState<'_>,
@@ -84,30 +202,17 @@ impl HostRun<'_> {
         env: &[(String, String)],
         key: &str,
     ) -> Result<(), String> {
-        let raw = self.shared.store.raw_dir();
-        let out = raw.join(format!("{key}.{name}.out"));
-        let err = raw.join(format!("{key}.{name}.err"));
         let dir = st.workdir.as_deref().unwrap_or(".");
-        let invocation = Invocation {
-            command,
-            dir,
-            stdout: &out,
-            stderr: &err,
-            timeout: self.shared.timeout,
-            sync: false,
-            end_group: false,
-            env,
-        };
-        match self.executor.execute(&invocation) {
-            Ok(e) if e.host_error.is_some() => {
-                let why = e.host_error.unwrap_or_default();
-                self.host_error = Some(why.clone());
-                Err(why)
-            }
-            Ok(e) if e.succeeded() => Ok(()),
-            Ok(e) => Err(failure_text(&format!("`{name}` failed"), &e, &err)),
-            Err(e) => Err(format!("`{name}` could not start: {e}")),
+        let hook = Hook { name, command, key, dir, env, member: None };
+        run_hook(self.executor, self.shared, &hook).map_err(|f| self.hook_failed(f))
+    }
+
+    /// A hook's failure as its reason; a host gone is the host's error too.
+    pub(super) fn hook_failed(&mut self, failure: HookFailure) -> String {
+        if failure.host_gone {
+            self.host_error = Some(failure.why.clone());
         }
+        failure.why
     }
 
     /// One trial: prepare, run, conclude; parse; append the record; what was recorded.
@@ -240,6 +345,7 @@ impl HostRun<'_> {
         &self,
         monitor: &Monitor,
         snapshots: &Snapshots,
+        own_written: Option<f64>,
         record: &mut TrialRecord,
     ) -> Result<(), RunError> {
         let sh = self.shared;
@@ -247,7 +353,10 @@ impl HostRun<'_> {
         let path = sh.store.dir.join(&relative);
         let offset =
             telemetry::append(&path, &snapshots.render_for(&record.trial)).map_err(|e| io(&path, e))?;
-        let metrics = snapshots.derive();
+        let mut metrics = snapshots.derive();
+        if let Some(own) = own_written {
+            metrics.insert(crate::vocab::OWN_WRITTEN.to_string(), own);
+        }
         for (name, value) in &metrics {
             if sh.exp.spec.metrics.keys().any(|k| &k.value == name) {
                 let unit = crate::vocab::telemetry_unit(name);
@@ -308,10 +417,23 @@ impl HostRun<'_> {
             env: &cmds.env,
         };
         let monitor = &sh.monitor;
-        let (e, snapshots) = self
+        // where margin measures both the trial's own writes and the disks' (a local
+        // host): the pages already waiting to be written, for `foreign_writes`
+        let local = self.executor.host() == super::LOCAL_HOST && monitor.files.contains(&"/proc/diskstats");
+        let dirty = if local { telemetry::dirty_part() } else { None };
+        let (e, mut snapshots) = self
             .executor
             .execute_monitored(&invocation, monitor)
             .map_err(|e| RunError::Io { what: format!("cannot run `{}`", cmds.run), source: e })?;
+        let own = match (&mut snapshots, dirty, e.written) {
+            (Some(s), Some(part), Some(written)) => {
+                s.before.parts.push(part);
+                // the raw output margin saved during the trial's window is the trial's too
+                let saved = |p: &Path| std::fs::metadata(p).map_or(0, |m| m.len()) as f64;
+                Some(written + saved(out) + saved(err))
+            }
+            _ => None,
+        };
         if let Some(why) = e.host_error {
             self.host_error = Some(why);
             return Ok(Err(Stop::Host));
@@ -333,7 +455,7 @@ impl HostRun<'_> {
         record.exit_code = e.exit_code;
         record.wall_time = e.wall.as_secs_f64();
         if let Some(snapshots) = snapshots {
-            self.keep_telemetry(monitor, &snapshots, record)?;
+            self.keep_telemetry(monitor, &snapshots, own, record)?;
         }
         if e.left_running {
             record.warnings.push(
@@ -342,22 +464,7 @@ impl HostRun<'_> {
                     .into(),
             );
         }
-        let engine =
-            [("wall_time", Some(record.wall_time)), ("user_time", e.user), ("system_time", e.system)];
-        for (name, value) in engine {
-            if let Some(v) = value {
-                record.metrics.insert(name.to_string(), v);
-                let (better, mean) = sh.recipe.annotation(name);
-                record.metric_info.insert(
-                    name.to_string(),
-                    MetricInfo {
-                        unit: "s".into(),
-                        better: better.unwrap_or(Better::Lower),
-                        mean: mean.unwrap_or(MeanKind::Arithmetic),
-                    },
-                );
-            }
-        }
+        record_engine(&sh.recipe, record, None, record.wall_time, e.user, e.system);
         if e.timed_out {
             record.status = Status::Timeout;
             record.error = Some(failure_text("the run command", &e, err));
@@ -377,43 +484,18 @@ impl HostRun<'_> {
         }
         let stdout = process::read_raw(out).map_err(|e| io(out, e))?;
         let stderr = process::read_raw(err).map_err(|e| io(err, e))?;
-        match sh.recipe.apply(&stdout, &stderr) {
-            Err(e) => {
+        match sh.recipe.apply(&stdout, &stderr).map_err(|e| e.to_string()) {
+            Err(why) => {
                 record.status = Status::ParseError;
-                record.error = Some(e.to_string());
+                record.error = Some(why);
             }
-            Ok(parsed) => {
-                record.warnings.extend(parsed.warnings);
-                record.flags.extend(parsed.flags.iter().map(|f| f.to_string()));
-                let mut samples = parsed.samples.into_iter();
-                match samples.next() {
-                    None => {
-                        record.status = Status::ParseError;
-                        record.error = Some("the parser found no result in the output".into());
-                    }
-                    Some(sample) => {
-                        let extra = samples.count();
-                        if extra > 0 {
-                            record.warnings.push(format!(
-                                "the output holds {} results; the first is recorded (use repetitions rather than a loop)",
-                                extra + 1
-                            ));
-                        }
-                        for m in sample.metrics {
-                            record.metric_info.insert(
-                                m.name.clone(),
-                                MetricInfo {
-                                    unit: m.unit.symbol().to_string(),
-                                    better: m.better,
-                                    mean: m.mean,
-                                },
-                            );
-                            record.metrics.insert(m.name, m.value);
-                        }
-                        record.status = Status::Ok;
-                    }
+            Ok(parsed) => match record_sample(parsed, None, record) {
+                Err(why) => {
+                    record.status = Status::ParseError;
+                    record.error = Some(why);
                 }
-            }
+                Ok(()) => record.status = Status::Ok,
+            },
         }
         Ok(Ok(()))
     }

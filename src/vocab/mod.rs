@@ -217,6 +217,12 @@ pub fn secondary_unit(name: &str) -> &'static str {
 /// started, the last start minus the first, in seconds (docs/design.md §6.11).
 pub const GANG_SKEW: &str = "gang_start_skew";
 
+/// Secondary metrics of a local trial whose disks are monitored (docs/statistics.md, What
+/// the machine did): the bytes its own commands wrote (`ru_oublock`, and the raw output
+/// margin saved), and the bytes of dirty pages and pages under writeback when it began.
+pub const OWN_WRITTEN: &str = "own_written_bytes";
+pub const DIRTY_BEFORE: &str = "dirty_before_bytes";
+
 /// The flag a trial gets when the tool said its measurement did not converge (fio's
 /// `steadystate` not attained, netperf's confidence not achieved).
 pub const NOT_CONVERGED: &str = "not_converged";

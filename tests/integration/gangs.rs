@@ -65,6 +65,9 @@ fn a_gang_starts_its_members_together_and_aggregates_their_figures() {
     for r in &records {
         assert_eq!(r["status"], "ok", "{r}");
         let trial = r["trial"].as_str().unwrap();
+        // margin cannot tell what a remote trial wrote itself (the rusage is ssh's) nor
+        // what one gang member did, so neither gets `own_written_bytes`
+        assert!(r["telemetry"]["metrics"].get("own_written_bytes").is_none(), "{r}");
         if r["host"] != "both" {
             let (start, end) = stamps(&read(&store, r["raw"]["stdout"].as_str().unwrap()));
             spans.push((start, end, r["host"].as_str().unwrap().to_string()));
@@ -281,4 +284,60 @@ fn export_carries_the_secondary_metrics_and_the_members_metrics() {
     assert_eq!(frame.height(), rows.len());
     let secondary = frame.column("secondary").unwrap().bool().unwrap();
     assert_eq!(secondary.sum().unwrap() as usize, expected.iter().filter(|e| e.3).count());
+}
+
+/// `run --dry-run` shows a gang's cell as what each member would run, rendered as itself
+/// (its name, its own workdir `<cell>@<host>-SESSION`), not as one local command.
+#[test]
+fn a_dry_run_renders_each_members_command_on_its_host() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("g.yaml"),
+        "hosts:\n  a: {}\n  b: {}\ngangs:\n  both:\n    hosts: [a, b]\n\
+         matrix:\n  host: [a, both]\nvars: { who: \"{{ host }}\" }\nrun: \"echo {{ who }} in {{ workdir }}\"\nrepetitions: 2\n",
+    )
+    .unwrap();
+    let out = as_a_user(dir.path()).args(["run", "g.yaml", "--dry-run"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("host=both: 2 trials of gang `both` (a, b started together)"), "{text}");
+    for m in ["a", "b"] {
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("on {m}: ")))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(
+            line.contains(&format!("`echo {m} in ")) && line.contains(&format!("@{m}-SESSION`")),
+            "{line}"
+        );
+    }
+    assert!(!dir.path().join("reports/g/runs.ndjson").exists(), "a dry run runs nothing");
+}
+
+/// A gang's members' commands are rendered once per session, as a single host's are,
+/// unless they name `repetition`: then each trial renders its own.
+#[test]
+fn a_gangs_commands_that_name_the_repetition_render_per_trial() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("g.yaml"),
+        "hosts:\n  a: {}\n  b: {}\ngangs:\n  both:\n    hosts: [a, b]\n\
+         matrix:\n  host: [both]\nvars: { me: \"{{ host }}\" }\n\
+         run: \"echo {{ me }} {{ repetition }}\"\nrepetitions: 3\n",
+    )
+    .unwrap();
+    let out = as_a_user(dir.path()).args(["run", "g.yaml"]).output().unwrap();
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let store = dir.path().join("reports/g");
+    let mut seen = Vec::new();
+    for r in records(&store) {
+        assert_eq!(r["status"], "ok", "{r}");
+        let rep = r["repetition"].as_u64().unwrap();
+        for m in ["a", "b"] {
+            let text = read(&store, &format!("raw/{}@{m}.out", r["trial"].as_str().unwrap()));
+            assert_eq!(text.lines().next().unwrap(), format!("{m} {rep}"), "{r}");
+        }
+        seen.push(rep);
+    }
+    assert_eq!(seen, [1, 2, 3]);
 }

@@ -242,3 +242,125 @@ fn the_same_content_twice_in_one_import_is_imported_once() {
     assert!(stdout(&out).contains("copy-of-core0.txt: already imported into"), "{}", stdout(&out));
     assert_eq!(records(&dir.path().join("xen-dnetc")).len(), 1);
 }
+
+/// The figure `Children see throughput for 10 {what} = N KB/sec` of an iozone output, in
+/// bytes per second, read here from the text.
+fn iozone_children(text: &str, what: &str) -> f64 {
+    let line = text.lines().find(|l| l.contains("Children see") && l.contains(what)).unwrap();
+    let kb: f64 = line.split('=').nth(1).unwrap().split_whitespace().next().unwrap().parse().unwrap();
+    kb * 1024.0
+}
+
+/// Seed 001's two guests, measured at once, imported as one trial of the gang `guests`
+/// the way the README says (default store, relative paths): each member's output kept as
+/// a gang's run keeps it, its figures as `metric@host`, the declared sums as the metric
+/// itself, no skew invented; the same pair again is skipped; `reparse` gives the same.
+#[test]
+fn a_gang_trial_imports_from_one_output_per_member() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = env!("CARGO_MANIFEST_DIR");
+    std::fs::copy(format!("{root}/experiments/xen-iozone.yaml"), dir.path().join("e.yaml")).unwrap();
+    for m in ["u0", "u1"] {
+        std::fs::copy(
+            format!("{root}/experiments/data/seed001/iozone-{m}.txt"),
+            dir.path().join(format!("{m}.txt")),
+        )
+        .unwrap();
+    }
+    let import = |extra: &[&str]| {
+        super::as_a_user(dir.path())
+            .args(["import", "e.yaml", "--set", "host=guests"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = import(&["--member", "u1=u1.txt", "--member", "u0=u0.txt"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("1 gang trial imported into host=guests"), "{}", stdout(&out));
+    let store = dir.path().join("reports/e");
+    let recs = records(&store);
+    assert_eq!(recs.len(), 1);
+    let r = &recs[0];
+    assert_eq!(r["host"], "guests");
+    assert_eq!(r["status"], "imported");
+    assert!(r["telemetry"].is_null(), "no skew is invented: {r}");
+    assert!(r["metrics"].get("wall_time").is_none(), "{r}");
+    let warnings = r["warnings"].to_string();
+    assert!(warnings.contains("start skew is unknown"), "{warnings}");
+    let trial = r["trial"].as_str().unwrap();
+    let m = &r["metrics"];
+    let mut sums = [0.0; 2];
+    for host in ["u0", "u1"] {
+        let text = std::fs::read_to_string(dir.path().join(format!("{host}.txt"))).unwrap();
+        let kept = std::fs::read_to_string(store.join(format!("raw/{trial}@{host}.out"))).unwrap();
+        assert_eq!(kept, text, "the member's output is kept as it was");
+        for (i, (metric, what)) in
+            [("initial_writers.children", "initial writers"), ("rewriters.children", "rewriters")]
+                .iter()
+                .enumerate()
+        {
+            let expected = iozone_children(&text, what);
+            let got = m[format!("{metric}@{host}")].as_f64().unwrap();
+            assert!((got - expected).abs() < 1e-6 * expected, "{metric}@{host}: {got} vs {expected}");
+            sums[i] += expected;
+        }
+    }
+    for (metric, sum) in [("initial_writers.children", sums[0]), ("rewriters.children", sums[1])] {
+        let got = m[metric].as_f64().unwrap();
+        assert!((got - sum).abs() < 1e-6 * sum, "{metric}: {got} vs the members' sum {sum}");
+        assert_eq!(r["metric_info"][metric]["unit"], "B/s");
+    }
+    assert!(m.get("initial_writers.min").is_none(), "only the declared aggregates: {m}");
+    assert_eq!(r["raw"]["stdout"], format!("raw/{trial}@u0.out"));
+    // the same two outputs again: skipped
+    let again = import(&["--member", "u0=u0.txt", "--member", "u1=u1.txt"]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert!(stdout(&again).contains("already imported"), "{}", stdout(&again));
+    assert_eq!(records(&store).len(), 1);
+    let reparse = super::as_a_user(dir.path()).args(["reparse", "e.yaml"]).output().unwrap();
+    assert!(reparse.status.success(), "{}", stderr(&reparse));
+    assert_eq!(records(&store)[0]["metrics"], *m, "reparse gives the same figures");
+    let report = super::as_a_user(dir.path()).args(["report", "e.yaml"]).output().unwrap();
+    assert!(report.status.success(), "{}", stderr(&report));
+    let md = std::fs::read_to_string(store.join("report.md")).unwrap();
+    assert!(md.contains("### initial_writers.children@u1") && md.contains("| host=guests |"), "{md}");
+}
+
+/// A gang's import names what is wrong with its members, exits 2 and stores nothing.
+#[test]
+fn a_gang_import_names_a_wrong_member() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = env!("CARGO_MANIFEST_DIR");
+    std::fs::copy(format!("{root}/experiments/xen-iozone.yaml"), dir.path().join("e.yaml")).unwrap();
+    let u0 = format!("u0={root}/experiments/data/seed001/iozone-u0.txt");
+    let u1 = format!("u1={root}/experiments/data/seed001/iozone-u1.txt");
+    let dnetc = format!("u1={root}/experiments/data/seed000/dnetc-bare-rc5-72-core0.txt");
+    let cases: [(&str, Vec<&str>, &str); 8] = [
+        ("host=guests", vec!["--member", &u0, "--member", "u9=x"], "`u9` is not a member of gang `guests`"),
+        (
+            "host=guests",
+            vec!["--member", &u0, "--member", "dom0=x"],
+            "`dom0` is a host of the experiment but not a member",
+        ),
+        ("host=guests", vec!["--member", &u0], "no output given for u1; add --member u1=FILE"),
+        ("host=guests", vec!["--member", &u0, "--member", &u0, "--member", &u1], "given twice"),
+        ("host=guests", vec!["--member", "u0"], "write it as host=file"),
+        ("host=guests", vec![&u0[3..]], "give them as --member u0=FILE --member u1=FILE"),
+        ("host=u0", vec!["--member", &u0], "is not a gang's cell (its host is `u0`)"),
+        (
+            "host=guests",
+            vec!["--member", &u0, "--member", &dnetc],
+            "dnetc-bare-rc5-72-core0.txt: iozone: found no iozone",
+        ),
+    ];
+    for (cell, args, expected) in cases {
+        let out = super::as_a_user(dir.path())
+            .args(["import", "e.yaml", "--set", cell])
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(expected), "{args:?}: expected `{expected}` in:\n{}", stderr(&out));
+        assert!(!dir.path().join("reports/e/runs.ndjson").exists(), "{args:?} stored something");
+    }
+}

@@ -3,6 +3,7 @@
 //! cache absorbs is warned about; `monitor:` selects, disables and is validated.
 
 use std::os::unix::fs::MetadataExt;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 
 use super::{as_a_user, records, stderr, stdout};
@@ -253,4 +254,74 @@ fn fio_steadystate_not_attained_marks_the_cell_and_its_verdicts() {
         report.contains("measurement not converged: the tool said its result had not settled"),
         "{report}"
     );
+}
+
+/// What the disk wrote against what the trial itself wrote (its `ru_oublock`): a plain
+/// trial that writes 8 MiB with `conv=fdatasync` records those 8 MiB as its own and gets
+/// no warning; a trial that writes 1 MiB while a background `dd oflag=direct` rewrites a
+/// file on the same disk gets "another process wrote to the disk during the trial".
+#[test]
+fn another_process_writing_to_the_disk_under_test_is_warned_about() {
+    let _disk = DISK.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let Some((dir, device)) = on_a_disk() else {
+        eprintln!("skipped: no block device holds a writable folder here (overlay or tmpfs only)");
+        return;
+    };
+    let summary_of = |name: &str| -> serde_json::Value {
+        serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join(format!("reports/{name}/summary.json"))).unwrap(),
+        )
+        .unwrap()
+    };
+    let foreign = |s: &serde_json::Value| {
+        s["warnings"].as_array().unwrap().iter().find(|w| w["kind"] == "foreign_writes").cloned()
+    };
+    // alone: short trials, so that other processes of the machine have little time to write
+    run_as_a_user(
+        dir.path(),
+        "plain.yaml",
+        "matrix:\n  bs: [1M]\nrun: dd if=/dev/zero of=plain.bin bs={{ bs }} count=8 conv=fdatasync\nparse: dd\nrepetitions: 3\n",
+    );
+    for t in records(&dir.path().join("reports/plain")) {
+        let own = t["telemetry"]["metrics"]["own_written_bytes"].as_f64().unwrap();
+        let dd = t["metrics"]["bytes"].as_f64().unwrap();
+        // dd's 8 MiB, and the few bytes of raw output margin saved
+        assert!(own >= dd && own < dd + 65536.0, "own {own} against dd's {dd}: {t}");
+        assert!(t["telemetry"]["metrics"]["dirty_before_bytes"].is_number(), "{t}");
+    }
+    let plain = summary_of("plain");
+    assert!(foreign(&plain).is_none(), "{}", plain["warnings"]);
+    // with a direct dd rewriting 256 MiB on the same disk in a loop meanwhile
+    let background = std::process::Command::new("sh")
+        .args(["-c", "while :; do dd if=/dev/zero of=bg.bin bs=1M count=256 oflag=direct conv=notrunc 2>/dev/null; done"])
+        .current_dir(dir.path())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let group = nix::unistd::Pid::from_raw(background.id() as i32);
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    std::fs::write(
+        dir.path().join("shared.yaml"),
+        "matrix:\n  bs: [1M]\nrun: dd if=/dev/zero of=shared.bin bs={{ bs }} count=1 conv=fdatasync; sleep 0.5\nparse: dd\nrepetitions: 3\n",
+    )
+    .unwrap();
+    let out = as_a_user(dir.path()).args(["run", "shared.yaml"]).output().unwrap();
+    let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+    let mut background = background;
+    let _ = background.wait();
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let key = format!("disk_written_bytes:{device}");
+    for t in records(&dir.path().join("reports/shared")) {
+        let m = &t["telemetry"]["metrics"];
+        let (own, disk) = (m["own_written_bytes"].as_f64().unwrap(), m[&key].as_f64().unwrap_or(0.0));
+        assert!(disk > own + 32.0 * 1048576.0, "{device} wrote {disk} against the trial's {own}: {t}");
+    }
+    let shared = summary_of("shared");
+    let warning =
+        foreign(&shared).unwrap_or_else(|| panic!("no foreign_writes warning: {}", shared["warnings"]));
+    let text = warning["message"].as_str().unwrap();
+    assert!(text.starts_with("another process wrote to the disk during the trial"), "{text}");
+    assert!(text.contains("bs=1M (") && text.contains(&format!("{device} wrote ")), "{text}");
+    let report = std::fs::read_to_string(dir.path().join("reports/shared/report.md")).unwrap();
+    assert!(report.contains("another process wrote to the disk during the trial"), "{report}");
 }
