@@ -11,9 +11,11 @@
 #     single host's: the goal is ≥ 1 ÷ 1.2 of it;
 #   - whether two trials of one host ever overlapped (they must not: one trial per machine
 #     at a time; every ssh host without `machine:` is a machine of its own);
-#   - the most threads and file descriptors margin held, and the most ssh processes
-#     running (one master connection per host, plus one client per trial under way),
-#     sampled from /proc every 50 ms.
+#   - the most threads and file descriptors margin held, and the most ssh clients
+#     running (one per host: its long-lived remote shell; the master connections are
+#     daemons of their own, not counted), sampled from /proc every 250 ms;
+#   - how busy the machine's CPUs were over the run (from /proc/stat): near 100 %, the
+#     figures measure the machine, not margin.
 #
 # The daemons share this machine's cores with margin: with many hosts and short trials
 # the figures measure the machine's CPU, not margin's scheduling. A trial that sleeps
@@ -82,7 +84,7 @@ sample() {
     [ "${t:-0}" -gt "$threads" ] && threads=$t
     [ "${f:-0}" -gt "$fds" ] && fds=$f
     [ "${s:-0}" -gt "$ssh" ] && ssh=$s
-    sleep 0.05
+    sleep 0.25 # pgrep reads every process's command line: at 50 ms it cost 5 % of the CPU
   done
   echo "$threads $fds $ssh" > "$out"
 }
@@ -102,6 +104,7 @@ for n in $fleets; do
     echo "run: \"sleep $trial\""
     echo "repetitions: $reps"
   } > "$run/fleet.yaml"
+  read -r _ u0 n0 s0 i0 w0 q0 r0 _ < /proc/stat
   start=$(date +%s.%N)
   (cd "$run" && exec "$margin" run fleet.yaml > run.out 2>&1) &
   runner=$!
@@ -112,6 +115,9 @@ for n in $fleets; do
   status=0
   wait "$runner" || status=$?
   end=$(date +%s.%N)
+  read -r _ u1 n1 s1 i1 w1 q1 r1 _ < /proc/stat
+  busy=$(( (u1 + n1 + s1 + q1 + r1) - (u0 + n0 + s0 + q0 + r0) ))
+  busy_pct=$(( 100 * busy / (busy + (i1 + w1) - (i0 + w0)) ))
   wait "$sampler" || true
   if [ "$status" != 0 ]; then
     echo "$n hosts: margin run failed (exit $status):" >&2
@@ -143,9 +149,9 @@ PY
 )
   read -r hosts trials median lowest overlaps <<< "$stats"
   [ -z "$single" ] && single=$median
-  printf '%2d hosts: %3d trials in %.1f s; per host %.3f trials/s (median; lowest %.3f): %.2f × one host'"'"'s; overlaps %d; at most %d threads, %d fds, %d ssh processes\n' \
+  printf '%2d hosts: %3d trials in %.1f s; per host %.3f trials/s (median; lowest %.3f): %.2f × one host'"'"'s; overlaps %d; at most %d threads, %d fds, %d ssh clients; CPUs %d %% busy\n' \
     "$n" "$trials" "$(echo "$end - $start" | bc -l)" "$median" "$lowest" \
-    "$(echo "$single / $median" | bc -l)" "$overlaps" "$threads" "$fds" "$ssh"
+    "$(echo "$single / $median" | bc -l)" "$overlaps" "$threads" "$fds" "$ssh" "$busy_pct"
   [ "$hosts" = "$n" ] || { echo "expected $n hosts in the log, found $hosts" >&2; exit 1; }
   [ "$overlaps" = 0 ] || { echo "two trials of one host overlapped" >&2; exit 1; }
 done

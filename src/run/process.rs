@@ -250,16 +250,6 @@ pub fn execute(invocation: &Invocation<'_>) -> std::io::Result<Execution> {
     execute_command(command, invocation)
 }
 
-/// [`execute`] of a program and its arguments, without a shell (`invocation.command` is
-/// not used): the ssh client of a remote trial, which a local `sh -c` would only cost a
-/// process more per trial.
-pub(crate) fn execute_argv(argv: &[&str], invocation: &Invocation<'_>) -> std::io::Result<Execution> {
-    let (program, args) = argv.split_first().ok_or_else(|| std::io::Error::other("nothing to run"))?;
-    let mut command = Command::new(program);
-    command.args(args);
-    execute_command(command, invocation)
-}
-
 /// Run `command` as an [`Invocation`] says: its folder, environment, output files and limit.
 fn execute_command(mut command: Command, invocation: &Invocation<'_>) -> std::io::Result<Execution> {
     use std::os::unix::process::ExitStatusExt;
