@@ -327,7 +327,16 @@ impl Ssh {
             stopped: None,
         };
         let mut slot = self.shell.lock().unwrap_or_else(PoisonError::into_inner);
-        let shell = match slot.take() {
+        // a shell that ended since, or has output nobody asked for, is replaced (below)
+        let shell = match slot.take().map(|mut shell| (shell.is_idle(), shell)) {
+            Some((true, shell)) => Some(shell),
+            Some((false, shell)) => {
+                shell.close();
+                None
+            }
+            None => None,
+        };
+        let shell = match shell {
             Some(shell) => shell,
             None => match Shell::open(&self.argv("exec sh"), &self.local_dir) {
                 Ok(shell) => shell,
@@ -359,7 +368,10 @@ impl Ssh {
             }
         }
         match said.end {
-            End::Code(code) => e.exit_code = Some(code),
+            End::Code(code) if code >= 0 => e.exit_code = Some(code),
+            End::Code(_) => {
+                e.stopped = Some("the remote shell did not learn the command's exit status".into())
+            }
             End::TimedOut => e.timed_out = true,
             End::TooMuch => {
                 e.stopped = Some(format!(
@@ -742,7 +754,7 @@ struct Shell {
 /// How an exchange with the shell ended.
 #[derive(Debug, PartialEq)]
 enum End {
-    /// Both end lines came: the subshell's exit status.
+    /// Both end lines came: the subshell's exit status (-1: it was lost).
     Code(i32),
     /// The shell or its connection ended first; the local ssh client's exit status.
     Closed(Option<std::process::ExitStatus>),
@@ -780,6 +792,17 @@ impl Shell {
             return Err(std::io::Error::other("ssh started without its pipes"));
         };
         let mut shell = Shell { child, stdin, out, err };
+        // the shell's own folder, for the statuses (removed when it exits); then a first
+        // command, which says the shell is ready
+        let setup = format!(
+            "T=\"${{TMPDIR:-/tmp}}/margin-shell-{:016x}\"; mkdir -m 700 \"$T\" && trap 'rm -rf \"$T\"' EXIT || exit 1\n",
+            rand::random::<u64>()
+        );
+        use std::io::Write;
+        if shell.stdin.write_all(setup.as_bytes()).is_err() {
+            shell.end();
+            return Err(std::io::Error::other("the remote shell did not start"));
+        }
         let said = shell.exchange("true", Some(std::time::Instant::now() + SHELL_READY));
         match said.end {
             End::Code(0) => Ok(shell),
@@ -803,8 +826,16 @@ impl Shell {
         use std::io::Write;
         let nonce = format!("margin-end-{:032x}", rand::random::<u128>());
         // the end lines begin with a newline: the output's last line need not end in one
+        //
+        // The subshell's stdout and stderr each go through a `cat` of their own, and the
+        // line ends when both have ended: when every process that holds the output has
+        // let it go, what it left running included — as a one-shot ssh command ends only
+        // when its output does. So nothing a command leaves behind can print into the
+        // next command's output. Its exit status goes through the shell's own file
+        // (`$T/s`, emptied first: a status that never came reads as lost).
         let line = format!(
-            "( {script}\n) </dev/null; printf '\\n{nonce} %s\\n' \"$?\"; printf '\\n{nonce}\\n' >&2\n"
+            ": >\"$T/s\"; {{ {{ {{ ( {script}\n) </dev/null 3>&-; echo $? >\"$T/s\"; }} | cat >&3; }} 2>&1 | cat >&2; }} 3>&1; \
+             r=; read -r r <\"$T/s\"; printf '\\n{nonce} %s\\n' \"${{r:--1}}\"; printf '\\n{nonce}\\n' >&2\n"
         );
         let mut ex = Exchange { out: Vec::new(), err: Vec::new(), end: End::Closed(None) };
         if self.stdin.write_all(line.as_bytes()).and_then(|()| self.stdin.flush()).is_err() {
@@ -908,6 +939,24 @@ impl Shell {
             nix::sys::signal::Signal::SIGKILL,
         );
         self.child.wait().ok()
+    }
+
+    /// Whether it still runs and has printed nothing since its last command's end lines.
+    /// Output between commands comes from something a command left running that still
+    /// writes to the shell's stdout or stderr: the shell is then replaced, and the writer
+    /// loses its pipe (as it would when a one-shot ssh client ends), so that what it
+    /// prints cannot land in the next command's output.
+    fn is_idle(&mut self) -> bool {
+        use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+        use std::os::fd::AsFd;
+        if !matches!(self.child.try_wait(), Ok(None)) {
+            return false;
+        }
+        let mut fds = [
+            PollFd::new(self.out.as_fd(), PollFlags::POLLIN),
+            PollFd::new(self.err.as_fd(), PollFlags::POLLIN),
+        ];
+        matches!(poll(&mut fds, PollTimeout::ZERO), Ok(0))
     }
 
     /// Close its stdin (the shell exits after what it runs), give it a moment, then end it.

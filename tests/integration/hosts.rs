@@ -676,3 +676,28 @@ fn a_connection_lost_mid_trial_stops_the_host_with_the_reason() {
         }
     }
 }
+
+/// What a trial leaves running that still prints is that trial's output, as over a
+/// one-shot ssh command (its end waits for the output to end): never the next trial's,
+/// although both run in the host's one remote shell.
+#[test]
+fn what_a_remote_trial_leaves_printing_stays_in_its_own_output() {
+    let keys = Keys::new();
+    let a = keys.start();
+    let run = Run::new(&format!(
+        "hosts:\n  a: {}\nmatrix:\n  host: [a]\n  t: [leave, next]\n\
+         run: \"{{% if t == 'leave' %}}(sleep 0.4; echo late=9) & echo value=1{{% else %}}sleep 0.8; echo value=2{{% endif %}}\"\n\
+         metrics:\n  value: {{ regex: 'value=(\\d+)' }}\nrepetitions: 2\norder: sequential\n",
+        keys.host(a.port)
+    ));
+    let out = run.margin(&["run"]);
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let dir = run.dir.path().join("reports/e");
+    for r in run.records() {
+        let printed = std::fs::read_to_string(dir.join(r["raw"]["stdout"].as_str().unwrap())).unwrap();
+        match r["levels"]["t"].as_str().unwrap() {
+            "leave" => assert_eq!(printed, "value=1\nlate=9\n", "{r}"),
+            _ => assert_eq!(printed, "value=2\n", "{r}"),
+        }
+    }
+}
