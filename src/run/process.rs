@@ -45,8 +45,8 @@ pub struct Invocation<'a> {
     pub env: &'a [(String, String)],
 }
 
-/// How the command ended.
-#[derive(Debug, Clone, PartialEq)]
+/// How the command ended (the default: not yet at all — no status, nothing said).
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Execution {
     /// The exit code, when the shell exited by itself.
     pub exit_code: Option<i32>,
@@ -269,16 +269,8 @@ fn execute_command(mut command: Command, invocation: &Invocation<'_>) -> std::io
         Ok(group) => group,
         Err(e) => {
             return Ok(Execution {
-                exit_code: None,
-                signal: None,
-                timed_out: false,
-                wall: Duration::ZERO,
-                user: None,
-                system: None,
-                host_error: None,
                 not_started: Some(format!("could not start in {}: {e}", invocation.dir)),
-                left_running: false,
-                stopped: None,
+                ..Execution::default()
             });
         }
     };

@@ -118,6 +118,18 @@ impl Run {
             .unwrap()
     }
 
+    /// `margin run` started, not waited for; its stdout and stderr as `output` makes them.
+    fn spawn(&self, output: fn() -> Stdio) -> Child {
+        Command::new(assert_cmd::cargo::cargo_bin!("margin"))
+            .env("MARGIN_REPORTS", self.dir.path().join("reports"))
+            .arg("run")
+            .arg(self.dir.path().join("e.yaml"))
+            .stdout(output())
+            .stderr(output())
+            .spawn()
+            .unwrap()
+    }
+
     fn records(&self) -> Vec<serde_json::Value> {
         std::fs::read_to_string(self.dir.path().join("reports/e/runs.ndjson"))
             .unwrap_or_default()
@@ -537,14 +549,7 @@ fn a_remote_service_left_by_a_killed_run_is_ended_by_the_next() {
         keys.host(srv.port)
     ));
     let pattern = format!("sleep\u{0}{marker}");
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin!("margin"))
-        .env("MARGIN_REPORTS", run.dir.path().join("reports"))
-        .arg("run")
-        .arg(run.dir.path().join("e.yaml"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = run.spawn(Stdio::null);
     let start = Instant::now();
     while super::running(&pattern) == 0 {
         assert!(start.elapsed() < Duration::from_secs(20), "the service never started");
@@ -625,14 +630,7 @@ fn a_connection_lost_mid_trial_stops_the_host_with_the_reason() {
         "hosts:\n  a: {}\nmatrix:\n  host: [a]\nrun: sleep {marker}\nrepetitions: 3\n",
         keys.host(a.port)
     ));
-    let child = Command::new(assert_cmd::cargo::cargo_bin!("margin"))
-        .env("MARGIN_REPORTS", run.dir.path().join("reports"))
-        .arg("run")
-        .arg(run.dir.path().join("e.yaml"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = run.spawn(Stdio::piped);
     let start = Instant::now();
     while super::running(&format!("sleep\u{0}{marker}")) == 0 {
         assert!(start.elapsed() < Duration::from_secs(30), "the trial never started");
