@@ -12,8 +12,9 @@
 #   - whether two trials of one host ever overlapped (they must not: one trial per machine
 #     at a time; every ssh host without `machine:` is a machine of its own);
 #   - the most threads and file descriptors margin held, and the most ssh clients
-#     running (one per host: its long-lived remote shell; the master connections are
-#     daemons of their own, not counted), sampled from /proc every 250 ms;
+#     running (one per host for its long-lived remote shell, and at the start one more
+#     per host that checks its connection; the master connections are daemons of their
+#     own, not counted), sampled from /proc every 250 ms;
 #   - how busy the machine's CPUs were over the run (from /proc/stat): near 100 %, the
 #     figures measure the machine, not margin;
 #   - where the CPU of the run went, per trial: margin's own threads, the ssh clients it
