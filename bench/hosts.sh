@@ -11,9 +11,16 @@
 #     single host's: the goal is ≥ 1 ÷ 1.2 of it;
 #   - whether two trials of one host ever overlapped (they must not: one trial per machine
 #     at a time; every ssh host without `machine:` is a machine of its own);
-#   - the most threads and file descriptors margin held, and the most ssh processes
-#     running (one master connection per host, plus one client per trial under way),
-#     sampled from /proc every 50 ms.
+#   - the most threads and file descriptors margin held, and the most ssh clients
+#     running (one per host for its long-lived remote shell, and at the start one more
+#     per host that checks its connection; the master connections are daemons of their
+#     own, not counted), sampled from /proc every 250 ms;
+#   - how busy the machine's CPUs were over the run (from /proc/stat): near 100 %, the
+#     figures measure the machine, not margin;
+#   - where the CPU of the run went, per trial: margin's own threads, the ssh clients it
+#     started and reaped, and the hosts' side (every sshd session and what ran under it,
+#     reaped by the daemons: the trials' commands too). The master connections (ssh's
+#     daemons of their own, ControlPersist) are in none of them.
 #
 # The daemons share this machine's cores with margin: with many hosts and short trials
 # the figures measure the machine's CPU, not margin's scheduling. A trial that sleeps
@@ -72,19 +79,32 @@ for port in "${ports[@]}"; do
   done
 done
 
-# sample PID: the most threads, descriptors and ssh processes (under PID) it had
+# CPU ticks the daemons have reaped from their sessions (cutime + cstime)
+reaped() {
+  local sum=0 pid stat
+  for pid in "$@"; do
+    stat=$(cat "/proc/$pid/stat" 2> /dev/null) || continue
+    set -- ${stat##*) }
+    sum=$((sum + ${14} + ${15}))
+  done
+  echo "$sum"
+}
+
+# sample PID: the most threads, descriptors and ssh processes (under PID) it had, and
+# its CPU ticks (its own, its reaped children's) when last seen
 sample() {
-  local pid=$1 out=$2 threads=0 fds=0 ssh=0 t f s
+  local pid=$1 out=$2 threads=0 fds=0 ssh=0 cpu="0 0 0 0" t f s stat
   while kill -0 "$pid" 2> /dev/null; do
+    stat=$(cat "/proc/$pid/stat" 2> /dev/null) && cpu=$(echo "${stat##*) }" | cut -d' ' -f12-15)
     t=$(awk '/^Threads:/ { print $2 }' "/proc/$pid/status" 2> /dev/null || echo 0)
     f=$(ls "/proc/$pid/fd" 2> /dev/null | wc -l)
     s=$(pgrep -c -f "^ssh .*margin-ssh-$pid-" 2> /dev/null || true)
     [ "${t:-0}" -gt "$threads" ] && threads=$t
     [ "${f:-0}" -gt "$fds" ] && fds=$f
     [ "${s:-0}" -gt "$ssh" ] && ssh=$s
-    sleep 0.05
+    sleep 0.25 # pgrep reads every process's command line: at 50 ms it cost 5 % of the CPU
   done
-  echo "$threads $fds $ssh" > "$out"
+  echo "$threads $fds $ssh $cpu" > "$out"
 }
 
 single=
@@ -102,6 +122,8 @@ for n in $fleets; do
     echo "run: \"sleep $trial\""
     echo "repetitions: $reps"
   } > "$run/fleet.yaml"
+  read -r _ u0 n0 s0 i0 w0 q0 r0 _ < /proc/stat
+  remote0=$(reaped "${pids[@]}")
   start=$(date +%s.%N)
   (cd "$run" && exec "$margin" run fleet.yaml > run.out 2>&1) &
   runner=$!
@@ -112,13 +134,18 @@ for n in $fleets; do
   status=0
   wait "$runner" || status=$?
   end=$(date +%s.%N)
+  read -r _ u1 n1 s1 i1 w1 q1 r1 _ < /proc/stat
+  busy=$(( (u1 + n1 + s1 + q1 + r1) - (u0 + n0 + s0 + q0 + r0) ))
+  busy_pct=$(( 100 * busy / (busy + (i1 + w1) - (i0 + w0)) ))
   wait "$sampler" || true
   if [ "$status" != 0 ]; then
     echo "$n hosts: margin run failed (exit $status):" >&2
     tail -20 "$run/run.out" >&2
     exit 1
   fi
-  read -r threads fds ssh < "$run/sampled"
+  read -r threads fds ssh mu ms mcu mcs < "$run/sampled"
+  sleep 1 # the sessions end with margin's connections: reaped by their daemons
+  remote=$(( $(reaped "${pids[@]}") - remote0 ))
   # per host from its records: trials ÷ (last end − first start), and any overlap
   stats=$(python3 - "$run/reports/fleet/runs.ndjson" <<'PY'
 import json, sys
@@ -143,9 +170,13 @@ PY
 )
   read -r hosts trials median lowest overlaps <<< "$stats"
   [ -z "$single" ] && single=$median
-  printf '%2d hosts: %3d trials in %.1f s; per host %.3f trials/s (median; lowest %.3f): %.2f × one host'"'"'s; overlaps %d; at most %d threads, %d fds, %d ssh processes\n' \
+  tick=$(getconf CLK_TCK)
+  per() { echo "1000 * $1 / $tick / $trials" | bc -l; }
+  printf '%2d hosts: %3d trials in %.1f s; per host %.3f trials/s (median; lowest %.3f): %.2f × one host'"'"'s; overlaps %d; at most %d threads, %d fds, %d ssh clients; CPUs %d %% busy\n' \
     "$n" "$trials" "$(echo "$end - $start" | bc -l)" "$median" "$lowest" \
-    "$(echo "$single / $median" | bc -l)" "$overlaps" "$threads" "$fds" "$ssh"
+    "$(echo "$single / $median" | bc -l)" "$overlaps" "$threads" "$fds" "$ssh" "$busy_pct"
+  printf '          CPU per trial: margin %.1f ms, its ssh clients %.1f ms, the hosts (sshd, shells, commands) %.1f ms\n' \
+    "$(per $((mu + ms)))" "$(per $((mcu + mcs)))" "$(per "$remote")"
   [ "$hosts" = "$n" ] || { echo "expected $n hosts in the log, found $hosts" >&2; exit 1; }
   [ "$overlaps" = 0 ] || { echo "two trials of one host overlapped" >&2; exit 1; }
 done

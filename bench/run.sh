@@ -13,6 +13,15 @@
 # durability costs is floor ÷ hyperfine, which no runner can go under on this disk; what
 # margin adds of its own is margin ÷ floor.
 #
+# Wall time here is the disk's: one fdatasync per trial costs 3–10 ms on a shared virtual
+# disk, and its jitter from round to round is larger than all margin does besides. Two
+# measurements leave the disk out:
+#   - CPU time of the runner's own threads per trial: margin's (its CPU, from wait4,
+#     less the trials' own user and system time, which its records hold) against the
+#     floor's (its thread's, from schedstat: it prints `own_cpu_s`);
+#   - the same runs with the store on tmpfs (/dev/shm), where fdatasync returns at once,
+#     margin and the floor in turn, ROUNDS times.
+#
 # Each round also times the same run with `monitor: none`: what telemetry (on by default:
 # /proc/stat and /proc/diskstats read before and after every trial, kept under raw/)
 # costs per trial is (on − off) ÷ 1000.
@@ -38,6 +47,28 @@ seconds() { # seconds COMMAND…: the wall time of COMMAND, its output discarded
   end=$(date +%s.%N)
   echo "$end - $start" | bc -l
 }
+cpu() { # cpu COMMAND…: "WALL CPU" of COMMAND, CPU its own and its children's (wait4)
+  python3 -c '
+import os, sys, time
+start = time.monotonic()
+pid = os.fork()
+if pid == 0:
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1); os.dup2(null, 2)
+    os.execvp(sys.argv[1], sys.argv[1:])
+_, status, usage = os.wait4(pid, 0)
+print(time.monotonic() - start, usage.ru_utime + usage.ru_stime)
+sys.exit(os.waitstatus_to_exitcode(status))' "$@"
+}
+trials_cpu() { # trials_cpu STORE: the trials' own user + system time, summed
+  python3 -c '
+import json, sys
+print(sum(r.get("metrics", {}).get("user_time", 0) + r.get("metrics", {}).get("system_time", 0)
+          for r in map(json.loads, open(sys.argv[1]))))' "$1/overhead/runs.ndjson"
+}
+own_cpu() { # own_cpu FLOOR DIR: the floor's own CPU time for 1000 trials in DIR
+  "$1" "$2" 1000 | awk '/^own_cpu_s/ { print $2 }'
+}
 median() { # median NUMBER…
   printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
@@ -45,6 +76,8 @@ ratios=()
 floors=()
 owns=()
 costs=()
+cpus=()
+shms=()
 for round in $(seq "$rounds"); do
   rm -rf "$dir/reports"
   margin_s=$(MARGIN_REPORTS="$dir/reports" seconds "$margin" run "$dir/overhead.yaml")
@@ -68,6 +101,24 @@ for round in $(seq "$rounds"); do
       line+=$(printf ', floor ÷ hyperfine %.2f' "${floors[-1]}")
     fi
     line+=")"
+    # own CPU: margin's threads against the floor's (on the same disk)
+    rm -rf "$dir/reports"
+    read -r _ total < <(MARGIN_REPORTS="$dir/reports" cpu "$margin" run "$dir/overhead.yaml")
+    mine=$(echo "$total - $(trials_cpu "$dir/reports")" | bc -l)
+    theirs=$(own_cpu "$floor" "$dir")
+    cpus+=("$(echo "$mine / $theirs" | bc -l)")
+    line+=$(printf '; own CPU per trial: margin %.0f µs, floor %.0f µs (%.2f ×)' \
+      "$(echo "$mine * 1000" | bc -l)" "$(echo "$theirs * 1000" | bc -l)" "${cpus[-1]}")
+    # on tmpfs: no flush, margin and the floor in turn
+    if [ -d /dev/shm ] && [ -w /dev/shm ]; then
+      shm=$(mktemp -d -p /dev/shm)
+      read -r shm_margin _ < <(MARGIN_REPORTS="$shm/reports" cpu "$margin" run "$dir/overhead.yaml")
+      read -r shm_floor _ < <(cpu "$floor" "$shm" 1000)
+      rm -rf "$shm"
+      shms+=("$(echo "$shm_margin / $shm_floor" | bc -l)")
+      line+=$(printf '; on tmpfs margin %.3f s, floor %.3f s (%.2f ×, margin adds %.0f µs per trial)' \
+        "$shm_margin" "$shm_floor" "${shms[-1]}" "$(echo "($shm_margin - $shm_floor) * 1000" | bc -l)")
+    fi
   fi
   echo "$line"
 done
@@ -76,26 +127,18 @@ printf 'telemetry per trial (monitor default − monitor: none), median of %d: %
 if [ ${#owns[@]} -gt 0 ]; then
   printf 'margin / floor, median of %d: %.2f (what margin adds to the spawn and the durable record)\n' \
     "${#owns[@]}" "$(median "${owns[@]}")" # goal ≤ 1.05
+  printf 'own CPU per trial, margin / floor, median of %d: %.2f (range %.2f–%.2f)\n' \
+    "${#cpus[@]}" "$(median "${cpus[@]}")" "$(printf '%s\n' "${cpus[@]}" | sort -g | head -1)" \
+    "$(printf '%s\n' "${cpus[@]}" | sort -g | tail -1)"
+  if [ ${#shms[@]} -gt 0 ]; then
+    printf 'on tmpfs, margin / floor, median of %d: %.2f (range %.2f–%.2f)\n' \
+      "${#shms[@]}" "$(median "${shms[@]}")" "$(printf '%s\n' "${shms[@]}" | sort -g | head -1)" \
+      "$(printf '%s\n' "${shms[@]}" | sort -g | tail -1)"
+  fi
 fi
 if [ ${#ratios[@]} -eq 0 ]; then
   echo "hyperfine is not installed (apt-get install hyperfine): no ratio"
   exit 0
-fi
-# The same on tmpfs, where fdatasync returns at once: what margin itself adds per trial,
-# apart from making each record durable on the disk (margin − floor, both on tmpfs).
-if [ -d /dev/shm ] && [ -w /dev/shm ]; then
-  shm=$(mktemp -d -p /dev/shm)
-  margin_s=$(MARGIN_REPORTS="$shm/reports" seconds "$margin" run "$dir/overhead.yaml")
-  hyper_s=$(seconds hyperfine -N --runs 1000 --warmup 0 --style none true)
-  line=$(printf 'store on tmpfs (no disk flush): margin %.3f s; hyperfine %.3f s; ratio %.2f' \
-    "$margin_s" "$hyper_s" "$(echo "$margin_s / $hyper_s" | bc -l)")
-  if [ -n "$floor" ]; then
-    floor_s=$(seconds "$floor" "$shm" 1000)
-    line+=$(printf '; floor %.3f s: margin adds %.0f µs per trial' "$floor_s" \
-      "$(echo "($margin_s - $floor_s) * 1000" | bc -l)")
-  fi
-  rm -rf "$shm"
-  echo "$line"
 fi
 printf 'ratio margin / hyperfine, median of %d: %.2f\n' "${#ratios[@]}" "$(median "${ratios[@]}")"
 if [ ${#floors[@]} -gt 0 ]; then

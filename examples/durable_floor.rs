@@ -7,6 +7,11 @@
 //! margin ÷ floor is what margin itself adds, floor ÷ hyperfine what durability costs on
 //! the disk under TMPDIR.
 //!
+//! At the end it prints `own_cpu_s S`: the CPU time of its own thread (from
+//! /proc/thread-self/schedstat, in nanoseconds), without the children's — what
+//! `bench/run.sh` sets against margin's own CPU time per trial, which no disk's flush
+//! jitter moves.
+//!
 //! usage: durable_floor DIR [N]   (default N: 1000; the log goes in DIR and is removed)
 
 use std::fs::OpenOptions;
@@ -65,5 +70,10 @@ fn run(dir: &std::path::Path, n: u64) -> std::io::Result<()> {
         file.write_all_at(&line, i * LINE as u64)?;
         file.sync_data()?;
     }
-    std::fs::remove_file(&path)
+    std::fs::remove_file(&path)?;
+    // the first field: nanoseconds this thread has run (user and system)
+    let schedstat = std::fs::read_to_string("/proc/thread-self/schedstat")?;
+    let ns: u64 = schedstat.split_whitespace().next().and_then(|f| f.parse().ok()).unwrap_or(0);
+    println!("own_cpu_s {:.6}", ns as f64 / 1e9);
+    Ok(())
 }

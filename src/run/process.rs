@@ -45,8 +45,8 @@ pub struct Invocation<'a> {
     pub env: &'a [(String, String)],
 }
 
-/// How the command ended.
-#[derive(Debug, Clone, PartialEq)]
+/// How the command ended (the default: not yet at all — no status, nothing said).
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Execution {
     /// The exit code, when the shell exited by itself.
     pub exit_code: Option<i32>,
@@ -255,16 +255,6 @@ pub fn execute(invocation: &Invocation<'_>) -> std::io::Result<Execution> {
     execute_command(command, invocation)
 }
 
-/// [`execute`] of a program and its arguments, without a shell (`invocation.command` is
-/// not used): the ssh client of a remote trial, which a local `sh -c` would only cost a
-/// process more per trial.
-pub(crate) fn execute_argv(argv: &[&str], invocation: &Invocation<'_>) -> std::io::Result<Execution> {
-    let (program, args) = argv.split_first().ok_or_else(|| std::io::Error::other("nothing to run"))?;
-    let mut command = Command::new(program);
-    command.args(args);
-    execute_command(command, invocation)
-}
-
 /// Run `command` as an [`Invocation`] says: its folder, environment, output files and limit.
 fn execute_command(mut command: Command, invocation: &Invocation<'_>) -> std::io::Result<Execution> {
     use std::os::unix::process::ExitStatusExt;
@@ -284,17 +274,8 @@ fn execute_command(mut command: Command, invocation: &Invocation<'_>) -> std::io
         Ok(group) => group,
         Err(e) => {
             return Ok(Execution {
-                exit_code: None,
-                signal: None,
-                timed_out: false,
-                wall: Duration::ZERO,
-                user: None,
-                system: None,
-                written: None,
-                host_error: None,
                 not_started: Some(format!("could not start in {}: {e}", invocation.dir)),
-                left_running: false,
-                stopped: None,
+                ..Execution::default()
             });
         }
     };

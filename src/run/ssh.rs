@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use super::exec::{Executor, Started};
@@ -87,6 +87,9 @@ pub(crate) struct Ssh {
     /// The store's marker (`orphans::MARKER`), in the environment of every trial and
     /// service on the host, so that the next run finds what a killed one left there.
     marker: Option<(String, String)>,
+    /// The host's long-lived shell ([`Shell`]), started at its first command; gone after a
+    /// command it did not see to its end, and started again for the next.
+    shell: Mutex<Option<Shell>>,
 }
 
 impl Ssh {
@@ -110,6 +113,10 @@ impl Ssh {
         for option in &host.options {
             args.extend(["-o".into(), option.value.clone()]);
         }
+        // A connection that died without a word (a host gone, a network cut) is noticed
+        // within a minute, instead of a trial waiting on it for ever; after the host's
+        // own options, since ssh keeps the first value it is given for each.
+        args.extend(["-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=4"].map(String::from));
         // after `--`: a destination is never read as an option (`check` refuses one
         // beginning with `-` as well)
         args.extend(["--".to_string(), destination.to_string()]);
@@ -119,6 +126,7 @@ impl Ssh {
             local_dir: control_dir.to_path_buf(),
             facts: OnceLock::new(),
             marker: None,
+            shell: Mutex::new(None),
         }
     }
 
@@ -142,9 +150,60 @@ impl Ssh {
         argv
     }
 
-    /// Run a short remote command and capture its output.
+    /// Run a short remote command (facts, workdirs, the sweep) in the host's shell and
+    /// capture its trimmed stdout; `Err` says why not, as `process::capture_argv` does.
+    /// Each of them as an ssh command of its own cost the host an sshd session and a
+    /// login shell (0.16 s of CPU with a `.bashrc` that runs `pyenv init`): at 64 hosts
+    /// their starts took most of the run.
     fn capture(&self, remote: &str) -> Result<String, String> {
-        process::capture_argv(&self.argv(remote), &self.local_dir, SHORT)
+        let said = self.in_shell(remote, Some(std::time::Instant::now() + SHORT))?;
+        let last = |bytes: &[u8]| {
+            let text = String::from_utf8_lossy(bytes);
+            text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string()
+        };
+        let failed = |status: String| {
+            let last = last(&said.err);
+            if last.is_empty() { status } else { format!("{status}: {last}") }
+        };
+        match said.end {
+            End::Code(0) => {
+                let text = String::from_utf8_lossy(&said.out).trim().to_string();
+                if text.is_empty() { Err("no output".to_string()) } else { Ok(text) }
+            }
+            End::Code(code) if code > 0 => Err(failed(format!("exit code {code}"))),
+            End::Code(_) => Err(failed("its exit status was lost".to_string())),
+            End::TimedOut => Err(format!("no answer within {} s", SHORT.as_secs())),
+            End::TooMuch => Err(format!("it printed more than {} MiB", process::MAX_OUTPUT >> 20)),
+            End::Closed(_) => Err(failed("the remote shell ended".to_string())),
+        }
+    }
+
+    /// Run `script` in the host's long-lived shell, started first when there is none (or
+    /// the last one ended, or printed between commands); `Err`: no shell could be started.
+    /// The host's thread holds the shell until the command's end lines came.
+    fn in_shell(&self, script: &str, deadline: Option<std::time::Instant>) -> Result<Exchange, String> {
+        let mut slot = self.shell.lock().unwrap_or_else(PoisonError::into_inner);
+        let shell = match slot.take().map(|mut shell| (shell.is_idle(), shell)) {
+            Some((true, shell)) => shell,
+            Some((false, shell)) => {
+                shell.close();
+                Shell::open(&self.argv("exec sh"), &self.local_dir).map_err(|e| e.to_string())?
+            }
+            None => Shell::open(&self.argv("exec sh"), &self.local_dir).map_err(|e| e.to_string())?,
+        };
+        let shell = slot.insert(shell);
+        // a second Ctrl-C ends it with the rest (`process::kill_running`)
+        let _abort = process::OnAbort::new(vec![
+            "kill".into(),
+            "-KILL".into(),
+            "--".into(),
+            format!("-{}", shell.child.id()),
+        ]);
+        let said = shell.exchange(script, deadline);
+        if !matches!(said.end, End::Code(_)) {
+            *slot = None; // ended: the next command starts another
+        }
+        Ok(said)
     }
 }
 
@@ -166,13 +225,18 @@ impl Executor for Ssh {
         &self.name
     }
 
-    /// The host answers; `Err` is ssh's own message.
+    /// The host answers; `Err` is ssh's own message. An ssh command of its own, never
+    /// the shell: it sets up the shared connection, and says whether it still works when
+    /// the shell ended.
     fn check(&self) -> Result<(), String> {
-        self.capture("echo margin").map(|_| ())
+        process::capture_argv(&self.argv("echo margin"), &self.local_dir, SHORT).map(|_| ())
     }
 
-    /// Close the shared connection (`ssh -O exit`).
+    /// End the long-lived shell, then close the shared connection (`ssh -O exit`).
     fn close(&self) {
+        if let Some(shell) = self.shell.lock().unwrap_or_else(PoisonError::into_inner).take() {
+            shell.close();
+        }
         if let [options @ .., _, destination] = self.args.as_slice() {
             let mut argv: Vec<&str> = vec!["ssh"];
             argv.extend(options.iter().map(String::as_str));
@@ -291,39 +355,71 @@ impl Executor for Ssh {
 }
 
 impl Ssh {
-    /// Run a command on the host; with a monitor, its counters are printed to stderr
-    /// right before the timed command and right after it, in the same remote shell (no
-    /// round trip of their own), and taken out of stderr again.
+    /// Run a command on the host, in its long-lived shell ([`Shell`]); with a monitor,
+    /// its counters are printed to stderr right before the timed command and right after
+    /// it, in the same subshell (no round trip of their own), and taken out of stderr
+    /// again. What it printed is written to the invocation's files before anything reads it.
     fn execute_with(
         &self,
         invocation: &Invocation<'_>,
         monitor: Option<&Monitor>,
     ) -> std::io::Result<(Execution, Option<Snapshots>, Option<u128>)> {
-        let remote = remote_command(invocation, &self.env_words(invocation), monitor, false);
-        let argv = self.argv(&remote);
-        let command = shlex::try_join(argv.iter().copied()).map_err(std::io::Error::other)?;
-        // The local ssh gets a generous limit of its own, in case the connection hangs.
-        let local = Invocation {
-            command: &command, // for messages: ssh itself is started without a shell
-
-            dir: self.local_dir.to_str().unwrap_or("."),
-            stdout: invocation.stdout,
-            stderr: invocation.stderr,
-            timeout: invocation.timeout.map(|t| t + Duration::from_secs(KILL_AFTER + 30)),
-            sync: false,
-            end_group: false,
-            env: &[],
+        let script = remote_command(invocation, &self.env_words(invocation), monitor, false);
+        // a generous limit beyond the remote `timeout`'s, in case the connection hangs
+        let limit = invocation.timeout.map(|t| t + Duration::from_secs(KILL_AFTER + 30));
+        let mut e = Execution::default();
+        let begun = std::time::Instant::now();
+        let said = match self.in_shell(&script, limit.map(|l| begun + l)) {
+            Ok(said) => said,
+            Err(why) => {
+                e.host_error = Some(format!("ssh to `{}`: {why}", self.name));
+                return Ok((e, None, None));
+            }
         };
-        let e = process::execute_argv(&argv, &local)?;
-        self.settle(invocation, e)
+        e.wall = begun.elapsed();
+        // the raw output first, as the command printed it (an empty output is no file)
+        for (path, text) in [(invocation.stdout, &said.out), (invocation.stderr, &said.err)] {
+            if !text.is_empty() {
+                std::fs::write(path, text)?;
+            }
+        }
+        match said.end {
+            End::Code(code) if code >= 0 => e.exit_code = Some(code),
+            End::Code(_) => {
+                e.stopped = Some("the remote shell did not learn the command's exit status".into())
+            }
+            End::TimedOut => e.timed_out = true,
+            End::TooMuch => {
+                e.stopped = Some(format!(
+                    "stopped after printing more than {} MiB (stdout and stderr)",
+                    process::MAX_OUTPUT >> 20
+                ))
+            }
+            End::Closed(status) => {
+                // the connection is gone (the host's error), or only the shell is: the
+                // command failed, and the next one gets a new shell
+                let how = status.map_or("no exit status".to_string(), |s| s.to_string());
+                match self.check() {
+                    Err(why) => e.host_error = Some(format!("ssh to `{}`: {why}", self.name)),
+                    Ok(()) => {
+                        e.stopped = Some(format!(
+                            "the remote shell ended before the command did (its ssh client: {how})"
+                        ))
+                    }
+                }
+            }
+        }
+        self.settle(invocation, e, false)
     }
 
     /// What the remote shell added taken out of stderr, the output made durable when
-    /// asked, and ssh's own failure (255) and `timeout`'s codes read as what they are.
+    /// asked, and `timeout`'s codes read as what they are; `client`: the exit code is the
+    /// local ssh client's, whose own failure (255) is the host's error, not the command's.
     fn settle(
         &self,
         invocation: &Invocation<'_>,
         mut e: Execution,
+        client: bool,
     ) -> std::io::Result<(Execution, Option<Snapshots>, Option<u128>)> {
         // CPU time of the local ssh client says nothing about the trial.
         e.user = None;
@@ -347,7 +443,7 @@ impl Ssh {
             }
         }
         match e.exit_code {
-            Some(255) => {
+            Some(255) if client => {
                 let err = process::read_raw(invocation.stderr).unwrap_or_default();
                 let last = err.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("ssh failed");
                 e.host_error = Some(format!("ssh to `{}`: {}", self.name, last.trim()));
@@ -432,22 +528,19 @@ impl Ssh {
         let e = Execution {
             exit_code: status.code(),
             signal: status.signal(),
-            timed_out: false,
             wall: begun.elapsed(),
-            user: None,
-            system: None,
-            written: None,
-            host_error: None,
-            not_started: None,
-            left_running: false,
-            stopped: None,
+            ..Execution::default()
         };
-        self.settle(invocation, e).map(Some)
+        self.settle(invocation, e, true).map(Some)
     }
 }
 
 /// The host's side of `Ssh::end_left`; `MARKER` is replaced by the quoted `KEY=value`.
-const SWEEP: &str = r#"m=MARKER; i=0; while :; do found=; for e in /proc/[0-9]*/environ; do p=${e#/proc/}; p=${p%/environ}; [ "$p" = "$$" ] && continue; if tr '\0' '\n' < "$e" 2>/dev/null | grep -qxF -e "$m"; then g=$(ps -o pgid= -p "$p" | tr -d ' '); c=$(tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null); [ -n "$g" ] && kill -KILL -- "-$g" 2>/dev/null; kill -KILL "$p" 2>/dev/null; found=1; echo "$p $c"; fi; done; [ -z "$found" ] && break; i=$((i+1)); [ $i -ge 100 ] && exit 3; sleep 0.1; done; echo margin-swept"#;
+/// Each round, one `grep -z` reads every process's environment (`-l`: the files that hold
+/// the marker as a whole entry); a `grep` without `-z` (`z` is then unset) reads them one
+/// by one through `tr`, a process or two per process on the host — at 64 hosts on one
+/// machine that was most of the run's CPU. The script's own shell is left alone.
+const SWEEP: &str = r#"m=MARKER; z=; printf 'x\0' | grep -qzx x 2>/dev/null && z=1; i=0; while :; do found=; if [ -n "$z" ]; then hits=$(grep -lzxF -e "$m" /proc/[0-9]*/environ 2>/dev/null); else hits=$(for e in /proc/[0-9]*/environ; do tr '\0' '\n' < "$e" 2>/dev/null | grep -qxF -e "$m" && echo "$e"; done); fi; for e in $hits; do p=${e#/proc/}; p=${p%/environ}; [ "$p" = "$$" ] && continue; g=$(ps -o pgid= -p "$p" | tr -d ' '); c=$(tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null); [ -n "$g" ] && kill -KILL -- "-$g" 2>/dev/null; kill -KILL "$p" 2>/dev/null; found=1; echo "$p $c"; done; [ -z "$found" ] && break; i=$((i+1)); [ $i -ge 100 ] && exit 3; sleep 0.1; done; echo margin-swept"#;
 
 /// A remote command's end: how, the counters around it, and its start on the host's
 /// clock (ns since the epoch).
@@ -644,4 +737,267 @@ mod tests {
             assert_eq!(String::from_utf8(out.stdout).unwrap(), text.replace('\0', ""), "{text:?}");
         }
     }
+}
+
+/// How long a new shell has to say it is ready (the connection is already up: `check`).
+const SHELL_READY: Duration = Duration::from_secs(60);
+
+/// A long-lived shell on the host, one per host for the run (docs/design.md, Hosts over
+/// ssh): `sh` started once over the host's multiplexed connection, its stdin the script
+/// channel. A trial is one line of script sent to it, run in a subshell whose output goes
+/// straight back over ssh's stdout and stderr, which the shell ends with a line bearing a
+/// nonce of 128 random bits (and on stdout the exit status); what came before the line is
+/// what the trial printed. Per trial that costs a few system calls and the subshell's
+/// fork, not an ssh client and an sshd session (a channel, a fork, a login shell).
+///
+/// The shell is no part of the measurement: the trial is timed and its counters read in
+/// the subshell exactly as a one-shot ssh command does it ([`remote_command`]). It carries
+/// no marker of its own (the next run's `end_left` must not end a shell of its own);
+/// when margin dies, its stdin closes, and it exits after the command under way (which
+/// carries the marker).
+struct Shell {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    out: std::process::ChildStdout,
+    err: std::process::ChildStderr,
+}
+
+/// How an exchange with the shell ended.
+#[derive(Debug, PartialEq)]
+enum End {
+    /// Both end lines came: the subshell's exit status (-1: it was lost).
+    Code(i32),
+    /// The shell or its connection ended first; the local ssh client's exit status.
+    Closed(Option<std::process::ExitStatus>),
+    /// The deadline passed first; the shell was ended.
+    TimedOut,
+    /// More than `process::MAX_OUTPUT` came; the shell was ended.
+    TooMuch,
+}
+
+/// What the shell printed for one script, up to its end lines (taken off), and how it ended.
+struct Exchange {
+    out: Vec<u8>,
+    err: Vec<u8>,
+    end: End,
+}
+
+impl Shell {
+    /// `ssh … 'exec sh'`, in a process group of its own; ready once it has answered.
+    fn open(argv: &[&str], local_dir: &Path) -> std::io::Result<Shell> {
+        use std::os::unix::process::CommandExt;
+        use std::process::Stdio;
+        let mut child = std::process::Command::new(argv[0])
+            .args(&argv[1..])
+            .current_dir(local_dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()?;
+        let (Some(stdin), Some(out), Some(err)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(std::io::Error::other("ssh started without its pipes"));
+        };
+        let mut shell = Shell { child, stdin, out, err };
+        // the shell's own folder, for the statuses (removed when it exits); then a first
+        // command, which says the shell is ready
+        let setup = format!(
+            "T=\"${{TMPDIR:-/tmp}}/margin-shell-{:016x}\"; mkdir -m 700 \"$T\" && trap 'rm -rf \"$T\"' EXIT || exit 1\n",
+            rand::random::<u64>()
+        );
+        use std::io::Write;
+        if shell.stdin.write_all(setup.as_bytes()).is_err() {
+            shell.end();
+            return Err(std::io::Error::other("the remote shell did not start"));
+        }
+        let said = shell.exchange("true", Some(std::time::Instant::now() + SHELL_READY));
+        match said.end {
+            End::Code(0) => Ok(shell),
+            end => {
+                let text = String::from_utf8_lossy(&said.err);
+                let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+                Err(std::io::Error::other(match end {
+                    End::TimedOut => {
+                        format!("the remote shell did not answer within {} s", SHELL_READY.as_secs())
+                    }
+                    _ if !last.is_empty() => last.to_string(),
+                    end => format!("the remote shell did not start ({end:?})"),
+                }))
+            }
+        }
+    }
+
+    /// Run `script` (one or more lines of sh) in a subshell of the shell, its stdin empty;
+    /// what it printed and how it ended. After anything but `End::Code` the shell is gone.
+    fn exchange(&mut self, script: &str, deadline: Option<std::time::Instant>) -> Exchange {
+        use std::io::Write;
+        let nonce = format!("margin-end-{:032x}", rand::random::<u128>());
+        // the end lines begin with a newline: the output's last line need not end in one
+        //
+        // The subshell's stdout and stderr each go through a `cat` of their own, and the
+        // line ends when both have ended: when every process that holds the output has
+        // let it go, what it left running included — as a one-shot ssh command ends only
+        // when its output does. So nothing a command leaves behind can print into the
+        // next command's output. Its exit status goes through the shell's own file
+        // (`$T/s`, emptied first: a status that never came reads as lost).
+        let line = format!(
+            ": >\"$T/s\"; {{ {{ {{ ( {script}\n) </dev/null 3>&-; echo $? >\"$T/s\"; }} | cat >&3; }} 2>&1 | cat >&2; }} 3>&1; \
+             r=; read -r r <\"$T/s\"; printf '\\n{nonce} %s\\n' \"${{r:--1}}\"; printf '\\n{nonce}\\n' >&2\n"
+        );
+        let mut ex = Exchange { out: Vec::new(), err: Vec::new(), end: End::Closed(None) };
+        if self.stdin.write_all(line.as_bytes()).and_then(|()| self.stdin.flush()).is_err() {
+            ex.end = End::Closed(self.end());
+            return ex;
+        }
+        ex.end = self.read_to_ends(&nonce, deadline, &mut ex.out, &mut ex.err);
+        ex
+    }
+
+    /// Read stdout and stderr until each has its end line (taken off), the shell ends,
+    /// the deadline passes or too much came.
+    fn read_to_ends(
+        &mut self,
+        nonce: &str,
+        deadline: Option<std::time::Instant>,
+        out: &mut Vec<u8>,
+        err: &mut Vec<u8>,
+    ) -> End {
+        use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+        use std::io::Read;
+        use std::os::fd::AsFd;
+        let out_end = format!("\n{nonce} ");
+        let err_end = format!("\n{nonce}\n");
+        let (mut code, mut err_done) = (None::<i32>, false);
+        let mut chunk = vec![0u8; 64 << 10];
+        loop {
+            if let (Some(code), true) = (code, err_done) {
+                return End::Code(code);
+            }
+            if (out.len() + err.len()) as u64 > process::MAX_OUTPUT {
+                self.end();
+                return End::TooMuch;
+            }
+            let left = deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
+            if left.is_some_and(|l| l.is_zero()) {
+                self.end();
+                return End::TimedOut;
+            }
+            let timeout = match left {
+                // poll counts in milliseconds: rounded up, so the limit is never cut short
+                Some(l) => PollTimeout::try_from(l.as_micros().div_ceil(1000).min(i32::MAX as u128) as u32)
+                    .unwrap_or(PollTimeout::MAX),
+                None => PollTimeout::NONE,
+            };
+            let (out_ready, err_ready) = {
+                let mut fds = [
+                    PollFd::new(
+                        self.out.as_fd(),
+                        if code.is_none() { PollFlags::POLLIN } else { PollFlags::empty() },
+                    ),
+                    PollFd::new(
+                        self.err.as_fd(),
+                        if err_done { PollFlags::empty() } else { PollFlags::POLLIN },
+                    ),
+                ];
+                match poll(&mut fds, timeout) {
+                    Err(nix::errno::Errno::EINTR) | Ok(0) => continue,
+                    Err(_) => {
+                        return End::Closed(self.end());
+                    }
+                    Ok(_) => {
+                        let ready = |fd: &PollFd<'_>| fd.revents().is_some_and(|r| !r.is_empty());
+                        (ready(&fds[0]), ready(&fds[1]))
+                    }
+                }
+            };
+            if out_ready && code.is_none() {
+                match self.out.read(&mut chunk) {
+                    Ok(0) | Err(_) => return End::Closed(self.end()),
+                    Ok(n) => {
+                        out.extend_from_slice(&chunk[..n]);
+                        code = take_end_status(out, &out_end, n);
+                    }
+                }
+            }
+            if err_ready && !err_done {
+                match self.err.read(&mut chunk) {
+                    Ok(0) | Err(_) => return End::Closed(self.end()),
+                    Ok(n) => {
+                        err.extend_from_slice(&chunk[..n]);
+                        let tail = err.len().saturating_sub(n + err_end.len());
+                        if err[tail..].ends_with(err_end.as_bytes()) {
+                            err.truncate(err.len() - err_end.len());
+                            err_done = true;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// End the shell's local ssh client with its group, and reap it; its exit status.
+    fn end(&mut self) -> Option<std::process::ExitStatus> {
+        // what it already said stands: a client that has exited is only reaped
+        if let Ok(Some(status)) = self.child.try_wait() {
+            return Some(status);
+        }
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(self.child.id() as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        self.child.wait().ok()
+    }
+
+    /// Whether it still runs and has printed nothing since its last command's end lines.
+    /// Output between commands comes from something a command left running that still
+    /// writes to the shell's stdout or stderr: the shell is then replaced, and the writer
+    /// loses its pipe (as it would when a one-shot ssh client ends), so that what it
+    /// prints cannot land in the next command's output.
+    fn is_idle(&mut self) -> bool {
+        use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+        use std::os::fd::AsFd;
+        if !matches!(self.child.try_wait(), Ok(None)) {
+            return false;
+        }
+        let mut fds = [
+            PollFd::new(self.out.as_fd(), PollFlags::POLLIN),
+            PollFd::new(self.err.as_fd(), PollFlags::POLLIN),
+        ];
+        matches!(poll(&mut fds, PollTimeout::ZERO), Ok(0))
+    }
+
+    /// Close its stdin (the shell exits after what it runs), give it a moment, then end it.
+    fn close(mut self) {
+        drop(self.stdin);
+        let begun = std::time::Instant::now();
+        while begun.elapsed() < Duration::from_secs(2) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(self.child.id() as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        let _ = self.child.wait();
+    }
+}
+
+/// When `out` (whose last `added` bytes just came) ends with `end` (`\n<nonce> `), a
+/// status and a newline: the status, the line taken off.
+fn take_end_status(out: &mut Vec<u8>, end: &str, added: usize) -> Option<i32> {
+    if out.last() != Some(&b'\n') {
+        return None;
+    }
+    // the line is short: it lies within its length plus a status of the last bytes
+    let from = out.len().saturating_sub(added + end.len() + 12);
+    let at = out[from..].windows(end.len()).rposition(|w| w == end.as_bytes())? + from;
+    let status = std::str::from_utf8(&out[at + end.len()..out.len() - 1]).ok()?.parse().ok()?;
+    out.truncate(at);
+    Some(status)
 }

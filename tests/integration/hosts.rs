@@ -118,6 +118,18 @@ impl Run {
             .unwrap()
     }
 
+    /// `margin run` started, not waited for; its stdout and stderr as `output` makes them.
+    fn spawn(&self, output: fn() -> Stdio) -> Child {
+        Command::new(assert_cmd::cargo::cargo_bin!("margin"))
+            .env("MARGIN_REPORTS", self.dir.path().join("reports"))
+            .arg("run")
+            .arg(self.dir.path().join("e.yaml"))
+            .stdout(output())
+            .stderr(output())
+            .spawn()
+            .unwrap()
+    }
+
     fn records(&self) -> Vec<serde_json::Value> {
         std::fs::read_to_string(self.dir.path().join("reports/e/runs.ndjson"))
             .unwrap_or_default()
@@ -537,14 +549,7 @@ fn a_remote_service_left_by_a_killed_run_is_ended_by_the_next() {
         keys.host(srv.port)
     ));
     let pattern = format!("sleep\u{0}{marker}");
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin!("margin"))
-        .env("MARGIN_REPORTS", run.dir.path().join("reports"))
-        .arg("run")
-        .arg(run.dir.path().join("e.yaml"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = run.spawn(Stdio::null);
     let start = Instant::now();
     while super::running(&pattern) == 0 {
         assert!(start.elapsed() < Duration::from_secs(20), "the service never started");
@@ -564,4 +569,133 @@ fn a_remote_service_left_by_a_killed_run_is_ended_by_the_next() {
     );
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(super::running(&pattern), 0, "a service outlived the runs");
+}
+
+/// A host's trials run in one long-lived remote shell: a command that kills it (`kill -9
+/// 0` ends its whole process group there, the shell with it) fails its trial with the
+/// reason, without hanging and without stopping the host; the next trial gets a new
+/// shell. Output that ends without a newline, and an exit status, come back as printed.
+#[test]
+fn a_killed_remote_shell_fails_its_trial_and_the_next_gets_a_new_one() {
+    let keys = Keys::new();
+    let a = keys.start();
+    let run = Run::new(&format!(
+        "hosts:\n  a: {}\nmatrix:\n  host: [a]\n  t: [fine, die, after]\n\
+         run: \"{{% if t == 'die' %}}kill -9 0{{% else %}}printf 'value=%s' $$; printf 'to err' >&2{{% endif %}}\"\n\
+         metrics:\n  value: {{ regex: 'value=(\\d+)' }}\nrepetitions: 2\nmax_failures: 2\norder: sequential\n",
+        keys.host(a.port)
+    ));
+    let start = Instant::now();
+    let out = run.margin(&["run"]);
+    assert_eq!(out.status.code(), Some(1), "{}\n{}", stdout(&out), stderr(&out));
+    assert!(start.elapsed() < Duration::from_secs(60), "it hung");
+    let records = run.records();
+    let of = |t: &str| records.iter().filter(|r| r["levels"]["t"] == t).cloned().collect::<Vec<_>>();
+    let die = of("die");
+    assert_eq!(die.len(), 2, "{records:?}");
+    for r in &die {
+        assert_eq!(r["status"], "failed", "{r}");
+        assert!(
+            r["error"].as_str().unwrap().contains("the remote shell ended before the command did"),
+            "{r}"
+        );
+    }
+    let (fine, after) = (of("fine"), of("after"));
+    assert_eq!(fine.len() + after.len(), 4, "{records:?}");
+    for r in fine.iter().chain(&after) {
+        assert_eq!(r["status"], "ok", "{r}");
+        // exactly what the command printed: no newline added, nothing of margin's
+        let dir = run.dir.path().join("reports/e");
+        let raw = &r["raw"];
+        let outp = std::fs::read_to_string(dir.join(raw["stdout"].as_str().unwrap())).unwrap();
+        let errp = std::fs::read_to_string(dir.join(raw["stderr"].as_str().unwrap())).unwrap();
+        assert_eq!(outp, format!("value={}", r["metrics"]["value"].as_f64().unwrap()), "{r}");
+        assert_eq!(errp, "to err", "{r}");
+    }
+    // each trial is a shell of its own under the one that stays: other pids every time
+    let pids: std::collections::HashSet<String> =
+        fine.iter().chain(&after).map(|r| r["metrics"]["value"].to_string()).collect();
+    assert_eq!(pids.len(), 4, "{records:?}");
+}
+
+/// The connection lost in the middle of a trial (the host's sshd and its sessions
+/// killed): the trial is no result, the host stops with ssh's reason, and the run ends
+/// instead of waiting on it.
+#[test]
+fn a_connection_lost_mid_trial_stops_the_host_with_the_reason() {
+    let keys = Keys::new();
+    let mut a = keys.start();
+    let marker = format!("27.{}", std::process::id() % 1000);
+    let run = Run::new(&format!(
+        "hosts:\n  a: {}\nmatrix:\n  host: [a]\nrun: sleep {marker}\nrepetitions: 3\n",
+        keys.host(a.port)
+    ));
+    let child = run.spawn(Stdio::piped);
+    let start = Instant::now();
+    while super::running(&format!("sleep\u{0}{marker}")) == 0 {
+        assert!(start.elapsed() < Duration::from_secs(30), "the trial never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // the daemon and everything under it (its sessions, what they run), found before the
+    // daemon goes (its orphans would be init's)
+    let parents: Vec<(i32, i32)> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| {
+            let pid = entry.file_name().to_string_lossy().parse().ok()?;
+            let status = std::fs::read_to_string(entry.path().join("status")).ok()?;
+            let ppid = status.lines().find_map(|l| l.strip_prefix("PPid:"))?.trim().parse().ok()?;
+            Some((pid, ppid))
+        })
+        .collect();
+    let mut tree = vec![a.child.id() as i32];
+    while let Some(more) = parents.iter().find(|(pid, ppid)| tree.contains(ppid) && !tree.contains(pid)) {
+        tree.push(more.0);
+    }
+    let _ = a.child.kill();
+    for pid in &tree[1..] {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(*pid), nix::sys::signal::Signal::SIGKILL);
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(start.elapsed() < Duration::from_secs(60), "it waited on a lost connection");
+    assert_eq!(out.status.code(), Some(1), "{}\n{}", stdout(&out), stderr(&out));
+    let said = stdout(&out);
+    assert!(said.contains("host a failed: ssh to `a`:"), "{said}");
+    assert!(run.records().iter().all(|r| r["status"] == "ok"), "{:?}", run.records());
+    // the remote sleep lost its connection, not its life (the next run's sweep would end
+    // it, `a_remote_service_left_by_a_killed_run_is_ended_by_the_next`): ended here
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        if String::from_utf8_lossy(&cmdline).contains(&format!("sleep\u{0}{marker}"))
+            && let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>()
+        {
+            let _ =
+                nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+        }
+    }
+}
+
+/// What a trial leaves running that still prints is that trial's output, as over a
+/// one-shot ssh command (its end waits for the output to end): never the next trial's,
+/// although both run in the host's one remote shell.
+#[test]
+fn what_a_remote_trial_leaves_printing_stays_in_its_own_output() {
+    let keys = Keys::new();
+    let a = keys.start();
+    let run = Run::new(&format!(
+        "hosts:\n  a: {}\nmatrix:\n  host: [a]\n  t: [leave, next]\n\
+         run: \"{{% if t == 'leave' %}}(sleep 0.4; echo late=9) & echo value=1{{% else %}}sleep 0.8; echo value=2{{% endif %}}\"\n\
+         metrics:\n  value: {{ regex: 'value=(\\d+)' }}\nrepetitions: 2\norder: sequential\n",
+        keys.host(a.port)
+    ));
+    let out = run.margin(&["run"]);
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let dir = run.dir.path().join("reports/e");
+    for r in run.records() {
+        let printed = std::fs::read_to_string(dir.join(r["raw"]["stdout"].as_str().unwrap())).unwrap();
+        match r["levels"]["t"].as_str().unwrap() {
+            "leave" => assert_eq!(printed, "value=1\nlate=9\n", "{r}"),
+            _ => assert_eq!(printed, "value=2\n", "{r}"),
+        }
+    }
 }
