@@ -8,8 +8,6 @@
 //! parse rules changed, so their numbers measure something else) are left out and
 //! counted.
 
-use std::collections::HashMap;
-
 use polars::prelude::*;
 
 use crate::plan::Plan;
@@ -271,19 +269,21 @@ impl<'a> Table<'a> {
 /// once here, in its group, rather than in a frame of every row plus the frame's filtered
 /// and sorted copies (docs/design.md §9: polars serves export, not the report).
 pub(crate) fn groups(trials: &Trials, plan: &Plan) -> (Vec<Group>, TrialCounts) {
-    let cells = trials.cells_in(plan);
+    let cells = trials.cell_index(plan);
     let mut counts = TrialCounts::default();
     let analysed = |i: usize| -> Option<usize> {
-        let &cell = cells.get(&trials.cell[i])?;
+        let cell = cells.get(trials.cell[i])?;
         (!trials.warmup[i] && trials.status[i].is_measurement()).then_some(cell)
     };
-    // First the groups and their sizes, so that each group's columns are allocated once.
-    let mut index: HashMap<(usize, Name), usize> = HashMap::new();
+    // First the groups and their sizes, so that each group's columns are allocated once;
+    // a cell's groups (one per metric: a few) are found by its name's number.
+    let (slot, cells_named) = cells.slots();
+    let mut of_cell: Vec<Vec<(Name, usize)>> = vec![Vec::new(); cells_named];
     let mut keys: Vec<(usize, Name)> = Vec::new();
     let mut sizes: Vec<usize> = Vec::new();
     let mut row_group: Vec<u32> = Vec::new();
     for i in 0..trials.len() {
-        if !cells.contains_key(&trials.cell[i]) {
+        if cells.get(trials.cell[i]).is_none() {
             counts.stale += 1;
             continue;
         }
@@ -293,18 +293,23 @@ pub(crate) fn groups(trials: &Trials, plan: &Plan) -> (Vec<Group>, TrialCounts) 
             (false, false) => counts.failed += 1,
         }
         let Some(cell) = analysed(i) else { continue };
+        let slots = &mut of_cell[slot[trials.cell[i].index()].expect("a current cell has a slot")];
         for r in trials.rows(i) {
-            let key = (cell, trials.metric[r]);
-            let g = *index.entry(key).or_insert_with(|| {
-                keys.push(key);
-                sizes.push(0);
-                keys.len() - 1
-            });
+            let metric = trials.metric[r];
+            let g = match slots.iter().find(|(m, _)| *m == metric) {
+                Some(&(_, g)) => g,
+                None => {
+                    keys.push((cell, metric));
+                    sizes.push(0);
+                    slots.push((metric, keys.len() - 1));
+                    keys.len() - 1
+                }
+            };
             sizes[g] += 1;
             row_group.push(g as u32);
         }
     }
-    drop(index);
+    drop(of_cell);
     let mut groups: Vec<Group> = keys
         .iter()
         .zip(&sizes)
@@ -405,6 +410,9 @@ mod tests {
             }
             f.record("00000000deadbeef".into(), &[("a", "x"), ("b", "1")], &[("rate", 1.0)], Status::Ok);
         }
+        // another spelling of a current cell's id is that cell
+        let alias = format!("0{}", f.cell(&[("a", "y"), ("b", "2")]));
+        f.record(alias, &[("a", "y"), ("b", "2")], &[("rate", 120.0)], Status::Ok);
         let starts: Vec<Option<String>> = f.records.iter().map(|r| r.started_at.clone()).collect();
         for (i, r) in f.records.iter_mut().enumerate() {
             match next(10) {
@@ -433,8 +441,8 @@ mod tests {
             assert_eq!(groups, table.groups().unwrap(), "seed {seed}");
             assert!(groups.len() > 6 && groups.iter().any(|g| g.started.contains(&None)), "seed {seed}");
 
-            let current =
-                |r: &crate::store::TrialRecord| f.plan.cells.iter().any(|c| c.id.to_string() == r.cell);
+            let id = |r: &crate::store::TrialRecord| u64::from_str_radix(&r.cell, 16).ok();
+            let current = |r: &crate::store::TrialRecord| f.plan.cells.iter().any(|c| id(r) == Some(c.id.0));
             let stale = f.records.iter().filter(|r| !current(r)).count();
             let warmups = f.records.iter().filter(|r| current(r) && r.warmup).count();
             let failed =
@@ -445,6 +453,19 @@ mod tests {
                 "seed {seed}"
             );
             assert_eq!(stale, 2);
+
+            // each cell's progress counts the same measurements, spelt either way
+            let (progress, set_aside) = crate::store::progress(&f.plan, trials);
+            assert_eq!(set_aside, stale);
+            for (i, cell) in f.plan.cells.iter().enumerate() {
+                let same = |r: &crate::store::TrialRecord| id(r) == Some(cell.id.0);
+                let ok =
+                    f.records.iter().filter(|r| same(r) && !r.warmup && r.status.is_measurement()).count();
+                assert_eq!(progress.get(&i).map_or(0, |p| p.ok as usize), ok, "seed {seed}");
+                let rate: usize =
+                    groups.iter().filter(|g| g.cell == i).map(|g| g.values.len()).max().unwrap_or(0);
+                assert_eq!(rate, ok, "every measured trial has a rate");
+            }
         }
     }
 }
