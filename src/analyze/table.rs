@@ -264,10 +264,11 @@ impl<'a> Table<'a> {
 }
 
 /// The analysed rows of the current cells grouped by cell and metric, read straight from
-/// the trial columns, and the trials counted: what [`Table::groups`] and [`Table::build`]
-/// give, in the same order, without the polars frame. A report holds each analysed value
-/// once here, in its group, rather than in a frame of every row plus the frame's filtered
-/// and sorted copies (docs/design.md §9: polars serves export, not the report).
+/// the trial columns, and the trials counted: the groups `Table::groups` makes of the frame
+/// (the tests' reference), in the same order, without building it. A report holds each
+/// analysed value once here, in its group, rather than in a frame of every row plus the
+/// frame's filtered and sorted copies (docs/design.md §9: polars serves export, not the
+/// report).
 pub(crate) fn groups(trials: &Trials, plan: &Plan) -> (Vec<Group>, TrialCounts) {
     let cells = trials.cell_index(plan);
     let mut counts = TrialCounts::default();
