@@ -109,9 +109,10 @@ ci: test-deps
 # Planning a matrix of 1 000 000 cells, the per-trial overhead of `margin run` against
 # hyperfine, reporting on 1 000 000 trials, margin against pandas + scipy and hyperfine
 # side by side (bench/compare.sh installs pandas and scipy into a virtual environment of
-# its own on its first run), and the calibration suite. The store generator and the
-# durable-trial floor are examples built in the test profile: a release build of them
-# would rebuild polars with the dev-dependencies' features, and their speed is not measured.
+# its own on its first run), how reading a store grows from 10⁵ to 10⁶ trials
+# (bench/growth.sh), and the calibration suite. The store generator and the durable-trial
+# floor are examples built in the test profile: a release build of them would rebuild
+# polars with the dev-dependencies' features, and their speed is not measured.
 # Benchmarks (release build; installs what they drive first).
 bench: bench-deps
     cargo build --release --quiet --bin margin
@@ -122,6 +123,8 @@ bench: bench-deps
     # many hosts: sshd daemons on loopback, which need root and openssh-server (`just test-deps`)
     if [ "$(id -u)" = 0 ] && [ -x /usr/sbin/sshd ]; then bench/hosts.sh "${CARGO_TARGET_DIR:-target}/release/margin"; else echo "bench/hosts.sh skipped: needs root and /usr/sbin/sshd"; fi
     bench/compare.sh "${CARGO_TARGET_DIR:-target}/release/margin" "${CARGO_TARGET_DIR:-target}/debug/examples/synthetic_store"
+    # 10⁵ and 10⁶ trials; `bench/growth.sh MARGIN GENERATOR 32 100 316` adds 10⁷ (6 GB of log)
+    bench/growth.sh "${CARGO_TARGET_DIR:-target}/release/margin" "${CARGO_TARGET_DIR:-target}/debug/examples/synthetic_store" 32 100
     just calibrate
 
 # kill -9 at 100 random moments, a full disk at 10 sizes, 50 readers during a write, and

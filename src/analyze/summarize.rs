@@ -5,7 +5,6 @@
 use std::collections::HashMap;
 
 use indexmap::IndexMap;
-use polars::error::PolarsError;
 use rayon::prelude::*;
 
 use super::analysed::{Analysed, cell_stat};
@@ -13,7 +12,6 @@ use super::comparisons::{Arms, Units, adjust, compare_all, primary_metrics};
 use super::lint;
 use super::sessions::{cell_failures, environment, failures, reproduce};
 use super::settings::{nominal_confidence, runs_at_typical_cvs, settings};
-use super::table::Table;
 use super::telemetry;
 use crate::plan::Plan;
 use crate::spec::Experiment;
@@ -30,8 +28,6 @@ use crate::vocab::{Better, MeanKind};
 /// Why the summary could not be built. Bad data in one cell is a warning, not this.
 #[derive(Debug, thiserror::Error)]
 pub enum AnalyzeError {
-    #[error("building the table of trials: {0}")]
-    Table(#[from] PolarsError),
     #[error("analysis settings: {0}")]
     Settings(#[from] StatsError),
 }
@@ -61,23 +57,24 @@ pub(crate) fn statistics(
 ) -> Result<Statistics, AnalyzeError> {
     let settings = settings(&exp.spec);
     settings.validate()?;
-    let table = Table::build(&snapshot.trials, plan)?;
+    let (mut groups, counts) = super::table::groups(&snapshot.trials, plan);
     let metrics = metric_meta(exp, &snapshot.trials);
     let names = &snapshot.trials.names;
     let metric_index: HashMap<Name, usize> =
         metrics.iter().enumerate().filter_map(|(i, m)| Some((names.find(&m.name)?, i))).collect();
 
-    let mut warnings = lint::store_warnings(snapshot, &table.counts);
-    let mut groups = table.groups()?;
+    let mut warnings = lint::store_warnings(snapshot, &counts);
     groups.sort_by_key(|g| (g.cell, metric_index.get(&g.metric).copied().unwrap_or(usize::MAX)));
     let results: Vec<Result<Analysed, String>> = groups
         .into_par_iter()
-        .map(|group| {
+        .map(|mut group| {
             let meta = metric_index[&group.metric];
             let fail = |e: StatsError| {
                 format!("{} · {}: not analysed: {e}", plan.label(&plan.cells[group.cell]), metrics[meta].name)
             };
             let all = Observations::new(&group.values, metrics[meta].mean_kind).map_err(fail)?;
+            // the observations hold the values from here on
+            group.values = Vec::new();
             let analysis = analyze_cell(&all, &settings).map_err(fail)?;
             let kept = all.without(&analysis.outliers.set_aside).map_err(fail)?;
             // flagged values that stay in: the sample without them, for the verdict beside
@@ -103,17 +100,7 @@ pub(crate) fn statistics(
         compare_all(exp, plan, &metrics, &analysed, &settings, &units, &mut warnings);
     adjust(&mut comparisons)?;
     let effects = super::answers::effects(&comparisons, &settings);
-    Ok(Statistics {
-        settings,
-        counts: table.counts,
-        metrics,
-        analysed,
-        cells,
-        comparisons,
-        arms,
-        effects,
-        warnings,
-    })
+    Ok(Statistics { settings, counts, metrics, analysed, cells, comparisons, arms, effects, warnings })
 }
 
 /// Analyses the store of `exp` against its current plan.

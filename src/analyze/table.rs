@@ -2,8 +2,9 @@
 //! columns. It is what `margin export` writes and what the summary groups.
 //!
 //! Warm-ups and failed trials stay in the table, marked by `warmup` and `status`, so an
-//! export holds everything the store measured for the current spec; [`Table::groups`]
-//! takes only the analysed rows. Records of cells the plan no longer has (the command or
+//! export holds everything the store measured for the current spec; [`groups`] takes only
+//! the analysed rows, straight from the trial columns (the report does not build the
+//! frame). Records of cells the plan no longer has (the command or
 //! parse rules changed, so their numbers measure something else) are left out and
 //! counted.
 
@@ -48,7 +49,6 @@ pub(crate) struct Table<'a> {
     trials: &'a Trials,
     plan: &'a Plan,
     pub levels: Vec<LevelColumn>,
-    pub counts: TrialCounts,
 }
 
 /// The analysed values of one cell and metric, in the order the trials started.
@@ -79,21 +79,12 @@ impl<'a> Table<'a> {
             .collect();
         let cells = trials.cells_in(plan);
 
-        let mut counts = TrialCounts::default();
         let rows = trials.metric.len();
         let mut cell = Vec::with_capacity(rows);
         let mut trial = Vec::with_capacity(rows);
         let mut kept = Vec::with_capacity(rows);
         for i in 0..trials.len() {
-            let Some(&index) = cells.get(&trials.cell[i]) else {
-                counts.stale += 1;
-                continue;
-            };
-            match (trials.warmup[i], trials.status[i].is_measurement()) {
-                (true, _) => counts.warmups += 1,
-                (false, true) => counts.analysed += 1,
-                (false, false) => counts.failed += 1,
-            }
+            let Some(&index) = cells.get(&trials.cell[i]) else { continue };
             for row in trials.rows(i) {
                 cell.push(index as u32);
                 trial.push(i as u32);
@@ -128,7 +119,7 @@ impl<'a> Table<'a> {
             Column::new("trial".into(), trial),
         ];
         let frame = DataFrame::new(kept.len(), columns)?;
-        Ok(Table { frame, trials, plan, levels, counts })
+        Ok(Table { frame, trials, plan, levels })
     }
 
     /// The tidy table, for export: the levels, then [`FIXED_COLUMNS`] with their text, then
@@ -204,7 +195,9 @@ impl<'a> Table<'a> {
 
     /// The analysed rows (measured, not warm-ups) grouped by cell and metric, each group's
     /// values in the order the trials started (then in log order); groups ordered by the
-    /// cell's place in the plan, then metric.
+    /// cell's place in the plan, then metric. The report groups with [`groups`], straight
+    /// from the trials; this, from the frame, is what the tests hold it to.
+    #[cfg(test)]
     pub(crate) fn groups(&self) -> PolarsResult<Vec<Group>> {
         let measured =
             col("status").eq(lit(Status::Ok as u32)).or(col("status").eq(lit(Status::Imported as u32)));
@@ -265,27 +258,108 @@ impl<'a> Table<'a> {
             group.sessions.push(names.nth(s as usize));
             group.hosts.push(names.nth(h as usize));
         }
-        // Then by start time within each group (log order breaks ties; trials with no
-        // start time last). Trials are logged as they end, so this is almost always a
-        // check that finds them sorted.
-        for group in &mut groups {
-            let started = |i: usize| (group.started[i].is_none(), group.started[i]);
-            if (1..group.values.len()).all(|i| started(i - 1) <= started(i)) {
-                continue;
-            }
-            let mut order: Vec<usize> = (0..group.values.len()).collect();
-            order.sort_by_key(|&i| started(i));
-            let g = &*group;
-            *group = Group {
-                cell: g.cell,
-                metric: g.metric,
-                values: order.iter().map(|&i| g.values[i]).collect(),
-                started: order.iter().map(|&i| g.started[i]).collect(),
-                sessions: order.iter().map(|&i| g.sessions[i]).collect(),
-                hosts: order.iter().map(|&i| g.hosts[i]).collect(),
-            };
-        }
+        by_start(&mut groups);
         Ok(groups)
+    }
+}
+
+/// The analysed rows of the current cells grouped by cell and metric, read straight from
+/// the trial columns, and the trials counted: the groups `Table::groups` makes of the frame
+/// (the tests' reference), in the same order, without building it. A report holds each
+/// analysed value once here, in its group, rather than in a frame of every row plus the
+/// frame's filtered and sorted copies (docs/design.md §9: polars serves export, not the
+/// report).
+pub(crate) fn groups(trials: &Trials, plan: &Plan) -> (Vec<Group>, TrialCounts) {
+    let cells = trials.cell_index(plan);
+    let mut counts = TrialCounts::default();
+    let analysed = |i: usize| -> Option<usize> {
+        let cell = cells.get(trials.cell[i])?;
+        (!trials.warmup[i] && trials.status[i].is_measurement()).then_some(cell)
+    };
+    // First the groups and their sizes, so that each group's columns are allocated once;
+    // a cell's groups (one per metric: a few) are found by its name's number.
+    let (slot, cells_named) = cells.slots();
+    let mut of_cell: Vec<Vec<(Name, usize)>> = vec![Vec::new(); cells_named];
+    let mut keys: Vec<(usize, Name)> = Vec::new();
+    let mut sizes: Vec<usize> = Vec::new();
+    let mut row_group: Vec<u32> = Vec::new();
+    for i in 0..trials.len() {
+        if cells.get(trials.cell[i]).is_none() {
+            counts.stale += 1;
+            continue;
+        }
+        match (trials.warmup[i], trials.status[i].is_measurement()) {
+            (true, _) => counts.warmups += 1,
+            (false, true) => counts.analysed += 1,
+            (false, false) => counts.failed += 1,
+        }
+        let Some(cell) = analysed(i) else { continue };
+        let slots = &mut of_cell[slot[trials.cell[i].index()].expect("a current cell has a slot")];
+        for r in trials.rows(i) {
+            let metric = trials.metric[r];
+            let g = match slots.iter().find(|(m, _)| *m == metric) {
+                Some(&(_, g)) => g,
+                None => {
+                    keys.push((cell, metric));
+                    sizes.push(0);
+                    slots.push((metric, keys.len() - 1));
+                    keys.len() - 1
+                }
+            };
+            sizes[g] += 1;
+            row_group.push(g as u32);
+        }
+    }
+    drop(of_cell);
+    let mut groups: Vec<Group> = keys
+        .iter()
+        .zip(&sizes)
+        .map(|(&(cell, metric), &n)| Group {
+            cell,
+            metric,
+            values: Vec::with_capacity(n),
+            started: Vec::with_capacity(n),
+            sessions: Vec::with_capacity(n),
+            hosts: Vec::with_capacity(n),
+        })
+        .collect();
+    let mut row_group = row_group.into_iter();
+    for i in (0..trials.len()).filter(|&i| analysed(i).is_some()) {
+        for r in trials.rows(i) {
+            let group = &mut groups[row_group.next().expect("a group for every row counted") as usize];
+            group.values.push(trials.value[r]);
+            group.started.push(trials.started[i]);
+            group.sessions.push(trials.session[i]);
+            group.hosts.push(trials.host[i]);
+        }
+    }
+    // The frame's order: by cell, then metric name (log order within a group: the sort is
+    // stable and the rows went in in log order).
+    groups.sort_by_key(|g| (g.cell, g.metric.index()));
+    by_start(&mut groups);
+    (groups, counts)
+}
+
+/// Each group in the order its trials started (log order breaks ties; trials with no
+/// start time last). Trials are logged as they end, so this is almost always a check that
+/// finds them sorted.
+fn by_start(groups: &mut [Group]) {
+    for group in groups {
+        let started = |i: usize| (group.started[i].is_none(), group.started[i]);
+        if (1..group.values.len()).all(|i| started(i - 1) <= started(i)) {
+            continue;
+        }
+        let mut order: Vec<usize> = (0..group.values.len()).collect();
+        order.sort_by_key(|&i| started(i));
+        let g = &*group;
+        *group = Group {
+            cell: g.cell,
+            metric: g.metric,
+            values: order.iter().map(|&i| g.values[i]).collect(),
+            started: order.iter().map(|&i| g.started[i]).collect(),
+            sessions: order.iter().map(|&i| g.sessions[i]).collect(),
+            hosts: order.iter().map(|&i| g.hosts[i]).collect(),
+        };
     }
 }
 
@@ -297,5 +371,102 @@ pub(crate) fn status_name(status: Status) -> &'static str {
         Status::Timeout => "timeout",
         Status::ParseError => "parse_error",
         Status::Imported => "imported",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::fixture::Fixture;
+    use crate::store::Status;
+    use crate::vocab::{Better, MeanKind};
+
+    /// A store with every kind of row the grouping must sort out: two metrics (one of them
+    /// missing from some trials), warm-ups, failures, imports, records of a cell the plan
+    /// no longer has, two sessions on two hosts, trials logged out of start order, ties
+    /// and unknown start times.
+    fn varied(seed: u64) -> Fixture {
+        let mut f = Fixture::new(
+            "experiments/grouping.yaml",
+            "matrix: { a: [x, y, z], b: ['1', '2'] }\nrun: \"true\"\nanalysis: { compare: [{ factor: a, baseline: x }] }\n",
+        );
+        f.metric("rate", "B/s", Better::Higher, MeanKind::Harmonic);
+        f.metric("time", "s", Better::Lower, MeanKind::Arithmetic);
+        let mut state = seed;
+        let mut next = move |n: u64| {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 33) % n
+        };
+        let levels = [("x", "1"), ("x", "2"), ("y", "1"), ("y", "2"), ("z", "1"), ("z", "2")];
+        for (session, host) in [("s1", "h1"), ("s2", "h2")] {
+            f.session(session, host, &[]);
+            for _ in 0..60 {
+                let (a, b) = levels[next(6) as usize];
+                let rate = 100.0 + next(50) as f64;
+                if next(4) == 0 {
+                    f.trial(&[("a", a), ("b", b)], &[("rate", rate)]);
+                } else {
+                    f.trial(&[("a", a), ("b", b)], &[("time", 1.0 + next(9) as f64), ("rate", rate)]);
+                }
+            }
+            f.record("00000000deadbeef".into(), &[("a", "x"), ("b", "1")], &[("rate", 1.0)], Status::Ok);
+        }
+        // another spelling of a current cell's id is that cell
+        let alias = format!("0{}", f.cell(&[("a", "y"), ("b", "2")]));
+        f.record(alias, &[("a", "y"), ("b", "2")], &[("rate", 120.0)], Status::Ok);
+        let starts: Vec<Option<String>> = f.records.iter().map(|r| r.started_at.clone()).collect();
+        for (i, r) in f.records.iter_mut().enumerate() {
+            match next(10) {
+                0 => r.warmup = true,
+                1 => r.status = Status::Failed,
+                2 => r.status = Status::Imported,
+                3 => r.started_at = None,
+                4 => r.started_at = starts[next(starts.len() as u64) as usize].clone(),
+                5 => r.started_at = starts[i.saturating_sub(1)].clone(),
+                _ => {}
+            }
+        }
+        f.snapshot.trials = Trials::from_records(&f.records);
+        f
+    }
+
+    /// The groups straight from the columns are the frame's, and the counts are the
+    /// trials' own.
+    #[test]
+    fn grouping_the_columns_gives_the_frames_groups() {
+        for seed in 0..20 {
+            let f = varied(seed);
+            let trials = &f.snapshot.trials;
+            let (groups, counts) = groups(trials, &f.plan);
+            let table = Table::build(trials, &f.plan).unwrap();
+            assert_eq!(groups, table.groups().unwrap(), "seed {seed}");
+            assert!(groups.len() > 6 && groups.iter().any(|g| g.started.contains(&None)), "seed {seed}");
+
+            let id = |r: &crate::store::TrialRecord| u64::from_str_radix(&r.cell, 16).ok();
+            let current = |r: &crate::store::TrialRecord| f.plan.cells.iter().any(|c| id(r) == Some(c.id.0));
+            let stale = f.records.iter().filter(|r| !current(r)).count();
+            let warmups = f.records.iter().filter(|r| current(r) && r.warmup).count();
+            let failed =
+                f.records.iter().filter(|r| current(r) && !r.warmup && !r.status.is_measurement()).count();
+            assert_eq!(
+                (counts.stale, counts.warmups, counts.failed, counts.analysed),
+                (stale, warmups, failed, f.records.len() - stale - warmups - failed),
+                "seed {seed}"
+            );
+            assert_eq!(stale, 2);
+
+            // each cell's progress counts the same measurements, spelt either way
+            let (progress, set_aside) = crate::store::progress(&f.plan, trials);
+            assert_eq!(set_aside, stale);
+            for (i, cell) in f.plan.cells.iter().enumerate() {
+                let same = |r: &crate::store::TrialRecord| id(r) == Some(cell.id.0);
+                let ok =
+                    f.records.iter().filter(|r| same(r) && !r.warmup && r.status.is_measurement()).count();
+                assert_eq!(progress.get(&i).map_or(0, |p| p.ok as usize), ok, "seed {seed}");
+                let rate: usize =
+                    groups.iter().filter(|g| g.cell == i).map(|g| g.values.len()).max().unwrap_or(0);
+                assert_eq!(rate, ok, "every measured trial has a rate");
+            }
+        }
     }
 }

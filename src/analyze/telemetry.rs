@@ -78,9 +78,15 @@ struct TrialValues {
     not_converged: bool,
 }
 
-/// The analysed trials (ok, not warm-ups, of current cells) with their secondary metrics.
+/// The analysed trials (ok, not warm-ups, of current cells) with their secondary metrics;
+/// none when no trial has any (nothing monitored, no telemetry, no flags: most stores),
+/// rather than a million empty ones.
 fn trial_values(snapshot: &Snapshot, plan: &Plan) -> Vec<TrialValues> {
     let t = &snapshot.trials;
+    if t.secondary.is_empty() && t.flags.is_empty() && t.monitored.iter().all(|&m| t.names.get(m).is_empty())
+    {
+        return Vec::new();
+    }
     let cells = t.cells_in(plan);
     let mut secondary = t.secondary.iter().peekable();
     let not_converged = t.names.find(NOT_CONVERGED);

@@ -28,7 +28,7 @@ pub use progress::{Board, CellProgress, levels_map, progress, progress_labelled}
 pub use record::{
     BOOT_ID, CellProblem, Event, MetricInfo, RawPaths, SCHEMA, SessionRecord, Status, Telemetry, TrialRecord,
 };
-pub use trials::{Failed, Name, Names, Secondary, Trials};
+pub use trials::{CellIndex, Failed, Name, Names, Secondary, Trials};
 
 /// Why the store could not be used.
 #[derive(Debug, thiserror::Error)]

@@ -112,19 +112,23 @@ fn progress_where(
     if trials.is_empty() {
         return (HashMap::new(), 0);
     }
-    let cells = trials.cells_in(plan);
+    let cells = trials.cell_index(plan);
     // By metric name number first: hashing each row's metric name would cost more than
-    // the rest of reading the log.
+    // the rest of reading the log. And by the cell name's number, not the plan's index:
+    // no hashing per record either.
     // each metric's values, and the mean its latest record asked for
     type Values = Vec<(Name, Vec<f64>, MeanKind)>;
-    let mut by_cell: HashMap<usize, (CellProgress, Values)> = HashMap::new();
+    let (slot, named) = cells.slots();
+    let mut by_cell: Vec<Option<(usize, CellProgress, Values)>> = vec![None; named];
     let mut set_aside = 0;
     for i in 0..trials.len() {
-        let Some(cell) = cells.get(&trials.cell[i]) else {
+        let Some(cell) = cells.get(trials.cell[i]) else {
             set_aside += 1;
             continue;
         };
-        let (progress, values) = by_cell.entry(*cell).or_default();
+        let s = slot[trials.cell[i].index()].expect("a current cell has a slot");
+        let (_, progress, values) =
+            by_cell[s].get_or_insert_with(|| (cell, CellProgress::default(), Vec::new()));
         let measured = trials.status[i].is_measurement() && !trials.warmup[i] && counts(i);
         progress.add(trials.repetition[i], measured, std::iter::empty(), trials.wall_time[i]);
         if measured {
@@ -142,7 +146,8 @@ fn progress_where(
     }
     let out = by_cell
         .into_iter()
-        .map(|(cell, (mut progress, values))| {
+        .flatten()
+        .map(|(cell, mut progress, values)| {
             for (metric, v, kind) in values {
                 let name = trials.names.get(metric);
                 progress.kinds.insert(name.to_owned(), kind);

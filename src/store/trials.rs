@@ -76,6 +76,37 @@ impl Names {
     }
 }
 
+/// The plan's index of the cell each name is the id of, by the name's number.
+#[derive(Debug, Clone)]
+pub struct CellIndex(Vec<u32>);
+
+/// Not a cell of the plan.
+const NONE: u32 = u32::MAX;
+
+impl CellIndex {
+    /// The plan's index of the cell `name` is the id of, if it is one of the plan's and
+    /// some record names it.
+    pub fn get(&self, name: Name) -> Option<usize> {
+        self.0.get(name.index()).filter(|&&i| i != NONE).map(|&i| i as usize)
+    }
+
+    /// A slot for each cell of the plan the records name, numbered from 0, by the name's
+    /// number: two spellings of one id (`00ab`, `ab`) share their cell's slot. For
+    /// gathering per cell in a vector rather than a map.
+    pub fn slots(&self) -> (Vec<Option<usize>>, usize) {
+        let mut slot_of: HashMap<u32, usize> = HashMap::new();
+        let slots = self
+            .0
+            .iter()
+            .map(|&i| {
+                let next = slot_of.len();
+                (i != NONE).then(|| *slot_of.entry(i).or_insert(next))
+            })
+            .collect();
+        (slots, slot_of.len())
+    }
+}
+
 /// What a trial that yielded no metrics left to say about itself.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Failed {
@@ -161,14 +192,28 @@ impl Trials {
     /// The plan's index of each cell id the records name (an id the plan does not have
     /// belongs to an older version of the commands).
     pub fn cells_in(&self, plan: &Plan) -> HashMap<Name, usize> {
-        let index: HashMap<u64, usize> = plan.cells.iter().enumerate().map(|(i, c)| (c.id.0, i)).collect();
-        let mut seen: HashMap<Name, Option<usize>> = HashMap::new();
+        let index = self.cell_index(plan);
+        (0..self.names.len()).filter_map(|n| Some((Name::new(n), index.get(Name::new(n))?))).collect()
+    }
+
+    /// [`Trials::cells_in`] as a lookup by the name's number, for a pass over every
+    /// record: no hashing per record (a store may hold millions).
+    pub fn cell_index(&self, plan: &Plan) -> CellIndex {
+        let mut seen = vec![false; self.names.len()];
         for &cell in &self.cell {
-            seen.entry(cell).or_insert_with(|| {
-                u64::from_str_radix(self.names.get(cell), 16).ok().and_then(|id| index.get(&id).copied())
-            });
+            seen[cell.index()] = true;
         }
-        seen.into_iter().filter_map(|(cell, i)| Some((cell, i?))).collect()
+        let index: HashMap<u64, usize> = plan.cells.iter().enumerate().map(|(i, c)| (c.id.0, i)).collect();
+        let of = |n: usize| -> Option<u32> {
+            let id = u64::from_str_radix(self.names.get(Name::new(n)), 16).ok()?;
+            index.get(&id).and_then(|&i| u32::try_from(i).ok())
+        };
+        CellIndex(
+            seen.iter()
+                .enumerate()
+                .map(|(n, &seen)| if seen { of(n).unwrap_or(NONE) } else { NONE })
+                .collect(),
+        )
     }
 
     /// The column-wise form of whole records.
