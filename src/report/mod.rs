@@ -14,7 +14,7 @@ mod telemetry;
 
 use std::collections::HashSet;
 use std::fs;
-use std::io;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use minijinja::syntax::SyntaxConfig;
@@ -47,8 +47,6 @@ pub enum ReportError {
     Template { name: String, line: Option<usize>, message: String },
     #[error(transparent)]
     Plot(#[from] plot::PlotError),
-    #[error("writing summary.json: {0}")]
-    Json(#[from] serde_json::Error),
 }
 
 impl ReportError {
@@ -86,10 +84,12 @@ pub(crate) fn write_report(
     }
     let markdown = render(exp, summary, &plots, &now())?;
     write_file(&out_dir.join("report.md"), markdown.as_bytes())?;
-    let mut json = serde_json::to_vec_pretty(summary)?;
-    json.push(b'\n');
-    write_file(&out_dir.join("summary.json"), &json)?;
-    Ok(())
+    // Serialised straight into the file: at 10⁷ trials the text is about 480 MB, which a
+    // buffer of its own would add to the report's peak memory.
+    write_with(&out_dir.join("summary.json"), |out| {
+        serde_json::to_writer_pretty(&mut *out, summary).map_err(std::io::Error::from)?;
+        out.write_all(b"\n")
+    })
 }
 
 /// Writes through a temporary file and a rename, so a reader never sees half a report.
@@ -97,10 +97,23 @@ pub(crate) fn write_report(
 /// once each rename a whole file of theirs (the last one wins), where one shared name
 /// let one rename away another's file ("No such file or directory").
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
+    write_with(path, |out| out.write_all(bytes))
+}
+
+/// [`write_file`] of what `fill` writes, through a buffer.
+fn write_with(
+    path: &Path,
+    fill: impl FnOnce(&mut std::io::BufWriter<fs::File>) -> std::io::Result<()>,
+) -> Result<(), ReportError> {
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     let partial = path.with_file_name(format!(".{name}.{}.partial", std::process::id()));
+    let written = fs::File::create(&partial).and_then(|file| {
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+        fill(&mut out)?;
+        out.into_inner().map_err(std::io::IntoInnerError::into_error).map(drop)
+    });
     // the file the reader asked for is the one named; the half-written one goes
-    fs::write(&partial, bytes).map_err(|e| {
+    written.map_err(|e| {
         let _ = fs::remove_file(&partial);
         ReportError::io(path, e)
     })?;
