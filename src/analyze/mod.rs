@@ -1,9 +1,10 @@
-//! The analysis pipeline: the store's trials as a tidy polars table, grouped into cells,
-//! each cell and comparison of an experiment computed by [`crate::stats`] into the
-//! serialisable summary, with the methodology warnings, and the table exported for
-//! other tools.
+//! The analysis pipeline: the store's trials grouped into cells, each cell and
+//! comparison of an experiment computed by [`crate::stats`] into the serialisable
+//! summary, with the methodology warnings, and the trials exported for other tools as a
+//! tidy polars table.
 //!
-//! [`table`] turns the store into the tidy table and groups it into cells; [`summarize`]
+//! [`table`] groups the store's trial columns into cells (and builds the tidy table for
+//! export); [`summarize`]
 //! fills the [`Summary`](crate::summary::Summary) from them, each cell [`analysed`] and
 //! each of the [`comparisons`] made, with the [`settings`] the experiment asks for, the
 //! [`lint`] warnings and what the [`sessions`] recorded; [`export`](mod@export) writes the table for

@@ -90,6 +90,12 @@ impl Execution {
             return format!("timed out after {:.3} s", self.wall.as_secs_f64());
         }
         match (self.exit_code, self.signal) {
+            // the shell's own codes (POSIX, Command Search and Execution): commands run
+            // through `sh -c`, so these are what a missing benchmark looks like
+            (Some(127), _) => {
+                "exit code 127, the shell's for a command not found: is it installed there?".to_string()
+            }
+            (Some(126), _) => "exit code 126, the shell's for a command found but not executable".to_string(),
             (Some(code), _) => format!("exit code {code}"),
             (None, Some(sig)) => format!("killed by signal {sig}"),
             (None, None) => "ended without an exit status".to_string(),

@@ -949,3 +949,23 @@ fn an_endless_output_and_a_thousand_children_fail_their_trials_and_the_run_goes_
     assert_eq!(by("fine")["status"], "ok");
     assert_eq!(out.status.code(), Some(1), "a failed cell: {}", stderr(&out));
 }
+
+/// A benchmark that is not installed says so: the shell's exit code 127 is named for what
+/// it is, on the terminal and in the report, for the experiment run as the README says.
+#[test]
+fn a_missing_benchmark_is_named_as_not_installed() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("experiments")).unwrap();
+    std::fs::write(
+        dir.path().join("experiments/missing.yaml"),
+        "matrix:\n  n: [1]\nrun: no-such-benchmark-of-margin --quick\nrepetitions: 3\nmax_failures: 2\n",
+    )
+    .unwrap();
+    let out = super::as_a_user(dir.path()).args(["run", "experiments/missing.yaml"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let hint = "exit code 127, the shell's for a command not found: is it installed there?";
+    assert!(stderr(&out).contains(hint), "{}", stderr(&out));
+    let report = std::fs::read_to_string(dir.path().join("reports/missing/report.md")).unwrap();
+    assert!(report.contains(hint), "{report}");
+    assert!(report.contains("no-such-benchmark-of-margin: not found"), "{report}");
+}
