@@ -62,6 +62,6 @@ pub(crate) fn cell_stat(plan: &Plan, meta: &MetricMeta, a: &Analysed) -> CellSta
         runs_needed_exceeds,
         flags: a.analysis.flags.clone(),
         values: values.to_vec(),
-        sessions: a.group.sessions.iter().collect::<HashSet<_>>().len(),
+        sessions: a.group.rows.sessions.iter().collect::<HashSet<_>>().len(),
     }
 }

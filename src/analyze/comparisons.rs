@@ -56,7 +56,7 @@ impl<'a> Units<'a> {
     fn values(&self, cell: &Analysed, kept: bool) -> IndexMap<&'a str, Vec<f64>> {
         let aside = &cell.analysis.outliers.set_aside;
         let mut out: IndexMap<&str, Vec<f64>> = IndexMap::new();
-        for (i, (&v, &session)) in cell.all.analysed().iter().zip(&cell.group.sessions).enumerate() {
+        for (i, (&v, &session)) in cell.all.analysed().iter().zip(&cell.group.rows.sessions).enumerate() {
             if kept && aside.binary_search(&i).is_ok() {
                 continue;
             }

@@ -156,7 +156,7 @@ pub(crate) fn command_warnings(
         cells
             .entry(a.group.cell)
             .or_default()
-            .extend(a.group.hosts.iter().map(|&h| snapshot.trials.names.get(h)));
+            .extend(a.group.rows.hosts.iter().map(|&h| snapshot.trials.names.get(h)));
     }
     let templates = Templates::new();
     let findings: Vec<(Option<String>, Option<String>, Option<String>)> = cells
@@ -452,13 +452,14 @@ pub(crate) fn comparison_warnings(
     let mut facts_differ: HashMap<(BTreeSet<Name>, BTreeSet<Name>, String), Vec<String>> = HashMap::new();
     for (c, arm) in comparisons.iter().zip(arms) {
         let window = |cells: &[usize]| {
-            let times = cells.iter().flat_map(|&i| analysed[i].group.started.iter().flatten().copied());
+            let times = cells.iter().flat_map(|&i| analysed[i].group.rows.started.iter().flatten().copied());
             times.fold(None, |w: Option<(i64, i64)>, t| {
                 Some(w.map_or((t, t), |(lo, hi)| (lo.min(t), hi.max(t))))
             })
         };
-        let untimed =
-            |cells: &[usize]| cells.iter().any(|&i| analysed[i].group.started.iter().any(Option::is_none));
+        let untimed = |cells: &[usize]| {
+            cells.iter().any(|&i| analysed[i].group.rows.started.iter().any(Option::is_none))
+        };
         if untimed(&arm.baseline) || untimed(&arm.level) {
             unknown.entry(arm.entry).or_default().insert(format!("{} vs {}", c.level, c.baseline));
         } else if let (Some(a), Some(b)) = (window(&arm.baseline), window(&arm.level))
@@ -472,7 +473,7 @@ pub(crate) fn comparison_warnings(
             }
         }
         let sessions = |cells: &[usize]| -> BTreeSet<Name> {
-            cells.iter().flat_map(|&i| analysed[i].group.sessions.iter().copied()).collect()
+            cells.iter().flat_map(|&i| analysed[i].group.rows.sessions.iter().copied()).collect()
         };
         let (sa, sb) = (sessions(&arm.baseline), sessions(&arm.level));
         for (level, s) in [(&c.baseline, &sa), (&c.level, &sb)] {

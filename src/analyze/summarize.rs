@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 
 use indexmap::IndexMap;
+use rayon::iter::Either;
 use rayon::prelude::*;
 
 use super::analysed::{Analysed, cell_stat};
@@ -65,9 +66,11 @@ pub(crate) fn statistics(
 
     let mut warnings = lint::store_warnings(snapshot, &counts);
     groups.sort_by_key(|g| (g.cell, metric_index.get(&g.metric).copied().unwrap_or(usize::MAX)));
-    let results: Vec<Result<Analysed, String>> = groups
+    // Straight into the two lists (in order): a list of results first, then its copy,
+    // held every analysed cell twice.
+    let (analysed, failed): (Vec<Analysed>, Vec<String>) = groups
         .into_par_iter()
-        .map(|mut group| {
+        .map(|mut group| -> Result<Analysed, String> {
             let meta = metric_index[&group.metric];
             let fail = |e: StatsError| {
                 format!("{} · {}: not analysed: {e}", plan.label(&plan.cells[group.cell]), metrics[meta].name)
@@ -85,14 +88,11 @@ pub(crate) fn statistics(
             };
             Ok(Analysed { group, meta, all, kept, trimmed, analysis })
         })
-        .collect();
-    let mut analysed = Vec::with_capacity(results.len());
-    for result in results {
-        match result {
-            Ok(a) => analysed.push(a),
-            Err(message) => warnings.push(Warning::new(WarningKind::NotAnalysed, message)),
-        }
-    }
+        .partition_map(|result| match result {
+            Ok(a) => Either::Left(a),
+            Err(message) => Either::Right(message),
+        });
+    warnings.extend(failed.into_iter().map(|message| Warning::new(WarningKind::NotAnalysed, message)));
 
     let cells: Vec<CellStat> = analysed.par_iter().map(|a| cell_stat(plan, &metrics[a.meta], a)).collect();
     let units = Units::new(snapshot);

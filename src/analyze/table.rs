@@ -8,6 +8,8 @@
 //! parse rules changed, so their numbers measure something else) are left out and
 //! counted.
 
+use std::sync::Arc;
+
 use polars::prelude::*;
 
 use crate::plan::Plan;
@@ -58,7 +60,16 @@ pub(crate) struct Group {
     pub cell: usize,
     pub metric: Name,
     pub values: Vec<f64>,
-    /// Start times (µs since the epoch), parallel to `values`; `None` when unreadable.
+    /// The trials the values came from, parallel to `values`.
+    pub rows: Arc<Rows>,
+}
+
+/// When, where and in which session each of a group's values was measured. A cell's
+/// metrics come from the same trials as a rule, so their groups share one (a report holds
+/// these once per trial rather than once per value: a quarter of it for four metrics).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Rows {
+    /// Start times (µs since the epoch); `None` when unreadable.
     pub started: Vec<Option<i64>>,
     /// Sessions and hosts, names of [`Trials::names`].
     pub sessions: Vec<Name>,
@@ -231,7 +242,7 @@ impl<'a> Table<'a> {
         let host = analysed.column("host")?.u32()?;
         let names = &self.trials.names;
 
-        let mut groups: Vec<Group> = Vec::new();
+        let mut groups: Vec<(Group, Rows)> = Vec::new();
         let rows = cell
             .into_no_null_iter()
             .zip(metric.into_no_null_iter())
@@ -241,25 +252,35 @@ impl<'a> Table<'a> {
             .zip(host.into_no_null_iter());
         for (((((c, m), v), t), s), h) in rows {
             let (c, m) = (c as usize, names.nth(m as usize));
-            let same = groups.last().is_some_and(|g| g.cell == c && g.metric == m);
+            let same = groups.last().is_some_and(|(g, _)| g.cell == c && g.metric == m);
             if !same {
-                groups.push(Group {
-                    cell: c,
-                    metric: m,
-                    values: Vec::new(),
-                    started: Vec::new(),
-                    sessions: Vec::new(),
-                    hosts: Vec::new(),
-                });
+                let group = Group { cell: c, metric: m, values: Vec::new(), rows: Arc::default() };
+                groups.push((group, Rows::default()));
             }
-            let group = groups.last_mut().expect("a group was just pushed");
+            let (group, rows) = groups.last_mut().expect("a group was just pushed");
             group.values.push(v);
-            group.started.push(t);
-            group.sessions.push(names.nth(s as usize));
-            group.hosts.push(names.nth(h as usize));
+            rows.started.push(t);
+            rows.sessions.push(names.nth(s as usize));
+            rows.hosts.push(names.nth(h as usize));
         }
-        by_start(&mut groups);
-        Ok(groups)
+        Ok(groups
+            .into_iter()
+            .map(|(group, rows)| {
+                // each in the order its trials started (log order breaks ties; no start
+                // time last)
+                let mut order: Vec<usize> = (0..group.values.len()).collect();
+                order.sort_by_key(|&i| (rows.started[i].is_none(), rows.started[i]));
+                Group {
+                    values: order.iter().map(|&i| group.values[i]).collect(),
+                    rows: Arc::new(Rows {
+                        started: order.iter().map(|&i| rows.started[i]).collect(),
+                        sessions: order.iter().map(|&i| rows.sessions[i]).collect(),
+                        hosts: order.iter().map(|&i| rows.hosts[i]).collect(),
+                    }),
+                    ..group
+                }
+            })
+            .collect())
     }
 }
 
@@ -272,28 +293,25 @@ impl<'a> Table<'a> {
 pub(crate) fn groups(trials: &Trials, plan: &Plan) -> (Vec<Group>, TrialCounts) {
     let cells = trials.cell_index(plan);
     let mut counts = TrialCounts::default();
-    let analysed = |i: usize| -> Option<usize> {
-        let cell = cells.get(trials.cell[i])?;
-        (!trials.warmup[i] && trials.status[i].is_measurement()).then_some(cell)
-    };
-    // First the groups and their sizes, so that each group's columns are allocated once;
-    // a cell's groups (one per metric: a few) are found by its name's number.
+    // First each group's trials (by index: four bytes a value while grouping); a cell's
+    // groups (one per metric: a few) are found by its name's number.
     let (slot, cells_named) = cells.slots();
     let mut of_cell: Vec<Vec<(Name, usize)>> = vec![Vec::new(); cells_named];
     let mut keys: Vec<(usize, Name)> = Vec::new();
-    let mut sizes: Vec<usize> = Vec::new();
-    let mut row_group: Vec<u32> = Vec::new();
+    let mut members: Vec<Vec<u32>> = Vec::new();
     for i in 0..trials.len() {
-        if cells.get(trials.cell[i]).is_none() {
+        let Some(cell) = cells.get(trials.cell[i]) else {
             counts.stale += 1;
             continue;
-        }
+        };
         match (trials.warmup[i], trials.status[i].is_measurement()) {
             (true, _) => counts.warmups += 1,
             (false, true) => counts.analysed += 1,
             (false, false) => counts.failed += 1,
         }
-        let Some(cell) = analysed(i) else { continue };
+        if trials.warmup[i] || !trials.status[i].is_measurement() {
+            continue;
+        }
         let slots = &mut of_cell[slot[trials.cell[i].index()].expect("a current cell has a slot")];
         for r in trials.rows(i) {
             let metric = trials.metric[r];
@@ -301,66 +319,57 @@ pub(crate) fn groups(trials: &Trials, plan: &Plan) -> (Vec<Group>, TrialCounts) 
                 Some(&(_, g)) => g,
                 None => {
                     keys.push((cell, metric));
-                    sizes.push(0);
+                    members.push(Vec::new());
                     slots.push((metric, keys.len() - 1));
                     keys.len() - 1
                 }
             };
-            sizes[g] += 1;
-            row_group.push(g as u32);
+            members[g].push(u32::try_from(i).expect("fewer than 4 billion trials"));
         }
     }
     drop(of_cell);
-    let mut groups: Vec<Group> = keys
-        .iter()
-        .zip(&sizes)
-        .map(|(&(cell, metric), &n)| Group {
-            cell,
-            metric,
-            values: Vec::with_capacity(n),
-            started: Vec::with_capacity(n),
-            sessions: Vec::with_capacity(n),
-            hosts: Vec::with_capacity(n),
-        })
-        .collect();
-    let mut row_group = row_group.into_iter();
-    for i in (0..trials.len()).filter(|&i| analysed(i).is_some()) {
-        for r in trials.rows(i) {
-            let group = &mut groups[row_group.next().expect("a group for every row counted") as usize];
-            group.values.push(trials.value[r]);
-            group.started.push(trials.started[i]);
-            group.sessions.push(trials.session[i]);
-            group.hosts.push(trials.host[i]);
+    // The frame's order: by cell, then metric name; within a group, the order the trials
+    // started (a stable sort: log order breaks ties; no start time last). Trials are
+    // logged as they end, so the sort is almost always a check that finds them sorted.
+    let mut order: Vec<usize> = (0..keys.len()).collect();
+    order.sort_by_key(|&g| (keys[g].0, keys[g].1.index()));
+    let started = |t: &u32| (trials.started[*t as usize].is_none(), trials.started[*t as usize]);
+    let mut groups = Vec::with_capacity(keys.len());
+    // the cell's groups so far, each with its trials, to share their rows
+    let mut shared: Vec<(Vec<u32>, Arc<Rows>)> = Vec::new();
+    for g in order {
+        let (cell, metric) = keys[g];
+        let mut these = std::mem::take(&mut members[g]);
+        if !these.is_sorted_by_key(started) {
+            these.sort_by_key(started);
         }
-    }
-    // The frame's order: by cell, then metric name (log order within a group: the sort is
-    // stable and the rows went in in log order).
-    groups.sort_by_key(|g| (g.cell, g.metric.index()));
-    by_start(&mut groups);
-    (groups, counts)
-}
-
-/// Each group in the order its trials started (log order breaks ties; trials with no
-/// start time last). Trials are logged as they end, so this is almost always a check that
-/// finds them sorted.
-fn by_start(groups: &mut [Group]) {
-    for group in groups {
-        let started = |i: usize| (group.started[i].is_none(), group.started[i]);
-        if (1..group.values.len()).all(|i| started(i - 1) <= started(i)) {
-            continue;
+        if groups.last().is_some_and(|last: &Group| last.cell != cell) {
+            shared.clear();
         }
-        let mut order: Vec<usize> = (0..group.values.len()).collect();
-        order.sort_by_key(|&i| started(i));
-        let g = &*group;
-        *group = Group {
-            cell: g.cell,
-            metric: g.metric,
-            values: order.iter().map(|&i| g.values[i]).collect(),
-            started: order.iter().map(|&i| g.started[i]).collect(),
-            sessions: order.iter().map(|&i| g.sessions[i]).collect(),
-            hosts: order.iter().map(|&i| g.hosts[i]).collect(),
+        let values = these
+            .iter()
+            .map(|&t| {
+                let t = t as usize;
+                let row =
+                    trials.rows(t).find(|&r| trials.metric[r] == metric).expect("the trial has the metric");
+                trials.value[row]
+            })
+            .collect();
+        let rows = match shared.iter().find(|(trials, _)| *trials == these) {
+            Some((_, rows)) => Arc::clone(rows),
+            None => {
+                let rows = Arc::new(Rows {
+                    started: these.iter().map(|&t| trials.started[t as usize]).collect(),
+                    sessions: these.iter().map(|&t| trials.session[t as usize]).collect(),
+                    hosts: these.iter().map(|&t| trials.host[t as usize]).collect(),
+                });
+                shared.push((these, Arc::clone(&rows)));
+                rows
+            }
         };
+        groups.push(Group { cell, metric, values, rows });
     }
+    (groups, counts)
 }
 
 /// The spelling of a status in the store and the table (`ok`, `parse_error`, …).
@@ -403,7 +412,8 @@ mod tests {
             for _ in 0..60 {
                 let (a, b) = levels[next(6) as usize];
                 let rate = 100.0 + next(50) as f64;
-                if next(4) == 0 {
+                // odd seeds: some trials without a time (their cell's two groups differ)
+                if seed % 2 == 1 && next(4) == 0 {
                     f.trial(&[("a", a), ("b", b)], &[("rate", rate)]);
                 } else {
                     f.trial(&[("a", a), ("b", b)], &[("time", 1.0 + next(9) as f64), ("rate", rate)]);
@@ -440,7 +450,14 @@ mod tests {
             let (groups, counts) = groups(trials, &f.plan);
             let table = Table::build(trials, &f.plan).unwrap();
             assert_eq!(groups, table.groups().unwrap(), "seed {seed}");
-            assert!(groups.len() > 6 && groups.iter().any(|g| g.started.contains(&None)), "seed {seed}");
+            assert!(groups.len() > 6 && groups.iter().any(|g| g.rows.started.contains(&None)), "seed {seed}");
+            // a cell's metrics measured by the same trials share one list of them
+            let mut shared = 0;
+            for (a, b) in groups.iter().zip(&groups[1..]).filter(|(a, b)| a.cell == b.cell) {
+                assert_eq!(Arc::ptr_eq(&a.rows, &b.rows), a.rows == b.rows, "seed {seed}");
+                shared += usize::from(Arc::ptr_eq(&a.rows, &b.rows));
+            }
+            assert!(seed % 2 == 1 || shared > 0, "seed {seed}: no cell has two metrics of the same trials");
 
             let id = |r: &crate::store::TrialRecord| u64::from_str_radix(&r.cell, 16).ok();
             let current = |r: &crate::store::TrialRecord| f.plan.cells.iter().any(|c| id(r) == Some(c.id.0));

@@ -1,5 +1,7 @@
 //! One cell's values for one metric, validated, with the scale its statistics work on.
 
+use std::sync::Arc;
+
 use super::StatsError;
 use crate::vocab::MeanKind;
 
@@ -26,11 +28,17 @@ impl MeanKind {
 }
 
 /// A cell's trial values in trial order, all finite, with the mean kind fixed once.
+///
+/// The values are shared, not copied, by a clone and by [`Observations::without`] nothing:
+/// a report holds every cell's values, all and kept, and most cells set nothing aside.
+/// The analysis scale is kept apart only where it differs (a harmonic mean's reciprocals).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Observations {
     kind: MeanKind,
-    values: Vec<f64>,
-    analysed: Vec<f64>,
+    values: Arc<[f64]>,
+    /// The reciprocals, for a harmonic mean; `None` for an arithmetic one, whose
+    /// analysis scale is the values themselves.
+    reciprocals: Option<Arc<[f64]>>,
 }
 
 impl Observations {
@@ -47,11 +55,11 @@ impl Observations {
                 return Err(StatsError::NotPositive { index, value });
             }
         }
-        Ok(Observations {
-            kind,
-            values: values.to_vec(),
-            analysed: values.iter().map(|&x| kind.transform(x)).collect(),
-        })
+        let reciprocals = match kind {
+            MeanKind::Arithmetic => None,
+            MeanKind::Harmonic => Some(values.iter().map(|&x| kind.transform(x)).collect()),
+        };
+        Ok(Observations { kind, values: values.into(), reciprocals })
     }
 
     /// The same trials minus those at `indices` (e.g. the outliers set aside).
@@ -59,6 +67,9 @@ impl Observations {
         let len = self.values.len();
         if let Some(&index) = indices.iter().find(|&&i| i >= len) {
             return Err(StatsError::IndexOutOfRange { index, len });
+        }
+        if indices.is_empty() {
+            return Ok(self.clone());
         }
         let kept: Vec<f64> = (0..len).filter(|i| !indices.contains(i)).map(|i| self.values[i]).collect();
         Observations::new(&kept, self.kind)
@@ -81,6 +92,31 @@ impl Observations {
     /// The values on the scale the statistics work on: the values themselves for an
     /// arithmetic mean, their reciprocals for a harmonic one.
     pub(crate) fn analysed(&self) -> &[f64] {
-        &self.analysed
+        self.reciprocals.as_deref().unwrap_or(&self.values)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_analysis_scale_is_the_values_or_their_reciprocals() {
+        let a = Observations::new(&[2.0, 4.0], MeanKind::Arithmetic).unwrap();
+        assert_eq!(a.analysed(), &[2.0, 4.0]);
+        let h = Observations::new(&[2.0, 4.0], MeanKind::Harmonic).unwrap();
+        assert_eq!((h.values(), h.analysed()), (&[2.0, 4.0][..], &[0.5, 0.25][..]));
+        assert_eq!(h.without(&[0]).unwrap().analysed(), &[0.25]);
+    }
+
+    #[test]
+    fn setting_nothing_aside_shares_the_values() {
+        let all = Observations::new(&[1.0, 2.0, 3.0], MeanKind::Harmonic).unwrap();
+        let kept = all.without(&[]).unwrap();
+        assert_eq!(kept, all);
+        assert!(Arc::ptr_eq(&kept.values, &all.values));
+        let fewer = all.without(&[1]).unwrap();
+        assert_eq!((fewer.values(), fewer.len()), (&[1.0, 3.0][..], 2));
+        assert!(all.without(&[3]).is_err());
     }
 }
