@@ -10,7 +10,7 @@ use crate::plan::{Cell, Plan};
 use crate::run::LOCAL_HOST;
 use crate::run::{RunError, RunOptions, facts, host_of, machines_of, repetitions, ssh_entry};
 use crate::spec::Experiment;
-use crate::store::{CellProgress, Event, SessionRecord, Snapshot};
+use crate::store::{Board, CellProgress, Event, SessionRecord, Snapshot};
 
 /// For `plan` and `status`: each cell's progress, whether it runs here, and an estimate.
 #[derive(Debug, Clone)]
@@ -45,13 +45,25 @@ pub(crate) fn outlook(
     snapshot: &Snapshot,
     options: &RunOptions,
 ) -> Result<Outlook, RunError> {
+    let (progress, set_aside) =
+        crate::store::progress_labelled(plan, &snapshot.trials, &snapshot.sessions, options.label.as_deref());
+    outlook_of(exp, plan, progress, set_aside, options)
+}
+
+/// [`outlook`] from the cells' progress (a store's [`crate::store::Standing`]), for
+/// commands that need no more of the trials.
+pub(crate) fn outlook_of(
+    exp: &Experiment,
+    plan: &Plan,
+    progress: Board,
+    set_aside: usize,
+    options: &RunOptions,
+) -> Result<Outlook, RunError> {
     facts::check_sysroot().map_err(|e| RunError::Io { what: "facts".into(), source: e })?;
     let dir = std::env::temp_dir();
     let source = facts::Local::new(&dir);
     let detected = facts::detect(exp, &facts::gather(&source), &source);
     let rule = Rule::new(exp, plan, repetitions(plan, options));
-    let (progress, set_aside) =
-        crate::store::progress_labelled(plan, &snapshot.trials, &snapshot.sessions, options.label.as_deref());
     let known: Vec<f64> = progress.values().filter_map(|p| p.mean_wall).collect();
     let overall = (!known.is_empty()).then(|| known.iter().sum::<f64>() / known.len() as f64);
     let warmup = f64::from(plan.warmup);

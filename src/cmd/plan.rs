@@ -30,7 +30,10 @@ pub fn run(s: &PlanOptions<'_>, out: &mut dyn Write) -> Result<(), Error> {
     let plan = plan::expand(&exp, s.max_cells)?;
     plan::render::check_renders(&exp, &plan, RENDERED_CELLS).map_err(crate::diag::Diagnostics::from)?;
     let store = Store::new(s.reports, &exp.name);
-    let outlook = outlook::outlook(&exp, &plan, &store.load()?, &RunOptions::default())?.cells;
+    let (standing, ..) = store.standing(&plan)?;
+    let outlook =
+        outlook::outlook_of(&exp, &plan, standing.progress, standing.set_aside, &RunOptions::default())?
+            .cells;
     let written = if s.json {
         write_json(&exp, s.file, &plan, &outlook, out).map_err(io)
     } else {

@@ -167,8 +167,8 @@ pub fn write(
     reasons: &[(String, String)],
 ) -> Result<(Option<PathBuf>, Summary), Error> {
     let before = store.fingerprint();
-    let snapshot = &store.load()?;
-    let mut pending = pending(exp, plan, snapshot)?;
+    let snapshot = store.load()?;
+    let mut pending = pending(exp, plan, &snapshot)?;
     for p in &mut pending {
         if let Some((_, why)) = reasons.iter().find(|(label, _)| *label == p.cell) {
             p.reason.clone_from(why);
@@ -183,14 +183,17 @@ pub fn write(
         )));
     }
     let experiment = || exp.name.clone();
-    let summary = analyze::summarize_store(exp, plan, snapshot, &pending)
+    let summary = analyze::summarize_store(exp, plan, &snapshot, &pending)
         .map_err(|source| Error::Analyze { experiment: experiment(), source })?;
+    // the trials are in the summary now: freed before the report is rendered beside it
+    drop(snapshot);
     if store.fingerprint() != before {
         return Ok((None, summary));
     }
+    let summary = std::sync::Arc::new(summary);
     crate::report::write_report(exp, plan, &summary, &store.dir)
         .map_err(|source| Error::Report { experiment: experiment(), source })?;
-    Ok((Some(store.dir.join("report.md")), summary))
+    Ok((Some(store.dir.join("report.md")), std::sync::Arc::unwrap_or_clone(summary)))
 }
 
 pub fn run(

@@ -11,7 +11,7 @@ use crate::plan::DEFAULT_MAX_CELLS;
 use crate::run::RunOptions;
 use indexmap::IndexMap;
 
-use crate::store::{Event, SessionRecord, Status, Store};
+use crate::store::{Event, SessionRecord, Store};
 
 /// The store folders under `reports` whose name is not among `names`, sorted.
 fn stores_without_a_file(reports: &Path, names: &HashSet<String>) -> Vec<PathBuf> {
@@ -65,13 +65,13 @@ pub fn run(targets: &[PathBuf], reports: &Path, out: &mut dyn Write) -> Result<(
     let files: Vec<PathBuf> = targets.iter().map(|t| t.file.clone()).collect();
     for ((exp, plan), target) in load_all(&files, DEFAULT_MAX_CELLS)?.into_iter().zip(&targets) {
         let store = target.store(reports, &exp);
-        let snapshot = store.load()?;
+        let (standing, sessions, warnings) = store.standing(&plan)?;
         let outlook::Outlook { cells: outlook, set_aside } =
-            outlook::outlook(&exp, &plan, &snapshot, &RunOptions::default())?;
+            outlook::outlook_of(&exp, &plan, standing.progress, standing.set_aside, &RunOptions::default())?;
         let done = outlook.iter().filter(|o| o.done).count();
         let pending = outlook.iter().filter(|o| o.pending.is_some()).count();
         // Abandoned: cells not done that the last run on their host gave up on.
-        let gave_up = outlook::last_abandoned(&exp, &plan, &snapshot.sessions);
+        let gave_up = outlook::last_abandoned(&exp, &plan, &sessions);
         let abandoned = plan
             .cells
             .iter()
@@ -79,11 +79,7 @@ pub fn run(targets: &[PathBuf], reports: &Path, out: &mut dyn Write) -> Result<(
             .filter(|(c, o)| !o.done && o.pending.is_none() && gave_up.contains_key(&c.id.to_string()))
             .count();
         let here = outlook.len() - done - pending - abandoned;
-        let trials = &snapshot.trials;
-        let measured =
-            (0..trials.len()).filter(|&t| trials.status[t].is_measurement() && !trials.warmup[t]).count();
-        let failed = trials.failed.len();
-        let imported = trials.status.iter().filter(|&&s| s == Status::Imported).count();
+        let (measured, failed, imported) = (standing.measured, standing.failed, standing.imported);
         writeln!(out, "{} ({})", exp.name, target.file_used()).map_err(io)?;
         writeln!(
             out,
@@ -98,7 +94,7 @@ pub fn run(targets: &[PathBuf], reports: &Path, out: &mut dyn Write) -> Result<(
         }
         let imported = if imported > 0 { format!(" ({imported} imported)") } else { String::new() };
         writeln!(out, "  trials: {measured} measured{imported}, {failed} failed").map_err(io)?;
-        let labels = labels(&snapshot.sessions);
+        let labels = labels(&sessions);
         if !labels.is_empty() {
             writeln!(out, "  labels: {labels}").map_err(io)?;
         }
@@ -106,13 +102,12 @@ pub fn run(targets: &[PathBuf], reports: &Path, out: &mut dyn Write) -> Result<(
             writeln!(out, "  set aside: {set_aside} records of cells whose commands have changed")
                 .map_err(io)?;
         }
-        let last =
-            trials.started.iter().flatten().max().and_then(|&t| jiff::Timestamp::from_microsecond(t).ok());
+        let last = standing.last_started.and_then(|t| jiff::Timestamp::from_microsecond(t).ok());
         match last {
             Some(at) => writeln!(out, "  last trial: {at}").map_err(io)?,
             None => writeln!(out, "  never run (store: {})", store.dir.display()).map_err(io)?,
         }
-        for w in &snapshot.warnings {
+        for w in &warnings {
             writeln!(out, "  warning: {w}").map_err(io)?;
         }
     }

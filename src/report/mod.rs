@@ -6,6 +6,7 @@
 //! the same context and filters. Undefined names are errors, so a typo in a template
 //! fails with its line instead of printing nothing.
 
+mod context;
 pub(crate) mod effects;
 pub(crate) mod format;
 pub(crate) mod glance;
@@ -16,6 +17,7 @@ use std::collections::HashSet;
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use minijinja::syntax::SyntaxConfig;
 use minijinja::value::{Serde, Value};
@@ -69,7 +71,7 @@ impl ReportError {
 pub(crate) fn write_report(
     exp: &Experiment,
     plan: &Plan,
-    summary: &Summary,
+    summary: &Arc<Summary>,
     out_dir: &Path,
 ) -> Result<(), ReportError> {
     let plots = plots(exp, plan, summary)?;
@@ -87,7 +89,7 @@ pub(crate) fn write_report(
     // Serialised straight into the file: at 10⁷ trials the text is about 480 MB, which a
     // buffer of its own would add to the report's peak memory.
     write_with(&out_dir.join("summary.json"), |out| {
-        serde_json::to_writer_pretty(&mut *out, summary).map_err(std::io::Error::from)?;
+        serde_json::to_writer_pretty(&mut *out, &**summary).map_err(std::io::Error::from)?;
         out.write_all(b"\n")
     })
 }
@@ -228,7 +230,6 @@ fn typical(values: impl Iterator<Item = f64>) -> f64 {
 /// What the template sees besides the summary: the parts laid out for reading.
 #[derive(Debug, Serialize)]
 struct View<'a> {
-    summary: &'a Summary,
     generated_at: &'a str,
     margin_version: &'static str,
     counts: String,
@@ -298,7 +299,7 @@ struct MetricView {
 /// the built-in one.
 pub(crate) fn render(
     exp: &Experiment,
-    summary: &Summary,
+    summary: &Arc<Summary>,
     plots: &[Plot],
     generated_at: &str,
 ) -> Result<String, ReportError> {
@@ -315,7 +316,6 @@ pub(crate) fn render(
         env.template_from_named_str(&name, &source).map_err(|e| ReportError::template(&name, &e))?;
     let shown: Vec<&ComparisonStat> = glance::ranked(&summary.comparisons).into_iter().take(SHOWN).collect();
     let view = View {
-        summary,
         generated_at,
         margin_version: env!("CARGO_PKG_VERSION"),
         counts: counts_line(summary),
@@ -345,7 +345,9 @@ pub(crate) fn render(
         telemetry_differences: telemetry::differences(summary),
         pending: pending_groups(summary),
     };
-    template.render(Value::from(Serde(&view))).map_err(|e| ReportError::template(&name, &e))
+    // `summary` is read field by field as the template asks (context.rs)
+    let context = minijinja::context! { summary => context::LazySummary::value(Arc::clone(summary)), ..Value::from(Serde(&view)) };
+    template.render(context).map_err(|e| ReportError::template(&name, &e))
 }
 
 /// The template environment: strict about undefined names, block tags on lines of their

@@ -24,10 +24,10 @@ fn numbers(value: &Value) -> Vec<f64> {
 }
 
 fn report(f: &Fixture, pending: &[Pending]) -> (Summary, String) {
-    let summary = summarize_store(&f.exp, &f.plan, &f.snapshot, pending).unwrap();
+    let summary = Arc::new(summarize_store(&f.exp, &f.plan, &f.snapshot, pending).unwrap());
     let plots = plots(&f.exp, &f.plan, &summary).unwrap();
     let markdown = render(&f.exp, &summary, &plots, "2024-01-01 00:00:00 UTC").unwrap();
-    (summary, markdown)
+    (Arc::unwrap_or_clone(summary), markdown)
 }
 
 #[track_caller]
@@ -599,7 +599,7 @@ fn the_snapshot_store_raises_the_warnings_it_was_built_for() {
 fn write_report_writes_the_markdown_the_json_and_the_plots() {
     let f = dd_store();
     let dir = tempfile::tempdir().unwrap();
-    let summary = summarize_store(&f.exp, &f.plan, &f.snapshot, &[]).unwrap();
+    let summary = Arc::new(summarize_store(&f.exp, &f.plan, &f.snapshot, &[]).unwrap());
     write_report(&f.exp, &f.plan, &summary, dir.path()).unwrap();
     let markdown = fs::read_to_string(dir.path().join("report.md")).unwrap();
     assert!(
@@ -682,7 +682,7 @@ fn an_experiment_may_bring_its_own_template() {
     assert_eq!(markdown, "b: significant +1.2 %\n");
 
     let typo = Fixture::new(path.to_str().unwrap(), &spec("typo.md.j2"));
-    let summary = summarize_store(&typo.exp, &typo.plan, &typo.snapshot, &[]).unwrap();
+    let summary = Arc::new(summarize_store(&typo.exp, &typo.plan, &typo.snapshot, &[]).unwrap());
     let err = render(&typo.exp, &summary, &[], "now").unwrap_err();
     assert!(matches!(err, ReportError::Template { line: Some(2), .. }), "{err}");
     assert!(err.to_string().contains("typo.md.j2:2: undefined value"), "{err}");
@@ -846,4 +846,22 @@ fn pending_cells_are_grouped_by_why_they_wait() {
             "- bs=8M sync=none: not run yet: `margin run` on this host runs it",
         ]
     );
+}
+
+/// Summaries of a real fixture's analysis, without telemetry and with one cell's.
+pub(crate) fn sample_summary() -> Vec<Summary> {
+    let f = dd_store();
+    let (summary, _) = report(&f, &[]);
+    let mut with = summary.clone();
+    with.telemetry.cells.push(crate::summary::CellTelemetry {
+        cell: "00ab".into(),
+        label: "bs=4k".into(),
+        levels: [("bs".to_owned(), "4k".to_owned())].into_iter().collect(),
+        trials: 3,
+        not_converged: 0,
+        analysed: 3,
+        values: Default::default(),
+    });
+    assert!(summary.telemetry.is_empty() && !with.telemetry.is_empty() && !summary.cells.is_empty());
+    vec![summary, with]
 }

@@ -113,7 +113,7 @@ fn write_to(temporary: &Path, log: &File, meta: &Metadata, covered: &Covered) ->
 }
 
 /// blake3 of the first and of the last [`EDGE`] bytes of `log`'s first `end`.
-fn edges(log: &File, end: u64) -> io::Result<([u8; 32], [u8; 32])> {
+pub(super) fn edges(log: &File, end: u64) -> io::Result<([u8; 32], [u8; 32])> {
     let mut buf = vec![0u8; EDGE.min(end) as usize];
     log.read_exact_at(&mut buf, 0)?;
     let head = *blake3::hash(&buf).as_bytes();
@@ -123,13 +123,13 @@ fn edges(log: &File, end: u64) -> io::Result<([u8; 32], [u8; 32])> {
 }
 
 /// A file read or written through blake3.
-struct Hashing {
+pub(super) struct Hashing {
     file: File,
-    hasher: blake3::Hasher,
+    pub(super) hasher: blake3::Hasher,
 }
 
 impl Hashing {
-    fn new(file: File) -> Self {
+    pub(super) fn new(file: File) -> Self {
         Hashing { file, hasher: blake3::Hasher::new() }
     }
 }
@@ -153,7 +153,7 @@ impl Write for Hashing {
     }
 }
 
-trait FillBufEmpty {
+pub(super) trait FillBufEmpty {
     /// `Ok(())` when nothing is left to read, else an error.
     fn fill_buf_empty(&mut self) -> io::Result<()>;
 }
@@ -165,37 +165,37 @@ impl<R: Read> FillBufEmpty for BufReader<R> {
     }
 }
 
-fn bad() -> io::Error {
+pub(super) fn bad() -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, "runs.columns does not hold what it should")
 }
 
 /// Little-endian numbers, lengths as u64, text as its length and UTF-8 bytes.
-struct Encoder(BufWriter<Hashing>);
+pub(super) struct Encoder(pub(super) BufWriter<Hashing>);
 
 impl Encoder {
-    fn bytes(&mut self, b: &[u8]) -> io::Result<()> {
+    pub(super) fn bytes(&mut self, b: &[u8]) -> io::Result<()> {
         self.0.write_all(b)
     }
-    fn u8(&mut self, n: u8) -> io::Result<()> {
+    pub(super) fn u8(&mut self, n: u8) -> io::Result<()> {
         self.bytes(&[n])
     }
-    fn u32(&mut self, n: u32) -> io::Result<()> {
+    pub(super) fn u32(&mut self, n: u32) -> io::Result<()> {
         self.bytes(&n.to_le_bytes())
     }
-    fn u64(&mut self, n: u64) -> io::Result<()> {
+    pub(super) fn u64(&mut self, n: u64) -> io::Result<()> {
         self.bytes(&n.to_le_bytes())
     }
-    fn len(&mut self, n: usize) -> io::Result<()> {
+    pub(super) fn len(&mut self, n: usize) -> io::Result<()> {
         self.u64(n as u64)
     }
-    fn f64(&mut self, x: f64) -> io::Result<()> {
+    pub(super) fn f64(&mut self, x: f64) -> io::Result<()> {
         self.u64(x.to_bits())
     }
-    fn text(&mut self, s: &str) -> io::Result<()> {
+    pub(super) fn text(&mut self, s: &str) -> io::Result<()> {
         self.len(s.len())?;
         self.bytes(s.as_bytes())
     }
-    fn optional<T>(
+    pub(super) fn optional<T>(
         &mut self,
         v: Option<T>,
         mut each: impl FnMut(&mut Self, T) -> io::Result<()>,
@@ -208,7 +208,7 @@ impl Encoder {
             }
         }
     }
-    fn list<'t, T: 't>(
+    pub(super) fn list<'t, T: 't>(
         &mut self,
         items: impl IntoIterator<Item = &'t T, IntoIter: ExactSizeIterator>,
         mut each: impl FnMut(&mut Self, &'t T) -> io::Result<()>,
@@ -220,43 +220,43 @@ impl Encoder {
         }
         Ok(())
     }
-    fn names(&mut self, names: &[Name]) -> io::Result<()> {
+    pub(super) fn names(&mut self, names: &[Name]) -> io::Result<()> {
         self.list(names, |w, n| w.u32(n.index() as u32))
     }
 }
 
-struct Decoder {
-    input: BufReader<Hashing>,
+pub(super) struct Decoder {
+    pub(super) input: BufReader<Hashing>,
     /// Bytes of the file not read yet: no list is longer than what is left could hold.
-    left: u64,
+    pub(super) left: u64,
 }
 
 impl Decoder {
-    fn bytes(&mut self, b: &mut [u8]) -> io::Result<()> {
+    pub(super) fn bytes(&mut self, b: &mut [u8]) -> io::Result<()> {
         self.left = self.left.checked_sub(b.len() as u64).ok_or_else(bad)?;
         self.input.read_exact(b)
     }
-    fn array<const N: usize>(&mut self) -> io::Result<[u8; N]> {
+    pub(super) fn array<const N: usize>(&mut self) -> io::Result<[u8; N]> {
         let mut b = [0u8; N];
         self.bytes(&mut b)?;
         Ok(b)
     }
-    fn u8(&mut self) -> io::Result<u8> {
+    pub(super) fn u8(&mut self) -> io::Result<u8> {
         Ok(self.array::<1>()?[0])
     }
-    fn u32(&mut self) -> io::Result<u32> {
+    pub(super) fn u32(&mut self) -> io::Result<u32> {
         Ok(u32::from_le_bytes(self.array()?))
     }
-    fn u64(&mut self) -> io::Result<u64> {
+    pub(super) fn u64(&mut self) -> io::Result<u64> {
         Ok(u64::from_le_bytes(self.array()?))
     }
-    fn len(&mut self) -> io::Result<usize> {
+    pub(super) fn len(&mut self) -> io::Result<usize> {
         usize::try_from(self.u64()?).map_err(|_| bad())
     }
-    fn f64(&mut self) -> io::Result<f64> {
+    pub(super) fn f64(&mut self) -> io::Result<f64> {
         Ok(f64::from_bits(self.u64()?))
     }
-    fn text(&mut self) -> io::Result<String> {
+    pub(super) fn text(&mut self) -> io::Result<String> {
         let n = self.len()?;
         if n as u64 > self.left {
             return Err(bad());
@@ -265,19 +265,25 @@ impl Decoder {
         self.bytes(&mut b)?;
         String::from_utf8(b).map_err(|_| bad())
     }
-    fn flag(&mut self) -> io::Result<bool> {
+    pub(super) fn flag(&mut self) -> io::Result<bool> {
         match self.u8()? {
             0 => Ok(false),
             1 => Ok(true),
             _ => Err(bad()),
         }
     }
-    fn optional<T>(&mut self, each: impl FnOnce(&mut Self) -> io::Result<T>) -> io::Result<Option<T>> {
+    pub(super) fn optional<T>(
+        &mut self,
+        each: impl FnOnce(&mut Self) -> io::Result<T>,
+    ) -> io::Result<Option<T>> {
         if self.flag()? { each(self).map(Some) } else { Ok(None) }
     }
     /// A list of fixed-size items, read a buffer at a time rather than an item at a time
     /// (a million trials' columns are tens of millions of numbers).
-    fn fixed<const N: usize, T>(&mut self, each: impl Fn([u8; N]) -> io::Result<T>) -> io::Result<Vec<T>> {
+    pub(super) fn fixed<const N: usize, T>(
+        &mut self,
+        each: impl Fn([u8; N]) -> io::Result<T>,
+    ) -> io::Result<Vec<T>> {
         let n = self.len()?;
         if n as u64 > self.left / N as u64 {
             return Err(bad());
@@ -297,7 +303,7 @@ impl Decoder {
         }
         Ok(out)
     }
-    fn list<T>(&mut self, mut each: impl FnMut(&mut Self) -> io::Result<T>) -> io::Result<Vec<T>> {
+    pub(super) fn list<T>(&mut self, mut each: impl FnMut(&mut Self) -> io::Result<T>) -> io::Result<Vec<T>> {
         let n = self.len()?;
         // every item takes a byte at least: a damaged length cannot ask for more memory
         // than the file could fill
@@ -333,14 +339,14 @@ fn status_of(n: u8) -> io::Result<Status> {
     })
 }
 
-fn mean_code(m: MeanKind) -> u8 {
+pub(super) fn mean_code(m: MeanKind) -> u8 {
     match m {
         MeanKind::Arithmetic => 0,
         MeanKind::Harmonic => 1,
     }
 }
 
-fn mean_of(n: u8) -> io::Result<MeanKind> {
+pub(super) fn mean_of(n: u8) -> io::Result<MeanKind> {
     match n {
         0 => Ok(MeanKind::Arithmetic),
         1 => Ok(MeanKind::Harmonic),

@@ -12,22 +12,26 @@ mod columns;
 mod copy;
 mod progress;
 mod record;
+mod standing;
 mod trials;
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Write};
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::plan::Plan;
+
 pub use copy::{Kept, spec_hash};
 pub use progress::{Board, CellProgress, levels_map, progress, progress_labelled};
 pub use record::{
     BOOT_ID, CellProblem, Event, MetricInfo, RawPaths, SCHEMA, SessionRecord, Status, Telemetry, TrialRecord,
 };
+pub use standing::Standing;
 pub use trials::{CellIndex, Failed, Name, Names, Secondary, Trials};
 
 /// Why the store could not be used.
@@ -196,6 +200,45 @@ impl Store {
             read_trials(&self.runs_path(), writing, &mut snapshot.warnings, KEEP_COLUMNS_AFTER)?;
         snapshot.sessions = read_log(&self.sessions_path(), writing, &mut snapshot.warnings)?;
         Ok(snapshot)
+    }
+
+    /// Where `plan`'s cells stand, the session log, and what was skipped while reading the
+    /// two: for `status` and `plan`, which need no more of the trials. Read from
+    /// `runs.progress` when the trial log has not changed since it was kept there (not a
+    /// byte of the log, nor of its columns, is read then); otherwise from the log, through
+    /// its columns, and kept for the next time (src/store/standing.rs).
+    pub fn standing(&self, plan: &Plan) -> Result<(Standing, Vec<SessionRecord>, Vec<String>), StoreError> {
+        let writing = self.being_written();
+        let mut said = Vec::new();
+        let sessions = read_log(&self.sessions_path(), writing, &mut said)?;
+        let path = self.runs_path();
+        if !regular_file(&path)? {
+            return Ok((Standing::default(), sessions, said));
+        }
+        let io = |e| StoreError::io(&path, e);
+        let file = File::open(&path).map_err(io)?;
+        let meta = file.metadata().map_err(io)?;
+        let kept = standing::path_for(&path);
+        let known = if writing { None } else { standing::read(&kept, &file, &meta, plan) };
+        let standing = match known {
+            Some(standing) => standing,
+            None => {
+                let mut warnings = Vec::new();
+                let trials = read_trials(&path, writing, &mut warnings, KEEP_COLUMNS_AFTER)?;
+                let standing = Standing::of(plan, &trials, warnings);
+                // kept only when what was read is the whole of the file first opened
+                let same = fs::metadata(&path).is_ok_and(|now| {
+                    (now.dev(), now.ino(), now.len()) == (meta.dev(), meta.ino(), meta.len())
+                });
+                if !writing && same && meta.len() > 0 {
+                    let _ = standing::write(&kept, &file, &meta, plan, &standing);
+                }
+                standing
+            }
+        };
+        let mut warnings = standing.warnings.clone();
+        warnings.extend(said);
+        Ok((standing, sessions, warnings))
     }
 
     /// Whether a `margin run` of another process is writing the store now: the lock's

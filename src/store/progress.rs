@@ -23,8 +23,8 @@ pub struct CellProgress {
     pub ok: u32,
     /// Mean wall time of a trial, for estimates.
     pub mean_wall: Option<f64>,
-    wall_sum: f64,
-    wall_n: u32,
+    pub(super) wall_sum: f64,
+    pub(super) wall_n: u32,
 }
 
 impl CellProgress {

@@ -432,7 +432,7 @@ fn the_columns_kept_beside_the_log_read_as_the_log_does() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::new(dir.path(), "e");
     store.create().unwrap();
-    let records: Vec<TrialRecord> = (1..=300).map(varied).collect();
+    let records: Vec<TrialRecord> = (1..=600).map(varied).collect();
     // a record torn by a crash in the middle of the log, and a blank line
     let mut text = lines_of(&records[..100]);
     text.push_str("{\"schema\":1,\"trial\":\"torn\n\n");
@@ -606,4 +606,101 @@ fn readers_during_appends_see_a_prefix_of_the_records() {
         }
     });
     assert_eq!(read_keeping(&store, false), (prefixes[records.len()].clone(), vec![]));
+}
+
+/// A plan of seven cells, and records of them (and of a cell it no longer has).
+fn standing_case() -> (crate::plan::Plan, Vec<TrialRecord>) {
+    let exp = crate::spec::load_str(
+        std::path::Path::new("experiments/standing.yaml"),
+        "matrix: { n: [0, 1, 2, 3, 4, 5, 6] }\nrun: \"true\"\nrepetitions: 5\n",
+    )
+    .unwrap();
+    let plan = crate::plan::expand(&exp, 100).unwrap();
+    let records: Vec<TrialRecord> = (1..=600)
+        .map(|n| {
+            let mut r = varied(n);
+            if n % 50 != 0 {
+                r.cell = plan.cells[n as usize % 7].id.to_string();
+            }
+            r
+        })
+        .collect();
+    (plan, records)
+}
+
+/// Where the cells stand, read again while the log is unchanged, is what the log says,
+/// without reading the log (nor its columns); after an append, a torn line, another plan
+/// or damage to the file, it is read from the log again.
+#[test]
+fn the_standing_kept_beside_the_log_is_the_logs() {
+    let (plan, records) = standing_case();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path(), "e");
+    store.create().unwrap();
+    std::fs::write(store.runs_path(), lines_of(&records[..400])).unwrap();
+    let of_log = |store: &Store, plan: &crate::plan::Plan| {
+        let snapshot = store.load().unwrap();
+        (
+            Standing::of(plan, &snapshot.trials, snapshot.warnings.clone()),
+            snapshot.sessions,
+            snapshot.warnings,
+        )
+    };
+    let expected = of_log(&store, &plan);
+    assert!(expected.0.set_aside > 0 && expected.0.failed > 0 && expected.0.imported > 0);
+    assert!(expected.0.progress.len() == 7 && expected.0.progress.values().any(|p| p.values.len() > 1));
+    let kept = standing::path_for(&store.runs_path());
+    assert!(!kept.exists());
+    assert_eq!(store.standing(&plan).unwrap(), expected);
+    assert!(kept.exists());
+
+    // from the file alone: the log's columns are gone, and its middle is not read
+    std::fs::remove_file(columns::path_for(&store.runs_path())).ok();
+    let log = std::fs::OpenOptions::new().write(true).open(store.runs_path()).unwrap();
+    let len = log.metadata().unwrap().len();
+    assert!(len > 160 << 10, "the middle is past the hashed ends");
+    let middle = std::fs::read(store.runs_path()).unwrap()[(len / 2) as usize..][..4].to_vec();
+    log.write_all_at(b"XXXX", len / 2).unwrap();
+    assert_eq!(store.standing(&plan).unwrap(), expected, "read from runs.progress, not the log");
+    log.write_all_at(&middle, len / 2).unwrap();
+
+    // appended records: read from the log, kept anew
+    let mut file = std::fs::OpenOptions::new().append(true).open(store.runs_path()).unwrap();
+    file.write_all(lines_of(&records[400..]).as_bytes()).unwrap();
+    let expected = of_log(&store, &plan);
+    assert_eq!(store.standing(&plan).unwrap(), expected);
+    let measured = records.iter().filter(|r| r.status.is_measurement() && !r.warmup).count();
+    assert_eq!(expected.0.measured, measured);
+    // a torn last line: said, and kept with the rest
+    file.write_all(b"{\"trial\": \"torn").unwrap();
+    let torn = of_log(&store, &plan);
+    assert_eq!(torn.2.len(), 1);
+    assert_eq!(store.standing(&plan).unwrap(), torn);
+    assert_eq!(store.standing(&plan).unwrap(), torn);
+
+    // another plan (a cell less): not this file's
+    let exp = crate::spec::load_str(
+        std::path::Path::new("experiments/standing.yaml"),
+        "matrix: { n: [0, 1, 2, 3, 4, 5] }\nrun: \"true\"\nrepetitions: 5\n",
+    )
+    .unwrap();
+    let fewer = crate::plan::expand(&exp, 100).unwrap();
+    assert_eq!(store.standing(&fewer).unwrap(), of_log(&store, &fewer));
+    assert_ne!(of_log(&store, &fewer).0, torn.0);
+
+    // a damaged file, a flip anywhere: ignored and written anew
+    assert_eq!(store.standing(&plan).unwrap(), torn);
+    let good = std::fs::read(&kept).unwrap();
+    for at in [0, 20, 60, good.len() / 2, good.len() - 1] {
+        let mut bad = good.clone();
+        bad[at] ^= 0x40;
+        std::fs::write(&kept, &bad).unwrap();
+        assert_eq!(store.standing(&plan).unwrap(), torn, "a flip at {at}");
+        assert_eq!(std::fs::read(&kept).unwrap(), good, "rebuilt after a flip at {at}");
+    }
+    std::fs::write(&kept, &good[..good.len() - 3]).unwrap();
+    assert_eq!(store.standing(&plan).unwrap(), torn);
+    // a log moved aside (`--fresh`): a new file, nothing stands
+    store.move_aside().unwrap();
+    assert_eq!(store.standing(&plan).unwrap().0, Standing::default());
 }

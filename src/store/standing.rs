@@ -1,0 +1,225 @@
+//! `runs.progress`: where each cell stands ([`Standing`]: the progress the stopping rule
+//! weighs, and the counts `margin status` shows), kept beside the trial log so that
+//! `status` and `plan` read nothing of the log, nor of its columns, when it has not changed
+//! since (docs/store.md, "Where the cells stand").
+//!
+//! Derived, like `runs.columns`, never a second source of truth: it is used only when the
+//! log is the same file (device and inode), exactly as long as when it was written, its
+//! first and last 64 KiB hash as they did, and the plan's cells are the same (the blake3
+//! of their ids, in order); its own blake3 checksum covers the rest. A log that has grown
+//! by one byte, another plan, a damaged file: ignored, the log is read (through its
+//! columns) and the file written anew.
+
+use std::collections::HashMap;
+use std::fs::{self, File, Metadata};
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+use indexmap::IndexMap;
+
+use super::columns::{Decoder, Encoder, FillBufEmpty, Hashing, bad, edges, mean_code, mean_of};
+use super::progress::{CellProgress, progress};
+use super::record::Status;
+use super::trials::Trials;
+use crate::plan::Plan;
+
+/// What the file starts with; the last digit is the version of the layout below.
+const MAGIC: &[u8; 16] = b"margin-standing1";
+
+/// Where the cells of a plan stand, from the whole trial log: what `margin status` and
+/// `margin plan` need of it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Standing {
+    /// The progress of the cells that have records, by index into [`Plan::cells`]
+    /// ([`progress`]).
+    pub progress: HashMap<usize, CellProgress>,
+    /// Records of cells the plan no longer has.
+    pub set_aside: usize,
+    /// Measurements (not warm-ups), failed trials and imported ones, of every cell.
+    pub measured: usize,
+    pub failed: usize,
+    pub imported: usize,
+    /// When the last trial started, µs since the epoch.
+    pub last_started: Option<i64>,
+    /// What reading the trial log said of its lines (a torn record).
+    pub warnings: Vec<String>,
+}
+
+impl PartialEq for CellProgress {
+    fn eq(&self, other: &Self) -> bool {
+        // bit for bit: a standing read back is the one written
+        let same = |a: &[f64], b: &[f64]| {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+        };
+        self.attempts == other.attempts
+            && self.ok == other.ok
+            && self.kinds == other.kinds
+            && self.mean_wall.map(f64::to_bits) == other.mean_wall.map(f64::to_bits)
+            && self.wall_sum.to_bits() == other.wall_sum.to_bits()
+            && self.wall_n == other.wall_n
+            && self.values.len() == other.values.len()
+            && self.values.iter().zip(&other.values).all(|((m, a), (n, b))| m == n && same(a, b))
+    }
+}
+
+impl Standing {
+    /// The standing of `plan`'s cells in `trials`, with the warnings reading them gave.
+    pub fn of(plan: &Plan, trials: &Trials, warnings: Vec<String>) -> Standing {
+        let (progress, set_aside) = progress(plan, trials);
+        let measured =
+            (0..trials.len()).filter(|&t| trials.status[t].is_measurement() && !trials.warmup[t]).count();
+        Standing {
+            progress,
+            set_aside,
+            measured,
+            failed: trials.failed.len(),
+            imported: trials.status.iter().filter(|&&s| s == Status::Imported).count(),
+            last_started: trials.started.iter().flatten().max().copied(),
+            warnings,
+        }
+    }
+}
+
+/// `runs.progress` beside `runs.ndjson`.
+pub(super) fn path_for(log: &Path) -> PathBuf {
+    log.with_extension("progress")
+}
+
+/// The plan's cells, as the file records them: the blake3 of their ids in order.
+fn plan_key(plan: &Plan) -> [u8; 32] {
+    let mut hasher = blake3::Hasher::new();
+    for cell in &plan.cells {
+        hasher.update(&cell.id.0.to_le_bytes());
+    }
+    *hasher.finalize().as_bytes()
+}
+
+/// The standing kept for `log` and `plan`, when the log is exactly what it was then.
+pub(super) fn read(path: &Path, log: &File, meta: &Metadata, plan: &Plan) -> Option<Standing> {
+    let mut file = File::open(path).ok()?;
+    let size = file.metadata().ok()?.len();
+    let (mut magic, mut sum) = ([0u8; 16], [0u8; 32]);
+    file.read_exact(&mut magic).ok()?;
+    file.read_exact(&mut sum).ok()?;
+    let left = size.checked_sub((magic.len() + sum.len()) as u64)?;
+    let mut r = Decoder { input: BufReader::with_capacity(1 << 20, Hashing::new(file)), left };
+    let (dev, ino, end) = (r.u64().ok()?, r.u64().ok()?, r.u64().ok()?);
+    let (mut head, mut tail, mut key) = ([0u8; 32], [0u8; 32], [0u8; 32]);
+    r.bytes(&mut head).ok()?;
+    r.bytes(&mut tail).ok()?;
+    r.bytes(&mut key).ok()?;
+    if &magic != MAGIC || dev != meta.dev() || ino != meta.ino() || end != meta.len() || key != plan_key(plan)
+    {
+        return None;
+    }
+    if edges(log, end).ok()? != (head, tail) {
+        return None;
+    }
+    let standing = decode(&mut r, plan.cells.len()).ok()?;
+    if r.left != 0
+        || r.input.fill_buf_empty().is_err()
+        || r.input.get_ref().hasher.finalize().as_bytes() != &sum
+    {
+        return None;
+    }
+    Some(standing)
+}
+
+/// Keep `standing` as that of `plan` in `log`'s whole length (`meta`): written beside,
+/// renamed over the old file. Errors are the caller's to ignore.
+pub(super) fn write(
+    path: &Path,
+    log: &File,
+    meta: &Metadata,
+    plan: &Plan,
+    standing: &Standing,
+) -> io::Result<()> {
+    let temporary = path.with_extension(format!("progress.{}.tmp", std::process::id()));
+    let written = write_to(&temporary, log, meta, plan, standing).and_then(|()| fs::rename(&temporary, path));
+    if written.is_err() {
+        let _ = fs::remove_file(&temporary);
+    }
+    written
+}
+
+fn write_to(temporary: &Path, log: &File, meta: &Metadata, plan: &Plan, s: &Standing) -> io::Result<()> {
+    let (head, tail) = edges(log, meta.len())?;
+    let mut file = File::create(temporary)?;
+    file.write_all(MAGIC)?;
+    file.write_all(&[0u8; 32])?;
+    let mut w = Encoder(BufWriter::with_capacity(1 << 20, Hashing::new(file.try_clone()?)));
+    for n in [meta.dev(), meta.ino(), meta.len()] {
+        w.u64(n)?;
+    }
+    w.bytes(&head)?;
+    w.bytes(&tail)?;
+    w.bytes(&plan_key(plan))?;
+    encode(&mut w, s)?;
+    w.0.flush()?;
+    let sum = *w.0.get_ref().hasher.finalize().as_bytes();
+    file.write_all_at(&sum, MAGIC.len() as u64)
+}
+
+fn encode(w: &mut Encoder, s: &Standing) -> io::Result<()> {
+    for n in [s.set_aside, s.measured, s.failed, s.imported] {
+        w.len(n)?;
+    }
+    w.optional(s.last_started, |w, t| w.u64(t as u64))?;
+    w.list(&s.warnings, |w, text| w.text(text))?;
+    // in the plan's order, so that the same standing is the same bytes
+    let mut cells: Vec<(&usize, &CellProgress)> = s.progress.iter().collect();
+    cells.sort_by_key(|(i, _)| **i);
+    w.list(&cells, |w, (cell, p)| {
+        w.len(**cell)?;
+        w.u32(p.attempts)?;
+        w.u32(p.ok)?;
+        w.optional(p.mean_wall, |w, x| w.f64(x))?;
+        w.f64(p.wall_sum)?;
+        w.u32(p.wall_n)?;
+        let values: Vec<(&String, &Vec<f64>)> = p.values.iter().collect();
+        w.list(&values, |w, (metric, values)| {
+            w.text(metric)?;
+            w.list(values.iter(), |w, x| w.f64(*x))
+        })?;
+        let mut kinds: Vec<_> = p.kinds.iter().collect();
+        kinds.sort_by_key(|(metric, _)| *metric);
+        w.list(&kinds, |w, (metric, kind)| {
+            w.text(metric)?;
+            w.u8(mean_code(**kind))
+        })
+    })
+}
+
+fn decode(r: &mut Decoder, cells: usize) -> io::Result<Standing> {
+    let (set_aside, measured, failed, imported) = (r.len()?, r.len()?, r.len()?, r.len()?);
+    let last_started = r.optional(|r| Ok(r.u64()? as i64))?;
+    let warnings = r.list(Decoder::text)?;
+    let progress = r.list(|r| {
+        let cell = r.len()?;
+        if cell >= cells {
+            return Err(bad());
+        }
+        let (attempts, ok) = (r.u32()?, r.u32()?);
+        let mean_wall = r.optional(Decoder::f64)?;
+        let (wall_sum, wall_n) = (r.f64()?, r.u32()?);
+        let values = r.list(|r| Ok((r.text()?, r.fixed(|b| Ok(f64::from_bits(u64::from_le_bytes(b))))?)))?;
+        let kinds = r.list(|r| Ok((r.text()?, mean_of(r.u8()?)?)))?;
+        let progress = CellProgress {
+            attempts,
+            values: values.into_iter().collect::<IndexMap<_, _>>(),
+            kinds: kinds.into_iter().collect(),
+            ok,
+            mean_wall,
+            wall_sum,
+            wall_n,
+        };
+        Ok((cell, progress))
+    })?;
+    let n = progress.len();
+    let progress: HashMap<usize, CellProgress> = progress.into_iter().collect();
+    if progress.len() != n {
+        return Err(bad());
+    }
+    Ok(Standing { progress, set_aside, measured, failed, imported, last_started, warnings })
+}
