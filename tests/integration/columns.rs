@@ -100,12 +100,12 @@ fn a_large_store_reads_the_same_with_its_columns_as_from_its_log() {
     std::fs::write(&columns, &bytes).unwrap();
     assert_eq!(read(dir.path()), after);
     assert_ne!(std::fs::read(&columns).unwrap(), bytes, "rebuilt");
-    // nothing left behind but the columns
+    // nothing left behind but the columns and where the cells stand
     let mut names: Vec<String> = std::fs::read_dir(dir.path().join("reports/exp"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|n| n.starts_with("runs."))
         .collect();
     names.sort();
-    assert_eq!(names, ["runs.columns", "runs.ndjson"]);
+    assert_eq!(names, ["runs.columns", "runs.ndjson", "runs.progress"]);
 }

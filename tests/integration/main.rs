@@ -22,6 +22,7 @@ mod run;
 mod schema;
 mod seeds;
 mod services;
+mod standing;
 mod store_copy;
 mod telemetry;
 mod until_verdict;

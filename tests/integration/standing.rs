@@ -1,0 +1,86 @@
+//! Where the cells stand, kept beside the trial log (`runs.progress`, docs/store.md):
+//! `status` and `plan` read it instead of the log while the log has not changed, and say
+//! what the log says — before and after a run appends to it.
+//!
+//! Run as a user does: a temporary folder as the working directory, relative paths, the
+//! default store root (`reports`), no `MARGIN_*` variable set.
+
+use std::os::unix::fs::FileExt;
+
+use super::{as_a_user as margin, stderr, stdout};
+
+const EXP: &str = "matrix:\n  n: [1, 2, 3]\nrun: printf 'value=%s\\n' {{ n }}{{ repetition }}\n\
+                   metrics:\n  value: { regex: 'value=(\\d+)', better: higher }\n\
+                   repetitions: { min: 5, max: 140, target: 0.1% }\nmonitor: none\n";
+
+fn says(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = margin(dir).args(args).output().unwrap();
+    assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    stdout(&out)
+}
+
+/// `status` and `plan` of a copy of the store holding its logs alone.
+fn from_the_log(dir: &std::path::Path) -> [String; 2] {
+    let copy = tempfile::tempdir().unwrap();
+    for sub in ["experiments", "reports/exp"] {
+        std::fs::create_dir_all(copy.path().join(sub)).unwrap();
+    }
+    std::fs::copy(dir.join("experiments/exp.yaml"), copy.path().join("experiments/exp.yaml")).unwrap();
+    for file in ["runs.ndjson", "sessions.ndjson"] {
+        std::fs::copy(dir.join("reports/exp").join(file), copy.path().join("reports/exp").join(file))
+            .unwrap();
+    }
+    let said = [says(copy.path(), &["status", "exp"]), says(copy.path(), &["plan", "experiments/exp.yaml"])];
+    let (from, to) = (copy.path().display().to_string(), dir.display().to_string());
+    said.map(|s| s.replace(&from, &to))
+}
+
+#[test]
+fn status_reads_where_the_cells_stand_until_the_log_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("experiments")).unwrap();
+    std::fs::write(dir.path().join("experiments/exp.yaml"), EXP).unwrap();
+    // 100 trials a cell, short of what the file's adaptive rule asks for
+    let out =
+        margin(dir.path()).args(["run", "experiments/exp.yaml", "--repetitions", "100"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let kept = dir.path().join("reports/exp/runs.progress");
+    let log = dir.path().join("reports/exp/runs.ndjson");
+
+    let read =
+        |dir: &std::path::Path| [says(dir, &["status", "exp"]), says(dir, &["plan", "experiments/exp.yaml"])];
+    let first = read(dir.path());
+    assert!(first[0].contains("300 measured"), "{}", first[0]);
+    assert!(first[0].contains("3 to run here"), "{}", first[0]);
+    assert!(kept.exists(), "status keeps where the cells stand");
+    assert_eq!(read(dir.path()), first);
+    assert_eq!(from_the_log(dir.path()), first);
+
+    // Not a byte of the log is read while it has not changed: its middle scrambled in
+    // place (no margin command ever writes so) leaves the answer as it was.
+    let file = std::fs::OpenOptions::new().read(true).write(true).open(&log).unwrap();
+    let len = file.metadata().unwrap().len();
+    assert!(len > 140 << 10, "{len} bytes: the middle is past the hashed ends");
+    let mut middle = vec![0u8; 4096];
+    file.read_exact_at(&mut middle, len / 2).unwrap();
+    file.write_all_at(&vec![b'#'; 4096], len / 2).unwrap();
+    assert_eq!(read(dir.path()), first, "read from runs.progress");
+    file.write_all_at(&middle, len / 2).unwrap();
+
+    // a run appends: read from the log again, and kept anew
+    let out = margin(dir.path()).args(["run", "experiments/exp.yaml"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let after = read(dir.path());
+    assert_ne!(after, first);
+    assert!(after[0].contains("3 done"), "{}", after[0]);
+    assert_eq!(after, from_the_log(dir.path()));
+    assert_eq!(read(dir.path()), after);
+
+    // damaged, it is ignored and written anew
+    let mut bytes = std::fs::read(&kept).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x10;
+    std::fs::write(&kept, &bytes).unwrap();
+    assert_eq!(read(dir.path()), after);
+    assert_ne!(std::fs::read(&kept).unwrap(), bytes, "rebuilt");
+}
