@@ -27,3 +27,10 @@ for i in 1 2 3; do
   MARGIN_REPORTS="$dir/reports" measure "report run $i" "$margin" report "$dir/synthetic.yaml"
 done
 ls -l "$dir/reports/synthetic/report.md" "$dir/reports/synthetic/summary.json" | awk '{print $5, $9}'
+# status: from the columns (runs.progress removed first), then with the log unchanged,
+# from runs.progress alone (docs/store.md, Where the cells stand)
+for i in 1 2; do
+  rm -f "$dir/reports/synthetic/runs.progress"
+  MARGIN_REPORTS="$dir/reports" measure "status (columns) run $i" "$margin" status "$dir/synthetic.yaml"
+  MARGIN_REPORTS="$dir/reports" measure "status (runs.progress) run $i" "$margin" status "$dir/synthetic.yaml"
+done
