@@ -432,7 +432,7 @@ fn the_columns_kept_beside_the_log_read_as_the_log_does() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::new(dir.path(), "e");
     store.create().unwrap();
-    let records: Vec<TrialRecord> = (1..=600).map(varied).collect();
+    let records: Vec<TrialRecord> = (1..=300).map(varied).collect();
     // a record torn by a crash in the middle of the log, and a blank line
     let mut text = lines_of(&records[..100]);
     text.push_str("{\"schema\":1,\"trial\":\"torn\n\n");
