@@ -686,6 +686,18 @@ fn an_experiment_may_bring_its_own_template() {
     let err = render(&typo.exp, &summary, &[], "now").unwrap_err();
     assert!(matches!(err, ReportError::Template { line: Some(2), .. }), "{err}");
     assert!(err.to_string().contains("typo.md.j2:2: undefined value"), "{err}");
+
+    // a report that fails leaves the files as they were: summary.json, serialised beside
+    // the report meanwhile, is not put in place, and nothing half-written is left
+    let out = tempfile::tempdir().unwrap();
+    fs::write(out.path().join("summary.json"), "before").unwrap();
+    assert!(write_report(&typo.exp, &typo.plan, &summary, out.path()).is_err());
+    let left: Vec<String> = fs::read_dir(out.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["summary.json"]);
+    assert_eq!(fs::read_to_string(out.path().join("summary.json")).unwrap(), "before");
 }
 
 #[test]
