@@ -301,7 +301,7 @@ impl HostRun<'_> {
         if process::aborting() {
             return Recorded::Nothing;
         }
-        let written = sh.log.lock().unwrap_or_else(PoisonError::into_inner).append(&record);
+        let written = sh.log.lock().unwrap_or_else(PoisonError::into_inner).append_trial(&record);
         if let Err(e) = written {
             sh.fail(e.into());
             return Recorded::Nothing; // `halted` stops the rounds
