@@ -74,6 +74,9 @@ pub struct Execution {
     /// Why margin stopped it before it ended by itself, other than its timeout: it
     /// printed more than [`MAX_OUTPUT`].
     pub stopped: Option<String>,
+    /// Bytes of its output margin saved to the raw files (stdout and stderr together),
+    /// where margin saved them itself; 0 otherwise.
+    pub saved: u64,
 }
 
 impl Execution {
@@ -292,8 +295,11 @@ fn execute_command(mut command: Command, invocation: &Invocation<'_>) -> std::io
     // whole range would have to go round in these microseconds.)
     let left_running = invocation.end_group && !ended.timed_out && group.kill();
     drop(group);
-    let created = persist(stdout, invocation.stdout, invocation.sync)?
-        | persist(stderr, invocation.stderr, invocation.sync)?;
+    let saved = [
+        persist(stdout, invocation.stdout, invocation.sync)?,
+        persist(stderr, invocation.stderr, invocation.sync)?,
+    ];
+    let created = saved.iter().any(|n| *n > 0);
     // the new files' names too, before the record that points at them (fdatasync of the
     // record over laid-ahead zeros no longer commits the file system's journal)
     if created
@@ -316,6 +322,7 @@ fn execute_command(mut command: Command, invocation: &Invocation<'_>) -> std::io
         stopped: ended.printed_too_much.then(|| {
             format!("stopped after printing more than {} MiB (stdout and stderr)", MAX_OUTPUT >> 20)
         }),
+        saved: saved.iter().sum(),
     })
 }
 
@@ -540,22 +547,24 @@ fn memory_file(name: &str) -> std::io::Result<std::fs::File> {
 }
 
 /// Keep what a command printed: copied to `path` (made durable when `sync`) unless it
-/// printed nothing — an absent raw file is an empty output. Whether a file was created.
-fn persist(mut memory: std::fs::File, path: &Path, sync: bool) -> std::io::Result<bool> {
+/// printed nothing — an absent raw file is an empty output. How many bytes were kept (0:
+/// no file was created).
+fn persist(mut memory: std::fs::File, path: &Path, sync: bool) -> std::io::Result<u64> {
     use std::io::{Seek, SeekFrom};
-    if memory.metadata()?.len() == 0 {
-        return Ok(false);
+    let len = memory.metadata()?.len();
+    if len == 0 {
+        return Ok(0);
     }
     memory.seek(SeekFrom::Start(0))?;
     // A full disk names the file it could not write; the kind stays, so callers still
     // tell a full disk from other errors.
     let named = |e: std::io::Error| std::io::Error::new(e.kind(), format!("{}: {e}", path.display()));
     let mut file = std::fs::File::create(path).map_err(named)?;
-    std::io::copy(&mut memory, &mut file).map_err(named)?;
+    let copied = std::io::copy(&mut memory, &mut file).map_err(named)?;
     if sync {
         file.sync_data().map_err(named)?;
     }
-    Ok(true)
+    Ok(copied)
 }
 
 /// Read a raw output file; an absent one is an empty output.
