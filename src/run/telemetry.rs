@@ -161,10 +161,18 @@ impl Snapshots {
     /// A trial's block in the session's raw file: a line naming the trial, then
     /// [`Snapshots::render`].
     pub(crate) fn render_for(&self, trial: &str) -> String {
-        format!("{MARK} trial {trial}\n{}", self.render())
+        // one string of about the right size (the text of the files and a line per part)
+        let size: usize =
+            self.before.parts.iter().chain(&self.after.parts).map(|(n, t)| n.len() + t.len() + 16).sum();
+        let mut out = String::with_capacity(size + trial.len() + 96);
+        let _ = writeln!(out, "{MARK} trial {trial}");
+        self.before.render("before", &mut out);
+        self.after.render("after", &mut out);
+        out
     }
 
     /// The two snapshots' text.
+    #[cfg(test)]
     pub(crate) fn render(&self) -> String {
         let mut out = String::new();
         self.before.render("before", &mut out);
@@ -485,6 +493,7 @@ mod tests {
                 .into();
         let snapshots = Snapshots { before, after };
         let raw = snapshots.render();
+        assert_eq!(snapshots.render_for("t1"), format!("{MARK} trial t1\n{raw}"));
         assert!(raw.starts_with("margin-telemetry before\n==> /proc/stat <==\ncpu  100"), "{raw}");
         assert_eq!(Snapshots::parse(&raw), snapshots);
         let m = snapshots.derive();
