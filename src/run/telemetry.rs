@@ -277,7 +277,7 @@ fn cpu(before: &str, after: &str, out: &mut IndexMap<String, f64>) {
     // the first eight numbers after `cpu`; none unless all eight are there
     let line = |text: &str| -> Option<[u64; 8]> {
         let l = text.lines().find(|l| l.starts_with("cpu "))?;
-        let mut fields = l.split_whitespace().skip(1);
+        let mut fields = l.split_ascii_whitespace().skip(1);
         let mut ticks = [0u64; 8];
         for t in &mut ticks {
             *t = fields.next()?.parse().ok()?;
@@ -301,9 +301,10 @@ fn cpu(before: &str, after: &str, out: &mut IndexMap<String, f64>) {
 }
 
 /// A diskstats line's device and [sectors read, sectors written] (fields 3, 6 and 10);
-/// `None` for a line without them.
+/// `None` for a line without them. The kernel writes the file in ASCII, fields apart by
+/// spaces: split as ASCII, which costs a fraction of splitting at any Unicode space.
 fn disk_line(line: &str) -> Option<(&str, [u64; 2])> {
-    let mut f = line.split_whitespace();
+    let mut f = line.split_ascii_whitespace();
     let device = f.nth(2)?;
     let read = f.nth(2)?.parse().ok()?;
     let written = f.nth(3)?.parse().ok()?;
