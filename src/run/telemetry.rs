@@ -206,18 +206,32 @@ impl Snapshots {
         }
         if let Some((b, a)) = both("/proc/diskstats") {
             // borrowed from the text, not a map of names per snapshot: this runs between
-            // every two trials (issue 17)
-            let b: Vec<(&str, [u64; 2])> = b.lines().filter_map(disk_line).collect();
-            let a: Vec<(&str, [u64; 2])> = a.lines().filter_map(disk_line).collect();
+            // every two trials (issue 17). A line the same before and after is a device
+            // that moved nothing, and is not parsed at all.
+            let lines: Vec<&str> = b.lines().collect();
+            let mut parsed: Option<Vec<(&str, [u64; 2])>> = None;
+            let mut moved: Vec<(&str, [u64; 2], [u64; 2])> = Vec::new();
+            for (i, line) in a.lines().enumerate() {
+                if lines.get(i) == Some(&line) {
+                    continue;
+                }
+                let Some((device, after)) = disk_line(line) else { continue };
+                // the same device on the same line, as almost always; else looked for
+                let before = match lines.get(i).and_then(|l| disk_line(l)) {
+                    Some((d, counts)) if d == device => Some(counts),
+                    _ => parsed
+                        .get_or_insert_with(|| lines.iter().filter_map(|l| disk_line(l)).collect())
+                        .iter()
+                        .find(|(d, _)| *d == device)
+                        .map(|(_, counts)| *counts),
+                };
+                if let Some(before) = before {
+                    moved.push((device, before, after));
+                }
+            }
             for (prefix, field) in [("disk_read_bytes", 0), ("disk_written_bytes", 1)] {
-                for (i, (device, after)) in a.iter().enumerate() {
-                    // the same device on the same line, as almost always; else looked for
-                    let before = match b.get(i) {
-                        Some((d, counts)) if d == device => Some(counts),
-                        _ => b.iter().find(|(d, _)| d == device).map(|(_, counts)| counts),
-                    };
-                    let delta = before.and_then(|before| after[field].checked_sub(before[field]));
-                    if let Some(d) = delta.filter(|d| *d > 0) {
+                for (device, before, after) in &moved {
+                    if let Some(d) = after[field].checked_sub(before[field]).filter(|d| *d > 0) {
                         out.insert(format!("{prefix}:{device}"), d as f64 * SECTOR);
                     }
                 }
@@ -568,6 +582,9 @@ mod tests {
             "   7 0 loop0 0 0 8 0 0 0 0 0 0 0 0\n 254 0 vda 10 0 100 5 30 0 4048 9 0 0 0\n 8 0 sdb 1 0 9 1 1 0 9 1 0 0 0\n",
             // a counter that went backwards, a line cut short, a word for a number
             " 254 0 vda 10 0 90 5 30 0 4048 9 0 0 0\n 254 1 vda1 4 0 48\n   7 0 loop0 0 0 x 0 0 0 0 0 0 0 0\n",
+            // one line the same, the others moved down, a device in the middle gone
+            "   7 0 loop0 0 0 0 0 0 0 0 0 0 0 0\n 254 0 vda 11 0 108 5 20 0 2000 9 0 0 0\n 254 1 vda1 5 0 40 1 3 0 16 1 0 0 0\n",
+            " 254 0 vda 10 0 100 5 20 0 2000 9 0 0 0\n 254 1 vda1 4 0 40 1 2 0 8 1 0 0 0\n   7 0 loop0 0 0 0 0 0 0 0 0 0 0 0\n",
             "",
         ];
         for after in cases {
