@@ -26,6 +26,12 @@
 # /proc/stat and /proc/diskstats read before and after every trial, kept under raw/)
 # costs per trial is (on − off) ÷ 1000.
 #
+# A run's start (the binary loaded, the store and the plan read, the host's facts) and its
+# end (the analysis and the report) are in every figure above, spread over its 1 000
+# trials. What one more trial costs is measured apart, on tmpfs: runs of 1 200 and of 200
+# trials, margin's and the floor's in turn, (T1200 − T200) ÷ 1 000, wall and own CPU (the
+# report still reads every record, so its share per record stays in margin's figure).
+#
 # usage: bench/run.sh path/to/margin [ROUNDS] [path/to/durable_floor]
 set -euo pipefail
 margin=${1:?usage: bench/run.sh path/to/margin [ROUNDS] [path/to/durable_floor]}
@@ -40,6 +46,7 @@ run: "true"
 repetitions: 1000
 YAML
 sed 's/^repetitions: 1000$/repetitions: 1000\nmonitor: none/' "$dir/overhead.yaml" > "$dir/overhead-off.yaml"
+for n in 200 1200; do sed "s/^repetitions: 1000\$/repetitions: $n/" "$dir/overhead.yaml" > "$dir/overhead-$n.yaml"; done
 seconds() { # seconds COMMAND…: the wall time of COMMAND, its output discarded
   local start end
   start=$(date +%s.%N)
@@ -60,12 +67,25 @@ _, status, usage = os.wait4(pid, 0)
 print(time.monotonic() - start, usage.ru_utime + usage.ru_stime)
 sys.exit(os.waitstatus_to_exitcode(status))' "$@"
 }
-trials_cpu() { # trials_cpu STORE: the trials' own user + system time, summed
+trials_cpu() { # trials_cpu STORE [NAME]: the trials' own user + system time, summed
   python3 -c '
 import json, sys
 print(sum(r.get("metrics", {}).get("user_time", 0) + r.get("metrics", {}).get("system_time", 0)
-          for r in map(json.loads, open(sys.argv[1]))))' "$1/overhead/runs.ndjson"
+          for r in map(json.loads, open(sys.argv[1]))))' "$1/${2:-overhead}/runs.ndjson"
 }
+margin_n() { # margin_n DIR N: "WALL CPU" of margin's run of N trials, stored in DIR (tmpfs), CPU less the trials'
+  local wall total
+  rm -rf "$1/reports"
+  read -r wall total < <(MARGIN_REPORTS="$1/reports" cpu "$margin" run "$dir/overhead-$2.yaml")
+  echo "$wall $(echo "$total - $(trials_cpu "$1/reports" "overhead-$2")" | bc -l)"
+  rm -rf "$1/reports"
+}
+floor_n() { # floor_n DIR N: "WALL CPU" of the floor's N trials in DIR, CPU its thread's (a second run)
+  local wall
+  read -r wall _ < <(cpu "$floor" "$1" "$2")
+  echo "$wall $(own_cpu_n "$1" "$2")"
+}
+own_cpu_n() { "$floor" "$1" "$2" | awk '/^own_cpu_s/ { print $2 }'; }
 own_cpu() { # own_cpu FLOOR DIR: the floor's own CPU time for 1000 trials in DIR
   "$1" "$2" 1000 | awk '/^own_cpu_s/ { print $2 }'
 }
@@ -78,6 +98,9 @@ owns=()
 costs=()
 cpus=()
 shms=()
+margins=()
+margin_cpus=()
+floor_cpus=()
 for round in $(seq "$rounds"); do
   rm -rf "$dir/reports"
   margin_s=$(MARGIN_REPORTS="$dir/reports" seconds "$margin" run "$dir/overhead.yaml")
@@ -118,6 +141,22 @@ for round in $(seq "$rounds"); do
       shms+=("$(echo "$shm_margin / $shm_floor" | bc -l)")
       line+=$(printf '; on tmpfs margin %.3f s, floor %.3f s (%.2f ×, margin adds %.0f µs per trial)' \
         "$shm_margin" "$shm_floor" "${shms[-1]}" "$(echo "($shm_margin - $shm_floor) * 1000" | bc -l)")
+      # one more trial, past the start and the end: (T1200 − T200) ÷ 1000, in turn
+      shm=$(mktemp -d -p /dev/shm)
+      read -r mw1 mc1 < <(margin_n "$shm" 200)
+      read -r mw2 mc2 < <(margin_n "$shm" 1200)
+      read -r fw1 fc1 < <(floor_n "$shm" 200)
+      read -r fw2 fc2 < <(floor_n "$shm" 1200)
+      rm -rf "$shm"
+      per_wall=$(echo "($mw2 - $mw1) * 1000" | bc -l) # µs per trial
+      per_cpu=$(echo "($mc2 - $mc1) * 1000" | bc -l)
+      floor_wall=$(echo "($fw2 - $fw1) * 1000" | bc -l)
+      floor_cpu=$(echo "($fc2 - $fc1) * 1000" | bc -l)
+      margins+=("$(echo "$per_wall / $floor_wall" | bc -l)")
+      margin_cpus+=("$per_cpu")
+      floor_cpus+=("$floor_cpu")
+      line+=$(printf '; one more trial on tmpfs: margin %.0f µs (own CPU %.0f µs), floor %.0f µs (own CPU %.0f µs): %.2f ×' \
+        "$per_wall" "$per_cpu" "$floor_wall" "$floor_cpu" "${margins[-1]}")
     fi
   fi
   echo "$line"
@@ -134,6 +173,13 @@ if [ ${#owns[@]} -gt 0 ]; then
     printf 'on tmpfs, margin / floor, median of %d: %.2f (range %.2f–%.2f)\n' \
       "${#shms[@]}" "$(median "${shms[@]}")" "$(printf '%s\n' "${shms[@]}" | sort -g | head -1)" \
       "$(printf '%s\n' "${shms[@]}" | sort -g | tail -1)"
+    printf 'one more trial on tmpfs, margin / floor, median of %d: %.2f (range %.2f–%.2f); own CPU margin %.0f µs (%.0f–%.0f), floor %.0f µs (%.0f–%.0f)\n' \
+      "${#margins[@]}" "$(median "${margins[@]}")" "$(printf '%s\n' "${margins[@]}" | sort -g | head -1)" \
+      "$(printf '%s\n' "${margins[@]}" | sort -g | tail -1)" \
+      "$(median "${margin_cpus[@]}")" "$(printf '%s\n' "${margin_cpus[@]}" | sort -g | head -1)" \
+      "$(printf '%s\n' "${margin_cpus[@]}" | sort -g | tail -1)" \
+      "$(median "${floor_cpus[@]}")" "$(printf '%s\n' "${floor_cpus[@]}" | sort -g | head -1)" \
+      "$(printf '%s\n' "${floor_cpus[@]}" | sort -g | tail -1)"
   fi
 fi
 if [ ${#ratios[@]} -eq 0 ]; then

@@ -12,7 +12,11 @@
 //! `bench/run.sh` sets against margin's own CPU time per trial, which no disk's flush
 //! jitter moves.
 //!
-//! usage: durable_floor DIR [N]   (default N: 1000; the log goes in DIR and is removed)
+//! With a third argument `env`, each spawn also adds one variable to the child's
+//! environment, as margin adds its store's marker to every command's: std then copies the
+//! whole environment into a new one at every spawn, which shows what that costs.
+//!
+//! usage: durable_floor DIR [N] [env]   (default N: 1000; the log goes in DIR and is removed)
 
 use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
@@ -24,7 +28,7 @@ const LINE: usize = 740;
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let Some(dir) = args.next().map(PathBuf::from) else {
-        eprintln!("usage: durable_floor DIR [N]");
+        eprintln!("usage: durable_floor DIR [N] [env]");
         return ExitCode::from(2);
     };
     let n: u64 = match args.next().map(|n| n.parse()) {
@@ -35,7 +39,8 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match run(&dir, n) {
+    let env = args.next().is_some_and(|a| a == "env");
+    match run(&dir, n, env) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("durable_floor: {}: {e}", dir.display());
@@ -44,7 +49,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(dir: &std::path::Path, n: u64) -> std::io::Result<()> {
+fn run(dir: &std::path::Path, n: u64, env: bool) -> std::io::Result<()> {
     let path = dir.join("durable_floor.log");
     let file = OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path)?;
     file.write_all_at(&vec![0; n as usize * LINE + 4096], 0)?;
@@ -58,12 +63,13 @@ fn run(dir: &std::path::Path, n: u64) -> std::io::Result<()> {
         .map(|dir| dir.join("true"))
         .find(|path| path.is_file())
         .ok_or_else(|| std::io::Error::other("`true` is not on PATH"))?;
+    let marker = dir.display().to_string();
     for i in 0..n {
-        let status = Command::new(&program)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()?;
+        let mut command = Command::new(&program);
+        if env {
+            command.env("MARGIN_TRIAL_STORE", &marker);
+        }
+        let status = command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).status()?;
         if !status.success() {
             return Err(std::io::Error::other(format!("`true` ended with {status}")));
         }

@@ -24,6 +24,8 @@ pub trait Progress {
     fn note(&mut self, text: &str);
     /// One more cell has all its trials, or was abandoned.
     fn cell_ended(&mut self) {}
+    /// What was reported since the last call is shown now (a batch of trials at once).
+    fn flush(&mut self) {}
     fn finish(&mut self);
 }
 
@@ -97,12 +99,39 @@ impl Progress for Bar {
 /// Plain lines, one per trial, for logs and pipes (on stderr).
 pub struct Lines;
 
-/// One line to stderr in one write (stderr is unbuffered: a formatted line would
-/// otherwise cost a system call per piece, on every trial).
+std::thread_local! {
+    /// The lines of [`Lines`] not yet written: a batch of trials goes out in one write
+    /// ([`Progress::flush`]) rather than a system call per trial.
+    static PENDING: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// Write the pending lines to stderr in one write (stderr is unbuffered).
+fn flush_lines() {
+    PENDING.with_borrow_mut(|pending| {
+        if !pending.is_empty() {
+            let _ = std::io::stderr().write_all(pending.as_bytes());
+            pending.clear();
+        }
+    });
+}
+
+/// One line to stderr, with what is pending before it, in one write (a formatted line
+/// would otherwise cost a system call per piece).
 fn line(text: String) {
-    let mut text = text;
-    text.push('\n');
-    let _ = std::io::stderr().write_all(text.as_bytes());
+    PENDING.with_borrow_mut(|pending| {
+        pending.push_str(&text);
+        pending.push('\n');
+    });
+    flush_lines();
+}
+
+/// One line for the next [`flush_lines`].
+fn later(text: std::fmt::Arguments<'_>) {
+    use std::fmt::Write as _;
+    PENDING.with_borrow_mut(|pending| {
+        let _ = pending.write_fmt(text);
+        pending.push('\n');
+    });
 }
 
 impl Progress for Lines {
@@ -113,13 +142,22 @@ impl Progress for Lines {
 
     fn trial(&mut self, t: &TrialLine<'_>) {
         let kind = if t.warmup { " (warm-up)" } else { "" };
-        let detail = t.detail.map(|d| format!(": {d}")).unwrap_or_default();
-        line(format!("{} #{}{kind}: {} in {:.3} s{detail}", t.label, t.repetition, t.status, t.wall));
+        let (label, repetition, status, wall) = (t.label, t.repetition, t.status, t.wall);
+        match t.detail {
+            Some(d) => later(format_args!("{label} #{repetition}{kind}: {status} in {wall:.3} s: {d}")),
+            None => later(format_args!("{label} #{repetition}{kind}: {status} in {wall:.3} s")),
+        }
     }
 
     fn note(&mut self, text: &str) {
         line(text.to_string());
     }
 
-    fn finish(&mut self) {}
+    fn flush(&mut self) {
+        flush_lines();
+    }
+
+    fn finish(&mut self) {
+        flush_lines();
+    }
 }

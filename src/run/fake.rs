@@ -86,6 +86,7 @@ impl Executor for FakeExecutor {
             not_started: None,
             left_running: false,
             stopped: None,
+            saved: s.stdout.len() as u64,
         })
     }
 

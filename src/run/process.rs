@@ -74,6 +74,9 @@ pub struct Execution {
     /// Why margin stopped it before it ended by itself, other than its timeout: it
     /// printed more than [`MAX_OUTPUT`].
     pub stopped: Option<String>,
+    /// Bytes of its output margin saved to the raw files (stdout and stderr together),
+    /// where margin saved them itself; 0 otherwise.
+    pub saved: u64,
 }
 
 impl Execution {
@@ -246,37 +249,29 @@ pub fn execute(invocation: &Invocation<'_>) -> std::io::Result<Execution> {
     let direct = direct_argv(invocation.command);
     // A program removed since it was found: the shell says so, as a failed trial.
     let direct = direct.filter(|argv| Path::new(&argv[0]).is_file());
-    let command = match &direct {
-        Some(argv) => {
-            let mut c = Command::new(&argv[0]);
-            c.args(&argv[1..]);
-            c
-        }
-        None => {
-            let mut c = Command::new("sh");
-            c.arg("-c").arg(invocation.command);
-            c
-        }
-    };
-    execute_command(command, invocation)
+    let prepared = spawn::prepared(invocation, direct.is_some(), || match &direct {
+        Some(argv) => argv.clone(),
+        None => vec!["sh".to_string(), "-c".to_string(), invocation.command.to_string()],
+    });
+    match prepared {
+        Ok(prepared) => execute_prepared(&prepared, invocation),
+        Err(e) => Ok(Execution {
+            not_started: Some(format!("could not start in {}: {e}", invocation.dir)),
+            ..Execution::default()
+        }),
+    }
 }
 
-/// Run `command` as an [`Invocation`] says: its folder, environment, output files and limit.
-fn execute_command(mut command: Command, invocation: &Invocation<'_>) -> std::io::Result<Execution> {
+/// Run a prepared command as an [`Invocation`] says: its output files and limit (its
+/// folder and environment are in `prepared`).
+fn execute_prepared(prepared: &spawn::Prepared, invocation: &Invocation<'_>) -> std::io::Result<Execution> {
     use std::os::unix::process::ExitStatusExt;
 
     // The output goes to anonymous in-memory files first: most trials of a short command
     // print nothing, and creating two files per trial costs more than running `true`.
     let stdout = memory_file("margin-stdout")?;
     let stderr = memory_file("margin-stderr")?;
-    command
-        .envs(invocation.env.iter().map(|(k, v)| (k, v)))
-        .current_dir(invocation.dir)
-        .stdin(Stdio::null())
-        .stdout(stdout.try_clone()?)
-        .stderr(stderr.try_clone()?)
-        .process_group(0);
-    let mut group = match Group::spawn(&mut command) {
+    let mut group = match Group::start(prepared, &stdout, &stderr) {
         Ok(group) => group,
         Err(e) => {
             return Ok(Execution {
@@ -285,15 +280,17 @@ fn execute_command(mut command: Command, invocation: &Invocation<'_>) -> std::io
             });
         }
     };
-    drop(command); // the parent's copies of the output files' descriptors
     let ended = group.wait(invocation.timeout, &[&stdout, &stderr])?;
     // Success means some process of the group was still there. (The group's id cannot
     // have gone to another process meanwhile: pids are handed out in turn, and the
     // whole range would have to go round in these microseconds.)
     let left_running = invocation.end_group && !ended.timed_out && group.kill();
     drop(group);
-    let created = persist(stdout, invocation.stdout, invocation.sync)?
-        | persist(stderr, invocation.stderr, invocation.sync)?;
+    let saved = [
+        persist(stdout, invocation.stdout, invocation.sync)?,
+        persist(stderr, invocation.stderr, invocation.sync)?,
+    ];
+    let created = saved.iter().any(|n| *n > 0);
     // the new files' names too, before the record that points at them (fdatasync of the
     // record over laid-ahead zeros no longer commits the file system's journal)
     if created
@@ -316,6 +313,7 @@ fn execute_command(mut command: Command, invocation: &Invocation<'_>) -> std::io
         stopped: ended.printed_too_much.then(|| {
             format!("stopped after printing more than {} MiB (stdout and stderr)", MAX_OUTPUT >> 20)
         }),
+        saved: saved.iter().sum(),
     })
 }
 
@@ -445,8 +443,9 @@ fn dies_with_margin(command: &mut Command) {
 /// process.
 struct Group {
     pgid: Pid,
-    /// Kept unwaited: [`Group::wait`] reaps it itself, with its resource usage.
-    _child: std::process::Child,
+    /// Kept unwaited: [`Group::wait`] reaps it itself, with its resource usage (none
+    /// for a command started by [`spawn::start`]).
+    _child: Option<std::process::Child>,
     _running: Running,
     start: Instant,
 }
@@ -474,7 +473,19 @@ impl Group {
         let start = Instant::now();
         let child = command.spawn()?;
         let pgid = Pid::from_raw(child.id() as i32);
-        Ok(Group { pgid, _child: child, _running: Running::new(pgid.as_raw()), start })
+        Ok(Group { pgid, _child: Some(child), _running: Running::new(pgid.as_raw()), start })
+    }
+
+    /// [`Group::spawn`] of a prepared command (`spawn.rs`'s way: no environment copied
+    /// per start), its stdout and stderr going to the two files, stdin empty.
+    fn start(
+        prepared: &spawn::Prepared,
+        stdout: &std::fs::File,
+        stderr: &std::fs::File,
+    ) -> std::io::Result<Self> {
+        let start = Instant::now();
+        let pgid = spawn::start(prepared, stdout, stderr)?;
+        Ok(Group { pgid, _child: None, _running: Running::new(pgid.as_raw()), start })
     }
 
     /// Wait for the process to end, or until `timeout` has passed or its `outputs`
@@ -540,22 +551,24 @@ fn memory_file(name: &str) -> std::io::Result<std::fs::File> {
 }
 
 /// Keep what a command printed: copied to `path` (made durable when `sync`) unless it
-/// printed nothing — an absent raw file is an empty output. Whether a file was created.
-fn persist(mut memory: std::fs::File, path: &Path, sync: bool) -> std::io::Result<bool> {
+/// printed nothing — an absent raw file is an empty output. How many bytes were kept (0:
+/// no file was created).
+fn persist(mut memory: std::fs::File, path: &Path, sync: bool) -> std::io::Result<u64> {
     use std::io::{Seek, SeekFrom};
-    if memory.metadata()?.len() == 0 {
-        return Ok(false);
+    let len = memory.metadata()?.len();
+    if len == 0 {
+        return Ok(0);
     }
     memory.seek(SeekFrom::Start(0))?;
     // A full disk names the file it could not write; the kind stays, so callers still
     // tell a full disk from other errors.
     let named = |e: std::io::Error| std::io::Error::new(e.kind(), format!("{}: {e}", path.display()));
     let mut file = std::fs::File::create(path).map_err(named)?;
-    std::io::copy(&mut memory, &mut file).map_err(named)?;
+    let copied = std::io::copy(&mut memory, &mut file).map_err(named)?;
     if sync {
         file.sync_data().map_err(named)?;
     }
-    Ok(true)
+    Ok(copied)
 }
 
 /// Read a raw output file; an absent one is an empty output.
@@ -614,10 +627,217 @@ pub fn capture_argv(argv: &[&str], dir: &Path, timeout: Duration) -> Result<Stri
     if text.is_empty() { Err("no output".to_string()) } else { Ok(text) }
 }
 
+/// Starting a command with `posix_spawnp` from a form of it built once ([`Prepared`]):
+/// std's `Command` copies margin's whole environment into a new one at every start as
+/// soon as one variable is added (the store's marker always is), 15–25 µs a start here,
+/// as much as the rest of margin's work between two trials (issue 17). The command gets
+/// what std would give it: the same environment in the same order (margin's, the
+/// invocation's variables over it, sorted by name as std's map sorts them), its own
+/// process group, the folder, SIGPIPE back to its default, stdin from `/dev/null`, stdout
+/// and stderr into the two files; glibc's `posix_spawnp` does the rest as for std.
+#[allow(unsafe_code)]
+mod spawn {
+    use std::cell::RefCell;
+    use std::collections::BTreeMap;
+    use std::ffi::{CString, OsString};
+    use std::io;
+    use std::mem::MaybeUninit;
+    use std::os::fd::{AsRawFd, OwnedFd};
+    use std::os::unix::ffi::OsStringExt;
+    use std::rc::Rc;
+    use std::sync::OnceLock;
+
+    use nix::unistd::Pid;
+
+    use super::Invocation;
+
+    /// A command as `posix_spawnp` takes it: the program, its arguments, its whole
+    /// environment and its folder, as C strings.
+    pub(super) struct Prepared {
+        program: CString,
+        argv: Vec<CString>,
+        envp: Vec<CString>,
+        dir: CString,
+    }
+
+    /// What a [`Prepared`] was built from: a run starts the same command in the same
+    /// folder with the same variables again and again.
+    #[derive(PartialEq)]
+    struct Key {
+        command: String,
+        direct: bool,
+        dir: String,
+        env: Vec<(String, String)>,
+    }
+
+    std::thread_local! {
+        /// The last command this thread prepared (each host's thread starts its own).
+        static LAST: RefCell<Option<(Key, Rc<Prepared>)>> = const { RefCell::new(None) };
+    }
+
+    /// The prepared form of `invocation`'s command, `argv` (run directly when `direct`,
+    /// else it is `sh -c`'s): the last one this thread built when it is the same.
+    pub(super) fn prepared(
+        invocation: &Invocation<'_>,
+        direct: bool,
+        argv: impl FnOnce() -> Vec<String>,
+    ) -> io::Result<Rc<Prepared>> {
+        LAST.with_borrow_mut(|last| {
+            if let Some((key, prepared)) = last.as_ref()
+                && key.command == invocation.command
+                && key.direct == direct
+                && key.dir == invocation.dir
+                && key.env == invocation.env
+            {
+                return Ok(Rc::clone(prepared));
+            }
+            let prepared = Rc::new(Prepared::new(&argv(), invocation.dir, invocation.env)?);
+            let key = Key {
+                command: invocation.command.to_string(),
+                direct,
+                dir: invocation.dir.to_string(),
+                env: invocation.env.to_vec(),
+            };
+            *last = Some((key, Rc::clone(&prepared)));
+            Ok(prepared)
+        })
+    }
+
+    /// A string with a NUL in it: std's error for it.
+    fn c_string(bytes: Vec<u8>) -> io::Result<CString> {
+        CString::new(bytes)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "nul byte found in provided data"))
+    }
+
+    impl Prepared {
+        pub(super) fn new(argv: &[String], dir: &str, env: &[(String, String)]) -> io::Result<Prepared> {
+            let program =
+                c_string(argv.first().ok_or_else(|| io::Error::other("nothing to run"))?.clone().into())?;
+            let argv = argv.iter().map(|a| c_string(a.clone().into())).collect::<io::Result<_>>()?;
+            // as std's `Command` builds it: margin's variables, the command's over them,
+            // in the order of a map sorted by name, each `NAME=value`
+            let mut vars: BTreeMap<OsString, OsString> = std::env::vars_os().collect();
+            for (k, v) in env {
+                vars.insert(k.into(), v.into());
+            }
+            let envp = vars
+                .into_iter()
+                .map(|(k, v)| {
+                    let mut kv = k.into_vec();
+                    kv.push(b'=');
+                    kv.extend(v.into_vec());
+                    c_string(kv)
+                })
+                .collect::<io::Result<_>>()?;
+            Ok(Prepared { program, argv, envp, dir: c_string(dir.into())? })
+        }
+    }
+
+    /// `/dev/null`, opened once for every command's stdin.
+    fn null() -> io::Result<&'static std::fs::File> {
+        static NULL: OnceLock<std::fs::File> = OnceLock::new();
+        if let Some(null) = NULL.get() {
+            return Ok(null);
+        }
+        let file = std::fs::File::open("/dev/null")?;
+        Ok(NULL.get_or_init(|| file))
+    }
+
+    /// A descriptor the child can take as 0, 1 or 2 whatever the order it takes them in:
+    /// one of 0–2 itself (margin started with one of its own closed) is copied above them.
+    fn above_stdio(file: &std::fs::File) -> io::Result<Option<OwnedFd>> {
+        if file.as_raw_fd() > 2 { Ok(None) } else { Ok(Some(file.try_clone()?.into())) }
+    }
+
+    /// A posix_spawn* function's result: 0, or the error number.
+    fn check(code: libc::c_int) -> io::Result<()> {
+        if code == 0 { Ok(()) } else { Err(io::Error::from_raw_os_error(code)) }
+    }
+
+    /// The file actions, destroyed when dropped.
+    struct Actions(MaybeUninit<libc::posix_spawn_file_actions_t>);
+
+    impl Drop for Actions {
+        fn drop(&mut self) {
+            // SAFETY: only built by `start` after `posix_spawn_file_actions_init` succeeded.
+            unsafe { libc::posix_spawn_file_actions_destroy(self.0.as_mut_ptr()) };
+        }
+    }
+
+    /// The attributes, destroyed when dropped.
+    struct Attributes(MaybeUninit<libc::posix_spawnattr_t>);
+
+    impl Drop for Attributes {
+        fn drop(&mut self) {
+            // SAFETY: only built by `start` after `posix_spawnattr_init` succeeded.
+            unsafe { libc::posix_spawnattr_destroy(self.0.as_mut_ptr()) };
+        }
+    }
+
+    /// Start `prepared` in a process group of its own (its pid is the group's id), stdin
+    /// from `/dev/null`, stdout and stderr into the two files.
+    pub(super) fn start(
+        prepared: &Prepared,
+        stdout: &std::fs::File,
+        stderr: &std::fs::File,
+    ) -> io::Result<Pid> {
+        let null = null()?;
+        let high = [above_stdio(null)?, above_stdio(stdout)?, above_stdio(stderr)?];
+        let fds: Vec<libc::c_int> = [null, stdout, stderr]
+            .iter()
+            .zip(&high)
+            .map(|(file, high)| high.as_ref().map_or(file.as_raw_fd(), |h| h.as_raw_fd()))
+            .collect();
+        let argv: Vec<*mut libc::c_char> =
+            prepared.argv.iter().map(|a| a.as_ptr().cast_mut()).chain([std::ptr::null_mut()]).collect();
+        let envp: Vec<*mut libc::c_char> =
+            prepared.envp.iter().map(|e| e.as_ptr().cast_mut()).chain([std::ptr::null_mut()]).collect();
+        let mut pid: libc::pid_t = 0;
+        // SAFETY: every pointer handed to the posix_spawn* functions is to a live local
+        // (the actions and attributes, initialised before any other use and destroyed by
+        // their guards after the last), to a C string of `prepared` (which outlives the
+        // call), or to the NUL-terminated arrays `argv` and `envp` of such strings, which
+        // live to the end of this function; posix_spawnp reads them and keeps none. The
+        // descriptors are open (the files are borrowed for the whole call).
+        unsafe {
+            let mut actions = Actions(MaybeUninit::uninit());
+            check(libc::posix_spawn_file_actions_init(actions.0.as_mut_ptr()))?;
+            for (fd, target) in fds.iter().zip([libc::STDIN_FILENO, libc::STDOUT_FILENO, libc::STDERR_FILENO])
+            {
+                check(libc::posix_spawn_file_actions_adddup2(actions.0.as_mut_ptr(), *fd, target))?;
+            }
+            check(libc::posix_spawn_file_actions_addchdir_np(actions.0.as_mut_ptr(), prepared.dir.as_ptr()))?;
+            let mut attributes = Attributes(MaybeUninit::uninit());
+            check(libc::posix_spawnattr_init(attributes.0.as_mut_ptr()))?;
+            check(libc::posix_spawnattr_setpgroup(attributes.0.as_mut_ptr(), 0))?;
+            // SIGPIPE back to its default, as std does (margin ignores it)
+            let mut default: MaybeUninit<libc::sigset_t> = MaybeUninit::uninit();
+            if libc::sigemptyset(default.as_mut_ptr()) != 0
+                || libc::sigaddset(default.as_mut_ptr(), libc::SIGPIPE) != 0
+            {
+                return Err(io::Error::last_os_error());
+            }
+            check(libc::posix_spawnattr_setsigdefault(attributes.0.as_mut_ptr(), default.as_ptr()))?;
+            let flags = libc::POSIX_SPAWN_SETPGROUP | libc::POSIX_SPAWN_SETSIGDEF;
+            check(libc::posix_spawnattr_setflags(attributes.0.as_mut_ptr(), flags as libc::c_short))?;
+            check(libc::posix_spawnp(
+                &mut pid,
+                prepared.program.as_ptr(),
+                actions.0.as_ptr(),
+                attributes.0.as_ptr(),
+                argv.as_ptr(),
+                envp.as_ptr(),
+            ))?;
+        }
+        drop(high);
+        Ok(Pid::from_raw(pid))
+    }
+}
+
 /// Waiting for one child: until it ends (exactly when, through a pidfd, with or without
 /// a limit), then reaping it with its own resource usage. std and nix do not offer
-/// `wait4`'s usage or `pidfd_open`: the only unsafe code in margin, each call with the
-/// reason it is sound.
+/// `wait4`'s usage or `pidfd_open`: with [`spawn`], the only unsafe code in margin, each
+/// call with the reason it is sound.
 #[allow(unsafe_code)]
 mod reap {
     use std::io;

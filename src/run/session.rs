@@ -245,6 +245,7 @@ pub(crate) fn run_on(
                     Shown::CellEnded => ui.cell_ended(),
                 }
             }
+            ui.flush();
         };
         loop {
             // What the hosts did before a message was sent is shown before it.

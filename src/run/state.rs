@@ -174,7 +174,11 @@ impl Drop for Turn<'_> {
         if t.depth == 0 {
             t.owner = None;
             t.serving += 1;
-            self.0.served.notify_all();
+            // a ticket handed out and not yet served is a host waiting (under this lock):
+            // no wake-up, and no system call, when none is
+            if t.next > t.serving {
+                self.0.served.notify_all();
+            }
         }
     }
 }

@@ -301,7 +301,7 @@ impl HostRun<'_> {
         if process::aborting() {
             return Recorded::Nothing;
         }
-        let written = sh.log.lock().unwrap_or_else(PoisonError::into_inner).append(&record);
+        let written = sh.log.lock().unwrap_or_else(PoisonError::into_inner).append_trial(&record);
         if let Err(e) = written {
             sh.fail(e.into());
             return Recorded::Nothing; // `halted` stops the rounds
@@ -429,8 +429,7 @@ impl HostRun<'_> {
             (Some(s), Some(part), Some(written)) => {
                 s.before.parts.push(part);
                 // the raw output margin saved during the trial's window is the trial's too
-                let saved = |p: &Path| std::fs::metadata(p).map_or(0, |m| m.len()) as f64;
-                Some(written + saved(out) + saved(err))
+                Some(written + e.saved as f64)
             }
             _ => None,
         };

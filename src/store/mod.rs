@@ -89,6 +89,8 @@ pub struct Appender {
     len: u64,
     /// The most bytes of zeros to lay ahead when the room runs out (0: none).
     reserve: u64,
+    /// The line being written, kept for the next record: no allocation per trial.
+    line: Vec<u8>,
 }
 
 impl Store {
@@ -552,12 +554,33 @@ impl Appender {
         if !existed && let Some(dir) = path.parent() {
             sync_dir(dir).map_err(|e| StoreError::io(dir, e))?;
         }
-        Ok(Appender { path: path.to_path_buf(), file, end, len: len.max(end), reserve })
+        Ok(Appender { path: path.to_path_buf(), file, end, len: len.max(end), reserve, line: Vec::new() })
     }
 
     /// Add one record as one line, and make it durable before returning.
     pub fn append<T: Serialize>(&mut self, record: &T) -> Result<(), StoreError> {
-        let mut line = serde_json::to_vec(record).map_err(|e| StoreError::io(&self.path, e.into()))?;
+        let mut line = std::mem::take(&mut self.line);
+        line.clear();
+        let done = serde_json::to_writer(&mut line, record)
+            .map_err(|e| StoreError::io(&self.path, e.into()))
+            .and_then(|()| self.write_line(&mut line));
+        self.line = line;
+        done
+    }
+
+    /// [`Appender::append`] of a trial's record, its line written by
+    /// [`TrialRecord::write_json`] (the same bytes) into the buffer kept for the run.
+    pub fn append_trial(&mut self, record: &TrialRecord) -> Result<(), StoreError> {
+        let mut line = std::mem::take(&mut self.line);
+        line.clear();
+        record.write_json(&mut line);
+        let done = self.write_line(&mut line);
+        self.line = line;
+        done
+    }
+
+    /// Write `line` (a record without its newline, which is added) at the end, durably.
+    fn write_line(&mut self, line: &mut Vec<u8>) -> Result<(), StoreError> {
         line.push(b'\n');
         let needed = self.end + line.len() as u64;
         if needed > self.len && self.reserve > 0 {
@@ -568,7 +591,7 @@ impl Appender {
             self.lay_zeros(needed + room);
         }
         self.file
-            .write_all_at(&line, self.end)
+            .write_all_at(line, self.end)
             .and_then(|()| self.file.sync_data())
             .map_err(|e| StoreError::io(&self.path, e))?;
         self.end = needed;

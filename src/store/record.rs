@@ -30,6 +30,17 @@ impl Status {
     pub fn is_measurement(self) -> bool {
         matches!(self, Status::Ok | Status::Imported)
     }
+
+    /// Its name in a record (`ok`, `parse_error`, …), as serde writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Failed => "failed",
+            Status::Timeout => "timeout",
+            Status::ParseError => "parse_error",
+            Status::Imported => "imported",
+        }
+    }
 }
 
 /// Unit and interpretation of a metric, as the parser or the experiment declared them.
@@ -119,6 +130,181 @@ pub struct TrialRecord {
     pub flags: Vec<String>,
 }
 
+impl TrialRecord {
+    /// The record as one line of the trial log (without its newline), appended to `out`:
+    /// serde_json's text of it, byte for byte (a test compares), written field by field
+    /// rather than through serde, so that a run's trial costs no serializer state and its
+    /// line goes into a buffer kept for the run (`Appender::append_trial`, issue 17).
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"schema\":");
+        push_integer(out, u64::from(self.schema), false);
+        out.extend_from_slice(b",\"trial\":");
+        push_string(out, &self.trial);
+        out.extend_from_slice(b",\"cell\":");
+        push_string(out, &self.cell);
+        out.extend_from_slice(b",\"levels\":");
+        push_object(out, &self.levels, |out, v| push_string(out, v));
+        out.extend_from_slice(b",\"repetition\":");
+        push_integer(out, u64::from(self.repetition), false);
+        out.extend_from_slice(b",\"warmup\":");
+        push_bool(out, self.warmup);
+        out.extend_from_slice(b",\"host\":");
+        push_string(out, &self.host);
+        out.extend_from_slice(b",\"session\":");
+        push_string(out, &self.session);
+        out.extend_from_slice(b",\"round\":");
+        push_integer(out, u64::from(self.round), false);
+        out.extend_from_slice(b",\"position\":");
+        push_integer(out, u64::from(self.position), false);
+        out.extend_from_slice(b",\"started_at\":");
+        match &self.started_at {
+            Some(at) => push_string(out, at),
+            None => out.extend_from_slice(b"null"),
+        }
+        out.extend_from_slice(b",\"status\":\"");
+        out.extend_from_slice(self.status.name().as_bytes());
+        out.extend_from_slice(b"\",\"exit_code\":");
+        match self.exit_code {
+            Some(code) => push_integer(out, u64::from(code.unsigned_abs()), code < 0),
+            None => out.extend_from_slice(b"null"),
+        }
+        out.extend_from_slice(b",\"metrics\":");
+        push_object(out, &self.metrics, |out, v| push_float(out, *v));
+        out.extend_from_slice(b",\"metric_info\":");
+        push_object(out, &self.metric_info, |out, info| {
+            out.extend_from_slice(b"{\"unit\":");
+            push_string(out, &info.unit);
+            out.extend_from_slice(match info.better {
+                Better::Higher => b",\"better\":\"higher\"",
+                Better::Lower => b",\"better\":\"lower\"",
+            });
+            out.extend_from_slice(match info.mean {
+                MeanKind::Arithmetic => b",\"mean\":\"arithmetic\"}",
+                MeanKind::Harmonic => b",\"mean\":\"harmonic\"}",
+            });
+        });
+        out.extend_from_slice(b",\"wall_time\":");
+        push_float(out, self.wall_time);
+        out.extend_from_slice(b",\"raw\":");
+        match &self.raw {
+            Some(raw) => {
+                out.extend_from_slice(b"{\"stdout\":");
+                push_string(out, &raw.stdout);
+                out.extend_from_slice(b",\"stderr\":");
+                push_string(out, &raw.stderr);
+                out.push(b'}');
+            }
+            None => out.extend_from_slice(b"null"),
+        }
+        if let Some(error) = &self.error {
+            out.extend_from_slice(b",\"error\":");
+            push_string(out, error);
+        }
+        if !self.warnings.is_empty() {
+            out.extend_from_slice(b",\"warnings\":");
+            push_strings(out, &self.warnings);
+        }
+        if let Some(source) = &self.source {
+            out.extend_from_slice(b",\"source\":");
+            push_string(out, source);
+        }
+        if let Some(hash) = &self.source_hash {
+            out.extend_from_slice(b",\"source_hash\":");
+            push_string(out, hash);
+        }
+        if let Some(t) = &self.telemetry {
+            out.extend_from_slice(b",\"telemetry\":{\"sources\":");
+            push_strings(out, &t.sources);
+            out.extend_from_slice(b",\"metrics\":");
+            push_object(out, &t.metrics, |out, v| push_float(out, *v));
+            if let Some(raw) = &t.raw {
+                out.extend_from_slice(b",\"raw\":");
+                push_string(out, raw);
+            }
+            if let Some(offset) = t.offset {
+                out.extend_from_slice(b",\"offset\":");
+                push_integer(out, offset, false);
+            }
+            out.push(b'}');
+        }
+        if !self.flags.is_empty() {
+            out.extend_from_slice(b",\"flags\":");
+            push_strings(out, &self.flags);
+        }
+        out.push(b'}');
+    }
+}
+
+/// `text` as a JSON string, quotes included, as serde_json writes it: at once when
+/// nothing in it needs an escape (almost always), else through serde_json.
+fn push_string(out: &mut Vec<u8>, text: &str) {
+    if text.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        // writing into a Vec cannot fail, and a str always serialises
+        let _ = serde_json::to_writer(&mut *out, text);
+        return;
+    }
+    out.reserve(text.len() + 2);
+    out.push(b'"');
+    out.extend_from_slice(text.as_bytes());
+    out.push(b'"');
+}
+
+/// `[..]` of JSON strings.
+fn push_strings(out: &mut Vec<u8>, texts: &[String]) {
+    out.push(b'[');
+    for (i, t) in texts.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        push_string(out, t);
+    }
+    out.push(b']');
+}
+
+/// A map as a JSON object, each value written by `value`.
+fn push_object<V>(out: &mut Vec<u8>, map: &IndexMap<String, V>, value: impl Fn(&mut Vec<u8>, &V)) {
+    out.push(b'{');
+    for (i, (k, v)) in map.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        push_string(out, k);
+        out.push(b':');
+        value(out, v);
+    }
+    out.push(b'}');
+}
+
+fn push_bool(out: &mut Vec<u8>, b: bool) {
+    out.extend_from_slice(if b { b"true" } else { b"false" });
+}
+
+/// An integer in decimal, `-` first when `negative`.
+fn push_integer(out: &mut Vec<u8>, n: u64, negative: bool) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if negative {
+        out.push(b'-');
+    }
+    out.extend_from_slice(&digits[at..]);
+}
+
+/// A number as serde_json writes an `f64`: the shortest text that reads back as the same
+/// value (`0.0`, `1e-7`), and `null` for what JSON cannot hold (NaN, infinities).
+fn push_float(out: &mut Vec<u8>, v: f64) {
+    // writing into a Vec cannot fail
+    let _ = serde_json::to_writer(&mut *out, &v);
+}
+
 /// A session starting or ending.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -179,4 +365,130 @@ pub struct SessionRecord {
     /// select by; absent in stores written before labels, and when none was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn sample() -> TrialRecord {
+        TrialRecord {
+            schema: SCHEMA,
+            trial: "019ad0b4-5c1e-7e2a-9a51-0c2b6f1f3e11".into(),
+            cell: "dc1f0b6928e5f5ed".into(),
+            levels: [("cmd", "true"), ("bs", "1k")]
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            repetition: 12,
+            warmup: false,
+            host: "local".into(),
+            session: "019ad0b4-5b00-7000-8000-000000000000".into(),
+            round: 3,
+            position: 1,
+            started_at: Some("2026-12-02T01:02:03.456789Z".into()),
+            status: Status::Ok,
+            exit_code: Some(0),
+            metrics: [("wall_time", 0.000_523_1), ("user_time", 0.0), ("system_time", 1e-6)]
+                .iter()
+                .map(|(k, v)| (k.to_string(), *v))
+                .collect(),
+            metric_info: [
+                ("wall_time", Better::Lower, MeanKind::Arithmetic),
+                ("rate", Better::Higher, MeanKind::Harmonic),
+            ]
+            .iter()
+            .map(|(k, better, mean)| {
+                (k.to_string(), MetricInfo { unit: "s".into(), better: *better, mean: *mean })
+            })
+            .collect(),
+            wall_time: 0.000_523_1,
+            raw: Some(RawPaths { stdout: "raw/a.out".into(), stderr: "raw/a.err".into() }),
+            error: None,
+            warnings: Vec::new(),
+            source: None,
+            source_hash: None,
+            telemetry: Some(Telemetry {
+                sources: vec!["cpu".into(), "disks".into()],
+                metrics: [("cpu_user_pct", 50.0), ("disk_written_bytes:vda", 4096.0)]
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), *v))
+                    .collect(),
+                raw: Some("raw/s.telemetry".into()),
+                offset: Some(123_456_789),
+            }),
+            flags: Vec::new(),
+        }
+    }
+
+    fn by_hand(r: &TrialRecord) -> String {
+        let mut out = Vec::new();
+        r.write_json(&mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    /// The trial log's line written by hand is serde_json's, byte for byte, whichever
+    /// optional fields a record has.
+    #[test]
+    fn a_record_written_by_hand_is_serde_jsons_text() {
+        let mut r = sample();
+        assert_eq!(by_hand(&r), serde_json::to_string(&r).unwrap());
+        r.status = Status::ParseError;
+        r.exit_code = Some(-3);
+        r.error = Some("exit code 1: \"quoted\" \\ back\nnew line \t tab \u{1} ctl é ✓".into());
+        r.warnings = vec!["one".into(), "two \"2\"".into()];
+        r.flags = vec!["not_converged".into()];
+        r.source = Some("data/x.txt".into());
+        r.source_hash = Some("0319fd".into());
+        r.metrics.insert("nan".into(), f64::NAN);
+        r.metrics.insert("inf".into(), f64::INFINITY);
+        r.metrics.insert("big".into(), 1.5e300);
+        r.metrics.insert("neg".into(), -0.0);
+        r.wall_time = 123_456.789;
+        assert_eq!(by_hand(&r), serde_json::to_string(&r).unwrap());
+        for status in [Status::Ok, Status::Failed, Status::Timeout, Status::ParseError, Status::Imported] {
+            r.status = status;
+            assert_eq!(by_hand(&r), serde_json::to_string(&r).unwrap());
+        }
+        r.started_at = None;
+        r.exit_code = None;
+        r.raw = None;
+        r.warmup = true;
+        r.levels.clear();
+        r.metrics.clear();
+        r.metric_info.clear();
+        r.telemetry =
+            Some(Telemetry { sources: Vec::new(), metrics: IndexMap::new(), raw: None, offset: None });
+        assert_eq!(by_hand(&r), serde_json::to_string(&r).unwrap());
+        r.telemetry = None;
+        assert_eq!(by_hand(&r), serde_json::to_string(&r).unwrap());
+        let back: TrialRecord = serde_json::from_str(&by_hand(&sample())).unwrap();
+        assert_eq!(back, sample());
+    }
+
+    proptest! {
+        /// Any text and any number come out as serde_json writes them.
+        #[test]
+        fn any_text_and_number_is_written_as_serde_json_writes_it(
+            key in any::<String>(),
+            value in any::<String>(),
+            number in any::<f64>(),
+            code in any::<i32>(),
+            offset in any::<u64>(),
+        ) {
+            let mut r = sample();
+            r.levels.insert(key.clone(), value.clone());
+            r.metrics.insert(key.clone(), number);
+            r.error = Some(value.clone());
+            r.exit_code = Some(code);
+            r.wall_time = number;
+            if let Some(t) = r.telemetry.as_mut() {
+                t.offset = Some(offset);
+                t.sources.push(key);
+            }
+            prop_assert_eq!(by_hand(&r), serde_json::to_string(&r).unwrap());
+        }
+    }
 }
