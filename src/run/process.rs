@@ -670,26 +670,35 @@ mod spawn {
         env: Vec<(String, String)>,
     }
 
+    /// How many prepared commands a thread keeps: a trial's `prepare`, `run` and
+    /// `conclude`, and a few more.
+    const KEPT: usize = 8;
+
     std::thread_local! {
-        /// The last command this thread prepared (each host's thread starts its own).
-        static LAST: RefCell<Option<(Key, Rc<Prepared>)>> = const { RefCell::new(None) };
+        /// The commands this thread prepared last, the latest first (each host's thread
+        /// starts its own).
+        static LAST: RefCell<Vec<(Key, Rc<Prepared>)>> = const { RefCell::new(Vec::new()) };
     }
 
     /// The prepared form of `invocation`'s command, `argv` (run directly when `direct`,
-    /// else it is `sh -c`'s): the last one this thread built when it is the same.
+    /// else it is `sh -c`'s): one this thread built lately when it is the same.
     pub(super) fn prepared(
         invocation: &Invocation<'_>,
         direct: bool,
         argv: impl FnOnce() -> Vec<String>,
     ) -> io::Result<Rc<Prepared>> {
         LAST.with_borrow_mut(|last| {
-            if let Some((key, prepared)) = last.as_ref()
-                && key.command == invocation.command
-                && key.direct == direct
-                && key.dir == invocation.dir
-                && key.env == invocation.env
-            {
-                return Ok(Rc::clone(prepared));
+            let same = |key: &Key| {
+                key.command == invocation.command
+                    && key.direct == direct
+                    && key.dir == invocation.dir
+                    && key.env == invocation.env
+            };
+            if let Some(i) = last.iter().position(|(key, _)| same(key)) {
+                let kept = last.remove(i);
+                let prepared = Rc::clone(&kept.1);
+                last.insert(0, kept);
+                return Ok(prepared);
             }
             let prepared = Rc::new(Prepared::new(&argv(), invocation.dir, invocation.env)?);
             let key = Key {
@@ -698,7 +707,8 @@ mod spawn {
                 dir: invocation.dir.to_string(),
                 env: invocation.env.to_vec(),
             };
-            *last = Some((key, Rc::clone(&prepared)));
+            last.truncate(KEPT - 1);
+            last.insert(0, (key, Rc::clone(&prepared)));
             Ok(prepared)
         })
     }
@@ -967,6 +977,42 @@ mod tests {
         };
         let e = execute(&invocation).unwrap();
         (e, read_raw(&out).unwrap(), read_raw(&err).unwrap())
+    }
+
+    /// A command started from its prepared form gets what std's `Command` gives it: the
+    /// same variables, in the same order, the invocation's over margin's; and again at
+    /// the next start, from the form kept.
+    #[test]
+    fn a_command_gets_the_environment_std_would_give_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = vec![
+            ("MARGIN_TEST_VARIABLE".to_string(), "a b=c".to_string()),
+            ("HOME".to_string(), "/elsewhere".to_string()),
+        ];
+        let (out, err) = (dir.path().join("out"), dir.path().join("err"));
+        let invocation = Invocation {
+            command: "env",
+            dir: dir.path().to_str().unwrap(),
+            stdout: &out,
+            stderr: &err,
+            timeout: None,
+            sync: false,
+            end_group: true,
+            env: &env,
+        };
+        let by_std = Command::new(&direct_argv("env").unwrap()[0])
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let by_std = String::from_utf8(by_std.stdout).unwrap();
+        assert!(by_std.contains("MARGIN_TEST_VARIABLE=a b=c\n"), "{by_std}");
+        for _ in 0..2 {
+            let e = execute(&invocation).unwrap();
+            assert!(e.succeeded(), "{e:?}");
+            assert_eq!(read_raw(&out).unwrap(), by_std);
+            std::fs::remove_file(&out).unwrap();
+        }
     }
 
     #[test]
