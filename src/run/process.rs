@@ -627,7 +627,7 @@ pub fn capture_argv(argv: &[&str], dir: &Path, timeout: Duration) -> Result<Stri
     if text.is_empty() { Err("no output".to_string()) } else { Ok(text) }
 }
 
-/// Starting a command with `posix_spawnp` from a form of it built once ([`Prepared`]):
+/// Starting a command with `posix_spawnp` from a form of it built once ([`spawn::Prepared`]):
 /// std's `Command` copies margin's whole environment into a new one at every start as
 /// soon as one variable is added (the store's marker always is), 15–25 µs a start here,
 /// as much as the rest of margin's work between two trials (issue 17). The command gets

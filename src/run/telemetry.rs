@@ -159,7 +159,7 @@ pub(crate) struct Snapshots {
 
 impl Snapshots {
     /// A trial's block in the session's raw file: a line naming the trial, then
-    /// [`Snapshots::render`].
+    /// the two snapshots' text, each as `Snapshot::render` writes it.
     pub(crate) fn render_for(&self, trial: &str) -> String {
         // one string of about the right size (the text of the files and a line per part)
         let size: usize =
