@@ -450,7 +450,7 @@ fn read_trials(
     // stops them, so that a later read gets it, and records read past it (`beyond`) keep
     // them from being written this time: they hold only what they cover
     let mut last: Option<(u64, usize, bool)> = None;
-    let (mut stopped, mut beyond) = (false, false);
+    let (mut stopped, mut beyond, mut cut) = (false, false, false);
     for_each_block_from(path, &file, start, lines + 1, |lines, first, offset| {
         let chunk = lines.len().div_ceil(4 * rayon::current_num_threads()).max(1);
         let parsed: Vec<Chunk> = lines
@@ -461,7 +461,14 @@ fn read_trials(
                 for (i, line) in lines.iter().enumerate() {
                     let n = first + c * chunk + i;
                     if blank(line, writing) {
-                        out.skipped |= writing && !blank(line, false);
+                        // the zeros laid ahead: what a read finds past them was written
+                        // after it went by, and is left for the next read, so that every
+                        // read is the table of a prefix of the records
+                        if writing && !blank(line, false) {
+                            out.skipped = true;
+                            out.cut = true;
+                            break;
+                        }
                         continue;
                     }
                     match out.trials.push_json(line) {
@@ -470,6 +477,11 @@ fn read_trials(
                         Err(e) => {
                             out.torn.push((n, torn(path, n, &e)));
                             out.skipped |= writing;
+                            // a record seen half written over those zeros: the same
+                            if writing && line.contains(&0) {
+                                out.cut = true;
+                                break;
+                            }
                         }
                     }
                 }
@@ -478,6 +490,12 @@ fn read_trials(
             .collect();
         let mut last_record = None;
         for c in parsed {
+            if cut {
+                // past a record being written: left for the next read
+                beyond |= !c.trials.is_empty();
+                continue;
+            }
+            cut = c.cut;
             beyond |= c.past;
             if stopped {
                 beyond |= !c.trials.is_empty();
@@ -522,6 +540,9 @@ struct Chunk {
     skipped: bool,
     /// A record after that line.
     past: bool,
+    /// The chunk stopped at a record being written: the records after it, here and in
+    /// the chunks after, were written after the read went by them.
+    cut: bool,
 }
 
 impl Appender {
