@@ -47,19 +47,12 @@ pub(super) fn path_for(log: &Path) -> PathBuf {
 
 /// The columns kept for `log`, when they are those of its first bytes.
 pub(super) fn read(path: &Path, log: &File, meta: &Metadata) -> Option<Covered> {
-    let mut file = File::open(path).ok()?;
-    let size = file.metadata().ok()?.len();
-    let (mut magic, mut sum) = ([0u8; 16], [0u8; 32]);
-    file.read_exact(&mut magic).ok()?;
-    file.read_exact(&mut sum).ok()?;
-    // the checksum covers everything after it
-    let left = size.checked_sub((magic.len() + sum.len()) as u64)?;
-    let mut r = Decoder { input: BufReader::with_capacity(1 << 20, Hashing::new(file)), left };
+    let (mut r, sum) = open_derived(path, MAGIC)?;
     let (dev, ino, end, lines) = (r.u64().ok()?, r.u64().ok()?, r.u64().ok()?, r.u64().ok()?);
     let (mut head, mut tail) = ([0u8; 32], [0u8; 32]);
     r.bytes(&mut head).ok()?;
     r.bytes(&mut tail).ok()?;
-    if &magic != MAGIC || dev != meta.dev() || ino != meta.ino() || end > meta.len() {
+    if dev != meta.dev() || ino != meta.ino() || end > meta.len() {
         return None;
     }
     if edges(log, end).ok()? != (head, tail) {
@@ -67,49 +60,78 @@ pub(super) fn read(path: &Path, log: &File, meta: &Metadata) -> Option<Covered> 
     }
     let warnings = r.list(|r| Ok((r.len()?, r.text()?))).ok()?;
     let trials = decode(&mut r).ok()?;
-    // the whole file read, and as it was written
-    if r.left != 0
-        || r.input.fill_buf_empty().is_err()
-        || r.input.get_ref().hasher.finalize().as_bytes() != &sum
-    {
+    if !read_whole(r, &sum) {
         return None;
     }
     let lines = usize::try_from(lines).ok()?;
     consistent(&trials).then_some(Covered { trials, end, lines, warnings })
 }
 
+/// A file derived from the log (`runs.columns`, `runs.progress`) opened for reading past
+/// its `magic` and its checksum (returned, to check with [`read_whole`] at the end).
+pub(super) fn open_derived(path: &Path, magic: &[u8; 16]) -> Option<(Decoder, [u8; 32])> {
+    let mut file = File::open(path).ok()?;
+    let size = file.metadata().ok()?.len();
+    let (mut found, mut sum) = ([0u8; 16], [0u8; 32]);
+    file.read_exact(&mut found).ok()?;
+    file.read_exact(&mut sum).ok()?;
+    if &found != magic {
+        return None;
+    }
+    // the checksum covers everything after it
+    let left = size.checked_sub((found.len() + sum.len()) as u64)?;
+    Some((Decoder { input: BufReader::with_capacity(1 << 20, Hashing::new(file)), left }, sum))
+}
+
+/// Whether `r` was read to its end, and what it read is what was written (`sum`).
+pub(super) fn read_whole(mut r: Decoder, sum: &[u8; 32]) -> bool {
+    r.left == 0 && r.input.fill_buf_empty().is_ok() && r.input.get_ref().hasher.finalize().as_bytes() == sum
+}
+
 /// Keep `covered` as the columns of `log`'s first `covered.end` bytes: written beside,
 /// then renamed over the old file. Errors are the caller's to ignore (the columns are a
 /// convenience: the next read parses the log instead).
 pub(super) fn write(path: &Path, log: &File, meta: &Metadata, covered: &Covered) -> io::Result<()> {
-    let temporary = path.with_extension(format!("columns.{}.tmp", std::process::id()));
-    let written = write_to(&temporary, log, meta, covered).and_then(|()| fs::rename(&temporary, path));
+    let (head, tail) = edges(log, covered.end)?;
+    write_derived(path, MAGIC, |w| {
+        for n in [meta.dev(), meta.ino(), covered.end, covered.lines as u64] {
+            w.u64(n)?;
+        }
+        w.bytes(&head)?;
+        w.bytes(&tail)?;
+        w.list(&covered.warnings, |w, (line, text)| {
+            w.len(*line)?;
+            w.text(text)
+        })?;
+        encode(w, &covered.trials)
+    })
+}
+
+/// Writes a derived file whole: `magic`, the checksum of what follows, and what `body`
+/// encodes, into a file of this process's beside `path`, renamed over it when complete.
+pub(super) fn write_derived(
+    path: &Path,
+    magic: &[u8; 16],
+    body: impl FnOnce(&mut Encoder) -> io::Result<()>,
+) -> io::Result<()> {
+    let name = path.extension().unwrap_or_default().to_string_lossy();
+    let temporary = path.with_extension(format!("{name}.{}.tmp", std::process::id()));
+    let written = (|| {
+        let mut file = File::create(&temporary)?;
+        // the checksum, written last, covers what follows it
+        file.write_all(magic)?;
+        file.write_all(&[0u8; 32])?;
+        let mut w = Encoder(BufWriter::with_capacity(1 << 20, Hashing::new(file.try_clone()?)));
+        body(&mut w)?;
+        w.0.flush()?;
+        let sum = *w.0.get_ref().hasher.finalize().as_bytes();
+        file.write_all_at(&sum, magic.len() as u64)
+    })()
+    .and_then(|()| fs::rename(&temporary, path));
     if written.is_err() {
         let _ = fs::remove_file(&temporary);
     }
     written
-}
-
-fn write_to(temporary: &Path, log: &File, meta: &Metadata, covered: &Covered) -> io::Result<()> {
-    let (head, tail) = edges(log, covered.end)?;
-    let mut file = File::create(temporary)?;
-    // the checksum, written last, covers what follows it
-    file.write_all(MAGIC)?;
-    file.write_all(&[0u8; 32])?;
-    let mut w = Encoder(BufWriter::with_capacity(1 << 20, Hashing::new(file.try_clone()?)));
-    for n in [meta.dev(), meta.ino(), covered.end, covered.lines as u64] {
-        w.u64(n)?;
-    }
-    w.bytes(&head)?;
-    w.bytes(&tail)?;
-    w.list(&covered.warnings, |w, (line, text)| {
-        w.len(*line)?;
-        w.text(text)
-    })?;
-    encode(&mut w, &covered.trials)?;
-    w.0.flush()?;
-    let sum = *w.0.get_ref().hasher.finalize().as_bytes();
-    file.write_all_at(&sum, MAGIC.len() as u64)
 }
 
 /// blake3 of the first and of the last [`EDGE`] bytes of `log`'s first `end`.

@@ -12,7 +12,7 @@ use crate::plan::{Cell, Plan};
 use crate::vocab::MeanKind;
 
 /// One cell's record so far.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct CellProgress {
     /// Every record of the cell, warm-ups and failures included: the next trial's
     /// repetition number is `attempts + 1`.

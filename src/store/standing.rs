@@ -11,14 +11,16 @@
 //! columns) and the file written anew.
 
 use std::collections::HashMap;
-use std::fs::{self, File, Metadata};
-use std::io::{self, BufReader, BufWriter, Read, Write};
-use std::os::unix::fs::{FileExt, MetadataExt};
+use std::fs::{File, Metadata};
+use std::io;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 
-use super::columns::{Decoder, Encoder, FillBufEmpty, Hashing, bad, edges, mean_code, mean_of};
+use super::columns::{
+    Decoder, Encoder, bad, edges, mean_code, mean_of, open_derived, read_whole, write_derived,
+};
 use super::progress::{CellProgress, progress};
 use super::record::Status;
 use super::trials::Trials;
@@ -44,23 +46,6 @@ pub struct Standing {
     pub last_started: Option<i64>,
     /// What reading the trial log said of its lines (a torn record).
     pub warnings: Vec<String>,
-}
-
-impl PartialEq for CellProgress {
-    fn eq(&self, other: &Self) -> bool {
-        // bit for bit: a standing read back is the one written
-        let same = |a: &[f64], b: &[f64]| {
-            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
-        };
-        self.attempts == other.attempts
-            && self.ok == other.ok
-            && self.kinds == other.kinds
-            && self.mean_wall.map(f64::to_bits) == other.mean_wall.map(f64::to_bits)
-            && self.wall_sum.to_bits() == other.wall_sum.to_bits()
-            && self.wall_n == other.wall_n
-            && self.values.len() == other.values.len()
-            && self.values.iter().zip(&other.values).all(|((m, a), (n, b))| m == n && same(a, b))
-    }
 }
 
 impl Standing {
@@ -97,33 +82,20 @@ fn plan_key(plan: &Plan) -> [u8; 32] {
 
 /// The standing kept for `log` and `plan`, when the log is exactly what it was then.
 pub(super) fn read(path: &Path, log: &File, meta: &Metadata, plan: &Plan) -> Option<Standing> {
-    let mut file = File::open(path).ok()?;
-    let size = file.metadata().ok()?.len();
-    let (mut magic, mut sum) = ([0u8; 16], [0u8; 32]);
-    file.read_exact(&mut magic).ok()?;
-    file.read_exact(&mut sum).ok()?;
-    let left = size.checked_sub((magic.len() + sum.len()) as u64)?;
-    let mut r = Decoder { input: BufReader::with_capacity(1 << 20, Hashing::new(file)), left };
+    let (mut r, sum) = open_derived(path, MAGIC)?;
     let (dev, ino, end) = (r.u64().ok()?, r.u64().ok()?, r.u64().ok()?);
     let (mut head, mut tail, mut key) = ([0u8; 32], [0u8; 32], [0u8; 32]);
     r.bytes(&mut head).ok()?;
     r.bytes(&mut tail).ok()?;
     r.bytes(&mut key).ok()?;
-    if &magic != MAGIC || dev != meta.dev() || ino != meta.ino() || end != meta.len() || key != plan_key(plan)
-    {
+    if dev != meta.dev() || ino != meta.ino() || end != meta.len() || key != plan_key(plan) {
         return None;
     }
     if edges(log, end).ok()? != (head, tail) {
         return None;
     }
     let standing = decode(&mut r, plan.cells.len()).ok()?;
-    if r.left != 0
-        || r.input.fill_buf_empty().is_err()
-        || r.input.get_ref().hasher.finalize().as_bytes() != &sum
-    {
-        return None;
-    }
-    Some(standing)
+    read_whole(r, &sum).then_some(standing)
 }
 
 /// Keep `standing` as that of `plan` in `log`'s whole length (`meta`): written beside,
@@ -135,30 +107,16 @@ pub(super) fn write(
     plan: &Plan,
     standing: &Standing,
 ) -> io::Result<()> {
-    let temporary = path.with_extension(format!("progress.{}.tmp", std::process::id()));
-    let written = write_to(&temporary, log, meta, plan, standing).and_then(|()| fs::rename(&temporary, path));
-    if written.is_err() {
-        let _ = fs::remove_file(&temporary);
-    }
-    written
-}
-
-fn write_to(temporary: &Path, log: &File, meta: &Metadata, plan: &Plan, s: &Standing) -> io::Result<()> {
     let (head, tail) = edges(log, meta.len())?;
-    let mut file = File::create(temporary)?;
-    file.write_all(MAGIC)?;
-    file.write_all(&[0u8; 32])?;
-    let mut w = Encoder(BufWriter::with_capacity(1 << 20, Hashing::new(file.try_clone()?)));
-    for n in [meta.dev(), meta.ino(), meta.len()] {
-        w.u64(n)?;
-    }
-    w.bytes(&head)?;
-    w.bytes(&tail)?;
-    w.bytes(&plan_key(plan))?;
-    encode(&mut w, s)?;
-    w.0.flush()?;
-    let sum = *w.0.get_ref().hasher.finalize().as_bytes();
-    file.write_all_at(&sum, MAGIC.len() as u64)
+    write_derived(path, MAGIC, |w| {
+        for n in [meta.dev(), meta.ino(), meta.len()] {
+            w.u64(n)?;
+        }
+        w.bytes(&head)?;
+        w.bytes(&tail)?;
+        w.bytes(&plan_key(plan))?;
+        encode(w, standing)
+    })
 }
 
 fn encode(w: &mut Encoder, s: &Standing) -> io::Result<()> {
