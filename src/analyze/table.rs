@@ -291,14 +291,16 @@ impl<'a> Table<'a> {
 /// frame's filtered and sorted copies (docs/design.md §9: polars serves export, not the
 /// report).
 pub(crate) fn groups(trials: &Trials, plan: &Plan) -> (Vec<Group>, TrialCounts) {
+    use rayon::prelude::*;
     let cells = trials.cell_index(plan);
     let mut counts = TrialCounts::default();
-    // First each group's trials (by index: four bytes a value while grouping); a cell's
-    // groups (one per metric: a few) are found by its name's number.
+    // First each group's trials and values, in log order: the log is read once, in order
+    // (each trial's rows lie together); a cell's groups (one per metric: a few) are found
+    // by its name's number.
     let (slot, cells_named) = cells.slots();
     let mut of_cell: Vec<Vec<(Name, usize)>> = vec![Vec::new(); cells_named];
     let mut keys: Vec<(usize, Name)> = Vec::new();
-    let mut members: Vec<Vec<u32>> = Vec::new();
+    let mut members: Vec<Members> = Vec::new();
     for i in 0..trials.len() {
         let Some(cell) = cells.get(trials.cell[i]) else {
             counts.stale += 1;
@@ -313,63 +315,84 @@ pub(crate) fn groups(trials: &Trials, plan: &Plan) -> (Vec<Group>, TrialCounts) 
             continue;
         }
         let slots = &mut of_cell[slot[trials.cell[i].index()].expect("a current cell has a slot")];
+        let trial = u32::try_from(i).expect("fewer than 4 billion trials");
         for r in trials.rows(i) {
             let metric = trials.metric[r];
             let g = match slots.iter().find(|(m, _)| *m == metric) {
                 Some(&(_, g)) => g,
                 None => {
                     keys.push((cell, metric));
-                    members.push(Vec::new());
+                    members.push(Members::default());
                     slots.push((metric, keys.len() - 1));
                     keys.len() - 1
                 }
             };
-            members[g].push(u32::try_from(i).expect("fewer than 4 billion trials"));
+            members[g].trials.push(trial);
+            members[g].values.push(trials.value[r]);
         }
     }
     drop(of_cell);
-    // The frame's order: by cell, then metric name; within a group, the order the trials
-    // started (a stable sort: log order breaks ties; no start time last). Trials are
-    // logged as they end, so the sort is almost always a check that finds them sorted.
+    // The frame's order: by cell, then metric name.
     let mut order: Vec<usize> = (0..keys.len()).collect();
     order.sort_by_key(|&g| (keys[g].0, keys[g].1.index()));
-    let started = |t: &u32| (trials.started[*t as usize].is_none(), trials.started[*t as usize]);
-    let mut groups = Vec::with_capacity(keys.len());
-    // the cell's groups so far, each with its trials, to share their rows
-    let mut shared: Vec<(Vec<u32>, Arc<Rows>)> = Vec::new();
-    for g in order {
-        let (cell, metric) = keys[g];
-        let mut these = std::mem::take(&mut members[g]);
-        if !these.is_sorted_by_key(started) {
-            these.sort_by_key(started);
-        }
-        if groups.last().is_some_and(|last: &Group| last.cell != cell) {
-            shared.clear();
-        }
-        let values = these
-            .iter()
-            .map(|&t| {
-                let t = t as usize;
-                let row =
-                    trials.rows(t).find(|&r| trials.metric[r] == metric).expect("the trial has the metric");
-                trials.value[row]
-            })
-            .collect();
-        let rows = match shared.iter().find(|(trials, _)| *trials == these) {
-            Some((_, rows)) => Arc::clone(rows),
-            None => {
-                let rows = Arc::new(Rows {
-                    started: these.iter().map(|&t| trials.started[t as usize]).collect(),
-                    sessions: these.iter().map(|&t| trials.session[t as usize]).collect(),
-                    hosts: these.iter().map(|&t| trials.host[t as usize]).collect(),
-                });
-                shared.push((these, Arc::clone(&rows)));
-                rows
-            }
-        };
-        groups.push(Group { cell, metric, values, rows });
-    }
-    (groups, counts)
+    let mut members: Vec<Option<Members>> = members.into_iter().map(Some).collect();
+    let by_cell: Vec<Vec<(Name, Members)>> = order
+        .chunk_by(|&a, &b| keys[a].0 == keys[b].0)
+        .map(|gs| gs.iter().map(|&g| (keys[g].1, members[g].take().expect("each group once"))).collect())
+        .collect();
+    // Then cell by cell, in parallel: each group in the order its trials started (a
+    // stable sort: log order breaks ties; no start time last), and one list of rows for
+    // a cell's groups of the same trials. Trials are logged as they end, so the sort is
+    // almost always a check that finds them sorted, once per cell.
+    let started = |t: u32| (trials.started[t as usize].is_none(), trials.started[t as usize]);
+    let groups: Vec<Vec<Group>> = by_cell
+        .into_par_iter()
+        .zip(order.chunk_by(|&a, &b| keys[a].0 == keys[b].0).map(|gs| keys[gs[0]].0).collect::<Vec<_>>())
+        .map(|(metrics, cell)| {
+            // the cell's groups so far: their trials in log order, the order they were
+            // put in (None: already in it), and their rows
+            let mut shared: Vec<(Vec<u32>, Option<Vec<usize>>, Arc<Rows>)> = Vec::new();
+            metrics
+                .into_iter()
+                .map(|(metric, Members { trials: these, values })| {
+                    let known = shared.iter().position(|(t, ..)| *t == these);
+                    let k = known.unwrap_or_else(|| {
+                        let sorted = these.is_sorted_by_key(|&t| started(t));
+                        let order = (!sorted).then(|| {
+                            let mut order: Vec<usize> = (0..these.len()).collect();
+                            order.sort_by_key(|&i| started(these[i]));
+                            order
+                        });
+                        let at: Vec<usize> = match &order {
+                            Some(order) => order.iter().map(|&i| these[i] as usize).collect(),
+                            None => these.iter().map(|&t| t as usize).collect(),
+                        };
+                        let rows = Arc::new(Rows {
+                            started: at.iter().map(|&t| trials.started[t]).collect(),
+                            sessions: at.iter().map(|&t| trials.session[t]).collect(),
+                            hosts: at.iter().map(|&t| trials.host[t]).collect(),
+                        });
+                        shared.push((these, order, rows));
+                        shared.len() - 1
+                    });
+                    let (_, order, rows) = &shared[k];
+                    let values = match order {
+                        Some(order) => order.iter().map(|&i| values[i]).collect(),
+                        None => values,
+                    };
+                    Group { cell, metric, values, rows: Arc::clone(rows) }
+                })
+                .collect()
+        })
+        .collect();
+    (groups.into_iter().flatten().collect(), counts)
+}
+
+/// One group's trials (indices into the trial columns) and their values, in log order.
+#[derive(Default)]
+struct Members {
+    trials: Vec<u32>,
+    values: Vec<f64>,
 }
 
 /// The spelling of a status in the store and the table (`ok`, `parse_error`, …).

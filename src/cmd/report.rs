@@ -168,23 +168,29 @@ pub fn write(
 ) -> Result<(Option<PathBuf>, Summary), Error> {
     let before = store.fingerprint();
     let snapshot = store.load()?;
-    let mut pending = pending(exp, plan, &snapshot)?;
+    // the pending cells (every trial folded into its cell's progress) beside the analysis
+    let (pending, summary) = std::thread::scope(|s| {
+        let pending = s.spawn(|| pending(exp, plan, &snapshot));
+        let summary = store.dir.is_dir().then(|| analyze::summarize_store(exp, plan, &snapshot, &[]));
+        (pending.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), summary)
+    });
+    let mut pending = pending?;
     for p in &mut pending {
         if let Some((_, why)) = reasons.iter().find(|(label, _)| *label == p.cell) {
             p.reason.clone_from(why);
         }
     }
-    if !store.dir.is_dir() {
+    let Some(summary) = summary else {
         return Err(Error::Input(format!(
             "{}: no store at {}: nothing has run or been imported yet (`margin run {}`)",
             exp.name,
             store.dir.display(),
             exp.path.display()
         )));
-    }
+    };
     let experiment = || exp.name.clone();
-    let summary = analyze::summarize_store(exp, plan, &snapshot, &pending)
-        .map_err(|source| Error::Analyze { experiment: experiment(), source })?;
+    let mut summary = summary.map_err(|source| Error::Analyze { experiment: experiment(), source })?;
+    summary.pending = pending;
     // the trials are in the summary now: freed before the report is rendered beside it
     drop(snapshot);
     if store.fingerprint() != before {

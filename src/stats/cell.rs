@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::describe::{CellSummary, summarize};
 use super::observations::Observations;
 use super::outliers::{self, Outliers};
-use super::stability::{StabilityFlag, stability_flags};
+use super::stability::{StabilityFlag, stability_flags, stability_flags_of};
 use super::{StatsError, StatsSettings};
 
 /// One cell analysed the way the report needs it.
@@ -38,10 +38,17 @@ pub(crate) fn analyze_cell(
         outliers.set_aside.clear();
     }
     let kept = sample.without(&outliers.set_aside)?;
+    let summary = summarize(&kept, settings)?;
+    // the flags look at all trials: the same summary when none was set aside
+    let flags = if outliers.set_aside.is_empty() {
+        stability_flags_of(sample, &summary, settings)
+    } else {
+        stability_flags(sample, settings)?
+    };
     Ok(CellAnalysis {
-        summary: summarize(&kept, settings)?,
+        summary,
         set_aside: outliers.set_aside.iter().map(|&i| sample.values()[i]).collect(),
-        flags: stability_flags(sample, settings)?,
+        flags,
         outliers,
         candidates,
     })

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::elementary::{mad, mean, median_of_sorted, sorted, variance};
+use super::elementary::{mad_about, mean, median_of_sorted, sorted, variance};
 use super::interval::{MeanInterval, MedianInterval, mean_interval, median_interval};
 use super::observations::Observations;
 use super::runs::{RunsNeeded, runs_needed};
@@ -52,16 +52,17 @@ pub(crate) fn summarize(sample: &Observations, settings: &StatsSettings) -> Resu
         MeanKind::Harmonic => sd / centre * mean,
     });
     let sorted = sorted(sample.values());
+    let median = median_of_sorted(&sorted);
     Ok(CellSummary {
         mean_kind: kind,
         n,
         mean,
         sd,
         cv,
-        median: median_of_sorted(&sorted),
+        median,
         min: sorted[0],
         max: sorted[n - 1],
-        mad: mad(sample.values()),
+        mad: mad_about(sample.values(), median),
         interval: mean_interval(sample, settings.confidence),
         median_interval: median_interval(&sorted, settings.confidence),
         runs_needed: cv.and_then(|cv| runs_needed(cv, settings.target_margin, settings.confidence)),

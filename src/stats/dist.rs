@@ -133,6 +133,21 @@ pub(crate) fn median_rank(n: usize, confidence: f64) -> Option<(usize, f64)> {
     if !is_open_probability(confidence) || n < 2 {
         return None;
     }
+    // a few binomial cdfs (incomplete betas) for each; a report asks for the same few
+    // (n, confidence) pairs for thousands of cells
+    thread_local! {
+        static KNOWN: std::cell::RefCell<std::collections::HashMap<(usize, u64), Option<(usize, f64)>>> =
+            std::cell::RefCell::new(std::collections::HashMap::new());
+    }
+    KNOWN.with_borrow_mut(|known| {
+        if known.len() > 4096 {
+            known.clear();
+        }
+        *known.entry((n, confidence.to_bits())).or_insert_with(|| search_median_rank(n, confidence))
+    })
+}
+
+fn search_median_rank(n: usize, confidence: f64) -> Option<(usize, f64)> {
     let half_alpha = (1.0 - confidence) / 2.0;
     let binomial = Binomial::new(0.5, n as u64).ok()?;
     let miss = |k: usize| binomial.cdf(k as u64 - 1);

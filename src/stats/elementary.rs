@@ -15,10 +15,26 @@ pub(crate) fn variance(values: &[f64]) -> f64 {
     values.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1) as f64
 }
 
+/// The values in ascending order (`total_cmp`: values equal in that order are the same
+/// bits, so an unstable sort gives the same list as a stable one, faster).
 pub(crate) fn sorted(values: &[f64]) -> Vec<f64> {
     let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
+    sorted.sort_unstable_by(f64::total_cmp);
     sorted
+}
+
+/// The median of values in any order, which it reorders: the same number as
+/// [`median_of_sorted`] of them sorted, found by selection instead of a sort.
+pub(crate) fn median_in_place(values: &mut [f64]) -> f64 {
+    let n = values.len();
+    let (below, &mut middle, _) = values.select_nth_unstable_by(n / 2, f64::total_cmp);
+    if n % 2 == 1 {
+        middle
+    } else {
+        // the other middle value is the largest of those below it
+        let lower = below.iter().copied().max_by(f64::total_cmp).unwrap_or(middle);
+        (lower + middle) / 2.0
+    }
 }
 
 /// Median of sorted values: the mean of the middle two for even n (numpy, R).
@@ -38,31 +54,42 @@ pub(crate) fn quantile_of_sorted(sorted: &[f64], p: f64) -> f64 {
 
 /// |x − median| for every value, in order.
 pub(crate) fn absolute_deviations(values: &[f64]) -> Vec<f64> {
-    let centre = median_of_sorted(&sorted(values));
+    deviations_from(values, median_in_place(&mut values.to_vec()))
+}
+
+/// |x − centre| for every value, in order.
+pub(crate) fn deviations_from(values: &[f64], centre: f64) -> Vec<f64> {
     values.iter().map(|v| (v - centre).abs()).collect()
 }
 
 /// Median absolute deviation from the median, unscaled.
 pub(crate) fn mad(values: &[f64]) -> f64 {
-    median_of_sorted(&sorted(&absolute_deviations(values)))
+    median_in_place(&mut absolute_deviations(values))
+}
+
+/// Median absolute deviation from `median`, the values' median, unscaled.
+pub(crate) fn mad_about(values: &[f64], median: f64) -> f64 {
+    median_in_place(&mut deviations_from(values, median))
 }
 
 /// Ranks 1..=n with ties given their average rank, and the size of every group of tied
 /// values (1 for an untied value), as the rank tests need them.
 pub(crate) fn average_ranks(values: &[f64]) -> (Vec<f64>, Vec<usize>) {
-    let mut order: Vec<usize> = (0..values.len()).collect();
-    order.sort_by(|&i, &j| values[i].total_cmp(&values[j]));
+    // each value beside its place, sorted together (no lookup per comparison); tied
+    // values share their rank whatever their order: no need for a stable sort
+    let mut order: Vec<(f64, usize)> = values.iter().copied().zip(0..).collect();
+    order.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
     let mut ranks = vec![0.0; values.len()];
     let mut groups = Vec::new();
     let mut start = 0;
     while start < order.len() {
         let mut end = start + 1;
-        while end < order.len() && values[order[end]] == values[order[start]] {
+        while end < order.len() && order[end].0 == order[start].0 {
             end += 1;
         }
         // Positions start..end hold ranks start+1..=end; their average:
         let rank = (start + end + 1) as f64 / 2.0;
-        for &i in &order[start..end] {
+        for &(_, i) in &order[start..end] {
             ranks[i] = rank;
         }
         groups.push(end - start);

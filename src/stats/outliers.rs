@@ -12,7 +12,7 @@
 
 use serde::Serialize;
 
-use super::elementary::{absolute_deviations, median_of_sorted, quantile_of_sorted, sorted};
+use super::elementary::{absolute_deviations, median_in_place, quantile_of_sorted, sorted};
 use super::observations::Observations;
 
 /// Cells smaller than this only label their outliers (docs/statistics.md, Outliers).
@@ -193,7 +193,7 @@ fn studentized_selection(values: &[f64], rate: f64) -> (Vec<usize>, bool) {
 /// 0.6745·|x − median|/MAD for every value; `None` when MAD = 0.
 pub(crate) fn modified_z_scores(values: &[f64]) -> Option<Vec<f64>> {
     let deviations = absolute_deviations(values);
-    let mad = median_of_sorted(&sorted(&deviations));
+    let mad = median_in_place(&mut deviations.clone());
     (mad > 0.0).then(|| deviations.iter().map(|d| MODIFIED_Z_SCALE * d / mad).collect())
 }
 

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::describe::summarize;
+use super::describe::{CellSummary, summarize};
 use super::dist;
 use super::elementary::average_ranks;
 use super::observations::Observations;
@@ -49,7 +49,15 @@ pub(crate) fn stability_flags(
     sample: &Observations,
     settings: &StatsSettings,
 ) -> Result<Vec<StabilityFlag>, StatsError> {
-    let summary = summarize(sample, settings)?;
+    Ok(stability_flags_of(sample, &summarize(sample, settings)?, settings))
+}
+
+/// [`stability_flags`] with the sample's summary at hand (`summary` = `summarize(sample)`).
+pub(crate) fn stability_flags_of(
+    sample: &Observations,
+    summary: &CellSummary,
+    settings: &StatsSettings,
+) -> Vec<StabilityFlag> {
     let mut flags = Vec::new();
     if let Some(cv) = summary.cv.filter(|&cv| cv >= HIGH_CV) {
         flags.push(StabilityFlag::HighVariation { cv });
@@ -74,7 +82,7 @@ pub(crate) fn stability_flags(
     {
         flags.push(StabilityFlag::Trend(trend));
     }
-    Ok(flags)
+    flags
 }
 
 /// Spearman's ρ between the values and their order, with scipy's p-value:

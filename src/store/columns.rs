@@ -325,6 +325,24 @@ impl Decoder {
         }
         Ok(out)
     }
+    /// [`Decoder::fixed`] for items any bytes make (numbers, and indices checked after):
+    /// a loop with no branch per item, which the compiler vectorises.
+    pub(super) fn plain<const N: usize, T>(&mut self, each: impl Fn([u8; N]) -> T) -> io::Result<Vec<T>> {
+        let n = self.len()?;
+        if n as u64 > self.left / N as u64 {
+            return Err(bad());
+        }
+        let mut out = Vec::with_capacity(n);
+        let mut buf = vec![0u8; N * n.min(8192)];
+        let mut left = n;
+        while left > 0 {
+            let piece = &mut buf[..N * left.min(8192)];
+            self.bytes(piece)?;
+            out.extend(piece.chunks_exact(N).map(|item| each(item.try_into().expect("N bytes"))));
+            left -= piece.len() / N;
+        }
+        Ok(out)
+    }
     pub(super) fn list<T>(&mut self, mut each: impl FnMut(&mut Self) -> io::Result<T>) -> io::Result<Vec<T>> {
         let n = self.len()?;
         // every item takes a byte at least: a damaged length cannot ask for more memory
@@ -455,24 +473,29 @@ fn decode(r: &mut Decoder) -> io::Result<Trials> {
         t.names.intern(&s);
     }
     let names = t.names.len();
-    let index = move |b: [u8; 4]| {
-        let n = u32::from_le_bytes(b) as usize;
+    let name = move |r: &mut Decoder| {
+        let n = u32::from_le_bytes(r.array()?) as usize;
         if n < names { Ok(Name::new(n)) } else { Err(bad()) }
     };
-    let name = move |r: &mut Decoder| index(r.array()?);
-    let number = |b: [u8; 8]| Ok(f64::from_bits(u64::from_le_bytes(b)));
-    let length = |b: [u8; 8]| usize::try_from(u64::from_le_bytes(b)).map_err(|_| bad());
-    t.cell = r.fixed(index)?;
-    t.host = r.fixed(index)?;
-    t.session = r.fixed(index)?;
+    // lists of names: each read as it is, then all checked at once
+    let index = move |r: &mut Decoder| {
+        let list = r.plain(|b: [u8; 4]| Name::new(u32::from_le_bytes(b) as usize))?;
+        if list.iter().all(|n| n.index() < names) { Ok(list) } else { Err(bad()) }
+    };
+    let number = |b: [u8; 8]| f64::from_bits(u64::from_le_bytes(b));
+    // too large for this machine: past any end, which `consistent` refuses
+    let length = |b: [u8; 8]| usize::try_from(u64::from_le_bytes(b)).unwrap_or(usize::MAX);
+    t.cell = index(r)?;
+    t.host = index(r)?;
+    t.session = index(r)?;
     t.status = r.fixed(|[b]: [u8; 1]| status_of(b))?;
     t.warmup = r.fixed(|[b]: [u8; 1]| match b {
         0 => Ok(false),
         1 => Ok(true),
         _ => Err(bad()),
     })?;
-    t.repetition = r.fixed(|b| Ok(u32::from_le_bytes(b)))?;
-    t.round = r.fixed(|b| Ok(u32::from_le_bytes(b)))?;
+    t.repetition = r.plain(u32::from_le_bytes)?;
+    t.round = r.plain(u32::from_le_bytes)?;
     t.started = r.fixed(|b: [u8; 9]| {
         let at = i64::from_le_bytes([b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8]]);
         match b[0] {
@@ -481,13 +504,13 @@ fn decode(r: &mut Decoder) -> io::Result<Trials> {
             _ => Err(bad()),
         }
     })?;
-    t.wall_time = r.fixed(number)?;
+    t.wall_time = r.plain(number)?;
     t.ids = r.text()?;
-    t.id_end = r.fixed(length)?;
-    t.row_end = r.fixed(length)?;
-    t.metric = r.fixed(index)?;
-    t.value = r.fixed(number)?;
-    t.unit = r.fixed(index)?;
+    t.id_end = r.plain(length)?;
+    t.row_end = r.plain(length)?;
+    t.metric = index(r)?;
+    t.value = r.plain(number)?;
+    t.unit = index(r)?;
     t.mean = r.fixed(|[b]: [u8; 1]| mean_of(b))?;
     let metrics = r.list(|r| {
         let metric = name(r)?;
@@ -508,7 +531,7 @@ fn decode(r: &mut Decoder) -> io::Result<Trials> {
     })?;
     t.warnings = r.list(|r| Ok((r.text()?, r.len()?)))?.into_iter().collect();
     t.secondary = r.list(|r| Ok(Secondary { trial: r.len()?, metric: name(r)?, value: r.f64()? }))?;
-    t.monitored = r.fixed(index)?;
+    t.monitored = index(r)?;
     t.flags = r.list(|r| Ok((r.len()?, name(r)?)))?;
     Ok(t)
 }

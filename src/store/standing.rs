@@ -161,7 +161,7 @@ fn decode(r: &mut Decoder, cells: usize) -> io::Result<Standing> {
         let (attempts, ok) = (r.u32()?, r.u32()?);
         let mean_wall = r.optional(Decoder::f64)?;
         let (wall_sum, wall_n) = (r.f64()?, r.u32()?);
-        let values = r.list(|r| Ok((r.text()?, r.fixed(|b| Ok(f64::from_bits(u64::from_le_bytes(b))))?)))?;
+        let values = r.list(|r| Ok((r.text()?, r.plain(|b| f64::from_bits(u64::from_le_bytes(b)))?)))?;
         let kinds = r.list(|r| Ok((r.text()?, mean_of(r.u8()?)?)))?;
         let progress = CellProgress {
             attempts,
