@@ -349,9 +349,7 @@ pub(crate) fn groups(trials: &Trials, plan: &Plan) -> (Vec<Group>, TrialCounts) 
         .into_par_iter()
         .zip(order.chunk_by(|&a, &b| keys[a].0 == keys[b].0).map(|gs| keys[gs[0]].0).collect::<Vec<_>>())
         .map(|(metrics, cell)| {
-            // the cell's groups so far: their trials in log order, the order they were
-            // put in (None: already in it), and their rows
-            let mut shared: Vec<(Vec<u32>, Option<Vec<usize>>, Arc<Rows>)> = Vec::new();
+            let mut shared: Vec<Shared> = Vec::new();
             metrics
                 .into_iter()
                 .map(|(metric, Members { trials: these, values })| {
@@ -387,6 +385,10 @@ pub(crate) fn groups(trials: &Trials, plan: &Plan) -> (Vec<Group>, TrialCounts) 
         .collect();
     (groups.into_iter().flatten().collect(), counts)
 }
+
+/// A cell's group's trials in log order, the order they were put in (`None`: already
+/// in it), and their rows: for the cell's other groups of the same trials.
+type Shared = (Vec<u32>, Option<Vec<usize>>, Arc<Rows>);
 
 /// One group's trials (indices into the trial columns) and their values, in log order.
 #[derive(Default)]

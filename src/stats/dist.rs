@@ -136,7 +136,7 @@ pub(crate) fn median_rank(n: usize, confidence: f64) -> Option<(usize, f64)> {
     // a few binomial cdfs (incomplete betas) for each; a report asks for the same few
     // (n, confidence) pairs for thousands of cells
     thread_local! {
-        static KNOWN: std::cell::RefCell<std::collections::HashMap<(usize, u64), Option<(usize, f64)>>> =
+        static KNOWN: std::cell::RefCell<std::collections::HashMap<(usize, u64), MedianRank>> =
             std::cell::RefCell::new(std::collections::HashMap::new());
     }
     KNOWN.with_borrow_mut(|known| {
@@ -147,7 +147,10 @@ pub(crate) fn median_rank(n: usize, confidence: f64) -> Option<(usize, f64)> {
     })
 }
 
-fn search_median_rank(n: usize, confidence: f64) -> Option<(usize, f64)> {
+/// [`median_rank`]'s answer: the rank and the coverage it achieves.
+type MedianRank = Option<(usize, f64)>;
+
+fn search_median_rank(n: usize, confidence: f64) -> MedianRank {
     let half_alpha = (1.0 - confidence) / 2.0;
     let binomial = Binomial::new(0.5, n as u64).ok()?;
     let miss = |k: usize| binomial.cdf(k as u64 - 1);
