@@ -589,5 +589,6 @@ pub struct SessionInfo {
     pub label: Option<String>,
 }
 
+pub(crate) mod json;
 #[cfg(test)]
 mod schema;

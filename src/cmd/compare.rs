@@ -249,7 +249,7 @@ pub fn run(options: &Options, out: &mut dyn Write) -> Result<(), Error> {
     }
     let (output, summary) = compare(&base, &cand, options.fail_on)?;
     if options.json {
-        let text = serde_json::to_string_pretty(&output).map_err(|e| Error::Output(e.into()))?;
+        let text = crate::summary::json::to_string(&output).map_err(|e| Error::Output(e.into()))?;
         writeln!(out, "{text}").map_err(io)?;
     } else {
         write!(out, "{}", markdown(&output, &summary)).map_err(io)?;

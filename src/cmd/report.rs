@@ -220,7 +220,7 @@ pub fn run(
             exp.name
         ));
         if json {
-            let text = serde_json::to_string_pretty(&summary).map_err(|e| Error::Output(e.into()))?;
+            let text = crate::summary::json::to_string(&summary).map_err(|e| Error::Output(e.into()))?;
             writeln!(out, "{text}").map_err(io)?;
         } else {
             answer(&summary, None, out).map_err(io)?;
@@ -230,7 +230,7 @@ pub fn run(
     if json {
         // stdout is summary.json alone
         to_stderr(format_args!("{}: {}", exp.name, t.used()));
-        let text = serde_json::to_string_pretty(&summary).map_err(|e| Error::Output(e.into()))?;
+        let text = crate::summary::json::to_string(&summary).map_err(|e| Error::Output(e.into()))?;
         writeln!(out, "{text}").map_err(io)?;
     } else {
         writeln!(out, "{}: {}", exp.name, path.display()).map_err(io)?;

@@ -613,7 +613,7 @@ fn write_report_writes_the_markdown_the_json_and_the_plots() {
         "{svg}"
     );
     let text = fs::read_to_string(dir.path().join("summary.json")).unwrap();
-    assert_eq!(text, serde_json::to_string_pretty(&summary).unwrap() + "\n");
+    assert_eq!(text, crate::summary::json::to_string(&summary).unwrap() + "\n");
     let json: Value = serde_json::from_str(&text).unwrap();
     // The field names docs/design.md §8 promises to scripts.
     for key in ["cells", "comparisons", "warnings", "pending", "failures"] {
