@@ -9,6 +9,7 @@ pub mod calibrate;
 pub mod cli;
 pub mod cmd;
 pub mod diag;
+pub(crate) mod jsontext;
 pub(crate) mod outlook;
 pub mod parse;
 pub mod plan;

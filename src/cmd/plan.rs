@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::check::RENDERED_CELLS;
 use super::{Error, duration, io};
+use crate::jsontext::{push_integer, push_string};
 use crate::outlook::{self, CellOutlook};
 use crate::plan::{self, Plan};
 use crate::run::{self, RunOptions};
@@ -288,7 +289,7 @@ fn write_json(
             }
             buf.extend_from_slice(keys[usize::from(*k)].as_bytes());
             buf.push(b':');
-            push_json_string(&mut buf, &v.text);
+            push_string(&mut buf, &v.text);
         }
         let host = run::host_of(plan, cell);
         let (host, machine) = match machines.iter().find(|(h, _, _)| *h == host) {
@@ -313,10 +314,10 @@ fn write_json(
         buf.push(b'"');
         if let Some(pending) = &o.pending {
             buf.extend_from_slice(b",\"pending\":");
-            push_json_string(&mut buf, pending);
+            push_string(&mut buf, pending);
         }
         buf.extend_from_slice(b",\"trials_done\":");
-        push_decimal(&mut buf, o.ok);
+        push_integer(&mut buf, o.ok);
         if let Some(estimate) = o.estimate.filter(|_| !o.done) {
             buf.extend_from_slice(b",\"estimate_seconds\":");
             serde_json::to_writer(&mut buf, &estimate)?;
@@ -340,40 +341,11 @@ fn push_hex(buf: &mut Vec<u8>, id: u64) {
     buf.extend((0..16).rev().map(|i| DIGITS[(id >> (i * 4)) as usize & 0xf]));
 }
 
-/// `n` in decimal, as `Display` writes it.
-fn push_decimal(buf: &mut Vec<u8>, n: u32) {
-    let mut digits = [0u8; 10];
-    let mut at = digits.len();
-    let mut n = n;
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    buf.extend_from_slice(&digits[at..]);
-}
-
 /// `text` as a JSON string, quotes included.
 fn json_string(text: &str) -> String {
     let mut buf = Vec::with_capacity(text.len() + 2);
-    push_json_string(&mut buf, text);
+    push_string(&mut buf, text);
     String::from_utf8(buf).unwrap_or_default()
-}
-
-/// Append `text` as a JSON string: as it is between quotes when nothing in it needs an
-/// escape (levels almost never do), else as serde_json escapes it.
-fn push_json_string(buf: &mut Vec<u8>, text: &str) {
-    if text.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
-        buf.push(b'"');
-        buf.extend_from_slice(text.as_bytes());
-        buf.push(b'"');
-    } else if serde_json::to_writer(&mut *buf, text).is_err() {
-        // writing into a Vec cannot fail; an empty string rather than broken JSON
-        buf.extend_from_slice(b"\"\"");
-    }
 }
 
 #[cfg(test)]
@@ -386,11 +358,6 @@ mod tests {
             let mut buf = Vec::new();
             push_hex(&mut buf, id);
             assert_eq!(String::from_utf8(buf).unwrap(), crate::vocab::CellId(id).to_string());
-        }
-        for n in [0, 7, 10, 99, 1000, 4_294_967_295] {
-            let mut buf = Vec::new();
-            push_decimal(&mut buf, n);
-            assert_eq!(String::from_utf8(buf).unwrap(), n.to_string());
         }
     }
 

@@ -4,6 +4,7 @@
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
+use crate::jsontext::{push_integer, push_string};
 use crate::vocab::{Better, MeanKind};
 
 /// Version of the record layout; bumped on any incompatible change.
@@ -137,7 +138,7 @@ impl TrialRecord {
     /// line goes into a buffer kept for the run (`Appender::append_trial`, issue 17).
     pub fn write_json(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(b"{\"schema\":");
-        push_integer(out, u64::from(self.schema), false);
+        push_integer(out, self.schema);
         out.extend_from_slice(b",\"trial\":");
         push_string(out, &self.trial);
         out.extend_from_slice(b",\"cell\":");
@@ -145,7 +146,7 @@ impl TrialRecord {
         out.extend_from_slice(b",\"levels\":");
         push_object(out, &self.levels, |out, v| push_string(out, v));
         out.extend_from_slice(b",\"repetition\":");
-        push_integer(out, u64::from(self.repetition), false);
+        push_integer(out, self.repetition);
         out.extend_from_slice(b",\"warmup\":");
         push_bool(out, self.warmup);
         out.extend_from_slice(b",\"host\":");
@@ -153,9 +154,9 @@ impl TrialRecord {
         out.extend_from_slice(b",\"session\":");
         push_string(out, &self.session);
         out.extend_from_slice(b",\"round\":");
-        push_integer(out, u64::from(self.round), false);
+        push_integer(out, self.round);
         out.extend_from_slice(b",\"position\":");
-        push_integer(out, u64::from(self.position), false);
+        push_integer(out, self.position);
         out.extend_from_slice(b",\"started_at\":");
         match &self.started_at {
             Some(at) => push_string(out, at),
@@ -165,7 +166,7 @@ impl TrialRecord {
         out.extend_from_slice(self.status.name().as_bytes());
         out.extend_from_slice(b"\",\"exit_code\":");
         match self.exit_code {
-            Some(code) => push_integer(out, u64::from(code.unsigned_abs()), code < 0),
+            Some(code) => push_integer(out, code),
             None => out.extend_from_slice(b"null"),
         }
         out.extend_from_slice(b",\"metrics\":");
@@ -223,7 +224,7 @@ impl TrialRecord {
             }
             if let Some(offset) = t.offset {
                 out.extend_from_slice(b",\"offset\":");
-                push_integer(out, offset, false);
+                push_integer(out, offset);
             }
             out.push(b'}');
         }
@@ -233,20 +234,6 @@ impl TrialRecord {
         }
         out.push(b'}');
     }
-}
-
-/// `text` as a JSON string, quotes included, as serde_json writes it: at once when
-/// nothing in it needs an escape (almost always), else through serde_json.
-fn push_string(out: &mut Vec<u8>, text: &str) {
-    if text.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
-        // writing into a Vec cannot fail, and a str always serialises
-        let _ = serde_json::to_writer(&mut *out, text);
-        return;
-    }
-    out.reserve(text.len() + 2);
-    out.push(b'"');
-    out.extend_from_slice(text.as_bytes());
-    out.push(b'"');
 }
 
 /// `[..]` of JSON strings.
@@ -277,25 +264,6 @@ fn push_object<V>(out: &mut Vec<u8>, map: &IndexMap<String, V>, value: impl Fn(&
 
 fn push_bool(out: &mut Vec<u8>, b: bool) {
     out.extend_from_slice(if b { b"true" } else { b"false" });
-}
-
-/// An integer in decimal, `-` first when `negative`.
-fn push_integer(out: &mut Vec<u8>, n: u64, negative: bool) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    let mut n = n;
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    if negative {
-        out.push(b'-');
-    }
-    out.extend_from_slice(&digits[at..]);
 }
 
 /// A number as serde_json writes an `f64`: the shortest text that reads back as the same

@@ -25,21 +25,12 @@ fn read(dir: &std::path::Path) -> [String; 3] {
 
 /// The same store read with no columns beside the log.
 fn read_from_the_log(dir: &std::path::Path) -> [String; 3] {
-    let copy = tempfile::tempdir().unwrap();
-    for sub in ["experiments", "reports/exp"] {
-        std::fs::create_dir_all(copy.path().join(sub)).unwrap();
-    }
-    std::fs::copy(dir.join("experiments/exp.yaml"), copy.path().join("experiments/exp.yaml")).unwrap();
-    for file in ["runs.ndjson", "sessions.ndjson"] {
-        std::fs::copy(dir.join("reports/exp").join(file), copy.path().join("reports/exp").join(file))
-            .unwrap();
-    }
-    let said = read(copy.path());
-    // the copy keeps columns of its own: it was read whole
-    assert!(copy.path().join("reports/exp/runs.columns").exists());
-    // as if it were the store itself, which warnings and the summary name
-    let (from, to) = (copy.path().display().to_string(), dir.display().to_string());
-    said.map(|s| s.replace(&from, &to))
+    crate::from_the_logs(dir, |copy| {
+        let said = read(copy);
+        // the copy keeps columns of its own: it was read whole
+        assert!(copy.join("reports/exp/runs.columns").exists());
+        said
+    })
 }
 
 #[test]

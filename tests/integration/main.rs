@@ -62,6 +62,27 @@ pub fn records(store: &std::path::Path) -> Vec<serde_json::Value> {
     text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
 }
 
+/// What `read` says of a copy of the project in `dir` holding only `experiments/exp.yaml`
+/// and the logs of `reports/exp` (no columns, no runs.progress), with the copy's path
+/// written as `dir`'s: what the same commands would say reading the logs alone.
+pub fn from_the_logs<const N: usize>(
+    dir: &std::path::Path,
+    read: impl FnOnce(&std::path::Path) -> [String; N],
+) -> [String; N] {
+    let copy = tempfile::tempdir().unwrap();
+    for sub in ["experiments", "reports/exp"] {
+        std::fs::create_dir_all(copy.path().join(sub)).unwrap();
+    }
+    std::fs::copy(dir.join("experiments/exp.yaml"), copy.path().join("experiments/exp.yaml")).unwrap();
+    for file in ["runs.ndjson", "sessions.ndjson"] {
+        std::fs::copy(dir.join("reports/exp").join(file), copy.path().join("reports/exp").join(file))
+            .unwrap();
+    }
+    let said = read(copy.path());
+    let (from, to) = (copy.path().display().to_string(), dir.display().to_string());
+    said.map(|s| s.replace(&from, &to))
+}
+
 pub fn stdout(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }

@@ -21,18 +21,9 @@ fn says(dir: &std::path::Path, args: &[&str]) -> String {
 
 /// `status` and `plan` of a copy of the store holding its logs alone.
 fn from_the_log(dir: &std::path::Path) -> [String; 2] {
-    let copy = tempfile::tempdir().unwrap();
-    for sub in ["experiments", "reports/exp"] {
-        std::fs::create_dir_all(copy.path().join(sub)).unwrap();
-    }
-    std::fs::copy(dir.join("experiments/exp.yaml"), copy.path().join("experiments/exp.yaml")).unwrap();
-    for file in ["runs.ndjson", "sessions.ndjson"] {
-        std::fs::copy(dir.join("reports/exp").join(file), copy.path().join("reports/exp").join(file))
-            .unwrap();
-    }
-    let said = [says(copy.path(), &["status", "exp"]), says(copy.path(), &["plan", "experiments/exp.yaml"])];
-    let (from, to) = (copy.path().display().to_string(), dir.display().to_string());
-    said.map(|s| s.replace(&from, &to))
+    crate::from_the_logs(dir, |copy| {
+        [says(copy, &["status", "exp"]), says(copy, &["plan", "experiments/exp.yaml"])]
+    })
 }
 
 #[test]
