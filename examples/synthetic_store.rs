@@ -9,8 +9,10 @@
 //! writes `OUT_DIR/synthetic.yaml`, the store `OUT_DIR/reports/synthetic/` and the same
 //! values as a CSV, `OUT_DIR/synthetic.csv` (one row per trial: `blocks`, `variant`,
 //! `round`, then one column per metric), for `bench/compare.sh` to hand to pandas.
-//! METRICS is `4` (the default: wall, user and system time and dd's throughput, as a run
-//! records them) or `1` (the throughput alone). The cell
+//! METRICS is `4` (the default: wall, user and system time and dd's throughput, and the
+//! secondary metrics of the default `monitor:` (CPU shares, the disk's bytes, the dirty
+//! pages before and the trial's own writes), as a run records them) or `1` (the
+//! throughput alone, no telemetry: what pandas is given too). The cell
 //! ids, levels and metric annotations come from the library (spec → plan → parse recipe),
 //! so they are what a real run of that file would record. The values are drawn from a
 //! seeded RNG: most cells are quiet, some noisy, some have slow outlier trials, and the
@@ -29,7 +31,7 @@ use jiff::{SignedDuration, Timestamp};
 use margin::parse::Recipe;
 use margin::run::facts;
 use margin::store::levels_map;
-use margin::store::{Event, MetricInfo, SCHEMA, SessionRecord, Status, Store, TrialRecord};
+use margin::store::{Event, MetricInfo, SCHEMA, SessionRecord, Status, Store, Telemetry, TrialRecord};
 use margin::vocab::{Better, MeanKind};
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
@@ -41,6 +43,36 @@ const SEED: u64 = 0x5eed_0005;
 const NAME: &str = "synthetic";
 /// What the session start says; the trials follow it back to back.
 const SESSION_START: &str = "2025-01-06T09:00:00Z";
+
+/// What the default `monitor:` (cpu, disks) adds to a local trial's record: the host's CPU
+/// shares, the busiest disk's bytes, the dirty pages when it began and the trial's own
+/// writes (a dd with conv=fdatasync: the disk wrote about what the trial wrote).
+fn telemetry(session: &str, bytes: f64, wall: f64, rng: &mut Pcg64) -> Telemetry {
+    let user = 1.0 + 2.0 * rng.random::<f64>();
+    let system = 20.0 + 10.0 * rng.random::<f64>();
+    let iowait = 15.0 + 10.0 * rng.random::<f64>();
+    let steal = 0.5 * rng.random::<f64>();
+    let metrics = [
+        ("cpu_user_pct", user),
+        ("cpu_system_pct", system),
+        ("cpu_iowait_pct", iowait),
+        ("cpu_steal_pct", steal),
+        ("cpu_idle_pct", 100.0 - user - system - iowait - steal),
+        ("disk_read_bytes:vda", (4096.0 * (8.0 * rng.random::<f64>()).floor())),
+        (
+            "disk_written_bytes:vda",
+            bytes * (1.0 + 0.01 * rng.random::<f64>()) + 4096.0 * (wall * 100.0).floor(),
+        ),
+        ("dirty_before_bytes", 4096.0 * (64.0 * rng.random::<f64>()).floor()),
+        ("own_written_bytes", bytes),
+    ];
+    Telemetry {
+        sources: vec!["cpu".into(), "disks".into()],
+        metrics: metrics.into_iter().map(|(n, v)| (n.to_string(), v)).collect(),
+        raw: Some(format!("raw/{session}.telemetry")),
+        offset: Some(0),
+    }
+}
 
 fn main() -> Result<()> {
     let mut args = std::env::args().skip(1);
@@ -101,6 +133,8 @@ fn main() -> Result<()> {
             let all =
                 [("wall_time", wall), ("user_time", user), ("system_time", system), ("throughput", rate)];
             let kept: Vec<(&str, f64)> = all.into_iter().filter(|(n, _)| names.contains(n)).collect();
+            // drawn whether kept or not too
+            let telemetry = telemetry(&session, model.bytes, wall, &mut rng);
             let info = |name: &str| if name == "throughput" { throughput.clone() } else { seconds.clone() };
             let record = TrialRecord {
                 schema: SCHEMA,
@@ -123,7 +157,7 @@ fn main() -> Result<()> {
                 warnings: Vec::new(),
                 source: None,
                 source_hash: None,
-                telemetry: None,
+                telemetry: (metric_count == 4).then_some(telemetry),
                 flags: Vec::new(),
                 trial,
             };

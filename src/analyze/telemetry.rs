@@ -5,9 +5,7 @@
 //! Secondary metrics never enter a verdict: a `metrics:` entry naming one makes it a main
 //! metric as well, recorded with the trial's metrics by the run.
 
-use std::collections::{BTreeMap, HashMap};
-
-use indexmap::IndexMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::analysed::Analysed;
 use super::comparisons::Arms;
@@ -71,65 +69,108 @@ const FOREIGN_BYTES: f64 = 32.0 * 1024.0 * 1024.0;
 const PCT_POINTS: f64 = 1.0;
 
 /// One analysed trial's secondary metrics, the whole-host columns included.
-struct TrialValues {
+struct TrialValues<'a> {
     trial: usize,
     cell: usize,
-    values: IndexMap<String, f64>,
+    values: Values<'a>,
     not_converged: bool,
+}
+
+/// A trial's secondary metrics by name, the names borrowed from the trials' own: a
+/// handful a trial, so a list searched in order, rather than a hash map of owned names
+/// (which cost 700 bytes a trial of default telemetry, and most of the time of this
+/// module, for every trial of a large store).
+#[derive(Default)]
+struct Values<'a>(Vec<(&'a str, f64)>);
+
+impl<'a> Values<'a> {
+    fn get(&self, name: &str) -> Option<f64> {
+        self.0.iter().find(|(k, _)| *k == name).map(|&(_, v)| v)
+    }
+    fn contains_key(&self, name: &str) -> bool {
+        self.0.iter().any(|(k, _)| *k == name)
+    }
+    /// Sets `name` to `value`: where it is, if it is there already, else last.
+    fn insert(&mut self, name: &'a str, value: f64) {
+        match self.0.iter_mut().find(|(k, _)| *k == name) {
+            Some(entry) => entry.1 = value,
+            None => self.0.push((name, value)),
+        }
+    }
+    fn iter(&self) -> impl Iterator<Item = (&'a str, f64)> + '_ {
+        self.0.iter().copied()
+    }
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 /// The analysed trials (ok, not warm-ups, of current cells) with their secondary metrics;
 /// none when no trial has any (nothing monitored, no telemetry, no flags: most stores),
 /// rather than a million empty ones.
-fn trial_values(snapshot: &Snapshot, plan: &Plan) -> Vec<TrialValues> {
+fn trial_values<'a>(snapshot: &'a Snapshot, plan: &Plan) -> Vec<TrialValues<'a>> {
     let t = &snapshot.trials;
     if t.secondary.is_empty() && t.flags.is_empty() && t.monitored.iter().all(|&m| t.names.get(m).is_empty())
     {
         return Vec::new();
     }
-    let cells = t.cells_in(plan);
+    // by the name's number, no hashing per trial
+    let cells = t.cell_index(plan);
     let mut secondary = t.secondary.iter().peekable();
     let not_converged = t.names.find(NOT_CONVERGED);
     let mut flagged = t.flags.iter().filter(|(_, f)| Some(*f) == not_converged).map(|(i, _)| *i).peekable();
+    // each `monitor:` value's sources, worked out once: (its name, disks read, net read)
+    let mut monitored: Vec<(Name, bool, bool)> = Vec::new();
     let mut out = Vec::new();
     for i in 0..t.len() {
-        let mut values: IndexMap<String, f64> = IndexMap::new();
+        let mut values = Values(Vec::with_capacity(16));
         while let Some(s) = secondary.next_if(|s| s.trial == i) {
-            values.insert(t.names.get(s.metric).to_owned(), s.value);
+            values.insert(t.names.get(s.metric), s.value);
         }
         let mut flag = false;
         while flagged.next_if(|&f| f == i).is_some() {
             flag = true;
         }
-        let Some(&cell) = cells.get(&t.cell[i]) else { continue };
+        let Some(cell) = cells.get(t.cell[i]) else { continue };
         if !t.status[i].is_measurement() || t.warmup[i] {
             continue;
         }
-        let sources: Vec<&str> = t.names.get(t.monitored[i]).split(',').collect();
+        let read = match monitored.iter().find(|(m, ..)| *m == t.monitored[i]) {
+            Some(&(_, disks, net)) => (disks, net),
+            None => {
+                let sources: Vec<&str> = t.names.get(t.monitored[i]).split(',').collect();
+                let read = (sources.contains(&"disks"), sources.contains(&"net"));
+                monitored.push((t.monitored[i], read.0, read.1));
+                read
+            }
+        };
+        // only a gang's trial has members' figures (`cpu_user_pct@domu1`)
+        let gang = values.iter().any(|(k, _)| k.contains('@'));
         for (name, _, _, prefix) in COLUMNS {
             let Some(prefix) = prefix else {
                 // a gang's trial: the mean over its members (`cpu_user_pct@domu1`, …)
-                if !values.contains_key(name) {
+                if gang && !values.contains_key(name) {
                     let members: Vec<f64> = values
                         .iter()
                         .filter(|(k, _)| member_metric(k).is_some_and(|(m, _)| m == name))
-                        .map(|(_, v)| *v)
+                        .map(|(_, v)| v)
                         .collect();
                     if !members.is_empty() {
-                        values.insert(name.to_owned(), mean(&members));
+                        values.insert(name, mean(&members));
                     }
                 }
                 continue;
             };
-            if sources.contains(&source_of(name)) {
+            if if source_of(name) == "disks" { read.0 } else { read.1 } {
                 let busiest = values
                     .iter()
                     .filter(|(k, _)| k.starts_with(prefix))
-                    .map(|(_, v)| *v)
+                    .map(|(_, v)| v)
                     .fold(0.0_f64, f64::max);
-                values.insert(name.to_owned(), busiest);
+                values.insert(name, busiest);
             }
         }
+        values.0.shrink_to_fit();
         out.push(TrialValues { trial: i, cell, values, not_converged: flag });
     }
     out
@@ -176,10 +217,14 @@ pub(crate) fn summarize(
     let mut xl_domains: Vec<String> = Vec::new();
     let mut index: HashMap<usize, usize> = HashMap::new();
     for (&cell, list) in &by_cell {
-        let mut values: IndexMap<String, Vec<f64>> = IndexMap::new();
+        // a handful of names: a list searched in order, sorted by name at the end
+        let mut values: Vec<(&str, Vec<f64>)> = Vec::new();
         for t in list {
-            for (k, v) in &t.values {
-                values.entry(k.clone()).or_default().push(*v);
+            for (k, v) in t.values.iter() {
+                match values.iter_mut().find(|(name, _)| *name == k) {
+                    Some((_, list)) => list.push(v),
+                    None => values.push((k, vec![v])),
+                }
                 if let Some(domain) = k.strip_prefix("xl_cpu_seconds:")
                     && !xl_domains.iter().any(|d| d == domain)
                 {
@@ -193,7 +238,7 @@ pub(crate) fn summarize(
             continue;
         }
         let c = &plan.cells[cell];
-        values.sort_keys();
+        values.sort_by(|a, b| a.0.cmp(b.0));
         index.insert(cell, summary.cells.len());
         summary.cells.push(CellTelemetry {
             cell: c.id.to_string(),
@@ -202,7 +247,7 @@ pub(crate) fn summarize(
             trials: with,
             not_converged: flagged,
             analysed: list.len(),
-            values: values.iter().map(|(k, v)| (k.clone(), stat(v))).collect(),
+            values: values.iter().map(|(k, v)| ((*k).to_owned(), stat(v))).collect(),
         });
     }
     for (name, unit, title, _) in COLUMNS {
@@ -230,8 +275,12 @@ pub(crate) fn summarize(
     (summary, warnings)
 }
 
+/// A comparison's sides whatever its metric: factor, baseline, level, the other levels.
+type SidesKey<'a> = (&'a str, &'a str, &'a str, Vec<(&'a str, &'a str)>);
+
 /// Where the sides of each comparison differ, and which comparisons rest on trials the
 /// tool said had not converged.
+
 fn sides(
     summary: &mut TelemetrySummary,
     analysed: &[Analysed],
@@ -247,18 +296,24 @@ fn sides(
         v.dedup();
         v
     };
-    let mut seen: Vec<(String, String, String, IndexMap<String, String>)> = Vec::new();
+    // the comparisons of one pair of sides (one a metric) are looked at once; a set, as
+    // a list searched for each was quadratic (minutes at 10⁴ cells)
+    let mut seen: HashSet<SidesKey<'_>> = HashSet::new();
     for (c, arm) in comparisons.iter().zip(arms) {
         let (base, level) = (cells_of(&arm.baseline), cells_of(&arm.level));
         let flagged: usize = base.iter().chain(&level).map(|&i| summary.cells[i].not_converged).sum();
         if flagged > 0 {
             summary.not_converged.push(ComparisonNotConverged { of: ComparisonKey::of(c), trials: flagged });
         }
-        let key = (c.factor.clone(), c.baseline.clone(), c.level.clone(), c.context.clone());
-        if seen.contains(&key) || base.is_empty() || level.is_empty() {
+        let key = (
+            c.factor.as_str(),
+            c.baseline.as_str(),
+            c.level.as_str(),
+            c.context.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect(),
+        );
+        if base.is_empty() || level.is_empty() || !seen.insert(key) {
             continue;
         }
-        seen.push(key);
         for column in summary.columns.clone() {
             let pooled = |cells: &[usize]| -> Option<SecondaryStat> {
                 let stats: Vec<&SecondaryStat> =
@@ -311,14 +366,20 @@ fn page_cache(
     for tv in trials.iter().filter(|tv| tv.values.contains_key("disk_written_bytes")) {
         cells.entry(tv.cell).or_default().push(tv);
     }
+    // each cell's metrics, found once rather than by a pass over all of them per cell
+    let mut metrics_of: HashMap<usize, Vec<Name>> = HashMap::new();
+    for a in analysed {
+        metrics_of.entry(a.group.cell).or_default().push(a.group.metric);
+    }
     for (&cell, list) in &cells {
         let host = t.names.get(t.host[list[0].trial]);
         let dd_writes =
             lint::rendered_run(exp, plan, cell, host).is_some_and(|run| lint::dd_writes_file(&run));
-        let metrics: Vec<Name> = analysed
-            .iter()
-            .filter(|a| a.group.cell == cell)
-            .map(|a| a.group.metric)
+        let metrics: Vec<Name> = metrics_of
+            .get(&cell)
+            .into_iter()
+            .flatten()
+            .copied()
             .filter(|m| t.metrics.get(m).cloned().flatten().is_some_and(|i| i.unit == "B/s"))
             .filter(|m| dd_writes || t.names.get(*m).to_lowercase().contains("write"))
             .collect();
@@ -332,7 +393,7 @@ fn page_cache(
                 let rows = t.rows(tv.trial);
                 let Some(r) = rows.clone().find(|&r| t.metric[r] == name) else { continue };
                 let claimed = t.value[r] * t.wall_time[tv.trial];
-                let disk = tv.values["disk_written_bytes"];
+                let Some(disk) = tv.values.get("disk_written_bytes") else { continue };
                 rates.push(t.value[r]);
                 written.push(disk);
                 if disk < ABSORBED * claimed {
@@ -374,7 +435,7 @@ fn steal(snapshot: &Snapshot, trials: &[TrialValues]) -> Vec<Warning> {
     let t = &snapshot.trials;
     let mut hosts: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
     for tv in trials {
-        if let Some(&s) = tv.values.get("cpu_steal_pct") {
+        if let Some(s) = tv.values.get("cpu_steal_pct") {
             hosts.entry(t.names.get(t.host[tv.trial])).or_default().push(s);
         }
     }
@@ -404,7 +465,7 @@ fn skew(snapshot: &Snapshot, plan: &Plan, trials: &[TrialValues], share: f64) ->
     let t = &snapshot.trials;
     let mut cells: BTreeMap<usize, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
     for tv in trials {
-        if let Some(&s) = tv.values.get(GANG_SKEW) {
+        if let Some(s) = tv.values.get(GANG_SKEW) {
             let entry = cells.entry(tv.cell).or_default();
             entry.0.push(s);
             entry.1.push(t.wall_time[tv.trial]);
@@ -442,12 +503,12 @@ type ForeignWrite = (String, f64, f64);
 /// the session wrote themselves. Only for trials where margin measured the trial's own
 /// writes (a local host: over ssh the rusage is the ssh client's, and a gang's members
 /// write at once by design).
-fn foreign_write(values: &IndexMap<String, f64>, carried: f64) -> Option<ForeignWrite> {
-    let own = *values.get(OWN_WRITTEN)?;
-    let dirty = *values.get(DIRTY_BEFORE)?;
+fn foreign_write(values: &Values<'_>, carried: f64) -> Option<ForeignWrite> {
+    let own = values.get(OWN_WRITTEN)?;
+    let dirty = values.get(DIRTY_BEFORE)?;
     let (device, written) = values
         .iter()
-        .filter_map(|(k, v)| Some((k.strip_prefix("disk_written_bytes:")?, *v)))
+        .filter_map(|(k, v)| Some((k.strip_prefix("disk_written_bytes:")?, v)))
         .max_by(|a, b| a.1.total_cmp(&b.1))?;
     let unexplained = written - own - dirty.min(carried);
     (unexplained > FOREIGN_BYTES.max(own)).then(|| (device.to_string(), written, own))
@@ -710,16 +771,13 @@ mod tests {
     #[test]
     fn foreign_writes_need_clearly_more_than_the_experiment_explains() {
         const MIB: f64 = 1024.0 * 1024.0;
-        let values = |own: f64, dirty: f64, disk: f64| -> IndexMap<String, f64> {
-            [
+        let values = |own: f64, dirty: f64, disk: f64| {
+            Values(vec![
                 (OWN_WRITTEN, own),
                 (DIRTY_BEFORE, dirty),
                 ("disk_written_bytes:sda", disk),
                 ("disk_written_bytes:sdb", 1.0),
-            ]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect()
+            ])
         };
         // 1 MiB of its own: the disk must write more than 1 + 32 MiB
         assert!(foreign_write(&values(MIB, 0.0, 33.0 * MIB), 0.0).is_none());
@@ -735,7 +793,7 @@ mod tests {
         assert!(foreign_write(&values(MIB, 2000.0 * MIB, 280.0 * MIB), 0.0).is_some());
         // not measured (a remote host, a gang): nothing said
         let mut remote = values(MIB, 0.0, 900.0 * MIB);
-        remote.shift_remove(OWN_WRITTEN);
+        remote.0.retain(|(k, _)| *k != OWN_WRITTEN);
         assert!(foreign_write(&remote, 0.0).is_none());
     }
 
