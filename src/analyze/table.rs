@@ -152,10 +152,10 @@ impl<'a> Table<'a> {
         let main = value.len();
         let current = trials.cells_in(plan);
         for s in &trials.secondary {
-            let Some(&cell) = current.get(&trials.cell[s.trial]) else { continue };
+            let Some(&cell) = current.get(&trials.cell[s.trial()]) else { continue };
             let m = trials.names.get(s.metric);
             cells.push(cell);
-            trial.push(s.trial);
+            trial.push(s.trial());
             metric.push(m);
             value.push(s.value);
             unit.push(crate::vocab::secondary_unit(m));

@@ -7,13 +7,15 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use rayon::prelude::*;
+
 use super::analysed::Analysed;
 use super::comparisons::Arms;
 use super::lint;
 use crate::plan::Plan;
 use crate::spec::Experiment;
 use crate::stats::elementary::mean;
-use crate::store::{Name, Snapshot};
+use crate::store::{Name, Secondary, Snapshot, Trials};
 use crate::summary::{
     CellTelemetry, ComparisonKey, ComparisonNotConverged, ComparisonStat, SecondaryStat, TelemetryColumn,
     TelemetryDifference, TelemetrySummary, Warning, WarningKind,
@@ -71,7 +73,8 @@ const PCT_POINTS: f64 = 1.0;
 /// One analysed trial's secondary metrics, the whole-host columns included.
 struct TrialValues<'a> {
     trial: usize,
-    cell: usize,
+    /// Its [`Shape`] among its cell's.
+    shape: usize,
     values: Values<'a>,
     not_converged: bool,
 }
@@ -90,13 +93,6 @@ impl<'a> Values<'a> {
     fn contains_key(&self, name: &str) -> bool {
         self.0.iter().any(|(k, _)| *k == name)
     }
-    /// Sets `name` to `value`: where it is, if it is there already, else last.
-    fn insert(&mut self, name: &'a str, value: f64) {
-        match self.0.iter_mut().find(|(k, _)| *k == name) {
-            Some(entry) => entry.1 = value,
-            None => self.0.push((name, value)),
-        }
-    }
     fn iter(&self) -> impl Iterator<Item = (&'a str, f64)> + '_ {
         self.0.iter().copied()
     }
@@ -105,75 +101,201 @@ impl<'a> Values<'a> {
     }
 }
 
-/// The analysed trials (ok, not warm-ups, of current cells) with their secondary metrics;
-/// none when no trial has any (nothing monitored, no telemetry, no flags: most stores),
-/// rather than a million empty ones.
-fn trial_values<'a>(snapshot: &'a Snapshot, plan: &Plan) -> Vec<TrialValues<'a>> {
-    let t = &snapshot.trials;
-    if t.secondary.is_empty() && t.flags.is_empty() && t.monitored.iter().all(|&m| t.names.get(m).is_empty())
-    {
-        return Vec::new();
-    }
-    // by the name's number, no hashing per trial
-    let cells = t.cell_index(plan);
-    let mut secondary = t.secondary.iter().peekable();
-    let not_converged = t.names.find(NOT_CONVERGED);
-    let mut flagged = t.flags.iter().filter(|(_, f)| Some(*f) == not_converged).map(|(i, _)| *i).peekable();
-    // each `monitor:` value's sources, worked out once: (its name, disks read, net read)
-    let mut monitored: Vec<(Name, bool, bool)> = Vec::new();
-    let mut out = Vec::new();
-    for i in 0..t.len() {
-        let mut values = Values(Vec::with_capacity(16));
-        while let Some(s) = secondary.next_if(|s| s.trial == i) {
-            values.insert(t.names.get(s.metric), s.value);
+/// Where each cell's analysed trials (ok, not warm-ups, of current cells) and each
+/// trial's secondary metrics are in the trial columns, found in one pass over the log:
+/// a cell's [`TrialValues`] are made when its turn comes and dropped after it (all at
+/// once they were 380 MB at 10⁶ trials of default telemetry), and the cells are looked
+/// at in parallel.
+struct Layout {
+    /// Cell `c`'s analysed trials in log order: `trials[start[c]..start[c + 1]]`.
+    start: Vec<usize>,
+    trials: Vec<u32>,
+    /// Trial `i`'s secondary metrics: `secondary[first[i]..first[i + 1]]` (the log's
+    /// order, which the columns keep: `store::columns`, `consistent`).
+    first: Vec<usize>,
+    /// The trials the tool said had not converged, ascending.
+    not_converged: Vec<usize>,
+    /// Each `monitor:` value's sources: its name, whether disks and net were read.
+    monitored: Vec<(Name, bool, bool)>,
+}
+
+impl Layout {
+    /// None when no trial has any secondary metric, flag or source (nothing monitored,
+    /// no telemetry, no flags: most stores).
+    fn new(snapshot: &Snapshot, plan: &Plan) -> Option<Layout> {
+        let t = &snapshot.trials;
+        if t.secondary.is_empty()
+            && t.flags.is_empty()
+            && t.monitored.iter().all(|&m| t.names.get(m).is_empty())
+        {
+            return None;
         }
-        let mut flag = false;
-        while flagged.next_if(|&f| f == i).is_some() {
-            flag = true;
-        }
-        let Some(cell) = cells.get(t.cell[i]) else { continue };
-        if !t.status[i].is_measurement() || t.warmup[i] {
-            continue;
-        }
-        let read = match monitored.iter().find(|(m, ..)| *m == t.monitored[i]) {
-            Some(&(_, disks, net)) => (disks, net),
-            None => {
-                let sources: Vec<&str> = t.names.get(t.monitored[i]).split(',').collect();
-                let read = (sources.contains(&"disks"), sources.contains(&"net"));
-                monitored.push((t.monitored[i], read.0, read.1));
-                read
-            }
+        // by the name's number, no hashing per trial
+        let cells = t.cell_index(plan);
+        let cell_of = |i: usize| -> Option<usize> {
+            (t.status[i].is_measurement() && !t.warmup[i]).then(|| cells.get(t.cell[i])).flatten()
         };
+        let mut start = vec![0; plan.cells.len() + 1];
+        for i in 0..t.len() {
+            if let Some(c) = cell_of(i) {
+                start[c + 1] += 1;
+            }
+        }
+        for c in 0..plan.cells.len() {
+            start[c + 1] += start[c];
+        }
+        let mut next = start.clone();
+        let mut trials = vec![0; start[plan.cells.len()]];
+        for i in 0..t.len() {
+            if let Some(c) = cell_of(i) {
+                trials[next[c]] = u32::try_from(i).ok()?;
+                next[c] += 1;
+            }
+        }
+        let mut first = Vec::with_capacity(t.len() + 1);
+        let mut s = 0;
+        for i in 0..=t.len() {
+            while s < t.secondary.len() && t.secondary[s].trial() < i {
+                s += 1;
+            }
+            first.push(s);
+        }
+        let flag = t.names.find(NOT_CONVERGED);
+        let mut not_converged: Vec<usize> =
+            t.flags.iter().filter(|(_, f)| Some(*f) == flag).map(|(i, _)| *i).collect();
+        not_converged.sort_unstable();
+        let mut monitored: Vec<(Name, bool, bool)> = Vec::new();
+        for &m in &t.monitored {
+            if !monitored.iter().any(|(n, ..)| *n == m) {
+                let sources: Vec<&str> = t.names.get(m).split(',').collect();
+                monitored.push((m, sources.contains(&"disks"), sources.contains(&"net")));
+            }
+        }
+        Some(Layout { start, trials, first, not_converged, monitored })
+    }
+
+    /// Cell `cell`'s analysed trials with their secondary metrics, in log order, and the
+    /// shapes of their secondary metrics ([`TrialValues::shape`]).
+    fn cell<'a>(&self, t: &'a Trials, cell: usize) -> (Vec<TrialValues<'a>>, Vec<Shape<'a>>) {
+        let mut shapes: Vec<Shape<'a>> = Vec::new();
+        let trials = &self.trials[self.start[cell]..self.start[cell + 1]];
+        let list = trials
+            .iter()
+            .map(|&i| {
+                let i = i as usize;
+                let raw = &t.secondary[self.first[i]..self.first[i + 1]];
+                let shape = match shapes.iter().position(|s| s.fits(raw, t.monitored[i])) {
+                    Some(s) => s,
+                    None => {
+                        shapes.push(Shape::new(self, t, raw, t.monitored[i]));
+                        shapes.len() - 1
+                    }
+                };
+                TrialValues {
+                    trial: i,
+                    shape,
+                    values: shapes[shape].values(raw),
+                    not_converged: self.not_converged.binary_search(&i).is_ok(),
+                }
+            })
+            .collect();
+        (list, shapes)
+    }
+
+    /// Whether disks and net were read around a trial whose sources were `monitored`.
+    fn read(&self, monitored: Name) -> (bool, bool) {
+        self.monitored.iter().find(|(m, ..)| *m == monitored).map_or((false, false), |m| (m.1, m.2))
+    }
+}
+
+/// Where one of a trial's values comes from: a secondary metric of its record (by its
+/// place among them), the largest of some (the busiest device, 0 without one) or their
+/// mean (a gang's members').
+enum Source {
+    Raw(usize),
+    Busiest(Vec<usize>),
+    Mean(Vec<usize>),
+}
+
+/// The names of a trial's secondary metrics and its sources, and what its values are
+/// then: worked out once for the trials that share them (a cell's trials mostly do), so
+/// that a trial's values are taken by place rather than found by name.
+struct Shape<'a> {
+    names: Vec<Name>,
+    monitored: Name,
+    keys: Vec<(&'a str, Source)>,
+}
+
+impl<'a> Shape<'a> {
+    fn fits(&self, raw: &[Secondary], monitored: Name) -> bool {
+        self.monitored == monitored
+            && self.names.len() == raw.len()
+            && self.names.iter().zip(raw).all(|(n, s)| *n == s.metric)
+    }
+
+    /// The whole-host columns of [`COLUMNS`] after the record's own metrics (a later one
+    /// of a repeated name in the first's place): the busiest device of a per-device
+    /// column whose source was read, and a gang's mean over its members where the trial
+    /// has no figure of its own. Both read only the record's own metrics: no derived
+    /// name has a member's `@` or a device's `:`.
+    fn new(layout: &Layout, t: &'a Trials, raw: &[Secondary], monitored: Name) -> Shape<'a> {
+        let mut keys: Vec<(&'a str, Source)> = Vec::with_capacity(raw.len() + 4);
+        for (j, s) in raw.iter().enumerate() {
+            let name = t.names.get(s.metric);
+            match keys.iter_mut().find(|(k, _)| *k == name) {
+                Some(entry) => entry.1 = Source::Raw(j),
+                None => keys.push((name, Source::Raw(j))),
+            }
+        }
+        let own: Vec<(&str, usize)> = keys
+            .iter()
+            .filter_map(|(k, source)| match source {
+                Source::Raw(j) => Some((*k, *j)),
+                _ => None,
+            })
+            .collect();
+        let read = layout.read(monitored);
         // only a gang's trial has members' figures (`cpu_user_pct@domu1`)
-        let gang = values.iter().any(|(k, _)| k.contains('@'));
+        let gang = own.iter().any(|(k, _)| k.contains('@'));
         for (name, _, _, prefix) in COLUMNS {
-            let Some(prefix) = prefix else {
+            let source = match prefix {
                 // a gang's trial: the mean over its members (`cpu_user_pct@domu1`, …)
-                if gang && !values.contains_key(name) {
-                    let members: Vec<f64> = values
+                None if gang && !keys.iter().any(|(k, _)| *k == name) => {
+                    let members: Vec<usize> = own
                         .iter()
                         .filter(|(k, _)| member_metric(k).is_some_and(|(m, _)| m == name))
-                        .map(|(_, v)| v)
+                        .map(|&(_, j)| j)
                         .collect();
-                    if !members.is_empty() {
-                        values.insert(name, mean(&members));
+                    if members.is_empty() {
+                        continue;
                     }
+                    Source::Mean(members)
                 }
-                continue;
+                None => continue,
+                Some(prefix) if (if source_of(name) == "disks" { read.0 } else { read.1 }) => {
+                    Source::Busiest(
+                        own.iter().filter(|(k, _)| k.starts_with(prefix)).map(|&(_, j)| j).collect(),
+                    )
+                }
+                Some(_) => continue,
             };
-            if if source_of(name) == "disks" { read.0 } else { read.1 } {
-                let busiest = values
-                    .iter()
-                    .filter(|(k, _)| k.starts_with(prefix))
-                    .map(|(_, v)| v)
-                    .fold(0.0_f64, f64::max);
-                values.insert(name, busiest);
+            match keys.iter_mut().find(|(k, _)| *k == name) {
+                Some(entry) => entry.1 = source,
+                None => keys.push((name, source)),
             }
         }
-        values.0.shrink_to_fit();
-        out.push(TrialValues { trial: i, cell, values, not_converged: flag });
+        Shape { names: raw.iter().map(|s| s.metric).collect(), monitored, keys }
     }
-    out
+
+    /// The values of a trial of this shape, whose secondary metrics are `raw`.
+    fn values(&self, raw: &[Secondary]) -> Values<'a> {
+        let value = |source: &Source| match source {
+            Source::Raw(j) => raw[*j].value,
+            Source::Busiest(js) => js.iter().map(|&j| raw[j].value).fold(0.0_f64, f64::max),
+            Source::Mean(js) => mean(&js.iter().map(|&j| raw[j].value).collect::<Vec<f64>>()),
+        };
+        Values(self.keys.iter().map(|(k, source)| (*k, value(source))).collect())
+    }
 }
 
 fn stat(values: &[f64]) -> SecondaryStat {
@@ -198,6 +320,34 @@ fn differ(a: &SecondaryStat, b: &SecondaryStat, unit: &str, threshold: f64) -> b
     apart && gap > threshold * larger && (unit != "%" || gap >= PCT_POINTS)
 }
 
+/// What is looked at in every cell.
+struct Context<'a> {
+    exp: &'a Experiment,
+    plan: &'a Plan,
+    snapshot: &'a Snapshot,
+    layout: Layout,
+    /// Each cell's analysed metrics.
+    metrics_of: HashMap<usize, Vec<Name>>,
+    /// For each trial, what its host's earlier trials of the session wrote themselves
+    /// (`foreign_writes`); empty when no trial measured its own writes.
+    carried: Vec<f64>,
+    /// The share of the wall time a gang's start skew may be ([`SKEW_OF_THRESHOLD`]).
+    skew_share: f64,
+}
+
+/// What one cell adds to the summary and to the warnings.
+#[derive(Default)]
+struct CellPart {
+    telemetry: Option<CellTelemetry>,
+    /// The Xen domains its trials name, in the order first seen.
+    xl_domains: Vec<String>,
+    page_cache: Vec<String>,
+    skew: Option<String>,
+    foreign_writes: Option<String>,
+    /// Per host: the sum, count and largest of its trials' steal time.
+    steal: Vec<(Name, f64, usize, f64)>,
+}
+
 /// The telemetry section of the summary, and the warnings of what the machine did.
 pub(crate) fn summarize(
     exp: &Experiment,
@@ -208,47 +358,47 @@ pub(crate) fn summarize(
     arms: &[Arms],
     threshold: f64,
 ) -> (TelemetrySummary, Vec<Warning>) {
-    let trials = trial_values(snapshot, plan);
-    let mut by_cell: BTreeMap<usize, Vec<&TrialValues>> = BTreeMap::new();
-    for t in &trials {
-        by_cell.entry(t.cell).or_default().push(t);
+    let Some(layout) = Layout::new(snapshot, plan) else { return Default::default() };
+    // each cell's metrics, found once rather than by a pass over all of them per cell
+    let mut metrics_of: HashMap<usize, Vec<Name>> = HashMap::new();
+    for a in analysed {
+        metrics_of.entry(a.group.cell).or_default().push(a.group.metric);
     }
+    let context = Context {
+        exp,
+        plan,
+        snapshot,
+        layout,
+        metrics_of,
+        carried: carried(&snapshot.trials),
+        skew_share: SKEW_OF_THRESHOLD * threshold,
+    };
+    let parts: Vec<CellPart> =
+        (0..plan.cells.len()).into_par_iter().map(|cell| cell_part(&context, cell)).collect();
+    drop(context);
+
     let mut summary = TelemetrySummary::default();
     let mut xl_domains: Vec<String> = Vec::new();
     let mut index: HashMap<usize, usize> = HashMap::new();
-    for (&cell, list) in &by_cell {
-        // a handful of names: a list searched in order, sorted by name at the end
-        let mut values: Vec<(&str, Vec<f64>)> = Vec::new();
-        for t in list {
-            for (k, v) in t.values.iter() {
-                match values.iter_mut().find(|(name, _)| *name == k) {
-                    Some((_, list)) => list.push(v),
-                    None => values.push((k, vec![v])),
-                }
-                if let Some(domain) = k.strip_prefix("xl_cpu_seconds:")
-                    && !xl_domains.iter().any(|d| d == domain)
-                {
-                    xl_domains.push(domain.to_owned());
-                }
+    let (mut page, mut skews, mut foreign) = (Vec::new(), Vec::new(), Vec::new());
+    let mut steal: BTreeMap<&str, (f64, usize, f64)> = BTreeMap::new();
+    for (cell, part) in parts.into_iter().enumerate() {
+        if let Some(telemetry) = part.telemetry {
+            index.insert(cell, summary.cells.len());
+            summary.cells.push(telemetry);
+        }
+        for domain in part.xl_domains {
+            if !xl_domains.contains(&domain) {
+                xl_domains.push(domain);
             }
         }
-        let with = list.iter().filter(|t| !t.values.is_empty()).count();
-        let flagged = list.iter().filter(|t| t.not_converged).count();
-        if with == 0 && flagged == 0 {
-            continue;
+        page.extend(part.page_cache);
+        skews.extend(part.skew);
+        foreign.extend(part.foreign_writes);
+        for (host, sum, n, max) in part.steal {
+            let entry = steal.entry(snapshot.trials.names.get(host)).or_insert((0.0, 0, 0.0));
+            *entry = (entry.0 + sum, entry.1 + n, entry.2.max(max));
         }
-        let c = &plan.cells[cell];
-        values.sort_by(|a, b| a.0.cmp(b.0));
-        index.insert(cell, summary.cells.len());
-        summary.cells.push(CellTelemetry {
-            cell: c.id.to_string(),
-            label: plan.label(c),
-            levels: plan.levels(c).map(|(k, v)| (k.to_owned(), v.text.clone())).collect(),
-            trials: with,
-            not_converged: flagged,
-            analysed: list.len(),
-            values: values.iter().map(|(k, v)| ((*k).to_owned(), stat(v))).collect(),
-        });
     }
     for (name, unit, title, _) in COLUMNS {
         if summary.cells.iter().any(|c| c.values.contains_key(name)) {
@@ -267,12 +417,94 @@ pub(crate) fn summarize(
         });
     }
     sides(&mut summary, analysed, comparisons, arms, &index, threshold);
-    let mut warnings = page_cache(exp, plan, snapshot, &trials, analysed);
-    warnings.extend(steal(snapshot, &trials));
-    warnings.extend(skew(snapshot, plan, &trials, SKEW_OF_THRESHOLD * threshold));
-    warnings.extend(foreign_writes(snapshot, plan, &trials));
+    let mut warnings = listed(
+        WarningKind::PageCache,
+        "the page cache absorbed the writes: the rate is the page cache's, not the disk's; use \
+         conv=fdatasync or oflag=direct",
+        &page,
+    );
+    warnings.extend(steal_warnings(steal));
+    let head = format!(
+        "a gang's members started far apart for the length of its trials, so they loaded the machine \
+         together for less of each trial, and a throughput they share is overstated by up to the skew's \
+         share of the wall time, here at least half the practical threshold ({:.1} %); make the trials \
+         longer (more work per trial)",
+        100.0 * SKEW_OF_THRESHOLD * threshold
+    );
+    warnings.extend(listed(WarningKind::GangSkew, &head, &skews));
+    warnings.extend(listed(
+        WarningKind::ForeignWrites,
+        "another process wrote to the disk during the trial: a disk wrote more than twice what the \
+         trial's own commands wrote plus 32 MiB, beyond what the host's earlier trials may have left to \
+         write back; what else wrote shared the disk with the measurement",
+        &foreign,
+    ));
     warnings.extend(not_converged(&summary));
     (summary, warnings)
+}
+
+/// One cell's telemetry, and what it warns of.
+fn cell_part(context: &Context, cell: usize) -> CellPart {
+    let t = &context.snapshot.trials;
+    let (list, shapes) = context.layout.cell(t, cell);
+    let mut part = CellPart::default();
+    if list.is_empty() {
+        return part;
+    }
+    // a handful of names: a list sorted by name at the end; each shape's keys' places in
+    // it found once (shapes in the order their first trial ran, so the Xen domains are
+    // in the order first seen)
+    let mut values: Vec<(&str, Vec<f64>)> = Vec::new();
+    let mut places: Vec<Vec<usize>> = Vec::with_capacity(shapes.len());
+    for shape in &shapes {
+        let mut place = Vec::with_capacity(shape.keys.len());
+        for &(k, _) in &shape.keys {
+            place.push(match values.iter().position(|(name, _)| *name == k) {
+                Some(p) => p,
+                None => {
+                    values.push((k, Vec::with_capacity(list.len())));
+                    values.len() - 1
+                }
+            });
+            if let Some(domain) = k.strip_prefix("xl_cpu_seconds:")
+                && !part.xl_domains.iter().any(|d| d == domain)
+            {
+                part.xl_domains.push(domain.to_owned());
+            }
+        }
+        places.push(place);
+    }
+    for tv in &list {
+        for (&p, (_, v)) in places[tv.shape].iter().zip(tv.values.iter()) {
+            values[p].1.push(v);
+        }
+        if let Some(s) = tv.values.get("cpu_steal_pct") {
+            let host = t.host[tv.trial];
+            match part.steal.iter_mut().find(|(h, ..)| *h == host) {
+                Some(entry) => *entry = (host, entry.1 + s, entry.2 + 1, entry.3.max(s)),
+                None => part.steal.push((host, s, 1, s)),
+            }
+        }
+    }
+    let with = list.iter().filter(|tv| !tv.values.is_empty()).count();
+    let flagged = list.iter().filter(|tv| tv.not_converged).count();
+    if with > 0 || flagged > 0 {
+        let (plan, c) = (context.plan, &context.plan.cells[cell]);
+        values.sort_by(|a, b| a.0.cmp(b.0));
+        part.telemetry = Some(CellTelemetry {
+            cell: c.id.to_string(),
+            label: plan.label(c),
+            levels: plan.levels(c).map(|(k, v)| (k.to_owned(), v.text.clone())).collect(),
+            trials: with,
+            not_converged: flagged,
+            analysed: list.len(),
+            values: values.iter().map(|(k, v)| ((*k).to_owned(), stat(v))).collect(),
+        });
+    }
+    part.page_cache = page_cache(context, cell, &list);
+    part.skew = skew(context, cell, &list);
+    part.foreign_writes = foreign_writes(context, cell, &list);
+    part
 }
 
 /// A comparison's sides whatever its metric: factor, baseline, level, the other levels.
@@ -280,7 +512,6 @@ type SidesKey<'a> = (&'a str, &'a str, &'a str, Vec<(&'a str, &'a str)>);
 
 /// Where the sides of each comparison differ, and which comparisons rest on trials the
 /// tool said had not converged.
-
 fn sides(
     summary: &mut TelemetrySummary,
     analysed: &[Analysed],
@@ -353,73 +584,53 @@ fn sides(
 /// of that in at least half of a cell's trials with disk telemetry, the page cache took
 /// it. (Wall time ≥ the tool's own time, so the claim is if anything overstated, never
 /// the disk's share; writeback of earlier trials during this one only hides the warning.)
-fn page_cache(
-    exp: &Experiment,
-    plan: &Plan,
-    snapshot: &Snapshot,
-    trials: &[TrialValues],
-    analysed: &[Analysed],
-) -> Vec<Warning> {
-    let t = &snapshot.trials;
-    let mut found: Vec<String> = Vec::new();
-    let mut cells: BTreeMap<usize, Vec<&TrialValues>> = BTreeMap::new();
-    for tv in trials.iter().filter(|tv| tv.values.contains_key("disk_written_bytes")) {
-        cells.entry(tv.cell).or_default().push(tv);
-    }
-    // each cell's metrics, found once rather than by a pass over all of them per cell
-    let mut metrics_of: HashMap<usize, Vec<Name>> = HashMap::new();
-    for a in analysed {
-        metrics_of.entry(a.group.cell).or_default().push(a.group.metric);
-    }
-    for (&cell, list) in &cells {
-        let host = t.names.get(t.host[list[0].trial]);
-        let dd_writes =
-            lint::rendered_run(exp, plan, cell, host).is_some_and(|run| lint::dd_writes_file(&run));
-        let metrics: Vec<Name> = metrics_of
-            .get(&cell)
-            .into_iter()
-            .flatten()
-            .copied()
-            .filter(|m| t.metrics.get(m).cloned().flatten().is_some_and(|i| i.unit == "B/s"))
-            .filter(|m| dd_writes || t.names.get(*m).to_lowercase().contains("write"))
-            .collect();
-        for name in metrics {
-            let metric = t.names.get(name);
-            let unit = "B/s";
-            let mut rates = Vec::new();
-            let mut written = Vec::new();
-            let mut absorbed = 0;
-            for tv in list {
-                let rows = t.rows(tv.trial);
-                let Some(r) = rows.clone().find(|&r| t.metric[r] == name) else { continue };
-                let claimed = t.value[r] * t.wall_time[tv.trial];
-                let Some(disk) = tv.values.get("disk_written_bytes") else { continue };
-                rates.push(t.value[r]);
-                written.push(disk);
-                if disk < ABSORBED * claimed {
-                    absorbed += 1;
-                }
+/// One cell's findings; its command is rendered only for a rate the disks did not match.
+fn page_cache(context: &Context, cell: usize, trials: &[TrialValues]) -> Vec<String> {
+    let (t, plan) = (&context.snapshot.trials, context.plan);
+    let list: Vec<&TrialValues> =
+        trials.iter().filter(|tv| tv.values.contains_key("disk_written_bytes")).collect();
+    let Some(first) = list.first() else { return Vec::new() };
+    let mut dd_writes: Option<bool> = None;
+    let mut found = Vec::new();
+    let metrics = context.metrics_of.get(&cell).into_iter().flatten().copied();
+    for name in metrics.filter(|m| t.metrics.get(m).cloned().flatten().is_some_and(|i| i.unit == "B/s")) {
+        let metric = t.names.get(name);
+        let unit = "B/s";
+        let mut rates = Vec::new();
+        let mut written = Vec::new();
+        let mut absorbed = 0;
+        for tv in &list {
+            let rows = t.rows(tv.trial);
+            let Some(r) = rows.clone().find(|&r| t.metric[r] == name) else { continue };
+            let claimed = t.value[r] * t.wall_time[tv.trial];
+            let Some(disk) = tv.values.get("disk_written_bytes") else { continue };
+            rates.push(t.value[r]);
+            written.push(disk);
+            if disk < ABSORBED * claimed {
+                absorbed += 1;
             }
-            if rates.is_empty() || 2 * absorbed < rates.len() {
-                continue;
-            }
-            let tool = if dd_writes { "dd" } else { metric };
-            found.push(format!(
-                "{}: {tool} reported {} but the disks wrote {} during the trial (median; in {absorbed} of {} \
-                 trials less than a tenth of what the rate implies)",
-                plan.label(&plan.cells[cell]),
-                human(median(&mut rates), unit),
-                human(median(&mut written), "B"),
-                rates.len()
-            ));
         }
+        if rates.is_empty() || 2 * absorbed < rates.len() {
+            continue;
+        }
+        let dd_writes = *dd_writes.get_or_insert_with(|| {
+            let host = t.names.get(t.host[first.trial]);
+            lint::rendered_run(context.exp, plan, cell, host).is_some_and(|run| lint::dd_writes_file(&run))
+        });
+        if !dd_writes && !metric.to_lowercase().contains("write") {
+            continue;
+        }
+        let tool = if dd_writes { "dd" } else { metric };
+        found.push(format!(
+            "{}: {tool} reported {} but the disks wrote {} during the trial (median; in {absorbed} of {} \
+             trials less than a tenth of what the rate implies)",
+            plan.label(&plan.cells[cell]),
+            human(median(&mut rates), unit),
+            human(median(&mut written), "B"),
+            rates.len()
+        ));
     }
-    listed(
-        WarningKind::PageCache,
-        "the page cache absorbed the writes: the rate is the page cache's, not the disk's; use \
-         conv=fdatasync or oflag=direct",
-        &found,
-    )
+    found
 }
 
 /// One warning of `kind` naming what was `found` after `head`; none when nothing was.
@@ -430,27 +641,19 @@ fn listed(kind: WarningKind, head: &str, found: &[String]) -> Vec<Warning> {
     }
 }
 
-/// "steal time was 12 % during the domu trials: other guests had the CPU".
-fn steal(snapshot: &Snapshot, trials: &[TrialValues]) -> Vec<Warning> {
-    let t = &snapshot.trials;
-    let mut hosts: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
-    for tv in trials {
-        if let Some(s) = tv.values.get("cpu_steal_pct") {
-            hosts.entry(t.names.get(t.host[tv.trial])).or_default().push(s);
-        }
-    }
+/// "steal time was 12 % during the domu trials: other guests had the CPU", from each
+/// host's sum, count and largest steal time over its trials.
+fn steal_warnings(hosts: BTreeMap<&str, (f64, usize, f64)>) -> Vec<Warning> {
     hosts
         .into_iter()
-        .filter_map(|(host, v)| {
-            let mean = v.iter().sum::<f64>() / v.len() as f64;
+        .filter_map(|(host, (sum, n, max))| {
+            let mean = sum / n as f64;
             (mean >= STEAL_PCT).then(|| {
-                let max = v.iter().copied().fold(0.0, f64::max);
                 Warning::new(
                     WarningKind::Steal,
                     format!(
-                        "steal time was {mean:.0} % during the {host} trials (mean of {} trials, at most {max:.0} %): \
-                         other guests had the CPU",
-                        v.len()
+                        "steal time was {mean:.0} % during the {host} trials (mean of {n} trials, at most {max:.0} %): \
+                         other guests had the CPU"
                     ),
                 )
             })
@@ -458,41 +661,33 @@ fn steal(snapshot: &Snapshot, trials: &[TrialValues]) -> Vec<Warning> {
         .collect()
 }
 
-/// "gang both started 40 ms apart on average, 12 % of its trials' 0.33 s": the members
-/// overlapped for less of the trial than a simultaneous load means; `share` of the wall
-/// time is the most a skew may be ([`SKEW_OF_THRESHOLD`]).
-fn skew(snapshot: &Snapshot, plan: &Plan, trials: &[TrialValues], share: f64) -> Vec<Warning> {
-    let t = &snapshot.trials;
-    let mut cells: BTreeMap<usize, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+/// "gang both (the members started 40 ms apart on average, 12 % of its trials' 0.33 s)":
+/// the members overlapped for less of the trial than a simultaneous load means; the
+/// context's `skew_share` of the wall time is the most a skew may be
+/// ([`SKEW_OF_THRESHOLD`]).
+fn skew(context: &Context, cell: usize, trials: &[TrialValues]) -> Option<String> {
+    let t = &context.snapshot.trials;
+    let (mut skews, mut walls) = (Vec::new(), Vec::new());
     for tv in trials {
         if let Some(s) = tv.values.get(GANG_SKEW) {
-            let entry = cells.entry(tv.cell).or_default();
-            entry.0.push(s);
-            entry.1.push(t.wall_time[tv.trial]);
+            skews.push(s);
+            walls.push(t.wall_time[tv.trial]);
         }
     }
-    let mut found = Vec::new();
-    for (cell, (skews, walls)) in cells {
-        let (skew, wall) = (mean(&skews), mean(&walls));
-        if wall > 0.0 && skew > 0.0 && skew >= share * wall {
-            found.push(format!(
-                "{} (the members started {} apart on average, {:.0} % of its trials' mean {}, over {} trials)",
-                plan.label(&plan.cells[cell]),
-                seconds(skew),
-                100.0 * skew / wall,
-                seconds(wall),
-                skews.len()
-            ));
-        }
+    if skews.is_empty() {
+        return None;
     }
-    let head = format!(
-        "a gang's members started far apart for the length of its trials, so they loaded the machine \
-         together for less of each trial, and a throughput they share is overstated by up to the skew's \
-         share of the wall time, here at least half the practical threshold ({:.1} %); make the trials \
-         longer (more work per trial)",
-        100.0 * share
-    );
-    listed(WarningKind::GangSkew, &head, &found)
+    let (skew, wall) = (mean(&skews), mean(&walls));
+    (wall > 0.0 && skew > 0.0 && skew >= context.skew_share * wall).then(|| {
+        format!(
+            "{} (the members started {} apart on average, {:.0} % of its trials' mean {}, over {} trials)",
+            context.plan.label(&context.plan.cells[cell]),
+            seconds(skew),
+            100.0 * skew / wall,
+            seconds(wall),
+            skews.len()
+        )
+    })
 }
 
 /// A trial's busiest disk, what it wrote and what the trial wrote itself (bytes).
@@ -514,56 +709,52 @@ fn foreign_write(values: &Values<'_>, carried: f64) -> Option<ForeignWrite> {
     (unexplained > FOREIGN_BYTES.max(own)).then(|| (device.to_string(), written, own))
 }
 
-/// "another process wrote to the disk under test during the trial": per cell, the trials
-/// whose busiest disk wrote clearly more than the experiment explains.
-fn foreign_writes(snapshot: &Snapshot, plan: &Plan, trials: &[TrialValues]) -> Vec<Warning> {
-    let t = &snapshot.trials;
+/// Each trial's share of what its host wrote before it in the session, by the trials'
+/// own writes (the log holds a host's trials in the order they ran), warm-ups and
+/// failures included; empty when no trial measured its own writes.
+fn carried(t: &Trials) -> Vec<f64> {
     let Some(own_name) = t.names.find(OWN_WRITTEN) else { return Vec::new() };
-    // each trial's own writes, then what its host wrote before it in the session (the
-    // log holds a host's trials in the order they ran), warm-ups and failures included
-    let mut own = vec![0.0; t.len()];
-    for s in t.secondary.iter().filter(|s| s.metric == own_name) {
-        own[s.trial] = s.value;
-    }
+    let mut own = t.secondary.iter().filter(|s| s.metric == own_name).peekable();
     let mut before: HashMap<(Name, Name), f64> = HashMap::new();
-    let carried: Vec<f64> = (0..t.len())
+    (0..t.len())
         .map(|i| {
+            let mut written = 0.0;
+            while let Some(s) = own.next_if(|s| s.trial() <= i) {
+                written = s.value;
+            }
             let sum = before.entry((t.host[i], t.session[i])).or_default();
             let carried = *sum;
-            *sum += own[i];
+            *sum += written;
             carried
         })
-        .collect();
-    // per cell: the trials whose own writes were measured, and those that hit
-    let mut cells: BTreeMap<usize, (usize, Vec<ForeignWrite>)> = BTreeMap::new();
+        .collect()
+}
+
+/// "another process wrote to the disk under test during the trial": in one cell, the
+/// trials whose busiest disk wrote clearly more than the experiment explains.
+fn foreign_writes(context: &Context, cell: usize, trials: &[TrialValues]) -> Option<String> {
+    if context.carried.is_empty() {
+        return None;
+    }
+    let mut measured = 0;
+    let mut hits: Vec<ForeignWrite> = Vec::new();
     for tv in trials.iter().filter(|tv| tv.values.contains_key(OWN_WRITTEN)) {
-        let entry = cells.entry(tv.cell).or_default();
-        entry.0 += 1;
-        entry.1.extend(foreign_write(&tv.values, carried[tv.trial]));
+        measured += 1;
+        hits.extend(foreign_write(&tv.values, context.carried[tv.trial]));
     }
-    let mut found = Vec::new();
-    for (cell, (measured, mut hits)) in cells {
-        if hits.is_empty() {
-            continue;
-        }
-        hits.sort_by(|a, b| a.1.total_cmp(&b.1));
-        let (device, written, own) = hits[hits.len() / 2].clone();
-        found.push(format!(
-            "{} ({device} wrote {} while the trial's own commands wrote {}, the median of the {} of {measured} \
-             trials it happened in)",
-            plan.label(&plan.cells[cell]),
-            human(written, "B"),
-            human(own, "B"),
-            hits.len()
-        ));
+    if hits.is_empty() {
+        return None;
     }
-    listed(
-        WarningKind::ForeignWrites,
-        "another process wrote to the disk during the trial: a disk wrote more than twice what the \
-         trial's own commands wrote plus 32 MiB, beyond what the host's earlier trials may have left to \
-         write back; what else wrote shared the disk with the measurement",
-        &found,
-    )
+    hits.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let (device, written, own) = hits[hits.len() / 2].clone();
+    Some(format!(
+        "{} ({device} wrote {} while the trial's own commands wrote {}, the median of the {} of {measured} \
+         trials it happened in)",
+        context.plan.label(&context.plan.cells[cell]),
+        human(written, "B"),
+        human(own, "B"),
+        hits.len()
+    ))
 }
 
 /// "3.2 ms", "1.50 s".

@@ -452,7 +452,7 @@ fn encode(w: &mut Encoder, t: &Trials) -> io::Result<()> {
         w.len(**n)
     })?;
     w.list(&t.secondary, |w, s| {
-        w.len(s.trial)?;
+        w.len(s.trial())?;
         w.u32(s.metric.index() as u32)?;
         w.f64(s.value)
     })?;
@@ -530,7 +530,10 @@ fn decode(r: &mut Decoder) -> io::Result<Trials> {
         })
     })?;
     t.warnings = r.list(|r| Ok((r.text()?, r.len()?)))?.into_iter().collect();
-    t.secondary = r.list(|r| Ok(Secondary { trial: r.len()?, metric: name(r)?, value: r.f64()? }))?;
+    t.secondary = r.list(|r| {
+        let trial = u32::try_from(r.len()?).map_err(|_| bad())?;
+        Ok(Secondary { trial, metric: name(r)?, value: r.f64()? })
+    })?;
     t.monitored = index(r)?;
     t.flags = r.list(|r| Ok((r.len()?, name(r)?)))?;
     Ok(t)
@@ -555,6 +558,8 @@ fn consistent(t: &Trials) -> bool {
         && t.id_end.iter().all(|&e| t.ids.is_char_boundary(e))
         && ordered(&t.row_end, rows)
         && t.failed.iter().all(|f| f.trial < n)
-        && t.secondary.iter().all(|s| s.trial < n)
+        && t.secondary.iter().all(|s| s.trial() < n)
+        // in log order: the analysis finds a trial's by where they start
+        && t.secondary.windows(2).all(|w| w[0].trial <= w[1].trial)
         && t.flags.iter().all(|(trial, _)| *trial < n)
 }

@@ -162,10 +162,18 @@ pub struct Trials {
 /// One secondary metric of one trial.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Secondary {
-    /// The trial's index in [`Trials`].
-    pub trial: usize,
+    /// The trial's index in [`Trials`] ([`Secondary::trial`]): 32 bits, as a trial's
+    /// metrics are a handful each of millions of trials (16 bytes each, not 24).
+    pub(super) trial: u32,
     pub metric: Name,
     pub value: f64,
+}
+
+impl Secondary {
+    /// The trial's index in [`Trials`].
+    pub fn trial(&self) -> usize {
+        self.trial as usize
+    }
 }
 
 impl Trials {
@@ -321,7 +329,7 @@ impl Trials {
         if let Some(t) = line.telemetry {
             for (name, value) in t.metrics.0 {
                 let metric = self.names.intern(&name.0);
-                self.secondary.push(Secondary { trial: index, metric, value });
+                self.secondary.push(Secondary { trial: trial_u32(index), metric, value });
             }
         }
         for flag in line.flags {
@@ -372,13 +380,19 @@ impl Trials {
             *self.warnings.entry(w).or_default() += n;
         }
         self.secondary.extend(other.secondary.iter().map(|s| Secondary {
-            trial: s.trial + offset,
+            trial: trial_u32(s.trial() + offset),
             metric: map(&s.metric),
             value: s.value,
         }));
         self.monitored.extend(other.monitored.iter().map(map));
         self.flags.extend(other.flags.iter().map(|(t, f)| (t + offset, map(f))));
     }
+}
+
+/// A trial's index as [`Secondary`] keeps it: a store of 4 billion trials would be a log
+/// of two terabytes and more (names are numbered in 32 bits likewise, [`Names::intern`]).
+fn trial_u32(index: usize) -> u32 {
+    u32::try_from(index).expect("fewer than 4 billion trials")
 }
 
 /// A string that borrows from the line when it holds no escapes.
