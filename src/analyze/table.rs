@@ -151,13 +151,13 @@ impl<'a> Table<'a> {
         let mut value: Vec<f64> = self.frame.column("value")?.f64()?.into_no_null_iter().collect();
         let main = value.len();
         let current = trials.cells_in(plan);
-        for s in &trials.secondary {
-            let Some(&cell) = current.get(&trials.cell[s.trial()]) else { continue };
-            let m = trials.names.get(s.metric);
+        for (i, name, v) in trials.secondary.iter() {
+            let Some(&cell) = current.get(&trials.cell[i]) else { continue };
+            let m = trials.names.get(name);
             cells.push(cell);
-            trial.push(s.trial());
+            trial.push(i);
             metric.push(m);
-            value.push(s.value);
+            value.push(v);
             unit.push(crate::vocab::secondary_unit(m));
         }
         let mut columns: Vec<Column> = Vec::new();

@@ -15,7 +15,7 @@ use super::lint;
 use crate::plan::Plan;
 use crate::spec::Experiment;
 use crate::stats::elementary::mean;
-use crate::store::{Name, Secondary, Snapshot, Trials};
+use crate::store::{Name, Snapshot, Trials};
 use crate::summary::{
     CellTelemetry, ComparisonKey, ComparisonNotConverged, ComparisonStat, SecondaryStat, TelemetryColumn,
     TelemetryDifference, TelemetrySummary, Warning, WarningKind,
@@ -110,9 +110,6 @@ struct Layout {
     /// Cell `c`'s analysed trials in log order: `trials[start[c]..start[c + 1]]`.
     start: Vec<usize>,
     trials: Vec<u32>,
-    /// Trial `i`'s secondary metrics: `secondary[first[i]..first[i + 1]]` (the log's
-    /// order, which the columns keep: `store::columns`, `consistent`).
-    first: Vec<usize>,
     /// The trials the tool said had not converged, ascending.
     not_converged: Vec<usize>,
     /// Each `monitor:` value's sources: its name, whether disks and net were read.
@@ -152,14 +149,6 @@ impl Layout {
                 next[c] += 1;
             }
         }
-        let mut first = Vec::with_capacity(t.len() + 1);
-        let mut s = 0;
-        for i in 0..=t.len() {
-            while s < t.secondary.len() && t.secondary[s].trial() < i {
-                s += 1;
-            }
-            first.push(s);
-        }
         let flag = t.names.find(NOT_CONVERGED);
         let mut not_converged: Vec<usize> =
             t.flags.iter().filter(|(_, f)| Some(*f) == flag).map(|(i, _)| *i).collect();
@@ -171,7 +160,7 @@ impl Layout {
                 monitored.push((m, sources.contains(&"disks"), sources.contains(&"net")));
             }
         }
-        Some(Layout { start, trials, first, not_converged, monitored })
+        Some(Layout { start, trials, not_converged, monitored })
     }
 
     /// Cell `cell`'s analysed trials with their secondary metrics, in log order, and the
@@ -183,11 +172,12 @@ impl Layout {
             .iter()
             .map(|&i| {
                 let i = i as usize;
-                let raw = &t.secondary[self.first[i]..self.first[i + 1]];
-                let shape = match shapes.iter().position(|s| s.fits(raw, t.monitored[i])) {
+                let (names, raw) = t.secondary.of(i);
+                let (listed, monitored) = (t.secondary.shape_of(i), t.monitored[i]);
+                let shape = match shapes.iter().position(|s| (s.listed, s.monitored) == (listed, monitored)) {
                     Some(s) => s,
                     None => {
-                        shapes.push(Shape::new(self, t, raw, t.monitored[i]));
+                        shapes.push(Shape::new(self, t, names, listed, monitored));
                         shapes.len() - 1
                     }
                 };
@@ -221,27 +211,22 @@ enum Source {
 /// then: worked out once for the trials that share them (a cell's trials mostly do), so
 /// that a trial's values are taken by place rather than found by name.
 struct Shape<'a> {
-    names: Vec<Name>,
+    /// The number of the trials' list of names (`SecondaryMetrics::shape_of`).
+    listed: usize,
     monitored: Name,
     keys: Vec<(&'a str, Source)>,
 }
 
 impl<'a> Shape<'a> {
-    fn fits(&self, raw: &[Secondary], monitored: Name) -> bool {
-        self.monitored == monitored
-            && self.names.len() == raw.len()
-            && self.names.iter().zip(raw).all(|(n, s)| *n == s.metric)
-    }
-
     /// The whole-host columns of [`COLUMNS`] after the record's own metrics (a later one
     /// of a repeated name in the first's place): the busiest device of a per-device
     /// column whose source was read, and a gang's mean over its members where the trial
     /// has no figure of its own. Both read only the record's own metrics: no derived
     /// name has a member's `@` or a device's `:`.
-    fn new(layout: &Layout, t: &'a Trials, raw: &[Secondary], monitored: Name) -> Shape<'a> {
-        let mut keys: Vec<(&'a str, Source)> = Vec::with_capacity(raw.len() + 4);
-        for (j, s) in raw.iter().enumerate() {
-            let name = t.names.get(s.metric);
+    fn new(layout: &Layout, t: &'a Trials, names: &[Name], listed: usize, monitored: Name) -> Shape<'a> {
+        let mut keys: Vec<(&'a str, Source)> = Vec::with_capacity(names.len() + 4);
+        for (j, &n) in names.iter().enumerate() {
+            let name = t.names.get(n);
             match keys.iter_mut().find(|(k, _)| *k == name) {
                 Some(entry) => entry.1 = Source::Raw(j),
                 None => keys.push((name, Source::Raw(j))),
@@ -284,15 +269,15 @@ impl<'a> Shape<'a> {
                 None => keys.push((name, source)),
             }
         }
-        Shape { names: raw.iter().map(|s| s.metric).collect(), monitored, keys }
+        Shape { listed, monitored, keys }
     }
 
     /// The values of a trial of this shape, whose secondary metrics are `raw`.
-    fn values(&self, raw: &[Secondary]) -> Values<'a> {
+    fn values(&self, raw: &[f64]) -> Values<'a> {
         let value = |source: &Source| match source {
-            Source::Raw(j) => raw[*j].value,
-            Source::Busiest(js) => js.iter().map(|&j| raw[j].value).fold(0.0_f64, f64::max),
-            Source::Mean(js) => mean(&js.iter().map(|&j| raw[j].value).collect::<Vec<f64>>()),
+            Source::Raw(j) => raw[*j],
+            Source::Busiest(js) => js.iter().map(|&j| raw[j]).fold(0.0_f64, f64::max),
+            Source::Mean(js) => mean(&js.iter().map(|&j| raw[j]).collect::<Vec<f64>>()),
         };
         Values(self.keys.iter().map(|(k, source)| (*k, value(source))).collect())
     }
@@ -714,14 +699,16 @@ fn foreign_write(values: &Values<'_>, carried: f64) -> Option<ForeignWrite> {
 /// failures included; empty when no trial measured its own writes.
 fn carried(t: &Trials) -> Vec<f64> {
     let Some(own_name) = t.names.find(OWN_WRITTEN) else { return Vec::new() };
-    let mut own = t.secondary.iter().filter(|s| s.metric == own_name).peekable();
+    // where each list of names has it, found once per list
+    let mut place: HashMap<usize, Option<usize>> = HashMap::new();
     let mut before: HashMap<(Name, Name), f64> = HashMap::new();
     (0..t.len())
         .map(|i| {
-            let mut written = 0.0;
-            while let Some(s) = own.next_if(|s| s.trial() <= i) {
-                written = s.value;
-            }
+            let (names, values) = t.secondary.of(i);
+            let at = *place
+                .entry(t.secondary.shape_of(i))
+                .or_insert_with(|| names.iter().position(|&n| n == own_name));
+            let written = at.map_or(0.0, |j| values[j]);
             let sum = before.entry((t.host[i], t.session[i])).or_default();
             let carried = *sum;
             *sum += written;

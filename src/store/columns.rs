@@ -19,11 +19,12 @@ use std::path::{Path, PathBuf};
 use indexmap::IndexMap;
 
 use super::record::{MetricInfo, Status};
-use super::trials::{Failed, Name, Secondary, Trials};
+use super::secondary::SecondaryMetrics;
+use super::trials::{Failed, Name, Trials};
 use crate::vocab::{Better, MeanKind};
 
 /// What the file starts with; the last digit is the version of the layout below.
-const MAGIC: &[u8; 16] = b"margin-columns01";
+const MAGIC: &[u8; 16] = b"margin-columns02";
 /// How much of each end of the covered bytes is hashed to tell that the log is the one
 /// the columns were read from.
 const EDGE: u64 = 64 << 10;
@@ -451,11 +452,10 @@ fn encode(w: &mut Encoder, t: &Trials) -> io::Result<()> {
         w.text(text)?;
         w.len(**n)
     })?;
-    w.list(&t.secondary, |w, s| {
-        w.len(s.trial())?;
-        w.u32(s.metric.index() as u32)?;
-        w.f64(s.value)
-    })?;
+    // the trials' lists of names, each trial's list, the values
+    w.list(&t.secondary.shapes, |w, names| w.names(names))?;
+    w.list(&t.secondary.shape, |w, s| w.u32(*s))?;
+    w.list(&t.secondary.values, |w, v| w.f64(*v))?;
     w.names(&t.monitored)?;
     w.list(&t.flags, |w, (trial, flag)| {
         w.len(*trial)?;
@@ -530,10 +530,10 @@ fn decode(r: &mut Decoder) -> io::Result<Trials> {
         })
     })?;
     t.warnings = r.list(|r| Ok((r.text()?, r.len()?)))?.into_iter().collect();
-    t.secondary = r.list(|r| {
-        let trial = u32::try_from(r.len()?).map_err(|_| bad())?;
-        Ok(Secondary { trial, metric: name(r)?, value: r.f64()? })
-    })?;
+    let shapes = r.list(|r| Ok(index(r)?.into_boxed_slice()))?;
+    let shape = r.plain(u32::from_le_bytes)?;
+    let values = r.plain(number)?;
+    t.secondary = SecondaryMetrics::from_parts(shapes, shape, values).ok_or_else(bad)?;
     t.monitored = index(r)?;
     t.flags = r.list(|r| Ok((r.len()?, name(r)?)))?;
     Ok(t)
@@ -558,8 +558,6 @@ fn consistent(t: &Trials) -> bool {
         && t.id_end.iter().all(|&e| t.ids.is_char_boundary(e))
         && ordered(&t.row_end, rows)
         && t.failed.iter().all(|f| f.trial < n)
-        && t.secondary.iter().all(|s| s.trial() < n)
-        // in log order: the analysis finds a trial's by where they start
-        && t.secondary.windows(2).all(|w| w[0].trial <= w[1].trial)
+        && t.secondary.trials() == n
         && t.flags.iter().all(|(trial, _)| *trial < n)
 }

@@ -10,8 +10,10 @@
 
 mod columns;
 mod copy;
+mod names;
 mod progress;
 mod record;
+mod secondary;
 mod standing;
 mod trials;
 
@@ -31,8 +33,9 @@ pub use progress::{Board, CellProgress, levels_map, progress, progress_labelled}
 pub use record::{
     BOOT_ID, CellProblem, Event, MetricInfo, RawPaths, SCHEMA, SessionRecord, Status, Telemetry, TrialRecord,
 };
+pub use secondary::SecondaryMetrics;
 pub use standing::Standing;
-pub use trials::{CellIndex, Failed, Name, Names, Secondary, Trials};
+pub use trials::{CellIndex, Failed, Name, Names, Trials};
 
 /// Why the store could not be used.
 #[derive(Debug, thiserror::Error)]

@@ -139,6 +139,8 @@ fn the_columns_read_from_the_log_match_the_records() {
         if n.is_multiple_of(17) {
             r.started_at = None;
         }
+        // telemetry on some, its lists of names differing
+        r.telemetry = varied(n).telemetry;
         records.push(r);
     }
     let mut log = store.trial_appender().unwrap();
@@ -160,6 +162,7 @@ fn the_columns_read_from_the_log_match_the_records() {
     assert_eq!(trials.metrics, expected.metrics);
     assert_eq!(trials.failed, expected.failed);
     assert_eq!(trials.warnings, expected.warnings);
+    assert_eq!(trials.secondary, expected.secondary);
     assert!(trials == expected, "the other columns differ");
     assert_eq!(trials.len(), 2000);
     assert_eq!(trials.id(1999), "t2000");
@@ -385,7 +388,18 @@ fn varied(n: u32) -> TrialRecord {
     if n.is_multiple_of(5) {
         r.telemetry = Some(Telemetry {
             sources: vec!["cpu".into(), "disks".into()],
-            metrics: IndexMap::from([("cpu_steal_pct".to_string(), f64::from(n % 4))]),
+            // lists of names that differ from trial to trial, in order and length
+            metrics: match n % 3 {
+                0 => IndexMap::from([("cpu_steal_pct".to_string(), f64::from(n % 4))]),
+                1 => IndexMap::from([
+                    ("cpu_steal_pct".to_string(), f64::from(n % 4)),
+                    (format!("disk_written_bytes:vd{}", n % 2), f64::from(n)),
+                ]),
+                _ => IndexMap::from([
+                    ("disk_written_bytes:vda".to_string(), f64::from(n)),
+                    ("cpu_steal_pct".to_string(), 0.5),
+                ]),
+            },
             raw: Some("raw/s.telemetry".into()),
             offset: Some(u64::from(n)),
         });

@@ -15,66 +15,11 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 
+pub use super::names::{Name, Names};
 use super::record::{MetricInfo, Status, TrialRecord};
+use super::secondary::SecondaryMetrics;
 use crate::plan::Plan;
 use crate::vocab::{Better, MeanKind};
-
-/// A piece of text stored once in [`Names`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Name(u32);
-
-impl Name {
-    pub fn index(self) -> usize {
-        self.0 as usize
-    }
-
-    /// The `n`-th name of a [`Names`] known to hold that many.
-    pub(super) fn new(n: usize) -> Name {
-        Name(n as u32)
-    }
-}
-
-/// Interned text: each distinct string once, numbered in order of first appearance.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Names {
-    pub(super) text: Vec<Box<str>>,
-    index: HashMap<Box<str>, Name>,
-}
-
-impl Names {
-    pub fn intern(&mut self, s: &str) -> Name {
-        if let Some(&name) = self.index.get(s) {
-            return name;
-        }
-        let name = Name(u32::try_from(self.text.len()).expect("fewer than 4 billion distinct names"));
-        self.text.push(s.into());
-        self.index.insert(s.into(), name);
-        name
-    }
-
-    pub fn get(&self, name: Name) -> &str {
-        &self.text[name.index()]
-    }
-
-    /// The name of `s`, if some record holds it.
-    pub fn find(&self, s: &str) -> Option<Name> {
-        self.index.get(s).copied()
-    }
-
-    pub fn len(&self) -> usize {
-        self.text.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.text.is_empty()
-    }
-
-    /// The `n`-th name (of [`Names::len`]).
-    pub fn nth(&self, n: usize) -> Name {
-        assert!(n < self.text.len(), "name {n} of {}", self.text.len());
-        Name(n as u32)
-    }
-}
 
 /// The plan's index of the cell each name is the id of, by the name's number.
 #[derive(Debug, Clone)]
@@ -150,30 +95,13 @@ pub struct Trials {
     pub failed: Vec<Failed>,
     /// What the parsers noticed, each distinct message once with how many trials said it.
     pub warnings: IndexMap<String, usize>,
-    /// The secondary metrics of telemetry (docs/design.md §6.9), of the trials that have
-    /// them, in log order.
-    pub secondary: Vec<Secondary>,
+    /// The secondary metrics of telemetry (docs/design.md §6.9), of every trial (none
+    /// for most), in log order.
+    pub secondary: SecondaryMetrics,
     /// The `monitor:` sources read around each trial, joined by commas (empty: none).
     pub monitored: Vec<Name>,
     /// The flags the tools gave trials (`not_converged`), in log order.
     pub flags: Vec<(usize, Name)>,
-}
-
-/// One secondary metric of one trial.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Secondary {
-    /// The trial's index in [`Trials`] ([`Secondary::trial`]): 32 bits, as a trial's
-    /// metrics are a handful each of millions of trials (16 bytes each, not 24).
-    pub(super) trial: u32,
-    pub metric: Name,
-    pub value: f64,
-}
-
-impl Secondary {
-    /// The trial's index in [`Trials`].
-    pub fn trial(&self) -> usize {
-        self.trial as usize
-    }
 }
 
 impl Trials {
@@ -326,12 +254,13 @@ impl Trials {
             None => String::new(),
         };
         self.monitored.push(self.names.intern(&monitored));
-        if let Some(t) = line.telemetry {
-            for (name, value) in t.metrics.0 {
-                let metric = self.names.intern(&name.0);
-                self.secondary.push(Secondary { trial: trial_u32(index), metric, value });
+        let (names, values): (Vec<Name>, Vec<f64>) = match line.telemetry {
+            Some(t) => {
+                t.metrics.0.into_iter().map(|(name, value)| (self.names.intern(&name.0), value)).unzip()
             }
-        }
+            None => Default::default(),
+        };
+        self.secondary.push(&names, &values);
         for flag in line.flags {
             let flag = self.names.intern(&flag.0);
             self.flags.push((index, flag));
@@ -379,20 +308,10 @@ impl Trials {
         for (w, n) in other.warnings {
             *self.warnings.entry(w).or_default() += n;
         }
-        self.secondary.extend(other.secondary.iter().map(|s| Secondary {
-            trial: trial_u32(s.trial() + offset),
-            metric: map(&s.metric),
-            value: s.value,
-        }));
+        self.secondary.append(&other.secondary, map);
         self.monitored.extend(other.monitored.iter().map(map));
         self.flags.extend(other.flags.iter().map(|(t, f)| (t + offset, map(f))));
     }
-}
-
-/// A trial's index as [`Secondary`] keeps it: a store of 4 billion trials would be a log
-/// of two terabytes and more (names are numbered in 32 bits likewise, [`Names::intern`]).
-fn trial_u32(index: usize) -> u32 {
-    u32::try_from(index).expect("fewer than 4 billion trials")
 }
 
 /// A string that borrows from the line when it holds no escapes.
