@@ -895,6 +895,10 @@ fn hosts_of_one_machine_take_turns() {
 #[test]
 fn a_trial_left_running_by_a_killed_run_is_stopped_before_the_next_trial() {
     let marker = format!("sleep 7.{}", std::process::id());
+    // the sleep's own command line (its arguments end with NULs): the shell's holds the
+    // marker too, and waiting for the shell alone let it find the flag gone, under load,
+    // before it started the sleep
+    let sleeping = marker.replace(' ', "\0");
     let slow = tempfile::tempdir().unwrap();
     let flag = slow.path().join("slow");
     let f = Fixture::new(&format!(
@@ -904,13 +908,13 @@ fn a_trial_left_running_by_a_killed_run_is_stopped_before_the_next_trial() {
     std::fs::write(&flag, "").unwrap();
     let mut child = f.spawn();
     let deadline = Instant::now() + Duration::from_secs(20);
-    while super::running(&marker) == 0 && Instant::now() < deadline {
+    while super::running(&sleeping) == 0 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(10));
     }
-    assert!(super::running(&marker) > 0, "the trial started");
+    assert!(super::running(&sleeping) > 0, "the trial started its sleep");
     let _ = child.kill(); // SIGKILL: margin only
     let _ = child.wait();
-    assert!(super::running(&marker) > 0, "the trial outlives margin's kill -9");
+    assert!(super::running(&sleeping) > 0, "the trial outlives margin's kill -9");
     std::fs::remove_file(&flag).unwrap();
     let next = f.run(&[]);
     let text = format!("{}{}", stdout(&next), stderr(&next));
