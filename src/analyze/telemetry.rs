@@ -344,20 +344,14 @@ pub(crate) fn summarize(
     threshold: f64,
 ) -> (TelemetrySummary, Vec<Warning>) {
     let Some(layout) = Layout::new(snapshot, plan) else { return Default::default() };
+    let skew_share = SKEW_OF_THRESHOLD * threshold;
     // each cell's metrics, found once rather than by a pass over all of them per cell
     let mut metrics_of: HashMap<usize, Vec<Name>> = HashMap::new();
     for a in analysed {
         metrics_of.entry(a.group.cell).or_default().push(a.group.metric);
     }
-    let context = Context {
-        exp,
-        plan,
-        snapshot,
-        layout,
-        metrics_of,
-        carried: carried(&snapshot.trials),
-        skew_share: SKEW_OF_THRESHOLD * threshold,
-    };
+    let context =
+        Context { exp, plan, snapshot, layout, metrics_of, carried: carried(&snapshot.trials), skew_share };
     let parts: Vec<CellPart> =
         (0..plan.cells.len()).into_par_iter().map(|cell| cell_part(&context, cell)).collect();
     drop(context);
@@ -414,7 +408,7 @@ pub(crate) fn summarize(
          together for less of each trial, and a throughput they share is overstated by up to the skew's \
          share of the wall time, here at least half the practical threshold ({:.1} %); make the trials \
          longer (more work per trial)",
-        100.0 * SKEW_OF_THRESHOLD * threshold
+        100.0 * skew_share
     );
     warnings.extend(listed(WarningKind::GangSkew, &head, &skews));
     warnings.extend(listed(
@@ -578,7 +572,8 @@ fn page_cache(context: &Context, cell: usize, trials: &[TrialValues]) -> Vec<Str
     let mut dd_writes: Option<bool> = None;
     let mut found = Vec::new();
     let metrics = context.metrics_of.get(&cell).into_iter().flatten().copied();
-    for name in metrics.filter(|m| t.metrics.get(m).cloned().flatten().is_some_and(|i| i.unit == "B/s")) {
+    for name in metrics.filter(|m| t.metrics.get(m).and_then(Option::as_ref).is_some_and(|i| i.unit == "B/s"))
+    {
         let metric = t.names.get(name);
         let unit = "B/s";
         let mut rates = Vec::new();

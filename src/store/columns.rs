@@ -18,9 +18,10 @@ use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 
+use super::names::{Interned, Name, Names};
 use super::record::{MetricInfo, Status};
 use super::secondary::SecondaryMetrics;
-use super::trials::{Failed, Name, Trials};
+use super::trials::{Failed, Trials};
 use crate::vocab::{Better, MeanKind};
 
 /// What the file starts with; the last digit is the version of the layout below.
@@ -411,7 +412,7 @@ fn better_of(n: u8) -> io::Result<Better> {
 }
 
 fn encode(w: &mut Encoder, t: &Trials) -> io::Result<()> {
-    w.list(&t.names.text, |w, s| w.text(s))?;
+    w.list(&t.names.0.items, |w, s| w.text(s))?;
     w.names(&t.cell)?;
     w.names(&t.host)?;
     w.names(&t.session)?;
@@ -453,7 +454,7 @@ fn encode(w: &mut Encoder, t: &Trials) -> io::Result<()> {
         w.len(**n)
     })?;
     // the trials' lists of names, each trial's list, the values
-    w.list(&t.secondary.shapes, |w, names| w.names(names))?;
+    w.list(&t.secondary.shapes.items, |w, names| w.names(names))?;
     w.list(&t.secondary.shape, |w, s| w.u32(*s))?;
     w.list(&t.secondary.values, |w, v| w.f64(*v))?;
     w.names(&t.monitored)?;
@@ -464,14 +465,9 @@ fn encode(w: &mut Encoder, t: &Trials) -> io::Result<()> {
 }
 
 fn decode(r: &mut Decoder) -> io::Result<Trials> {
-    let mut t = Trials::default();
-    for s in r.list(Decoder::text)? {
-        // each name once: a repeated one is a damaged file
-        if t.names.find(&s).is_some() {
-            return Err(bad());
-        }
-        t.names.intern(&s);
-    }
+    // each name once: a repeated one is a damaged file
+    let texts = r.list(|r| Ok(r.text()?.into_boxed_str()))?;
+    let mut t = Trials { names: Names(Interned::from_items(texts).ok_or_else(bad)?), ..Trials::default() };
     let names = t.names.len();
     let name = move |r: &mut Decoder| {
         let n = u32::from_le_bytes(r.array()?) as usize;

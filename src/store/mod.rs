@@ -29,13 +29,14 @@ use serde::de::DeserializeOwned;
 use crate::plan::Plan;
 
 pub use copy::{Kept, spec_hash};
+pub use names::{Name, Names};
 pub use progress::{Board, CellProgress, levels_map, progress, progress_labelled};
 pub use record::{
     BOOT_ID, CellProblem, Event, MetricInfo, RawPaths, SCHEMA, SessionRecord, Status, Telemetry, TrialRecord,
 };
 pub use secondary::SecondaryMetrics;
 pub use standing::Standing;
-pub use trials::{CellIndex, Failed, Name, Names, Trials};
+pub use trials::{CellIndex, Failed, Trials};
 
 /// Why the store could not be used.
 #[derive(Debug, thiserror::Error)]

@@ -6,8 +6,9 @@ use std::collections::{HashMap, HashSet};
 
 use indexmap::IndexMap;
 
+use super::names::Name;
 use super::record::{Event, SessionRecord, TrialRecord};
-use super::trials::{Name, Trials};
+use super::trials::Trials;
 use crate::plan::{Cell, Plan};
 use crate::vocab::MeanKind;
 

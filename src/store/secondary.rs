@@ -4,17 +4,13 @@
 //! a trial, where a (trial, name, value) triple per value was sixteen a value (144 MB at
 //! 10⁶ trials of default telemetry, now 80).
 
-use std::collections::HashMap;
-
-use super::names::Name;
+use super::names::{Interned, Name};
 
 /// Every trial's secondary metrics, in log order.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SecondaryMetrics {
     /// Each distinct list of names, in order of first appearance (the empty list too).
-    pub(super) shapes: Vec<Box<[Name]>>,
-    /// Each list's number, to find it when a trial is added.
-    index: HashMap<Box<[Name]>, u32>,
+    pub(super) shapes: Interned<[Name]>,
     /// Trial `i`'s list of names: `shapes[shape[i]]`.
     pub(super) shape: Vec<u32>,
     /// Trial `i`'s values are `values[end[i - 1]..end[i]]`, named in its list's order.
@@ -31,7 +27,7 @@ impl SecondaryMetrics {
     /// Trial `i`'s names and values.
     pub fn of(&self, i: usize) -> (&[Name], &[f64]) {
         let start = if i == 0 { 0 } else { self.end[i - 1] };
-        (&self.shapes[self.shape[i] as usize], &self.values[start..self.end[i]])
+        (self.shapes.get(self.shape[i] as usize), &self.values[start..self.end[i]])
     }
 
     /// The number of trial `i`'s list of names: trials with the same number have the
@@ -51,32 +47,23 @@ impl SecondaryMetrics {
     /// Adds the next trial's, `names` in its record's order with their `values`.
     pub(super) fn push(&mut self, names: &[Name], values: &[f64]) {
         // the previous trial's list, most of the time: no hashing
-        let same = self.shape.last().filter(|&&s| *self.shapes[s as usize] == *names);
+        let same = self.shape.last().filter(|&&s| self.shapes.get(s as usize) == names);
         let shape = match same {
             Some(&s) => s,
-            None => self.intern(names),
+            None => self.shapes.intern(names),
         };
         self.shape.push(shape);
         self.values.extend_from_slice(values);
         self.end.push(self.values.len());
     }
 
-    fn intern(&mut self, names: &[Name]) -> u32 {
-        if let Some(&s) = self.index.get(names) {
-            return s;
-        }
-        let s = u32::try_from(self.shapes.len()).expect("fewer than 4 billion lists of names");
-        self.shapes.push(names.into());
-        self.index.insert(names.into(), s);
-        s
-    }
-
     /// Adds `other`'s trials after these, their names numbered by `map`.
     pub(super) fn append(&mut self, other: &SecondaryMetrics, map: impl Fn(&Name) -> Name) {
         let shapes: Vec<u32> = other
             .shapes
+            .items
             .iter()
-            .map(|names| self.intern(&names.iter().map(&map).collect::<Vec<Name>>()))
+            .map(|names| self.shapes.intern(&names.iter().map(&map).collect::<Vec<Name>>()))
             .collect();
         let offset = self.values.len();
         self.shape.extend(other.shape.iter().map(|&s| shapes[s as usize]));
@@ -88,19 +75,14 @@ impl SecondaryMetrics {
     /// list's number, and the values. None unless they fit together: every number a list,
     /// no list twice, and as many values as the trials' lists have names.
     pub(super) fn from_parts(shapes: Vec<Box<[Name]>>, shape: Vec<u32>, values: Vec<f64>) -> Option<Self> {
-        let mut index = HashMap::with_capacity(shapes.len());
-        for (s, names) in shapes.iter().enumerate() {
-            if index.insert(names.clone(), u32::try_from(s).ok()?).is_some() {
-                return None;
-            }
-        }
+        let shapes = Interned::from_items(shapes)?;
         let mut end = Vec::with_capacity(shape.len());
         let mut at = 0usize;
         for &s in &shape {
-            at = at.checked_add(shapes.get(s as usize)?.len())?;
+            at = at.checked_add(shapes.items.get(s as usize)?.len())?;
             end.push(at);
         }
-        (at == values.len()).then_some(SecondaryMetrics { shapes, index, shape, end, values })
+        (at == values.len()).then_some(SecondaryMetrics { shapes, shape, end, values })
     }
 
     /// The number of trials.
@@ -136,12 +118,12 @@ mod tests {
         let all: Vec<(usize, Name, f64)> = s.iter().collect();
         assert_eq!(all.len(), 8);
         assert_eq!(all[2], (2, n(1), 3.0));
-        let again = SecondaryMetrics::from_parts(s.shapes.clone(), s.shape.clone(), s.values.clone());
+        let again = SecondaryMetrics::from_parts(s.shapes.items.clone(), s.shape.clone(), s.values.clone());
         assert_eq!(again.as_ref(), Some(&s));
         // parts that do not fit: a number past the lists, a value too many, a list twice
-        assert!(SecondaryMetrics::from_parts(s.shapes.clone(), vec![3], vec![]).is_none());
-        assert!(SecondaryMetrics::from_parts(s.shapes.clone(), vec![1], vec![1.0]).is_none());
-        let twice = vec![s.shapes[0].clone(), s.shapes[0].clone()];
+        assert!(SecondaryMetrics::from_parts(s.shapes.items.clone(), vec![3], vec![]).is_none());
+        assert!(SecondaryMetrics::from_parts(s.shapes.items.clone(), vec![1], vec![1.0]).is_none());
+        let twice = vec![s.shapes.items[0].clone(), s.shapes.items[0].clone()];
         assert!(SecondaryMetrics::from_parts(twice, vec![0], vec![1.0, 2.0]).is_none());
     }
 

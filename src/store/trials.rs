@@ -15,7 +15,7 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 
-pub use super::names::{Name, Names};
+use super::names::{Name, Names};
 use super::record::{MetricInfo, Status, TrialRecord};
 use super::secondary::SecondaryMetrics;
 use crate::plan::Plan;
@@ -278,7 +278,7 @@ impl Trials {
     /// Append `other`'s records after these.
     pub fn append(&mut self, other: Trials) {
         let offset = self.len();
-        let names: Vec<Name> = other.names.text.iter().map(|s| self.names.intern(s)).collect();
+        let names: Vec<Name> = other.names.0.items.iter().map(|s| self.names.intern(s)).collect();
         let map = |n: &Name| names[n.index()];
         self.cell.extend(other.cell.iter().map(map));
         self.host.extend(other.host.iter().map(map));
