@@ -1,7 +1,7 @@
 //! The columns kept beside a large trial log (`runs.columns`, docs/store.md): `status`,
 //! `report` and `export` read a store the same with them as from the log alone — after
 //! a run appended to it, with a torn record and records of a changed command in it, and
-//! with the columns damaged.
+//! with the columns damaged; the trials carry the default `monitor:`'s telemetry.
 //!
 //! Run as a user does: a temporary folder as the working directory, relative paths, the
 //! default store root (`reports`), no `MARGIN_*` variable set.
@@ -9,8 +9,7 @@
 use super::{as_a_user as margin, stderr, stdout};
 
 const EXP: &str = "matrix:\n  n: [1, 2, 3]\nrun: printf 'value=%s\\n' {{ n }}{{ repetition }}\n\
-                   metrics:\n  value: { regex: 'value=(\\d+)', better: higher }\nrepetitions: 3\n\
-                   monitor: none\n";
+                   metrics:\n  value: { regex: 'value=(\\d+)', better: higher }\nrepetitions: 3\n";
 
 /// What the three readers say of the store: `status`, `report --json` (the summary), and
 /// the tidy table as CSV.
@@ -70,6 +69,8 @@ fn a_large_store_reads_the_same_with_its_columns_as_from_its_log() {
 
     let first = read(dir.path());
     assert!(columns.exists(), "the first read keeps the columns");
+    // the default `monitor:` recorded telemetry: its secondary metrics are in the columns
+    assert!(first[2].contains("cpu_user_pct"), "{}", first[2]);
     assert!(first[0].contains("2409 measured"), "{}", first[0]);
     assert!(first[1].contains("\"stale\": 1"), "the record of the changed command is set aside");
     let second = read(dir.path());
