@@ -4,6 +4,8 @@
 //! Relative quantities are fractions inside the statistics core; here, at the boundary
 //! to readers, every `*_pct` field is a percentage (5.0 means 5 %).
 
+use std::sync::Arc;
+
 use indexmap::IndexMap;
 use serde::Serialize;
 
@@ -263,8 +265,16 @@ pub struct CellStat {
     pub runs_needed_exceeds: Option<usize>,
     pub flags: Vec<StabilityFlag>,
     /// Every analysed value, in the order the trials started.
-    pub values: Vec<f64>,
+    // The analysis' own list, shared: a report on 10⁶ trials held a second copy here.
+    #[serde(serialize_with = "shared_values")]
+    pub values: Arc<[f64]>,
     pub sessions: usize,
+}
+
+/// A shared list of values written as the list it is (serde writes an `Arc` only with its
+/// `rc` feature, which would rebuild every crate that uses serde).
+fn shared_values<S: serde::Serializer>(values: &Arc<[f64]>, s: S) -> Result<S::Ok, S::Error> {
+    values[..].serialize(s)
 }
 
 /// One side of a comparison: the trials (or, paired, the per-block means) it rests on.

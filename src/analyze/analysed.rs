@@ -61,7 +61,7 @@ pub(crate) fn cell_stat(plan: &Plan, meta: &MetricMeta, a: &Analysed) -> CellSta
         runs_needed,
         runs_needed_exceeds,
         flags: a.analysis.flags.clone(),
-        values: values.to_vec(),
+        values: a.all.shared_values(),
         sessions: a.group.rows.sessions.iter().collect::<HashSet<_>>().len(),
     }
 }

@@ -17,7 +17,7 @@ use crate::plan::render::{Builtins, render};
 use crate::spec::Experiment;
 use crate::stats::stability::StabilityFlag;
 use crate::stats::verdict::VerdictKind;
-use crate::store::{BOOT_ID, Event, Name, Snapshot};
+use crate::store::{BOOT_ID, Event, Name, Snapshot, Started};
 use crate::summary::{ComparisonStat, MetricMeta, TrialCounts, Warning, WarningKind};
 use crate::template::Templates;
 
@@ -452,14 +452,14 @@ pub(crate) fn comparison_warnings(
     let mut facts_differ: HashMap<(BTreeSet<Name>, BTreeSet<Name>, String), Vec<String>> = HashMap::new();
     for (c, arm) in comparisons.iter().zip(arms) {
         let window = |cells: &[usize]| {
-            let times = cells.iter().flat_map(|&i| analysed[i].group.rows.started.iter().flatten().copied());
+            let times =
+                cells.iter().flat_map(|&i| analysed[i].group.rows.started.iter().filter_map(|s| s.get()));
             times.fold(None, |w: Option<(i64, i64)>, t| {
                 Some(w.map_or((t, t), |(lo, hi)| (lo.min(t), hi.max(t))))
             })
         };
-        let untimed = |cells: &[usize]| {
-            cells.iter().any(|&i| analysed[i].group.rows.started.iter().any(Option::is_none))
-        };
+        let untimed =
+            |cells: &[usize]| cells.iter().any(|&i| analysed[i].group.rows.started.contains(&Started::NONE));
         if untimed(&arm.baseline) || untimed(&arm.level) {
             unknown.entry(arm.entry).or_default().insert(format!("{} vs {}", c.level, c.baseline));
         } else if let (Some(a), Some(b)) = (window(&arm.baseline), window(&arm.level))

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use polars::prelude::*;
 
 use crate::plan::Plan;
-use crate::store::{Name, Status, Trials};
+use crate::store::{Name, Started, Status, Trials};
 use crate::summary::TrialCounts;
 
 /// Columns every table has besides the levels, in the order they follow them.
@@ -69,8 +69,8 @@ pub(crate) struct Group {
 /// these once per trial rather than once per value: a quarter of it for four metrics).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Rows {
-    /// Start times (µs since the epoch); `None` when unreadable.
-    pub started: Vec<Option<i64>>,
+    /// Start times (µs since the epoch), none when unreadable.
+    pub started: Vec<Started>,
     /// Sessions and hosts, names of [`Trials::names`].
     pub sessions: Vec<Name>,
     pub hosts: Vec<Name>,
@@ -108,7 +108,7 @@ impl<'a> Table<'a> {
             |column: &[Name]| -> Vec<u32> { kept.iter().map(|&r| column[r].index() as u32).collect() };
         let started = Int64Chunked::from_iter_options(
             "started_at".into(),
-            trial.iter().map(|&t| trials.started[t as usize]),
+            trial.iter().map(|&t| trials.started[t as usize].get()),
         )
         .into_datetime(TimeUnit::Microseconds, Some(TimeZone::UTC))
         .into_column();
@@ -178,10 +178,12 @@ impl<'a> Table<'a> {
         let text = |f: &dyn Fn(usize) -> Name| -> Vec<&str> {
             trial.iter().map(|&t| trials.names.get(f(t))).collect()
         };
-        let started =
-            Int64Chunked::from_iter_options("started_at".into(), trial.iter().map(|&t| trials.started[t]))
-                .into_datetime(TimeUnit::Microseconds, Some(TimeZone::UTC))
-                .into_column();
+        let started = Int64Chunked::from_iter_options(
+            "started_at".into(),
+            trial.iter().map(|&t| trials.started[t].get()),
+        )
+        .into_datetime(TimeUnit::Microseconds, Some(TimeZone::UTC))
+        .into_column();
         let height = value.len();
         columns.extend([
             Column::new("metric".into(), metric),
@@ -198,7 +200,8 @@ impl<'a> Table<'a> {
             Column::new("repetition".into(), of(&|t| trials.repetition[t])),
             Column::new("session".into(), text(&|t| trials.session[t])),
             Column::new("round".into(), of(&|t| trials.round[t])),
-            Column::new("trial".into(), trial.iter().map(|&t| trials.id(t)).collect::<Vec<_>>()),
+            StringChunked::from_iter_values("trial".into(), trial.iter().map(|&t| trials.id(t)))
+                .into_column(),
             Column::new("secondary".into(), (0..height).map(|i| i >= main).collect::<Vec<bool>>()),
         ]);
         DataFrame::new(height, columns)
@@ -259,7 +262,7 @@ impl<'a> Table<'a> {
             }
             let (group, rows) = groups.last_mut().expect("a group was just pushed");
             group.values.push(v);
-            rows.started.push(t);
+            rows.started.push(Started::new(t));
             rows.sessions.push(names.nth(s as usize));
             rows.hosts.push(names.nth(h as usize));
         }
@@ -269,7 +272,7 @@ impl<'a> Table<'a> {
                 // each in the order its trials started (log order breaks ties; no start
                 // time last)
                 let mut order: Vec<usize> = (0..group.values.len()).collect();
-                order.sort_by_key(|&i| (rows.started[i].is_none(), rows.started[i]));
+                order.sort_by_key(|&i| rows.started[i]);
                 Group {
                     values: order.iter().map(|&i| group.values[i]).collect(),
                     rows: Arc::new(Rows {
@@ -344,7 +347,7 @@ pub(crate) fn groups(trials: &Trials, plan: &Plan) -> (Vec<Group>, TrialCounts) 
     // stable sort: log order breaks ties; no start time last), and one list of rows for
     // a cell's groups of the same trials. Trials are logged as they end, so the sort is
     // almost always a check that finds them sorted, once per cell.
-    let started = |t: u32| (trials.started[t as usize].is_none(), trials.started[t as usize]);
+    let started = |t: u32| trials.started[t as usize];
     let groups: Vec<Vec<Group>> = by_cell
         .into_par_iter()
         .zip(order.chunk_by(|&a, &b| keys[a].0 == keys[b].0).map(|gs| keys[gs[0]].0).collect::<Vec<_>>())
@@ -475,7 +478,10 @@ mod tests {
             let (groups, counts) = groups(trials, &f.plan);
             let table = Table::build(trials, &f.plan).unwrap();
             assert_eq!(groups, table.groups().unwrap(), "seed {seed}");
-            assert!(groups.len() > 6 && groups.iter().any(|g| g.rows.started.contains(&None)), "seed {seed}");
+            assert!(
+                groups.len() > 6 && groups.iter().any(|g| g.rows.started.contains(&Started::NONE)),
+                "seed {seed}"
+            );
             // a cell's metrics measured by the same trials share one list of them
             let mut shared = 0;
             for (a, b) in groups.iter().zip(&groups[1..]).filter(|(a, b)| a.cell == b.cell) {

@@ -767,7 +767,7 @@ fn groups_hold_their_values_in_start_order() {
     let mut expected: Vec<f64> = of_cell[2..].iter().map(|&i| i as f64).collect();
     expected.extend([a as f64, b as f64]);
     assert_eq!(group.values, expected);
-    assert_eq!(group.rows.started.last(), Some(&None));
+    assert_eq!(group.rows.started.last(), Some(&crate::store::Started::NONE));
 }
 
 /// A row is labelled by the levels that differ between the rows, the shared ones are said

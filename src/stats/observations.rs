@@ -89,6 +89,12 @@ impl Observations {
         &self.values
     }
 
+    /// The values as measured, shared rather than copied: what summary.json's cell
+    /// holds, the same allocation as the analysis' (a report holds every value once).
+    pub(crate) fn shared_values(&self) -> Arc<[f64]> {
+        Arc::clone(&self.values)
+    }
+
     /// The values on the scale the statistics work on: the values themselves for an
     /// arithmetic mean, their reciprocals for a harmonic one.
     pub(crate) fn analysed(&self) -> &[f64] {

@@ -18,14 +18,15 @@ use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 
+use super::ids::Ids;
 use super::names::{Interned, Name, Names};
 use super::record::{MetricInfo, Status};
 use super::secondary::SecondaryMetrics;
-use super::trials::{Failed, Trials};
+use super::trials::{Failed, Started, Trials};
 use crate::vocab::{Better, MeanKind};
 
 /// What the file starts with; the last digit is the version of the layout below.
-const MAGIC: &[u8; 16] = b"margin-columns02";
+const MAGIC: &[u8; 16] = b"margin-columns03";
 /// How much of each end of the covered bytes is hashed to tell that the log is the one
 /// the columns were read from.
 const EDGE: u64 = 64 << 10;
@@ -420,14 +421,15 @@ fn encode(w: &mut Encoder, t: &Trials) -> io::Result<()> {
     w.list(&t.warmup, |w, b| w.u8(u8::from(*b)))?;
     w.list(&t.repetition, |w, n| w.u32(*n))?;
     w.list(&t.round, |w, n| w.u32(*n))?;
-    // nine bytes each, so that the column reads as fixed-size items
-    w.list(&t.started, |w, s| {
-        w.u8(u8::from(s.is_some()))?;
-        w.u64(s.unwrap_or(0) as u64)
-    })?;
+    // eight bytes each, i64::MIN for none (`Started`'s own)
+    w.list(&t.started, |w, s| w.u64(s.bits() as u64))?;
     w.list(&t.wall_time, |w, x| w.f64(*x))?;
-    w.text(&t.ids)?;
-    w.list(&t.id_end, |w, n| w.len(*n))?;
+    // a UUID's 16 bytes a trial, then the ids that are not one, with their trial
+    w.list(&t.ids.packed, |w, b| w.bytes(b))?;
+    w.list(&t.ids.other, |w, (trial, id)| {
+        w.len(*trial)?;
+        w.text(id)
+    })?;
     w.list(&t.row_end, |w, n| w.len(*n))?;
     w.names(&t.metric)?;
     w.list(&t.value, |w, x| w.f64(*x))?;
@@ -492,17 +494,11 @@ fn decode(r: &mut Decoder) -> io::Result<Trials> {
     })?;
     t.repetition = r.plain(u32::from_le_bytes)?;
     t.round = r.plain(u32::from_le_bytes)?;
-    t.started = r.fixed(|b: [u8; 9]| {
-        let at = i64::from_le_bytes([b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8]]);
-        match b[0] {
-            0 => Ok(None),
-            1 => Ok(Some(at)),
-            _ => Err(bad()),
-        }
-    })?;
+    t.started = r.plain(|b| Started::from_bits(i64::from_le_bytes(b)))?;
     t.wall_time = r.plain(number)?;
-    t.ids = r.text()?;
-    t.id_end = r.plain(length)?;
+    let packed = r.plain(|b: [u8; 16]| b)?;
+    let other = r.list(|r| Ok((r.len()?, r.text()?.into_boxed_str())))?;
+    t.ids = Ids::from_parts(packed, other).ok_or_else(bad)?;
     t.row_end = r.plain(length)?;
     t.metric = index(r)?;
     t.value = r.plain(number)?;
@@ -542,7 +538,7 @@ fn consistent(t: &Trials) -> bool {
     let n = t.len();
     let same = [t.host.len(), t.session.len(), t.status.len(), t.warmup.len(), t.repetition.len()]
         .into_iter()
-        .chain([t.round.len(), t.started.len(), t.wall_time.len(), t.id_end.len(), t.row_end.len()])
+        .chain([t.round.len(), t.started.len(), t.wall_time.len(), t.ids.len(), t.row_end.len()])
         .chain([t.monitored.len()])
         .all(|len| len == n);
     let rows = t.metric.len();
@@ -550,8 +546,6 @@ fn consistent(t: &Trials) -> bool {
         ends.windows(2).all(|w| w[0] <= w[1]) && ends.last().is_none_or(|&e| e <= limit)
     };
     same && [t.value.len(), t.unit.len(), t.mean.len()].iter().all(|&len| len == rows)
-        && ordered(&t.id_end, t.ids.len())
-        && t.id_end.iter().all(|&e| t.ids.is_char_boundary(e))
         && ordered(&t.row_end, rows)
         && t.failed.iter().all(|f| f.trial < n)
         && t.secondary.trials() == n

@@ -10,6 +10,7 @@
 
 mod columns;
 mod copy;
+mod ids;
 mod names;
 mod progress;
 mod record;
@@ -36,7 +37,7 @@ pub use record::{
 };
 pub use secondary::SecondaryMetrics;
 pub use standing::Standing;
-pub use trials::{CellIndex, Failed, Trials};
+pub use trials::{CellIndex, Failed, Started, Trials};
 
 /// Why the store could not be used.
 #[derive(Debug, thiserror::Error)]

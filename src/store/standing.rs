@@ -60,7 +60,7 @@ impl Standing {
             measured,
             failed: trials.failed.len(),
             imported: trials.status.iter().filter(|&&s| s == Status::Imported).count(),
-            last_started: trials.started.iter().flatten().max().copied(),
+            last_started: trials.started.iter().filter_map(|s| s.get()).max(),
             warnings,
         }
     }

@@ -170,8 +170,8 @@ fn the_columns_read_from_the_log_match_the_records() {
     assert_eq!(trials.failed.len(), 2000 / 11);
     assert_eq!(trials.failed[0].error.as_deref(), Some("exit code 1: \"no\" 11"));
     assert_eq!(trials.warnings["the output holds 2 results"], 2000 / 13);
-    assert_eq!(trials.started[16], None);
-    assert_eq!(trials.started[0], Some(1_795_910_400_000_000));
+    assert_eq!(trials.started[16].get(), None);
+    assert_eq!(trials.started[0].get(), Some(1_795_910_400_000_000));
     let rows = trials.rows(3);
     assert_eq!(rows.len(), 2);
     assert_eq!(trials.names.get(trials.metric[rows.start + 1]), "m4");
@@ -717,4 +717,28 @@ fn the_standing_kept_beside_the_log_is_the_logs() {
     // a log moved aside (`--fresh`): a new file, nothing stands
     store.move_aside().unwrap();
     assert_eq!(store.standing(&plan).unwrap().0, Standing::default());
+}
+
+/// A start time in 8 bytes orders as `(is_none, time)` did with an `Option<i64>`: by time,
+/// the earliest a record can hold to the latest, and none after all of them.
+#[test]
+fn start_times_order_by_time_with_none_last() {
+    let (earliest, latest) = (jiff::Timestamp::MIN.as_microsecond(), jiff::Timestamp::MAX.as_microsecond());
+    let mut times: Vec<Option<i64>> =
+        vec![None, Some(0), Some(-1), Some(1), Some(earliest), Some(latest), None];
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    for _ in 0..1000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        times.push((x % 7 != 0).then(|| earliest + (x % (latest - earliest) as u64) as i64));
+    }
+    let mut by_option = times.clone();
+    by_option.sort_by_key(|t| (t.is_none(), *t));
+    let mut packed: Vec<Started> = times.iter().map(|&t| Started::new(t)).collect();
+    packed.sort();
+    assert_eq!(packed.iter().map(|s| s.get()).collect::<Vec<_>>(), by_option);
+    assert_eq!(std::mem::size_of::<Started>(), 8);
+    assert_eq!(Started::new(Some(earliest)).get(), Some(earliest));
+    assert_eq!(Started::NONE.get(), None);
 }

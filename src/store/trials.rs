@@ -15,6 +15,7 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 
+use super::ids::Ids;
 use super::names::{Name, Names};
 use super::record::{MetricInfo, Status, TrialRecord};
 use super::secondary::SecondaryMetrics;
@@ -52,6 +53,62 @@ impl CellIndex {
     }
 }
 
+/// A trial's start time in microseconds since the epoch, or none (not recorded, or not a
+/// time), in 8 bytes where an `Option<i64>` takes 16: a million trials' start times are
+/// held by the trial columns and again by the analysis' rows. Ordered by time, none last:
+/// the order a cell's values are analysed in (docs/statistics.md, stability).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Started(i64);
+
+impl Started {
+    /// No start time: `i64::MIN` µs is no time jiff reads (its range ends at year −9999,
+    /// about −3.8 × 10¹⁷ µs).
+    pub const NONE: Started = Started(i64::MIN);
+
+    /// `None` is [`Started::NONE`]; so is `i64::MIN`, which no record's time reads as.
+    pub fn new(micros: Option<i64>) -> Started {
+        micros.map_or(Started::NONE, Started)
+    }
+
+    /// The time, µs since the epoch.
+    pub fn get(self) -> Option<i64> {
+        (self != Started::NONE).then_some(self.0)
+    }
+
+    /// How the columns file stores it (docs/store.md): the µs, `i64::MIN` for none.
+    pub(super) fn bits(self) -> i64 {
+        self.0
+    }
+
+    pub(super) fn from_bits(bits: i64) -> Started {
+        Started(bits)
+    }
+
+    /// One key that orders by time with none last: the sign bit flipped makes the times'
+    /// order the unsigned one, and none (then 0) wraps around to the top.
+    fn key(self) -> u64 {
+        ((self.0 as u64) ^ (1 << 63)).wrapping_sub(1)
+    }
+}
+
+impl Ord for Started {
+    fn cmp(&self, other: &Started) -> std::cmp::Ordering {
+        self.key().cmp(&other.key())
+    }
+}
+
+impl PartialOrd for Started {
+    fn partial_cmp(&self, other: &Started) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl std::fmt::Debug for Started {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.get().fmt(f)
+    }
+}
+
 /// What a trial that yielded no metrics left to say about itself.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Failed {
@@ -73,13 +130,12 @@ pub struct Trials {
     pub warmup: Vec<bool>,
     pub repetition: Vec<u32>,
     pub round: Vec<u32>,
-    /// Start time, µs since the epoch; `None` when not recorded (an import without
+    /// Start time, µs since the epoch; none when not recorded (an import without
     /// `--started-at`) or unreadable.
-    pub started: Vec<Option<i64>>,
+    pub started: Vec<Started>,
     pub wall_time: Vec<f64>,
-    /// Trial ids, end to end; `id_end[i]` is where the i-th ends.
-    pub(super) ids: String,
-    pub(super) id_end: Vec<usize>,
+    /// Trial ids, mostly as a UUID's 16 bytes.
+    pub(super) ids: Ids,
     /// Trial i's metrics are rows `row_end[i - 1]..row_end[i]` of `metric`, `value`, `unit`.
     pub(super) row_end: Vec<usize>,
     pub metric: Vec<Name>,
@@ -114,9 +170,8 @@ impl Trials {
     }
 
     /// The id of trial `i`.
-    pub fn id(&self, i: usize) -> &str {
-        let start = if i == 0 { 0 } else { self.id_end[i - 1] };
-        &self.ids[start..self.id_end[i]]
+    pub fn id(&self, i: usize) -> Cow<'_, str> {
+        self.ids.get(i)
     }
 
     /// The rows of trial `i`'s metrics.
@@ -220,11 +275,11 @@ impl Trials {
         self.repetition.push(line.repetition);
         self.round.push(line.round);
         let started = line.started_at.as_ref().map(|t| &*t.0);
-        self.started
-            .push(started.and_then(|t| t.parse::<jiff::Timestamp>().ok()).map(|t| t.as_microsecond()));
+        self.started.push(Started::new(
+            started.and_then(|t| t.parse::<jiff::Timestamp>().ok()).map(|t| t.as_microsecond()),
+        ));
         self.wall_time.push(line.wall_time);
-        self.ids.push_str(&line.trial.0);
-        self.id_end.push(self.ids.len());
+        self.ids.push(&line.trial.0);
         for (name, value) in line.metrics.0 {
             let metric = self.names.intern(&name.0);
             let info = line.metric_info.0.iter().find(|(k, _)| k.0 == name.0).map(|(_, i)| i);
@@ -289,9 +344,7 @@ impl Trials {
         self.round.extend(other.round);
         self.started.extend(other.started);
         self.wall_time.extend(other.wall_time);
-        let ids = self.ids.len();
-        self.ids.push_str(&other.ids);
-        self.id_end.extend(other.id_end.iter().map(|e| e + ids));
+        self.ids.append(other.ids);
         let rows = self.metric.len();
         self.row_end.extend(other.row_end.iter().map(|e| e + rows));
         self.metric.extend(other.metric.iter().map(map));
