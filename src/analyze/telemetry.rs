@@ -6,6 +6,7 @@
 //! metric as well, recorded with the trial's metrics by the run.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::ops::Range;
 
 use rayon::prelude::*;
 
@@ -70,133 +71,15 @@ const FOREIGN_BYTES: f64 = 32.0 * 1024.0 * 1024.0;
 /// Two sides differ in a percentage only by at least this many points.
 const PCT_POINTS: f64 = 1.0;
 
-/// One analysed trial's secondary metrics, the whole-host columns included.
-struct TrialValues<'a> {
-    trial: usize,
-    /// Its [`Shape`] among its cell's.
-    shape: usize,
-    values: Values<'a>,
-    not_converged: bool,
-}
-
-/// A trial's secondary metrics by name, the names borrowed from the trials' own: a
-/// handful a trial, so a list searched in order, rather than a hash map of owned names
-/// (which cost 700 bytes a trial of default telemetry, and most of the time of this
-/// module, for every trial of a large store).
-#[derive(Default)]
-struct Values<'a>(Vec<(&'a str, f64)>);
-
-impl<'a> Values<'a> {
-    fn get(&self, name: &str) -> Option<f64> {
-        self.0.iter().find(|(k, _)| *k == name).map(|&(_, v)| v)
-    }
-    fn contains_key(&self, name: &str) -> bool {
-        self.0.iter().any(|(k, _)| *k == name)
-    }
-    fn iter(&self) -> impl Iterator<Item = (&'a str, f64)> + '_ {
-        self.0.iter().copied()
-    }
-    fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
-/// Where each cell's analysed trials (ok, not warm-ups, of current cells) and each
-/// trial's secondary metrics are in the trial columns, found in one pass over the log:
-/// a cell's [`TrialValues`] are made when its turn comes and dropped after it (all at
-/// once they were 380 MB at 10⁶ trials of default telemetry), and the cells are looked
-/// at in parallel.
-struct Layout {
-    /// Cell `c`'s analysed trials in log order: `trials[start[c]..start[c + 1]]`.
-    start: Vec<usize>,
-    trials: Vec<u32>,
-    /// The trials the tool said had not converged, ascending.
-    not_converged: Vec<usize>,
-    /// Each `monitor:` value's sources: its name, whether disks and net were read.
-    monitored: Vec<(Name, bool, bool)>,
-}
-
-impl Layout {
-    /// None when no trial has any secondary metric, flag or source (nothing monitored,
-    /// no telemetry, no flags: most stores).
-    fn new(snapshot: &Snapshot, plan: &Plan) -> Option<Layout> {
-        let t = &snapshot.trials;
-        if t.secondary.is_empty()
-            && t.flags.is_empty()
-            && t.monitored.iter().all(|&m| t.names.get(m).is_empty())
-        {
-            return None;
-        }
-        // by the name's number, no hashing per trial
-        let cells = t.cell_index(plan);
-        let cell_of = |i: usize| -> Option<usize> {
-            (t.status[i].is_measurement() && !t.warmup[i]).then(|| cells.get(t.cell[i])).flatten()
-        };
-        let mut start = vec![0; plan.cells.len() + 1];
-        for i in 0..t.len() {
-            if let Some(c) = cell_of(i) {
-                start[c + 1] += 1;
-            }
-        }
-        for c in 0..plan.cells.len() {
-            start[c + 1] += start[c];
-        }
-        let mut next = start.clone();
-        let mut trials = vec![0; start[plan.cells.len()]];
-        for i in 0..t.len() {
-            if let Some(c) = cell_of(i) {
-                trials[next[c]] = u32::try_from(i).ok()?;
-                next[c] += 1;
-            }
-        }
-        let flag = t.names.find(NOT_CONVERGED);
-        let mut not_converged: Vec<usize> =
-            t.flags.iter().filter(|(_, f)| Some(*f) == flag).map(|(i, _)| *i).collect();
-        not_converged.sort_unstable();
-        let mut monitored: Vec<(Name, bool, bool)> = Vec::new();
-        for &m in &t.monitored {
-            if !monitored.iter().any(|(n, ..)| *n == m) {
-                let sources: Vec<&str> = t.names.get(m).split(',').collect();
-                monitored.push((m, sources.contains(&"disks"), sources.contains(&"net")));
-            }
-        }
-        Some(Layout { start, trials, not_converged, monitored })
-    }
-
-    /// Cell `cell`'s analysed trials with their secondary metrics, in log order, and the
-    /// shapes of their secondary metrics ([`TrialValues::shape`]).
-    fn cell<'a>(&self, t: &'a Trials, cell: usize) -> (Vec<TrialValues<'a>>, Vec<Shape<'a>>) {
-        let mut shapes: Vec<Shape<'a>> = Vec::new();
-        let trials = &self.trials[self.start[cell]..self.start[cell + 1]];
-        let list = trials
-            .iter()
-            .map(|&i| {
-                let i = i as usize;
-                let (names, raw) = t.secondary.of(i);
-                let (listed, monitored) = (t.secondary.shape_of(i), t.monitored[i]);
-                let shape = match shapes.iter().position(|s| (s.listed, s.monitored) == (listed, monitored)) {
-                    Some(s) => s,
-                    None => {
-                        shapes.push(Shape::new(self, t, names, listed, monitored));
-                        shapes.len() - 1
-                    }
-                };
-                TrialValues {
-                    trial: i,
-                    shape,
-                    values: shapes[shape].values(raw),
-                    not_converged: self.not_converged.binary_search(&i).is_ok(),
-                }
-            })
-            .collect();
-        (list, shapes)
-    }
-
-    /// Whether disks and net were read around a trial whose sources were `monitored`.
-    fn read(&self, monitored: Name) -> (bool, bool) {
-        self.monitored.iter().find(|(m, ..)| *m == monitored).map_or((false, false), |m| (m.1, m.2))
-    }
-}
+// How the trials are looked at (`Pass`): the cells in batches of `CELLS_AT_ONCE`, on
+// both cores, each batch's analysed trials in log order, each trial's values added to its
+// cell's sums and counts (`CellAcc`) rather than kept. A batch's sums stay in the core's
+// cache, and its trials' figures are first read from the columns in loops of their own
+// (`Pass::gather`), so that many cache misses are under way at once. Taking a cell's
+// trials one by one where they lay in the log (one in ten thousand, in a large store)
+// waited on a cache miss for nearly every figure: most of a report's time on 10⁶ trials
+// of default telemetry. The sums run in log order within each cell, as the lists of
+// values did, so every figure is the same to the bit.
 
 /// Where one of a trial's values comes from: a secondary metric of its record (by its
 /// place among them), the largest of some (the busiest device, 0 without one) or their
@@ -208,13 +91,18 @@ enum Source {
 }
 
 /// The names of a trial's secondary metrics and its sources, and what its values are
-/// then: worked out once for the trials that share them (a cell's trials mostly do), so
+/// then: worked out once for the trials that share them (a run's trials mostly do), so
 /// that a trial's values are taken by place rather than found by name.
 struct Shape<'a> {
-    /// The number of the trials' list of names (`SecondaryMetrics::shape_of`).
-    listed: usize,
-    monitored: Name,
     keys: Vec<(&'a str, Source)>,
+    /// Places in `keys` of the figures the warnings read.
+    steal: Option<usize>,
+    disk: Option<usize>,
+    skew: Option<usize>,
+    own: Option<usize>,
+    dirty: Option<usize>,
+    /// Each device's `disk_written_bytes:<device>`, in the order of `keys`.
+    devices: Vec<(&'a str, usize)>,
 }
 
 impl<'a> Shape<'a> {
@@ -223,7 +111,7 @@ impl<'a> Shape<'a> {
     /// column whose source was read, and a gang's mean over its members where the trial
     /// has no figure of its own. Both read only the record's own metrics: no derived
     /// name has a member's `@` or a device's `:`.
-    fn new(layout: &Layout, t: &'a Trials, names: &[Name], listed: usize, monitored: Name) -> Shape<'a> {
+    fn new(t: &'a Trials, names: &[Name], monitored: Name) -> Shape<'a> {
         let mut keys: Vec<(&'a str, Source)> = Vec::with_capacity(names.len() + 4);
         for (j, &n) in names.iter().enumerate() {
             let name = t.names.get(n);
@@ -239,7 +127,9 @@ impl<'a> Shape<'a> {
                 _ => None,
             })
             .collect();
-        let read = layout.read(monitored);
+        // whether disks and net were read around the trial
+        let sources: Vec<&str> = t.names.get(monitored).split(',').collect();
+        let read = (sources.contains(&"disks"), sources.contains(&"net"));
         // only a gang's trial has members' figures (`cpu_user_pct@domu1`)
         let gang = own.iter().any(|(k, _)| k.contains('@'));
         for (name, _, _, prefix) in COLUMNS {
@@ -269,28 +159,60 @@ impl<'a> Shape<'a> {
                 None => keys.push((name, source)),
             }
         }
-        Shape { listed, monitored, keys }
+        let place = |name: &str| keys.iter().position(|(k, _)| *k == name);
+        let devices = keys
+            .iter()
+            .enumerate()
+            .filter_map(|(p, (k, _))| Some((k.strip_prefix("disk_written_bytes:")?, p)))
+            .collect();
+        Shape {
+            steal: place("cpu_steal_pct"),
+            disk: place("disk_written_bytes"),
+            skew: place(GANG_SKEW),
+            own: place(OWN_WRITTEN),
+            dirty: place(DIRTY_BEFORE),
+            devices,
+            keys,
+        }
     }
 
-    /// The values of a trial of this shape, whose secondary metrics are `raw`.
-    fn values(&self, raw: &[f64]) -> Values<'a> {
+    /// The values of a trial of this shape, whose secondary metrics are `raw`, in `out`.
+    fn values(&self, raw: &[f64], out: &mut Vec<f64>) {
         let value = |source: &Source| match source {
             Source::Raw(j) => raw[*j],
             Source::Busiest(js) => js.iter().map(|&j| raw[j]).fold(0.0_f64, f64::max),
             Source::Mean(js) => mean(&js.iter().map(|&j| raw[j]).collect::<Vec<f64>>()),
         };
-        Values(self.keys.iter().map(|(k, source)| (*k, value(source))).collect())
+        out.clear();
+        out.extend(self.keys.iter().map(|(_, source)| value(source)));
     }
 }
 
-fn stat(values: &[f64]) -> SecondaryStat {
-    let n = values.len();
-    SecondaryStat {
-        n,
-        mean: values.iter().sum::<f64>() / n as f64,
-        min: values.iter().copied().fold(f64::INFINITY, f64::min),
-        max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-        differs: false,
+/// Count, sum, least and largest of one secondary metric over a cell's trials, in log
+/// order: what a list of them would give (the sum from −0.0, as `Sum` for f64 starts).
+#[derive(Clone, Copy)]
+struct Acc {
+    n: usize,
+    sum: f64,
+    min: f64,
+    max: f64,
+}
+
+impl Acc {
+    const EMPTY: Acc = Acc { n: 0, sum: -0.0, min: f64::INFINITY, max: f64::NEG_INFINITY };
+
+    fn add(&mut self, v: f64) {
+        *self = Acc { n: self.n + 1, sum: self.sum + v, min: self.min.min(v), max: self.max.max(v) };
+    }
+
+    fn stat(&self) -> SecondaryStat {
+        SecondaryStat {
+            n: self.n,
+            mean: self.sum / self.n as f64,
+            min: self.min,
+            max: self.max,
+            differs: false,
+        }
     }
 }
 
@@ -305,19 +227,31 @@ fn differ(a: &SecondaryStat, b: &SecondaryStat, unit: &str, threshold: f64) -> b
     apart && gap > threshold * larger && (unit != "%" || gap >= PCT_POINTS)
 }
 
-/// What is looked at in every cell.
-struct Context<'a> {
-    exp: &'a Experiment,
-    plan: &'a Plan,
-    snapshot: &'a Snapshot,
-    layout: Layout,
-    /// Each cell's analysed metrics.
-    metrics_of: HashMap<usize, Vec<Name>>,
-    /// For each trial, what its host's earlier trials of the session wrote themselves
-    /// (`foreign_writes`); empty when no trial measured its own writes.
-    carried: Vec<f64>,
-    /// The share of the wall time a gang's start skew may be ([`SKEW_OF_THRESHOLD`]).
-    skew_share: f64,
+/// What one cell's analysed trials added up to, in the pass over the log.
+#[derive(Default)]
+struct CellAcc<'a> {
+    analysed: usize,
+    /// Trials with any secondary metric, and those the tool said had not converged.
+    with: usize,
+    flagged: usize,
+    /// Each secondary metric in the order first seen (its shape's order).
+    keys: Vec<(&'a str, Acc)>,
+    /// The shapes its trials had, each with its keys' places in `keys`.
+    places: Vec<(usize, Vec<usize>)>,
+    /// The Xen domains its trials name, in the order first seen.
+    xl_domains: Vec<String>,
+    /// Per host: the sum, count and largest of its trials' steal time.
+    steal: Vec<(Name, f64, usize, f64)>,
+    /// The host of the first trial with the disks' writes (`page_cache`), and for each of
+    /// the cell's rates in B/s: the rates, the disks' writes and how many were absorbed.
+    disk_host: Option<Name>,
+    page: Vec<(Name, Vec<f64>, Vec<f64>, usize)>,
+    /// A gang's start skews and its trials' wall times.
+    skews: Vec<f64>,
+    walls: Vec<f64>,
+    /// Trials whose own writes were measured, and those a disk wrote far more in.
+    measured: usize,
+    foreign: Vec<ForeignWrite>,
 }
 
 /// What one cell adds to the summary and to the warnings.
@@ -333,6 +267,266 @@ struct CellPart {
     steal: Vec<(Name, f64, usize, f64)>,
 }
 
+/// Cells looked at together in one walk over their trials: their sums stay in a core's
+/// own cache (about a kilobyte a cell of default telemetry), where the whole store's
+/// cells' sums, touched one trial at a time, made a cache miss of every figure added.
+const CELLS_AT_ONCE: usize = 256;
+
+/// The analysed trials of the current cells (measured, not warm-ups), put in order for
+/// [`Pass::batch`]: by batch of [`CELLS_AT_ONCE`] cells, each batch's in log order; and
+/// what each trial needs from the trials before it.
+struct Pass<'a> {
+    t: &'a Trials,
+    /// Each distinct (list of names, sources), worked out once.
+    shapes: Vec<Shape<'a>>,
+    /// Batch `b`'s trials: `order[start[b]..start[b + 1]]`, each with its shape; and
+    /// their cells' places in the batch.
+    order: Vec<(u32, u32)>,
+    places: Vec<u8>,
+    start: Vec<usize>,
+    /// What each had written on its host earlier in its session itself (in `order`'s
+    /// order; empty when no trial measured its own writes).
+    carried: Vec<f64>,
+    /// The trials the tool said had not converged, ascending.
+    not_converged: Vec<usize>,
+}
+
+/// A batch's trials' figures, read from the trial columns each in a loop of its own (see
+/// [`Pass::batch`]), in the batch's order.
+struct Gathered {
+    hosts: Vec<Name>,
+    walls: Vec<f64>,
+    /// Trial k's secondary metrics are `raw[raw_end[k - 1]..raw_end[k]]`.
+    raw: Vec<f64>,
+    raw_end: Vec<usize>,
+    /// Trial k's value of each of its cell's rates in B/s, in turn (none: its record has
+    /// no such metric).
+    rates: Vec<Option<f64>>,
+}
+
+impl<'a> Pass<'a> {
+    /// `None` when no trial has any secondary metric, flag or source (nothing monitored,
+    /// no telemetry, no flags: most stores).
+    fn new(t: &'a Trials, plan: &Plan) -> Option<Pass<'a>> {
+        if t.secondary.is_empty()
+            && t.flags.is_empty()
+            && t.monitored.iter().all(|&m| t.names.get(m).is_empty())
+        {
+            return None;
+        }
+        let cells = t.cell_index(plan);
+        let cell = |i: usize| -> Option<usize> {
+            (t.status[i].is_measurement() && !t.warmup[i]).then(|| cells.get(t.cell[i])).flatten()
+        };
+        let batches = plan.cells.len().div_ceil(CELLS_AT_ONCE);
+        let mut start = vec![0; batches + 1];
+        for i in 0..t.len() {
+            if let Some(c) = cell(i) {
+                start[c / CELLS_AT_ONCE + 1] += 1;
+            }
+        }
+        for b in 0..batches {
+            start[b + 1] += start[b];
+        }
+        // then each trial in its place, in log order, with its shape and what its host
+        // wrote itself earlier in the session (warm-ups and failures included: the log
+        // holds a host's trials in the order they ran)
+        let own_name = t.names.find(OWN_WRITTEN);
+        let mut own_at: HashMap<usize, Option<usize>> = HashMap::new();
+        let mut sums: Vec<f64> = Vec::new();
+        let mut sum_of: HashMap<(Name, Name), usize> = HashMap::new();
+        let mut last_sum: Option<((Name, Name), usize)> = None;
+        let mut shapes: Vec<Shape<'a>> = Vec::new();
+        let mut shape_of: HashMap<(usize, Name), usize> = HashMap::new();
+        let mut last_shape: Option<((usize, Name), usize)> = None;
+        let mut next = start.clone();
+        let mut order = vec![(0, 0); start[batches]];
+        let mut places = vec![0; start[batches]];
+        let mut carried = if own_name.is_some() { vec![0.0; start[batches]] } else { Vec::new() };
+        for i in 0..t.len() {
+            let (names, raw) = t.secondary.of(i);
+            let listed = t.secondary.shape_of(i);
+            let earlier = own_name.map(|own| {
+                let at = *own_at.entry(listed).or_insert_with(|| names.iter().position(|&n| n == own));
+                let key = (t.host[i], t.session[i]);
+                let k = match last_sum {
+                    Some((k, s)) if k == key => s,
+                    _ => {
+                        let s = *sum_of.entry(key).or_insert_with(|| {
+                            sums.push(0.0);
+                            sums.len() - 1
+                        });
+                        last_sum = Some((key, s));
+                        s
+                    }
+                };
+                let earlier = sums[k];
+                sums[k] += at.map_or(0.0, |j| raw[j]);
+                earlier
+            });
+            let Some(c) = cell(i) else { continue };
+            let b = c / CELLS_AT_ONCE;
+            let key = (listed, t.monitored[i]);
+            let s = match last_shape {
+                Some((k, s)) if k == key => s,
+                _ => {
+                    let s = *shape_of.entry(key).or_insert_with(|| {
+                        shapes.push(Shape::new(t, names, key.1));
+                        shapes.len() - 1
+                    });
+                    last_shape = Some((key, s));
+                    s
+                }
+            };
+            order[next[b]] = (u32::try_from(i).ok()?, u32::try_from(s).ok()?);
+            places[next[b]] = u8::try_from(c % CELLS_AT_ONCE).ok()?;
+            if let Some(earlier) = earlier {
+                carried[next[b]] = earlier;
+            }
+            next[b] += 1;
+        }
+        let flag = t.names.find(NOT_CONVERGED);
+        let mut not_converged: Vec<usize> =
+            t.flags.iter().filter(|(_, f)| Some(*f) == flag).map(|(i, _)| *i).collect();
+        not_converged.sort_unstable();
+        Some(Pass { t, shapes, order, places, start, carried, not_converged })
+    }
+
+    fn batches(&self) -> usize {
+        self.start.len() - 1
+    }
+
+    /// Batch `b`'s trials' figures. A batch's trials lie a few dozen apart in the log, so
+    /// each figure is a cache miss; read in loops whose reads do not wait on one another,
+    /// the processor has many of them under way at once, where in the loop that adds
+    /// them up it had one or two.
+    fn gather(&self, b: usize, rates: &[Vec<Name>]) -> Gathered {
+        let t = self.t;
+        let these = self.start[b]..self.start[b + 1];
+        let (order, places) = (&self.order[these.clone()], &self.places[these]);
+        let trial = |e: &(u32, u32)| e.0 as usize;
+        let hosts = order.iter().map(|e| t.host[trial(e)]).collect();
+        let walls = order.iter().map(|e| t.wall_time[trial(e)]).collect();
+        let mut raw = Vec::new();
+        let raw_end = order
+            .iter()
+            .map(|e| {
+                raw.extend_from_slice(t.secondary.of(trial(e)).1);
+                raw.len()
+            })
+            .collect();
+        let first = b * CELLS_AT_ONCE;
+        let mut values = Vec::new();
+        if places.iter().any(|&p| !rates[first + usize::from(p)].is_empty()) {
+            let rows: Vec<Range<usize>> = order.iter().map(|e| t.rows(trial(e))).collect();
+            for (&p, rows) in places.iter().zip(rows) {
+                for &metric in &rates[first + usize::from(p)] {
+                    values.push(rows.clone().find(|&r| t.metric[r] == metric).map(|r| t.value[r]));
+                }
+            }
+        }
+        Gathered { hosts, walls, raw, raw_end, rates: values }
+    }
+
+    /// What the cells of batch `b` (of `cells` in all) added up to, in the order of
+    /// their trials in the log, so that each sum is the one a list of its values would
+    /// give, to the bit; `rates` are each cell's analysed metrics in B/s, for the
+    /// page-cache check.
+    fn batch(&self, b: usize, cells: usize, rates: &[Vec<Name>]) -> Vec<CellAcc<'a>> {
+        let first = b * CELLS_AT_ONCE;
+        let mut acc: Vec<CellAcc<'a>> =
+            (first..cells.min(first + CELLS_AT_ONCE)).map(|_| CellAcc::default()).collect();
+        let g = self.gather(b, rates);
+        let mut values: Vec<f64> = Vec::new();
+        let mut next_rate = 0;
+        let these = self.start[b]..self.start[b + 1];
+        for (j, (&(i, s), &place)) in self.order[these.clone()].iter().zip(&self.places[these]).enumerate() {
+            let (k, i, s, place) = (self.start[b] + j, i as usize, s as usize, usize::from(place));
+            let (c, host, wall) = (first + place, g.hosts[j], g.walls[j]);
+            let shape = &self.shapes[s];
+            shape.values(&g.raw[if j == 0 { 0 } else { g.raw_end[j - 1] }..g.raw_end[j]], &mut values);
+            let cell = &mut acc[place];
+            cell.analysed += 1;
+            cell.with += usize::from(!values.is_empty());
+            cell.flagged += usize::from(self.not_converged.binary_search(&i).is_ok());
+            let p = match cell.places.iter().position(|(shape, _)| *shape == s) {
+                Some(p) => p,
+                None => {
+                    let mut place = Vec::with_capacity(shape.keys.len());
+                    for &(k, _) in &shape.keys {
+                        place.push(match cell.keys.iter().position(|(name, _)| *name == k) {
+                            Some(p) => p,
+                            None => {
+                                cell.keys.push((k, Acc::EMPTY));
+                                cell.keys.len() - 1
+                            }
+                        });
+                        if let Some(domain) = k.strip_prefix("xl_cpu_seconds:")
+                            && !cell.xl_domains.iter().any(|d| d == domain)
+                        {
+                            cell.xl_domains.push(domain.to_owned());
+                        }
+                    }
+                    cell.places.push((s, place));
+                    cell.places.len() - 1
+                }
+            };
+            for (&p, &v) in cell.places[p].1.iter().zip(&values) {
+                cell.keys[p].1.add(v);
+            }
+            if let Some(v) = shape.steal.map(|p| values[p]) {
+                match cell.steal.iter_mut().find(|(h, ..)| *h == host) {
+                    Some(entry) => *entry = (host, entry.1 + v, entry.2 + 1, entry.3.max(v)),
+                    None => cell.steal.push((host, v, 1, v)),
+                }
+            }
+            let these = &g.rates[next_rate..next_rate + rates[c].len()];
+            next_rate += rates[c].len();
+            if let Some(disk) = shape.disk.map(|p| values[p]) {
+                cell.disk_host.get_or_insert(host);
+                if cell.page.is_empty() {
+                    cell.page = rates[c].iter().map(|&m| (m, Vec::new(), Vec::new(), 0)).collect();
+                }
+                for ((_, rates, written, absorbed), rate) in cell.page.iter_mut().zip(these) {
+                    let Some(rate) = *rate else { continue };
+                    let claimed = rate * wall;
+                    rates.push(rate);
+                    written.push(disk);
+                    if disk < ABSORBED * claimed {
+                        *absorbed += 1;
+                    }
+                }
+            }
+            if let Some(skew) = shape.skew.map(|p| values[p]) {
+                cell.skews.push(skew);
+                cell.walls.push(wall);
+            }
+            if !self.carried.is_empty()
+                && let Some(own) = shape.own.map(|p| values[p])
+            {
+                cell.measured += 1;
+                let devices = shape.devices.iter().map(|&(d, p)| (d, values[p]));
+                cell.foreign.extend(foreign_write(
+                    own,
+                    shape.dirty.map(|p| values[p]),
+                    devices,
+                    self.carried[k],
+                ));
+            }
+        }
+        acc
+    }
+}
+
+/// What is looked at in every cell.
+struct Context<'a> {
+    exp: &'a Experiment,
+    plan: &'a Plan,
+    snapshot: &'a Snapshot,
+    /// The share of the wall time a gang's start skew may be ([`SKEW_OF_THRESHOLD`]).
+    skew_share: f64,
+}
+
 /// The telemetry section of the summary, and the warnings of what the machine did.
 pub(crate) fn summarize(
     exp: &Experiment,
@@ -343,18 +537,33 @@ pub(crate) fn summarize(
     arms: &[Arms],
     threshold: f64,
 ) -> (TelemetrySummary, Vec<Warning>) {
-    let Some(layout) = Layout::new(snapshot, plan) else { return Default::default() };
-    let skew_share = SKEW_OF_THRESHOLD * threshold;
-    // each cell's metrics, found once rather than by a pass over all of them per cell
-    let mut metrics_of: HashMap<usize, Vec<Name>> = HashMap::new();
+    let t = &snapshot.trials;
+    // each cell's analysed rates in B/s, found once rather than by a pass over all the
+    // analysed metrics per cell
+    let mut rates: Vec<Vec<Name>> = vec![Vec::new(); plan.cells.len()];
     for a in analysed {
-        metrics_of.entry(a.group.cell).or_default().push(a.group.metric);
+        let info = t.metrics.get(&a.group.metric).and_then(Option::as_ref);
+        if info.is_some_and(|i| i.unit == "B/s") {
+            rates[a.group.cell].push(a.group.metric);
+        }
     }
-    let context =
-        Context { exp, plan, snapshot, layout, metrics_of, carried: carried(&snapshot.trials), skew_share };
-    let parts: Vec<CellPart> =
-        (0..plan.cells.len()).into_par_iter().map(|cell| cell_part(&context, cell)).collect();
-    drop(context);
+    let Some(pass) = Pass::new(t, plan) else { return Default::default() };
+    let skew_share = SKEW_OF_THRESHOLD * threshold;
+    let context = Context { exp, plan, snapshot, skew_share };
+    let parts: Vec<CellPart> = (0..pass.batches())
+        .into_par_iter()
+        .map(|b| {
+            let accs = pass.batch(b, plan.cells.len(), &rates);
+            accs.into_iter()
+                .enumerate()
+                .map(|(k, acc)| cell_part(&context, b * CELLS_AT_ONCE + k, acc))
+                .collect()
+        })
+        .collect::<Vec<Vec<CellPart>>>()
+        .into_iter()
+        .flatten()
+        .collect();
+    drop(pass);
 
     let mut summary = TelemetrySummary::default();
     let mut xl_domains: Vec<String> = Vec::new();
@@ -422,67 +631,32 @@ pub(crate) fn summarize(
     (summary, warnings)
 }
 
-/// One cell's telemetry, and what it warns of.
-fn cell_part(context: &Context, cell: usize) -> CellPart {
-    let t = &context.snapshot.trials;
-    let (list, shapes) = context.layout.cell(t, cell);
+/// One cell's telemetry, and what it warns of, from what its trials added up to.
+fn cell_part(context: &Context<'_>, cell: usize, acc: CellAcc<'_>) -> CellPart {
     let mut part = CellPart::default();
-    if list.is_empty() {
+    if acc.analysed == 0 {
         return part;
     }
-    // a handful of names: a list sorted by name at the end; each shape's keys' places in
-    // it found once (shapes in the order their first trial ran, so the Xen domains are
-    // in the order first seen)
-    let mut values: Vec<(&str, Vec<f64>)> = Vec::new();
-    let mut places: Vec<Vec<usize>> = Vec::with_capacity(shapes.len());
-    for shape in &shapes {
-        let mut place = Vec::with_capacity(shape.keys.len());
-        for &(k, _) in &shape.keys {
-            place.push(match values.iter().position(|(name, _)| *name == k) {
-                Some(p) => p,
-                None => {
-                    values.push((k, Vec::with_capacity(list.len())));
-                    values.len() - 1
-                }
-            });
-            if let Some(domain) = k.strip_prefix("xl_cpu_seconds:")
-                && !part.xl_domains.iter().any(|d| d == domain)
-            {
-                part.xl_domains.push(domain.to_owned());
-            }
-        }
-        places.push(place);
-    }
-    for tv in &list {
-        for (&p, (_, v)) in places[tv.shape].iter().zip(tv.values.iter()) {
-            values[p].1.push(v);
-        }
-        if let Some(s) = tv.values.get("cpu_steal_pct") {
-            let host = t.host[tv.trial];
-            match part.steal.iter_mut().find(|(h, ..)| *h == host) {
-                Some(entry) => *entry = (host, entry.1 + s, entry.2 + 1, entry.3.max(s)),
-                None => part.steal.push((host, s, 1, s)),
-            }
-        }
-    }
-    let with = list.iter().filter(|tv| !tv.values.is_empty()).count();
-    let flagged = list.iter().filter(|tv| tv.not_converged).count();
-    if with > 0 || flagged > 0 {
-        let (plan, c) = (context.plan, &context.plan.cells[cell]);
-        values.sort_by(|a, b| a.0.cmp(b.0));
+    let plan = context.plan;
+    let c = &plan.cells[cell];
+    if acc.with > 0 || acc.flagged > 0 {
+        let mut keys = acc.keys;
+        keys.sort_by(|a, b| a.0.cmp(b.0));
         part.telemetry = Some(CellTelemetry {
             cell: c.id.to_string(),
             label: plan.label(c),
             levels: plan.levels(c).map(|(k, v)| (k.to_owned(), v.text.clone())).collect(),
-            trials: with,
-            not_converged: flagged,
-            analysed: list.len(),
-            values: values.iter().map(|(k, v)| ((*k).to_owned(), stat(v))).collect(),
+            trials: acc.with,
+            not_converged: acc.flagged,
+            analysed: acc.analysed,
+            values: keys.iter().map(|(k, a)| ((*k).to_owned(), a.stat())).collect(),
         });
     }
-    part.page_cache = page_cache(context, cell, &list);
-    part.skew = skew(context, cell, &list);
-    part.foreign_writes = foreign_writes(context, cell, &list);
+    part.xl_domains = acc.xl_domains;
+    part.steal = acc.steal;
+    part.page_cache = page_cache(context, cell, acc.disk_host, acc.page);
+    part.skew = skew(context, cell, &acc.skews, &acc.walls);
+    part.foreign_writes = foreign_writes(context, cell, acc.measured, acc.foreign);
     part
 }
 
@@ -564,37 +738,24 @@ fn sides(
 /// it. (Wall time ≥ the tool's own time, so the claim is if anything overstated, never
 /// the disk's share; writeback of earlier trials during this one only hides the warning.)
 /// One cell's findings; its command is rendered only for a rate the disks did not match.
-fn page_cache(context: &Context, cell: usize, trials: &[TrialValues]) -> Vec<String> {
+fn page_cache(
+    context: &Context<'_>,
+    cell: usize,
+    host: Option<Name>,
+    rates: Vec<(Name, Vec<f64>, Vec<f64>, usize)>,
+) -> Vec<String> {
     let (t, plan) = (&context.snapshot.trials, context.plan);
-    let list: Vec<&TrialValues> =
-        trials.iter().filter(|tv| tv.values.contains_key("disk_written_bytes")).collect();
-    let Some(first) = list.first() else { return Vec::new() };
+    let Some(host) = host else { return Vec::new() };
     let mut dd_writes: Option<bool> = None;
     let mut found = Vec::new();
-    let metrics = context.metrics_of.get(&cell).into_iter().flatten().copied();
-    for name in metrics.filter(|m| t.metrics.get(m).and_then(Option::as_ref).is_some_and(|i| i.unit == "B/s"))
-    {
+    for (name, mut rates, mut written, absorbed) in rates {
         let metric = t.names.get(name);
         let unit = "B/s";
-        let mut rates = Vec::new();
-        let mut written = Vec::new();
-        let mut absorbed = 0;
-        for tv in &list {
-            let rows = t.rows(tv.trial);
-            let Some(r) = rows.clone().find(|&r| t.metric[r] == name) else { continue };
-            let claimed = t.value[r] * t.wall_time[tv.trial];
-            let Some(disk) = tv.values.get("disk_written_bytes") else { continue };
-            rates.push(t.value[r]);
-            written.push(disk);
-            if disk < ABSORBED * claimed {
-                absorbed += 1;
-            }
-        }
         if rates.is_empty() || 2 * absorbed < rates.len() {
             continue;
         }
         let dd_writes = *dd_writes.get_or_insert_with(|| {
-            let host = t.names.get(t.host[first.trial]);
+            let host = t.names.get(host);
             lint::rendered_run(context.exp, plan, cell, host).is_some_and(|run| lint::dd_writes_file(&run))
         });
         if !dd_writes && !metric.to_lowercase().contains("write") {
@@ -645,19 +806,11 @@ fn steal_warnings(hosts: BTreeMap<&str, (f64, usize, f64)>) -> Vec<Warning> {
 /// the members overlapped for less of the trial than a simultaneous load means; the
 /// context's `skew_share` of the wall time is the most a skew may be
 /// ([`SKEW_OF_THRESHOLD`]).
-fn skew(context: &Context, cell: usize, trials: &[TrialValues]) -> Option<String> {
-    let t = &context.snapshot.trials;
-    let (mut skews, mut walls) = (Vec::new(), Vec::new());
-    for tv in trials {
-        if let Some(s) = tv.values.get(GANG_SKEW) {
-            skews.push(s);
-            walls.push(t.wall_time[tv.trial]);
-        }
-    }
+fn skew(context: &Context<'_>, cell: usize, skews: &[f64], walls: &[f64]) -> Option<String> {
     if skews.is_empty() {
         return None;
     }
-    let (skew, wall) = (mean(&skews), mean(&walls));
+    let (skew, wall) = (mean(skews), mean(walls));
     (wall > 0.0 && skew > 0.0 && skew >= context.skew_share * wall).then(|| {
         format!(
             "{} (the members started {} apart on average, {:.0} % of its trials' mean {}, over {} trials)",
@@ -673,57 +826,33 @@ fn skew(context: &Context, cell: usize, trials: &[TrialValues]) -> Option<String
 /// A trial's busiest disk, what it wrote and what the trial wrote itself (bytes).
 type ForeignWrite = (String, f64, f64);
 
-/// The busiest disk of a trial and what it wrote, when that is clearly more than the
-/// experiment explains ([`FOREIGN_BYTES`]); `carried` is what the host's earlier trials of
-/// the session wrote themselves. Only for trials where margin measured the trial's own
-/// writes (a local host: over ssh the rusage is the ssh client's, and a gang's members
-/// write at once by design).
-fn foreign_write(values: &Values<'_>, carried: f64) -> Option<ForeignWrite> {
-    let own = values.get(OWN_WRITTEN)?;
-    let dirty = values.get(DIRTY_BEFORE)?;
-    let (device, written) = values
-        .iter()
-        .filter_map(|(k, v)| Some((k.strip_prefix("disk_written_bytes:")?, v)))
-        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+/// The busiest disk of a trial (of its `devices`: each one's bytes written) and what it
+/// wrote, when that is clearly more than the experiment explains ([`FOREIGN_BYTES`]);
+/// `own` is what the trial wrote itself, `dirty` the dirty pages when it began, `carried`
+/// what the host's earlier trials of the session wrote themselves. Only for trials where
+/// margin measured the trial's own writes (a local host: over ssh the rusage is the ssh
+/// client's, and a gang's members write at once by design).
+fn foreign_write<'a>(
+    own: f64,
+    dirty: Option<f64>,
+    devices: impl Iterator<Item = (&'a str, f64)>,
+    carried: f64,
+) -> Option<ForeignWrite> {
+    let dirty = dirty?;
+    let (device, written) = devices.max_by(|a, b| a.1.total_cmp(&b.1))?;
     let unexplained = written - own - dirty.min(carried);
     (unexplained > FOREIGN_BYTES.max(own)).then(|| (device.to_string(), written, own))
 }
 
-/// Each trial's share of what its host wrote before it in the session, by the trials'
-/// own writes (the log holds a host's trials in the order they ran), warm-ups and
-/// failures included; empty when no trial measured its own writes.
-fn carried(t: &Trials) -> Vec<f64> {
-    let Some(own_name) = t.names.find(OWN_WRITTEN) else { return Vec::new() };
-    // where each list of names has it, found once per list
-    let mut place: HashMap<usize, Option<usize>> = HashMap::new();
-    let mut before: HashMap<(Name, Name), f64> = HashMap::new();
-    (0..t.len())
-        .map(|i| {
-            let (names, values) = t.secondary.of(i);
-            let at = *place
-                .entry(t.secondary.shape_of(i))
-                .or_insert_with(|| names.iter().position(|&n| n == own_name));
-            let written = at.map_or(0.0, |j| values[j]);
-            let sum = before.entry((t.host[i], t.session[i])).or_default();
-            let carried = *sum;
-            *sum += written;
-            carried
-        })
-        .collect()
-}
-
 /// "another process wrote to the disk under test during the trial": in one cell, the
-/// trials whose busiest disk wrote clearly more than the experiment explains.
-fn foreign_writes(context: &Context, cell: usize, trials: &[TrialValues]) -> Option<String> {
-    if context.carried.is_empty() {
-        return None;
-    }
-    let mut measured = 0;
-    let mut hits: Vec<ForeignWrite> = Vec::new();
-    for tv in trials.iter().filter(|tv| tv.values.contains_key(OWN_WRITTEN)) {
-        measured += 1;
-        hits.extend(foreign_write(&tv.values, context.carried[tv.trial]));
-    }
+/// trials whose busiest disk wrote clearly more than the experiment explains, of the
+/// `measured` whose own writes were.
+fn foreign_writes(
+    context: &Context<'_>,
+    cell: usize,
+    measured: usize,
+    mut hits: Vec<ForeignWrite>,
+) -> Option<String> {
     if hits.is_empty() {
         return None;
     }
@@ -863,6 +992,138 @@ mod tests {
         assert!(summary.comparisons.iter().all(|c| c.metric == "throughput"));
     }
 
+    /// Six hundred and twenty-five cells (three batches of [`CELLS_AT_ONCE`]) whose trials
+    /// lie in rounds, on two hosts in three sessions, with telemetry of varying names and
+    /// warm-ups between them: each cell's figures are what its own trials' give, summed in
+    /// log order (to the bit), and what a host wrote earlier in a session counts across
+    /// cells and batches, warm-ups included (two trials a disk wrote just more than that
+    /// and 32 MiB beside are named; two just less are not).
+    #[test]
+    fn a_store_of_many_cells_is_summed_as_each_cells_own_trials_give() {
+        use std::cell::RefCell;
+        const MIB: f64 = 1024.0 * 1024.0;
+        let levels: Vec<String> = (0..25).map(|i| i.to_string()).collect();
+        let yaml = format!("matrix:\n  a: [{0}]\n  b: [{0}]\nrun: \"true\"\n", levels.join(", "));
+        let mut m = MemoryStore::new("many.yaml", &yaml);
+        m.metric("throughput", "B/s", Better::Higher, MeanKind::Arithmetic).session("s1", "h1", &[]);
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut cells: Vec<(usize, usize)> = (0..25).flat_map(|a| (0..25).map(move |b| (a, b))).collect();
+        for _ in 0..4 {
+            for k in (1..cells.len()).rev() {
+                cells.swap(k, next() as usize % (k + 1));
+            }
+            for &(a, b) in &cells {
+                let (a, b) = (levels[a].as_str(), levels[b].as_str());
+                m.trial(&[("a", a), ("b", b)], &[("throughput", 1e6 * (1 + next() % 1000) as f64)]);
+            }
+        }
+        let (labels_near, n) = (["a=0 b=1", "a=11 b=3", "a=17 b=20", "a=24 b=24"], m.records.len());
+        let near: Vec<String> = labels_near.iter().map(|l| l.replace(' ', ", ")).collect();
+        let label = |r: &crate::store::TrialRecord| format!("a={}, b={}", r.levels["a"], r.levels["b"]);
+        let randoms: Vec<u64> = (0..n).map(|_| next()).collect();
+        let written: RefCell<HashMap<(String, String), f64>> = RefCell::default();
+        let summary = observed(&mut m, |i, r| {
+            let z = randoms[i];
+            let (host, session) = [("h1", "s1"), ("h2", "s2"), ("h1", "s3")][(z % 3) as usize];
+            (r.host, r.session) = (host.to_owned(), session.to_owned());
+            r.warmup = i % 17 == 5;
+            let own = ((z >> 8) % 4) as f64 * MIB;
+            let mut metrics = vec![("cpu_user_pct", ((z >> 16) % 10_000) as f64 / 7.0)];
+            if !z.is_multiple_of(5) {
+                metrics.push(("cpu_steal_pct", ((z >> 24) % 20) as f64));
+            }
+            let mut earlier = written.borrow_mut();
+            let carried = earlier.entry((host.to_owned(), session.to_owned())).or_default();
+            // the last trial of each named cell: just over or under what explains it
+            let last = !r.warmup && near.contains(&label(r)) && r.repetition == 4;
+            let disk = if last {
+                let over = if ["a=0, b=1", "a=17, b=20"].contains(&label(r).as_str()) { 0.5 } else { -0.5 };
+                own + *carried + 32.0 * MIB + over * MIB
+            } else {
+                ((z >> 32) % 8) as f64 * MIB
+            };
+            if !z.is_multiple_of(7) || last {
+                metrics.push(("disk_written_bytes:vda", disk));
+            }
+            if !z.is_multiple_of(4) || last {
+                metrics.push((OWN_WRITTEN, own));
+                metrics.push((DIRTY_BEFORE, 1e15));
+            }
+            *carried += if !z.is_multiple_of(4) || last { own } else { 0.0 };
+            r.telemetry = telemetry(&["cpu", "disks"], &metrics);
+        });
+        assert!(m.plan.cells.len() > 2 * CELLS_AT_ONCE);
+
+        // each cell's own trials, in log order
+        let mut of_cell: HashMap<String, Vec<&crate::store::TrialRecord>> = HashMap::new();
+        for r in m.records.iter().filter(|r| !r.warmup) {
+            of_cell.entry(label(r).replace(", ", " ")).or_default().push(r);
+        }
+        assert_eq!(summary.telemetry.cells.len(), m.plan.cells.len());
+        for cell in &summary.telemetry.cells {
+            let trials = &of_cell[&cell.label];
+            assert_eq!((cell.analysed, cell.trials), (trials.len(), trials.len()), "{}", cell.label);
+            let figure = |name: &str| -> Vec<f64> {
+                trials
+                    .iter()
+                    .filter_map(|r| {
+                        let t = &r.telemetry.as_ref().unwrap().metrics;
+                        match name {
+                            "disk_written_bytes" => Some(
+                                t.iter()
+                                    .filter(|(k, _)| k.starts_with("disk_written_bytes:"))
+                                    .map(|(_, v)| *v)
+                                    .fold(0.0, f64::max),
+                            ),
+                            _ => t.get(name).copied(),
+                        }
+                    })
+                    .collect()
+            };
+            for name in ["cpu_user_pct", "cpu_steal_pct", "disk_written_bytes", OWN_WRITTEN] {
+                let values = figure(name);
+                let Some(got) = cell.values.get(name) else {
+                    assert!(values.is_empty(), "{} {name}", cell.label);
+                    continue;
+                };
+                let want = stat(&values);
+                assert_eq!(
+                    (got.n, got.mean.to_bits(), got.min.to_bits(), got.max.to_bits()),
+                    (want.n, want.mean.to_bits(), want.min.to_bits(), want.max.to_bits()),
+                    "{} {name}",
+                    cell.label
+                );
+            }
+        }
+        let foreign: Vec<&str> = summary
+            .warnings
+            .iter()
+            .filter(|w| w.kind == WarningKind::ForeignWrites)
+            .map(|w| w.message.as_str())
+            .collect();
+        assert_eq!(foreign.len(), 1, "{:?}", summary.warnings);
+        let named: Vec<&str> =
+            labels_near.into_iter().filter(|l| foreign[0].contains(&format!("{l} ("))).collect();
+        assert_eq!(named, ["a=0 b=1", "a=17 b=20"], "{}", foreign[0]);
+    }
+
+    /// The figures of a list of values, as the pass's sums must give them.
+    fn stat(values: &[f64]) -> SecondaryStat {
+        SecondaryStat {
+            n: values.len(),
+            mean: values.iter().sum::<f64>() / values.len() as f64,
+            min: values.iter().copied().fold(f64::INFINITY, f64::min),
+            max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            differs: false,
+        }
+    }
+
     /// Without disk telemetry nothing is claimed: no snapshot is no proof.
     #[test]
     fn no_disk_telemetry_no_page_cache_warning() {
@@ -944,13 +1205,20 @@ mod tests {
     #[test]
     fn foreign_writes_need_clearly_more_than_the_experiment_explains() {
         const MIB: f64 = 1024.0 * 1024.0;
+        // a trial's figures by name, as its record has them, read as the pass reads them
+        let foreign_write = |values: &Vec<(&str, f64)>, carried: f64| {
+            let get = |name: &str| values.iter().find(|(k, _)| *k == name).map(|&(_, v)| v);
+            let devices =
+                values.iter().filter_map(|&(k, v)| Some((k.strip_prefix("disk_written_bytes:")?, v)));
+            super::foreign_write(get(OWN_WRITTEN)?, get(DIRTY_BEFORE), devices, carried)
+        };
         let values = |own: f64, dirty: f64, disk: f64| {
-            Values(vec![
+            vec![
                 (OWN_WRITTEN, own),
                 (DIRTY_BEFORE, dirty),
                 ("disk_written_bytes:sda", disk),
                 ("disk_written_bytes:sdb", 1.0),
-            ])
+            ]
         };
         // 1 MiB of its own: the disk must write more than 1 + 32 MiB
         assert!(foreign_write(&values(MIB, 0.0, 33.0 * MIB), 0.0).is_none());
@@ -966,7 +1234,7 @@ mod tests {
         assert!(foreign_write(&values(MIB, 2000.0 * MIB, 280.0 * MIB), 0.0).is_some());
         // not measured (a remote host, a gang): nothing said
         let mut remote = values(MIB, 0.0, 900.0 * MIB);
-        remote.0.retain(|(k, _)| *k != OWN_WRITTEN);
+        remote.retain(|(k, _)| *k != OWN_WRITTEN);
         assert!(foreign_write(&remote, 0.0).is_none());
     }
 

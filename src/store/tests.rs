@@ -731,7 +731,7 @@ fn start_times_order_by_time_with_none_last() {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        times.push((x % 7 != 0).then(|| earliest + (x % (latest - earliest) as u64) as i64));
+        times.push((!x.is_multiple_of(7)).then(|| earliest + (x % (latest - earliest) as u64) as i64));
     }
     let mut by_option = times.clone();
     by_option.sort_by_key(|t| (t.is_none(), *t));
