@@ -36,6 +36,7 @@ pub struct Summary {
     pub settings: AnalysisSettings,
     pub trials: TrialCounts,
     pub metrics: Vec<MetricMeta>,
+    #[serde(serialize_with = "json::cells")]
     pub cells: Vec<CellStat>,
     pub comparisons: Vec<ComparisonStat>,
     /// Each compared level's effect over the contexts it was compared in

@@ -81,7 +81,7 @@ pub(crate) fn write_report(
     std::thread::scope(|scope| {
         let serialised = scope.spawn(|| {
             write_partial(&json, |out| {
-                crate::summary::json::to_writer(&mut *out, &**summary).map_err(std::io::Error::from)?;
+                crate::summary::json::summary_to_writer(&mut *out, summary)?;
                 out.write_all(b"\n")
             })
         });

@@ -5,10 +5,14 @@
 //! sees a cell on one screen, and the file is a fifth smaller (136 MB rather than 168 MB
 //! at 10⁶ trials of four metrics; docs/design.md, summary.json).
 
+use std::cell::Cell;
 use std::io::{self, Write};
 
-use serde::Serialize;
+use rayon::prelude::*;
+use serde::{Serialize, Serializer};
 use serde_json::ser::{CharEscape, CompactFormatter, Formatter};
+
+use super::{CellStat, Summary};
 
 /// Writes `value` as summary.json is written.
 pub(crate) fn to_writer<W: Write, T: Serialize + ?Sized>(writer: W, value: &T) -> serde_json::Result<()> {
@@ -20,6 +24,74 @@ pub(crate) fn to_string<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<
     let mut out = Vec::new();
     to_writer(&mut out, value)?;
     Ok(String::from_utf8(out).expect("serde_json writes UTF-8"))
+}
+
+thread_local! {
+    /// Set while [`summary_to_writer`] writes everything of a summary but its cells.
+    static CELLS_LEFT_OUT: Cell<bool> = const { Cell::new(false) };
+}
+
+/// How [`Summary::cells`] is written: as the list it is, or as an empty one while
+/// [`summary_to_writer`] writes the rest of the summary around them.
+pub(crate) fn cells<S: Serializer>(cells: &[CellStat], s: S) -> Result<S::Ok, S::Error> {
+    match CELLS_LEFT_OUT.get() {
+        true => s.collect_seq(std::iter::empty::<&CellStat>()),
+        false => s.collect_seq(cells),
+    }
+}
+
+/// Cells in a piece of [`summary_to_writer`]: a megabyte or two of text.
+const PIECE: usize = 256;
+
+/// Writes a summary as [`to_writer`] does, the same bytes, with its cells (most of a
+/// large summary.json: every trial's value) formatted in pieces on all cores, a piece
+/// per core at a time, so that no more than those pieces are held: 0.4 s of a report on
+/// 10⁶ trials was this file written on one core, what the report waited for last.
+pub(crate) fn summary_to_writer<W: Write>(w: W, summary: &Summary) -> io::Result<()> {
+    pieces_to_writer(w, summary, PIECE)
+}
+
+fn pieces_to_writer<W: Write>(mut w: W, summary: &Summary, piece: usize) -> io::Result<()> {
+    if summary.cells.len() <= piece {
+        return to_writer(w, summary).map_err(io::Error::from);
+    }
+    // the rest, with `"cells": []` where the cells go: the only key at the top level's
+    // indentation that is `cells` (a string holds no line break: it is escaped)
+    CELLS_LEFT_OUT.set(true);
+    let shell = to_string(summary);
+    CELLS_LEFT_OUT.set(false);
+    let shell = shell.map_err(io::Error::from)?;
+    const KEY: &str = "\n  \"cells\": [";
+    let at =
+        shell.find("\n  \"cells\": []").ok_or_else(|| io::Error::other("summary.json without its cells"))?;
+    let (head, tail) = (&shell[..at + KEY.len()], &shell[at + KEY.len() + "]".len()..]);
+    w.write_all(head.as_bytes())?;
+    let pieces: Vec<&[CellStat]> = summary.cells.chunks(piece).collect();
+    let threads = rayon::current_num_threads().max(1);
+    for (wave, these) in pieces.chunks(threads).enumerate() {
+        let texts: Vec<serde_json::Result<Vec<u8>>> = these
+            .par_iter()
+            .enumerate()
+            .map(|(k, cells)| {
+                let mut out = Vec::new();
+                for (i, cell) in cells.iter().enumerate() {
+                    // as the list's items are written: each after a line break and the
+                    // indentation (a comma before all but the first), at the list's depth
+                    let first = wave == 0 && k == 0 && i == 0;
+                    let layout =
+                        Layout { level: 2, lists: vec![Some(false)], item: Some(first), has_value: false };
+                    cell.serialize(&mut serde_json::Serializer::with_formatter(&mut out, layout))?;
+                }
+                Ok(out)
+            })
+            .collect();
+        for text in texts {
+            w.write_all(&text.map_err(io::Error::from)?)?;
+        }
+    }
+    // the end of a list of objects: a line break, the key's indentation, the bracket
+    w.write_all(b"\n  ]")?;
+    w.write_all(tail.as_bytes())
 }
 
 /// The layout: serde_json's `PrettyFormatter`, with lists of plain values on one line.
@@ -217,6 +289,34 @@ mod tests {
   "values": [1.5, 2.25, -3e-7]
 }"#;
         assert_eq!(to_string(&value).unwrap(), expected);
+    }
+
+    /// A summary written with its cells in pieces is the same text, byte for byte, as
+    /// written whole: pieces of one cell, of a few, and the last piece short.
+    #[test]
+    fn the_cells_written_in_pieces_are_the_summary_written_whole() {
+        use crate::analyze::{MemoryStore, summarize_store};
+        use crate::vocab::{Better, MeanKind};
+        let yaml = "matrix:\n  a: [1, 2, 3, 4, 5, 6, 7]\n  b: [x, y, z]\nrun: \"true\"\nanalysis:\n  compare:\n    - factor: a\n      baseline: '1'\n";
+        let mut m = MemoryStore::new("pieces.yaml", yaml);
+        m.metric("rate", "B/s", Better::Higher, MeanKind::Arithmetic).session("s1", "h1", &[]);
+        for round in 0..4 {
+            for a in 1..=7 {
+                for b in ["x", "y", "z"] {
+                    let v = 100.0 + (a * 7 + round) as f64 + if b == "y" { 0.5 } else { 0.0 };
+                    m.trial(&[("a", &a.to_string()), ("b", b)], &[("rate", v), ("latency", 1.0 / v)]);
+                }
+            }
+        }
+        let summary = summarize_store(&m.exp, &m.plan, &m.snapshot, &[]).unwrap();
+        assert_eq!(summary.cells.len(), 42);
+        let whole = to_string(&summary).unwrap();
+        assert!(whole.contains("\n  \"cells\": [\n    {"), "the cells are a list of objects");
+        for piece in [1, 5, 41, 42, 100] {
+            let mut out = Vec::new();
+            pieces_to_writer(&mut out, &summary, piece).unwrap();
+            assert_eq!(String::from_utf8(out).unwrap(), whole, "pieces of {piece}");
+        }
     }
 
     /// Any JSON value: the keys and the nesting of summary.json's kinds of content.
