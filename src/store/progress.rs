@@ -120,6 +120,17 @@ fn progress_where(
     // each metric's values, and the mean its latest record asked for
     type Values = Vec<(Name, Vec<f64>, MeanKind)>;
     let (slot, named) = cells.slots();
+    let measured = |i: usize| trials.status[i].is_measurement() && !trials.warmup[i] && counts(i);
+    // each cell's measurements counted first, so that a metric's list is made the size it
+    // will be rather than grown, copied at every doubling (most of this pass at 10⁷ trials)
+    let mut of_slot: Vec<usize> = vec![0; named];
+    for i in 0..trials.len() {
+        if let Some(s) = slot[trials.cell[i].index()]
+            && measured(i)
+        {
+            of_slot[s] += 1;
+        }
+    }
     let mut by_cell: Vec<Option<(usize, CellProgress, Values)>> = vec![None; named];
     let mut set_aside = 0;
     for i in 0..trials.len() {
@@ -130,7 +141,7 @@ fn progress_where(
         let s = slot[trials.cell[i].index()].expect("a current cell has a slot");
         let (_, progress, values) =
             by_cell[s].get_or_insert_with(|| (cell, CellProgress::default(), Vec::new()));
-        let measured = trials.status[i].is_measurement() && !trials.warmup[i] && counts(i);
+        let measured = measured(i);
         progress.add(trials.repetition[i], measured, std::iter::empty(), trials.wall_time[i]);
         if measured {
             for row in trials.rows(i) {
@@ -140,7 +151,11 @@ fn progress_where(
                         v.push(trials.value[row]);
                         *k = kind;
                     }
-                    None => values.push((metric, vec![trials.value[row]], kind)),
+                    None => {
+                        let mut v = Vec::with_capacity(of_slot[s]);
+                        v.push(trials.value[row]);
+                        values.push((metric, v, kind));
+                    }
                 }
             }
         }
