@@ -305,14 +305,7 @@ pub(crate) fn groups(trials: &Trials, plan: &Plan) -> (Vec<Group>, TrialCounts) 
     // given room for them all (a metric appears once a trial) rather than grown as its
     // values come, copied again at every doubling (at 10⁷ trials most of this pass).
     let analysed = |i: usize| !trials.warmup[i] && trials.status[i].is_measurement();
-    let mut of_slot: Vec<usize> = vec![0; cells_named];
-    for i in 0..trials.len() {
-        if analysed(i)
-            && let Some(s) = slot[trials.cell[i].index()]
-        {
-            of_slot[s] += 1;
-        }
-    }
+    let of_slot = trials.count_in_slots(&slot, cells_named, analysed);
     let mut of_cell: Vec<Vec<(Name, usize)>> = vec![Vec::new(); cells_named];
     let mut keys: Vec<(usize, Name)> = Vec::new();
     let mut members: Vec<Members> = Vec::new();
@@ -326,7 +319,7 @@ pub(crate) fn groups(trials: &Trials, plan: &Plan) -> (Vec<Group>, TrialCounts) 
             (false, true) => counts.analysed += 1,
             (false, false) => counts.failed += 1,
         }
-        if trials.warmup[i] || !trials.status[i].is_measurement() {
+        if !analysed(i) {
             continue;
         }
         let s = slot[trials.cell[i].index()].expect("a current cell has a slot");

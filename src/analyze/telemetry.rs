@@ -1101,16 +1101,16 @@ mod tests {
                 );
             }
         }
-        let foreign: Vec<&str> = summary
-            .warnings
-            .iter()
-            .filter(|w| w.kind == WarningKind::ForeignWrites)
-            .map(|w| w.message.as_str())
-            .collect();
+        let foreign = messages(&summary, WarningKind::ForeignWrites);
         assert_eq!(foreign.len(), 1, "{:?}", summary.warnings);
         let named: Vec<&str> =
             labels_near.into_iter().filter(|l| foreign[0].contains(&format!("{l} ("))).collect();
         assert_eq!(named, ["a=0 b=1", "a=17 b=20"], "{}", foreign[0]);
+    }
+
+    /// The messages of the summary's warnings of one kind.
+    fn messages(summary: &Summary, kind: WarningKind) -> Vec<&str> {
+        summary.warnings.iter().filter(|w| w.kind == kind).map(|w| w.message.as_str()).collect()
     }
 
     /// The figures of a list of values, as the pass's sums must give them.
@@ -1148,12 +1148,7 @@ mod tests {
             let steal = if i < 3 { [10.0, 12.0, 14.0][i] } else { 4.9 };
             r.telemetry = telemetry(&["cpu"], &[("cpu_steal_pct", steal)]);
         });
-        let w: Vec<&str> = summary
-            .warnings
-            .iter()
-            .filter(|w| w.kind == WarningKind::Steal)
-            .map(|w| w.message.as_str())
-            .collect();
+        let w = messages(&summary, WarningKind::Steal);
         assert_eq!(
             w,
             [

@@ -123,14 +123,7 @@ fn progress_where(
     let measured = |i: usize| trials.status[i].is_measurement() && !trials.warmup[i] && counts(i);
     // each cell's measurements counted first, so that a metric's list is made the size it
     // will be rather than grown, copied at every doubling (most of this pass at 10⁷ trials)
-    let mut of_slot: Vec<usize> = vec![0; named];
-    for i in 0..trials.len() {
-        if let Some(s) = slot[trials.cell[i].index()]
-            && measured(i)
-        {
-            of_slot[s] += 1;
-        }
-    }
+    let of_slot = trials.count_in_slots(&slot, named, measured);
     let mut by_cell: Vec<Option<(usize, CellProgress, Values)>> = vec![None; named];
     let mut set_aside = 0;
     for i in 0..trials.len() {

@@ -180,6 +180,26 @@ impl Trials {
         start..self.row_end[i]
     }
 
+    /// How many trials `keep` keeps in each of `slots` slots ([`CellIndex::slots`]): for a
+    /// list per cell made the size it will be, rather than grown (copied at every doubling)
+    /// as its trials come.
+    pub fn count_in_slots(
+        &self,
+        slot: &[Option<usize>],
+        slots: usize,
+        keep: impl Fn(usize) -> bool,
+    ) -> Vec<usize> {
+        let mut counts = vec![0; slots];
+        for i in 0..self.len() {
+            if let Some(s) = slot[self.cell[i].index()]
+                && keep(i)
+            {
+                counts[s] += 1;
+            }
+        }
+        counts
+    }
+
     /// The plan's index of each cell id the records name (an id the plan does not have
     /// belongs to an older version of the commands).
     pub fn cells_in(&self, plan: &Plan) -> HashMap<Name, usize> {
