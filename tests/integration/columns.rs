@@ -101,3 +101,28 @@ fn a_large_store_reads_the_same_with_its_columns_as_from_its_log() {
     names.sort();
     assert_eq!(names, ["runs.columns", "runs.ndjson", "runs.progress"]);
 }
+
+/// A summary of more cells than summary.json is written a piece at a time (256 cells a
+/// piece, on all cores: src/summary/json.rs) is the very text `report --json` prints
+/// whole, byte for byte.
+#[test]
+fn a_summary_of_many_cells_is_the_file_report_json_prints() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("experiments")).unwrap();
+    let levels = (0..20).map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
+    let exp = format!(
+        "matrix:\n  a: [{levels}]\n  b: [{levels}]\nrun: printf 'value=%s\\n' {{{{ a }}}}{{{{ repetition }}}}\n\
+         metrics:\n  value: {{ regex: 'value=(\\d+)', better: higher }}\nrepetitions: 2\n"
+    );
+    std::fs::write(dir.path().join("experiments/many.yaml"), exp).unwrap();
+    let out = margin(dir.path()).args(["run", "experiments/many.yaml"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = margin(dir.path()).args(["report", "experiments/many.yaml", "--json"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let written = std::fs::read_to_string(dir.path().join("reports/many/summary.json")).unwrap();
+    let summary: serde_json::Value = serde_json::from_str(&written).unwrap();
+    // 400 cells, each with its value and the times the run measures: several pieces
+    let rows = summary["cells"].as_array().unwrap().len();
+    assert!(rows >= 400, "{rows} cell × metric rows");
+    assert!(written == stdout(&out), "summary.json differs from what `report --json` prints");
+}
