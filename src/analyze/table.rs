@@ -295,74 +295,68 @@ impl<'a> Table<'a> {
 /// report).
 pub(crate) fn groups(trials: &Trials, plan: &Plan) -> (Vec<Group>, TrialCounts) {
     use rayon::prelude::*;
-    let cells = trials.cell_index(plan);
-    let mut counts = TrialCounts::default();
-    // First each group's trials and values, in log order: the log is read once, in order
-    // (each trial's rows lie together); a cell's groups (one per metric: a few) are found
-    // by its name's number.
-    let (slot, cells_named) = cells.slots();
-    // Each cell's analysed trials counted first, in a pass that only reads: a group is
-    // given room for them all (a metric appears once a trial) rather than grown as its
-    // values come, copied again at every doubling (at 10⁷ trials most of this pass).
-    let analysed = |i: usize| !trials.warmup[i] && trials.status[i].is_measurement();
-    let of_slot = trials.count_in_slots(&slot, cells_named, analysed);
-    let mut of_cell: Vec<Vec<(Name, usize)>> = vec![Vec::new(); cells_named];
-    let mut keys: Vec<(usize, Name)> = Vec::new();
-    let mut members: Vec<Members> = Vec::new();
-    for i in 0..trials.len() {
-        let Some(cell) = cells.get(trials.cell[i]) else {
-            counts.stale += 1;
-            continue;
-        };
-        match (trials.warmup[i], trials.status[i].is_measurement()) {
-            (true, _) => counts.warmups += 1,
-            (false, true) => counts.analysed += 1,
-            (false, false) => counts.failed += 1,
-        }
-        if !analysed(i) {
-            continue;
-        }
-        let s = slot[trials.cell[i].index()].expect("a current cell has a slot");
-        let slots = &mut of_cell[s];
-        let trial = u32::try_from(i).expect("fewer than 4 billion trials");
-        for r in trials.rows(i) {
-            let metric = trials.metric[r];
-            let g = match slots.iter().find(|(m, _)| *m == metric) {
-                Some(&(_, g)) => g,
-                None => {
-                    keys.push((cell, metric));
-                    members.push(Members {
-                        trials: Vec::with_capacity(of_slot[s]),
-                        values: Vec::with_capacity(of_slot[s]),
-                    });
-                    slots.push((metric, keys.len() - 1));
-                    keys.len() - 1
-                }
-            };
-            members[g].trials.push(trial);
-            members[g].values.push(trials.value[r]);
-        }
-    }
-    drop(of_cell);
-    // The frame's order: by cell, then metric name.
-    let mut order: Vec<usize> = (0..keys.len()).collect();
-    order.sort_by_key(|&g| (keys[g].0, keys[g].1.index()));
-    let mut members: Vec<Option<Members>> = members.into_iter().map(Some).collect();
-    let by_cell: Vec<Vec<(Name, Members)>> = order
-        .chunk_by(|&a, &b| keys[a].0 == keys[b].0)
-        .map(|gs| gs.iter().map(|&g| (keys[g].1, members[g].take().expect("each group once"))).collect())
-        .collect();
-    // Then cell by cell, in parallel: each group in the order its trials started (a
-    // stable sort: log order breaks ties; no start time last), and one list of rows for
-    // a cell's groups of the same trials. Trials are logged as they end, so the sort is
-    // almost always a check that finds them sorted, once per cell.
+    // Cell by cell, on every core: each cell's trials in log order (`Trials::by_cell`), its
+    // groups (one per metric: a few) found among its own.
+    let by_cell = trials.by_cell(plan);
     let started = |t: u32| trials.started[t as usize];
-    let groups: Vec<Vec<Group>> = by_cell
+    let mut cells: Vec<(usize, TrialCounts, Vec<Group>)> = (0..by_cell.len())
         .into_par_iter()
-        .zip(order.chunk_by(|&a, &b| keys[a].0 == keys[b].0).map(|gs| keys[gs[0]].0).collect::<Vec<_>>())
-        .map(|(metrics, cell)| {
+        .map(|k| {
+            let (cell, these) = by_cell.get(k);
+            // What each trial is, read first in a loop of its own: a cell's trials lie far
+            // apart in the columns, and a loop that only reads lets the processor have many
+            // of its cache misses under way at once.
+            let what: Vec<(bool, bool, std::ops::Range<usize>)> = these
+                .iter()
+                .map(|&t| {
+                    (
+                        trials.warmup[t as usize],
+                        trials.status[t as usize].is_measurement(),
+                        trials.rows(t as usize),
+                    )
+                })
+                .collect();
+            let mut counts = TrialCounts::default();
+            for &(warmup, measurement, _) in &what {
+                match (warmup, measurement) {
+                    (true, _) => counts.warmups += 1,
+                    (false, true) => counts.analysed += 1,
+                    (false, false) => counts.failed += 1,
+                }
+            }
+            // a group is given room for all the cell's analysed trials at once (a metric
+            // appears once a trial) rather than grown, copied at every doubling
+            let mut metrics: Vec<(Name, Members)> = Vec::new();
+            for (&t, (warmup, measurement, rows)) in these.iter().zip(what) {
+                if warmup || !measurement {
+                    continue;
+                }
+                for r in rows {
+                    let metric = trials.metric[r];
+                    let g = match metrics.iter().position(|(m, _)| *m == metric) {
+                        Some(g) => g,
+                        None => {
+                            let room = counts.analysed;
+                            let room = Members {
+                                trials: Vec::with_capacity(room),
+                                values: Vec::with_capacity(room),
+                            };
+                            metrics.push((metric, room));
+                            metrics.len() - 1
+                        }
+                    };
+                    metrics[g].1.trials.push(t);
+                    metrics[g].1.values.push(trials.value[r]);
+                }
+            }
+            // The frame's order: by cell, then metric name.
+            metrics.sort_by_key(|(m, _)| m.index());
+            // Each group in the order its trials started (a stable sort: log order breaks
+            // ties; no start time last), and one list of rows for a cell's groups of the
+            // same trials. Trials are logged as they end, so the sort is almost always a
+            // check that finds them sorted, once per cell.
             let mut shared: Vec<Shared> = Vec::new();
-            metrics
+            let groups = metrics
                 .into_iter()
                 .map(|(metric, Members { trials: these, values })| {
                     let known = shared.iter().position(|(t, ..)| *t == these);
@@ -392,10 +386,18 @@ pub(crate) fn groups(trials: &Trials, plan: &Plan) -> (Vec<Group>, TrialCounts) 
                     };
                     Group { cell, metric, values, rows: Arc::clone(rows) }
                 })
-                .collect()
+                .collect();
+            (cell, counts, groups)
         })
         .collect();
-    (groups.into_iter().flatten().collect(), counts)
+    cells.sort_unstable_by_key(|&(cell, ..)| cell);
+    let mut counts = TrialCounts { stale: by_cell.outside, ..TrialCounts::default() };
+    for (_, c, _) in &cells {
+        counts.analysed += c.analysed;
+        counts.warmups += c.warmups;
+        counts.failed += c.failed;
+    }
+    (cells.into_iter().flat_map(|(.., groups)| groups).collect(), counts)
 }
 
 /// A cell's group's trials in log order, the order they were put in (`None`: already
@@ -523,6 +525,12 @@ mod tests {
                 let rate: usize =
                     groups.iter().filter(|g| g.cell == i).map(|g| g.values.len()).max().unwrap_or(0);
                 assert_eq!(rate, ok, "every measured trial has a rate");
+                // and is what the run keeps as it goes: each record added in log order
+                let mut kept: Option<crate::store::CellProgress> = None;
+                for r in f.records.iter().filter(|r| same(r)) {
+                    kept.get_or_insert_default().add_record(r);
+                }
+                assert_eq!(progress.get(&i), kept.as_ref(), "seed {seed}, cell {i}");
             }
         }
     }

@@ -37,7 +37,7 @@ pub use record::{
 };
 pub use secondary::SecondaryMetrics;
 pub use standing::Standing;
-pub use trials::{CellIndex, Failed, Started, Trials};
+pub use trials::{ByCell, CellIndex, Failed, Started, Trials};
 
 /// Why the store could not be used.
 #[derive(Debug, thiserror::Error)]

@@ -108,55 +108,56 @@ pub fn progress_labelled(
 fn progress_where(
     plan: &Plan,
     trials: &Trials,
-    counts: impl Fn(usize) -> bool,
+    counts: impl Fn(usize) -> bool + Sync,
 ) -> (HashMap<usize, CellProgress>, usize) {
+    use rayon::prelude::*;
     if trials.is_empty() {
         return (HashMap::new(), 0);
     }
-    let cells = trials.cell_index(plan);
-    // By metric name number first: hashing each row's metric name would cost more than
-    // the rest of reading the log. And by the cell name's number, not the plan's index:
-    // no hashing per record either.
-    // each metric's values, and the mean its latest record asked for
-    type Values = Vec<(Name, Vec<f64>, MeanKind)>;
-    let (slot, named) = cells.slots();
+    // Cell by cell, on every core, each cell's trials in log order (`Trials::by_cell`). By
+    // metric name number first: hashing each row's metric name would cost more than the
+    // rest of reading the log.
+    let by_cell = trials.by_cell(plan);
     let measured = |i: usize| trials.status[i].is_measurement() && !trials.warmup[i] && counts(i);
-    // each cell's measurements counted first, so that a metric's list is made the size it
-    // will be rather than grown, copied at every doubling (most of this pass at 10⁷ trials)
-    let of_slot = trials.count_in_slots(&slot, named, measured);
-    let mut by_cell: Vec<Option<(usize, CellProgress, Values)>> = vec![None; named];
-    let mut set_aside = 0;
-    for i in 0..trials.len() {
-        let Some(cell) = cells.get(trials.cell[i]) else {
-            set_aside += 1;
-            continue;
-        };
-        let s = slot[trials.cell[i].index()].expect("a current cell has a slot");
-        let (_, progress, values) =
-            by_cell[s].get_or_insert_with(|| (cell, CellProgress::default(), Vec::new()));
-        let measured = measured(i);
-        progress.add(trials.repetition[i], measured, std::iter::empty(), trials.wall_time[i]);
-        if measured {
-            for row in trials.rows(i) {
-                let (metric, kind) = (trials.metric[row], trials.mean[row]);
-                match values.iter_mut().find(|(m, ..)| *m == metric) {
-                    Some((_, v, k)) => {
-                        v.push(trials.value[row]);
-                        *k = kind;
-                    }
-                    None => {
-                        let mut v = Vec::with_capacity(of_slot[s]);
-                        v.push(trials.value[row]);
-                        values.push((metric, v, kind));
+    let out = (0..by_cell.len())
+        .into_par_iter()
+        .map(|k| {
+            let (cell, these) = by_cell.get(k);
+            // What each trial is, read first in a loop of its own: a cell's trials lie far
+            // apart in the columns, and a loop that only reads lets the processor have many
+            // of its cache misses under way at once.
+            let what: Vec<(bool, u32, f64, std::ops::Range<usize>)> = these
+                .iter()
+                .map(|&t| {
+                    let i = t as usize;
+                    (measured(i), trials.repetition[i], trials.wall_time[i], trials.rows(i))
+                })
+                .collect();
+            // each metric's values, and the mean its latest record asked for; a list made
+            // the size it will be rather than grown, copied at every doubling
+            let room = what.iter().filter(|(measured, ..)| *measured).count();
+            let mut values: Vec<(Name, Vec<f64>, MeanKind)> = Vec::new();
+            let mut progress = CellProgress::default();
+            for (measured, repetition, wall_time, rows) in what {
+                progress.add(repetition, measured, std::iter::empty(), wall_time);
+                if !measured {
+                    continue;
+                }
+                for row in rows {
+                    let (metric, kind) = (trials.metric[row], trials.mean[row]);
+                    match values.iter_mut().find(|(m, ..)| *m == metric) {
+                        Some((_, v, k)) => {
+                            v.push(trials.value[row]);
+                            *k = kind;
+                        }
+                        None => {
+                            let mut v = Vec::with_capacity(room);
+                            v.push(trials.value[row]);
+                            values.push((metric, v, kind));
+                        }
                     }
                 }
             }
-        }
-    }
-    let out = by_cell
-        .into_iter()
-        .flatten()
-        .map(|(cell, mut progress, values)| {
             for (metric, v, kind) in values {
                 let name = trials.names.get(metric);
                 progress.kinds.insert(name.to_owned(), kind);
@@ -164,8 +165,10 @@ fn progress_where(
             }
             (cell, progress)
         })
+        .collect::<Vec<_>>()
+        .into_iter()
         .collect();
-    (out, set_aside)
+    (out, by_cell.outside)
 }
 
 /// `bs=4k sync=none` for a cell, as records store the levels.

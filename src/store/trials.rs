@@ -53,6 +53,37 @@ impl CellIndex {
     }
 }
 
+/// The trials of each cell of the plan that the records name, in log order, one cell
+/// after another ([`Trials::by_cell`]). Two spellings of one id (`00ab`, `ab`) are one
+/// cell. Each cell here has at least one trial.
+#[derive(Debug, Clone)]
+pub struct ByCell {
+    /// The plan's index of each cell.
+    cells: Vec<usize>,
+    /// Where each cell's trials start in `order` (and, one past the last, where they end).
+    start: Vec<usize>,
+    order: Vec<u32>,
+    /// Records of cell ids the plan does not have (an older version of the commands).
+    pub outside: usize,
+}
+
+impl ByCell {
+    /// How many cells.
+    pub fn len(&self) -> usize {
+        self.cells.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.cells.is_empty()
+    }
+
+    /// The `k`th cell: its index in the plan, and its trials (indices into the columns)
+    /// in log order.
+    pub fn get(&self, k: usize) -> (usize, &[u32]) {
+        (self.cells[k], &self.order[self.start[k]..self.start[k + 1]])
+    }
+}
+
 /// A trial's start time in microseconds since the epoch, or none (not recorded, or not a
 /// time), in 8 bytes where an `Option<i64>` takes 16: a million trials' start times are
 /// held by the trial columns and again by the analysis' rows. Ordered by time, none last:
@@ -180,24 +211,36 @@ impl Trials {
         start..self.row_end[i]
     }
 
-    /// How many trials `keep` keeps in each of `slots` slots ([`CellIndex::slots`]): for a
-    /// list per cell made the size it will be, rather than grown (copied at every doubling)
-    /// as its trials come.
-    pub fn count_in_slots(
-        &self,
-        slot: &[Option<usize>],
-        slots: usize,
-        keep: impl Fn(usize) -> bool,
-    ) -> Vec<usize> {
-        let mut counts = vec![0; slots];
-        for i in 0..self.len() {
-            if let Some(s) = slot[self.cell[i].index()]
-                && keep(i)
-            {
-                counts[s] += 1;
+    /// Each cell's trials, cell by cell ([`ByCell`]): a count of each cell's trials, then
+    /// one pass that puts each trial's index in its cell's place (a counting sort). The
+    /// trials of a cell lie far apart in the log (interleaved); gathering per cell from
+    /// this, on every core, writes nothing scattered, where appending each trial's values
+    /// to its cell's lists as the log goes wrote to thousands of places at once.
+    pub fn by_cell(&self, plan: &Plan) -> ByCell {
+        let index = self.cell_index(plan);
+        let (slot, slots) = index.slots();
+        let mut start = vec![0; slots + 1];
+        let mut outside = 0;
+        for &cell in &self.cell {
+            match slot[cell.index()] {
+                Some(s) => start[s + 1] += 1,
+                None => outside += 1,
             }
         }
-        counts
+        for s in 0..slots {
+            start[s + 1] += start[s];
+        }
+        let mut next = start[..slots].to_vec();
+        let mut order = vec![0; start[slots]];
+        let mut cells = vec![0; slots];
+        for (i, &cell) in self.cell.iter().enumerate() {
+            if let Some(s) = slot[cell.index()] {
+                order[next[s]] = u32::try_from(i).expect("fewer than 4 billion trials");
+                next[s] += 1;
+                cells[s] = index.get(cell).expect("a cell with a slot is the plan's");
+            }
+        }
+        ByCell { cells, start, order, outside }
     }
 
     /// The plan's index of each cell id the records name (an id the plan does not have
