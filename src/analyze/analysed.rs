@@ -1,8 +1,6 @@
 //! One cell × metric of the table analysed: its values as observations, all and kept,
 //! their statistics, and the published row of summary.json they make.
 
-use std::collections::HashSet;
-
 use super::table::Group;
 use crate::plan::Plan;
 use crate::stats::cell::CellAnalysis;
@@ -62,6 +60,15 @@ pub(crate) fn cell_stat(plan: &Plan, meta: &MetricMeta, a: &Analysed) -> CellSta
         runs_needed_exceeds,
         flags: a.analysis.flags.clone(),
         values: a.all.shared_values(),
-        sessions: a.group.rows.sessions.iter().collect::<HashSet<_>>().len(),
+        sessions: distinct(&a.group.rows.sessions),
     }
+}
+
+/// How many different names `names` holds: sorted and counted rather than hashed (a cell's
+/// few sessions, for every cell of a large report).
+fn distinct(names: &[crate::store::Name]) -> usize {
+    let mut names = names.to_vec();
+    names.sort_unstable();
+    names.dedup();
+    names.len()
 }

@@ -18,15 +18,17 @@ use crate::stats::observations::Observations;
 use crate::stats::robust::compare_design;
 use crate::stats::verdict::{Replicate, VerdictKind, Vocabulary, Wording, unreplicated, verdict_per};
 use crate::stats::{StatsError, StatsSettings};
-use crate::store::{BOOT_ID, Event, Name, Names, Snapshot};
+use crate::store::{BOOT_ID, Event, Name, Snapshot};
 use crate::summary::{Arm, ComparisonStat, Median, MetricMeta, Replication, Warning, WarningKind};
 use crate::vocab::Method;
 
 /// The unit each session's trials vary by between levels: its boot when it recorded
 /// one (two runs in one boot are one unit), else the session itself (each import is one).
 pub(crate) struct Units<'a> {
-    by_session: HashMap<&'a str, &'a str>,
-    names: &'a Names,
+    /// The unit of each session, by its name's number (`None` for a name that is not a
+    /// session's): looked up by place for every value of every comparison, where hashing
+    /// the session's id each time cost a tenth of a large report.
+    of_name: Vec<Option<&'a str>>,
     /// Whether every session named a boot.
     all_boots: bool,
 }
@@ -43,26 +45,46 @@ impl<'a> Units<'a> {
                 None => all_boots = false,
             }
         }
-        Units { by_session, names: &snapshot.trials.names, all_boots }
+        let trials = &snapshot.trials;
+        let mut of_name = vec![None; trials.names.len()];
+        for &session in &trials.session {
+            of_name[session.index()].get_or_insert_with(|| {
+                let id = trials.names.get(session);
+                by_session.get(id).copied().unwrap_or(id)
+            });
+        }
+        Units { of_name, all_boots }
     }
 
     fn of(&self, session: Name) -> &'a str {
-        let id = self.names.get(session);
-        self.by_session.get(id).copied().unwrap_or(id)
+        self.of_name[session.index()].expect("every trial's session has a unit")
     }
 
     /// Each unit's values of a cell (all its trials, or those kept), in first-seen order,
     /// on the analysis scale.
     fn values(&self, cell: &Analysed, kept: bool) -> IndexMap<&'a str, Vec<f64>> {
         let aside = &cell.analysis.outliers.set_aside;
-        let mut out: IndexMap<&str, Vec<f64>> = IndexMap::new();
+        // a cell's units are few (its sessions' boots): found in a short list, each
+        // value's mostly the one before's, and hashed once each at the end
+        let mut out: Vec<(&'a str, Vec<f64>)> = Vec::new();
+        let mut last = usize::MAX;
         for (i, (&v, &session)) in cell.all.analysed().iter().zip(&cell.group.rows.sessions).enumerate() {
             if kept && aside.binary_search(&i).is_ok() {
                 continue;
             }
-            out.entry(self.of(session)).or_default().push(v);
+            let unit = self.of(session);
+            if out.get(last).is_none_or(|(u, _)| *u != unit) {
+                last = match out.iter().position(|(u, _)| *u == unit) {
+                    Some(k) => k,
+                    None => {
+                        out.push((unit, Vec::new()));
+                        out.len() - 1
+                    }
+                };
+            }
+            out[last].1.push(v);
         }
-        out
+        out.into_iter().collect()
     }
 }
 
