@@ -637,12 +637,13 @@ fn metric_table(summary: &Summary, metric: &str) -> String {
         "outliers",
         "runs needed",
     ];
+    let not_converged = telemetry::not_converged_cells(summary);
     let rows: Vec<Vec<String>> = cells
         .iter()
         .take(SHOWN)
         .map(|c| {
             let mut label = if c.label.is_empty() { "(all trials)".to_owned() } else { cell_text(&c.label) };
-            if let Some(flag) = telemetry::cell_flag(summary, &c.cell) {
+            if let Some(flag) = telemetry::cell_flag(&not_converged, &c.cell) {
                 label.push_str(&format!(" ({flag})"));
             }
             let (moe, moe_pct) = match (c.moe, c.moe_pct) {

@@ -4,7 +4,7 @@
 
 use super::SHOWN;
 use super::format::{cell_text, markdown_table, percent, scale, significant};
-use crate::summary::{ComparisonStat, Summary, TelemetryDifference};
+use crate::summary::{CellTelemetry, ComparisonStat, Summary, TelemetryDifference};
 
 /// The compact table: a row per cell (the first [`SHOWN`]), a column per secondary metric,
 /// ≠ where the cell and the other side of one of its comparisons differ.
@@ -106,8 +106,14 @@ pub(super) fn not_converged(summary: &Summary, c: &ComparisonStat) -> Option<Str
     Some(format!("measurement not converged ({trials}: the tool said so)"))
 }
 
+/// The cells whose tool said a measurement did not converge: found once for a table
+/// rather than among every cell for each of its rows.
+pub(super) fn not_converged_cells(summary: &Summary) -> Vec<&CellTelemetry> {
+    summary.telemetry.cells.iter().filter(|c| c.not_converged > 0).collect()
+}
+
 /// "not converged: 2 of 5" beside a cell in the results tables.
-pub(super) fn cell_flag(summary: &Summary, cell: &str) -> Option<String> {
-    let c = summary.telemetry.cells.iter().find(|c| c.cell == cell && c.not_converged > 0)?;
+pub(super) fn cell_flag(not_converged: &[&CellTelemetry], cell: &str) -> Option<String> {
+    let c = not_converged.iter().find(|c| c.cell == cell)?;
     Some(format!("measurement not converged: {} of {}", c.not_converged, c.analysed))
 }
