@@ -47,11 +47,11 @@ const PIECE: usize = 256;
 /// large summary.json: every trial's value) formatted in pieces on all cores, a piece
 /// per core at a time, so that no more than those pieces are held: 0.4 s of a report on
 /// 10⁶ trials was this file written on one core, what the report waited for last.
-pub(crate) fn summary_to_writer<W: Write>(w: W, summary: &Summary) -> io::Result<()> {
+pub(crate) fn summary_to_writer<W: Write + Send>(w: W, summary: &Summary) -> io::Result<()> {
     pieces_to_writer(w, summary, PIECE)
 }
 
-fn pieces_to_writer<W: Write>(mut w: W, summary: &Summary, piece: usize) -> io::Result<()> {
+fn pieces_to_writer<W: Write + Send>(mut w: W, summary: &Summary, piece: usize) -> io::Result<()> {
     if summary.cells.len() <= piece {
         return to_writer(w, summary).map_err(io::Error::from);
     }
@@ -68,27 +68,53 @@ fn pieces_to_writer<W: Write>(mut w: W, summary: &Summary, piece: usize) -> io::
     w.write_all(head.as_bytes())?;
     let pieces: Vec<&[CellStat]> = summary.cells.chunks(piece).collect();
     let threads = rayon::current_num_threads().max(1);
-    for (wave, these) in pieces.chunks(threads).enumerate() {
-        let texts: Vec<serde_json::Result<Vec<u8>>> = these
-            .par_iter()
-            .enumerate()
-            .map(|(k, cells)| {
-                let mut out = Vec::new();
-                for (i, cell) in cells.iter().enumerate() {
-                    // as the list's items are written: each after a line break and the
-                    // indentation (a comma before all but the first), at the list's depth
-                    let first = wave == 0 && k == 0 && i == 0;
-                    let layout =
-                        Layout { level: 2, lists: vec![Some(false)], item: Some(first), has_value: false };
-                    cell.serialize(&mut serde_json::Serializer::with_formatter(&mut out, layout))?;
+    // A wave's pieces are written on a thread of their own while the next wave is
+    // formatted: the kernel's copy of a file this size into the page cache took as long as
+    // formatting it, and the cores waited for it between waves.
+    let mut w = std::thread::scope(|scope| -> io::Result<W> {
+        let (send, written) = std::sync::mpsc::sync_channel::<Vec<u8>>(threads);
+        let writer = scope.spawn(move || -> io::Result<W> {
+            for text in written {
+                w.write_all(&text)?;
+            }
+            Ok(w)
+        });
+        let formatted = (|| -> io::Result<()> {
+            for (wave, these) in pieces.chunks(threads).enumerate() {
+                let texts: Vec<serde_json::Result<Vec<u8>>> = these
+                    .par_iter()
+                    .enumerate()
+                    .map(|(k, cells)| {
+                        let mut out = Vec::new();
+                        for (i, cell) in cells.iter().enumerate() {
+                            // as the list's items are written: each after a line break and
+                            // the indentation (a comma before all but the first), at the
+                            // list's depth
+                            let first = wave == 0 && k == 0 && i == 0;
+                            let layout = Layout {
+                                level: 2,
+                                lists: vec![Some(false)],
+                                item: Some(first),
+                                has_value: false,
+                            };
+                            cell.serialize(&mut serde_json::Serializer::with_formatter(&mut out, layout))?;
+                        }
+                        Ok(out)
+                    })
+                    .collect();
+                for text in texts {
+                    // a writer that stopped has its error to give
+                    if send.send(text.map_err(io::Error::from)?).is_err() {
+                        return Ok(());
+                    }
                 }
-                Ok(out)
-            })
-            .collect();
-        for text in texts {
-            w.write_all(&text.map_err(io::Error::from)?)?;
-        }
-    }
+            }
+            Ok(())
+        })();
+        drop(send);
+        let w = writer.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+        formatted.map(|()| w)
+    })?;
     // the end of a list of objects: a line break, the key's indentation, the bracket
     w.write_all(b"\n  ]")?;
     w.write_all(tail.as_bytes())
@@ -317,6 +343,25 @@ mod tests {
             pieces_to_writer(&mut out, &summary, piece).unwrap();
             assert_eq!(String::from_utf8(out).unwrap(), whole, "pieces of {piece}");
         }
+        // a disk that fills while the pieces are written: its error, not a hang or a panic
+        struct Full(usize);
+        impl Write for Full {
+            fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+                if self.0 < buf.len() {
+                    return Err(io::Error::new(io::ErrorKind::StorageFull, "no space left"));
+                }
+                self.0 -= buf.len();
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        for room in [0, 100, whole.len() / 2, whole.len() - 10] {
+            let e = pieces_to_writer(Full(room), &summary, 1).expect_err("the disk is full");
+            assert_eq!(e.kind(), io::ErrorKind::StorageFull, "room for {room} bytes");
+        }
+        pieces_to_writer(Full(whole.len()), &summary, 1).expect("room for all of it");
     }
 
     /// Any JSON value: the keys and the nesting of summary.json's kinds of content.
