@@ -18,7 +18,7 @@ use crate::stats::observations::Observations;
 use crate::stats::robust::compare_design;
 use crate::stats::verdict::{Replicate, VerdictKind, Vocabulary, Wording, unreplicated, verdict_per};
 use crate::stats::{StatsError, StatsSettings};
-use crate::store::{BOOT_ID, Event, Name, Snapshot};
+use crate::store::{BOOT_ID, Event, Name, Names, Snapshot};
 use crate::summary::{Arm, ComparisonStat, Median, MetricMeta, Replication, Warning, WarningKind};
 use crate::vocab::Method;
 
@@ -26,9 +26,10 @@ use crate::vocab::Method;
 /// one (two runs in one boot are one unit), else the session itself (each import is one).
 pub(crate) struct Units<'a> {
     /// The unit of each session, by its name's number (`None` for a name that is not a
-    /// session's): looked up by place for every value of every comparison, where hashing
-    /// the session's id each time cost a tenth of a large report.
+    /// trial's session): looked up by place for every value of every comparison, where
+    /// hashing the session's id each time cost a few per cent of a large report.
     of_name: Vec<Option<&'a str>>,
+    names: &'a Names,
     /// Whether every session named a boot.
     all_boots: bool,
 }
@@ -53,11 +54,12 @@ impl<'a> Units<'a> {
                 by_session.get(id).copied().unwrap_or(id)
             });
         }
-        Units { of_name, all_boots }
+        Units { of_name, names: &trials.names, all_boots }
     }
 
     fn of(&self, session: Name) -> &'a str {
-        self.of_name[session.index()].expect("every trial's session has a unit")
+        // every trial's session has its unit; another name is its own
+        self.of_name.get(session.index()).copied().flatten().unwrap_or_else(|| self.names.get(session))
     }
 
     /// Each unit's values of a cell (all its trials, or those kept), in first-seen order,

@@ -165,8 +165,6 @@ fn progress_where(
             }
             (cell, progress)
         })
-        .collect::<Vec<_>>()
-        .into_iter()
         .collect();
     (out, by_cell.outside)
 }

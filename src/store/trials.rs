@@ -213,9 +213,9 @@ impl Trials {
 
     /// Each cell's trials, cell by cell ([`ByCell`]): a count of each cell's trials, then
     /// one pass that puts each trial's index in its cell's place (a counting sort). The
-    /// trials of a cell lie far apart in the log (interleaved); gathering per cell from
-    /// this, on every core, writes nothing scattered, where appending each trial's values
-    /// to its cell's lists as the log goes wrote to thousands of places at once.
+    /// trials of a cell lie far apart in the log (interleaved): a cell's work then reads
+    /// its own trials, on every core, where appending each trial's values to its cell's
+    /// lists as the log went wrote to thousands of lists at once, on one core.
     pub fn by_cell(&self, plan: &Plan) -> ByCell {
         let index = self.cell_index(plan);
         let (slot, slots) = index.slots();
@@ -232,12 +232,17 @@ impl Trials {
         }
         let mut next = start[..slots].to_vec();
         let mut order = vec![0; start[slots]];
-        let mut cells = vec![0; slots];
         for (i, &cell) in self.cell.iter().enumerate() {
             if let Some(s) = slot[cell.index()] {
                 order[next[s]] = u32::try_from(i).expect("fewer than 4 billion trials");
                 next[s] += 1;
-                cells[s] = index.get(cell).expect("a cell with a slot is the plan's");
+            }
+        }
+        // the plan's index of each slot's cell: that of any name given the slot
+        let mut cells = vec![0; slots];
+        for (n, s) in slot.iter().enumerate() {
+            if let (Some(s), Some(cell)) = (s, index.get(Name::new(n))) {
+                cells[*s] = cell;
             }
         }
         ByCell { cells, start, order, outside }
