@@ -6,12 +6,14 @@
 //! never change a verdict; they say what the numbers cannot.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use indexmap::IndexMap;
 use rayon::prelude::*;
 
 use super::analysed::Analysed;
 use super::comparisons::Arms;
+use super::table::Rows;
 use crate::plan::Plan;
 use crate::plan::render::{Builtins, render};
 use crate::spec::Experiment;
@@ -151,13 +153,28 @@ pub(crate) fn command_warnings(
     analysed: &[Analysed],
 ) -> Vec<Warning> {
     let memory = host_memory(snapshot);
-    let mut cells: BTreeMap<usize, BTreeSet<&str>> = BTreeMap::new();
+    // Each cell's hosts by their names' numbers first (a few, mostly the value before's):
+    // a set of their texts built from every value of every group cost more than the
+    // commands' rendering at 10⁶ trials. A cell's groups of the same trials share their
+    // rows, and are looked at once.
+    let mut numbers: BTreeMap<usize, Vec<Name>> = BTreeMap::new();
+    let mut seen: Option<&Arc<Rows>> = None;
     for a in analysed {
-        cells
-            .entry(a.group.cell)
-            .or_default()
-            .extend(a.group.rows.hosts.iter().map(|&h| snapshot.trials.names.get(h)));
+        if seen.is_some_and(|rows| Arc::ptr_eq(rows, &a.group.rows)) {
+            continue;
+        }
+        seen = Some(&a.group.rows);
+        let hosts = numbers.entry(a.group.cell).or_default();
+        for &h in a.group.rows.hosts.iter() {
+            if hosts.last() != Some(&h) && !hosts.contains(&h) {
+                hosts.push(h);
+            }
+        }
     }
+    let cells: BTreeMap<usize, BTreeSet<&str>> = numbers
+        .into_iter()
+        .map(|(cell, hosts)| (cell, hosts.into_iter().map(|h| snapshot.trials.names.get(h)).collect()))
+        .collect();
     let templates = Templates::new();
     let findings: Vec<(Option<String>, Option<String>, Option<String>)> = cells
         .par_iter()
@@ -666,6 +683,43 @@ mod tests {
         assert_eq!(tools("fio --name=w --size=1G --rw=write"), [Tool::Fio { size: Some(1 << 30) }]);
         assert_eq!(tools("fio --name=w --filesize 2MiB"), [Tool::Fio { size: Some(2 << 20) }]);
         assert_eq!(tools("echo dd"), []);
+    }
+
+    /// A cell measured on several hosts, its trials alternating between them and in
+    /// sessions of their own: the page-cache check weighs the host with the most memory
+    /// among the cell's, whatever its metrics and the order of its trials.
+    #[test]
+    fn a_test_file_is_weighed_against_the_largest_memory_of_its_cells_hosts() {
+        use crate::analyze::{MemoryStore, summarize_store};
+        use crate::vocab::{Better, MeanKind};
+        let yaml =
+            "matrix:\n  n: [64, 200000]\nrun: dd if=/dev/zero of=/tmp/f bs=1M count={{ n }} conv=fdatasync\n";
+        let mut m = MemoryStore::new("hosts.yaml", yaml);
+        m.metric("rate", "B/s", Better::Higher, MeanKind::Arithmetic);
+        for (session, host, memory) in
+            [("s1", "beta", 1u64 << 30), ("s2", "alpha", 64 << 30), ("s3", "beta", 1 << 30)]
+        {
+            m.session(session, host, &[("memory", &memory.to_string())]);
+            for _ in 0..3 {
+                for n in ["64", "200000"] {
+                    m.trial(&[("n", n)], &[("rate", 1e8), ("time", 0.5)]);
+                }
+            }
+        }
+        let summary = summarize_store(&m.exp, &m.plan, &m.snapshot, &[]).unwrap();
+        let small: Vec<&str> = summary
+            .warnings
+            .iter()
+            .filter(|w| w.kind == WarningKind::SmallTestFile)
+            .map(|w| w.message.as_str())
+            .collect();
+        assert_eq!(small.len(), 1, "{small:?}");
+        assert!(
+            small[0].ends_with(": n=64: dd writes 0.06 GiB on alpha with 64.00 GiB of memory"),
+            "{}",
+            small[0]
+        );
+        assert!(!summary.warnings.iter().any(|w| w.kind == WarningKind::MemoryUnknown));
     }
 
     #[test]
