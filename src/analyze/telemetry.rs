@@ -181,7 +181,8 @@ impl<'a> Shape<'a> {
         let value = |source: &Source| match source {
             Source::Raw(j) => raw[*j],
             Source::Busiest(js) => js.iter().map(|&j| raw[j]).fold(0.0_f64, f64::max),
-            Source::Mean(js) => mean(&js.iter().map(|&j| raw[j]).collect::<Vec<f64>>()),
+            // `mean`'s sum and division, without a list made per trial
+            Source::Mean(js) => js.iter().map(|&j| raw[j]).sum::<f64>() / js.len() as f64,
         };
         out.clear();
         out.extend(self.keys.iter().map(|(_, source)| value(source)));
@@ -332,7 +333,8 @@ impl<'a> Pass<'a> {
         // wrote itself earlier in the session (warm-ups and failures included: the log
         // holds a host's trials in the order they ran)
         let own_name = t.names.find(OWN_WRITTEN);
-        let mut own_at: HashMap<usize, Option<usize>> = HashMap::new();
+        // where each list of names has OWN_WRITTEN, by the list's number (numbered from 0)
+        let mut own_at: Vec<Option<Option<usize>>> = Vec::new();
         let mut sums: Vec<f64> = Vec::new();
         let mut sum_of: HashMap<(Name, Name), usize> = HashMap::new();
         let mut last_sum: Option<((Name, Name), usize)> = None;
@@ -347,7 +349,10 @@ impl<'a> Pass<'a> {
             let (names, raw) = t.secondary.of(i);
             let listed = t.secondary.shape_of(i);
             let earlier = own_name.map(|own| {
-                let at = *own_at.entry(listed).or_insert_with(|| names.iter().position(|&n| n == own));
+                if own_at.len() <= listed {
+                    own_at.resize(listed + 1, None);
+                }
+                let at = *own_at[listed].get_or_insert_with(|| names.iter().position(|&n| n == own));
                 let key = (t.host[i], t.session[i]);
                 let k = match last_sum {
                     Some((k, s)) if k == key => s,
@@ -538,6 +543,7 @@ pub(crate) fn summarize(
     threshold: f64,
 ) -> (TelemetrySummary, Vec<Warning>) {
     let t = &snapshot.trials;
+    let Some(pass) = Pass::new(t, plan) else { return Default::default() };
     // each cell's analysed rates in B/s, found once rather than by a pass over all the
     // analysed metrics per cell
     let mut rates: Vec<Vec<Name>> = vec![Vec::new(); plan.cells.len()];
@@ -547,7 +553,6 @@ pub(crate) fn summarize(
             rates[a.group.cell].push(a.group.metric);
         }
     }
-    let Some(pass) = Pass::new(t, plan) else { return Default::default() };
     let skew_share = SKEW_OF_THRESHOLD * threshold;
     let context = Context { exp, plan, snapshot, skew_share };
     let parts: Vec<CellPart> = (0..pass.batches())

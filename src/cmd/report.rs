@@ -130,6 +130,13 @@ fn kept(dir: &Path, command: &str) -> Result<Target, Error> {
     }
 }
 
+/// summary.json's text on `out` (the file's very bytes, then a line break), its cells
+/// formatted in pieces on all cores as the file's are.
+fn print_json(summary: &Summary, out: &mut dyn Write) -> Result<(), Error> {
+    crate::summary::json::summary_to_writer(&mut *out, summary).map_err(io)?;
+    writeln!(out).map_err(io)
+}
+
 /// The cells of an experiment still pending on this host, from a snapshot of its store.
 fn pending(exp: &Experiment, plan: &Plan, snapshot: &Snapshot) -> Result<Vec<Pending>, Error> {
     let outlook = outlook::outlook(exp, plan, snapshot, &RunOptions::default())?.cells;
@@ -220,8 +227,7 @@ pub fn run(
             exp.name
         ));
         if json {
-            let text = crate::summary::json::to_string(&summary).map_err(|e| Error::Output(e.into()))?;
-            writeln!(out, "{text}").map_err(io)?;
+            print_json(&summary, out)?;
         } else {
             answer(&summary, None, out).map_err(io)?;
         }
@@ -230,8 +236,7 @@ pub fn run(
     if json {
         // stdout is summary.json alone
         to_stderr(format_args!("{}: {}", exp.name, t.used()));
-        let text = crate::summary::json::to_string(&summary).map_err(|e| Error::Output(e.into()))?;
-        writeln!(out, "{text}").map_err(io)?;
+        print_json(&summary, out)?;
     } else {
         writeln!(out, "{}: {}", exp.name, path.display()).map_err(io)?;
         writeln!(out, "  {}", t.used()).map_err(io)?;

@@ -38,18 +38,24 @@ impl CellIndex {
 
     /// A slot for each cell of the plan the records name, numbered from 0, by the name's
     /// number: two spellings of one id (`00ab`, `ab`) share their cell's slot. For
-    /// gathering per cell in a vector rather than a map.
-    pub fn slots(&self) -> (Vec<Option<usize>>, usize) {
+    /// gathering per cell in a vector rather than a map. Also each slot's cell: its index
+    /// in the plan.
+    fn slots(&self) -> (Vec<Option<usize>>, Vec<usize>) {
         let mut slot_of: HashMap<u32, usize> = HashMap::new();
+        let mut cells = Vec::new();
         let slots = self
             .0
             .iter()
             .map(|&i| {
-                let next = slot_of.len();
-                (i != NONE).then(|| *slot_of.entry(i).or_insert(next))
+                (i != NONE).then(|| {
+                    *slot_of.entry(i).or_insert_with(|| {
+                        cells.push(i as usize);
+                        cells.len() - 1
+                    })
+                })
             })
             .collect();
-        (slots, slot_of.len())
+        (slots, cells)
     }
 }
 
@@ -217,8 +223,8 @@ impl Trials {
     /// its own trials, on every core, where appending each trial's values to its cell's
     /// lists as the log went wrote to thousands of lists at once, on one core.
     pub fn by_cell(&self, plan: &Plan) -> ByCell {
-        let index = self.cell_index(plan);
-        let (slot, slots) = index.slots();
+        let (slot, cells) = self.cell_index(plan).slots();
+        let slots = cells.len();
         let mut start = vec![0; slots + 1];
         let mut outside = 0;
         for &cell in &self.cell {
@@ -236,13 +242,6 @@ impl Trials {
             if let Some(s) = slot[cell.index()] {
                 order[next[s]] = u32::try_from(i).expect("fewer than 4 billion trials");
                 next[s] += 1;
-            }
-        }
-        // the plan's index of each slot's cell: that of any name given the slot
-        let mut cells = vec![0; slots];
-        for (n, s) in slot.iter().enumerate() {
-            if let (Some(s), Some(cell)) = (s, index.get(Name::new(n))) {
-                cells[*s] = cell;
             }
         }
         ByCell { cells, start, order, outside }

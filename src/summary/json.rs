@@ -47,11 +47,11 @@ const PIECE: usize = 256;
 /// large summary.json: every trial's value) formatted in pieces on all cores, a piece
 /// per core at a time, so that no more than those pieces are held: 0.4 s of a report on
 /// 10⁶ trials was this file written on one core, what the report waited for last.
-pub(crate) fn summary_to_writer<W: Write + Send>(w: W, summary: &Summary) -> io::Result<()> {
+pub(crate) fn summary_to_writer<W: Write>(w: W, summary: &Summary) -> io::Result<()> {
     pieces_to_writer(w, summary, PIECE)
 }
 
-fn pieces_to_writer<W: Write + Send>(mut w: W, summary: &Summary, piece: usize) -> io::Result<()> {
+fn pieces_to_writer<W: Write>(mut w: W, summary: &Summary, piece: usize) -> io::Result<()> {
     if summary.cells.len() <= piece {
         return to_writer(w, summary).map_err(io::Error::from);
     }
@@ -63,26 +63,20 @@ fn pieces_to_writer<W: Write + Send>(mut w: W, summary: &Summary, piece: usize) 
     let shell = shell.map_err(io::Error::from)?;
     const KEY: &str = "\n  \"cells\": [";
     let at =
-        shell.find("\n  \"cells\": []").ok_or_else(|| io::Error::other("summary.json without its cells"))?;
+        shell.find(&format!("{KEY}]")).ok_or_else(|| io::Error::other("summary.json without its cells"))?;
     let (head, tail) = (&shell[..at + KEY.len()], &shell[at + KEY.len() + "]".len()..]);
     w.write_all(head.as_bytes())?;
-    let pieces: Vec<&[CellStat]> = summary.cells.chunks(piece).collect();
     let threads = rayon::current_num_threads().max(1);
-    // A wave's pieces are written on a thread of their own while the next wave is
-    // formatted: the kernel's copy of a file this size into the page cache took as long as
-    // formatting it, and the cores waited for it between waves.
-    let mut w = std::thread::scope(|scope| -> io::Result<W> {
-        let (send, written) = std::sync::mpsc::sync_channel::<Vec<u8>>(threads);
-        let writer = scope.spawn(move || -> io::Result<W> {
-            for text in written {
-                w.write_all(&text)?;
-            }
-            Ok(w)
-        });
-        let formatted = (|| -> io::Result<()> {
-            for (wave, these) in pieces.chunks(threads).enumerate() {
+    // The waves of pieces are formatted on a thread of their own while the writer writes
+    // the wave before: the kernel's copy of a file this size into the page cache took as
+    // long as formatting it, and the cores waited for it between waves. The writer stays
+    // on this thread (it may be stdout's lock).
+    std::thread::scope(|scope| -> io::Result<()> {
+        let (send, formatted) = std::sync::mpsc::sync_channel::<serde_json::Result<Vec<u8>>>(threads);
+        scope.spawn(move || {
+            for (wave, these) in summary.cells.chunks(piece * threads).enumerate() {
                 let texts: Vec<serde_json::Result<Vec<u8>>> = these
-                    .par_iter()
+                    .par_chunks(piece)
                     .enumerate()
                     .map(|(k, cells)| {
                         let mut out = Vec::new();
@@ -104,16 +98,17 @@ fn pieces_to_writer<W: Write + Send>(mut w: W, summary: &Summary, piece: usize) 
                     .collect();
                 for text in texts {
                     // a writer that stopped has its error to give
-                    if send.send(text.map_err(io::Error::from)?).is_err() {
-                        return Ok(());
+                    if send.send(text).is_err() {
+                        return;
                     }
                 }
             }
-            Ok(())
-        })();
-        drop(send);
-        let w = writer.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
-        formatted.map(|()| w)
+        });
+        // the formatter ends when the writer stops taking (its receiver dropped on error)
+        for text in formatted {
+            w.write_all(&text.map_err(io::Error::from)?)?;
+        }
+        Ok(())
     })?;
     // the end of a list of objects: a line break, the key's indentation, the bracket
     w.write_all(b"\n  ]")?;
