@@ -200,8 +200,7 @@ impl<'a> Table<'a> {
             Column::new("repetition".into(), of(&|t| trials.repetition[t])),
             Column::new("session".into(), text(&|t| trials.session[t])),
             Column::new("round".into(), of(&|t| trials.round[t])),
-            StringChunked::from_iter_values("trial".into(), trial.iter().map(|&t| trials.id(t)))
-                .into_column(),
+            trial_ids(trials, &trial),
             Column::new("secondary".into(), (0..height).map(|i| i >= main).collect::<Vec<bool>>()),
         ]);
         DataFrame::new(height, columns)
@@ -409,6 +408,21 @@ type Shared = (Vec<u32>, Option<Vec<usize>>, Arc<Rows>);
 struct Members {
     trials: Vec<u32>,
     values: Vec<f64>,
+}
+
+/// The `trial` column: each row's trial id. A trial's rows lie together (its metrics, then
+/// its secondary metrics together too), and an id kept as a UUID's bytes is spelt anew
+/// when asked for: once per run of rows of one trial, not once per row.
+fn trial_ids(trials: &Trials, trial: &[usize]) -> Column {
+    let mut ids = StringChunkedBuilder::new("trial".into(), trial.len());
+    let mut last: Option<(usize, std::borrow::Cow<'_, str>)> = None;
+    for &t in trial {
+        if last.as_ref().is_none_or(|(l, _)| *l != t) {
+            last = Some((t, trials.id(t)));
+        }
+        ids.append_value(&last.as_ref().expect("set above").1);
+    }
+    ids.finish().into_column()
 }
 
 /// The spelling of a status in the store and the table (`ok`, `parse_error`, …).
