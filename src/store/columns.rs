@@ -9,7 +9,17 @@
 //! of this format — and the file is ignored: the log is read whole and the file written
 //! anew. It is written to a file of its own and renamed into place, so a reader never
 //! sees half of one; it is not made durable, since a power cut that damages it costs one
-//! full read (its blake3 checksum tells).
+//! full read (its blake3 hashes tell).
+//!
+//! Layout: the magic, the blake3 hash of the table of contents, the table (the log's
+//! device, inode, covered length and lines, the hashes of its ends, and each section's
+//! length and blake3 hash), then the sections end to end up to the file's last byte: the
+//! first holds what is not a column of numbers (names, ids that are not UUIDs, failures,
+//! warnings, the lists of secondary names), each of the others one column of numbers,
+//! little-endian. A section is checked against its own hash, so the columns are read on
+//! every core, each straight into its vector, with no pass over the bytes but the kernel's
+//! copy and the hash (a million trials with telemetry: 210 MB read in about 0.1 s where
+//! one stream, decoded and hashed on one core, took 0.3 s).
 
 use std::fs::{self, File, Metadata};
 use std::io::{self, BufReader, BufWriter, Read, Write};
@@ -26,7 +36,15 @@ use super::trials::{Failed, Started, Trials};
 use crate::vocab::{Better, MeanKind};
 
 /// What the file starts with; the last digit is the version of the layout below.
-const MAGIC: &[u8; 16] = b"margin-columns03";
+const MAGIC: &[u8; 16] = b"margin-columns04";
+/// The file's sections: what is not a column of numbers (names, failures, warnings, …),
+/// then each column of numbers ([`encode`] has them in order).
+const SECTIONS: usize = 19;
+/// The table of contents: the log's device, inode, covered length and lines, the hashes
+/// of its two ends, and each section's length and blake3 hash.
+const TOC: usize = 4 * 8 + 2 * 32 + SECTIONS * (8 + 32);
+/// What comes before the sections: the magic, the blake3 hash of the table, the table.
+pub(super) const TOP: usize = MAGIC.len() + 32 + TOC;
 /// How much of each end of the covered bytes is hashed to tell that the log is the one
 /// the columns were read from.
 const EDGE: u64 = 64 << 10;
@@ -49,25 +67,39 @@ pub(super) fn path_for(log: &Path) -> PathBuf {
 }
 
 /// The columns kept for `log`, when they are those of its first bytes.
+///
+/// The file's table of contents is read first; then its sections, each checked against
+/// its own blake3 hash, on every core, the numbers read straight into their vectors.
 pub(super) fn read(path: &Path, log: &File, meta: &Metadata) -> Option<Covered> {
-    let (mut r, sum) = open_derived(path, MAGIC)?;
-    let (dev, ino, end, lines) = (r.u64().ok()?, r.u64().ok()?, r.u64().ok()?, r.u64().ok()?);
-    let (mut head, mut tail) = ([0u8; 32], [0u8; 32]);
-    r.bytes(&mut head).ok()?;
-    r.bytes(&mut tail).ok()?;
-    if dev != meta.dev() || ino != meta.ino() || end > meta.len() {
+    let file = File::open(path).ok()?;
+    let size = file.metadata().ok()?.len();
+    let mut top = [0u8; TOP];
+    file.read_exact_at(&mut top, 0).ok()?;
+    let (magic, rest) = top.split_at(MAGIC.len());
+    let (sum, toc) = rest.split_at(32);
+    if magic != MAGIC || blake3::hash(toc).as_bytes() != sum {
         return None;
     }
-    if edges(log, end).ok()? != (head, tail) {
+    let toc = Toc::decode(toc).ok()?;
+    if toc.dev != meta.dev() || toc.ino != meta.ino() || toc.end > meta.len() {
         return None;
     }
-    let warnings = r.list(|r| Ok((r.len()?, r.text()?))).ok()?;
-    let trials = decode(&mut r).ok()?;
-    if !read_whole(r, &sum) {
+    if edges(log, toc.end).ok()? != (toc.head, toc.tail) {
         return None;
     }
-    let lines = usize::try_from(lines).ok()?;
-    consistent(&trials).then_some(Covered { trials, end, lines, warnings })
+    // the sections follow the table one after the other, to the file's last byte
+    let mut at = TOP as u64;
+    let mut sections = Vec::with_capacity(SECTIONS);
+    for &(len, hash) in &toc.sections {
+        sections.push(Section { at, len, hash });
+        at = at.checked_add(len)?;
+    }
+    if at != size {
+        return None;
+    }
+    let (warnings, trials) = decode(&file, &sections).ok()?;
+    let lines = usize::try_from(toc.lines).ok()?;
+    consistent(&trials).then_some(Covered { trials, end: toc.end, lines, warnings })
 }
 
 /// A file derived from the log (`runs.columns`, `runs.progress`) opened for reading past
@@ -96,18 +128,36 @@ pub(super) fn read_whole(mut r: Decoder, sum: &[u8; 32]) -> bool {
 /// convenience: the next read parses the log instead).
 pub(super) fn write(path: &Path, log: &File, meta: &Metadata, covered: &Covered) -> io::Result<()> {
     let (head, tail) = edges(log, covered.end)?;
-    write_derived(path, MAGIC, |w| {
-        for n in [meta.dev(), meta.ino(), covered.end, covered.lines as u64] {
-            w.u64(n)?;
+    let name = path.extension().unwrap_or_default().to_string_lossy();
+    let temporary = path.with_extension(format!("{name}.{}.tmp", std::process::id()));
+    let written = (|| {
+        let file = File::create(&temporary)?;
+        // the table of contents, written last, comes first
+        let mut w = Encoder(BufWriter::with_capacity(1 << 20, Hashing::new(file.try_clone()?)));
+        w.bytes(&[0u8; TOP])?;
+        w.0.flush()?;
+        let sections = encode(&mut w, covered)?;
+        let toc = Toc {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            end: covered.end,
+            lines: covered.lines as u64,
+            head,
+            tail,
+            sections,
         }
-        w.bytes(&head)?;
-        w.bytes(&tail)?;
-        w.list(&covered.warnings, |w, (line, text)| {
-            w.len(*line)?;
-            w.text(text)
-        })?;
-        encode(w, &covered.trials)
-    })
+        .encode();
+        let mut top = Vec::with_capacity(TOP);
+        top.extend_from_slice(MAGIC);
+        top.extend_from_slice(blake3::hash(&toc).as_bytes());
+        top.extend_from_slice(&toc);
+        file.write_all_at(&top, 0)
+    })()
+    .and_then(|()| fs::rename(&temporary, path));
+    if written.is_err() {
+        let _ = fs::remove_file(&temporary);
+    }
+    written
 }
 
 /// Writes a derived file whole: `magic`, the checksum of what follows, and what `body`
@@ -151,11 +201,13 @@ pub(super) fn edges(log: &File, end: u64) -> io::Result<([u8; 32], [u8; 32])> {
 pub(super) struct Hashing {
     file: File,
     pub(super) hasher: blake3::Hasher,
+    /// Bytes written through it (since [`cut`]).
+    written: u64,
 }
 
 impl Hashing {
     pub(super) fn new(file: File) -> Self {
-        Hashing { file, hasher: blake3::Hasher::new() }
+        Hashing { file, hasher: blake3::Hasher::new(), written: 0 }
     }
 }
 
@@ -171,6 +223,7 @@ impl Write for Hashing {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let n = self.file.write(buf)?;
         self.hasher.update(&buf[..n]);
+        self.written += n as u64;
         Ok(n)
     }
     fn flush(&mut self) -> io::Result<()> {
@@ -250,13 +303,13 @@ impl Encoder {
     }
 }
 
-pub(super) struct Decoder {
-    pub(super) input: BufReader<Hashing>,
+pub(super) struct Decoder<R = BufReader<Hashing>> {
+    pub(super) input: R,
     /// Bytes of the file not read yet: no list is longer than what is left could hold.
     pub(super) left: u64,
 }
 
-impl Decoder {
+impl<R: Read> Decoder<R> {
     pub(super) fn bytes(&mut self, b: &mut [u8]) -> io::Result<()> {
         self.left = self.left.checked_sub(b.len() as u64).ok_or_else(bad)?;
         self.input.read_exact(b)
@@ -303,33 +356,8 @@ impl Decoder {
     ) -> io::Result<Option<T>> {
         if self.flag()? { each(self).map(Some) } else { Ok(None) }
     }
-    /// A list of fixed-size items, read a buffer at a time rather than an item at a time
-    /// (a million trials' columns are tens of millions of numbers).
-    pub(super) fn fixed<const N: usize, T>(
-        &mut self,
-        each: impl Fn([u8; N]) -> io::Result<T>,
-    ) -> io::Result<Vec<T>> {
-        let n = self.len()?;
-        if n as u64 > self.left / N as u64 {
-            return Err(bad());
-        }
-        let mut out = Vec::with_capacity(n);
-        let mut buf = vec![0u8; N * n.min(8192)];
-        let mut left = n;
-        while left > 0 {
-            let piece = &mut buf[..N * left.min(8192)];
-            self.bytes(piece)?;
-            for item in piece.chunks_exact(N) {
-                let mut b = [0u8; N];
-                b.copy_from_slice(item);
-                out.push(each(b)?);
-            }
-            left -= piece.len() / N;
-        }
-        Ok(out)
-    }
-    /// [`Decoder::fixed`] for items any bytes make (numbers, and indices checked after):
-    /// a loop with no branch per item, which the compiler vectorises.
+    /// A list of fixed-size items any bytes make (numbers, and indices checked after), read
+    /// a buffer at a time: a loop with no branch per item, which the compiler vectorises.
     pub(super) fn plain<const N: usize, T>(&mut self, each: impl Fn([u8; N]) -> T) -> io::Result<Vec<T>> {
         let n = self.len()?;
         if n as u64 > self.left / N as u64 {
@@ -412,29 +440,83 @@ fn better_of(n: u8) -> io::Result<Better> {
     }
 }
 
-fn encode(w: &mut Encoder, t: &Trials) -> io::Result<()> {
+/// The table of contents ([`TOC`]).
+struct Toc {
+    dev: u64,
+    ino: u64,
+    end: u64,
+    lines: u64,
+    head: [u8; 32],
+    tail: [u8; 32],
+    /// Each section's length and blake3 hash, in order.
+    sections: Vec<(u64, [u8; 32])>,
+}
+
+impl Toc {
+    fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(TOC);
+        for n in [self.dev, self.ino, self.end, self.lines] {
+            out.extend_from_slice(&n.to_le_bytes());
+        }
+        out.extend_from_slice(&self.head);
+        out.extend_from_slice(&self.tail);
+        for (len, hash) in &self.sections {
+            out.extend_from_slice(&len.to_le_bytes());
+            out.extend_from_slice(hash);
+        }
+        out
+    }
+
+    fn decode(bytes: &[u8]) -> io::Result<Toc> {
+        let mut r = Decoder { input: bytes, left: bytes.len() as u64 };
+        let (dev, ino, end, lines) = (r.u64()?, r.u64()?, r.u64()?, r.u64()?);
+        let (head, tail) = (r.array()?, r.array()?);
+        let sections = (0..SECTIONS).map(|_| Ok((r.u64()?, r.array()?))).collect::<io::Result<_>>()?;
+        Ok(Toc { dev, ino, end, lines, head, tail, sections })
+    }
+}
+
+/// Where a section is in the file, and its hash.
+struct Section {
+    at: u64,
+    len: u64,
+    hash: [u8; 32],
+}
+
+/// The length and hash of what was written since the last cut, flushed.
+fn cut(w: &mut Encoder) -> io::Result<(u64, [u8; 32])> {
+    w.0.flush()?;
+    let h = w.0.get_mut();
+    let hash = std::mem::replace(&mut h.hasher, blake3::Hasher::new()).finalize();
+    Ok((std::mem::take(&mut h.written), *hash.as_bytes()))
+}
+
+/// A column of numbers as a section: each item's little-endian bytes.
+fn column<T, const N: usize>(
+    w: &mut Encoder,
+    items: &[T],
+    each: impl Fn(&T) -> [u8; N],
+) -> io::Result<(u64, [u8; 32])> {
+    for item in items {
+        w.bytes(&each(item))?;
+    }
+    cut(w)
+}
+
+/// `covered`'s sections, in order; their lengths and hashes.
+fn encode(w: &mut Encoder, covered: &Covered) -> io::Result<Vec<(u64, [u8; 32])>> {
+    let t = &covered.trials;
+    cut(w)?; // the table's room, hashed apart
+    w.list(&covered.warnings, |w, (line, text)| {
+        w.len(*line)?;
+        w.text(text)
+    })?;
     w.list(&t.names.0.items, |w, s| w.text(s))?;
-    w.names(&t.cell)?;
-    w.names(&t.host)?;
-    w.names(&t.session)?;
-    w.list(&t.status, |w, s| w.u8(status_code(*s)))?;
-    w.list(&t.warmup, |w, b| w.u8(u8::from(*b)))?;
-    w.list(&t.repetition, |w, n| w.u32(*n))?;
-    w.list(&t.round, |w, n| w.u32(*n))?;
-    // eight bytes each, i64::MIN for none (`Started`'s own)
-    w.list(&t.started, |w, s| w.u64(s.bits() as u64))?;
-    w.list(&t.wall_time, |w, x| w.f64(*x))?;
-    // a UUID's 16 bytes a trial, then the ids that are not one, with their trial
-    w.list(&t.ids.packed, |w, b| w.bytes(b))?;
+    // the ids that are not a UUID, with their trial
     w.list(&t.ids.other, |w, (trial, id)| {
         w.len(*trial)?;
         w.text(id)
     })?;
-    w.list(&t.row_end, |w, n| w.len(*n))?;
-    w.names(&t.metric)?;
-    w.list(&t.value, |w, x| w.f64(*x))?;
-    w.names(&t.unit)?;
-    w.list(&t.mean, |w, m| w.u8(mean_code(*m)))?;
     let metrics: Vec<(&Name, &Option<MetricInfo>)> = t.metrics.iter().collect();
     w.list(&metrics, |w, (name, info)| {
         w.u32(name.index() as u32)?;
@@ -455,55 +537,74 @@ fn encode(w: &mut Encoder, t: &Trials) -> io::Result<()> {
         w.text(text)?;
         w.len(**n)
     })?;
-    // the trials' lists of names, each trial's list, the values
+    // the trials' lists of secondary names (each list once)
     w.list(&t.secondary.shapes.items, |w, names| w.names(names))?;
-    w.list(&t.secondary.shape, |w, s| w.u32(*s))?;
-    w.list(&t.secondary.values, |w, v| w.f64(*v))?;
-    w.names(&t.monitored)?;
     w.list(&t.flags, |w, (trial, flag)| {
         w.len(*trial)?;
         w.u32(flag.index() as u32)
-    })
+    })?;
+    let name = |n: &Name| (n.index() as u32).to_le_bytes();
+    let number = |x: &f64| x.to_bits().to_le_bytes();
+    let small = |n: &u32| n.to_le_bytes();
+    let sections = vec![
+        cut(w)?,
+        column(w, &t.cell, name)?,
+        column(w, &t.host, name)?,
+        column(w, &t.session, name)?,
+        column(w, &t.status, |s| [status_code(*s)])?,
+        column(w, &t.warmup, |b| [u8::from(*b)])?,
+        column(w, &t.repetition, small)?,
+        column(w, &t.round, small)?,
+        // i64::MIN for none (`Started`'s own)
+        column(w, &t.started, |s| s.bits().to_le_bytes())?,
+        column(w, &t.wall_time, number)?,
+        // a UUID's 16 bytes a trial (the ids that are not one are in the first section)
+        column(w, &t.ids.packed, |b| *b)?,
+        column(w, &t.row_end, |n| (*n as u64).to_le_bytes())?,
+        column(w, &t.metric, name)?,
+        column(w, &t.value, number)?,
+        column(w, &t.unit, name)?,
+        column(w, &t.mean, |m| [mean_code(*m)])?,
+        column(w, &t.secondary.shape, small)?,
+        column(w, &t.secondary.values, number)?,
+        column(w, &t.monitored, name)?,
+    ];
+    debug_assert_eq!(sections.len(), SECTIONS);
+    Ok(sections)
 }
 
-fn decode(r: &mut Decoder) -> io::Result<Trials> {
+/// A section read straight into a vector of `T`, when its bytes hash as they should.
+/// Its length is within the file's, which was checked: a damaged table cannot ask for
+/// more memory than the file could fill.
+fn raw<T: bytemuck::Pod>(file: &File, s: &Section) -> io::Result<Vec<T>> {
+    let width = size_of::<T>() as u64;
+    if !s.len.is_multiple_of(width) {
+        return Err(bad());
+    }
+    let mut out = vec![T::zeroed(); usize::try_from(s.len / width).map_err(|_| bad())?];
+    let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
+    file.read_exact_at(bytes, s.at)?;
+    if blake3::hash(bytes).as_bytes() != &s.hash {
+        return Err(bad());
+    }
+    Ok(out)
+}
+
+/// The warnings kept with the columns and the columns, from `file`'s `sections`: the
+/// first read whole, then the columns of numbers each on its own, on every core.
+fn decode(file: &File, s: &[Section]) -> io::Result<(Vec<(usize, String)>, Trials)> {
+    let first = raw::<u8>(file, &s[0])?;
+    let mut r = Decoder { input: &first[..], left: first.len() as u64 };
+    let said = r.list(|r| Ok((r.len()?, r.text()?)))?;
     // each name once: a repeated one is a damaged file
     let texts = r.list(|r| Ok(r.text()?.into_boxed_str()))?;
-    let mut t = Trials { names: Names(Interned::from_items(texts).ok_or_else(bad)?), ..Trials::default() };
-    let names = t.names.len();
-    let name = move |r: &mut Decoder| {
-        let n = u32::from_le_bytes(r.array()?) as usize;
-        if n < names { Ok(Name::new(n)) } else { Err(bad()) }
+    let names = Names(Interned::from_items(texts).ok_or_else(bad)?);
+    let count = names.len();
+    let name = move |r: &mut Decoder<&[u8]>| {
+        let n = r.u32()? as usize;
+        if n < count { Ok(Name::new(n)) } else { Err(bad()) }
     };
-    // lists of names: each read as it is, then all checked at once
-    let index = move |r: &mut Decoder| {
-        let list = r.plain(|b: [u8; 4]| Name::new(u32::from_le_bytes(b) as usize))?;
-        if list.iter().all(|n| n.index() < names) { Ok(list) } else { Err(bad()) }
-    };
-    let number = |b: [u8; 8]| f64::from_bits(u64::from_le_bytes(b));
-    // too large for this machine: past any end, which `consistent` refuses
-    let length = |b: [u8; 8]| usize::try_from(u64::from_le_bytes(b)).unwrap_or(usize::MAX);
-    t.cell = index(r)?;
-    t.host = index(r)?;
-    t.session = index(r)?;
-    t.status = r.fixed(|[b]: [u8; 1]| status_of(b))?;
-    t.warmup = r.fixed(|[b]: [u8; 1]| match b {
-        0 => Ok(false),
-        1 => Ok(true),
-        _ => Err(bad()),
-    })?;
-    t.repetition = r.plain(u32::from_le_bytes)?;
-    t.round = r.plain(u32::from_le_bytes)?;
-    t.started = r.plain(|b| Started::from_bits(i64::from_le_bytes(b)))?;
-    t.wall_time = r.plain(number)?;
-    let packed = r.plain(|b: [u8; 16]| b)?;
     let other = r.list(|r| Ok((r.len()?, r.text()?.into_boxed_str())))?;
-    t.ids = Ids::from_parts(packed, other).ok_or_else(bad)?;
-    t.row_end = r.plain(length)?;
-    t.metric = index(r)?;
-    t.value = r.plain(number)?;
-    t.unit = index(r)?;
-    t.mean = r.fixed(|[b]: [u8; 1]| mean_of(b))?;
     let metrics = r.list(|r| {
         let metric = name(r)?;
         let info = r.optional(|r| {
@@ -512,8 +613,7 @@ fn decode(r: &mut Decoder) -> io::Result<Trials> {
         })?;
         Ok((metric, info))
     })?;
-    t.metrics = metrics.into_iter().collect::<IndexMap<_, _>>();
-    t.failed = r.list(|r| {
+    let failed = r.list(|r| {
         Ok(Failed {
             trial: r.len()?,
             exit_code: r.optional(|r| Ok(r.u32()? as i32))?,
@@ -521,18 +621,109 @@ fn decode(r: &mut Decoder) -> io::Result<Trials> {
             started_at: r.optional(Decoder::text)?,
         })
     })?;
-    t.warnings = r.list(|r| Ok((r.text()?, r.len()?)))?.into_iter().collect();
-    let shapes = r.list(|r| Ok(index(r)?.into_boxed_slice()))?;
-    let shape = r.plain(u32::from_le_bytes)?;
-    let values = r.plain(number)?;
-    t.secondary = SecondaryMetrics::from_parts(shapes, shape, values).ok_or_else(bad)?;
-    t.monitored = index(r)?;
-    t.flags = r.list(|r| Ok((r.len()?, name(r)?)))?;
-    Ok(t)
+    let warnings = r.list(|r| Ok((r.text()?, r.len()?)))?.into_iter().collect();
+    let shapes = r.list(|r| Ok(r.list(name)?.into_boxed_slice()))?;
+    let flags = r.list(|r| Ok((r.len()?, name(r)?)))?;
+    if r.left != 0 {
+        return Err(bad());
+    }
+    drop(first);
+
+    // the columns: names checked against the names read, codes against their meanings
+    let names_at = |at: &Section| -> io::Result<Vec<Name>> {
+        let list = raw::<u32>(file, at)?;
+        if list.iter().all(|&n| (u32::from_le(n) as usize) < count) {
+            Ok(list.into_iter().map(|n| Name::new(u32::from_le(n) as usize)).collect())
+        } else {
+            Err(bad())
+        }
+    };
+    let numbers_at = |at: &Section| -> io::Result<Vec<f64>> {
+        Ok(raw::<u64>(file, at)?.into_iter().map(|b| f64::from_bits(u64::from_le(b))).collect())
+    };
+    let small_at = |at: &Section| -> io::Result<Vec<u32>> {
+        Ok(raw::<u32>(file, at)?.into_iter().map(u32::from_le).collect())
+    };
+    let (mut cell, mut host, mut session, mut metric, mut unit, mut monitored) =
+        (None, None, None, None, None, None);
+    let (mut status, mut warmup, mut mean) = (None, None, None);
+    let (mut repetition, mut round, mut shape) = (None, None, None);
+    let (mut started, mut wall_time, mut value, mut values) = (None, None, None, None);
+    let (mut packed, mut row_end) = (None, None);
+    rayon::scope(|scope| {
+        // the largest first
+        scope.spawn(|_| values = Some(numbers_at(&s[17])));
+        scope.spawn(|_| value = Some(numbers_at(&s[13])));
+        scope.spawn(|_| packed = Some(raw::<[u8; 16]>(file, &s[10])));
+        scope.spawn(|_| {
+            started = Some(
+                raw::<u64>(file, &s[8])
+                    .map(|v| v.into_iter().map(|b| Started::from_bits(u64::from_le(b) as i64)).collect()),
+            )
+        });
+        scope.spawn(|_| wall_time = Some(numbers_at(&s[9])));
+        scope.spawn(|_| {
+            row_end = Some(raw::<u64>(file, &s[11]).map(|v| {
+                v.into_iter().map(|b| usize::try_from(u64::from_le(b)).unwrap_or(usize::MAX)).collect()
+            }))
+        });
+        scope.spawn(|_| metric = Some(names_at(&s[12])));
+        scope.spawn(|_| unit = Some(names_at(&s[14])));
+        scope.spawn(|_| cell = Some(names_at(&s[1])));
+        scope.spawn(|_| host = Some(names_at(&s[2])));
+        scope.spawn(|_| session = Some(names_at(&s[3])));
+        scope.spawn(|_| monitored = Some(names_at(&s[18])));
+        scope.spawn(|_| repetition = Some(small_at(&s[6])));
+        scope.spawn(|_| round = Some(small_at(&s[7])));
+        scope.spawn(|_| shape = Some(small_at(&s[16])));
+        scope.spawn(|_| status = Some(codes(file, &s[4], status_of)));
+        scope.spawn(|_| warmup = Some(codes(file, &s[5], flag_of)));
+        scope.spawn(|_| mean = Some(codes(file, &s[15], mean_of)));
+    });
+    let done = "each column was read in the scope";
+    let trials = Trials {
+        names,
+        cell: cell.expect(done)?,
+        host: host.expect(done)?,
+        session: session.expect(done)?,
+        status: status.expect(done)?,
+        warmup: warmup.expect(done)?,
+        repetition: repetition.expect(done)?,
+        round: round.expect(done)?,
+        started: started.expect(done)?,
+        wall_time: wall_time.expect(done)?,
+        ids: Ids::from_parts(packed.expect(done)?, other).ok_or_else(bad)?,
+        row_end: row_end.expect(done)?,
+        metric: metric.expect(done)?,
+        value: value.expect(done)?,
+        unit: unit.expect(done)?,
+        mean: mean.expect(done)?,
+        metrics: metrics.into_iter().collect::<IndexMap<_, _>>(),
+        failed,
+        warnings,
+        secondary: SecondaryMetrics::from_parts(shapes, shape.expect(done)?, values.expect(done)?)
+            .ok_or_else(bad)?,
+        monitored: monitored.expect(done)?,
+        flags,
+    };
+    Ok((said, trials))
+}
+
+/// A column of one-byte codes, each read as `each` says.
+fn codes<T>(file: &File, at: &Section, each: fn(u8) -> io::Result<T>) -> io::Result<Vec<T>> {
+    raw::<u8>(file, at)?.into_iter().map(each).collect()
+}
+
+fn flag_of(b: u8) -> io::Result<bool> {
+    match b {
+        0 => Ok(false),
+        1 => Ok(true),
+        _ => Err(bad()),
+    }
 }
 
 /// Whether the columns fit together, so that no lookup into them can fail: a file
-/// that passed its checksum was written by this code, but a reader never trusts a file
+/// whose hashes matched was written by this code, but a reader never trusts a file
 /// that far.
 fn consistent(t: &Trials) -> bool {
     let n = t.len();

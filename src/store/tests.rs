@@ -519,8 +519,13 @@ fn damaged_or_stale_columns_are_ignored_and_written_anew() {
     read_keeping(&store, false);
     let columns = columns::path_for(&store.runs_path());
     let good = std::fs::read(&columns).unwrap();
-    // a byte flipped anywhere, the file cut short, or one byte more: ignored, rebuilt
-    for at in [0, 20, 60, good.len() / 3, good.len() / 2, good.len() - 1] {
+    // a byte flipped anywhere (the magic, the table's hash, the table, every section:
+    // 64 places spread over the file), the file cut short, or one byte more: ignored,
+    // rebuilt
+    let places = [0, 20, 60, columns::TOP - 1, columns::TOP]
+        .into_iter()
+        .chain((1..=64).map(|k| k * (good.len() - 1) / 64));
+    for at in places {
         let mut bad = good.clone();
         bad[at] ^= 0x40;
         std::fs::write(&columns, &bad).unwrap();
