@@ -90,7 +90,7 @@ pub(super) fn read(path: &Path, log: &File, meta: &Metadata) -> Option<Covered> 
     // the sections follow the table one after the other, to the file's last byte
     let mut at = TOP as u64;
     let mut sections = Vec::with_capacity(SECTIONS);
-    for &(len, hash) in &toc.sections {
+    for (len, hash) in toc.sections {
         sections.push(Section { at, len, hash });
         at = at.checked_add(len)?;
     }
@@ -128,14 +128,11 @@ pub(super) fn read_whole(mut r: Decoder, sum: &[u8; 32]) -> bool {
 /// convenience: the next read parses the log instead).
 pub(super) fn write(path: &Path, log: &File, meta: &Metadata, covered: &Covered) -> io::Result<()> {
     let (head, tail) = edges(log, covered.end)?;
-    let name = path.extension().unwrap_or_default().to_string_lossy();
-    let temporary = path.with_extension(format!("{name}.{}.tmp", std::process::id()));
-    let written = (|| {
-        let file = File::create(&temporary)?;
+    replace(path, |file| {
         // the table of contents, written last, comes first
         let mut w = Encoder(BufWriter::with_capacity(1 << 20, Hashing::new(file.try_clone()?)));
         w.bytes(&[0u8; TOP])?;
-        w.0.flush()?;
+        cut(&mut w)?;
         let sections = encode(&mut w, covered)?;
         let toc = Toc {
             dev: meta.dev(),
@@ -145,15 +142,19 @@ pub(super) fn write(path: &Path, log: &File, meta: &Metadata, covered: &Covered)
             head,
             tail,
             sections,
-        }
-        .encode();
-        let mut top = Vec::with_capacity(TOP);
-        top.extend_from_slice(MAGIC);
-        top.extend_from_slice(blake3::hash(&toc).as_bytes());
-        top.extend_from_slice(&toc);
+        };
+        let toc = toc.encode();
+        let top = [&MAGIC[..], blake3::hash(&toc).as_bytes(), &toc].concat();
         file.write_all_at(&top, 0)
-    })()
-    .and_then(|()| fs::rename(&temporary, path));
+    })
+}
+
+/// Writes `path` anew: `body` writes a file of this process's beside it, renamed over it
+/// when complete (removed on an error). `body`'s file is open at its start.
+fn replace(path: &Path, body: impl FnOnce(File) -> io::Result<()>) -> io::Result<()> {
+    let name = path.extension().unwrap_or_default().to_string_lossy();
+    let temporary = path.with_extension(format!("{name}.{}.tmp", std::process::id()));
+    let written = File::create(&temporary).and_then(body).and_then(|()| fs::rename(&temporary, path));
     if written.is_err() {
         let _ = fs::remove_file(&temporary);
     }
@@ -167,10 +168,7 @@ pub(super) fn write_derived(
     magic: &[u8; 16],
     body: impl FnOnce(&mut Encoder) -> io::Result<()>,
 ) -> io::Result<()> {
-    let name = path.extension().unwrap_or_default().to_string_lossy();
-    let temporary = path.with_extension(format!("{name}.{}.tmp", std::process::id()));
-    let written = (|| {
-        let mut file = File::create(&temporary)?;
+    replace(path, |mut file| {
         // the checksum, written last, covers what follows it
         file.write_all(magic)?;
         file.write_all(&[0u8; 32])?;
@@ -179,12 +177,7 @@ pub(super) fn write_derived(
         w.0.flush()?;
         let sum = *w.0.get_ref().hasher.finalize().as_bytes();
         file.write_all_at(&sum, magic.len() as u64)
-    })()
-    .and_then(|()| fs::rename(&temporary, path));
-    if written.is_err() {
-        let _ = fs::remove_file(&temporary);
-    }
-    written
+    })
 }
 
 /// blake3 of the first and of the last [`EDGE`] bytes of `log`'s first `end`.
@@ -449,7 +442,7 @@ struct Toc {
     head: [u8; 32],
     tail: [u8; 32],
     /// Each section's length and blake3 hash, in order.
-    sections: Vec<(u64, [u8; 32])>,
+    sections: [(u64, [u8; 32]); SECTIONS],
 }
 
 impl Toc {
@@ -471,7 +464,10 @@ impl Toc {
         let mut r = Decoder { input: bytes, left: bytes.len() as u64 };
         let (dev, ino, end, lines) = (r.u64()?, r.u64()?, r.u64()?, r.u64()?);
         let (head, tail) = (r.array()?, r.array()?);
-        let sections = (0..SECTIONS).map(|_| Ok((r.u64()?, r.array()?))).collect::<io::Result<_>>()?;
+        let mut sections = [(0, [0; 32]); SECTIONS];
+        for section in &mut sections {
+            *section = (r.u64()?, r.array()?);
+        }
         Ok(Toc { dev, ino, end, lines, head, tail, sections })
     }
 }
@@ -504,9 +500,8 @@ fn column<T, const N: usize>(
 }
 
 /// `covered`'s sections, in order; their lengths and hashes.
-fn encode(w: &mut Encoder, covered: &Covered) -> io::Result<Vec<(u64, [u8; 32])>> {
+fn encode(w: &mut Encoder, covered: &Covered) -> io::Result<[(u64, [u8; 32]); SECTIONS]> {
     let t = &covered.trials;
-    cut(w)?; // the table's room, hashed apart
     w.list(&covered.warnings, |w, (line, text)| {
         w.len(*line)?;
         w.text(text)
@@ -546,7 +541,7 @@ fn encode(w: &mut Encoder, covered: &Covered) -> io::Result<Vec<(u64, [u8; 32])>
     let name = |n: &Name| (n.index() as u32).to_le_bytes();
     let number = |x: &f64| x.to_bits().to_le_bytes();
     let small = |n: &u32| n.to_le_bytes();
-    let sections = vec![
+    Ok([
         cut(w)?,
         column(w, &t.cell, name)?,
         column(w, &t.host, name)?,
@@ -568,9 +563,7 @@ fn encode(w: &mut Encoder, covered: &Covered) -> io::Result<Vec<(u64, [u8; 32])>
         column(w, &t.secondary.shape, small)?,
         column(w, &t.secondary.values, number)?,
         column(w, &t.monitored, name)?,
-    ];
-    debug_assert_eq!(sections.len(), SECTIONS);
-    Ok(sections)
+    ])
 }
 
 /// A section read straight into a vector of `T`, when its bytes hash as they should.
