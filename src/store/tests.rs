@@ -360,6 +360,7 @@ fn a_record_half_seen_while_being_written_is_read_next_time() {
 /// start times, telemetry, flags, metric annotations, several cells, hosts and sessions.
 fn varied(n: u32) -> TrialRecord {
     let mut r = trial(n);
+    r.round = n / 3 + 1;
     r.trial = format!("0193-{n:08}");
     r.cell = format!("{:016x}", n % 7);
     r.host = ["local", "dom0", "dom\"u\\"][n as usize % 3].into();
@@ -519,15 +520,18 @@ fn damaged_or_stale_columns_are_ignored_and_written_anew() {
     read_keeping(&store, false);
     let columns = columns::path_for(&store.runs_path());
     let good = std::fs::read(&columns).unwrap();
-    // a byte flipped anywhere (the magic, the table's hash, the table, every section:
-    // 64 places spread over the file), the file cut short, or one byte more: ignored,
-    // rebuilt
-    let places = [0, 20, 60, columns::TOP - 1, columns::TOP]
-        .into_iter()
-        .chain((1..=64).map(|k| k * (good.len() - 1) / 64));
+    // a byte flipped anywhere — the magic, the table's hash, the table, and the first,
+    // middle and last byte of every section, by its lowest bit, which leaves a name's
+    // number or a code one the checks of the contents would take: only the hashes tell —
+    // the file cut short, or one byte more: ignored, rebuilt
+    let sections = columns::sections_in(&good);
+    assert!(sections.iter().all(|(_, len)| *len > 0), "a section of the fixture is empty: {sections:?}");
+    let places = [0, 20, 60, columns::TOP - 1].into_iter().chain(
+        sections.iter().filter(|(_, len)| *len > 0).flat_map(|&(at, len)| [at, at + len / 2, at + len - 1]),
+    );
     for at in places {
         let mut bad = good.clone();
-        bad[at] ^= 0x40;
+        bad[at] ^= 0x01;
         std::fs::write(&columns, &bad).unwrap();
         assert_eq!(covered(&store), None, "flipped at {at}");
         assert_eq!(read_keeping(&store, false), expected, "flipped at {at}");
@@ -538,6 +542,30 @@ fn damaged_or_stale_columns_are_ignored_and_written_anew() {
         assert_eq!(covered(&store), None, "{} bytes", bad.len());
         assert_eq!(read_keeping(&store, false), expected);
         assert_eq!(std::fs::read(&columns).unwrap(), good);
+    }
+    // contents no writer makes, under hashes made for them: refused by the checks of
+    // what they say, never a panic
+    let at = |section: usize| sections[section].0;
+    let crafted: [(&str, Box<dyn Fn(&mut Vec<u8>)>); 4] = [
+        ("a cell's name past the names", Box::new(|b| b[at(1)..at(1) + 4].fill(0xff))),
+        ("a status no record has", Box::new(|b| b[at(4)] = 9)),
+        (
+            "a row after the last trial's",
+            Box::new(|b| {
+                let last = u64::from_le_bytes(b[at(12) - 8..at(12)].try_into().unwrap());
+                b[at(12) - 8..at(12)].copy_from_slice(&(last - 1).to_le_bytes());
+            }),
+        ),
+        ("more lines than bytes", Box::new(|b| b[72..80].copy_from_slice(&u64::MAX.to_le_bytes()))),
+    ];
+    for (what, craft) in crafted {
+        let mut bad = good.clone();
+        craft(&mut bad);
+        columns::rehash(&mut bad);
+        std::fs::write(&columns, &bad).unwrap();
+        assert_eq!(covered(&store), None, "{what}");
+        assert_eq!(read_keeping(&store, false), expected, "{what}");
+        assert_eq!(std::fs::read(&columns).unwrap(), good, "{what}");
     }
     // the log rewritten (`reparse`: a new file under the old name) with other numbers
     let mut changed = records.clone();
