@@ -545,22 +545,21 @@ fn damaged_or_stale_columns_are_ignored_and_written_anew() {
     }
     // contents no writer makes, under hashes made for them: refused by the checks of
     // what they say, never a panic
-    let at = |section: usize| sections[section].0;
-    let crafted: [(&str, Box<dyn Fn(&mut Vec<u8>)>); 4] = [
-        ("a cell's name past the names", Box::new(|b| b[at(1)..at(1) + 4].fill(0xff))),
-        ("a status no record has", Box::new(|b| b[at(4)] = 9)),
-        (
-            "a row after the last trial's",
-            Box::new(|b| {
-                let last = u64::from_le_bytes(b[at(12) - 8..at(12)].try_into().unwrap());
-                b[at(12) - 8..at(12)].copy_from_slice(&(last - 1).to_le_bytes());
-            }),
-        ),
-        ("more lines than bytes", Box::new(|b| b[72..80].copy_from_slice(&u64::MAX.to_le_bytes()))),
+    // each given the bytes and where each section starts
+    type Craft = fn(&mut [u8], &[usize]);
+    let crafted: [(&str, Craft); 4] = [
+        ("a cell's name past the names", |b, at| b[at[1]..at[1] + 4].fill(0xff)),
+        ("a status no record has", |b, at| b[at[4]] = 9),
+        ("a row after the last trial's", |b, at| {
+            let last = u64::from_le_bytes(b[at[12] - 8..at[12]].try_into().unwrap());
+            b[at[12] - 8..at[12]].copy_from_slice(&(last - 1).to_le_bytes());
+        }),
+        ("more lines than bytes", |b, _| b[72..80].copy_from_slice(&u64::MAX.to_le_bytes())),
     ];
+    let starts: Vec<usize> = sections.iter().map(|&(at, _)| at).collect();
     for (what, craft) in crafted {
         let mut bad = good.clone();
-        craft(&mut bad);
+        craft(&mut bad, &starts);
         columns::rehash(&mut bad);
         std::fs::write(&columns, &bad).unwrap();
         assert_eq!(covered(&store), None, "{what}");
