@@ -61,6 +61,9 @@ pub(super) struct Covered {
     pub lines: usize,
     /// What reading it said of its lines (a torn record), with their line numbers.
     pub warnings: Vec<(usize, String)>,
+    /// Whether only the columns a cell's progress needs were read
+    /// ([`Trials::keep_progress_columns`]).
+    pub progress_only: bool,
 }
 
 /// `runs.columns` beside `runs.ndjson`.
@@ -72,7 +75,15 @@ pub(super) fn path_for(log: &Path) -> PathBuf {
 ///
 /// The file's table of contents is read first; then its sections, each checked against
 /// its own blake3 hash, on every core, the numbers read straight into their vectors.
-pub(super) fn read(path: &Path, log: &File, meta: &Metadata) -> Option<Covered> {
+/// When `progress_only` says so of the length the columns cover, only the columns a
+/// cell's progress needs are read ([`Trials::keep_progress_columns`]); the others are
+/// left empty, their sections neither read nor checked.
+pub(super) fn read(
+    path: &Path,
+    log: &File,
+    meta: &Metadata,
+    progress_only: impl FnOnce(u64) -> bool,
+) -> Option<Covered> {
     let file = File::open(path).ok()?;
     let size = file.metadata().ok()?.len();
     let mut top = [0u8; TOP];
@@ -100,9 +111,11 @@ pub(super) fn read(path: &Path, log: &File, meta: &Metadata) -> Option<Covered> 
     if at != size {
         return None;
     }
-    let (warnings, trials) = decode(&file, &sections).ok()?;
+    let progress_only = progress_only(toc.end);
+    let (warnings, trials) = decode(&file, &sections, progress_only).ok()?;
     let lines = usize::try_from(toc.lines).ok()?;
-    consistent(&trials).then_some(Covered { trials, end: toc.end, lines, warnings })
+    let end = toc.end;
+    consistent(&trials, progress_only).then_some(Covered { trials, end, lines, warnings, progress_only })
 }
 
 /// A file derived from the log (`runs.columns`, `runs.progress`) opened for reading past
@@ -589,7 +602,11 @@ fn raw<T: bytemuck::Pod>(file: &File, s: &Section) -> io::Result<Vec<T>> {
 
 /// The warnings kept with the columns and the columns, from `file`'s `sections`: the
 /// first read whole, then the columns of numbers each on its own, on every core.
-fn decode(file: &File, sections: &[Section; SECTIONS]) -> io::Result<(Vec<(usize, String)>, Trials)> {
+fn decode(
+    file: &File,
+    sections: &[Section; SECTIONS],
+    progress_only: bool,
+) -> io::Result<(Vec<(usize, String)>, Trials)> {
     // in [`encode`]'s order
     let [
         first,
@@ -670,10 +687,8 @@ fn decode(file: &File, sections: &[Section; SECTIONS]) -> io::Result<(Vec<(usize
     let (mut started, mut wall_time, mut value, mut values) = (None, None, None, None);
     let (mut packed, mut row_end) = (None, None);
     rayon::scope(|scope| {
-        // the largest first
-        scope.spawn(|_| values = Some(numbers_at(values_at)));
+        // what a cell's progress needs, the largest first
         scope.spawn(|_| value = Some(numbers_at(value_at)));
-        scope.spawn(|_| packed = Some(raw::<[u8; 16]>(file, ids_at)));
         scope.spawn(|_| {
             started = Some(
                 raw::<u64>(file, started_at)
@@ -687,43 +702,55 @@ fn decode(file: &File, sections: &[Section; SECTIONS]) -> io::Result<(Vec<(usize
             }))
         });
         scope.spawn(|_| metric = Some(names_at(metric_at)));
-        scope.spawn(|_| unit = Some(names_at(unit_at)));
         scope.spawn(|_| cell = Some(names_at(cell_at)));
-        scope.spawn(|_| host = Some(names_at(host_at)));
-        scope.spawn(|_| session = Some(names_at(session_at)));
-        scope.spawn(|_| monitored = Some(names_at(monitored_at)));
         scope.spawn(|_| repetition = Some(small_at(repetition_at)));
-        scope.spawn(|_| round = Some(small_at(round_at)));
-        scope.spawn(|_| shape = Some(small_at(shape_at)));
         scope.spawn(|_| status = Some(codes(file, status_at, status_of)));
         scope.spawn(|_| warmup = Some(codes(file, warmup_at, flag_of)));
         scope.spawn(|_| mean = Some(codes(file, mean_at, mean_of)));
+        if progress_only {
+            return;
+        }
+        scope.spawn(|_| values = Some(numbers_at(values_at)));
+        scope.spawn(|_| packed = Some(raw::<[u8; 16]>(file, ids_at)));
+        scope.spawn(|_| unit = Some(names_at(unit_at)));
+        scope.spawn(|_| host = Some(names_at(host_at)));
+        scope.spawn(|_| session = Some(names_at(session_at)));
+        scope.spawn(|_| monitored = Some(names_at(monitored_at)));
+        scope.spawn(|_| round = Some(small_at(round_at)));
+        scope.spawn(|_| shape = Some(small_at(shape_at)));
     });
     let done = "each column was read in the scope";
     let trials = Trials {
         names,
         cell: cell.expect(done)?,
-        host: host.expect(done)?,
-        session: session.expect(done)?,
+        host: host.unwrap_or(Ok(Vec::new()))?,
+        session: session.unwrap_or(Ok(Vec::new()))?,
         status: status.expect(done)?,
         warmup: warmup.expect(done)?,
         repetition: repetition.expect(done)?,
-        round: round.expect(done)?,
+        round: round.unwrap_or(Ok(Vec::new()))?,
         started: started.expect(done)?,
         wall_time: wall_time.expect(done)?,
-        ids: Ids::from_parts(packed.expect(done)?, other).ok_or_else(bad)?,
+        ids: match packed {
+            Some(packed) => Ids::from_parts(packed?, other).ok_or_else(bad)?,
+            None => Ids::default(),
+        },
         row_end: row_end.expect(done)?,
         metric: metric.expect(done)?,
         value: value.expect(done)?,
-        unit: unit.expect(done)?,
+        unit: unit.unwrap_or(Ok(Vec::new()))?,
         mean: mean.expect(done)?,
         metrics: metrics.into_iter().collect::<IndexMap<_, _>>(),
         failed,
         warnings,
-        secondary: SecondaryMetrics::from_parts(shapes, shape.expect(done)?, values.expect(done)?)
-            .ok_or_else(bad)?,
-        monitored: monitored.expect(done)?,
-        flags,
+        secondary: match (shape, values) {
+            (Some(shape), Some(values)) => {
+                SecondaryMetrics::from_parts(shapes, shape?, values?).ok_or_else(bad)?
+            }
+            _ => SecondaryMetrics::default(),
+        },
+        monitored: monitored.unwrap_or(Ok(Vec::new()))?,
+        flags: if progress_only { Vec::new() } else { flags },
     };
     Ok((said, trials))
 }
@@ -744,22 +771,25 @@ fn flag_of(b: u8) -> io::Result<bool> {
 /// Whether the columns fit together, so that no lookup into them can fail: a file
 /// whose hashes matched was written by this code, but a reader never trusts a file
 /// that far.
-fn consistent(t: &Trials) -> bool {
+fn consistent(t: &Trials, progress_only: bool) -> bool {
     let n = t.len();
-    let same = [t.host.len(), t.session.len(), t.status.len(), t.warmup.len(), t.repetition.len()]
-        .into_iter()
-        .chain([t.round.len(), t.started.len(), t.wall_time.len(), t.ids.len(), t.row_end.len()])
-        .chain([t.monitored.len()])
-        .all(|len| len == n);
+    let progress = [t.status.len(), t.warmup.len(), t.repetition.len(), t.started.len(), t.wall_time.len()];
+    let others = [t.host.len(), t.session.len(), t.round.len(), t.ids.len(), t.monitored.len()];
+    // the columns not read are empty
+    let read = |n: usize| if progress_only { 0 } else { n };
+    let same = progress.into_iter().chain([t.row_end.len()]).all(|len| len == n)
+        && others.into_iter().all(|len| len == read(n));
     let rows = t.metric.len();
     // every row a trial's: the ends in order, the last at the last row
     let ordered = |ends: &[usize], limit: usize| {
         ends.windows(2).all(|w| w[0] <= w[1]) && ends.last().copied().unwrap_or(0) == limit
     };
-    same && [t.value.len(), t.unit.len(), t.mean.len()].iter().all(|&len| len == rows)
+    same && t.value.len() == rows
+        && t.mean.len() == rows
+        && t.unit.len() == read(rows)
         && ordered(&t.row_end, rows)
         && t.failed.iter().all(|f| f.trial < n)
-        && t.secondary.trials() == n
+        && t.secondary.trials() == read(n)
         && t.flags.iter().all(|(trial, _)| *trial < n)
 }
 

@@ -204,7 +204,7 @@ impl Store {
     fn load_as(&self, writing: bool) -> Result<Snapshot, StoreError> {
         let mut snapshot = Snapshot::default();
         snapshot.trials =
-            read_trials(&self.runs_path(), writing, &mut snapshot.warnings, KEEP_COLUMNS_AFTER)?;
+            read_trials(&self.runs_path(), writing, &mut snapshot.warnings, KEEP_COLUMNS_AFTER, false)?;
         snapshot.sessions = read_log(&self.sessions_path(), writing, &mut snapshot.warnings)?;
         Ok(snapshot)
     }
@@ -231,7 +231,7 @@ impl Store {
             Some(standing) => standing,
             None => {
                 let mut warnings = Vec::new();
-                let trials = read_trials(&path, writing, &mut warnings, KEEP_COLUMNS_AFTER)?;
+                let trials = read_trials(&path, writing, &mut warnings, KEEP_COLUMNS_AFTER, true)?;
                 let standing = Standing::of(plan, &trials, warnings);
                 // kept only when what was read is the whole of the file first opened
                 let same = fs::metadata(&path).is_ok_and(|now| {
@@ -432,11 +432,17 @@ fn read_log<T: DeserializeOwned + Send>(
 /// parsed in parallel, a chunk of lines per task, and the chunks appended in order. When
 /// the lines parsed here hold at least `min_parsed` bytes and an eighth of what the
 /// columns covered, the columns are kept anew, up to the last record read.
+///
+/// `progress_only`: the table is only for where the cells stand (`Standing::of`), and
+/// holds only the columns that needs ([`Trials::keep_progress_columns`]), read alone
+/// from `runs.columns` when the lines after them are too few for the columns to be kept
+/// anew (the file keeps all the columns, so it is then read whole).
 fn read_trials(
     path: &Path,
     writing: bool,
     warnings: &mut Vec<String>,
     min_parsed: u64,
+    progress_only: bool,
 ) -> Result<Trials, StoreError> {
     if !regular_file(path)? {
         return Ok(Trials::default());
@@ -445,10 +451,12 @@ fn read_trials(
     let file = File::open(path).map_err(io)?;
     let meta = file.metadata().map_err(io)?;
     let kept = columns::path_for(path);
-    let covered = columns::read(&kept, &file, &meta);
-    let (mut out, start, lines, mut said) = match covered {
-        Some(c) => (c.trials, c.end, c.lines, c.warnings),
-        None => (Trials::default(), 0, 0, Vec::new()),
+    // the lines after the columns, at most (the zeros laid ahead are counted too)
+    let partial = |end: u64| progress_only && meta.len() - end < min_parsed.max(end / 8);
+    let covered = columns::read(&kept, &file, &meta, partial);
+    let (mut out, start, lines, mut said, partial) = match covered {
+        Some(c) => (c.trials, c.end, c.lines, c.warnings, c.progress_only),
+        None => (Trials::default(), 0, 0, Vec::new(), false),
     };
     // the end of the last record the columns may cover, its line, and whether a newline
     // ends it; while a run writes, a line skipped (being written as this read went by)
@@ -516,13 +524,18 @@ fn read_trials(
             last = Some((end, first + i, i + 1 < lines.len()));
         }
     })?;
-    if let Some((end, line, true)) = last
+    if partial {
+        // the lines appended to the columns read: only theirs kept, and no columns
+        // written from a table that lacks some
+        out.keep_progress_columns();
+    } else if let Some((end, line, true)) = last
         && !beyond
         && end - start >= min_parsed.max(start / 8)
     {
         // the warnings of the lines the columns cover go with them (they are in line order)
         let after = said.split_off(said.iter().take_while(|(l, _)| *l <= line).count());
-        let mut covered = columns::Covered { trials: out, end, lines: line, warnings: said };
+        let mut covered =
+            columns::Covered { trials: out, end, lines: line, warnings: said, progress_only: false };
         // a convenience: a store on a read-only or full disk is read all the same
         let _ = columns::write(&kept, &file, &meta, &covered);
         covered.warnings.extend(after);

@@ -422,7 +422,7 @@ fn from_text(store: &Store) -> (Trials, Vec<String>) {
     let copy = dir.path().join("runs.ndjson");
     std::fs::copy(store.runs_path(), &copy).unwrap();
     let mut warnings = Vec::new();
-    let trials = read_trials(&copy, false, &mut warnings, u64::MAX).unwrap();
+    let trials = read_trials(&copy, false, &mut warnings, u64::MAX, false).unwrap();
     let named = warnings
         .iter()
         .map(|w| w.replace(&copy.display().to_string(), &store.runs_path().display().to_string()));
@@ -432,7 +432,7 @@ fn from_text(store: &Store) -> (Trials, Vec<String>) {
 /// A read that keeps the columns whenever it parsed a line they did not cover.
 fn read_keeping(store: &Store, writing: bool) -> (Trials, Vec<String>) {
     let mut warnings = Vec::new();
-    let trials = read_trials(&store.runs_path(), writing, &mut warnings, 0).unwrap();
+    let trials = read_trials(&store.runs_path(), writing, &mut warnings, 0, false).unwrap();
     (trials, warnings)
 }
 
@@ -440,7 +440,7 @@ fn read_keeping(store: &Store, writing: bool) -> (Trials, Vec<String>) {
 fn covered(store: &Store) -> Option<(u64, usize)> {
     let log = File::open(store.runs_path()).unwrap();
     let meta = log.metadata().unwrap();
-    columns::read(&columns::path_for(&store.runs_path()), &log, &meta).map(|c| (c.end, c.lines))
+    columns::read(&columns::path_for(&store.runs_path()), &log, &meta, |_| false).map(|c| (c.end, c.lines))
 }
 
 #[test]
@@ -465,7 +465,7 @@ fn the_columns_kept_beside_the_log_read_as_the_log_does() {
     // read from the columns alone now: the same table, the same warning
     assert_eq!(read_keeping(&store, false), expected);
     let mut warnings = Vec::new();
-    let from_columns = read_trials(&store.runs_path(), false, &mut warnings, u64::MAX).unwrap();
+    let from_columns = read_trials(&store.runs_path(), false, &mut warnings, u64::MAX, false).unwrap();
     assert_eq!((from_columns, warnings), expected);
 }
 
@@ -672,6 +672,67 @@ fn standing_case() -> (crate::plan::Plan, Vec<TrialRecord>) {
         })
         .collect();
     (plan, records)
+}
+
+/// Where the cells stand from the columns a cell's progress needs, read alone from
+/// `runs.columns`, with the log's lines appended since (a torn one among them), is where
+/// they stand from the whole table; when the lines appended are too many, the columns
+/// are read whole and kept anew.
+#[test]
+fn the_progress_columns_alone_give_the_whole_tables_standing() {
+    let (plan, records) = standing_case();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path(), "e");
+    store.create().unwrap();
+    let path = store.runs_path();
+    std::fs::write(&path, lines_of(&records[..560])).unwrap();
+    read_keeping(&store, false);
+    assert_eq!(covered(&store).map(|c| c.1), Some(560));
+    let read = |progress_only: bool, min_parsed: u64| {
+        let mut warnings = Vec::new();
+        let trials = read_trials(&path, false, &mut warnings, min_parsed, progress_only).unwrap();
+        (Standing::of(&plan, &trials, warnings), trials)
+    };
+    let mut file = OpenOptions::new().append(true).open(&path).unwrap();
+    file.write_all(lines_of(&records[560..]).as_bytes()).unwrap();
+    for torn in [false, true] {
+        if torn {
+            file.write_all(b"{\"trial\": \"torn").unwrap();
+        }
+        let (whole, all) = read(false, u64::MAX);
+        let (alone, some) = read(true, u64::MAX);
+        assert_eq!(alone, whole, "torn: {torn}");
+        assert!(
+            whole.set_aside > 0 && whole.failed > 0 && whole.imported > 0 && whole.last_started.is_some()
+        );
+        // the columns a cell's progress needs, of every trial; the others of none
+        assert_eq!(
+            (some.len(), some.metric.len(), some.failed.len()),
+            (all.len(), all.metric.len(), all.failed.len())
+        );
+        assert_eq!(
+            (some.started.len(), some.row_end.len(), some.value.len()),
+            (all.len(), all.len(), all.metric.len())
+        );
+        assert!(all.host.len() == all.len() && all.ids.len() == all.len() && !all.unit.is_empty());
+        assert!(
+            some.host.is_empty() && some.session.is_empty() && some.round.is_empty() && some.ids.len() == 0
+        );
+        assert!(some.unit.is_empty() && some.monitored.is_empty() && some.secondary.trials() == 0);
+        assert_eq!(covered(&store).map(|c| c.1), Some(560), "no columns written from a part of them");
+    }
+    // more lines appended than an eighth of what the columns cover: read whole, kept anew
+    drop(file);
+    std::fs::write(&path, lines_of(&records[..60])).unwrap();
+    read_keeping(&store, false);
+    assert_eq!(covered(&store).map(|c| c.1), Some(60));
+    let mut file = OpenOptions::new().append(true).open(&path).unwrap();
+    file.write_all(lines_of(&records[60..]).as_bytes()).unwrap();
+    let (whole, _) = read(false, u64::MAX);
+    let (alone, trials) = read(true, 0);
+    assert_eq!(alone, whole);
+    assert_eq!(trials.host.len(), trials.len());
+    assert_eq!(covered(&store).map(|c| c.1), Some(600));
 }
 
 /// Where the cells stand, read again while the log is unchanged, is what the log says,

@@ -398,6 +398,23 @@ impl Trials {
     }
 
     /// Append `other`'s records after these.
+    /// Keeps only the columns a cell's progress is made of (`Standing::of`: cell, status,
+    /// warm-up, repetition, start, wall time, and each trial's metrics with their values
+    /// and means; the names, failures and warnings): the others are emptied. What
+    /// `runs.columns` gives when only these are read (`columns::read`), and what a read
+    /// that appended the log's last lines to those makes of its table, so that no column
+    /// holds only some trials.
+    pub(super) fn keep_progress_columns(&mut self) {
+        self.host = Vec::new();
+        self.session = Vec::new();
+        self.round = Vec::new();
+        self.ids = Ids::default();
+        self.unit = Vec::new();
+        self.secondary = SecondaryMetrics::default();
+        self.monitored = Vec::new();
+        self.flags = Vec::new();
+    }
+
     pub fn append(&mut self, other: Trials) {
         let offset = self.len();
         let names: Vec<Name> = other.names.0.items.iter().map(|s| self.names.intern(s)).collect();
