@@ -1,6 +1,7 @@
 //! The columns kept beside a large trial log (`runs.columns`, docs/store.md): `status`,
 //! `report` and `export` read a store the same with them as from the log alone — after
-//! a run appended to it, with a torn record and records of a changed command in it, and
+//! a run appended to it, a record appended after the columns (`status` then reads only
+//! the columns a progress needs), with a torn record and records of a changed command in it, and
 //! with the columns damaged; the trials carry the default `monitor:`'s telemetry.
 //!
 //! Run as a user does: a temporary folder as the working directory, relative paths, the
@@ -84,6 +85,20 @@ fn a_large_store_reads_the_same_with_its_columns_as_from_its_log() {
     let after = read(dir.path());
     assert_ne!(after, first);
     assert_eq!(after, read_from_the_log(dir.path()));
+
+    // a record appended since the columns were kept: `status` reads of the columns those
+    // a cell's progress needs, then that line (docs/store.md, Where the cells stand)
+    let text = std::fs::read_to_string(&log).unwrap();
+    let mut r: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    r["trial"] = "01940000-0000-7000-8000-999999999999".into();
+    r["repetition"] = 901.into();
+    let mut file = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    std::io::Write::write_all(&mut file, format!("{}\n", serde_json::to_string(&r).unwrap()).as_bytes())
+        .unwrap();
+    let appended = read(dir.path());
+    assert_ne!(appended[0], after[0], "one trial more: {}", appended[0]);
+    assert_eq!(appended, read_from_the_log(dir.path()));
+    let after = appended;
 
     // damaged columns are ignored and rebuilt
     let mut bytes = std::fs::read(&columns).unwrap();
