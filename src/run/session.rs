@@ -15,7 +15,7 @@ use super::{DEFAULT_MAX_FAILURES, Outcome, RunError, RunOptions, Stopping, facts
 use crate::parse::Recipe;
 use crate::plan::Plan;
 use crate::spec::{Experiment, parse_duration};
-use crate::store::{Board, Snapshot, Store};
+use crate::store::{Board, Start, Store};
 
 /// Run the cells of `plan` that match their host and still need trials.
 pub fn run(
@@ -52,7 +52,7 @@ pub(crate) fn run_on(
     facts::check_sysroot().map_err(|e| RunError::Io { what: "facts".into(), source: e })?;
     let _lock = store.lock("run")?;
     // read once, after the lock: nobody else writes the logs from here on
-    let mut snapshot = store.load_locked()?;
+    let mut start = store.start_locked(plan, options.label.as_deref())?;
     // what a killed run left running goes first: it would run beside this run's trials,
     // and keep writing into the workdirs removed next
     match super::orphans::end(&store.dir) {
@@ -74,7 +74,7 @@ pub(crate) fn run_on(
             });
         }
     }
-    for dir in workdir::remove_stale(store, &snapshot.sessions) {
+    for dir in workdir::remove_stale(store, &start.sessions) {
         ui.note(&format!("removed {}: the workdir of a run that was killed", dir.display()));
     }
     if options.fresh {
@@ -82,19 +82,18 @@ pub(crate) fn run_on(
             ui.note(&format!("--fresh: the old log is now {}", moved.display()));
         }
         // the logs are aside: this run starts from none
-        snapshot = Snapshot::default();
+        start = Start::default();
     }
     // the store keeps the file it is run with, so it can be reported on without it
     store.keep_experiment(exp)?;
-    for w in &snapshot.warnings {
+    for w in &start.warnings {
         ui.note(&format!("warning: {w}"));
     }
     let recipe = Recipe::from_spec(&exp.spec).map_err(|(name, e)| RunError::Io {
         what: format!("metric `{name}`"),
         source: std::io::Error::other(e.to_string()),
     })?;
-    let (mut progress, set_aside) =
-        crate::store::progress_labelled(plan, &snapshot.trials, &snapshot.sessions, options.label.as_deref());
+    let Start { mut progress, set_aside, .. } = start;
     let board = if rule.needs_board() { progress.clone() } else { Board::new() };
     let templates = crate::plan::render::templates(exp);
     let shared = Shared {

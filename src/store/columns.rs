@@ -703,6 +703,7 @@ fn decode(
         });
         scope.spawn(|_| metric = Some(names_at(metric_at)));
         scope.spawn(|_| cell = Some(names_at(cell_at)));
+        scope.spawn(|_| session = Some(names_at(session_at)));
         scope.spawn(|_| repetition = Some(small_at(repetition_at)));
         scope.spawn(|_| status = Some(codes(file, status_at, status_of)));
         scope.spawn(|_| warmup = Some(codes(file, warmup_at, flag_of)));
@@ -714,7 +715,6 @@ fn decode(
         scope.spawn(|_| packed = Some(raw::<[u8; 16]>(file, ids_at)));
         scope.spawn(|_| unit = Some(names_at(unit_at)));
         scope.spawn(|_| host = Some(names_at(host_at)));
-        scope.spawn(|_| session = Some(names_at(session_at)));
         scope.spawn(|_| monitored = Some(names_at(monitored_at)));
         scope.spawn(|_| round = Some(small_at(round_at)));
         scope.spawn(|_| shape = Some(small_at(shape_at)));
@@ -724,7 +724,7 @@ fn decode(
         names,
         cell: cell.expect(done)?,
         host: host.unwrap_or(Ok(Vec::new()))?,
-        session: session.unwrap_or(Ok(Vec::new()))?,
+        session: session.expect(done)?,
         status: status.expect(done)?,
         warmup: warmup.expect(done)?,
         repetition: repetition.expect(done)?,
@@ -773,11 +773,11 @@ fn flag_of(b: u8) -> io::Result<bool> {
 /// that far.
 fn consistent(t: &Trials, progress_only: bool) -> bool {
     let n = t.len();
-    let progress = [t.status.len(), t.warmup.len(), t.repetition.len(), t.started.len(), t.wall_time.len()];
-    let others = [t.host.len(), t.session.len(), t.round.len(), t.ids.len(), t.monitored.len()];
+    let progress = [t.session.len(), t.status.len(), t.warmup.len(), t.repetition.len(), t.started.len()];
+    let others = [t.host.len(), t.round.len(), t.ids.len(), t.monitored.len()];
     // the columns not read are empty
     let read = |n: usize| if progress_only { 0 } else { n };
-    let same = progress.into_iter().chain([t.row_end.len()]).all(|len| len == n)
+    let same = progress.into_iter().chain([t.wall_time.len(), t.row_end.len()]).all(|len| len == n)
         && others.into_iter().all(|len| len == read(n));
     let rows = t.metric.len();
     // every row a trial's: the ends in order, the last at the last row

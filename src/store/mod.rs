@@ -18,6 +18,7 @@ mod secondary;
 mod standing;
 mod trials;
 
+use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::os::unix::fs::{FileExt, MetadataExt};
@@ -73,6 +74,17 @@ pub struct Store {
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
     pub trials: Trials,
+    pub sessions: Vec<SessionRecord>,
+    pub warnings: Vec<String>,
+}
+
+/// What a run needs of the store before its first trial ([`Store::start_locked`]).
+#[derive(Debug, Clone, Default)]
+pub struct Start {
+    /// Each cell's progress, by its index in the plan.
+    pub progress: HashMap<usize, CellProgress>,
+    /// Records of cells whose commands have changed since (set aside).
+    pub set_aside: usize,
     pub sessions: Vec<SessionRecord>,
     pub warnings: Vec<String>,
 }
@@ -196,9 +208,17 @@ impl Store {
         self.load_as(self.being_written())
     }
 
-    /// [`Store::load`] by the run that holds the lock: nobody else writes.
-    pub fn load_locked(&self) -> Result<Snapshot, StoreError> {
-        self.load_as(false)
+    /// What a run needs of the store before its first trial, read by the run that holds
+    /// the lock (nobody else writes): where `plan`'s cells stand, counting only `label`'s
+    /// sessions when given, the session log, and what reading the two said. The trials
+    /// are read from the columns a cell's progress needs and let go before the run
+    /// begins (docs/store.md, Where the cells stand).
+    pub fn start_locked(&self, plan: &Plan, label: Option<&str>) -> Result<Start, StoreError> {
+        let mut warnings = Vec::new();
+        let trials = read_trials(&self.runs_path(), false, &mut warnings, KEEP_COLUMNS_AFTER, true)?;
+        let sessions = read_log(&self.sessions_path(), false, &mut warnings)?;
+        let (progress, set_aside) = progress_labelled(plan, &trials, &sessions, label);
+        Ok(Start { progress, set_aside, sessions, warnings })
     }
 
     fn load_as(&self, writing: bool) -> Result<Snapshot, StoreError> {

@@ -715,9 +715,8 @@ fn the_progress_columns_alone_give_the_whole_tables_standing() {
             (all.len(), all.len(), all.metric.len())
         );
         assert!(all.host.len() == all.len() && all.ids.len() == all.len() && !all.unit.is_empty());
-        assert!(
-            some.host.is_empty() && some.session.is_empty() && some.round.is_empty() && some.ids.len() == 0
-        );
+        assert_eq!(some.session.len(), all.len());
+        assert!(some.host.is_empty() && some.round.is_empty() && some.ids.len() == 0);
         assert!(some.unit.is_empty() && some.monitored.is_empty() && some.secondary.trials() == 0);
         assert_eq!(covered(&store).map(|c| c.1), Some(560), "no columns written from a part of them");
     }

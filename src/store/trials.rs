@@ -398,15 +398,15 @@ impl Trials {
     }
 
     /// Append `other`'s records after these.
-    /// Keeps only the columns a cell's progress is made of (`Standing::of`: cell, status,
-    /// warm-up, repetition, start, wall time, and each trial's metrics with their values
-    /// and means; the names, failures and warnings): the others are emptied. What
+    /// Keeps only the columns a cell's progress is made of (`Standing::of`, and a run's
+    /// start, which counts a label's sessions: cell, session, status, warm-up, repetition,
+    /// start, wall time, and each trial's metrics with their values and means; the names,
+    /// failures and warnings): the others are emptied. What
     /// `runs.columns` gives when only these are read (`columns::read`), and what a read
     /// that appended the log's last lines to those makes of its table, so that no column
     /// holds only some trials.
     pub(super) fn keep_progress_columns(&mut self) {
         self.host = Vec::new();
-        self.session = Vec::new();
         self.round = Vec::new();
         self.ids = Ids::default();
         self.unit = Vec::new();
