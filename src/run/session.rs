@@ -93,7 +93,8 @@ pub(crate) fn run_on(
         what: format!("metric `{name}`"),
         source: std::io::Error::other(e.to_string()),
     })?;
-    let Start { mut progress, set_aside, .. } = start;
+    let Start { mut progress, set_aside, sessions, warnings } = start;
+    drop((sessions, warnings));
     let board = if rule.needs_board() { progress.clone() } else { Board::new() };
     let templates = crate::plan::render::templates(exp);
     let shared = Shared {

@@ -522,7 +522,11 @@ fn read_trials(
             })
             .collect();
         let mut last_record = None;
-        for c in parsed {
+        for mut c in parsed {
+            if partial {
+                // the lines appended to the columns a progress needs: theirs alone
+                c.trials.keep_progress_columns();
+            }
             if cut {
                 // past a record being written: left for the next read
                 beyond |= !c.trials.is_empty();
@@ -544,11 +548,9 @@ fn read_trials(
             last = Some((end, first + i, i + 1 < lines.len()));
         }
     })?;
-    if partial {
-        // the lines appended to the columns read: only theirs kept, and no columns
-        // written from a table that lacks some
-        out.keep_progress_columns();
-    } else if let Some((end, line, true)) = last
+    // no columns written from a table that lacks some
+    if let Some((end, line, true)) = last
+        && !partial
         && !beyond
         && end - start >= min_parsed.max(start / 8)
     {

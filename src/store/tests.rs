@@ -438,9 +438,15 @@ fn read_keeping(store: &Store, writing: bool) -> (Trials, Vec<String>) {
 
 /// What the columns beside the log cover: its bytes and lines.
 fn covered(store: &Store) -> Option<(u64, usize)> {
+    covered_as(store, false)
+}
+
+/// [`covered`], reading only the columns a cell's progress needs when `progress_only`.
+fn covered_as(store: &Store, progress_only: bool) -> Option<(u64, usize)> {
     let log = File::open(store.runs_path()).unwrap();
     let meta = log.metadata().unwrap();
-    columns::read(&columns::path_for(&store.runs_path()), &log, &meta, |_| false).map(|c| (c.end, c.lines))
+    let path = columns::path_for(&store.runs_path());
+    columns::read(&path, &log, &meta, |_| progress_only).map(|c| (c.end, c.lines))
 }
 
 #[test]
@@ -529,10 +535,17 @@ fn damaged_or_stale_columns_are_ignored_and_written_anew() {
     let places = [0, 20, 60, columns::TOP - 1].into_iter().chain(
         sections.iter().filter(|(_, len)| *len > 0).flat_map(|&(at, len)| [at, at + len / 2, at + len - 1]),
     );
+    // of the sections, those a cell's progress needs: the first, cell, session, status,
+    // warm-up, repetition, start, wall time, row ends, metric, value, mean
+    let progress = [0, 1, 3, 4, 5, 6, 8, 9, 11, 12, 13, 15];
     for at in places {
         let mut bad = good.clone();
         bad[at] ^= 0x01;
         std::fs::write(&columns, &bad).unwrap();
+        // read for a progress, a flip in a section it does not need goes unseen
+        let section = sections.iter().position(|&(start, len)| (start..start + len).contains(&at));
+        let unseen = section.is_some_and(|k| !progress.contains(&k));
+        assert_eq!(covered_as(&store, true).is_some(), unseen, "flipped at {at}, section {section:?}");
         assert_eq!(covered(&store), None, "flipped at {at}");
         assert_eq!(read_keeping(&store, false), expected, "flipped at {at}");
         assert_eq!(std::fs::read(&columns).unwrap(), good, "rebuilt after a flip at {at}");
@@ -562,6 +575,7 @@ fn damaged_or_stale_columns_are_ignored_and_written_anew() {
         craft(&mut bad, &starts);
         columns::rehash(&mut bad);
         std::fs::write(&columns, &bad).unwrap();
+        assert_eq!(covered_as(&store, true), None, "{what}, read for a progress");
         assert_eq!(covered(&store), None, "{what}");
         assert_eq!(read_keeping(&store, false), expected, "{what}");
         assert_eq!(std::fs::read(&columns).unwrap(), good, "{what}");
@@ -715,7 +729,8 @@ fn the_progress_columns_alone_give_the_whole_tables_standing() {
             (all.len(), all.len(), all.metric.len())
         );
         assert!(all.host.len() == all.len() && all.ids.len() == all.len() && !all.unit.is_empty());
-        assert_eq!(some.session.len(), all.len());
+        // what a label's count reads: the same sessions by the same names
+        assert_eq!((&some.session, &some.names), (&all.session, &all.names));
         assert!(some.host.is_empty() && some.round.is_empty() && some.ids.len() == 0);
         assert!(some.unit.is_empty() && some.monitored.is_empty() && some.secondary.trials() == 0);
         assert_eq!(covered(&store).map(|c| c.1), Some(560), "no columns written from a part of them");

@@ -397,7 +397,6 @@ impl Trials {
         }
     }
 
-    /// Append `other`'s records after these.
     /// Keeps only the columns a cell's progress is made of (`Standing::of`, and a run's
     /// start, which counts a label's sessions: cell, session, status, warm-up, repetition,
     /// start, wall time, and each trial's metrics with their values and means; the names,
@@ -415,6 +414,7 @@ impl Trials {
         self.flags = Vec::new();
     }
 
+    /// Append `other`'s records after these.
     pub fn append(&mut self, other: Trials) {
         let offset = self.len();
         let names: Vec<Name> = other.names.0.items.iter().map(|s| self.names.intern(s)).collect();
