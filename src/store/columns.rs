@@ -720,7 +720,8 @@ fn decode(
         scope.spawn(|_| shape = Some(small_at(shape_at)));
     });
     let done = "each column was read in the scope";
-    let trials = Trials {
+    // the columns not read are left empty
+    let mut trials = Trials {
         names,
         cell: cell.expect(done)?,
         host: host.unwrap_or(Ok(Vec::new()))?,
@@ -750,8 +751,12 @@ fn decode(
             _ => SecondaryMetrics::default(),
         },
         monitored: monitored.unwrap_or(Ok(Vec::new()))?,
-        flags: if progress_only { Vec::new() } else { flags },
+        flags,
     };
+    if progress_only {
+        // and of what the first section held, what a progress does not need is let go
+        trials.keep_progress_columns();
+    }
     Ok((said, trials))
 }
 
