@@ -18,7 +18,7 @@ use crate::stats::observations::Observations;
 use crate::stats::robust::compare_design;
 use crate::stats::verdict::{Replicate, VerdictKind, Vocabulary, Wording, unreplicated, verdict_per};
 use crate::stats::{StatsError, StatsSettings};
-use crate::store::{BOOT_ID, Event, Name, Names, Snapshot};
+use crate::store::{BOOT_ID, Event, Name, Names, Snapshot, Trials};
 use crate::summary::{Arm, ComparisonStat, Median, MetricMeta, Replication, Warning, WarningKind};
 use crate::vocab::Method;
 
@@ -35,7 +35,21 @@ pub(crate) struct Units<'a> {
 }
 
 impl<'a> Units<'a> {
-    pub(crate) fn new(snapshot: &'a Snapshot) -> Self {
+    /// The sessions the trials name, each once, in the order first named.
+    pub(crate) fn sessions_of(trials: &Trials) -> Vec<Name> {
+        let mut seen = vec![false; trials.names.len()];
+        let mut sessions = Vec::new();
+        for &session in &trials.session {
+            if !std::mem::replace(&mut seen[session.index()], true) {
+                sessions.push(session);
+            }
+        }
+        sessions
+    }
+
+    /// The units of the `sessions` the trials name ([`Units::sessions_of`]): the
+    /// snapshot's names and sessions are read, not its trial columns.
+    pub(crate) fn new(snapshot: &'a Snapshot, sessions: &[Name]) -> Self {
         let mut by_session = HashMap::new();
         let mut all_boots = true;
         for s in snapshot.sessions.iter().filter(|s| s.event == Event::Start) {
@@ -48,7 +62,7 @@ impl<'a> Units<'a> {
         }
         let trials = &snapshot.trials;
         let mut of_name = vec![None; trials.names.len()];
-        for &session in &trials.session {
+        for &session in sessions {
             of_name[session.index()].get_or_insert_with(|| {
                 let id = trials.names.get(session);
                 by_session.get(id).copied().unwrap_or(id)

@@ -31,5 +31,7 @@ pub(crate) mod fixture;
 
 pub(crate) use export::{Format, export};
 pub(crate) use memory::MemoryStore;
-pub(crate) use summarize::{AnalyzeError, statistics, summarize_store};
+#[cfg(test)]
+pub(crate) use summarize::summarize_store;
+pub(crate) use summarize::{AnalyzeError, statistics, summarize_owned};
 pub(crate) use table::Table;

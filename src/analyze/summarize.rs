@@ -13,6 +13,7 @@ use super::comparisons::{Arms, Units, adjust, compare_all, primary_metrics};
 use super::lint;
 use super::sessions::{cell_failures, environment, failures, reproduce};
 use super::settings::{nominal_confidence, runs_at_typical_cvs, settings};
+use super::table::Group;
 use super::telemetry;
 use crate::plan::Plan;
 use crate::spec::Experiment;
@@ -21,8 +22,8 @@ use crate::stats::observations::Observations;
 use crate::stats::{StatsError, StatsSettings};
 use crate::store::{Name, Snapshot, Trials};
 use crate::summary::{
-    AnalysisSettings, CellStat, ComparisonStat, Effect, MetricMeta, Pending, Summary, TrialCounts, Warning,
-    WarningKind,
+    AnalysisSettings, CellStat, ComparisonStat, Effect, MetricMeta, Pending, Reproduce, Summary, TrialCounts,
+    TrialFailure, Warning, WarningKind,
 };
 use crate::vocab::{Better, MeanKind};
 
@@ -50,12 +51,24 @@ pub(crate) struct Statistics {
     pub warnings: Vec<Warning>,
 }
 
-/// Analyses every cell of the store and every comparison of the spec.
-pub(crate) fn statistics(
-    exp: &Experiment,
-    plan: &Plan,
-    snapshot: &Snapshot,
-) -> Result<Statistics, AnalyzeError> {
+/// The store's analysed values grouped by cell and metric, with what else the analysis
+/// needs of the trial columns: taken from them first, so that a report can let the
+/// columns go before its statistics are computed.
+pub(crate) struct Grouped {
+    settings: StatsSettings,
+    counts: TrialCounts,
+    metrics: Vec<MetricMeta>,
+    /// Each metric's place in `metrics`, by its name.
+    metric_index: HashMap<Name, usize>,
+    /// In the order of the cells, each cell's in the order of `metrics`.
+    groups: Vec<Group>,
+    /// The sessions the trials name, each once: the units of replication are theirs.
+    sessions: Vec<Name>,
+    warnings: Vec<Warning>,
+}
+
+/// Groups the store's trials, each cell's values of each metric.
+fn grouped(exp: &Experiment, plan: &Plan, snapshot: &Snapshot) -> Result<Grouped, AnalyzeError> {
     let settings = settings(&exp.spec);
     settings.validate()?;
     let (mut groups, counts) = super::table::groups(&snapshot.trials, plan);
@@ -63,9 +76,31 @@ pub(crate) fn statistics(
     let names = &snapshot.trials.names;
     let metric_index: HashMap<Name, usize> =
         metrics.iter().enumerate().filter_map(|(i, m)| Some((names.find(&m.name)?, i))).collect();
-
-    let mut warnings = lint::store_warnings(snapshot, &counts);
+    let warnings = lint::store_warnings(snapshot, &counts);
     groups.sort_by_key(|g| (g.cell, metric_index.get(&g.metric).copied().unwrap_or(usize::MAX)));
+    let sessions = Units::sessions_of(&snapshot.trials);
+    Ok(Grouped { settings, counts, metrics, metric_index, groups, sessions, warnings })
+}
+
+/// Analyses every cell of the store and every comparison of the spec.
+pub(crate) fn statistics(
+    exp: &Experiment,
+    plan: &Plan,
+    snapshot: &Snapshot,
+) -> Result<Statistics, AnalyzeError> {
+    let grouped = grouped(exp, plan, snapshot)?;
+    let units = Units::new(snapshot, &grouped.sessions);
+    analyse(exp, plan, grouped, &units)
+}
+
+/// Each group analysed, then each comparison made of them.
+fn analyse(
+    exp: &Experiment,
+    plan: &Plan,
+    grouped: Grouped,
+    units: &Units<'_>,
+) -> Result<Statistics, AnalyzeError> {
+    let Grouped { settings, counts, metrics, metric_index, groups, sessions: _, mut warnings } = grouped;
     // Straight into the two lists (in order): a list of results first, then its copy,
     // held every analysed cell twice.
     let (analysed, failed): (Vec<Analysed>, Vec<String>) = groups
@@ -95,28 +130,94 @@ pub(crate) fn statistics(
     warnings.extend(failed.into_iter().map(|message| Warning::new(WarningKind::NotAnalysed, message)));
 
     let cells: Vec<CellStat> = analysed.par_iter().map(|a| cell_stat(plan, &metrics[a.meta], a)).collect();
-    let units = Units::new(snapshot);
     let (mut comparisons, arms) =
-        compare_all(exp, plan, &metrics, &analysed, &settings, &units, &mut warnings);
+        compare_all(exp, plan, &metrics, &analysed, &settings, units, &mut warnings);
     adjust(&mut comparisons)?;
     let effects = super::answers::effects(&comparisons, &settings);
     Ok(Statistics { settings, counts, metrics, analysed, cells, comparisons, arms, effects, warnings })
 }
 
-/// Analyses the store of `exp` against its current plan.
+/// What the summary needs of the trial columns, taken from them in one go (see
+/// [`summarize_owned`]).
+struct FromTrials {
+    grouped: Grouped,
+    failures: Vec<TrialFailure>,
+    reproduce: Reproduce,
+    telemetry: telemetry::CellsTelemetry,
+}
+
+fn from_trials(exp: &Experiment, plan: &Plan, snapshot: &Snapshot) -> Result<FromTrials, AnalyzeError> {
+    let grouped = grouped(exp, plan, snapshot)?;
+    let telemetry = telemetry::cells(exp, plan, snapshot, &grouped.groups, grouped.settings.threshold);
+    Ok(FromTrials {
+        failures: failures(plan, &snapshot.trials),
+        reproduce: reproduce(exp, snapshot),
+        telemetry,
+        grouped,
+    })
+}
+
+/// Analyses the store of `exp` against its current plan, keeping the snapshot whole
+/// (the tests' form of [`summarize_owned`], which they check it against).
+#[cfg(test)]
 pub(crate) fn summarize_store(
     exp: &Experiment,
     plan: &Plan,
     snapshot: &Snapshot,
     pending: &[Pending],
 ) -> Result<Summary, AnalyzeError> {
+    let taken = from_trials(exp, plan, snapshot)?;
+    summary(exp, plan, snapshot, taken, pending)
+}
+
+/// [`summarize_store`] of a snapshot it may let go of: what the summary needs of the
+/// trial columns is taken first, then the columns are let go (the names, metrics and
+/// sessions stay), and the statistics are computed without them. On 10⁶ trials of four
+/// metrics the columns are half the memory a report holds at its peak (README,
+/// Performance). `beside` reads the whole snapshot meanwhile, on a thread of its own (a
+/// report's pending cells), and its result comes back with the summary.
+pub(crate) fn summarize_owned<R: Send>(
+    exp: &Experiment,
+    plan: &Plan,
+    mut snapshot: Snapshot,
+    beside: impl FnOnce(&Snapshot) -> R + Send,
+) -> (R, Result<Summary, AnalyzeError>) {
+    let (besides, taken) = std::thread::scope(|s| {
+        let besides = s.spawn(|| beside(&snapshot));
+        let taken = from_trials(exp, plan, &snapshot);
+        (besides.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), taken)
+    });
+    let summary = taken.and_then(|taken| {
+        snapshot.trials.let_go_of_columns();
+        summary(exp, plan, &snapshot, taken, &[])
+    });
+    (besides, summary)
+}
+
+/// The summary from what was taken of the trial columns, and the snapshot's sessions and
+/// names (its columns may have been let go).
+fn summary(
+    exp: &Experiment,
+    plan: &Plan,
+    snapshot: &Snapshot,
+    taken: FromTrials,
+    pending: &[Pending],
+) -> Result<Summary, AnalyzeError> {
+    let FromTrials { grouped, failures, reproduce, telemetry } = taken;
+    let units = Units::new(snapshot, &grouped.sessions);
     let Statistics { settings, counts, metrics, analysed, cells, comparisons, arms, effects, mut warnings } =
-        statistics(exp, plan, snapshot)?;
+        analyse(exp, plan, grouped, &units)?;
     warnings.extend(lint::cell_warnings(plan, &metrics, &analysed, &primary_metrics(exp, &metrics)));
     warnings.extend(lint::command_warnings(exp, plan, snapshot, &analysed));
     warnings.extend(lint::comparison_warnings(exp, snapshot, &analysed, &comparisons, &arms));
-    let (telemetry, machine) =
-        telemetry::summarize(exp, plan, snapshot, &analysed, &comparisons, &arms, settings.threshold);
+    let (telemetry, machine) = telemetry::summarize(
+        telemetry,
+        &snapshot.trials.names,
+        &analysed,
+        &comparisons,
+        &arms,
+        settings.threshold,
+    );
     warnings.extend(machine);
 
     Ok(Summary {
@@ -139,10 +240,10 @@ pub(crate) fn summarize_store(
         effects,
         warnings,
         pending: pending.to_vec(),
-        failures: failures(plan, &snapshot.trials),
+        failures,
         cell_failures: cell_failures(plan, snapshot),
         environment: environment(snapshot),
-        reproduce: reproduce(exp, snapshot),
+        reproduce,
         telemetry,
     })
 }

@@ -13,10 +13,11 @@ use rayon::prelude::*;
 use super::analysed::Analysed;
 use super::comparisons::Arms;
 use super::lint;
+use super::table::Group;
 use crate::plan::Plan;
 use crate::spec::Experiment;
 use crate::stats::elementary::mean;
-use crate::store::{Name, Snapshot, Trials};
+use crate::store::{Name, Names, Snapshot, Trials};
 use crate::summary::{
     CellTelemetry, ComparisonKey, ComparisonNotConverged, ComparisonStat, SecondaryStat, TelemetryColumn,
     TelemetryDifference, TelemetrySummary, Warning, WarningKind,
@@ -261,7 +262,8 @@ struct CellPart {
     telemetry: Option<CellTelemetry>,
     /// The Xen domains its trials name, in the order first seen.
     xl_domains: Vec<String>,
-    page_cache: Vec<String>,
+    /// What the page cache took, each with the metric (a rate in B/s) it is of.
+    page_cache: Vec<(Name, String)>,
     skew: Option<String>,
     foreign_writes: Option<String>,
     /// Per host: the sum, count and largest of its trials' steal time.
@@ -435,7 +437,7 @@ impl<'a> Pass<'a> {
 
     /// What the cells of batch `b` (of `cells` in all) added up to, in the order of
     /// their trials in the log, so that each sum is the one a list of its values would
-    /// give, to the bit; `rates` are each cell's analysed metrics in B/s, for the
+    /// give, to the bit; `rates` are each cell's metrics in B/s (its groups'), for the
     /// page-cache check.
     fn batch(&self, b: usize, cells: usize, rates: &[Vec<Name>]) -> Vec<CellAcc<'a>> {
         let first = b * CELLS_AT_ONCE;
@@ -532,28 +534,37 @@ struct Context<'a> {
     skew_share: f64,
 }
 
-/// The telemetry section of the summary, and the warnings of what the machine did.
-pub(crate) fn summarize(
+/// What the trials' telemetry added up to in each cell, read from the trial columns:
+/// all the telemetry summary needs of them, so that they can be let go before the
+/// comparisons are made ([`summarize`] finishes it). `groups` are the cells' groups of
+/// values, whose metrics in B/s are looked at for the page cache; a finding of a group the
+/// analysis then leaves out is dropped by [`summarize`].
+pub(crate) struct CellsTelemetry {
+    parts: Vec<CellPart>,
+    skew_share: f64,
+}
+
+/// Each cell's part of the telemetry summary, from the trial columns (see
+/// [`CellsTelemetry`]).
+pub(crate) fn cells(
     exp: &Experiment,
     plan: &Plan,
     snapshot: &Snapshot,
-    analysed: &[Analysed],
-    comparisons: &[ComparisonStat],
-    arms: &[Arms],
+    groups: &[Group],
     threshold: f64,
-) -> (TelemetrySummary, Vec<Warning>) {
+) -> CellsTelemetry {
     let t = &snapshot.trials;
-    let Some(pass) = Pass::new(t, plan) else { return Default::default() };
-    // each cell's analysed rates in B/s, found once rather than by a pass over all the
-    // analysed metrics per cell
+    let skew_share = SKEW_OF_THRESHOLD * threshold;
+    let Some(pass) = Pass::new(t, plan) else { return CellsTelemetry { parts: Vec::new(), skew_share } };
+    // each cell's rates in B/s, found once rather than by a pass over all the groups per
+    // cell
     let mut rates: Vec<Vec<Name>> = vec![Vec::new(); plan.cells.len()];
-    for a in analysed {
-        let info = t.metrics.get(&a.group.metric).and_then(Option::as_ref);
+    for g in groups {
+        let info = t.metrics.get(&g.metric).and_then(Option::as_ref);
         if info.is_some_and(|i| i.unit == "B/s") {
-            rates[a.group.cell].push(a.group.metric);
+            rates[g.cell].push(g.metric);
         }
     }
-    let skew_share = SKEW_OF_THRESHOLD * threshold;
     let context = Context { exp, plan, snapshot, skew_share };
     let parts: Vec<CellPart> = (0..pass.batches())
         .into_par_iter()
@@ -568,8 +579,27 @@ pub(crate) fn summarize(
         .into_iter()
         .flatten()
         .collect();
-    drop(pass);
+    CellsTelemetry { parts, skew_share }
+}
 
+/// The telemetry section of the summary, and the warnings of what the machine did, from
+/// each cell's part ([`cells`]), the analysed groups and the comparisons made of them.
+/// `names` are the trial columns' names (kept when the columns are let go).
+pub(crate) fn summarize(
+    cells: CellsTelemetry,
+    names: &Names,
+    analysed: &[Analysed],
+    comparisons: &[ComparisonStat],
+    arms: &[Arms],
+    threshold: f64,
+) -> (TelemetrySummary, Vec<Warning>) {
+    let CellsTelemetry { parts, skew_share } = cells;
+    if parts.is_empty() {
+        return Default::default();
+    }
+    // the page-cache findings of the groups analysed (a group the analysis left out is
+    // in the warnings already, as not analysed)
+    let kept: HashSet<(usize, Name)> = analysed.iter().map(|a| (a.group.cell, a.group.metric)).collect();
     let mut summary = TelemetrySummary::default();
     let mut xl_domains: Vec<String> = Vec::new();
     let mut index: HashMap<usize, usize> = HashMap::new();
@@ -585,11 +615,11 @@ pub(crate) fn summarize(
                 xl_domains.push(domain);
             }
         }
-        page.extend(part.page_cache);
+        page.extend(part.page_cache.into_iter().filter(|(m, _)| kept.contains(&(cell, *m))).map(|(_, f)| f));
         skews.extend(part.skew);
         foreign.extend(part.foreign_writes);
         for (host, sum, n, max) in part.steal {
-            let entry = steal.entry(snapshot.trials.names.get(host)).or_insert((0.0, 0, 0.0));
+            let entry = steal.entry(names.get(host)).or_insert((0.0, 0, 0.0));
             *entry = (entry.0 + sum, entry.1 + n, entry.2.max(max));
         }
     }
@@ -748,7 +778,7 @@ fn page_cache(
     cell: usize,
     host: Option<Name>,
     rates: Vec<(Name, Vec<f64>, Vec<f64>, usize)>,
-) -> Vec<String> {
+) -> Vec<(Name, String)> {
     let (t, plan) = (&context.snapshot.trials, context.plan);
     let Some(host) = host else { return Vec::new() };
     let mut dd_writes: Option<bool> = None;
@@ -767,13 +797,16 @@ fn page_cache(
             continue;
         }
         let tool = if dd_writes { "dd" } else { metric };
-        found.push(format!(
-            "{}: {tool} reported {} but the disks wrote {} during the trial (median; in {absorbed} of {} \
+        found.push((
+            name,
+            format!(
+                "{}: {tool} reported {} but the disks wrote {} during the trial (median; in {absorbed} of {} \
              trials less than a tenth of what the rate implies)",
-            plan.label(&plan.cells[cell]),
-            human(median(&mut rates), unit),
-            human(median(&mut written), "B"),
-            rates.len()
+                plan.label(&plan.cells[cell]),
+                human(median(&mut rates), unit),
+                human(median(&mut written), "B"),
+                rates.len()
+            ),
         ));
     }
     found
@@ -918,19 +951,24 @@ fn human(value: f64, unit: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analyze::{MemoryStore, summarize_store};
+    use crate::analyze::{MemoryStore, summarize_owned, summarize_store};
     use crate::store::{Telemetry, Trials};
     use crate::summary::Summary;
     use crate::vocab::{Better, MeanKind};
 
     /// The store's records given telemetry (and flags) after the fact, as a run records
-    /// them, and the summary of it.
+    /// them, and the summary of it: the same, to the byte, as a report's, which lets go of
+    /// the trial columns before the comparisons (`summarize_owned`).
     fn observed(m: &mut MemoryStore, each: impl Fn(usize, &mut crate::store::TrialRecord)) -> Summary {
         for (i, r) in m.records.iter_mut().enumerate() {
             each(i, r);
         }
         m.snapshot.trials = Trials::from_records(&m.records);
-        summarize_store(&m.exp, &m.plan, &m.snapshot, &[]).unwrap()
+        let summary = summarize_store(&m.exp, &m.plan, &m.snapshot, &[]).unwrap();
+        let ((), owned) = summarize_owned(&m.exp, &m.plan, m.snapshot.clone(), |_| ());
+        let json = |s: &Summary| serde_json::to_string(s).unwrap();
+        assert_eq!(json(&owned.unwrap()), json(&summary), "the report's path gives the same summary");
+        summary
     }
 
     fn telemetry(sources: &[&str], metrics: &[(&str, f64)]) -> Option<Telemetry> {
@@ -995,6 +1033,39 @@ mod tests {
         );
         // never a main metric, so never a verdict
         assert!(summary.comparisons.iter().all(|c| c.metric == "throughput"));
+    }
+
+    /// The page cache is looked at in the trial columns before the analysis (they are let
+    /// go before the comparisons): a cell whose rate the analysis then leaves out (a
+    /// harmonic mean of a zero) is warned of as not analysed, and not for the page cache.
+    #[test]
+    fn a_rate_the_analysis_leaves_out_is_not_warned_of_for_the_page_cache() {
+        let mut m = dd_store();
+        let summary = observed(&mut m, |i, r| {
+            if i == 0 {
+                r.metrics.insert("throughput".into(), 0.0);
+            }
+            let written = if i < 3 { 0.0 } else { r.metrics["throughput"] * r.wall_time };
+            let mut metrics = vec![("cpu_user_pct", 10.0)];
+            if written > 0.0 {
+                metrics.push(("disk_written_bytes:vda", written));
+            }
+            r.telemetry = telemetry(&["cpu", "disks"], &metrics);
+        });
+        let kinds: Vec<WarningKind> = summary.warnings.iter().map(|w| w.kind).collect();
+        assert!(kinds.contains(&WarningKind::NotAnalysed), "{:?}", summary.warnings);
+        assert!(!kinds.contains(&WarningKind::PageCache), "{:?}", summary.warnings);
+        // and the same store with the rate analysed is warned of
+        let mut m = dd_store();
+        let summary = observed(&mut m, |i, r| {
+            let written = if i < 3 { 0.0 } else { r.metrics["throughput"] * r.wall_time };
+            let mut metrics = vec![("cpu_user_pct", 10.0)];
+            if written > 0.0 {
+                metrics.push(("disk_written_bytes:vda", written));
+            }
+            r.telemetry = telemetry(&["cpu", "disks"], &metrics);
+        });
+        assert!(summary.warnings.iter().any(|w| w.kind == WarningKind::PageCache), "{:?}", summary.warnings);
     }
 
     /// Six hundred and twenty-five cells (three batches of [`CELLS_AT_ONCE`]) whose trials

@@ -494,8 +494,8 @@ fn compare(base: &Side, cand: &Side, fail_on: Option<FailOn>) -> Result<(Compare
         },
         at,
     )];
-    let summary = analyze::summarize_store(&exp, &plan, &snapshot, &[])
-        .map_err(|source| Error::Analyze { experiment: exp.name.clone(), source })?;
+    let ((), summary) = analyze::summarize_owned(&exp, &plan, snapshot, |_| ());
+    let summary = summary.map_err(|source| Error::Analyze { experiment: exp.name.clone(), source })?;
 
     let failed = tripped(&summary, fail_on);
     let info = |s: &Side| {

@@ -175,31 +175,28 @@ pub fn write(
 ) -> Result<(Option<PathBuf>, Summary), Error> {
     let before = store.fingerprint();
     let snapshot = store.load()?;
-    // the pending cells (every trial folded into its cell's progress) beside the analysis
-    let (pending, summary) = std::thread::scope(|s| {
-        let pending = s.spawn(|| pending(exp, plan, &snapshot));
-        let summary = store.dir.is_dir().then(|| analyze::summarize_store(exp, plan, &snapshot, &[]));
-        (pending.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), summary)
-    });
-    let mut pending = pending?;
-    for p in &mut pending {
-        if let Some((_, why)) = reasons.iter().find(|(label, _)| *label == p.cell) {
-            p.reason.clone_from(why);
-        }
-    }
-    let Some(summary) = summary else {
+    if !store.dir.is_dir() {
         return Err(Error::Input(format!(
             "{}: no store at {}: nothing has run or been imported yet (`margin run {}`)",
             exp.name,
             store.dir.display(),
             exp.path.display()
         )));
-    };
+    }
+    // The pending cells (every trial folded into its cell's progress) beside the analysis;
+    // the trial columns are let go once both have what they need of them, before the
+    // statistics (`summarize_owned`).
+    let (pending, summary) =
+        analyze::summarize_owned(exp, plan, snapshot, |snapshot| pending(exp, plan, snapshot));
+    let mut pending = pending?;
+    for p in &mut pending {
+        if let Some((_, why)) = reasons.iter().find(|(label, _)| *label == p.cell) {
+            p.reason.clone_from(why);
+        }
+    }
     let experiment = || exp.name.clone();
     let mut summary = summary.map_err(|source| Error::Analyze { experiment: experiment(), source })?;
     summary.pending = pending;
-    // the trials are in the summary now: freed before the report is rendered beside it
-    drop(snapshot);
     if store.fingerprint() != before {
         return Ok((None, summary));
     }

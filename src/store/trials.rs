@@ -414,6 +414,16 @@ impl Trials {
         self.flags = Vec::new();
     }
 
+    /// Lets go of everything of the trials but the names and the metrics' descriptions:
+    /// each trial's cell, host, session, status, times, id, metrics, secondary metrics,
+    /// sources and flags, the failures and the parsers' warnings. What a report does once
+    /// it has taken from them all its summary needs (`analyze::summarize_owned`); the
+    /// trials are then none, and a reader of a column finds it empty.
+    pub fn let_go_of_columns(&mut self) {
+        let Trials { names, metrics, .. } = std::mem::take(self);
+        *self = Trials { names, metrics, ..Trials::default() };
+    }
+
     /// Append `other`'s records after these.
     pub fn append(&mut self, other: Trials) {
         let offset = self.len();
