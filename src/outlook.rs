@@ -9,7 +9,7 @@ use crate::analyze::stopping::Rule;
 use crate::plan::{Cell, Plan};
 use crate::run::LOCAL_HOST;
 use crate::run::{RunError, RunOptions, facts, host_of, machines_of, repetitions, ssh_entry};
-use crate::spec::Experiment;
+use crate::spec::{Experiment, Repetitions};
 use crate::store::{Board, CellProgress, Event, SessionRecord, Snapshot};
 
 /// For `plan` and `status`: each cell's progress, whether it runs here, and an estimate.
@@ -45,8 +45,15 @@ pub(crate) fn outlook(
     snapshot: &Snapshot,
     options: &RunOptions,
 ) -> Result<Outlook, RunError> {
-    let (progress, set_aside) =
-        crate::store::progress_labelled(plan, &snapshot.trials, &snapshot.sessions, options.label.as_deref());
+    // a fixed number of repetitions reads each cell's counts, not its values
+    let values = !matches!(repetitions(plan, options), Repetitions::Fixed(_));
+    let (progress, set_aside) = crate::store::progress_labelled(
+        plan,
+        &snapshot.trials,
+        &snapshot.sessions,
+        options.label.as_deref(),
+        values,
+    );
     outlook_of(exp, plan, progress, set_aside, options)
 }
 

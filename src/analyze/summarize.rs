@@ -67,10 +67,16 @@ pub(crate) struct Grouped {
     warnings: Vec<Warning>,
 }
 
-/// Groups the store's trials, each cell's values of each metric.
-fn grouped(exp: &Experiment, plan: &Plan, snapshot: &Snapshot) -> Result<Grouped, AnalyzeError> {
+/// The experiment's analysis settings, checked.
+fn validated(exp: &Experiment) -> Result<StatsSettings, AnalyzeError> {
     let settings = settings(&exp.spec);
     settings.validate()?;
+    Ok(settings)
+}
+
+/// Groups the store's trials, each cell's values of each metric. Of the trial columns it
+/// reads those [`Trials::keep_grouping_columns`] keeps.
+fn grouped(exp: &Experiment, plan: &Plan, snapshot: &Snapshot, settings: StatsSettings) -> Grouped {
     let (mut groups, counts) = super::table::groups(&snapshot.trials, plan);
     let metrics = metric_meta(exp, &snapshot.trials);
     let names = &snapshot.trials.names;
@@ -79,7 +85,7 @@ fn grouped(exp: &Experiment, plan: &Plan, snapshot: &Snapshot) -> Result<Grouped
     let warnings = lint::store_warnings(snapshot, &counts);
     groups.sort_by_key(|g| (g.cell, metric_index.get(&g.metric).copied().unwrap_or(usize::MAX)));
     let sessions = Units::sessions_of(&snapshot.trials);
-    Ok(Grouped { settings, counts, metrics, metric_index, groups, sessions, warnings })
+    Grouped { settings, counts, metrics, metric_index, groups, sessions, warnings }
 }
 
 /// Analyses every cell of the store and every comparison of the spec.
@@ -88,7 +94,7 @@ pub(crate) fn statistics(
     plan: &Plan,
     snapshot: &Snapshot,
 ) -> Result<Statistics, AnalyzeError> {
-    let grouped = grouped(exp, plan, snapshot)?;
+    let grouped = grouped(exp, plan, snapshot, validated(exp)?);
     let units = Units::new(snapshot, &grouped.sessions);
     analyse(exp, plan, grouped, &units)
 }
@@ -137,24 +143,21 @@ fn analyse(
     Ok(Statistics { settings, counts, metrics, analysed, cells, comparisons, arms, effects, warnings })
 }
 
-/// What the summary needs of the trial columns, taken from them in one go (see
-/// [`summarize_owned`]).
-struct FromTrials {
-    grouped: Grouped,
+/// What the summary needs of the trial columns besides the groups, taken from them first
+/// (see [`summarize_owned`]).
+struct Early {
     failures: Vec<TrialFailure>,
     reproduce: Reproduce,
     telemetry: telemetry::CellsTelemetry,
 }
 
-fn from_trials(exp: &Experiment, plan: &Plan, snapshot: &Snapshot) -> Result<FromTrials, AnalyzeError> {
-    let grouped = grouped(exp, plan, snapshot)?;
-    let telemetry = telemetry::cells(exp, plan, snapshot, &grouped.groups, grouped.settings.threshold);
-    Ok(FromTrials {
+fn early(exp: &Experiment, plan: &Plan, snapshot: &Snapshot, settings: &StatsSettings) -> Early {
+    let metrics = metric_meta(exp, &snapshot.trials);
+    Early {
         failures: failures(plan, &snapshot.trials),
         reproduce: reproduce(exp, snapshot),
-        telemetry,
-        grouped,
-    })
+        telemetry: telemetry::cells(exp, plan, snapshot, &metrics, settings.threshold),
+    }
 }
 
 /// Analyses the store of `exp` against its current plan, keeping the snapshot whole
@@ -166,31 +169,38 @@ pub(crate) fn summarize_store(
     snapshot: &Snapshot,
     pending: &[Pending],
 ) -> Result<Summary, AnalyzeError> {
-    let taken = from_trials(exp, plan, snapshot)?;
-    summary(exp, plan, snapshot, taken, pending)
+    let settings = validated(exp)?;
+    let early = early(exp, plan, snapshot, &settings);
+    let grouped = grouped(exp, plan, snapshot, settings);
+    summary(exp, plan, snapshot, grouped, early, pending)
 }
 
-/// [`summarize_store`] of a snapshot it may let go of: what the summary needs of the
-/// trial columns is taken first, then the columns are let go (the names, metrics and
-/// sessions stay), and the statistics are computed without them. On 10⁶ trials of four
-/// metrics the columns are half the memory a report holds at its peak (README,
-/// Performance). `beside` reads the whole snapshot meanwhile, on a thread of its own (a
-/// report's pending cells), and its result comes back with the summary.
+/// [`summarize_store`] of a snapshot it may let go of, a part at a time, so that what a
+/// report holds at its peak is the trial columns as read, and little more (README,
+/// Performance): what the summary needs of the columns besides the groups is taken
+/// first, then only the columns the grouping reads are kept, then after the grouping
+/// none (the names, the metrics' descriptions and the sessions stay), and the statistics
+/// are computed without them. `beside` reads the whole snapshot meanwhile, on a thread of
+/// its own (a report's pending cells); its result comes back with the summary.
 pub(crate) fn summarize_owned<R: Send>(
     exp: &Experiment,
     plan: &Plan,
     mut snapshot: Snapshot,
     beside: impl FnOnce(&Snapshot) -> R + Send,
 ) -> (R, Result<Summary, AnalyzeError>) {
-    let (besides, taken) = std::thread::scope(|s| {
+    let settings = match validated(exp) {
+        Ok(settings) => settings,
+        Err(e) => return (beside(&snapshot), Err(e)),
+    };
+    let (besides, early) = std::thread::scope(|s| {
         let besides = s.spawn(|| beside(&snapshot));
-        let taken = from_trials(exp, plan, &snapshot);
-        (besides.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), taken)
+        let early = early(exp, plan, &snapshot, &settings);
+        (besides.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), early)
     });
-    let summary = taken.and_then(|taken| {
-        snapshot.trials.let_go_of_columns();
-        summary(exp, plan, &snapshot, taken, &[])
-    });
+    snapshot.trials.keep_grouping_columns();
+    let grouped = grouped(exp, plan, &snapshot, settings);
+    snapshot.trials.let_go_of_columns();
+    let summary = summary(exp, plan, &snapshot, grouped, early, &[]);
     (besides, summary)
 }
 
@@ -200,10 +210,11 @@ fn summary(
     exp: &Experiment,
     plan: &Plan,
     snapshot: &Snapshot,
-    taken: FromTrials,
+    grouped: Grouped,
+    early: Early,
     pending: &[Pending],
 ) -> Result<Summary, AnalyzeError> {
-    let FromTrials { grouped, failures, reproduce, telemetry } = taken;
+    let Early { failures, reproduce, telemetry } = early;
     let units = Units::new(snapshot, &grouped.sessions);
     let Statistics { settings, counts, metrics, analysed, cells, comparisons, arms, effects, mut warnings } =
         analyse(exp, plan, grouped, &units)?;

@@ -546,6 +546,15 @@ mod tests {
                 }
                 assert_eq!(progress.get(&i), kept.as_ref(), "seed {seed}, cell {i}");
             }
+            // without the values (a fixed number of repetitions reads none): the same
+            // counts and wall times, and no value
+            let (counted, aside) = crate::store::progress_labelled(&f.plan, trials, &[], None, false);
+            assert_eq!((counted.len(), aside), (progress.len(), set_aside), "seed {seed}");
+            for (i, p) in &progress {
+                let c = &counted[i];
+                assert!(c.values.is_empty() && c.kinds.is_empty(), "seed {seed}, cell {i}");
+                assert_eq!((c.attempts, c.ok, c.mean_wall), (p.attempts, p.ok, p.mean_wall), "seed {seed}");
+            }
         }
     }
 }

@@ -13,14 +13,13 @@ use rayon::prelude::*;
 use super::analysed::Analysed;
 use super::comparisons::Arms;
 use super::lint;
-use super::table::Group;
 use crate::plan::Plan;
 use crate::spec::Experiment;
 use crate::stats::elementary::mean;
 use crate::store::{Name, Names, Snapshot, Trials};
 use crate::summary::{
-    CellTelemetry, ComparisonKey, ComparisonNotConverged, ComparisonStat, SecondaryStat, TelemetryColumn,
-    TelemetryDifference, TelemetrySummary, Warning, WarningKind,
+    CellTelemetry, ComparisonKey, ComparisonNotConverged, ComparisonStat, MetricMeta, SecondaryStat,
+    TelemetryColumn, TelemetryDifference, TelemetrySummary, Warning, WarningKind,
 };
 use crate::vocab::{DIRTY_BEFORE, GANG_SKEW, NOT_CONVERGED, OWN_WRITTEN, member_metric};
 
@@ -535,36 +534,28 @@ struct Context<'a> {
 }
 
 /// What the trials' telemetry added up to in each cell, read from the trial columns:
-/// all the telemetry summary needs of them, so that they can be let go before the
-/// comparisons are made ([`summarize`] finishes it). `groups` are the cells' groups of
-/// values, whose metrics in B/s are looked at for the page cache; a finding of a group the
-/// analysis then leaves out is dropped by [`summarize`].
+/// all the telemetry summary needs of them, so that they can be let go before the cells
+/// are analysed ([`summarize`] finishes it). A cell's page-cache findings are of its
+/// metrics in B/s; one of a metric the analysis then leaves out is dropped by
+/// [`summarize`].
 pub(crate) struct CellsTelemetry {
     parts: Vec<CellPart>,
     skew_share: f64,
 }
 
 /// Each cell's part of the telemetry summary, from the trial columns (see
-/// [`CellsTelemetry`]).
+/// [`CellsTelemetry`]); `metrics` in the order the analysis lists them.
 pub(crate) fn cells(
     exp: &Experiment,
     plan: &Plan,
     snapshot: &Snapshot,
-    groups: &[Group],
+    metrics: &[MetricMeta],
     threshold: f64,
 ) -> CellsTelemetry {
     let t = &snapshot.trials;
     let skew_share = SKEW_OF_THRESHOLD * threshold;
     let Some(pass) = Pass::new(t, plan) else { return CellsTelemetry { parts: Vec::new(), skew_share } };
-    // each cell's rates in B/s, found once rather than by a pass over all the groups per
-    // cell
-    let mut rates: Vec<Vec<Name>> = vec![Vec::new(); plan.cells.len()];
-    for g in groups {
-        let info = t.metrics.get(&g.metric).and_then(Option::as_ref);
-        if info.is_some_and(|i| i.unit == "B/s") {
-            rates[g.cell].push(g.metric);
-        }
-    }
+    let rates = rates(t, plan, metrics);
     let context = Context { exp, plan, snapshot, skew_share };
     let parts: Vec<CellPart> = (0..pass.batches())
         .into_par_iter()
@@ -580,6 +571,39 @@ pub(crate) fn cells(
         .flatten()
         .collect();
     CellsTelemetry { parts, skew_share }
+}
+
+/// Each cell's metrics in B/s that its measurements (not warm-ups) report, in the order
+/// of `metrics`: the metrics of its groups of values the page cache is checked for.
+fn rates(t: &Trials, plan: &Plan, metrics: &[MetricMeta]) -> Vec<Vec<Name>> {
+    let mut rates: Vec<Vec<Name>> = vec![Vec::new(); plan.cells.len()];
+    let bps: Vec<Name> = metrics
+        .iter()
+        .filter_map(|m| t.names.find(&m.name))
+        .filter(|n| t.metrics.get(n).and_then(Option::as_ref).is_some_and(|i| i.unit == "B/s"))
+        .collect();
+    if bps.is_empty() {
+        return rates;
+    }
+    // which of them each cell reports, by their place in `bps`, then in that order
+    let mut reports = vec![false; plan.cells.len() * bps.len()];
+    let cells = t.cell_index(plan);
+    for i in 0..t.len() {
+        if t.warmup[i] || !t.status[i].is_measurement() {
+            continue;
+        }
+        let Some(cell) = cells.get(t.cell[i]) else { continue };
+        for r in t.rows(i) {
+            if let Some(k) = bps.iter().position(|&n| n == t.metric[r]) {
+                reports[cell * bps.len() + k] = true;
+            }
+        }
+    }
+    for (cell, list) in rates.iter_mut().enumerate() {
+        let of = &reports[cell * bps.len()..(cell + 1) * bps.len()];
+        list.extend(bps.iter().zip(of).filter(|(_, r)| **r).map(|(&n, _)| n));
+    }
+    rates
 }
 
 /// The telemetry section of the summary, and the warnings of what the machine did, from

@@ -217,7 +217,7 @@ impl Store {
         let mut warnings = Vec::new();
         let trials = read_trials(&self.runs_path(), false, &mut warnings, KEEP_COLUMNS_AFTER, true)?;
         let sessions = read_log(&self.sessions_path(), false, &mut warnings)?;
-        let (progress, set_aside) = progress_labelled(plan, &trials, &sessions, label);
+        let (progress, set_aside) = progress_labelled(plan, &trials, &sessions, label, true);
         Ok(Start { progress, set_aside, sessions, warnings })
     }
 

@@ -82,33 +82,38 @@ pub type Board = HashMap<usize, CellProgress>;
 /// Only cells with records get an entry: a plan of a million cells and an empty store
 /// costs nothing here.
 pub fn progress(plan: &Plan, trials: &Trials) -> (HashMap<usize, CellProgress>, usize) {
-    progress_where(plan, trials, |_| true)
+    progress_where(plan, trials, |_| true, true)
 }
 
 /// The progress of a run given `label` (`margin run --label v2`), else [`progress`]:
 /// only the measurements of the sessions given that label count, so that each label gets
 /// its repetitions in the same store (docs/compare.md, Labels); every record still counts
-/// as an attempt, so that repetition numbers stay unique in a cell.
+/// as an attempt, so that repetition numbers stay unique in a cell. Without `values`, each
+/// cell's progress holds its counts and wall times but not its values (a fixed number of
+/// repetitions never reads them; at 10⁷ trials they are a hundred megabytes).
 pub fn progress_labelled(
     plan: &Plan,
     trials: &Trials,
     sessions: &[SessionRecord],
     label: Option<&str>,
+    values: bool,
 ) -> (HashMap<usize, CellProgress>, usize) {
-    let Some(label) = label else { return progress(plan, trials) };
+    let Some(label) = label else { return progress_where(plan, trials, |_| true, values) };
     let labelled: HashSet<Name> = sessions
         .iter()
         .filter(|s| s.event == Event::Start && s.label.as_deref() == Some(label))
         .filter_map(|s| trials.names.find(&s.session))
         .collect();
-    progress_where(plan, trials, |i| labelled.contains(&trials.session[i]))
+    progress_where(plan, trials, |i| labelled.contains(&trials.session[i]), values)
 }
 
-/// [`progress`] counting as measurements only the records `counts` keeps.
+/// [`progress`] counting as measurements only the records `counts` keeps; with their
+/// `values` or without.
 fn progress_where(
     plan: &Plan,
     trials: &Trials,
     counts: impl Fn(usize) -> bool + Sync,
+    values: bool,
 ) -> (HashMap<usize, CellProgress>, usize) {
     use rayon::prelude::*;
     if trials.is_empty() {
@@ -136,16 +141,16 @@ fn progress_where(
             // each metric's values, and the mean its latest record asked for; a list made
             // the size it will be rather than grown, copied at every doubling
             let room = what.iter().filter(|(measured, ..)| *measured).count();
-            let mut values: Vec<(Name, Vec<f64>, MeanKind)> = Vec::new();
+            let mut kept: Vec<(Name, Vec<f64>, MeanKind)> = Vec::new();
             let mut progress = CellProgress::default();
             for (measured, repetition, wall_time, rows) in what {
                 progress.add(repetition, measured, std::iter::empty(), wall_time);
-                if !measured {
+                if !measured || !values {
                     continue;
                 }
                 for row in rows {
                     let (metric, kind) = (trials.metric[row], trials.mean[row]);
-                    match values.iter_mut().find(|(m, ..)| *m == metric) {
+                    match kept.iter_mut().find(|(m, ..)| *m == metric) {
                         Some((_, v, k)) => {
                             v.push(trials.value[row]);
                             *k = kind;
@@ -153,12 +158,12 @@ fn progress_where(
                         None => {
                             let mut v = Vec::with_capacity(room);
                             v.push(trials.value[row]);
-                            values.push((metric, v, kind));
+                            kept.push((metric, v, kind));
                         }
                     }
                 }
             }
-            for (metric, v, kind) in values {
+            for (metric, v, kind) in kept {
                 let name = trials.names.get(metric);
                 progress.kinds.insert(name.to_owned(), kind);
                 progress.values.insert(name.to_owned(), v);

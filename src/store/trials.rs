@@ -414,6 +414,45 @@ impl Trials {
         self.flags = Vec::new();
     }
 
+    /// Keeps only the columns the analysis groups its values by (`analyze::table::groups`):
+    /// each trial's cell, host, session, status, warm-up and start, and its metrics'
+    /// names and values; the names, the metrics' descriptions and the parsers' warnings.
+    /// The others (repetitions, rounds, wall times, ids, units, means, secondary metrics,
+    /// sources, flags, failures) are let go: what a report does once it has taken what
+    /// else it needs of them (`analyze::summarize_owned`).
+    pub fn keep_grouping_columns(&mut self) {
+        let Trials {
+            names,
+            cell,
+            host,
+            session,
+            status,
+            warmup,
+            started,
+            row_end,
+            metric,
+            value,
+            metrics,
+            warnings,
+            ..
+        } = std::mem::take(self);
+        *self = Trials {
+            names,
+            cell,
+            host,
+            session,
+            status,
+            warmup,
+            started,
+            row_end,
+            metric,
+            value,
+            metrics,
+            warnings,
+            ..Trials::default()
+        };
+    }
+
     /// Lets go of everything of the trials but the names and the metrics' descriptions:
     /// each trial's cell, host, session, status, times, id, metrics, secondary metrics,
     /// sources and flags, the failures and the parsers' warnings. What a report does once
