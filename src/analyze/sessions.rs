@@ -22,7 +22,7 @@ pub(crate) fn failures(plan: &Plan, trials: &Trials) -> Vec<TrialFailure> {
             let t = f.trial;
             Some(TrialFailure {
                 cell: plan.label(&plan.cells[*cells.get(&trials.cell[t])?]),
-                trial: trials.id(t).into_owned(),
+                trial: f.id.clone().unwrap_or_else(|| trials.id(t).into_owned()),
                 repetition: trials.repetition[t],
                 warmup: trials.warmup[t],
                 host: names.get(trials.host[t]).to_owned(),

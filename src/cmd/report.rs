@@ -174,7 +174,7 @@ pub fn write(
     reasons: &[(String, String)],
 ) -> Result<(Option<PathBuf>, Summary), Error> {
     let before = store.fingerprint();
-    let snapshot = store.load()?;
+    let snapshot = store.load_for_report()?;
     if !store.dir.is_dir() {
         return Err(Error::Input(format!(
             "{}: no store at {}: nothing has run or been imported yet (`margin run {}`)",

@@ -34,7 +34,7 @@ use super::ids::Ids;
 use super::names::{Interned, Name, Names};
 use super::record::{MetricInfo, Status};
 use super::secondary::SecondaryMetrics;
-use super::trials::{Failed, Started, Trials};
+use super::trials::{Failed, Needed, Started, Trials};
 use crate::vocab::{Better, MeanKind};
 
 /// What the file starts with; the last digit is the version of the layout below.
@@ -61,9 +61,8 @@ pub(super) struct Covered {
     pub lines: usize,
     /// What reading it said of its lines (a torn record), with their line numbers.
     pub warnings: Vec<(usize, String)>,
-    /// Whether only the columns a cell's progress needs were read
-    /// ([`Trials::keep_progress_columns`]).
-    pub progress_only: bool,
+    /// Which columns were read ([`Needed`]).
+    pub needed: Needed,
 }
 
 /// `runs.columns` beside `runs.ndjson`.
@@ -75,14 +74,15 @@ pub(super) fn path_for(log: &Path) -> PathBuf {
 ///
 /// The file's table of contents is read first; then its sections, each checked against
 /// its own blake3 hash, on every core, the numbers read straight into their vectors.
-/// When `progress_only` says so of the length the columns cover, only the columns a
-/// cell's progress needs are read ([`Trials::keep_progress_columns`]); the others are
-/// left empty, their sections neither read nor checked.
+/// `needed` says of the length the columns cover which of them are read ([`Needed`]):
+/// for a cell's progress ([`Trials::keep_progress_columns`]) or a report
+/// ([`Trials::keep_report_columns`]), the others are left empty, their sections neither
+/// read nor checked (but a report's ids, of which the failed trials' are kept).
 pub(super) fn read(
     path: &Path,
     log: &File,
     meta: &Metadata,
-    progress_only: impl FnOnce(u64) -> bool,
+    needed: impl FnOnce(u64) -> Needed,
 ) -> Option<Covered> {
     let file = File::open(path).ok()?;
     let size = file.metadata().ok()?.len();
@@ -111,11 +111,11 @@ pub(super) fn read(
     if at != size {
         return None;
     }
-    let progress_only = progress_only(toc.end);
-    let (warnings, trials) = decode(&file, &sections, progress_only).ok()?;
+    let needed = needed(toc.end);
+    let (warnings, trials) = decode(&file, &sections, needed).ok()?;
     let lines = usize::try_from(toc.lines).ok()?;
     let end = toc.end;
-    consistent(&trials, progress_only).then_some(Covered { trials, end, lines, warnings, progress_only })
+    consistent(&trials, needed).then_some(Covered { trials, end, lines, warnings, needed })
 }
 
 /// A file derived from the log (`runs.columns`, `runs.progress`) opened for reading past
@@ -605,7 +605,7 @@ fn raw<T: bytemuck::Pod>(file: &File, s: &Section) -> io::Result<Vec<T>> {
 fn decode(
     file: &File,
     sections: &[Section; SECTIONS],
-    progress_only: bool,
+    needed: Needed,
 ) -> io::Result<(Vec<(usize, String)>, Trials)> {
     // in [`encode`]'s order
     let [
@@ -640,7 +640,7 @@ fn decode(
         let n = r.u32()? as usize;
         if n < count { Ok(Name::new(n)) } else { Err(bad()) }
     };
-    let other = r.list(|r| Ok((r.len()?, r.text()?.into_boxed_str())))?;
+    let mut other = r.list(|r| Ok((r.len()?, r.text()?.into_boxed_str())))?;
     let metrics = r.list(|r| {
         let metric = name(r)?;
         let info = r.optional(|r| {
@@ -652,6 +652,7 @@ fn decode(
     let failed = r.list(|r| {
         Ok(Failed {
             trial: r.len()?,
+            id: None,
             exit_code: r.optional(|r| Ok(r.u32()? as i32))?,
             error: r.optional(Decoder::text)?,
             started_at: r.optional(Decoder::text)?,
@@ -685,7 +686,8 @@ fn decode(
     let (mut status, mut warmup, mut mean) = (None, None, None);
     let (mut repetition, mut round, mut shape) = (None, None, None);
     let (mut started, mut wall_time, mut value, mut values) = (None, None, None, None);
-    let (mut packed, mut row_end) = (None, None);
+    let (mut packed, mut row_end, mut failed_ids) = (None, None, None);
+    let mut failed = failed;
     rayon::scope(|scope| {
         // what a cell's progress needs, the largest first
         scope.spawn(|_| value = Some(numbers_at(value_at)));
@@ -708,17 +710,34 @@ fn decode(
         scope.spawn(|_| status = Some(codes(file, status_at, status_of)));
         scope.spawn(|_| warmup = Some(codes(file, warmup_at, flag_of)));
         scope.spawn(|_| mean = Some(codes(file, mean_at, mean_of)));
-        if progress_only {
+        if needed == Needed::Progress {
             return;
         }
         scope.spawn(|_| values = Some(numbers_at(values_at)));
-        scope.spawn(|_| packed = Some(raw::<[u8; 16]>(file, ids_at)));
-        scope.spawn(|_| unit = Some(names_at(unit_at)));
         scope.spawn(|_| host = Some(names_at(host_at)));
         scope.spawn(|_| monitored = Some(names_at(monitored_at)));
-        scope.spawn(|_| round = Some(small_at(round_at)));
         scope.spawn(|_| shape = Some(small_at(shape_at)));
+        if needed == Needed::Report {
+            // the ids of the failed trials alone (none: the section is not read)
+            if !failed.is_empty() {
+                scope
+                    .spawn(|_| failed_ids = Some(ids_of(file, ids_at, &std::mem::take(&mut other), &failed)));
+            }
+            return;
+        }
+        scope.spawn(|_| packed = Some(raw::<[u8; 16]>(file, ids_at)));
+        scope.spawn(|_| unit = Some(names_at(unit_at)));
+        scope.spawn(|_| round = Some(small_at(round_at)));
     });
+    if let Some(ids) = failed_ids {
+        let (count, ids) = ids?;
+        if Some(count) != cell.as_ref().and_then(|c| c.as_ref().ok()).map(Vec::len) {
+            return Err(bad());
+        }
+        for (f, id) in failed.iter_mut().zip(ids) {
+            f.id = Some(id);
+        }
+    }
     let done = "each column was read in the scope";
     // the columns not read are left empty
     let mut trials = Trials {
@@ -753,11 +772,76 @@ fn decode(
         monitored: monitored.unwrap_or(Ok(Vec::new()))?,
         flags,
     };
-    if progress_only {
-        // and of what the first section held, what a progress does not need is let go
-        trials.keep_progress_columns();
-    }
+    // and of what the first section held, what is not needed is let go
+    trials.keep(needed);
     Ok((said, trials))
+}
+
+/// The ids of the `failed` trials (in log order), from the ids section `at` and the ids
+/// that are not a UUID (`other`), and how many trials the section holds: the section
+/// read a piece at a time and checked against its hash and against `other` as
+/// `Ids::from_parts` checks the whole, without holding it (at 10⁷ trials, 160 MB).
+fn ids_of(
+    file: &File,
+    at: &Section,
+    other: &[(usize, Box<str>)],
+    failed: &[Failed],
+) -> io::Result<(usize, Vec<String>)> {
+    ids_in_pieces(file, at, other, failed, 1 << 16)
+}
+
+/// [`ids_of`], `slots` ids at a time.
+fn ids_in_pieces(
+    file: &File,
+    at: &Section,
+    other: &[(usize, Box<str>)],
+    failed: &[Failed],
+    slots: usize,
+) -> io::Result<(usize, Vec<String>)> {
+    const OTHER: [u8; 16] = [0xff; 16];
+    if !at.len.is_multiple_of(16) {
+        return Err(bad());
+    }
+    let count = usize::try_from(at.len / 16).map_err(|_| bad())?;
+    let mut hasher = blake3::Hasher::new();
+    let size = slots.max(1);
+    let mut slots = vec![[0u8; 16]; size.min(count)];
+    let (mut ids, mut next_failed, mut next_other, mut others) = (Vec::new(), 0, 0, 0);
+    let mut first = 0;
+    while first < count {
+        let these = &mut slots[..size.min(count - first)];
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(these);
+        file.read_exact_at(bytes, at.at + first as u64 * 16)?;
+        hasher.update(bytes);
+        for (k, slot) in these.iter().enumerate() {
+            if *slot != OTHER {
+                continue;
+            }
+            // each slot that says so has its text, in order
+            others += 1;
+            match other.get(next_other) {
+                Some((t, _)) if *t == first + k => next_other += 1,
+                _ => return Err(bad()),
+            }
+        }
+        while let Some(f) = failed.get(next_failed).filter(|f| f.trial < first + these.len()) {
+            let slot = these.get(f.trial.checked_sub(first).ok_or_else(bad)?).ok_or_else(bad)?;
+            ids.push(match *slot {
+                OTHER => {
+                    let at = other.binary_search_by_key(&f.trial, |(t, _)| *t).map_err(|_| bad())?;
+                    other[at].1.to_string()
+                }
+                bytes => uuid::Uuid::from_bytes(bytes).hyphenated().to_string(),
+            });
+            next_failed += 1;
+        }
+        first += these.len();
+    }
+    let whole = others == other.len() && next_failed == failed.len();
+    if !whole || hasher.finalize().as_bytes() != &at.hash {
+        return Err(bad());
+    }
+    Ok((count, ids))
 }
 
 /// A column of one-byte codes, each read as `each` says.
@@ -776,14 +860,16 @@ fn flag_of(b: u8) -> io::Result<bool> {
 /// Whether the columns fit together, so that no lookup into them can fail: a file
 /// whose hashes matched was written by this code, but a reader never trusts a file
 /// that far.
-fn consistent(t: &Trials, progress_only: bool) -> bool {
+fn consistent(t: &Trials, needed: Needed) -> bool {
     let n = t.len();
     let progress = [t.session.len(), t.status.len(), t.warmup.len(), t.repetition.len(), t.started.len()];
-    let others = [t.host.len(), t.round.len(), t.ids.len(), t.monitored.len()];
+    let report = [t.host.len(), t.monitored.len(), t.secondary.trials()];
     // the columns not read are empty
-    let read = |n: usize| if progress_only { 0 } else { n };
+    let read = |n: usize| if needed == Needed::Progress { 0 } else { n };
+    let all = |n: usize| if needed == Needed::All { n } else { 0 };
     let same = progress.into_iter().chain([t.wall_time.len(), t.row_end.len()]).all(|len| len == n)
-        && others.into_iter().all(|len| len == read(n));
+        && report.into_iter().all(|len| len == read(n))
+        && [t.round.len(), t.ids.len()].into_iter().all(|len| len == all(n));
     let rows = t.metric.len();
     // every row a trial's: the ends in order, the last at the last row
     let ordered = |ends: &[usize], limit: usize| {
@@ -791,10 +877,9 @@ fn consistent(t: &Trials, progress_only: bool) -> bool {
     };
     same && t.value.len() == rows
         && t.mean.len() == rows
-        && t.unit.len() == read(rows)
+        && t.unit.len() == all(rows)
         && ordered(&t.row_end, rows)
-        && t.failed.iter().all(|f| f.trial < n)
-        && t.secondary.trials() == read(n)
+        && t.failed.iter().all(|f| f.trial < n && f.id.is_some() == (needed == Needed::Report))
         && t.flags.iter().all(|(trial, _)| *trial < n)
 }
 
@@ -825,4 +910,58 @@ pub(super) fn rehash(bytes: &mut [u8]) {
     let encoded = toc.encode();
     bytes[table].copy_from_slice(&encoded);
     bytes[MAGIC.len()..MAGIC.len() + 32].copy_from_slice(blake3::hash(&encoded).as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The failed trials' ids read a piece at a time are those of the whole column, at
+    /// every size of piece, UUIDs and other ids alike; a flipped byte, an id out of place
+    /// or a failed trial past the column is refused.
+    #[test]
+    fn the_failed_trials_ids_read_in_pieces_are_the_columns() {
+        let mut ids = Ids::default();
+        for n in 0..40 {
+            match n % 3 {
+                0 => ids.push(&format!("not-a-uuid-{n}")),
+                _ => ids.push(&uuid::Uuid::now_v7().to_string()),
+            }
+        }
+        let bytes: Vec<u8> = bytemuck::cast_slice(&ids.packed).to_vec();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ids");
+        let hashed = |bytes: &[u8]| {
+            fs::write(&path, bytes).unwrap();
+            let section = Section { at: 0, len: bytes.len() as u64, hash: *blake3::hash(bytes).as_bytes() };
+            (File::open(&path).unwrap(), section)
+        };
+        let failed = |trials: &[usize]| -> Vec<Failed> {
+            trials
+                .iter()
+                .map(|&trial| Failed { trial, id: None, exit_code: None, error: None, started_at: None })
+                .collect()
+        };
+        let (file, section) = hashed(&bytes);
+        let these = failed(&[0, 1, 2, 6, 7, 29, 39]);
+        let expected: Vec<String> = these.iter().map(|f| ids.get(f.trial).into_owned()).collect();
+        for slots in [1, 2, 3, 7, 40, 1000] {
+            let read = ids_in_pieces(&file, &section, &ids.other, &these, slots).unwrap();
+            assert_eq!(read, (40, expected.clone()), "{slots} at a time");
+        }
+        // a flipped byte: the hash tells
+        let mut flipped = bytes.clone();
+        flipped[100] ^= 1;
+        let (bad_file, _) = hashed(&flipped);
+        assert!(ids_in_pieces(&bad_file, &section, &ids.other, &these, 7).is_err());
+        // rehashed: still refused when a text's slot does not say so, or one is missing
+        let mut moved = ids.other.clone();
+        moved[1].0 += 1;
+        let (file, section) = hashed(&bytes);
+        assert!(ids_in_pieces(&file, &section, &moved, &these, 7).is_err());
+        assert!(ids_in_pieces(&file, &section, &ids.other[1..], &these, 7).is_err());
+        // a failed trial past the column, or out of order
+        assert!(ids_in_pieces(&file, &section, &ids.other, &failed(&[3, 40]), 7).is_err());
+        assert!(ids_in_pieces(&file, &section, &ids.other, &failed(&[9, 3]), 7).is_err());
+    }
 }

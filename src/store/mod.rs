@@ -38,7 +38,7 @@ pub use record::{
 };
 pub use secondary::SecondaryMetrics;
 pub use standing::Standing;
-pub use trials::{ByCell, CellIndex, Failed, Started, Trials};
+pub use trials::{ByCell, CellIndex, Failed, Needed, Started, Trials};
 
 /// Why the store could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -205,7 +205,15 @@ impl Store {
     /// ahead is a record it was writing as this read went by, left for the next read;
     /// otherwise such a line is a record torn by a crash, and said.
     pub fn load(&self) -> Result<Snapshot, StoreError> {
-        self.load_as(self.being_written())
+        self.load_as(self.being_written(), Needed::All)
+    }
+
+    /// [`Store::load`] for a report: the trial columns a report reads
+    /// ([`Trials::keep_report_columns`]), the others (ids but the failed trials', rounds,
+    /// units) neither read nor held when the columns kept beside the log cover it (or
+    /// nearly: docs/store.md, Reading for a report).
+    pub fn load_for_report(&self) -> Result<Snapshot, StoreError> {
+        self.load_as(self.being_written(), Needed::Report)
     }
 
     /// What a run needs of the store before its first trial, read by the run that holds
@@ -215,16 +223,17 @@ impl Store {
     /// begins (docs/store.md, Where the cells stand).
     pub fn start_locked(&self, plan: &Plan, label: Option<&str>) -> Result<Start, StoreError> {
         let mut warnings = Vec::new();
-        let trials = read_trials(&self.runs_path(), false, &mut warnings, KEEP_COLUMNS_AFTER, true)?;
+        let trials =
+            read_trials(&self.runs_path(), false, &mut warnings, KEEP_COLUMNS_AFTER, Needed::Progress)?;
         let sessions = read_log(&self.sessions_path(), false, &mut warnings)?;
         let (progress, set_aside) = progress_labelled(plan, &trials, &sessions, label, true);
         Ok(Start { progress, set_aside, sessions, warnings })
     }
 
-    fn load_as(&self, writing: bool) -> Result<Snapshot, StoreError> {
+    fn load_as(&self, writing: bool, needed: Needed) -> Result<Snapshot, StoreError> {
         let mut snapshot = Snapshot::default();
         snapshot.trials =
-            read_trials(&self.runs_path(), writing, &mut snapshot.warnings, KEEP_COLUMNS_AFTER, false)?;
+            read_trials(&self.runs_path(), writing, &mut snapshot.warnings, KEEP_COLUMNS_AFTER, needed)?;
         snapshot.sessions = read_log(&self.sessions_path(), writing, &mut snapshot.warnings)?;
         Ok(snapshot)
     }
@@ -251,7 +260,8 @@ impl Store {
             Some(standing) => standing,
             None => {
                 let mut warnings = Vec::new();
-                let trials = read_trials(&path, writing, &mut warnings, KEEP_COLUMNS_AFTER, true)?;
+                let trials =
+                    read_trials(&path, writing, &mut warnings, KEEP_COLUMNS_AFTER, Needed::Progress)?;
                 let standing = Standing::of(plan, &trials, warnings);
                 // kept only when what was read is the whole of the file first opened
                 let same = fs::metadata(&path).is_ok_and(|now| {
@@ -453,16 +463,16 @@ fn read_log<T: DeserializeOwned + Send>(
 /// the lines parsed here hold at least `min_parsed` bytes and an eighth of what the
 /// columns covered, the columns are kept anew, up to the last record read.
 ///
-/// `progress_only`: the table is only for where the cells stand (`Standing::of`), and
-/// holds only the columns that needs ([`Trials::keep_progress_columns`]), read alone
-/// from `runs.columns` when the lines after them are too few for the columns to be kept
-/// anew (the file keeps all the columns, so it is then read whole).
+/// `needed`: the table is only for where the cells stand (`Standing::of`) or for a
+/// report, and holds only the columns that needs ([`Needed`]), read alone from
+/// `runs.columns` when the lines after them are too few for the columns to be kept anew
+/// (the file keeps all the columns, so it is then read whole, and the table has all).
 fn read_trials(
     path: &Path,
     writing: bool,
     warnings: &mut Vec<String>,
     min_parsed: u64,
-    progress_only: bool,
+    needed: Needed,
 ) -> Result<Trials, StoreError> {
     if !regular_file(path)? {
         return Ok(Trials::default());
@@ -472,11 +482,14 @@ fn read_trials(
     let meta = file.metadata().map_err(io)?;
     let kept = columns::path_for(path);
     // the lines after the columns, at most (the zeros laid ahead are counted too)
-    let partial = |end: u64| progress_only && meta.len() - end < min_parsed.max(end / 8);
+    let partial = |end: u64| match meta.len() - end < min_parsed.max(end / 8) {
+        true => needed,
+        false => Needed::All,
+    };
     let covered = columns::read(&kept, &file, &meta, partial);
     let (mut out, start, lines, mut said, partial) = match covered {
-        Some(c) => (c.trials, c.end, c.lines, c.warnings, c.progress_only),
-        None => (Trials::default(), 0, 0, Vec::new(), false),
+        Some(c) => (c.trials, c.end, c.lines, c.warnings, c.needed),
+        None => (Trials::default(), 0, 0, Vec::new(), Needed::All),
     };
     // the end of the last record the columns may cover, its line, and whether a newline
     // ends it; while a run writes, a line skipped (being written as this read went by)
@@ -523,10 +536,8 @@ fn read_trials(
             .collect();
         let mut last_record = None;
         for mut c in parsed {
-            if partial {
-                // the lines appended to the columns a progress needs: theirs alone
-                c.trials.keep_progress_columns();
-            }
+            // the lines appended to the columns needed: theirs alone
+            c.trials.keep(partial);
             if cut {
                 // past a record being written: left for the next read
                 beyond |= !c.trials.is_empty();
@@ -550,14 +561,14 @@ fn read_trials(
     })?;
     // no columns written from a table that lacks some
     if let Some((end, line, true)) = last
-        && !partial
+        && partial == Needed::All
         && !beyond
         && end - start >= min_parsed.max(start / 8)
     {
         // the warnings of the lines the columns cover go with them (they are in line order)
         let after = said.split_off(said.iter().take_while(|(l, _)| *l <= line).count());
         let mut covered =
-            columns::Covered { trials: out, end, lines: line, warnings: said, progress_only: false };
+            columns::Covered { trials: out, end, lines: line, warnings: said, needed: Needed::All };
         // a convenience: a store on a read-only or full disk is read all the same
         let _ = columns::write(&kept, &file, &meta, &covered);
         covered.warnings.extend(after);

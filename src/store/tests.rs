@@ -346,7 +346,7 @@ fn a_record_half_seen_while_being_written_is_read_next_time() {
     bytes.resize(bytes.len() + 4096, 0);
     std::fs::write(store.runs_path(), &bytes).unwrap();
     // as read while a run writes it
-    let snapshot = store.load_as(true).unwrap();
+    let snapshot = store.load_as(true, Needed::All).unwrap();
     assert_eq!(snapshot.trials, Trials::from_records(&[trial(1)]));
     assert!(snapshot.warnings.is_empty(), "{:?}", snapshot.warnings);
     // with no run writing, the same line is a record torn by a crash: said
@@ -422,7 +422,7 @@ fn from_text(store: &Store) -> (Trials, Vec<String>) {
     let copy = dir.path().join("runs.ndjson");
     std::fs::copy(store.runs_path(), &copy).unwrap();
     let mut warnings = Vec::new();
-    let trials = read_trials(&copy, false, &mut warnings, u64::MAX, false).unwrap();
+    let trials = read_trials(&copy, false, &mut warnings, u64::MAX, Needed::All).unwrap();
     let named = warnings
         .iter()
         .map(|w| w.replace(&copy.display().to_string(), &store.runs_path().display().to_string()));
@@ -432,21 +432,21 @@ fn from_text(store: &Store) -> (Trials, Vec<String>) {
 /// A read that keeps the columns whenever it parsed a line they did not cover.
 fn read_keeping(store: &Store, writing: bool) -> (Trials, Vec<String>) {
     let mut warnings = Vec::new();
-    let trials = read_trials(&store.runs_path(), writing, &mut warnings, 0, false).unwrap();
+    let trials = read_trials(&store.runs_path(), writing, &mut warnings, 0, Needed::All).unwrap();
     (trials, warnings)
 }
 
 /// What the columns beside the log cover: its bytes and lines.
 fn covered(store: &Store) -> Option<(u64, usize)> {
-    covered_as(store, false)
+    covered_as(store, Needed::All)
 }
 
-/// [`covered`], reading only the columns a cell's progress needs when `progress_only`.
-fn covered_as(store: &Store, progress_only: bool) -> Option<(u64, usize)> {
+/// [`covered`], reading only the columns `needed`.
+fn covered_as(store: &Store, needed: Needed) -> Option<(u64, usize)> {
     let log = File::open(store.runs_path()).unwrap();
     let meta = log.metadata().unwrap();
     let path = columns::path_for(&store.runs_path());
-    columns::read(&path, &log, &meta, |_| progress_only).map(|c| (c.end, c.lines))
+    columns::read(&path, &log, &meta, |_| needed).map(|c| (c.end, c.lines))
 }
 
 #[test]
@@ -471,7 +471,7 @@ fn the_columns_kept_beside_the_log_read_as_the_log_does() {
     // read from the columns alone now: the same table, the same warning
     assert_eq!(read_keeping(&store, false), expected);
     let mut warnings = Vec::new();
-    let from_columns = read_trials(&store.runs_path(), false, &mut warnings, u64::MAX, false).unwrap();
+    let from_columns = read_trials(&store.runs_path(), false, &mut warnings, u64::MAX, Needed::All).unwrap();
     assert_eq!((from_columns, warnings), expected);
 }
 
@@ -538,6 +538,8 @@ fn damaged_or_stale_columns_are_ignored_and_written_anew() {
     // of the sections, those a cell's progress needs: the first, cell, session, status,
     // warm-up, repetition, start, wall time, row ends, metric, value, mean
     let progress = [0, 1, 3, 4, 5, 6, 8, 9, 11, 12, 13, 15];
+    // and those a report does without: round, unit
+    let not_reported = [7, 14];
     for at in places {
         let mut bad = good.clone();
         bad[at] ^= 0x01;
@@ -545,7 +547,18 @@ fn damaged_or_stale_columns_are_ignored_and_written_anew() {
         // read for a progress, a flip in a section it does not need goes unseen
         let section = sections.iter().position(|&(start, len)| (start..start + len).contains(&at));
         let unseen = section.is_some_and(|k| !progress.contains(&k));
-        assert_eq!(covered_as(&store, true).is_some(), unseen, "flipped at {at}, section {section:?}");
+        assert_eq!(
+            covered_as(&store, Needed::Progress).is_some(),
+            unseen,
+            "flipped at {at}, section {section:?}"
+        );
+        // and for a report, in a section it does without
+        let unseen = section.is_some_and(|k| not_reported.contains(&k));
+        assert_eq!(
+            covered_as(&store, Needed::Report).is_some(),
+            unseen,
+            "flipped at {at}, section {section:?}"
+        );
         assert_eq!(covered(&store), None, "flipped at {at}");
         assert_eq!(read_keeping(&store, false), expected, "flipped at {at}");
         assert_eq!(std::fs::read(&columns).unwrap(), good, "rebuilt after a flip at {at}");
@@ -575,7 +588,7 @@ fn damaged_or_stale_columns_are_ignored_and_written_anew() {
         craft(&mut bad, &starts);
         columns::rehash(&mut bad);
         std::fs::write(&columns, &bad).unwrap();
-        assert_eq!(covered_as(&store, true), None, "{what}, read for a progress");
+        assert_eq!(covered_as(&store, Needed::Progress), None, "{what}, read for a progress");
         assert_eq!(covered(&store), None, "{what}");
         assert_eq!(read_keeping(&store, false), expected, "{what}");
         assert_eq!(std::fs::read(&columns).unwrap(), good, "{what}");
@@ -704,7 +717,14 @@ fn the_progress_columns_alone_give_the_whole_tables_standing() {
     assert_eq!(covered(&store).map(|c| c.1), Some(560));
     let read = |progress_only: bool, min_parsed: u64| {
         let mut warnings = Vec::new();
-        let trials = read_trials(&path, false, &mut warnings, min_parsed, progress_only).unwrap();
+        let trials = read_trials(
+            &path,
+            false,
+            &mut warnings,
+            min_parsed,
+            if progress_only { Needed::Progress } else { Needed::All },
+        )
+        .unwrap();
         (Standing::of(&plan, &trials, warnings), trials)
     };
     let mut file = OpenOptions::new().append(true).open(&path).unwrap();
@@ -746,6 +766,58 @@ fn the_progress_columns_alone_give_the_whole_tables_standing() {
     let (alone, trials) = read(true, 0);
     assert_eq!(alone, whole);
     assert_eq!(trials.host.len(), trials.len());
+    assert_eq!(covered(&store).map(|c| c.1), Some(600));
+}
+
+/// A report's read of `runs.columns` (`Store::load_for_report`), with the log's lines
+/// appended since (a torn one among them), is the whole table less the trials' ids,
+/// rounds and units, the failed trials' ids kept with their failures; with too many lines
+/// appended, the whole table, and the columns kept anew.
+#[test]
+fn a_reports_read_is_the_whole_table_less_what_a_report_does_without() {
+    let (_, mut records) = standing_case();
+    // ids as runs write them (UUIDs) among the others
+    for r in records.iter_mut().step_by(2) {
+        r.trial = uuid::Uuid::now_v7().to_string();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path(), "e");
+    store.create().unwrap();
+    let path = store.runs_path();
+    std::fs::write(&path, lines_of(&records[..560])).unwrap();
+    read_keeping(&store, false);
+    let read = |needed: Needed, min_parsed: u64| {
+        let mut warnings = Vec::new();
+        (read_trials(&path, false, &mut warnings, min_parsed, needed).unwrap(), warnings)
+    };
+    let mut file = OpenOptions::new().append(true).open(&path).unwrap();
+    file.write_all(lines_of(&records[560..]).as_bytes()).unwrap();
+    for torn in [false, true] {
+        if torn {
+            file.write_all(b"{\"trial\": \"torn").unwrap();
+        }
+        let (all, said) = read(Needed::All, u64::MAX);
+        let (some, told) = read(Needed::Report, u64::MAX);
+        assert_eq!(told, said, "torn: {torn}");
+        assert!(some.ids.len() == 0 && some.round.is_empty() && some.unit.is_empty());
+        // each failed trial's id, from the columns and from the lines appended
+        assert!(all.failed.len() > 10 && all.failed.iter().any(|f| f.trial >= 560));
+        for (f, g) in some.failed.iter().zip(&all.failed) {
+            assert_eq!((f.trial, f.id.as_deref()), (g.trial, Some(&*all.id(g.trial))), "torn: {torn}");
+        }
+        let mut expected = all.clone();
+        expected.keep_report_columns();
+        assert_eq!(some, expected, "torn: {torn}");
+        assert_eq!(covered(&store).map(|c| c.1), Some(560), "no columns written from a part of them");
+    }
+    // more lines appended than an eighth of what the columns cover: read whole, kept anew
+    drop(file);
+    std::fs::write(&path, lines_of(&records[..60])).unwrap();
+    read_keeping(&store, false);
+    let mut file = OpenOptions::new().append(true).open(&path).unwrap();
+    file.write_all(lines_of(&records[60..]).as_bytes()).unwrap();
+    let (whole, _) = read(Needed::Report, 0);
+    assert_eq!(whole, Trials::from_records(&records));
     assert_eq!(covered(&store).map(|c| c.1), Some(600));
 }
 

@@ -151,9 +151,24 @@ impl std::fmt::Debug for Started {
 pub struct Failed {
     /// Its index in [`Trials`].
     pub trial: usize,
+    /// Its id, when the table was read without the ids of the others
+    /// ([`Needed::Report`]); otherwise it is [`Trials::id`].
+    pub id: Option<String>,
     pub exit_code: Option<i32>,
     pub error: Option<String>,
     pub started_at: Option<String>,
+}
+
+/// Which of the trial columns a read of the log keeps (docs/store.md, Where the cells
+/// stand, and Reading for a report).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needed {
+    /// Every column.
+    All,
+    /// Those a cell's progress needs ([`Trials::keep_progress_columns`]).
+    Progress,
+    /// Those a report reads ([`Trials::keep_report_columns`]).
+    Report,
 }
 
 /// The trial log, one entry per record in log order in each column.
@@ -206,7 +221,7 @@ impl Trials {
         self.cell.is_empty()
     }
 
-    /// The id of trial `i`.
+    /// The id of trial `i` (of a table with every column: [`Needed::All`]).
     pub fn id(&self, i: usize) -> Cow<'_, str> {
         self.ids.get(i)
     }
@@ -366,6 +381,7 @@ impl Trials {
         if !line.status.is_measurement() {
             self.failed.push(Failed {
                 trial: index,
+                id: None,
                 exit_code: line.exit_code,
                 error: line.error.map(|e| e.0.into_owned()),
                 started_at: started.map(str::to_owned),
@@ -412,6 +428,32 @@ impl Trials {
         self.secondary = SecondaryMetrics::default();
         self.monitored = Vec::new();
         self.flags = Vec::new();
+    }
+
+    /// Keeps the columns `needed` says.
+    pub(super) fn keep(&mut self, needed: Needed) {
+        match needed {
+            Needed::All => {}
+            Needed::Progress => self.keep_progress_columns(),
+            Needed::Report => self.keep_report_columns(),
+        }
+    }
+
+    /// Keeps the columns a report reads: all but the trials' ids (a failed trial's is kept
+    /// with its failure, [`Failed::id`]: a report names the trials that failed), their
+    /// rounds and their metrics' units (the metrics' descriptions say each metric's). At
+    /// 10⁷ trials of one metric these are a quarter of the table.
+    pub(super) fn keep_report_columns(&mut self) {
+        if self.ids.len() == self.len() {
+            for f in &mut self.failed {
+                if f.id.is_none() {
+                    f.id = Some(self.ids.get(f.trial).into_owned());
+                }
+            }
+        }
+        self.ids = Ids::default();
+        self.round = Vec::new();
+        self.unit = Vec::new();
     }
 
     /// Keeps only the columns the analysis groups its values by (`analyze::table::groups`):
