@@ -704,7 +704,7 @@ fn unit_log_values(units: &Units<'_>, base: &[&Analysed], other: &[&Analysed], k
 
 /// The cells one comparison of the plan sets side by side: a `compare` entry's baseline
 /// against one of its levels, in one context (the levels of the other factors), as
-/// [`summarize_store`](crate::analyze::summarize_store) forms its comparisons, for every metric.
+/// [`summarize_owned`](crate::analyze::summarize_owned) forms its comparisons, for every metric.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct CellComparison {
     /// `paired_by`: the sides are matched block by block.
@@ -719,7 +719,7 @@ pub(crate) struct CellComparison {
 }
 
 /// Every comparison the spec's `compare` entries make among the plan's cells, by the
-/// grouping of [`summarize_store`](crate::analyze::summarize_store)'s comparisons (built once, for `until: verdict`).
+/// grouping of [`summarize_owned`](crate::analyze::summarize_owned)'s comparisons (built once, for `until: verdict`).
 pub(crate) fn plan_comparisons(exp: &Experiment, plan: &Plan) -> Vec<CellComparison> {
     let key = |name: &str| plan.keys.iter().position(|k| k == name);
     let mut out = Vec::new();

@@ -1,6 +1,7 @@
 //! An experiment, its plan and a store built in memory, trial by trial, without files:
 //! what the tests analyse, and what `margin calibrate` fills with simulated trials to run
-//! them through the same [`summarize_store`](super::summarize_store) the report uses.
+//! them through the same analysis as a report's ([`statistics`](super::statistics), which
+//! [`summarize_owned`](super::summarize_owned) is built on).
 
 use std::collections::HashMap;
 use std::path::Path;

@@ -175,9 +175,10 @@ pub(crate) fn summarize_store(
     summary(exp, plan, snapshot, grouped, early, pending)
 }
 
-/// [`summarize_store`] of a snapshot it may let go of, a part at a time, so that what a
-/// report holds at its peak is the trial columns as read, and little more (README,
-/// Performance): what the summary needs of the columns besides the groups is taken
+/// The summary of the store of `exp` (as `summarize_store`, the tests' form, makes it)
+/// from a snapshot it may let go of, a part at a time, so that what a report holds at its
+/// peak is the trial columns as read, and little more (docs/store.md, Reading for a
+/// report): what the summary needs of the columns besides the groups is taken
 /// first, then only the columns the grouping reads are kept, then after the grouping
 /// none (the names, the metrics' descriptions and the sessions stay), and the statistics
 /// are computed without them. `beside` reads the whole snapshot meanwhile, on a thread of

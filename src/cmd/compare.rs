@@ -410,7 +410,7 @@ fn side_id(id: &str, side: &str) -> CellId {
 }
 
 /// The two sides as one experiment with a factor `side` (baseline, candidate) compared
-/// within each cell, analysed by [`analyze::summarize_store`] as a report would be.
+/// within each cell, analysed by [`analyze::summarize_owned`] as a report would be.
 fn compare(base: &Side, cand: &Side, fail_on: Option<FailOn>) -> Result<(CompareOutput, Summary), Error> {
     let (a_cells, b_cells) = (cells(&base.records), cells(&cand.records));
     let mut comparable: Vec<(&IndexMap<String, String>, &str)> = Vec::new();
