@@ -54,7 +54,7 @@ pub(crate) struct Statistics {
 /// The store's analysed values grouped by cell and metric, with what else the analysis
 /// needs of the trial columns: taken from them first, so that a report can let the
 /// columns go before its statistics are computed.
-pub(crate) struct Grouped {
+struct Grouped {
     settings: StatsSettings,
     counts: TrialCounts,
     metrics: Vec<MetricMeta>,
