@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 
-use super::ids::Ids;
+use super::ids::{self, Ids, OTHER};
 use super::names::{Interned, Name, Names};
 use super::record::{MetricInfo, Status};
 use super::secondary::SecondaryMetrics;
@@ -798,7 +798,6 @@ fn ids_in_pieces(
     failed: &[Failed],
     slots: usize,
 ) -> io::Result<(usize, Vec<String>)> {
-    const OTHER: [u8; 16] = [0xff; 16];
     if !at.len.is_multiple_of(16) {
         return Err(bad());
     }
@@ -826,13 +825,7 @@ fn ids_in_pieces(
         }
         while let Some(f) = failed.get(next_failed).filter(|f| f.trial < first + these.len()) {
             let slot = these.get(f.trial.checked_sub(first).ok_or_else(bad)?).ok_or_else(bad)?;
-            ids.push(match *slot {
-                OTHER => {
-                    let at = other.binary_search_by_key(&f.trial, |(t, _)| *t).map_err(|_| bad())?;
-                    other[at].1.to_string()
-                }
-                bytes => uuid::Uuid::from_bytes(bytes).hyphenated().to_string(),
-            });
+            ids.push(ids::text(*slot, f.trial, other).ok_or_else(bad)?.into_owned());
             next_failed += 1;
         }
         first += these.len();

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 
 /// In a trial's slot of [`Ids::packed`]: its id is in [`Ids::other`]. The UUID of these
 /// bits (all ones) is kept as text too, so that a slot holding them is never a UUID.
-const OTHER: [u8; 16] = [0xff; 16];
+pub(super) const OTHER: [u8; 16] = [0xff; 16];
 
 /// Every trial's id, in log order.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -29,6 +29,18 @@ fn uuid_of(id: &str) -> Option<[u8; 16]> {
     Some(*uuid.as_bytes()).filter(|b| same && *b != OTHER)
 }
 
+/// The id of trial `i`, whose slot holds `bytes`, with the texts of the trials whose ids
+/// are not UUIDs (`other`); `None` when its slot says it has a text and it has none.
+pub(super) fn text(bytes: [u8; 16], i: usize, other: &[(usize, Box<str>)]) -> Option<Cow<'_, str>> {
+    match bytes {
+        OTHER => {
+            let at = other.binary_search_by_key(&i, |(t, _)| *t).ok()?;
+            Some(Cow::Borrowed(&other[at].1))
+        }
+        bytes => Some(Cow::Owned(uuid::Uuid::from_bytes(bytes).hyphenated().to_string())),
+    }
+}
+
 impl Ids {
     pub(super) fn len(&self) -> usize {
         self.packed.len()
@@ -46,14 +58,7 @@ impl Ids {
 
     /// The id of trial `i`.
     pub(super) fn get(&self, i: usize) -> Cow<'_, str> {
-        match self.packed[i] {
-            OTHER => {
-                let at =
-                    self.other.binary_search_by_key(&i, |(t, _)| *t).expect("each OTHER slot has its text");
-                Cow::Borrowed(&self.other[at].1)
-            }
-            bytes => Cow::Owned(uuid::Uuid::from_bytes(bytes).hyphenated().to_string()),
-        }
+        text(self.packed[i], i, &self.other).expect("each OTHER slot has its text")
     }
 
     /// `other`'s ids after these.
