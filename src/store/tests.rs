@@ -436,6 +436,16 @@ fn read_keeping(store: &Store, writing: bool) -> (Trials, Vec<String>) {
     (trials, warnings)
 }
 
+/// A store in a folder of its own whose log holds `records`, its columns kept of them all.
+fn kept_store(records: &[TrialRecord]) -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path(), "e");
+    store.create().unwrap();
+    std::fs::write(store.runs_path(), lines_of(records)).unwrap();
+    read_keeping(&store, false);
+    (dir, store)
+}
+
 /// What the columns beside the log cover: its bytes and lines.
 fn covered(store: &Store) -> Option<(u64, usize)> {
     covered_as(store, Needed::All)
@@ -708,12 +718,8 @@ fn standing_case() -> (crate::plan::Plan, Vec<TrialRecord>) {
 #[test]
 fn the_progress_columns_alone_give_the_whole_tables_standing() {
     let (plan, records) = standing_case();
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::new(dir.path(), "e");
-    store.create().unwrap();
+    let (_dir, store) = kept_store(&records[..560]);
     let path = store.runs_path();
-    std::fs::write(&path, lines_of(&records[..560])).unwrap();
-    read_keeping(&store, false);
     assert_eq!(covered(&store).map(|c| c.1), Some(560));
     let read = |progress_only: bool, min_parsed: u64| {
         let mut warnings = Vec::new();
@@ -780,12 +786,8 @@ fn a_reports_read_is_the_whole_table_less_what_a_report_does_without() {
     for r in records.iter_mut().step_by(2) {
         r.trial = uuid::Uuid::now_v7().to_string();
     }
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::new(dir.path(), "e");
-    store.create().unwrap();
+    let (_dir, store) = kept_store(&records[..560]);
     let path = store.runs_path();
-    std::fs::write(&path, lines_of(&records[..560])).unwrap();
-    read_keeping(&store, false);
     let read = |needed: Needed, min_parsed: u64| {
         let mut warnings = Vec::new();
         (read_trials(&path, false, &mut warnings, min_parsed, needed).unwrap(), warnings)

@@ -463,36 +463,16 @@ impl Trials {
     /// sources, flags, failures) are let go: what a report does once it has taken what
     /// else it needs of them (`analyze::summarize_owned`).
     pub fn keep_grouping_columns(&mut self) {
-        let Trials {
-            names,
-            cell,
-            host,
-            session,
-            status,
-            warmup,
-            started,
-            row_end,
-            metric,
-            value,
-            metrics,
-            warnings,
-            ..
-        } = std::mem::take(self);
-        *self = Trials {
-            names,
-            cell,
-            host,
-            session,
-            status,
-            warmup,
-            started,
-            row_end,
-            metric,
-            value,
-            metrics,
-            warnings,
-            ..Trials::default()
-        };
+        self.repetition = Vec::new();
+        self.round = Vec::new();
+        self.wall_time = Vec::new();
+        self.ids = Ids::default();
+        self.unit = Vec::new();
+        self.mean = Vec::new();
+        self.secondary = SecondaryMetrics::default();
+        self.monitored = Vec::new();
+        self.flags = Vec::new();
+        self.failed = Vec::new();
     }
 
     /// Lets go of everything of the trials but the names and the metrics' descriptions:
