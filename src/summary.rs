@@ -355,11 +355,13 @@ pub struct ComparisonStat {
     /// The levels came from disjoint boots (or sessions): how many of each, and that the
     /// comparison is of their means (docs/statistics.md, Sessions and boots).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub replication: Option<Replication>,
+    // boxed, as `prediction` is: most comparisons have neither, and a report of 10⁵
+    // comparisons held 25 MB of room for them (issue 17)
+    pub replication: Option<Box<Replication>>,
     /// One side a single trial, the other measured: where the single figure lies against
     /// the prediction interval of one more trial of the other side.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub prediction: Option<Prediction>,
+    pub prediction: Option<Box<Prediction>>,
     /// The comparison's log-ratio and its variance, for pooling over contexts; `None`
     /// where it has no interval of its own (too few trials, unbounded, unreplicated).
     #[serde(skip)]

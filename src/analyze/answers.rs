@@ -59,7 +59,7 @@ pub(crate) fn annotate(
             prediction.single_level
         ),
     };
-    stat.prediction = Some(prediction);
+    stat.prediction = Some(Box::new(prediction));
 }
 
 /// "the single trial of sync=none, 501.7 MB/s, lies far above the 95 % prediction

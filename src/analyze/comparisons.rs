@@ -225,10 +225,14 @@ pub(crate) fn compare_all(
     // list of results copied into two others (the report's peak at 10⁵ comparisons).
     let (mut made, mut sides): (Vec<Result<ComparisonStat, String>>, Vec<Option<Arms>>) =
         (Vec::new(), Vec::new());
-    jobs.par_iter()
-        .map(|job| match run_job(job, &metrics[job.meta], analysed, settings, units) {
-            Ok((c, a)) => (Ok(c), Some(a)),
-            Err(message) => (Err(message), None),
+    // each job's names moved into its comparison, and the job let go as it is done
+    jobs.into_par_iter()
+        .map(|job| {
+            let meta = &metrics[job.meta];
+            match run_job(job, meta, analysed, settings, units) {
+                Ok((c, a)) => (Ok(c), Some(a)),
+                Err(message) => (Err(message), None),
+            }
         })
         .unzip_into_vecs(&mut made, &mut sides);
     let failed = made.iter().filter_map(|r| r.as_ref().err());
@@ -336,7 +340,7 @@ struct Job {
 }
 
 fn run_job(
-    job: &Job,
+    job: Job,
     meta: &MetricMeta,
     analysed: &[Analysed],
     settings: &StatsSettings,
@@ -587,14 +591,14 @@ fn run_job(
         RatioInterval::NoEstimate | RatioInterval::Unbounded | RatioInterval::TooFew { .. } => (None, None),
     };
     let mut stat = ComparisonStat {
-        factor: job.factor.clone(),
-        baseline: job.baseline.clone(),
-        level: job.level.clone(),
-        context: job.context.clone(),
+        factor: job.factor,
+        baseline: job.baseline,
+        level: job.level,
+        context: job.context,
         metric: meta.name.clone(),
         unit: meta.unit.clone(),
         design: comparison.design,
-        paired_by: job.paired_by.clone(),
+        paired_by: job.paired_by,
         pairs,
         baseline_arm: arm(&a_kept, settings),
         level_arm: arm(&b_kept, settings),
@@ -611,7 +615,7 @@ fn run_job(
         more_trials: judged.more_trials,
         verdict_with_outliers,
         verdict_without_outliers,
-        replication,
+        replication: replication.map(Box::new),
         prediction: None,
         log_ratio: None,
         log_ratio_all: None,
