@@ -16,7 +16,15 @@
 //! environment, as margin adds its store's marker to every command's: std then copies the
 //! whole environment into a new one at every spawn, which shows what that costs.
 //!
-//! usage: durable_floor DIR [N] [env]   (default N: 1000; the log goes in DIR and is removed)
+//! With `counters`, each trial is also measured as margin's default telemetry measures it
+//! (`monitor:` left out: cpu and disks): `/proc/stat` and `/proc/diskstats` read with one
+//! `pread` each right before and right after the trial, `/proc/meminfo` before it, from
+//! handles opened once, and the text read appended to a second file in DIR (made durable
+//! at the end; margin flushes it once a second). That is the floor under a run with
+//! telemetry: what the kernel spends writing those files out is in any tool that keeps
+//! them, and no change to margin's code removes it.
+//!
+//! usage: durable_floor DIR [N] [env] [counters]   (default N: 1000; the files go in DIR and are removed)
 
 use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
@@ -28,7 +36,7 @@ const LINE: usize = 740;
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let Some(dir) = args.next().map(PathBuf::from) else {
-        eprintln!("usage: durable_floor DIR [N] [env]");
+        eprintln!("usage: durable_floor DIR [N] [env] [counters]");
         return ExitCode::from(2);
     };
     let n: u64 = match args.next().map(|n| n.parse()) {
@@ -39,8 +47,18 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let env = args.next().is_some_and(|a| a == "env");
-    match run(&dir, n, env) {
+    let (mut env, mut counters) = (false, false);
+    for flag in args {
+        match flag.as_str() {
+            "env" => env = true,
+            "counters" => counters = true,
+            other => {
+                eprintln!("durable_floor: expected `env` or `counters`, found `{other}`");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    match run(&dir, n, env, counters) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("durable_floor: {}: {e}", dir.display());
@@ -49,7 +67,43 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(dir: &std::path::Path, n: u64, env: bool) -> std::io::Result<()> {
+/// The files margin's default telemetry reads around a trial: before and after, and
+/// before only.
+const AROUND: [&str; 2] = ["/proc/stat", "/proc/diskstats"];
+const BEFORE: &str = "/proc/meminfo";
+
+/// The counters' handles, a buffer for their text and the file it is kept in.
+struct Counters {
+    around: Vec<std::fs::File>,
+    before: std::fs::File,
+    buffer: Vec<u8>,
+    kept: std::fs::File,
+}
+
+impl Counters {
+    fn open(dir: &std::path::Path) -> std::io::Result<Counters> {
+        let around = AROUND.iter().map(std::fs::File::open).collect::<Result<_, _>>()?;
+        let kept = OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .write(true)
+            .open(dir.join("durable_floor.counters"))?;
+        Ok(Counters { around, before: std::fs::File::open(BEFORE)?, buffer: vec![0; 64 * 1024], kept })
+    }
+
+    /// Each file read from its start and its text kept (`before` adds /proc/meminfo).
+    fn read(&mut self, before: bool) -> std::io::Result<()> {
+        use std::io::Write as _;
+        let files = self.around.iter().chain(before.then_some(&self.before));
+        for file in files {
+            let n = file.read_at(&mut self.buffer, 0)?;
+            self.kept.write_all(&self.buffer[..n])?;
+        }
+        Ok(())
+    }
+}
+
+fn run(dir: &std::path::Path, n: u64, env: bool, counters: bool) -> std::io::Result<()> {
     let path = dir.join("durable_floor.log");
     let file = OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path)?;
     file.write_all_at(&vec![0; n as usize * LINE + 4096], 0)?;
@@ -64,12 +118,20 @@ fn run(dir: &std::path::Path, n: u64, env: bool) -> std::io::Result<()> {
         .find(|path| path.is_file())
         .ok_or_else(|| std::io::Error::other("`true` is not on PATH"))?;
     let marker = dir.display().to_string();
+    let mut counters = if counters { Some(Counters::open(dir)?) } else { None };
     for i in 0..n {
         let mut command = Command::new(&program);
         if env {
             command.env("MARGIN_TRIAL_STORE", &marker);
         }
-        let status = command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).status()?;
+        command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+        if let Some(c) = &mut counters {
+            c.read(true)?;
+        }
+        let status = command.status()?;
+        if let Some(c) = &mut counters {
+            c.read(false)?;
+        }
         if !status.success() {
             return Err(std::io::Error::other(format!("`true` ended with {status}")));
         }
@@ -77,6 +139,10 @@ fn run(dir: &std::path::Path, n: u64, env: bool) -> std::io::Result<()> {
         file.sync_data()?;
     }
     std::fs::remove_file(&path)?;
+    if let Some(c) = counters {
+        c.kept.sync_data()?;
+        std::fs::remove_file(dir.join("durable_floor.counters"))?;
+    }
     // the first field: nanoseconds this thread has run (user and system)
     let schedstat = std::fs::read_to_string("/proc/thread-self/schedstat")?;
     let ns: u64 = schedstat.split_whitespace().next().and_then(|f| f.parse().ok()).unwrap_or(0);
