@@ -180,6 +180,31 @@ fn the_columns_read_from_the_log_match_the_records() {
     assert_eq!(trials.names.get(trials.unit[rows.start + 1]), "");
 }
 
+/// A line is read as text once it is UTF-8 as a whole: the same table as the records give,
+/// names and errors beyond ASCII included; a line that is not UTF-8 is refused with what
+/// serde_json says of its bytes, where the bad byte is.
+#[test]
+fn a_line_read_as_text_is_the_record_and_a_line_not_text_is_refused() {
+    let mut wide = trial(1);
+    wide.levels.insert("größe".into(), "四 KiB \"quoted\" \u{1F600}".into());
+    wide.metrics.insert("débit_µs".into(), 2.5);
+    wide.status = Status::Failed;
+    wide.error = Some("exit code 1: «non» \\ \n".into());
+    let mut trials = Trials::default();
+    for record in [&trial(0), &wide] {
+        trials.push_json(serde_json::to_string(record).unwrap().as_bytes()).unwrap();
+    }
+    assert_eq!(trials, Trials::from_records(&[trial(0), wide.clone()]));
+    // a byte that is no UTF-8 inside the error's text
+    let mut bad = serde_json::to_string(&wide).unwrap().into_bytes();
+    let at = bad.windows(2).position(|w| w == "«".as_bytes()).unwrap();
+    bad[at + 1] = 0xff;
+    let said = Trials::default().push_json(&bad).unwrap_err().to_string();
+    let bytes = serde_json::from_slice::<serde_json::Value>(&bad).unwrap_err().to_string();
+    assert_eq!(said, bytes);
+    assert!(said.contains("column"), "{said}");
+}
+
 fn line(n: u32) -> String {
     serde_json::to_string(&trial(n)).unwrap() + "\n"
 }
