@@ -36,6 +36,11 @@
 # (`durable_floor … counters`: /proc/stat and /proc/diskstats before and after, and
 # /proc/meminfo before, their text kept): what the kernel spends writing those files out
 # is in any runner that keeps them. Both are held to ≤ 1.05 × (issue 17).
+# And the trial loop alone, from the runs of 1 200: the spacing of margin's `started_at`
+# times (first to last, over the trials between) against the floor's (`period_s`), which
+# leaves out the start-up and the closing report (whose reading of the records is part of
+# one more trial above) and needs no difference of two runs: what margin does between
+# two trials, the issue's words.
 #
 # usage: bench/run.sh path/to/margin [ROUNDS] [path/to/durable_floor]
 set -euo pipefail
@@ -81,19 +86,30 @@ import json, sys
 print(sum(r.get("metrics", {}).get("user_time", 0) + r.get("metrics", {}).get("system_time", 0)
           for r in map(json.loads, open(sys.argv[1]))))' "$1/${2:-overhead}/runs.ndjson"
 }
-margin_n() { # margin_n DIR N [off]: "WALL CPU" of margin's run of N trials (`monitor: none` with off), stored in DIR (tmpfs), CPU less the trials'
+period() { # period LOG: seconds from the first trial's start to the last one's, over the trials between
+  python3 -c '
+import datetime, json, sys
+starts = []
+for line in open(sys.argv[1]):
+    line = line.strip("\0\n")
+    if line:
+        whole, _, fraction = json.loads(line)["started_at"].rstrip("Z").partition(".")
+        utc = datetime.datetime.fromisoformat(whole).replace(tzinfo=datetime.timezone.utc)
+        starts.append(utc.timestamp() + float("0." + (fraction or "0")))
+print((starts[-1] - starts[0]) / (len(starts) - 1))' "$1"
+}
+margin_n() { # margin_n DIR N [off]: "WALL CPU PERIOD" of margin's run of N trials (`monitor: none` with off), stored in DIR (tmpfs), CPU less the trials'
   local wall total name=overhead${3:+-off}-$2
   rm -rf "$1/reports"
   read -r wall total < <(MARGIN_REPORTS="$1/reports" cpu "$margin" run "$dir/$name.yaml")
-  echo "$wall $(echo "$total - $(trials_cpu "$1/reports" "$name")" | bc -l)"
+  echo "$wall $(echo "$total - $(trials_cpu "$1/reports" "$name")" | bc -l) $(period "$1/reports/$name/runs.ndjson")"
   rm -rf "$1/reports"
 }
-floor_n() { # floor_n DIR N [counters]: "WALL CPU" of the floor's N trials in DIR, CPU its thread's (a second run)
+floor_n() { # floor_n DIR N [counters]: "WALL CPU PERIOD" of the floor's N trials in DIR, CPU and period from a second run
   local wall
   read -r wall _ < <(cpu "$floor" "$1" "$2" ${3:+counters})
-  echo "$wall $(own_cpu_n "$1" "$2" ${3:+counters})"
+  echo "$wall $("$floor" "$1" "$2" ${3:+counters} | awk '/^own_cpu_s/ { c = $2 } /^period_s/ { p = $2 } END { print c, p }')"
 }
-own_cpu_n() { "$floor" "$@" | awk '/^own_cpu_s/ { print $2 }'; }
 own_cpu() { # own_cpu FLOOR DIR: the floor's own CPU time for 1000 trials in DIR
   "$1" "$2" 1000 | awk '/^own_cpu_s/ { print $2 }'
 }
@@ -112,6 +128,8 @@ floor_cpus=()
 counter_cpus=()
 offs=()
 withs=()
+loop_with=()
+loop_off=()
 for round in $(seq "$rounds"); do
   rm -rf "$dir/reports"
   margin_s=$(MARGIN_REPORTS="$dir/reports" seconds "$margin" run "$dir/overhead.yaml")
@@ -156,14 +174,14 @@ for round in $(seq "$rounds"); do
       # with telemetry against the plain floor and against the floor that reads the same
       # counters, and margin with `monitor: none` against the plain floor
       shm=$(mktemp -d -p /dev/shm)
-      read -r mw1 mc1 < <(margin_n "$shm" 200)
-      read -r mw2 mc2 < <(margin_n "$shm" 1200)
-      read -r fw1 fc1 < <(floor_n "$shm" 200)
-      read -r fw2 fc2 < <(floor_n "$shm" 1200)
-      read -r ow1 oc1 < <(margin_n "$shm" 200 off)
-      read -r ow2 oc2 < <(margin_n "$shm" 1200 off)
-      read -r cw1 cc1 < <(floor_n "$shm" 200 counters)
-      read -r cw2 cc2 < <(floor_n "$shm" 1200 counters)
+      read -r mw1 mc1 _ < <(margin_n "$shm" 200)
+      read -r mw2 mc2 mp < <(margin_n "$shm" 1200)
+      read -r fw1 fc1 _ < <(floor_n "$shm" 200)
+      read -r fw2 fc2 fp < <(floor_n "$shm" 1200)
+      read -r ow1 oc1 _ < <(margin_n "$shm" 200 off)
+      read -r ow2 oc2 op < <(margin_n "$shm" 1200 off)
+      read -r cw1 cc1 _ < <(floor_n "$shm" 200 counters)
+      read -r cw2 cc2 cp < <(floor_n "$shm" 1200 counters)
       rm -rf "$shm"
       per() { echo "($2 - $1) * 1000" | bc -l; } # µs per trial
       per_wall=$(per "$mw1" "$mw2")
@@ -183,6 +201,12 @@ for round in $(seq "$rounds"); do
         "$per_wall" "$per_cpu" "$floor_wall" "$floor_cpu" "${margins[-1]}")
       line+=$(printf '; monitor: none %.0f µs: %.2f × the floor; the floor reading the counters %.0f µs (own CPU %.0f µs): margin %.2f × it' \
         "$off_wall" "${offs[-1]}" "$counters_wall" "$counters_cpu" "${withs[-1]}")
+      # the trial loop alone (start to start in the runs of 1 200): no start-up, no report
+      loop_with+=("$(echo "$mp / $cp" | bc -l)")
+      loop_off+=("$(echo "$op / $fp" | bc -l)")
+      line+=$(printf '; the loop, start to start: margin %.0f µs against the counting floor'"'"'s %.0f µs (%.2f ×), monitor: none %.0f µs against the floor'"'"'s %.0f µs (%.2f ×)' \
+        "$(echo "$mp * 1000000" | bc -l)" "$(echo "$cp * 1000000" | bc -l)" "${loop_with[-1]}" \
+        "$(echo "$op * 1000000" | bc -l)" "$(echo "$fp * 1000000" | bc -l)" "${loop_off[-1]}")
     fi
   fi
   echo "$line"
@@ -213,6 +237,12 @@ if [ ${#owns[@]} -gt 0 ]; then
     read -r lo hi < <(range "${withs[@]}")
     printf 'one more trial on tmpfs, telemetry on, margin / the floor reading the same counters, median of %d: %.2f (range %.2f–%.2f); the floor'"'"'s own CPU with them %.0f µs\n' \
       "${#withs[@]}" "$(median "${withs[@]}")" "$lo" "$hi" "$(median "${counter_cpus[@]}")" # goal ≤ 1.05
+    read -r lo hi < <(range "${loop_with[@]}")
+    printf 'the trial loop (start to start), telemetry on, margin / the counting floor, median of %d: %.2f (range %.2f–%.2f)\n' \
+      "${#loop_with[@]}" "$(median "${loop_with[@]}")" "$lo" "$hi" # goal ≤ 1.05
+    read -r lo hi < <(range "${loop_off[@]}")
+    printf 'the trial loop (start to start), monitor: none, margin / the floor, median of %d: %.2f (range %.2f–%.2f)\n' \
+      "${#loop_off[@]}" "$(median "${loop_off[@]}")" "$lo" "$hi" # goal ≤ 1.05
   fi
 fi
 if [ ${#ratios[@]} -eq 0 ]; then

@@ -10,7 +10,9 @@
 //! At the end it prints `own_cpu_s S`: the CPU time of its own thread (from
 //! /proc/thread-self/schedstat, in nanoseconds), without the children's — what
 //! `bench/run.sh` sets against margin's own CPU time per trial, which no disk's flush
-//! jitter moves.
+//! jitter moves; and `period_s S`: from the first trial's start to the last one's, over
+//! the trials between, the time one trial takes in the loop, start-up and end left out
+//! (what margin's trial log gives as the spacing of its `started_at` times).
 //!
 //! With a third argument `env`, each spawn also adds one variable to the child's
 //! environment, as margin adds its store's marker to every command's: std then copies the
@@ -119,7 +121,12 @@ fn run(dir: &std::path::Path, n: u64, env: bool, counters: bool) -> std::io::Res
         .ok_or_else(|| std::io::Error::other("`true` is not on PATH"))?;
     let marker = dir.display().to_string();
     let mut counters = if counters { Some(Counters::open(dir)?) } else { None };
+    let mut first_start: Option<std::time::Instant> = None;
+    let mut last_start = None;
     for i in 0..n {
+        let now = std::time::Instant::now();
+        first_start.get_or_insert(now);
+        last_start = Some(now);
         let mut command = Command::new(&program);
         if env {
             command.env("MARGIN_TRIAL_STORE", &marker);
@@ -147,5 +154,10 @@ fn run(dir: &std::path::Path, n: u64, env: bool, counters: bool) -> std::io::Res
     let schedstat = std::fs::read_to_string("/proc/thread-self/schedstat")?;
     let ns: u64 = schedstat.split_whitespace().next().and_then(|f| f.parse().ok()).unwrap_or(0);
     println!("own_cpu_s {:.6}", ns as f64 / 1e9);
+    if let (Some(first), Some(last)) = (first_start, last_start)
+        && n > 1
+    {
+        println!("period_s {:.9}", (last - first).as_secs_f64() / (n - 1) as f64);
+    }
     Ok(())
 }
