@@ -116,9 +116,11 @@ ci: test-deps
 # Benchmarks (release build; installs what they drive first).
 bench: bench-deps
     cargo build --release --quiet --bin margin
-    cargo build --quiet --example synthetic_store --example durable_floor
+    # the floor built as margin is, so that margin ÷ floor holds no debug build's slowness
+    cargo build --release --quiet --example durable_floor
+    cargo build --quiet --example synthetic_store
     bench/plan.sh "${CARGO_TARGET_DIR:-target}/release/margin"
-    bench/run.sh "${CARGO_TARGET_DIR:-target}/release/margin" 5 "${CARGO_TARGET_DIR:-target}/debug/examples/durable_floor"
+    bench/run.sh "${CARGO_TARGET_DIR:-target}/release/margin" 5 "${CARGO_TARGET_DIR:-target}/release/examples/durable_floor"
     bench/report.sh "${CARGO_TARGET_DIR:-target}/release/margin" "${CARGO_TARGET_DIR:-target}/debug/examples/synthetic_store"
     # many hosts: sshd daemons on loopback, which need root and openssh-server (`just test-deps`)
     if [ "$(id -u)" = 0 ] && [ -x /usr/sbin/sshd ]; then bench/hosts.sh "${CARGO_TARGET_DIR:-target}/release/margin"; else echo "bench/hosts.sh skipped: needs root and /usr/sbin/sshd"; fi
