@@ -107,12 +107,14 @@ ci: test-deps
     cargo test --all-targets
 
 # Planning a matrix of 1 000 000 cells, the per-trial overhead of `margin run` against
-# hyperfine, reporting on 1 000 000 trials, margin against pandas + scipy and hyperfine
-# side by side (bench/compare.sh installs pandas and scipy into a virtual environment of
-# its own on its first run), how reading a store grows from 10⁵ to 10⁶ trials
-# (bench/growth.sh), and the calibration suite. The store generator and the durable-trial
-# floor are examples built in the test profile: a release build of them would rebuild
-# polars with the dev-dependencies' features, and their speed is not measured.
+# hyperfine and the durable floor, the trial loop against the floors in pairs
+# (bench/loop.sh), reporting on 1 000 000 trials, margin against pandas + scipy and
+# hyperfine side by side (bench/compare.sh installs pandas and scipy into a virtual
+# environment of its own on its first run), how reading a store grows from 10⁵ to 10⁶
+# trials (bench/growth.sh), and the calibration suite. The store generator is an example
+# built in the test profile (a release build of it would rebuild polars with the
+# dev-dependencies' features, and its speed is not measured); the durable floor is built
+# in release, as margin is.
 # Benchmarks (release build; installs what they drive first).
 bench: bench-deps
     cargo build --release --quiet --bin margin
@@ -121,6 +123,7 @@ bench: bench-deps
     cargo build --quiet --example synthetic_store
     bench/plan.sh "${CARGO_TARGET_DIR:-target}/release/margin"
     bench/run.sh "${CARGO_TARGET_DIR:-target}/release/margin" 5 "${CARGO_TARGET_DIR:-target}/release/examples/durable_floor"
+    bench/loop.sh "${CARGO_TARGET_DIR:-target}/release/margin" "${CARGO_TARGET_DIR:-target}/release/examples/durable_floor" 20
     bench/report.sh "${CARGO_TARGET_DIR:-target}/release/margin" "${CARGO_TARGET_DIR:-target}/debug/examples/synthetic_store"
     # many hosts: sshd daemons on loopback, which need root and openssh-server (`just test-deps`)
     if [ "$(id -u)" = 0 ] && [ -x /usr/sbin/sshd ]; then bench/hosts.sh "${CARGO_TARGET_DIR:-target}/release/margin"; else echo "bench/hosts.sh skipped: needs root and /usr/sbin/sshd"; fi

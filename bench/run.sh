@@ -40,7 +40,11 @@
 # times (first to last, over the trials between) against the floor's (`period_s`), which
 # leaves out the start-up and the closing report (whose reading of the records is part of
 # one more trial above) and needs no difference of two runs: what margin does between
-# two trials, the issue's words.
+# two trials, the issue's words. Both once more against the floor that also keeps each
+# trial's output as margin does (`durable_floor … outputs`: stdout and stderr into two
+# files in memory made for the trial, a non-empty one copied out and made durable): what
+# any runner that keeps every raw output spends, which the plain floor does not (its
+# output goes to /dev/null, as hyperfine's does).
 #
 # usage: bench/run.sh path/to/margin [ROUNDS] [path/to/durable_floor]
 set -euo pipefail
@@ -105,10 +109,10 @@ margin_n() { # margin_n DIR N [off]: "WALL CPU PERIOD" of margin's run of N tria
   echo "$wall $(echo "$total - $(trials_cpu "$1/reports" "$name")" | bc -l) $(period "$1/reports/$name/runs.ndjson")"
   rm -rf "$1/reports"
 }
-floor_n() { # floor_n DIR N [counters]: "WALL CPU PERIOD" of the floor's N trials in DIR, CPU and period from a second run
+floor_n() { # floor_n DIR N [FLAG…]: "WALL CPU PERIOD" of the floor's N trials in DIR (flags: counters, outputs), CPU and period from a second run
   local wall
-  read -r wall _ < <(cpu "$floor" "$1" "$2" ${3:+counters})
-  echo "$wall $("$floor" "$1" "$2" ${3:+counters} | awk '/^own_cpu_s/ { c = $2 } /^period_s/ { p = $2 } END { print c, p }')"
+  read -r wall _ < <(cpu "$floor" "$@")
+  echo "$wall $("$floor" "$@" | awk '/^own_cpu_s/ { c = $2 } /^period_s/ { p = $2 } END { print c, p }')"
 }
 own_cpu() { # own_cpu FLOOR DIR: the floor's own CPU time for 1000 trials in DIR
   "$1" "$2" 1000 | awk '/^own_cpu_s/ { print $2 }'
@@ -130,6 +134,8 @@ offs=()
 withs=()
 loop_with=()
 loop_off=()
+loop_with_kept=()
+loop_off_kept=()
 for round in $(seq "$rounds"); do
   rm -rf "$dir/reports"
   margin_s=$(MARGIN_REPORTS="$dir/reports" seconds "$margin" run "$dir/overhead.yaml")
@@ -182,6 +188,8 @@ for round in $(seq "$rounds"); do
       read -r ow2 oc2 op < <(margin_n "$shm" 1200 off)
       read -r cw1 cc1 _ < <(floor_n "$shm" 200 counters)
       read -r cw2 cc2 cp < <(floor_n "$shm" 1200 counters)
+      read -r _ _ kp < <(floor_n "$shm" 1200 outputs)
+      read -r _ _ kcp < <(floor_n "$shm" 1200 counters outputs)
       rm -rf "$shm"
       per() { echo "($2 - $1) * 1000" | bc -l; } # µs per trial
       per_wall=$(per "$mw1" "$mw2")
@@ -207,6 +215,10 @@ for round in $(seq "$rounds"); do
       line+=$(printf '; the loop, start to start: margin %.0f µs against the counting floor'"'"'s %.0f µs (%.2f ×), monitor: none %.0f µs against the floor'"'"'s %.0f µs (%.2f ×)' \
         "$(echo "$mp * 1000000" | bc -l)" "$(echo "$cp * 1000000" | bc -l)" "${loop_with[-1]}" \
         "$(echo "$op * 1000000" | bc -l)" "$(echo "$fp * 1000000" | bc -l)" "${loop_off[-1]}")
+      loop_with_kept+=("$(echo "$mp / $kcp" | bc -l)")
+      loop_off_kept+=("$(echo "$op / $kp" | bc -l)")
+      line+=$(printf '; against the floors that keep the outputs too: %.0f µs counting (%.2f ×), %.0f µs plain (%.2f ×)' \
+        "$(echo "$kcp * 1000000" | bc -l)" "${loop_with_kept[-1]}" "$(echo "$kp * 1000000" | bc -l)" "${loop_off_kept[-1]}")
     fi
   fi
   echo "$line"
@@ -243,6 +255,12 @@ if [ ${#owns[@]} -gt 0 ]; then
     read -r lo hi < <(range "${loop_off[@]}")
     printf 'the trial loop (start to start), monitor: none, margin / the floor, median of %d: %.2f (range %.2f–%.2f)\n' \
       "${#loop_off[@]}" "$(median "${loop_off[@]}")" "$lo" "$hi" # goal ≤ 1.05
+    read -r lo hi < <(range "${loop_with_kept[@]}")
+    printf 'the trial loop, telemetry on, margin / the counting floor that keeps the outputs as margin does, median of %d: %.2f (range %.2f–%.2f)\n' \
+      "${#loop_with_kept[@]}" "$(median "${loop_with_kept[@]}")" "$lo" "$hi"
+    read -r lo hi < <(range "${loop_off_kept[@]}")
+    printf 'the trial loop, monitor: none, margin / the floor that keeps the outputs as margin does, median of %d: %.2f (range %.2f–%.2f)\n' \
+      "${#loop_off_kept[@]}" "$(median "${loop_off_kept[@]}")" "$lo" "$hi"
   fi
 fi
 if [ ${#ratios[@]} -eq 0 ]; then

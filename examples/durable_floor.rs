@@ -26,7 +26,16 @@
 //! telemetry: what the kernel spends writing those files out is in any tool that keeps
 //! them, and no change to margin's code removes it.
 //!
-//! usage: durable_floor DIR [N] [env] [counters]   (default N: 1000; the files go in DIR and are removed)
+//! With `outputs`, each trial's stdout and stderr go into two files in memory made for it
+//! (`memfd_create`), as margin captures every command's output, rather than to /dev/null;
+//! after the wait each is looked at, and one that holds anything is copied to a file in
+//! DIR and made durable before the record (`true` prints nothing). That is the floor under
+//! a runner that keeps every raw output, as margin must (docs/store.md): a file per stream
+//! and per trial, never one reused, since a daemon the command left running may still
+//! hold it. (std's `Command` takes each file's own descriptor, so the floor hands it a
+//! copy: one `dup` and one `close` a stream that margin's spawn does not make.)
+//!
+//! usage: durable_floor DIR [N] [env] [counters] [outputs]   (default N: 1000; the files go in DIR and are removed)
 
 use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
@@ -38,7 +47,7 @@ const LINE: usize = 740;
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let Some(dir) = args.next().map(PathBuf::from) else {
-        eprintln!("usage: durable_floor DIR [N] [env] [counters]");
+        eprintln!("usage: durable_floor DIR [N] [env] [counters] [outputs]");
         return ExitCode::from(2);
     };
     let n: u64 = match args.next().map(|n| n.parse()) {
@@ -49,23 +58,63 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let (mut env, mut counters) = (false, false);
+    let mut flags = Flags::default();
     for flag in args {
         match flag.as_str() {
-            "env" => env = true,
-            "counters" => counters = true,
+            "env" => flags.env = true,
+            "counters" => flags.counters = true,
+            "outputs" => flags.outputs = true,
             other => {
-                eprintln!("durable_floor: expected `env` or `counters`, found `{other}`");
+                eprintln!("durable_floor: expected `env`, `counters` or `outputs`, found `{other}`");
                 return ExitCode::from(2);
             }
         }
     }
-    match run(&dir, n, env, counters) {
+    match run(&dir, n, flags) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("durable_floor: {}: {e}", dir.display());
             ExitCode::FAILURE
         }
+    }
+}
+
+/// What the floor does besides the spawn, the wait and the durable line (each flag above).
+#[derive(Default)]
+struct Flags {
+    env: bool,
+    counters: bool,
+    outputs: bool,
+}
+
+/// A trial's stdout and stderr in memory, and the copy of a non-empty one made durable in
+/// `dir` (as margin keeps a raw output) before the record.
+struct Outputs {
+    files: [std::fs::File; 2],
+}
+
+impl Outputs {
+    fn new() -> std::io::Result<Outputs> {
+        let memory = |name| -> std::io::Result<std::fs::File> {
+            let fd = nix::sys::memfd::memfd_create(name, nix::sys::memfd::MFdFlags::MFD_CLOEXEC)?;
+            Ok(std::fs::File::from(fd))
+        };
+        Ok(Outputs { files: [memory("stdout")?, memory("stderr")?] })
+    }
+
+    /// Kept: each stream that holds anything copied to `dir` and made durable.
+    fn keep(self, dir: &std::path::Path) -> std::io::Result<()> {
+        use std::io::{Seek, SeekFrom};
+        for (mut memory, name) in self.files.into_iter().zip(["durable_floor.out", "durable_floor.err"]) {
+            if memory.metadata()?.len() == 0 {
+                continue;
+            }
+            memory.seek(SeekFrom::Start(0))?;
+            let mut file = std::fs::File::create(dir.join(name))?;
+            std::io::copy(&mut memory, &mut file)?;
+            file.sync_data()?;
+        }
+        Ok(())
     }
 }
 
@@ -105,7 +154,7 @@ impl Counters {
     }
 }
 
-fn run(dir: &std::path::Path, n: u64, env: bool, counters: bool) -> std::io::Result<()> {
+fn run(dir: &std::path::Path, n: u64, flags: Flags) -> std::io::Result<()> {
     let path = dir.join("durable_floor.log");
     let file = OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path)?;
     file.write_all_at(&vec![0; n as usize * LINE + 4096], 0)?;
@@ -120,7 +169,7 @@ fn run(dir: &std::path::Path, n: u64, env: bool, counters: bool) -> std::io::Res
         .find(|path| path.is_file())
         .ok_or_else(|| std::io::Error::other("`true` is not on PATH"))?;
     let marker = dir.display().to_string();
-    let mut counters = if counters { Some(Counters::open(dir)?) } else { None };
+    let mut counters = if flags.counters { Some(Counters::open(dir)?) } else { None };
     let mut first_start: Option<std::time::Instant> = None;
     let mut last_start = None;
     for i in 0..n {
@@ -128,10 +177,15 @@ fn run(dir: &std::path::Path, n: u64, env: bool, counters: bool) -> std::io::Res
         first_start.get_or_insert(now);
         last_start = Some(now);
         let mut command = Command::new(&program);
-        if env {
+        if flags.env {
             command.env("MARGIN_TRIAL_STORE", &marker);
         }
-        command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+        command.stdin(Stdio::null());
+        let outputs = if flags.outputs { Some(Outputs::new()?) } else { None };
+        match &outputs {
+            Some(o) => command.stdout(o.files[0].try_clone()?).stderr(o.files[1].try_clone()?),
+            None => command.stdout(Stdio::null()).stderr(Stdio::null()),
+        };
         if let Some(c) = &mut counters {
             c.read(true)?;
         }
@@ -142,10 +196,19 @@ fn run(dir: &std::path::Path, n: u64, env: bool, counters: bool) -> std::io::Res
         if !status.success() {
             return Err(std::io::Error::other(format!("`true` ended with {status}")));
         }
+        if let Some(o) = outputs {
+            o.keep(dir)?;
+        }
         file.write_all_at(&line, i * LINE as u64)?;
         file.sync_data()?;
     }
     std::fs::remove_file(&path)?;
+    for name in ["durable_floor.out", "durable_floor.err"] {
+        match std::fs::remove_file(dir.join(name)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+    }
     if let Some(c) = counters {
         c.kept.sync_data()?;
         std::fs::remove_file(dir.join("durable_floor.counters"))?;

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The trial loop alone, in pairs (issue 17's "what margin does between two trials"): the
+# time from one trial's start to the next, margin's against the durable floor's
+# (examples/durable_floor.rs), each pair run back to back so that the machine's drift
+# from one second to the next, larger here than margin's whole difference, falls on both.
+#
+# Each of PAIRS rounds runs, on tmpfs (no flush: the runners' own work, not the disk's),
+# 1 200 trials of `true` five times:
+#   1. margin, `monitor: none`;         2. margin, default telemetry (cpu and disks);
+#   3. the plain floor (output to /dev/null, as hyperfine's);
+#   4. the floor keeping the outputs as margin does (`outputs`: two files in memory a
+#      trial, a non-empty one copied out and made durable);
+#   5. the floor keeping the outputs and reading margin's counters (`counters outputs`).
+# margin's period is the spacing of its trials' `started_at` times (first to last, over the
+# trials between), the floor's its `period_s`: no start-up, no closing report.
+#
+# It prints every round's five periods (µs) and, for each ratio, the median and the
+# quartiles over the rounds: margin without telemetry against the plain floor and against
+# the floor that keeps the outputs, margin with telemetry against the floor that keeps the
+# outputs and reads the same counters, and what keeping the outputs costs the floor.
+# Goal (issue 17): ≤ 1.05.
+#
+# usage: bench/loop.sh path/to/margin path/to/durable_floor [PAIRS]   (default PAIRS: 20)
+set -euo pipefail
+margin=${1:?usage: bench/loop.sh path/to/margin path/to/durable_floor [PAIRS]}
+floor=${2:?usage: bench/loop.sh path/to/margin path/to/durable_floor [PAIRS]}
+pairs=${3:-20}
+[ -d /dev/shm ] && [ -w /dev/shm ] || { echo "bench/loop.sh: needs a writable /dev/shm (tmpfs)" >&2; exit 1; }
+dir=$(mktemp -d -p /dev/shm)
+trap 'rm -rf "$dir"' EXIT
+cat > "$dir/on.yaml" <<YAML
+matrix:
+  cmd: ["true"]
+run: "true"
+repetitions: 1200
+YAML
+printf '%s\n' "$(cat "$dir/on.yaml")" "monitor: none" > "$dir/off.yaml"
+period() { # period LOG: µs from the first trial's start to the last one's, over the trials between
+  python3 -c '
+import datetime, json, sys
+starts = []
+for line in open(sys.argv[1]):
+    line = line.strip("\0\n")
+    if line:
+        whole, _, fraction = json.loads(line)["started_at"].rstrip("Z").partition(".")
+        utc = datetime.datetime.fromisoformat(whole).replace(tzinfo=datetime.timezone.utc)
+        starts.append(utc.timestamp() + float("0." + (fraction or "0")))
+print((starts[-1] - starts[0]) / (len(starts) - 1) * 1e6)' "$1"
+}
+margin_period() { # margin_period on|off
+  rm -rf "$dir/reports"
+  MARGIN_REPORTS="$dir/reports" "$margin" run "$dir/$1.yaml" > /dev/null 2>&1
+  period "$dir/reports/$1/runs.ndjson"
+}
+floor_period() { # floor_period [FLAG…]
+  "$floor" "$dir" 1200 "$@" | awk '/^period_s/ { print $2 * 1e6 }'
+}
+echo "round: margin off, margin on, floor, floor keeping outputs, floor keeping outputs and reading counters (µs a trial)"
+rows=()
+for round in $(seq "$pairs"); do
+  row="$(margin_period off) $(margin_period on) $(floor_period) $(floor_period outputs) $(floor_period counters outputs)"
+  rows+=("$row")
+  printf 'round %d: %.0f %.0f %.0f %.0f %.0f\n' "$round" $row
+done
+summary() { # summary WHAT AWK-EXPRESSION: the median and quartiles of the expression over the rounds
+  printf '%s\n' "${rows[@]}" | awk "{ print $2 }" | sort -g |
+    awk -v what="$1" '{ v[NR] = $1 } END {
+      printf "%s: median %.3f, quartiles %.3f–%.3f, range %.3f–%.3f (%d rounds)\n", what,
+        (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2,
+        v[int((NR + 3) / 4)], v[int((3 * NR + 3) / 4)], v[1], v[NR], NR }'
+}
+summary "margin (monitor: none) / the plain floor" '$1 / $3'
+summary "margin (monitor: none) / the floor keeping the outputs" '$1 / $4'
+summary "margin (telemetry) / the floor keeping the outputs and reading the counters" '$2 / $5'
+summary "the floor keeping the outputs / the plain floor" '$4 / $3'
