@@ -36,16 +36,7 @@ repetitions: 1200
 YAML
 printf '%s\n' "$(cat "$dir/on.yaml")" "monitor: none" > "$dir/off.yaml"
 period() { # period LOG: µs from the first trial's start to the last one's, over the trials between
-  python3 -c '
-import datetime, json, sys
-starts = []
-for line in open(sys.argv[1]):
-    line = line.strip("\0\n")
-    if line:
-        whole, _, fraction = json.loads(line)["started_at"].rstrip("Z").partition(".")
-        utc = datetime.datetime.fromisoformat(whole).replace(tzinfo=datetime.timezone.utc)
-        starts.append(utc.timestamp() + float("0." + (fraction or "0")))
-print((starts[-1] - starts[0]) / (len(starts) - 1) * 1e6)' "$1"
+  python3 "$(dirname "$0")/period.py" "$1" | awk '{ print $1 * 1e6 }'
 }
 margin_period() { # margin_period on|off
   rm -rf "$dir/reports"

@@ -91,16 +91,7 @@ print(sum(r.get("metrics", {}).get("user_time", 0) + r.get("metrics", {}).get("s
           for r in map(json.loads, open(sys.argv[1]))))' "$1/${2:-overhead}/runs.ndjson"
 }
 period() { # period LOG: seconds from the first trial's start to the last one's, over the trials between
-  python3 -c '
-import datetime, json, sys
-starts = []
-for line in open(sys.argv[1]):
-    line = line.strip("\0\n")
-    if line:
-        whole, _, fraction = json.loads(line)["started_at"].rstrip("Z").partition(".")
-        utc = datetime.datetime.fromisoformat(whole).replace(tzinfo=datetime.timezone.utc)
-        starts.append(utc.timestamp() + float("0." + (fraction or "0")))
-print((starts[-1] - starts[0]) / (len(starts) - 1))' "$1"
+  python3 "$(dirname "$0")/period.py" "$1"
 }
 margin_n() { # margin_n DIR N [off]: "WALL CPU PERIOD" of margin's run of N trials (`monitor: none` with off), stored in DIR (tmpfs), CPU less the trials'
   local wall total name=overhead${3:+-off}-$2
