@@ -249,12 +249,17 @@ pub fn execute(invocation: &Invocation<'_>) -> std::io::Result<Execution> {
     let direct = direct_argv(invocation.command);
     // A program removed since it was found: the shell says so, as a failed trial.
     let direct = direct.filter(|argv| Path::new(&argv[0]).is_file());
+    execute_as(invocation, direct)
+}
+
+/// [`execute`] of `direct` (the command's own argument vector), or under `sh -c`.
+fn execute_as(invocation: &Invocation<'_>, direct: Option<Vec<String>>) -> std::io::Result<Execution> {
     let prepared = spawn::prepared(invocation, direct.is_some(), || match &direct {
         Some(argv) => argv.clone(),
         None => vec!["sh".to_string(), "-c".to_string(), invocation.command.to_string()],
     });
     match prepared {
-        Ok(prepared) => execute_prepared(&prepared, invocation),
+        Ok(prepared) => execute_prepared(&prepared, invocation, direct.is_some()),
         Err(e) => Ok(Execution {
             not_started: Some(format!("could not start in {}: {e}", invocation.dir)),
             ..Execution::default()
@@ -263,8 +268,13 @@ pub fn execute(invocation: &Invocation<'_>) -> std::io::Result<Execution> {
 }
 
 /// Run a prepared command as an [`Invocation`] says: its output files and limit (its
-/// folder and environment are in `prepared`).
-fn execute_prepared(prepared: &spawn::Prepared, invocation: &Invocation<'_>) -> std::io::Result<Execution> {
+/// folder and environment are in `prepared`); `direct` when it is the command's own
+/// argument vector, not `sh -c`'s.
+fn execute_prepared(
+    prepared: &spawn::Prepared,
+    invocation: &Invocation<'_>,
+    direct: bool,
+) -> std::io::Result<Execution> {
     use std::os::unix::process::ExitStatusExt;
 
     // The output goes to anonymous in-memory files first: most trials of a short command
@@ -273,6 +283,8 @@ fn execute_prepared(prepared: &spawn::Prepared, invocation: &Invocation<'_>) -> 
     let stderr = memory_file("margin-stderr")?;
     let mut group = match Group::start(prepared, &stdout, &stderr) {
         Ok(group) => group,
+        // a program the kernel will not run (a script without `#!`): the shell runs it
+        Err(e) if direct && e.raw_os_error() == Some(libc::ENOEXEC) => return execute_as(invocation, None),
         Err(e) => {
             return Ok(Execution {
                 not_started: Some(format!("could not start in {}: {e}", invocation.dir)),
@@ -315,6 +327,28 @@ fn execute_prepared(prepared: &spawn::Prepared, invocation: &Invocation<'_>) -> 
         }),
         saved: saved.iter().sum(),
     })
+}
+
+/// A program started as margin starts every local command ([`spawn`]), and nothing more
+/// of margin's work: what `examples/durable_floor.rs` times as its `clone` floor, to tell
+/// the start's cost from the rest of what margin does between two trials.
+pub struct Starter(std::rc::Rc<spawn::Prepared>);
+
+impl Starter {
+    /// `argv`'s program (a path, or a name on `PATH`), to run in `dir` with `env` added.
+    pub fn new(argv: &[String], dir: &str, env: &[(String, String)]) -> std::io::Result<Starter> {
+        Ok(Starter(std::rc::Rc::new(spawn::Prepared::new(argv, dir, env)?)))
+    }
+
+    /// Start it, stdout and stderr into the files, and wait for it: how it ended.
+    pub fn run(
+        &self,
+        stdout: &std::fs::File,
+        stderr: &std::fs::File,
+    ) -> std::io::Result<std::process::ExitStatus> {
+        let started = spawn::start(&self.0, stdout, stderr)?;
+        Ok(reap::reap(started.pid)?.status)
+    }
 }
 
 /// A long-lived command (a service, docs/experiment-file.md): started in a process group
@@ -378,7 +412,7 @@ impl Background {
     /// left in its group killed).
     pub(crate) fn ended(&mut self) -> Option<String> {
         if let Some(group) = &self.group
-            && reap::ended_within(group.pgid, Some(Duration::ZERO)).unwrap_or(true)
+            && reap::ended_within(group.pgid, group.pidfd.as_ref(), Some(Duration::ZERO)).unwrap_or(true)
         {
             let group = self.group.take()?;
             let status = reap::reap(group.pgid).map(|r| status_text(r.status));
@@ -395,7 +429,7 @@ impl Background {
             && let Some(group) = self.group.take()
         {
             let _ = killpg(group.pgid, Signal::SIGTERM);
-            if !reap::ended_within(group.pgid, Some(grace)).unwrap_or(false) {
+            if !reap::ended_within(group.pgid, group.pidfd.as_ref(), Some(grace)).unwrap_or(false) {
                 let _ = killpg(group.pgid, Signal::SIGKILL);
             }
             let status = reap::reap(group.pgid).map(|r| status_text(r.status))?;
@@ -443,6 +477,9 @@ fn dies_with_margin(command: &mut Command) {
 /// process.
 struct Group {
     pgid: Pid,
+    /// A descriptor that becomes readable when the process ends, when its start gave one
+    /// ([`spawn::start`]'s `clone`); else [`reap::ended_within`] opens one each time.
+    pidfd: Option<std::os::fd::OwnedFd>,
     /// Kept unwaited: [`Group::wait`] reaps it itself, with its resource usage (none
     /// for a command started by [`spawn::start`]).
     _child: Option<std::process::Child>,
@@ -473,7 +510,7 @@ impl Group {
         let start = Instant::now();
         let child = command.spawn()?;
         let pgid = Pid::from_raw(child.id() as i32);
-        Ok(Group { pgid, _child: Some(child), _running: Running::new(pgid.as_raw()), start })
+        Ok(Group { pgid, pidfd: None, _child: Some(child), _running: Running::new(pgid.as_raw()), start })
     }
 
     /// [`Group::spawn`] of a prepared command (`spawn.rs`'s way: no environment copied
@@ -484,8 +521,9 @@ impl Group {
         stderr: &std::fs::File,
     ) -> std::io::Result<Self> {
         let start = Instant::now();
-        let pgid = spawn::start(prepared, stdout, stderr)?;
-        Ok(Group { pgid, _child: None, _running: Running::new(pgid.as_raw()), start })
+        let started = spawn::start(prepared, stdout, stderr)?;
+        let pgid = started.pid;
+        Ok(Group { pgid, pidfd: started.pidfd, _child: None, _running: Running::new(pgid.as_raw()), start })
     }
 
     /// Wait for the process to end, or until `timeout` has passed or its `outputs`
@@ -500,7 +538,7 @@ impl Group {
         let waited = (|| loop {
             // a look at the output every OUTPUT_CHECK; the end itself is seen at once
             let left = deadline.map_or(OUTPUT_CHECK, |d| d.saturating_duration_since(Instant::now()));
-            if reap::ended_within(pgid, Some(left.min(OUTPUT_CHECK)))? {
+            if reap::ended_within(pgid, self.pidfd.as_ref(), Some(left.min(OUTPUT_CHECK)))? {
                 return Ok(self.start.elapsed());
             }
             timed_out = deadline.is_some_and(|d| Instant::now() >= d);
@@ -508,7 +546,7 @@ impl Group {
             if timed_out || printed_too_much {
                 // the whole group: sh and whatever it started
                 let _ = killpg(pgid, Signal::SIGKILL);
-                reap::ended_within(pgid, None)?;
+                reap::ended_within(pgid, None, None)?;
                 return Ok(self.start.elapsed());
             }
         })();
@@ -627,14 +665,24 @@ pub fn capture_argv(argv: &[&str], dir: &Path, timeout: Duration) -> Result<Stri
     if text.is_empty() { Err("no output".to_string()) } else { Ok(text) }
 }
 
-/// Starting a command with `posix_spawnp` from a form of it built once ([`spawn::Prepared`]):
-/// std's `Command` copies margin's whole environment into a new one at every start as
-/// soon as one variable is added (the store's marker always is), 15–25 µs a start here,
-/// as much as the rest of margin's work between two trials (issue 17). The command gets
-/// what std would give it: the same environment in the same order (margin's, the
-/// invocation's variables over it, sorted by name as std's map sorts them), its own
-/// process group, the folder, SIGPIPE back to its default, stdin from `/dev/null`, stdout
-/// and stderr into the two files; glibc's `posix_spawnp` does the rest as for std.
+/// Starting a command from a form of it built once ([`spawn::Prepared`]): std's `Command`
+/// copies margin's whole environment into a new one at every start as soon as one
+/// variable is added (the store's marker always is), 15–25 µs a start here, as much as the
+/// rest of margin's work between two trials (issue 17). The command gets what std would
+/// give it: the same environment in the same order (margin's, the invocation's variables
+/// over it, sorted by name as std's map sorts them), its own process group, the folder,
+/// SIGPIPE back to its default, an empty signal mask, stdin from `/dev/null`, stdout and
+/// stderr into the two files.
+///
+/// It is started as glibc's `posix_spawn` starts one — `clone` with `CLONE_VM |
+/// CLONE_VFORK`, the child on a stack of its own until its `execve` — less the one part
+/// that costs: glibc's child sets every one of the 64 signals' disposition in turn (two
+/// `rt_sigaction` each, about 45 µs a start on this machine, more than the rest of
+/// margin's work between two trials), where margin's knows the few signals it has
+/// handlers for ([`HANDLED`]) and sets those alone. The start also gives the child's pidfd
+/// (`CLONE_PIDFD`), which the wait uses. Where the kernel refuses that `clone` (before
+/// Linux 5.2, or a sandbox), `posix_spawnp` starts it instead. A program the kernel will
+/// not run (a script without `#!`) is run by `sh`, as the shell runs it ([`execute`]).
 #[allow(unsafe_code)]
 mod spawn {
     use std::cell::RefCell;
@@ -642,22 +690,29 @@ mod spawn {
     use std::ffi::{CString, OsString};
     use std::io;
     use std::mem::MaybeUninit;
-    use std::os::fd::{AsRawFd, OwnedFd};
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     use std::os::unix::ffi::OsStringExt;
     use std::rc::Rc;
     use std::sync::OnceLock;
+    use std::sync::atomic::{AtomicBool, Ordering};
 
     use nix::unistd::Pid;
 
     use super::Invocation;
 
-    /// A command as `posix_spawnp` takes it: the program, its arguments, its whole
-    /// environment and its folder, as C strings.
+    /// A command as `posix_spawnp` and `execve` take it: the program, its arguments, its
+    /// whole environment and its folder, as C strings; the program's path when it was
+    /// found (a name looked up on `PATH` as `posix_spawnp` would), and the NUL-terminated
+    /// arrays of pointers to the arguments and the variables.
     pub(super) struct Prepared {
         program: CString,
-        argv: Vec<CString>,
-        envp: Vec<CString>,
+        path: Option<CString>,
+        /// The arguments and the variables, which the pointers below point into.
+        _argv: Vec<CString>,
+        _envp: Vec<CString>,
         dir: CString,
+        argv_pointers: Vec<*const libc::c_char>,
+        envp_pointers: Vec<*const libc::c_char>,
     }
 
     /// What a [`Prepared`] was built from: a run starts the same command in the same
@@ -739,7 +794,26 @@ mod spawn {
                     c_string(kv)
                 })
                 .collect::<io::Result<_>>()?;
-            Ok(Prepared { program, argv, envp, dir: c_string(dir.into())? })
+            let path = match program.to_str() {
+                Ok(name) if name.contains('/') => Some(program.clone()),
+                Ok(name) => super::on_path(name).and_then(|p| CString::new(p).ok()),
+                Err(_) => None,
+            };
+            // pointers to the strings' own buffers, which stay where they are as long as
+            // the strings live: as long as `self`
+            let pointers = |strings: &Vec<CString>| -> Vec<*const libc::c_char> {
+                strings.iter().map(|s| s.as_ptr()).chain([std::ptr::null()]).collect()
+            };
+            let (argv_pointers, envp_pointers) = (pointers(&argv), pointers(&envp));
+            Ok(Prepared {
+                program,
+                path,
+                _argv: argv,
+                _envp: envp,
+                dir: c_string(dir.into())?,
+                argv_pointers,
+                envp_pointers,
+            })
         }
     }
 
@@ -784,31 +858,249 @@ mod spawn {
         }
     }
 
+    /// A started command: its pid (its process group's id too), and a descriptor that
+    /// becomes readable when it ends, when the start gave one.
+    pub(super) struct Started {
+        pub(super) pid: Pid,
+        pub(super) pidfd: Option<OwnedFd>,
+    }
+
     /// Start `prepared` in a process group of its own (its pid is the group's id), stdin
-    /// from `/dev/null`, stdout and stderr into the two files.
+    /// from `/dev/null`, stdout and stderr into the two files: by [`cloned`], or by
+    /// `posix_spawnp` where that cannot.
     pub(super) fn start(
         prepared: &Prepared,
         stdout: &std::fs::File,
         stderr: &std::fs::File,
-    ) -> io::Result<Pid> {
+    ) -> io::Result<Started> {
         let null = null()?;
         let high = [above_stdio(null)?, above_stdio(stdout)?, above_stdio(stderr)?];
-        let fds: Vec<libc::c_int> = [null, stdout, stderr]
-            .iter()
-            .zip(&high)
-            .map(|(file, high)| high.as_ref().map_or(file.as_raw_fd(), |h| h.as_raw_fd()))
-            .collect();
-        let argv: Vec<*mut libc::c_char> =
-            prepared.argv.iter().map(|a| a.as_ptr().cast_mut()).chain([std::ptr::null_mut()]).collect();
-        let envp: Vec<*mut libc::c_char> =
-            prepared.envp.iter().map(|e| e.as_ptr().cast_mut()).chain([std::ptr::null_mut()]).collect();
+        let mut fds = [0; 3];
+        for ((fd, file), high) in fds.iter_mut().zip([null, stdout, stderr]).zip(&high) {
+            *fd = high.as_ref().map_or(file.as_raw_fd(), |h| h.as_raw_fd());
+        }
+        if let Some(path) = &prepared.path
+            && !NO_CLONE.load(Ordering::Relaxed)
+            && let Some(started) = cloned(prepared, path, fds)?
+        {
+            return Ok(started);
+        }
+        let pid = spawned(prepared, fds)?;
+        drop(high);
+        Ok(Started { pid, pidfd: None })
+    }
+
+    /// Set once the kernel has refused [`cloned`]'s `clone`: `posix_spawnp` from then on.
+    static NO_CLONE: AtomicBool = AtomicBool::new(false);
+
+    /// The signals margin has handlers for: SIGINT and SIGTERM (`margin run`'s Ctrl-C,
+    /// cmd/run.rs), SIGSEGV and SIGBUS (std's guard against a stack overflow); and SIGPIPE,
+    /// which margin ignores (std does) and a command gets back at its default, as std's
+    /// `Command` gives it. A child started by [`cloned`] shares margin's memory until its
+    /// `execve`: a handler of margin's must not run in it, so these go back to their
+    /// default first. A handler added to margin must be added here; debug builds check
+    /// it at every start ([`handlers_are_known`]).
+    pub(super) const HANDLED: [libc::c_int; 5] =
+        [libc::SIGINT, libc::SIGTERM, libc::SIGSEGV, libc::SIGBUS, libc::SIGPIPE];
+
+    /// What the child of [`cloned`] needs, built by the parent: the child may not
+    /// allocate (it shares the parent's heap, whose lock another thread may hold).
+    struct ChildPlan {
+        path: *const libc::c_char,
+        argv: *const *const libc::c_char,
+        envp: *const *const libc::c_char,
+        dir: *const libc::c_char,
+        /// stdin, stdout and stderr, each above 2
+        fds: [libc::c_int; 3],
+        default: libc::sigaction,
+        empty: libc::sigset_t,
+        /// Set by the child when it could not get as far as running the program: the
+        /// error number (0: it ran it).
+        error: libc::c_int,
+    }
+
+    /// The child of [`cloned`], on its own stack, in margin's memory, margin's thread
+    /// suspended until it calls `execve` or ends: its own process group, margin's
+    /// handlers back to their defaults, the three descriptors, the folder, an empty
+    /// signal mask (all are blocked when it starts), the program. Only async-signal-safe
+    /// calls; on a failure it keeps the error number in the plan and ends.
+    extern "C" fn child(plan: *mut libc::c_void) -> libc::c_int {
+        // SAFETY: `plan` is the `ChildPlan` that `cloned` passed, alive for the whole call
+        // (its thread is suspended until this child calls execve or ends); its pointers
+        // are to C strings and NUL-terminated arrays that `Prepared` owns. Each call
+        // below takes pointers to those or to the plan's own fields.
+        unsafe {
+            let plan = &mut *plan.cast::<ChildPlan>();
+            let ok = libc::setpgid(0, 0) == 0
+                && HANDLED.iter().all(|&sig| libc::sigaction(sig, &plan.default, std::ptr::null_mut()) == 0)
+                && plan.fds.iter().zip(0..).all(|(&fd, target)| libc::dup2(fd, target) == target)
+                && libc::chdir(plan.dir) == 0
+                && libc::sigprocmask(libc::SIG_SETMASK, &plan.empty, std::ptr::null_mut()) == 0;
+            if ok {
+                libc::execve(plan.path, plan.argv, plan.envp);
+            }
+            plan.error = *libc::__errno_location();
+            127
+        }
+    }
+
+    /// The stack [`child`] runs on: mapped once per thread (each host's thread starts its
+    /// own commands), a page at its foot left unmapped so that an overflow faults rather
+    /// than writes over other memory. Its thread is suspended while the child uses it.
+    struct Stack {
+        base: *mut libc::c_void,
+        len: usize,
+    }
+
+    /// [`child`] makes a handful of calls: 64 KiB is many times what it uses (glibc's own
+    /// child gets 36 KiB).
+    const STACK: usize = 64 << 10;
+
+    impl Stack {
+        fn new() -> io::Result<Stack> {
+            // SAFETY: sysconf reads a number; mmap asks for a new private mapping that
+            // nothing else refers to, and mprotect changes only its first page.
+            unsafe {
+                let page = usize::try_from(libc::sysconf(libc::_SC_PAGESIZE)).unwrap_or(4096).max(4096);
+                let len = page + STACK.div_ceil(page) * page;
+                let base = libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+                    -1,
+                    0,
+                );
+                if base == libc::MAP_FAILED {
+                    return Err(io::Error::last_os_error());
+                }
+                let stack = Stack { base, len };
+                if libc::mprotect(base, page, libc::PROT_NONE) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                Ok(stack)
+            }
+        }
+
+        /// Where the child's stack starts (it grows down): the mapping's end, page-aligned.
+        fn top(&self) -> *mut libc::c_void {
+            self.base.wrapping_byte_add(self.len)
+        }
+    }
+
+    impl Drop for Stack {
+        fn drop(&mut self) {
+            // SAFETY: the mapping is this Stack's own, mapped by `new`, used by no child
+            // now (a child runs only during `cloned`, which holds the borrow).
+            unsafe { libc::munmap(self.base, self.len) };
+        }
+    }
+
+    std::thread_local! {
+        static CHILD_STACK: RefCell<Option<Stack>> = const { RefCell::new(None) };
+    }
+
+    /// Start `prepared` (the program at `path`) with `clone`, as the module says. `None`
+    /// when the kernel refused the `clone` (remembered: `posix_spawnp` then starts it);
+    /// the error when the child could not get as far as running the program (reaped).
+    fn cloned(prepared: &Prepared, path: &CString, fds: [libc::c_int; 3]) -> io::Result<Option<Started>> {
+        #[cfg(debug_assertions)]
+        handlers_are_known();
+        CHILD_STACK.with_borrow_mut(|stack| {
+            let stack = match stack {
+                Some(stack) => stack,
+                None => stack.insert(Stack::new()?),
+            };
+            // SAFETY: sigaction and sigset_t are plain C structs of numbers and pointers,
+            // for which all zeros is a value (SIG_DFL, no flags, an empty set, filled by
+            // sigemptyset next).
+            let (mut default, mut empty): (libc::sigaction, libc::sigset_t) =
+                unsafe { (std::mem::zeroed(), std::mem::zeroed()) };
+            default.sa_sigaction = libc::SIG_DFL;
+            // SAFETY: pointers to live locals of the types these functions fill.
+            unsafe {
+                libc::sigemptyset(&mut default.sa_mask);
+                libc::sigemptyset(&mut empty);
+            }
+            let mut plan = ChildPlan {
+                path: path.as_ptr(),
+                argv: prepared.argv_pointers.as_ptr(),
+                envp: prepared.envp_pointers.as_ptr(),
+                dir: prepared.dir.as_ptr(),
+                fds,
+                default,
+                empty,
+                error: 0,
+            };
+            let mut pidfd: libc::c_int = -1;
+            let flags = libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_PIDFD | libc::SIGCHLD;
+            // SAFETY: every signal is blocked in this thread from before the clone until
+            // it returns, so no handler of margin's runs in the child before it sets them
+            // back to their defaults. The child runs `child` on `stack`, mapped for it and
+            // used by nothing else meanwhile (this thread is suspended until the child's
+            // execve or end: CLONE_VFORK), with `plan`, which lives on this frame past the
+            // clone; `pidfd` is where the kernel writes the child's pidfd (CLONE_PIDFD).
+            // After the clone returns the child no longer uses `plan`, read here by a
+            // volatile load since the child wrote it behind the compiler's back.
+            let (pid, clone_error, error) = unsafe {
+                let (mut all, mut old): (libc::sigset_t, libc::sigset_t) =
+                    (std::mem::zeroed(), std::mem::zeroed());
+                libc::sigfillset(&mut all);
+                libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
+                let pid = libc::clone(child, stack.top(), flags, (&raw mut plan).cast(), &raw mut pidfd);
+                let clone_error = io::Error::last_os_error();
+                libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+                (pid, clone_error, std::ptr::read_volatile(&raw const plan.error))
+            };
+            if pid < 0 {
+                return match clone_error.raw_os_error() {
+                    Some(libc::EINVAL | libc::ENOSYS | libc::EPERM) => {
+                        NO_CLONE.store(true, Ordering::Relaxed);
+                        Ok(None)
+                    }
+                    _ => Err(clone_error),
+                };
+            }
+            // SAFETY: with CLONE_PIDFD a successful clone wrote a new descriptor, ours alone.
+            let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
+            let pid = Pid::from_raw(pid);
+            if error != 0 {
+                // it has ended (the clone returned): reaped, and the error is the start's,
+                // as posix_spawnp gives it
+                super::reap::reap(pid)?;
+                return Err(io::Error::from_raw_os_error(error));
+            }
+            Ok(Some(Started { pid, pidfd: Some(pidfd) }))
+        })
+    }
+
+    /// That no signal outside [`HANDLED`] has a handler in margin (debug builds, at every
+    /// start: what a release build's [`child`] relies on).
+    #[cfg(debug_assertions)]
+    fn handlers_are_known() {
+        for sig in 1..libc::SIGRTMIN() {
+            if sig == libc::SIGKILL || sig == libc::SIGSTOP || HANDLED.contains(&sig) {
+                continue;
+            }
+            // SAFETY: all zeros is a value of sigaction; the call only reads the disposition.
+            let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
+            let queried = unsafe { libc::sigaction(sig, std::ptr::null(), &mut action) } == 0;
+            assert!(
+                !queried || action.sa_sigaction == libc::SIG_DFL || action.sa_sigaction == libc::SIG_IGN,
+                "signal {sig} has a handler in margin: add it to spawn::HANDLED"
+            );
+        }
+    }
+
+    /// Start `prepared` with `posix_spawnp`, stdin, stdout and stderr from `fds`.
+    fn spawned(prepared: &Prepared, fds: [libc::c_int; 3]) -> io::Result<Pid> {
         let mut pid: libc::pid_t = 0;
         // SAFETY: every pointer handed to the posix_spawn* functions is to a live local
         // (the actions and attributes, initialised before any other use and destroyed by
-        // their guards after the last), to a C string of `prepared` (which outlives the
-        // call), or to the NUL-terminated arrays `argv` and `envp` of such strings, which
-        // live to the end of this function; posix_spawnp reads them and keeps none. The
-        // descriptors are open (the files are borrowed for the whole call).
+        // their guards after the last), to a C string of `prepared`, or to its
+        // NUL-terminated arrays of pointers to such strings (`prepared` outlives the call;
+        // posix_spawnp reads them, writes none and keeps none). The descriptors are open
+        // (the caller holds the files for the whole call).
         unsafe {
             let mut actions = Actions(MaybeUninit::uninit());
             check(libc::posix_spawn_file_actions_init(actions.0.as_mut_ptr()))?;
@@ -828,18 +1120,24 @@ mod spawn {
                 return Err(io::Error::last_os_error());
             }
             check(libc::posix_spawnattr_setsigdefault(attributes.0.as_mut_ptr(), default.as_ptr()))?;
-            let flags = libc::POSIX_SPAWN_SETPGROUP | libc::POSIX_SPAWN_SETSIGDEF;
+            // and no signal blocked, as std and `cloned` start it
+            let mut empty: MaybeUninit<libc::sigset_t> = MaybeUninit::uninit();
+            if libc::sigemptyset(empty.as_mut_ptr()) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            check(libc::posix_spawnattr_setsigmask(attributes.0.as_mut_ptr(), empty.as_ptr()))?;
+            let flags =
+                libc::POSIX_SPAWN_SETPGROUP | libc::POSIX_SPAWN_SETSIGDEF | libc::POSIX_SPAWN_SETSIGMASK;
             check(libc::posix_spawnattr_setflags(attributes.0.as_mut_ptr(), flags as libc::c_short))?;
             check(libc::posix_spawnp(
                 &mut pid,
                 prepared.program.as_ptr(),
                 actions.0.as_ptr(),
                 attributes.0.as_ptr(),
-                argv.as_ptr(),
-                envp.as_ptr(),
+                prepared.argv_pointers.as_ptr().cast(),
+                prepared.envp_pointers.as_ptr().cast(),
             ))?;
         }
-        drop(high);
         Ok(Pid::from_raw(pid))
     }
 }
@@ -869,7 +1167,12 @@ mod reap {
     }
 
     /// Wait until `pid` has ended, leaving it unreaped; `false` when `limit` passed first.
-    pub(super) fn ended_within(pid: Pid, limit: Option<Duration>) -> io::Result<bool> {
+    /// `pidfd`, when given, is `pid`'s (from its start); else one is opened for the wait.
+    pub(super) fn ended_within(
+        pid: Pid,
+        pidfd: Option<&OwnedFd>,
+        limit: Option<Duration>,
+    ) -> io::Result<bool> {
         let Some(limit) = limit else {
             loop {
                 match waitid(Id::Pid(pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT) {
@@ -880,10 +1183,17 @@ mod reap {
             }
         };
         let deadline = Instant::now() + limit;
-        let fd = match pidfd(pid) {
-            Ok(fd) => fd,
-            // before Linux 5.3, or a sandbox that forbids it: look every millisecond
-            Err(_) => return ended_by_looking(pid, deadline),
+        let opened;
+        let fd = match pidfd {
+            Some(fd) => fd,
+            None => match open_pidfd(pid) {
+                Ok(fd) => {
+                    opened = fd;
+                    &opened
+                }
+                // before Linux 5.3, or a sandbox that forbids it: look every millisecond
+                Err(_) => return ended_by_looking(pid, deadline),
+            },
         };
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -920,7 +1230,7 @@ mod reap {
     }
 
     /// A descriptor that becomes readable when `pid` ends (Linux 5.3 and later).
-    fn pidfd(pid: Pid) -> io::Result<OwnedFd> {
+    fn open_pidfd(pid: Pid) -> io::Result<OwnedFd> {
         // SAFETY: pidfd_open takes a pid and flags, touches no memory of ours, and
         // returns a new descriptor or -1.
         let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid.as_raw(), 0) };
@@ -1231,6 +1541,49 @@ mod tests {
         // not there: a failed trial (the shell's 127), not an error that stops the run
         let invocation = Invocation { command: "./missing.sh", ..invocation };
         assert_eq!(execute(&invocation).unwrap().exit_code, Some(127));
+    }
+
+    /// A script without `#!`, named by its path: the kernel will not run it, and it runs
+    /// under `sh` as `posix_spawnp` and the shell run it (spawn.rs starts it again).
+    #[test]
+    fn a_script_without_a_shebang_runs_under_sh() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("plain.sh");
+        std::fs::write(&script, "echo plain \"$1\"\n").unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let command = format!("{} there", script.display());
+        assert!(direct_argv(&command).is_some(), "started without sh: {command}");
+        let (e, out, err) = run(&command, None);
+        assert!(e.succeeded(), "{e:?}: {err}");
+        assert_eq!(out, "plain there\n");
+    }
+
+    /// On this machine a command starts by `clone` (spawn.rs), which gives its pidfd; from
+    /// a thread that blocks a signal, it gets none blocked, as std's `Command` gives it.
+    #[test]
+    fn a_start_by_clone_gives_the_pidfd_and_no_signal_blocked() {
+        std::thread::spawn(|| {
+            let mut blocked = nix::sys::signal::SigSet::empty();
+            blocked.add(Signal::SIGUSR1);
+            blocked.thread_block().unwrap();
+            let dir = tempfile::tempdir().unwrap();
+            let (out, err) = (memory_file("out").unwrap(), memory_file("err").unwrap());
+            let prepared =
+                spawn::Prepared::new(&["true".to_string()], dir.path().to_str().unwrap(), &[]).unwrap();
+            let started = spawn::start(&prepared, &out, &err).unwrap();
+            assert!(started.pidfd.is_some(), "started by posix_spawnp: no pidfd");
+            assert!(
+                reap::ended_within(started.pid, started.pidfd.as_ref(), Some(Duration::from_secs(5)))
+                    .unwrap()
+            );
+            assert!(reap::reap(started.pid).unwrap().status.success());
+            let (e, out, _) = run("grep SigBlk /proc/self/status", None);
+            assert!(e.succeeded(), "{e:?}");
+            assert_eq!(out, "SigBlk:\t0000000000000000\n");
+        })
+        .join()
+        .unwrap();
     }
 
     #[test]

@@ -973,3 +973,53 @@ fn a_missing_benchmark_is_named_as_not_installed() {
     assert!(report.contains(hint), "{report}");
     assert!(report.contains("no-such-benchmark-of-margin: not found"), "{report}");
 }
+
+/// A trial gets the signal state std's `Command` gives a command, whatever margin itself
+/// catches (Ctrl-C and SIGTERM during a run) or ignores (SIGPIPE): nothing caught, nothing
+/// blocked, and what margin's own caller ignored still ignored, as `nohup` leaves SIGHUP
+/// (src/run/process.rs, `spawn`: margin starts commands by `clone`, not `posix_spawn`).
+/// The standard signals (1–31) are compared: glibc's `posix_spawn` leaves its own two
+/// (32 and 33) ignored in what it starts, which margin's start does not add to.
+#[test]
+fn a_trial_gets_the_signal_state_a_command_would() {
+    let f = Fixture::new(
+        "matrix:\n  n: [1]\nrun: grep Sig /proc/self/status\n\
+         metrics:\n  queued: { regex: 'SigQ:\\s*(\\d+)', better: lower }\nrepetitions: 2\n",
+    );
+    // blocked, ignored and caught, each as the mask of the standard signals
+    let signals = |text: &str| -> Vec<(String, u64)> {
+        ["SigBlk:", "SigIgn:", "SigCgt:"]
+            .iter()
+            .map(|name| {
+                let line =
+                    text.lines().find(|l| l.starts_with(name)).unwrap_or_else(|| panic!("{name} in {text}"));
+                let mask = u64::from_str_radix(line[name.len()..].trim(), 16).unwrap();
+                (name.to_string(), mask & 0x7fff_ffff)
+            })
+            .collect()
+    };
+    let margin = assert_cmd::cargo::cargo_bin!("margin");
+    let command = format!("trap '' USR1; exec {} run {}", margin.display(), f.file.display());
+    let out = std::process::Command::new("sh")
+        .args(["-c", &command])
+        .env("MARGIN_REPORTS", f.reports())
+        .env_remove("MARGIN_SYSROOT")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let by_std = std::process::Command::new("sh")
+        .args(["-c", "trap '' USR1; exec grep Sig /proc/self/status"])
+        .output()
+        .unwrap();
+    let expected = signals(&String::from_utf8_lossy(&by_std.stdout));
+    // SIGUSR1 (10) ignored: bit 9; SIGSEGV (11) caught by grep itself, SIGPIPE not ignored
+    assert_eq!(expected[0].1, 0, "{expected:?}");
+    assert_eq!(expected[1].1 & (1 << 9 | 1 << 12), 1 << 9, "{expected:?}");
+    let (records, torn) = f.records();
+    assert!(records.len() >= 2 && torn == 0, "{records:?}");
+    for r in &records {
+        assert_eq!(r["status"], "ok", "{r}");
+        let raw = std::fs::read_to_string(f.store().join(r["raw"]["stdout"].as_str().unwrap())).unwrap();
+        assert_eq!(signals(&raw), expected, "{raw}");
+    }
+}
