@@ -35,7 +35,14 @@
 //! hold it. (std's `Command` takes each file's own descriptor, so the floor hands it a
 //! copy: one `dup` and one `close` a stream that margin's spawn does not make.)
 //!
-//! usage: durable_floor DIR [N] [env] [counters] [outputs]   (default N: 1000; the files go in DIR and are removed)
+//! With `clone`, `true` is started as margin starts a command (`margin::run::process::
+//! Starter`: `clone` into a process group of its own, the child setting back to their
+//! defaults only the few signals margin handles) rather than by std's `Command`, whose
+//! `posix_spawn` has its child set all 64 signals' dispositions one by one: the floor
+//! under a runner that starts its commands that way, so that margin's own work is held
+//! against a floor that starts as cheaply as margin does.
+//!
+//! usage: durable_floor DIR [N] [env] [counters] [outputs] [clone]   (default N: 1000; the files go in DIR and are removed)
 
 use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
@@ -47,7 +54,7 @@ const LINE: usize = 740;
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let Some(dir) = args.next().map(PathBuf::from) else {
-        eprintln!("usage: durable_floor DIR [N] [env] [counters] [outputs]");
+        eprintln!("usage: durable_floor DIR [N] [env] [counters] [outputs] [clone]");
         return ExitCode::from(2);
     };
     let n: u64 = match args.next().map(|n| n.parse()) {
@@ -64,8 +71,9 @@ fn main() -> ExitCode {
             "env" => flags.env = true,
             "counters" => flags.counters = true,
             "outputs" => flags.outputs = true,
+            "clone" => flags.clone = true,
             other => {
-                eprintln!("durable_floor: expected `env`, `counters` or `outputs`, found `{other}`");
+                eprintln!("durable_floor: expected `env`, `counters`, `outputs` or `clone`, found `{other}`");
                 return ExitCode::from(2);
             }
         }
@@ -85,6 +93,7 @@ struct Flags {
     env: bool,
     counters: bool,
     outputs: bool,
+    clone: bool,
 }
 
 /// A trial's stdout and stderr in memory, and the copy of a non-empty one made durable in
@@ -169,6 +178,13 @@ fn run(dir: &std::path::Path, n: u64, flags: Flags) -> std::io::Result<()> {
         .find(|path| path.is_file())
         .ok_or_else(|| std::io::Error::other("`true` is not on PATH"))?;
     let marker = dir.display().to_string();
+    let starter = if flags.clone {
+        let env = if flags.env { vec![("MARGIN_TRIAL_STORE".to_string(), marker.clone())] } else { vec![] };
+        let argv = [program.to_string_lossy().into_owned()];
+        Some((margin::run::process::Starter::new(&argv, ".", &env)?, std::fs::File::open("/dev/null")?))
+    } else {
+        None
+    };
     let mut counters = if flags.counters { Some(Counters::open(dir)?) } else { None };
     let mut first_start: Option<std::time::Instant> = None;
     let mut last_start = None;
@@ -176,20 +192,31 @@ fn run(dir: &std::path::Path, n: u64, flags: Flags) -> std::io::Result<()> {
         let now = std::time::Instant::now();
         first_start.get_or_insert(now);
         last_start = Some(now);
-        let mut command = Command::new(&program);
-        if flags.env {
-            command.env("MARGIN_TRIAL_STORE", &marker);
-        }
-        command.stdin(Stdio::null());
         let outputs = if flags.outputs { Some(Outputs::new()?) } else { None };
-        match &outputs {
-            Some(o) => command.stdout(o.files[0].try_clone()?).stderr(o.files[1].try_clone()?),
-            None => command.stdout(Stdio::null()).stderr(Stdio::null()),
+        let status = match &starter {
+            Some((starter, null)) => {
+                let (stdout, stderr) = outputs.as_ref().map_or((null, null), |o| (&o.files[0], &o.files[1]));
+                if let Some(c) = &mut counters {
+                    c.read(true)?;
+                }
+                starter.run(stdout, stderr)?
+            }
+            None => {
+                let mut command = Command::new(&program);
+                if flags.env {
+                    command.env("MARGIN_TRIAL_STORE", &marker);
+                }
+                command.stdin(Stdio::null());
+                match &outputs {
+                    Some(o) => command.stdout(o.files[0].try_clone()?).stderr(o.files[1].try_clone()?),
+                    None => command.stdout(Stdio::null()).stderr(Stdio::null()),
+                };
+                if let Some(c) = &mut counters {
+                    c.read(true)?;
+                }
+                command.status()?
+            }
         };
-        if let Some(c) = &mut counters {
-            c.read(true)?;
-        }
-        let status = command.status()?;
         if let Some(c) = &mut counters {
             c.read(false)?;
         }
