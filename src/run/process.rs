@@ -246,10 +246,7 @@ fn on_path(program: &str) -> Option<String> {
 /// Run `invocation.command` (under `sh -c` unless it needs no shell); stdin is empty, stdout
 /// and stderr go to the files.
 pub fn execute(invocation: &Invocation<'_>) -> std::io::Result<Execution> {
-    let direct = direct_argv(invocation.command);
-    // A program removed since it was found: the shell says so, as a failed trial.
-    let direct = direct.filter(|argv| Path::new(&argv[0]).is_file());
-    execute_as(invocation, direct)
+    execute_as(invocation, direct_argv(invocation.command))
 }
 
 /// [`execute`] of `direct` (the command's own argument vector), or under `sh -c`.
@@ -283,8 +280,12 @@ fn execute_prepared(
     let stderr = memory_file("margin-stderr")?;
     let mut group = match Group::start(prepared, &stdout, &stderr) {
         Ok(group) => group,
-        // a program the kernel will not run (a script without `#!`): the shell runs it
-        Err(e) if direct && e.raw_os_error() == Some(libc::ENOEXEC) => return execute_as(invocation, None),
+        // A program the kernel will not run (a script without `#!`): the shell runs it. A
+        // program removed since it was found on PATH: the shell says so (127), as a failed
+        // trial. (No look for it before each start: a `statx` a trial.)
+        Err(e) if direct && matches!(e.raw_os_error(), Some(libc::ENOEXEC | libc::ENOENT)) => {
+            return execute_as(invocation, None);
+        }
         Err(e) => {
             return Ok(Execution {
                 not_started: Some(format!("could not start in {}: {e}", invocation.dir)),
@@ -1557,6 +1558,22 @@ mod tests {
         let (e, out, err) = run(&command, None);
         assert!(e.succeeded(), "{e:?}: {err}");
         assert_eq!(out, "plain there\n");
+    }
+
+    /// A program gone since it was found fails as the shell says it (127), a failed
+    /// trial, not a command that could not start.
+    #[test]
+    fn a_program_gone_fails_as_the_shell_says() {
+        let dir = tempfile::tempdir().unwrap();
+        let program = dir.path().join("gone");
+        std::fs::copy(direct_argv("true").unwrap()[0].as_str(), &program).unwrap();
+        let command = program.display().to_string();
+        assert!(direct_argv(&command).is_some(), "started without sh: {command}");
+        assert!(run(&command, None).0.succeeded());
+        std::fs::remove_file(&program).unwrap();
+        let (e, _, err) = run(&command, None);
+        assert_eq!((e.exit_code, e.not_started), (Some(127), None), "{err}");
+        assert!(err.contains("not found"), "{err}");
     }
 
     /// On this machine a command starts by `clone` (spawn.rs), which gives its pidfd; from
