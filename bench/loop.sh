@@ -5,19 +5,23 @@
 # from one second to the next, larger here than margin's whole difference, falls on both.
 #
 # Each of PAIRS rounds runs, on tmpfs (no flush: the runners' own work, not the disk's),
-# 1 200 trials of `true` five times:
+# 1 200 trials of `true` seven times:
 #   1. margin, `monitor: none`;         2. margin, default telemetry (cpu and disks);
 #   3. the plain floor (output to /dev/null, as hyperfine's);
 #   4. the floor keeping the outputs as margin does (`outputs`: two files in memory a
 #      trial, a non-empty one copied out and made durable);
-#   5. the floor keeping the outputs and reading margin's counters (`counters outputs`).
+#   5. the floor keeping the outputs and reading margin's counters (`counters outputs`);
+#   6. and 7. the floors of 4 and 5 starting `true` as margin does (`clone`: no
+#      `posix_spawn`, whose child sets all 64 signals' dispositions one by one): what is
+#      left of margin's own work when the start is the same.
 # margin's period is the spacing of its trials' `started_at` times (first to last, over the
 # trials between), the floor's its `period_s`: no start-up, no closing report.
 #
-# It prints every round's five periods (µs) and, for each ratio, the median and the
+# It prints every round's seven periods (µs) and, for each ratio, the median and the
 # quartiles over the rounds: margin without telemetry against the plain floor and against
 # the floor that keeps the outputs, margin with telemetry against the floor that keeps the
-# outputs and reads the same counters, and what keeping the outputs costs the floor.
+# outputs and reads the same counters, the same two against the floors starting as margin
+# does, and what keeping the outputs and starting by `clone` cost or save the floor.
 # Goal (issue 17): ≤ 1.05.
 #
 # usage: bench/loop.sh path/to/margin path/to/durable_floor [PAIRS]   (default PAIRS: 20)
@@ -46,12 +50,13 @@ margin_period() { # margin_period on|off
 floor_period() { # floor_period [FLAG…]
   "$floor" "$dir" 1200 "$@" | awk '/^period_s/ { print $2 * 1e6 }'
 }
-echo "round: margin off, margin on, floor, floor keeping outputs, floor keeping outputs and reading counters (µs a trial)"
+echo "round: margin off, margin on, floor, floor keeping outputs, and reading counters; the last two starting as margin does (µs a trial)"
 rows=()
 for round in $(seq "$pairs"); do
   row="$(margin_period off) $(margin_period on) $(floor_period) $(floor_period outputs) $(floor_period counters outputs)"
+  row="$row $(floor_period outputs clone) $(floor_period counters outputs clone)"
   rows+=("$row")
-  printf 'round %d: %.0f %.0f %.0f %.0f %.0f\n' "$round" $row
+  printf 'round %d: %.0f %.0f %.0f %.0f %.0f %.0f %.0f\n' "$round" $row
 done
 summary() { # summary WHAT AWK-EXPRESSION: the median and quartiles of the expression over the rounds
   printf '%s\n' "${rows[@]}" | awk "{ print $2 }" | sort -g |
@@ -63,4 +68,7 @@ summary() { # summary WHAT AWK-EXPRESSION: the median and quartiles of the expre
 summary "margin (monitor: none) / the plain floor" '$1 / $3'
 summary "margin (monitor: none) / the floor keeping the outputs" '$1 / $4'
 summary "margin (telemetry) / the floor keeping the outputs and reading the counters" '$2 / $5'
+summary "margin (monitor: none) / the floor keeping the outputs, starting as margin does" '$1 / $6'
+summary "margin (telemetry) / the floor keeping the outputs and reading the counters, starting as margin does" '$2 / $7'
 summary "the floor keeping the outputs / the plain floor" '$4 / $3'
+summary "the floor keeping the outputs, starting as margin does / starting by posix_spawn" '$6 / $4'
