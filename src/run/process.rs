@@ -680,10 +680,11 @@ pub fn capture_argv(argv: &[&str], dir: &Path, timeout: Duration) -> Result<Stri
 /// that costs: glibc's child sets every one of the 64 signals' disposition in turn (two
 /// `rt_sigaction` each, about 45 µs a start on this machine, more than the rest of
 /// margin's work between two trials), where margin's knows the few signals it has
-/// handlers for ([`HANDLED`]) and sets those alone. The start also gives the child's pidfd
-/// (`CLONE_PIDFD`), which the wait uses. Where the kernel refuses that `clone` (before
-/// Linux 5.2, or a sandbox), `posix_spawnp` starts it instead. A program the kernel will
-/// not run (a script without `#!`) is run by `sh`, as the shell runs it ([`execute`]).
+/// handlers for ([`spawn::HANDLED`]) and sets those alone. The start also gives the
+/// child's pidfd (`CLONE_PIDFD`, where pidfds can be waited on: Linux 5.3 and later),
+/// which the wait uses. Where the kernel refuses that `clone` (a sandbox),
+/// `posix_spawnp` starts it instead. A program the kernel will not run (a script without
+/// `#!`) or no longer finds is run by `sh`, as the shell runs it ([`execute`]).
 #[allow(unsafe_code)]
 mod spawn {
     use std::cell::RefCell;
@@ -918,6 +919,8 @@ mod spawn {
         /// Set by the child when it could not get as far as running the program: the
         /// error number (0: it ran it).
         error: libc::c_int,
+        /// Set by the child when what failed was the `execve` itself (not the folder, …).
+        at_exec: bool,
     }
 
     /// The child of [`cloned`], on its own stack, in margin's memory, margin's thread
@@ -941,6 +944,7 @@ mod spawn {
                 libc::execve(plan.path, plan.argv, plan.envp);
             }
             plan.error = *libc::__errno_location();
+            plan.at_exec = ok;
             127
         }
     }
@@ -1032,12 +1036,16 @@ mod spawn {
                 default,
                 empty,
                 error: 0,
+                at_exec: false,
             };
             let mut pidfd: libc::c_int = -1;
-            let flags = libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_PIDFD | libc::SIGCHLD;
+            let with_pidfd = if pidfds_wait() { libc::CLONE_PIDFD } else { 0 };
+            let flags = libc::CLONE_VM | libc::CLONE_VFORK | with_pidfd | libc::SIGCHLD;
             // SAFETY: every signal is blocked in this thread from before the clone until
             // it returns, so no handler of margin's runs in the child before it sets them
-            // back to their defaults. The child runs `child` on `stack`, mapped for it and
+            // back to their defaults (all but glibc's own 32 and 33, which pthread_sigmask
+            // leaves open: glibc sends them with tgkill to the threads it lists, never the
+            // child, and its handler ignores them otherwise). The child runs `child` on `stack`, mapped for it and
             // used by nothing else meanwhile (this thread is suspended until the child's
             // execve or end: CLONE_VFORK), with `plan`, which lives on this frame past the
             // clone; `pidfd` is where the kernel writes the child's pidfd (CLONE_PIDFD).
@@ -1051,7 +1059,8 @@ mod spawn {
                 let pid = libc::clone(child, stack.top(), flags, (&raw mut plan).cast(), &raw mut pidfd);
                 let clone_error = io::Error::last_os_error();
                 libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-                (pid, clone_error, std::ptr::read_volatile(&raw const plan.error))
+                let error = std::ptr::read_volatile(&raw const plan.error);
+                (pid, clone_error, (error, std::ptr::read_volatile(&raw const plan.at_exec)))
             };
             if pid < 0 {
                 return match clone_error.raw_os_error() {
@@ -1062,24 +1071,42 @@ mod spawn {
                     _ => Err(clone_error),
                 };
             }
-            // SAFETY: with CLONE_PIDFD a successful clone wrote a new descriptor, ours alone.
-            let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
+            // SAFETY: with CLONE_PIDFD a successful clone wrote a new descriptor, ours
+            // alone (a kernel that ignores the flag leaves -1: no descriptor).
+            let pidfd = (pidfd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(pidfd) });
             let pid = Pid::from_raw(pid);
+            let (error, at_exec) = error;
             if error != 0 {
                 // it has ended (the clone returned): reaped, and the error is the start's,
-                // as posix_spawnp gives it
+                // as posix_spawnp gives it; one before the `execve` (the folder gone) keeps
+                // only its text, so that `execute` does not try the shell for it
                 super::reap::reap(pid)?;
-                return Err(io::Error::from_raw_os_error(error));
+                let e = io::Error::from_raw_os_error(error);
+                return Err(if at_exec { e } else { io::Error::new(e.kind(), e.to_string()) });
             }
-            Ok(Some(Started { pid, pidfd: Some(pidfd) }))
+            Ok(Some(Started { pid, pidfd }))
+        })
+    }
+
+    /// Whether a pidfd can be waited on (Linux 5.3 and later: `pidfd_open` exists; 5.2
+    /// gives one from `clone` that `poll` does not wait on, and older kernels ignore the
+    /// flag). Asked once, of margin's own pid.
+    fn pidfds_wait() -> bool {
+        static WAIT: OnceLock<bool> = OnceLock::new();
+        *WAIT.get_or_init(|| {
+            // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1;
+            // a descriptor returned is ours alone, closed at once.
+            let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, libc::getpid(), 0) };
+            fd >= 0 && unsafe { libc::close(fd as libc::c_int) } == 0
         })
     }
 
     /// That no signal outside [`HANDLED`] has a handler in margin (debug builds, at every
-    /// start: what a release build's [`child`] relies on).
+    /// start: what a release build's [`child`] relies on). glibc refuses to say for its
+    /// own two (32 and 33).
     #[cfg(debug_assertions)]
     fn handlers_are_known() {
-        for sig in 1..libc::SIGRTMIN() {
+        for sig in 1..=libc::SIGRTMAX() {
             if sig == libc::SIGKILL || sig == libc::SIGSTOP || HANDLED.contains(&sig) {
                 continue;
             }
