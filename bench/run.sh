@@ -118,6 +118,7 @@ costs=()
 cpus=()
 shms=()
 margins=()
+shm_hypers=()
 margin_cpus=()
 floor_cpus=()
 counter_cpus=()
@@ -167,6 +168,12 @@ for round in $(seq "$rounds"); do
       shms+=("$(echo "$shm_margin / $shm_floor" | bc -l)")
       line+=$(printf '; on tmpfs margin %.3f s, floor %.3f s (%.2f ×, margin adds %.0f µs per trial)' \
         "$shm_margin" "$shm_floor" "${shms[-1]}" "$(echo "($shm_margin - $shm_floor) * 1000" | bc -l)")
+      # where a flush costs nothing: margin's whole run (start, telemetry, report) against
+      # hyperfine's, which keeps nothing
+      if [ -n "${hyper_s:-}" ]; then
+        shm_hypers+=("$(echo "$shm_margin / $hyper_s" | bc -l)")
+        line+=$(printf ' (margin on tmpfs ÷ hyperfine %.2f)' "${shm_hypers[-1]}")
+      fi
       # one more trial, past the start and the end: (T1200 − T200) ÷ 1000, in turn; margin
       # with telemetry against the plain floor and against the floor that reads the same
       # counters, and margin with `monitor: none` against the plain floor
@@ -259,6 +266,11 @@ if [ ${#ratios[@]} -eq 0 ]; then
   exit 0
 fi
 printf 'ratio margin / hyperfine, median of %d: %.2f\n' "${#ratios[@]}" "$(median "${ratios[@]}")"
+if [ ${#shm_hypers[@]} -gt 0 ]; then
+  printf 'margin with its store on tmpfs (no flush) / hyperfine, median of %d: %.2f (range %.2f–%.2f)\n' \
+    "${#shm_hypers[@]}" "$(median "${shm_hypers[@]}")" "$(printf '%s\n' "${shm_hypers[@]}" | sort -g | head -1)" \
+    "$(printf '%s\n' "${shm_hypers[@]}" | sort -g | tail -1)"
+fi
 if [ ${#floors[@]} -gt 0 ]; then
   printf 'floor / hyperfine, median of %d: %.2f (what durability costs on this disk, for any runner)\n' \
     "${#floors[@]}" "$(median "${floors[@]}")"
