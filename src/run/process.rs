@@ -1121,7 +1121,7 @@ mod spawn {
     }
 
     /// Start `prepared` with `posix_spawnp`, stdin, stdout and stderr from `fds`.
-    fn spawned(prepared: &Prepared, fds: [libc::c_int; 3]) -> io::Result<Pid> {
+    pub(super) fn spawned(prepared: &Prepared, fds: [libc::c_int; 3]) -> io::Result<Pid> {
         let mut pid: libc::pid_t = 0;
         // SAFETY: every pointer handed to the posix_spawn* functions is to a live local
         // (the actions and attributes, initialised before any other use and destroyed by
@@ -1585,6 +1585,53 @@ mod tests {
         let (e, out, err) = run(&command, None);
         assert!(e.succeeded(), "{e:?}: {err}");
         assert_eq!(out, "plain there\n");
+    }
+
+    /// Where the kernel refuses `clone`, `posix_spawnp` starts the command, and it gets
+    /// the same as by `clone`: the folder, the environment, no signal blocked (even from
+    /// a thread that blocks one), its output in the files.
+    #[test]
+    fn the_posix_spawn_start_gives_what_the_clone_start_gives() {
+        use std::os::fd::AsRawFd;
+        std::thread::spawn(|| {
+            let mut blocked = nix::sys::signal::SigSet::empty();
+            blocked.add(Signal::SIGUSR1);
+            blocked.thread_block().unwrap();
+            let dir = tempfile::tempdir().unwrap();
+            let env = [("MARGIN_TEST_VARIABLE".to_string(), "a b".to_string())];
+            let null = std::fs::File::open("/dev/null").unwrap();
+            // through the shell, and directly (sh itself may change the mask it passes on)
+            let commands: [&[&str]; 2] = [
+                &["sh", "-c", "pwd; echo \"$MARGIN_TEST_VARIABLE\""],
+                &["grep", "SigBlk", "/proc/self/status"],
+            ];
+            let mut outputs = Vec::new();
+            for by_clone in [true, false] {
+                let mut output = String::new();
+                for argv in commands {
+                    let argv: Vec<String> = argv.iter().map(|a| a.to_string()).collect();
+                    let prepared = spawn::Prepared::new(&argv, dir.path().to_str().unwrap(), &env).unwrap();
+                    let (out, err) = (memory_file("out").unwrap(), memory_file("err").unwrap());
+                    let pid = if by_clone {
+                        let started = spawn::start(&prepared, &out, &err).unwrap();
+                        assert!(started.pidfd.is_some());
+                        started.pid
+                    } else {
+                        spawn::spawned(&prepared, [null.as_raw_fd(), out.as_raw_fd(), err.as_raw_fd()])
+                            .unwrap()
+                    };
+                    assert!(reap::reap(pid).unwrap().status.success());
+                    let kept = dir.path().join("kept");
+                    persist(out, &kept, false).unwrap();
+                    output += &read_raw(&kept).unwrap();
+                }
+                outputs.push(output);
+            }
+            let expected = format!("{}\na b\nSigBlk:\t0000000000000000\n", dir.path().display());
+            assert_eq!(outputs, [expected.clone(), expected]);
+        })
+        .join()
+        .unwrap();
     }
 
     /// A program gone since it was found fails as the shell says it (127), a failed
