@@ -1045,13 +1045,14 @@ mod spawn {
             // it returns, so no handler of margin's runs in the child before it sets them
             // back to their defaults (all but glibc's own 32 and 33, which pthread_sigmask
             // leaves open: glibc sends them with tgkill to the threads it lists, never the
-            // child, and its handler ignores them otherwise). The child runs `child` on `stack`, mapped for it and
-            // used by nothing else meanwhile (this thread is suspended until the child's
-            // execve or end: CLONE_VFORK), with `plan`, which lives on this frame past the
-            // clone; `pidfd` is where the kernel writes the child's pidfd (CLONE_PIDFD).
-            // After the clone returns the child no longer uses `plan`, read here by a
-            // volatile load since the child wrote it behind the compiler's back.
-            let (pid, clone_error, error) = unsafe {
+            // child, and its handler ignores them otherwise). The child runs `child` on
+            // `stack`, mapped for it and used by nothing else meanwhile (this thread is
+            // suspended until the child's execve or end: CLONE_VFORK), with `plan`, which
+            // lives on this frame past the clone; `pidfd` is where the kernel writes the
+            // child's pidfd (CLONE_PIDFD). After the clone returns the child no longer uses
+            // `plan`, read here by volatile loads since the child wrote it behind the
+            // compiler's back.
+            let (pid, clone_error, (error, at_exec)) = unsafe {
                 let (mut all, mut old): (libc::sigset_t, libc::sigset_t) =
                     (std::mem::zeroed(), std::mem::zeroed());
                 libc::sigfillset(&mut all);
@@ -1059,8 +1060,11 @@ mod spawn {
                 let pid = libc::clone(child, stack.top(), flags, (&raw mut plan).cast(), &raw mut pidfd);
                 let clone_error = io::Error::last_os_error();
                 libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-                let error = std::ptr::read_volatile(&raw const plan.error);
-                (pid, clone_error, (error, std::ptr::read_volatile(&raw const plan.at_exec)))
+                let failed = (
+                    std::ptr::read_volatile(&raw const plan.error),
+                    std::ptr::read_volatile(&raw const plan.at_exec),
+                );
+                (pid, clone_error, failed)
             };
             if pid < 0 {
                 return match clone_error.raw_os_error() {
@@ -1075,7 +1079,6 @@ mod spawn {
             // alone (a kernel that ignores the flag leaves -1: no descriptor).
             let pidfd = (pidfd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(pidfd) });
             let pid = Pid::from_raw(pid);
-            let (error, at_exec) = error;
             if error != 0 {
                 // it has ended (the clone returned): reaped, and the error is the start's,
                 // as posix_spawnp gives it; one before the `execve` (the folder gone) keeps
