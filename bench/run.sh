@@ -111,6 +111,7 @@ own_cpu() { # own_cpu FLOOR DIR: the floor's own CPU time for 1000 trials in DIR
 median() { # median NUMBER…
   printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
+range() { printf '%s\n' "$@" | sort -g | sed -n '1p;$p' | paste -sd' '; } # range NUMBER…: "LOWEST HIGHEST"
 ratios=()
 floors=()
 owns=()
@@ -240,7 +241,6 @@ if [ ${#owns[@]} -gt 0 ]; then
       "$(printf '%s\n' "${margin_cpus[@]}" | sort -g | tail -1)" \
       "$(median "${floor_cpus[@]}")" "$(printf '%s\n' "${floor_cpus[@]}" | sort -g | head -1)" \
       "$(printf '%s\n' "${floor_cpus[@]}" | sort -g | tail -1)"
-    range() { printf '%s\n' "$@" | sort -g | sed -n '1p;$p' | paste -sd' '; }
     read -r lo hi < <(range "${offs[@]}")
     printf 'one more trial on tmpfs, monitor: none, margin / floor, median of %d: %.2f (range %.2f–%.2f)\n' \
       "${#offs[@]}" "$(median "${offs[@]}")" "$lo" "$hi" # goal ≤ 1.05
@@ -267,9 +267,9 @@ if [ ${#ratios[@]} -eq 0 ]; then
 fi
 printf 'ratio margin / hyperfine, median of %d: %.2f\n' "${#ratios[@]}" "$(median "${ratios[@]}")"
 if [ ${#shm_hypers[@]} -gt 0 ]; then
+  read -r lo hi < <(range "${shm_hypers[@]}")
   printf 'margin with its store on tmpfs (no flush) / hyperfine, median of %d: %.2f (range %.2f–%.2f)\n' \
-    "${#shm_hypers[@]}" "$(median "${shm_hypers[@]}")" "$(printf '%s\n' "${shm_hypers[@]}" | sort -g | head -1)" \
-    "$(printf '%s\n' "${shm_hypers[@]}" | sort -g | tail -1)"
+    "${#shm_hypers[@]}" "$(median "${shm_hypers[@]}")" "$lo" "$hi"
 fi
 if [ ${#floors[@]} -gt 0 ]; then
   printf 'floor / hyperfine, median of %d: %.2f (what durability costs on this disk, for any runner)\n' \

@@ -1096,12 +1096,7 @@ mod spawn {
     /// flag). Asked once, of margin's own pid.
     fn pidfds_wait() -> bool {
         static WAIT: OnceLock<bool> = OnceLock::new();
-        *WAIT.get_or_init(|| {
-            // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1;
-            // a descriptor returned is ours alone, closed at once.
-            let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, libc::getpid(), 0) };
-            fd >= 0 && unsafe { libc::close(fd as libc::c_int) } == 0
-        })
+        *WAIT.get_or_init(|| super::reap::open_pidfd(Pid::this()).is_ok())
     }
 
     /// That no signal outside [`HANDLED`] has a handler in margin (debug builds, at every
@@ -1261,7 +1256,7 @@ mod reap {
     }
 
     /// A descriptor that becomes readable when `pid` ends (Linux 5.3 and later).
-    fn open_pidfd(pid: Pid) -> io::Result<OwnedFd> {
+    pub(super) fn open_pidfd(pid: Pid) -> io::Result<OwnedFd> {
         // SAFETY: pidfd_open takes a pid and flags, touches no memory of ours, and
         // returns a new descriptor or -1.
         let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid.as_raw(), 0) };
@@ -1590,16 +1585,26 @@ mod tests {
         assert_eq!(out, "plain there\n");
     }
 
+    /// Run `test` in a thread of its own that blocks SIGUSR1: a command started from it
+    /// must not inherit that (std's `Command` gives none blocked).
+    fn in_a_thread_blocking_sigusr1(test: impl FnOnce() + Send + 'static) {
+        std::thread::spawn(|| {
+            let mut blocked = nix::sys::signal::SigSet::empty();
+            blocked.add(Signal::SIGUSR1);
+            blocked.thread_block().unwrap();
+            test();
+        })
+        .join()
+        .unwrap();
+    }
+
     /// Where the kernel refuses `clone`, `posix_spawnp` starts the command, and it gets
     /// the same as by `clone`: the folder, the environment, no signal blocked (even from
     /// a thread that blocks one), its output in the files.
     #[test]
     fn the_posix_spawn_start_gives_what_the_clone_start_gives() {
         use std::os::fd::AsRawFd;
-        std::thread::spawn(|| {
-            let mut blocked = nix::sys::signal::SigSet::empty();
-            blocked.add(Signal::SIGUSR1);
-            blocked.thread_block().unwrap();
+        in_a_thread_blocking_sigusr1(|| {
             let dir = tempfile::tempdir().unwrap();
             let env = [("MARGIN_TEST_VARIABLE".to_string(), "a b".to_string())];
             let null = std::fs::File::open("/dev/null").unwrap();
@@ -1632,9 +1637,7 @@ mod tests {
             }
             let expected = format!("{}\na b\nSigBlk:\t0000000000000000\n", dir.path().display());
             assert_eq!(outputs, [expected.clone(), expected]);
-        })
-        .join()
-        .unwrap();
+        });
     }
 
     /// A program gone since it was found fails as the shell says it (127), a failed
@@ -1657,10 +1660,7 @@ mod tests {
     /// a thread that blocks a signal, it gets none blocked, as std's `Command` gives it.
     #[test]
     fn a_start_by_clone_gives_the_pidfd_and_no_signal_blocked() {
-        std::thread::spawn(|| {
-            let mut blocked = nix::sys::signal::SigSet::empty();
-            blocked.add(Signal::SIGUSR1);
-            blocked.thread_block().unwrap();
+        in_a_thread_blocking_sigusr1(|| {
             let dir = tempfile::tempdir().unwrap();
             let (out, err) = (memory_file("out").unwrap(), memory_file("err").unwrap());
             let prepared =
@@ -1675,9 +1675,7 @@ mod tests {
             let (e, out, _) = run("grep SigBlk /proc/self/status", None);
             assert!(e.succeeded(), "{e:?}");
             assert_eq!(out, "SigBlk:\t0000000000000000\n");
-        })
-        .join()
-        .unwrap();
+        });
     }
 
     #[test]
