@@ -147,3 +147,33 @@ stress *args:
 calibrate *args:
     cargo build --release --bin margin
     "${CARGO_TARGET_DIR:-target}/release/margin" calibrate {{ args }}
+
+# `just lab bare`, `just lab xen dom0_mem=768M`, `just lab xen --port 2223` (lab/boot.sh
+# tells its arguments). The image is built once into ~/.cache/margin/lab (minutes; again
+# when lab/build.sh changes), each boot on a fresh qcow2 overlay of it; docs/lab.md.
+# A real Xen lab under QEMU: build the image if needed, boot it, print the ssh line.
+lab kind="xen" *args: _lab-deps
+    lab/build.sh
+    lab/boot.sh {{ kind }} {{ args }}
+
+# `just lab-reboot bare`, `just lab-reboot xen dom0_mem=2048M --mem 3072`: the disk kept.
+# Reboot the lab into another entry (what margin's boot recipes run; lab/reboot.sh).
+lab-reboot *args:
+    lab/reboot.sh {{ args }}
+
+# Stop the lab (`just lab-stop --port 2223`): a clean shutdown, else QEMU killed.
+lab-stop *args:
+    lab/stop.sh {{ args }}
+
+# QEMU, mmdebstrap and the disk tools the lab needs (Debian packages).
+_lab-deps:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    missing=()
+    command -v qemu-system-x86_64 > /dev/null || missing+=(qemu-system-x86)
+    command -v qemu-img > /dev/null || missing+=(qemu-utils)
+    command -v mmdebstrap > /dev/null || missing+=(mmdebstrap)
+    PATH=$PATH:/usr/sbin command -v sfdisk > /dev/null || missing+=(fdisk)
+    PATH=$PATH:/usr/sbin command -v mkfs.ext4 > /dev/null || missing+=(e2fsprogs)
+    command -v ssh > /dev/null || missing+=(openssh-client)
+    just _install "${missing[@]}"

@@ -1,0 +1,118 @@
+# The lab's shared pieces, sourced by build.sh, boot.sh, stop.sh and reboot.sh (docs/lab.md).
+# Everything lives under $MARGIN_LAB_CACHE (default ~/.cache/margin/lab), outside the
+# repository: the ssh key pair, the golden image (golden-HASH/) and one folder per
+# running lab (run-PORT/: the qcow2 overlay, QEMU's pidfile and the serial log).
+
+lab_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cache=${MARGIN_LAB_CACHE:-$HOME/.cache/margin/lab}
+key=$cache/id_ed25519
+
+say() { printf 'lab: %s\n' "$*" >&2; }
+die() { printf 'lab: %s\n' "$*" >&2; exit 1; }
+
+# The key of the golden image: a hash of the image's recipe (build.sh) and of the public
+# key it installs, so that a changed recipe builds a new image.
+golden_hash() {
+    cat "$lab_dir/build.sh" "$key.pub" | sha256sum | cut -c1-16
+}
+golden_dir() { printf '%s/golden-%s' "$cache" "$(golden_hash)"; }
+
+ssh_opts() { # PORT
+    printf '%s\n' -i "$key" -o IdentitiesOnly=yes -o BatchMode=yes \
+        -o UserKnownHostsFile="$cache/known_hosts" -o HostKeyAlias=margin-lab \
+        -o StrictHostKeyChecking=yes -o ConnectTimeout=10 -o LogLevel=ERROR -p "$1"
+}
+ssh_line() { # PORT: what a person types
+    printf 'ssh -i %s -o UserKnownHostsFile=%s -o HostKeyAlias=margin-lab -p %s root@127.0.0.1\n' \
+        "$key" "$cache/known_hosts" "$1"
+}
+lab_ssh() { # PORT COMMAND...
+    local port=$1
+    shift
+    local opts
+    mapfile -t opts < <(ssh_opts "$port")
+    ssh "${opts[@]}" root@127.0.0.1 "$@"
+}
+
+# The pid of the QEMU of run folder $1, when it is alive and is a QEMU (a stale pidfile
+# whose number was reused by another process is not ours).
+qemu_pid() {
+    local pid
+    [ -s "$1/qemu.pid" ] || return 1
+    pid=$(cat "$1/qemu.pid")
+    [ -d "/proc/$pid" ] && grep -q qemu-system "/proc/$pid/cmdline" 2> /dev/null || return 1
+    printf '%s\n' "$pid"
+}
+
+# Start QEMU in the background:
+#   lab_qemu RUNDIR DISK FORMAT PORT MEM_MIB KIND APPEND DOM0_ARGS IMAGE_DIR
+# KIND bare: -kernel vmlinuz -initrd initrd.img -append APPEND (the Linux command line).
+# KIND xen: multiboot, -kernel xen (gunzipped), -append APPEND (Xen's command line), the
+# modules "vmlinuz DOM0_ARGS" and initrd.img. The kernels are IMAGE_DIR's.
+lab_qemu() {
+    local run=$1 disk=$2 format=$3 port=$4 mem=$5 kind=$6 append=$7 dom0=$8 img=$9
+    local boot=()
+    case $kind in
+        bare) boot=(-kernel "$img/vmlinuz" -initrd "$img/initrd.img" -append "$append") ;;
+        # commas separate multiboot modules: the dom0 command line can hold none
+        xen) boot=(-kernel "$img/xen" -append "$append" -initrd "$img/vmlinuz $dom0,$img/initrd.img") ;;
+        *) die "kind: bare or xen, not $kind" ;;
+    esac
+    rm -f "$run/qemu.pid"
+    : > "$run/serial.log"
+    # KVM guests hang on this kind of machine (nested virtualisation is partial): TCG.
+    qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m "$mem" \
+        -display none -monitor none -serial "file:$run/serial.log" \
+        -drive "file=$disk,if=virtio,format=$format" \
+        -nic "user,model=virtio-net-pci,hostfwd=tcp:127.0.0.1:$port-:22" \
+        "${boot[@]}" -daemonize -pidfile "$run/qemu.pid" 2> "$run/qemu.err" ||
+        { cat "$run/qemu.err" >&2; die "QEMU did not start (above)"; }
+}
+
+# Kill the QEMU of RUNDIR (TERM, then KILL after 10 s) and wait until it is gone.
+kill_qemu() {
+    local pid i
+    pid=$(qemu_pid "$1") || return 0
+    kill "$pid" 2> /dev/null || true
+    for i in $(seq 1 100); do
+        [ -d "/proc/$pid" ] || return 0
+        sleep 0.1
+    done
+    kill -9 "$pid" 2> /dev/null || true
+    while [ -d "/proc/$pid" ]; do sleep 0.1; done
+}
+
+# Wait for an ssh login on PORT while the QEMU of RUNDIR lives: wait_ssh RUNDIR PORT TIMEOUT.
+# Shows progress (elapsed seconds and the serial log's last line) every 15 s; prints the
+# seconds it took. On a timeout or a dead QEMU: the serial log's last 30 lines, QEMU
+# killed, status 1.
+wait_ssh() {
+    local run=$1 port=$2 timeout=$3 start now last=0 line
+    start=$(date +%s)
+    while :; do
+        now=$(date +%s)
+        if ! qemu_pid "$run" > /dev/null; then
+            say "QEMU exited after $((now - start)) s; the serial log's last 30 lines ($run/serial.log):"
+            tail -n 30 "$run/serial.log" | tr -d '\r' >&2
+            cat "$run/qemu.err" >&2 2> /dev/null || true
+            return 1
+        fi
+        if lab_ssh "$port" true 2> /dev/null; then
+            printf '%s\n' "$((now - start))"
+            return 0
+        fi
+        if [ $((now - start)) -ge "$timeout" ]; then
+            say "no ssh on port $port after $timeout s; the serial log's last 30 lines ($run/serial.log):"
+            tail -n 30 "$run/serial.log" | tr -d '\r' >&2
+            kill_qemu "$run"
+            say "QEMU stopped"
+            return 1
+        fi
+        if [ $((now - last)) -ge 15 ]; then
+            last=$now
+            line=$(tail -c 2000 "$run/serial.log" | tr -d '\r' | grep -a . | tail -n 1 | cut -c1-100)
+            say "$((now - start)) s, waiting for ssh… ${line:+[$line]}"
+        fi
+        sleep 3
+    done
+}
