@@ -255,7 +255,10 @@ impl Store {
         let file = File::open(&path).map_err(io)?;
         let meta = file.metadata().map_err(io)?;
         let kept = standing::path_for(&path);
-        let known = if writing { None } else { standing::read(&kept, &file, &meta, plan) };
+        // where the text ends, before the zeros a killed run left: records written over
+        // them leave the file's size as it was
+        let text = written_end(&file, meta.len()).map_err(io)?;
+        let known = if writing { None } else { standing::read(&kept, &file, &meta, text, plan) };
         let standing = match known {
             Some(standing) => standing,
             None => {
@@ -266,9 +269,9 @@ impl Store {
                 // kept only when what was read is the whole of the file first opened
                 let same = fs::metadata(&path).is_ok_and(|now| {
                     (now.dev(), now.ino(), now.len()) == (meta.dev(), meta.ino(), meta.len())
-                });
-                if !writing && same && meta.len() > 0 {
-                    let _ = standing::write(&kept, &file, &meta, plan, &standing);
+                }) && written_end(&file, meta.len()).is_ok_and(|now| now == text);
+                if !writing && same && text > 0 {
+                    let _ = standing::write(&kept, &file, &meta, text, plan, &standing);
                 }
                 standing
             }

@@ -4,8 +4,10 @@
 //! since (docs/store.md, "Where the cells stand").
 //!
 //! Derived, like `runs.columns`, never a second source of truth: it is used only when the
-//! log is the same file (device and inode), exactly as long as when it was written, its
-//! first and last 64 KiB hash as they did, and the plan's cells are the same (the blake3
+//! log is the same file (device and inode), its text ends where it did when this was
+//! written (the end before any zeros a run laid ahead: a run killed leaves them, and the
+//! next writes its records over them without changing the file's size), its first 64 KiB
+//! and the last 64 KiB of its text hash as they did, and the plan's cells are the same (the blake3
 //! of their ids, in order); its own blake3 checksum covers the rest. A log that has grown
 //! by one byte, another plan, a damaged file: ignored, the log is read (through its
 //! columns) and the file written anew.
@@ -80,15 +82,16 @@ fn plan_key(plan: &Plan) -> [u8; 32] {
     *hasher.finalize().as_bytes()
 }
 
-/// The standing kept for `log` and `plan`, when the log is exactly what it was then.
-pub(super) fn read(path: &Path, log: &File, meta: &Metadata, plan: &Plan) -> Option<Standing> {
+/// The standing kept for `log` and `plan`, when the log is exactly what it was then:
+/// `text` is where its text ends now ([`super::written_end`]).
+pub(super) fn read(path: &Path, log: &File, meta: &Metadata, text: u64, plan: &Plan) -> Option<Standing> {
     let (mut r, sum) = open_derived(path, MAGIC)?;
     let (dev, ino, end) = (r.u64().ok()?, r.u64().ok()?, r.u64().ok()?);
     let (mut head, mut tail, mut key) = ([0u8; 32], [0u8; 32], [0u8; 32]);
     r.bytes(&mut head).ok()?;
     r.bytes(&mut tail).ok()?;
     r.bytes(&mut key).ok()?;
-    if dev != meta.dev() || ino != meta.ino() || end != meta.len() || key != plan_key(plan) {
+    if dev != meta.dev() || ino != meta.ino() || end != text || key != plan_key(plan) {
         return None;
     }
     if edges(log, end).ok()? != (head, tail) {
@@ -98,18 +101,19 @@ pub(super) fn read(path: &Path, log: &File, meta: &Metadata, plan: &Plan) -> Opt
     read_whole(r, &sum).then_some(standing)
 }
 
-/// Keep `standing` as that of `plan` in `log`'s whole length (`meta`): written beside,
-/// renamed over the old file. Errors are the caller's to ignore.
+/// Keep `standing` as that of `plan` in `log`'s text, which ends at `text`: written
+/// beside, renamed over the old file. Errors are the caller's to ignore.
 pub(super) fn write(
     path: &Path,
     log: &File,
     meta: &Metadata,
+    text: u64,
     plan: &Plan,
     standing: &Standing,
 ) -> io::Result<()> {
-    let (head, tail) = edges(log, meta.len())?;
+    let (head, tail) = edges(log, text)?;
     write_derived(path, MAGIC, |w| {
-        for n in [meta.dev(), meta.ino(), meta.len()] {
+        for n in [meta.dev(), meta.ino(), text] {
             w.u64(n)?;
         }
         w.bytes(&head)?;

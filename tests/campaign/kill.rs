@@ -56,6 +56,8 @@ pub(crate) fn campaign(margin: &Margin, root: &Path, cfg: &Config) -> Tally {
         (0, 0, 0, 0, 0, 0, 0);
     // processes a killed run left running, which the next run stopped before its first trial
     let mut stopped = 0;
+    // `status` answers that said another count of measured trials than the log holds
+    let mut disagreed = 0;
     let stopped_in = |text: &str| text.matches("a run that was killed left it running").count();
     for s in 0..cfg.stores {
         let dir = folder(root, &format!("kill-{s}"), &yaml);
@@ -97,7 +99,19 @@ pub(crate) fn campaign(margin: &Margin, root: &Path, cfg: &Config) -> Tally {
             lost_n += gone;
             dup_n += doubled;
             match margin.output(&dir, &["status", "exp.yaml"], Duration::from_secs(60)) {
-                Some(out) if out.status.success() => {}
+                Some(out) if out.status.success() => {
+                    // the first command people run after a crash says what the log holds
+                    let said = String::from_utf8_lossy(&out.stdout);
+                    let measured = measured_in(&now);
+                    if !said.contains(&format!("trials: {measured} measured")) {
+                        disagreed += 1;
+                        failures.push(format!(
+                            "status after kill {k} of {} disagrees with the log ({measured} measured): {}",
+                            store.display(),
+                            said.lines().find(|l| l.contains("trials:")).unwrap_or("no trials line")
+                        ));
+                    }
+                }
                 Some(out) => {
                     unloadable += 1;
                     panics += usize::from(super::panicked(&out));
@@ -142,7 +156,7 @@ pub(crate) fn campaign(margin: &Margin, root: &Path, cfg: &Config) -> Tally {
     let line = format!(
         "kill -9 at {kills} moments in {} stores ({CELLS} cells × {} trials with every hook, a whole run {:.1} s): \
          {lost_n} trials lost, {dup_n} duplicated, {torn_n} logs torn past the last line, {unloadable} unloadable logs, \
-         {panics} panics, {completed} of {} stores completed on resume; {stopped} processes the killed runs left \
+         {panics} panics, {disagreed} `status` answers disagreeing with the log, {completed} of {} stores completed on resume; {stopped} processes the killed runs left \
          running were stopped before the next trial; kill -9 of `import` (40 files) and `reparse` at \
          {import_kills} moments: {} broke a guarantee",
         cfg.stores,
@@ -152,6 +166,14 @@ pub(crate) fn campaign(margin: &Margin, root: &Path, cfg: &Config) -> Tally {
         failures.len()
     );
     Tally { line, failures }
+}
+
+/// The measurements (not warm-ups) among `records`, as `status` counts them.
+fn measured_in(records: &[serde_json::Value]) -> usize {
+    records
+        .iter()
+        .filter(|r| (r["status"] == "ok" || r["status"] == "imported") && r["warmup"] != true)
+        .count()
 }
 
 /// kill -9 of the other writers, `import` of many files and `reparse`, each `cfg.kills`

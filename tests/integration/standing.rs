@@ -75,3 +75,43 @@ fn status_reads_where_the_cells_stand_until_the_log_changes() {
     assert_eq!(read(dir.path()), after);
     assert_ne!(std::fs::read(&kept).unwrap(), bytes, "rebuilt");
 }
+
+/// After kill -9 the log ends in the zeros its run laid ahead (docs/store.md, "The trial
+/// log"), and a resumed run writes its records over them, leaving the file's length and
+/// its last 64 KiB as they were. `status` must see those records all the same: what it
+/// keeps beside the log is keyed to where the log's text ends, not to the file's size
+/// (issue 39: `status` said 142 measured of 154 after such a kill).
+#[test]
+fn status_counts_what_a_run_wrote_over_the_zeros_a_killed_run_left() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("experiments")).unwrap();
+    std::fs::write(dir.path().join("experiments/exp.yaml"), EXP).unwrap();
+    let run = |n: &str| {
+        let out =
+            margin(dir.path()).args(["run", "experiments/exp.yaml", "--repetitions", n]).output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+    let log = dir.path().join("reports/exp/runs.ndjson");
+    run("60");
+    let before = std::fs::read(&log).unwrap();
+    run("100");
+    let after = std::fs::read(&log).unwrap();
+    assert!(after.starts_with(&before) && before.len() > 64 << 10, "a run appends to the log");
+
+    // the log as a run killed after 180 trials leaves it: its records, then zeros
+    let reserve = after.len() - before.len() + (128 << 10);
+    let mut killed = before.clone();
+    killed.resize(before.len() + reserve, 0);
+    std::fs::write(&log, &killed).unwrap();
+    let first = says(dir.path(), &["status", "exp"]);
+    assert!(first.contains("trials: 180 measured"), "{first}");
+
+    // the resumed run writes its 120 records over the zeros, then is killed again
+    let file = std::fs::OpenOptions::new().write(true).open(&log).unwrap();
+    file.write_all_at(&after[before.len()..], before.len() as u64).unwrap();
+    drop(file);
+    assert_eq!(std::fs::metadata(&log).unwrap().len(), killed.len() as u64, "the same length");
+    let second = says(dir.path(), &["status", "exp"]);
+    assert!(second.contains("trials: 300 measured"), "{second}");
+    assert_eq!(second, from_the_log(dir.path())[0], "status says what the log says");
+}
