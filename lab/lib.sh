@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The lab's shared pieces, sourced by build.sh, boot.sh, stop.sh and reboot.sh (docs/lab.md).
 # Everything lives under $MARGIN_LAB_CACHE (default ~/.cache/margin/lab), outside the
 # repository: the ssh key pair, the golden image (golden-HASH/) and one folder per
@@ -71,10 +72,10 @@ lab_qemu() {
 
 # Kill the QEMU of RUNDIR (TERM, then KILL after 10 s) and wait until it is gone.
 kill_qemu() {
-    local pid i
+    local pid
     pid=$(qemu_pid "$1") || return 0
     kill "$pid" 2> /dev/null || true
-    for i in $(seq 1 100); do
+    for _ in $(seq 1 100); do
         [ -d "/proc/$pid" ] || return 0
         sleep 0.1
     done
