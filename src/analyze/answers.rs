@@ -10,7 +10,7 @@ use crate::stats::compare::{Comparison, Spread, welch_df};
 use crate::stats::observations::Observations;
 use crate::stats::pool::{LogRatio, pool};
 use crate::stats::prediction::prediction_interval;
-use crate::stats::verdict::{VerdictKind, confidence_level, ratio_change, ratio_interval};
+use crate::stats::verdict::{VerdictKind, change_and_interval, confidence_level};
 use crate::summary::{ComparisonStat, Effect, MetricMeta, Prediction};
 use crate::vocab::MeanKind;
 use crate::vocab::display::{scale, significant};
@@ -159,10 +159,9 @@ pub(crate) fn effects(comparisons: &[ComparisonStat], settings: &StatsSettings) 
                 pooled.contexts
             )
         };
+        let (change, interval) = change_and_interval(pooled.ratio, (pooled.low, pooled.high));
         let sentence = format!(
-            "{factor}: {level} vs {baseline} · {metric}: {} {} at {} confidence over {} contexts; {across}",
-            ratio_change(pooled.ratio),
-            ratio_interval((pooled.low, pooled.high)),
+            "{factor}: {level} vs {baseline} · {metric}: {change} {interval} at {} confidence over {} contexts; {across}",
             confidence_level(settings.confidence),
             pooled.contexts,
         );

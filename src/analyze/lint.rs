@@ -63,8 +63,14 @@ pub(crate) fn store_warnings(snapshot: &Snapshot, counts: &TrialCounts) -> Vec<W
     warnings
 }
 
-/// A value in a warning: four significant digits and the unit, whatever its scale.
+/// A value in a warning: in the display unit the report's tables use for the metric's
+/// unit (`262.8 MB/s`, `149.9 ms`: [`crate::vocab::display::scale`]), with four
+/// significant digits; a unit it does not know, four significant digits and the unit,
+/// whatever its scale.
 fn short(value: f64, unit: &str) -> String {
+    if matches!(unit, "B/s" | "bit/s" | "op/s" | "B" | "s") {
+        return crate::vocab::display::scale(unit, value).with_unit(value);
+    }
     let number = if value == 0.0 || !value.is_finite() {
         value.to_string()
     } else if !(1e-3..1e5).contains(&value.abs()) {
@@ -79,11 +85,16 @@ fn short(value: f64, unit: &str) -> String {
 #[cfg(test)]
 #[test]
 fn short_values_read_at_any_scale() {
-    assert_eq!(short(1_761_729_679.78, "B/s"), "1.762e9 B/s");
-    assert_eq!(short(0.149_873_53, "s"), "0.1499 s");
+    // the units the report's tables scale, as they scale them (issue 39: "2.628e8 B/s"
+    // beside a table in MB/s)
+    assert_eq!(short(1_761_729_679.78, "B/s"), "1.762 GB/s");
+    assert_eq!(short(262_800_000.0, "B/s"), "262.8 MB/s");
+    assert_eq!(short(0.149_873_53, "s"), "149.9 ms");
+    assert_eq!(short(0.0, "s"), "0 ns");
+    assert_eq!(short(-0.000_2, "s"), "-200.0 µs");
+    // others: four significant digits at any scale
     assert_eq!(short(957.43, ""), "957.4");
-    assert_eq!(short(0.0, "s"), "0 s");
-    assert_eq!(short(-0.000_2, "s"), "-2.000e-4 s");
+    assert_eq!(short(1.5e7, "events"), "1.500e7 events");
 }
 
 /// Per-cell warnings, one per kind and metric, naming the cells; only for the metrics

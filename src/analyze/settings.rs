@@ -79,6 +79,10 @@ pub(crate) fn settings(spec: &Spec) -> StatsSettings {
         outliers,
         set_aside,
         method: analysis.method.unwrap_or_default(),
+        max_trials: match repetitions {
+            Repetitions::Fixed(_) => None,
+            Repetitions::Adaptive { max, .. } | Repetitions::Verdict { max, .. } => Some(max as usize),
+        },
         ..defaults
     }
 }

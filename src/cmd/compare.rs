@@ -22,7 +22,7 @@ use crate::plan::{Cell, Plan};
 use crate::report::format::{cell_text, markdown_table, percent};
 use crate::report::glance;
 use crate::spec::{Compare, Experiment, Located};
-use crate::stats::verdict::{VerdictKind, ratio_change, ratio_interval};
+use crate::stats::verdict::{VerdictKind, change_and_interval, ratio_change};
 use crate::store::{BOOT_ID, Event, SessionRecord, Snapshot, Store, TrialRecord, Trials};
 use crate::summary::{ComparisonStat, Summary, Warning};
 use crate::vocab::{Better, CellId, Scalar};
@@ -556,7 +556,10 @@ fn tripped(summary: &Summary, fail_on: Option<FailOn>) -> Vec<Tripped> {
             metric: c.metric.clone(),
             cell: glance::context(c),
             change: match (c.ci_low, c.ci_high) {
-                (Some(l), Some(h)) => format!("{} {}", ratio_change(c.ratio), ratio_interval((l, h))),
+                (Some(l), Some(h)) => {
+                    let (change, interval) = change_and_interval(c.ratio, (l, h));
+                    format!("{change} {interval}")
+                }
                 _ => ratio_change(c.ratio),
             },
             verdict: c.verdict,

@@ -2,7 +2,7 @@
 //! metric pooled over its contexts (docs/statistics.md, Effects across the matrix).
 
 use super::format::{cell_text, confidence, markdown_table, p_clause};
-use crate::stats::verdict::{ratio_change, ratio_interval};
+use crate::stats::verdict::change_and_interval;
 use crate::summary::Summary;
 
 /// The table of `summary.effects`, and the line that says how to read it; `None` when no
@@ -33,13 +33,14 @@ pub(crate) fn section(summary: &Summary) -> Option<String> {
             } else {
                 e.contexts.to_string()
             };
+            let (change, interval) = change_and_interval(e.ratio, (e.ci_low, e.ci_high));
             vec![
                 cell_text(&format!("{}: {} vs {}", e.factor, e.level, e.baseline)),
                 cell_text(&e.metric),
                 cell_text(&e.over.join(" × ")),
                 contexts,
-                ratio_change(e.ratio),
-                ratio_interval((e.ci_low, e.ci_high)),
+                change,
+                interval,
                 differs,
             ]
         })

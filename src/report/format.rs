@@ -81,7 +81,7 @@ pub(crate) fn markdown_table(header: &[String], rows: &[Vec<String>], numbers_fr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::verdict::{ratio_change, ratio_interval};
+    use crate::stats::verdict::{change_and_interval, ratio_change, ratio_interval};
 
     #[test]
     fn rates_use_decimal_prefixes_and_sizes_binary_ones() {
@@ -147,7 +147,22 @@ mod tests {
         assert_eq!(ratio_change(f64::NAN), "—");
         // a ratio of negative means has no multiple: the percentage
         assert_eq!(ratio_change(-0.5), "-150.0 %");
-        assert_eq!(ratio_interval((0.6, 82.8)), "[-40.0 %, ×82.8]");
+        // a change and its interval in one notation, the interval's (issue 39:
+        // "÷2.2 [÷5.09, -16.7 %]")
+        assert_eq!(ratio_interval((0.6, 82.8)), "[×0.6, ×82.8]");
+        let read = |ratio, bounds| {
+            let (change, interval) = change_and_interval(ratio, bounds);
+            format!("{change} {interval}")
+        };
+        assert_eq!(read(0.4545, (0.1965, 0.833)), "÷2.2 [÷5.09, ÷1.2]");
+        assert_eq!(read(0.3, (0.2, 0.45)), "÷3.33 [÷5, ÷2.22]");
+        assert_eq!(read(2.5, (2.1, 3.0)), "×2.5 [×2.1, ×3]");
+        assert_eq!(read(1.6, (0.8, 2.4)), "×1.6 [×0.8, ×2.4]");
+        assert_eq!(read(0.8, (0.4, 1.5)), "×0.8 [×0.4, ×1.5]");
+        assert_eq!(read(2.5, (1.6, f64::INFINITY)), "×2.5 [×1.6, ×∞]");
+        assert_eq!(read(0.9, (0.8, 1.1)), "-10.0 % [-20.0 %, +10.0 %]");
+        // negative means: percentages
+        assert_eq!(read(-0.5, (-1.0, 0.5)), "-150.0 % [-200.0 %, -50.0 %]");
     }
 
     #[test]

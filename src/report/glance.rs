@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 
 use super::format::{cell_text, markdown_table, percent};
 use crate::stats::verdict::VerdictKind;
-use crate::stats::verdict::{ratio_change, ratio_interval};
+use crate::stats::verdict::{change_and_interval, ratio_change};
 use crate::summary::{ComparisonStat, Prediction, Summary};
 use crate::vocab::Method;
 
@@ -116,16 +116,17 @@ pub(crate) fn table(summary: &Summary, shown: &[&ComparisonStat]) -> String {
     let rows: Vec<Vec<String>> = shown
         .iter()
         .map(|c| {
-            let interval = match (c.ci_low, c.ci_high, &c.prediction) {
-                (Some(low), Some(high), _) => ratio_interval((low, high)),
-                (_, _, Some(p)) => prediction_cell(p, &c.unit),
-                _ => "—".to_owned(),
+            // the change in its interval's notation, so that the three numbers read one way
+            let (change, interval) = match (c.ci_low, c.ci_high, &c.prediction) {
+                (Some(low), Some(high), _) => change_and_interval(c.ratio, (low, high)),
+                (_, _, Some(p)) => (ratio_change(c.ratio), prediction_cell(p, &c.unit)),
+                _ => (ratio_change(c.ratio), "—".to_owned()),
             };
             let mut row = vec![cell_text(&c.metric), cell_text(&comparison(c))];
             if with_context {
                 row.push(context(c));
             }
-            row.extend([ratio_change(c.ratio), interval, mark(c.verdict).to_owned()]);
+            row.extend([change, interval, mark(c.verdict).to_owned()]);
             if with_method {
                 row.push(method_cell(c).to_owned());
             }

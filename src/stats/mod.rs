@@ -80,6 +80,9 @@ pub(crate) struct StatsSettings {
     /// Means or ranks (`analysis.method`, a metric's `method`; docs/statistics.md, The
     /// robust method). The robust method compares every value: ranks need no outlier rule.
     pub method: Method,
+    /// The most trials a cell may get when its repetitions are adaptive (`max:`): advice
+    /// beyond it says so, and what else would help. None for a fixed number.
+    pub max_trials: Option<usize>,
 }
 
 impl Default for StatsSettings {
@@ -92,6 +95,7 @@ impl Default for StatsSettings {
             outliers: OutlierRule::default(),
             set_aside: true,
             method: Method::Parametric,
+            max_trials: None,
         }
     }
 }

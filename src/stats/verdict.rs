@@ -209,7 +209,9 @@ pub(crate) fn verdict_per(
             advice = replicate.advice(size_target(comparison, settings), settings);
             let settle = match (more_trials, &advice, replicate) {
                 (_, Some(a), Replicate::Unit { unit, .. }) => format!("; {}", advice_words(unit, a)),
-                (Some(n), ..) => format!("; {} would settle it", replicate.more(n.max(1))),
+                (Some(n), ..) => {
+                    format!("; {}", beyond_the_maximum(n.max(1), comparison, settings, replicate))
+                }
                 (None, ..) => String::new(),
             };
             format!(
@@ -226,13 +228,14 @@ pub(crate) fn verdict_per(
             advice = replicate.advice(settings.threshold / 2.0, settings);
             let settle = match (more_trials, &advice, replicate) {
                 (_, Some(a), Replicate::Unit { unit, .. }) => advice_words(unit, a),
+                (Some(n), ..) if n > 0 => beyond_the_maximum(n, comparison, settings, replicate),
                 (n, ..) => settle_words(n, &band, replicate),
             };
             format!(
                 "inconclusive: {at} the data allow anything from {} to {} between {level} and {baseline}; \
                  {settle}",
-                ratio_change(low),
-                ratio_change(high)
+                ratio_change_in(low, Notation::of((low, high))),
+                ratio_change_in(high, Notation::of((low, high)))
             )
         }
         (VerdictKind::TooFewForRobust, _) => {
@@ -296,6 +299,27 @@ fn method_words(comparison: &Comparison) -> String {
     format!(" (robust: {how}{coverage})")
 }
 
+/// "about 4 more trials per level would settle it"; where that takes a level past the
+/// experiment's `max:` trials a cell, it says so and what would help instead, rather than
+/// a count no run of this file will reach (issue 39: "about 8937 more trials per level"
+/// with `max: 20`).
+fn beyond_the_maximum(
+    n: usize,
+    comparison: &Comparison,
+    settings: &StatsSettings,
+    replicate: Replicate<'_>,
+) -> String {
+    let settle = format!("{} would settle it", replicate.more(n));
+    match (replicate, settings.max_trials) {
+        (Replicate::Trial, Some(max)) if comparison.n_a.max(comparison.n_b) + n > max => format!(
+            "{settle}, past the experiment's maximum of {max} trials a cell: more trials alone will not \
+             settle it here; less noise (the warnings and the stability section say where it comes from) \
+             or a wider band (`analysis.threshold`) would"
+        ),
+        _ => settle,
+    }
+}
+
 /// "about 4 more trials per level would settle it", from [`trials_to_settle`]'s count.
 fn settle_words(more: Option<usize>, band: &str, replicate: Replicate<'_>) -> String {
     match more {
@@ -317,14 +341,15 @@ pub(crate) fn unreplicated(
     (baseline_units, level_units): (usize, usize),
 ) -> Verdict {
     let within = match bounds(&comparison.interval) {
-        Some(bounds) if comparison.ratio.is_finite() => format!(
-            "within their {unit}s {} measured {} against {} {} at {} confidence; ",
-            wording.level,
-            ratio_change(comparison.ratio),
-            wording.baseline,
-            ratio_interval(bounds),
-            confidence_level(settings.confidence)
-        ),
+        Some(bounds) if comparison.ratio.is_finite() => {
+            let (change, interval) = change_and_interval(comparison.ratio, bounds);
+            format!(
+                "within their {unit}s {} measured {change} against {} {interval} at {} confidence; ",
+                wording.level,
+                wording.baseline,
+                confidence_level(settings.confidence)
+            )
+        }
         _ => String::new(),
     };
     let (one, other) = if baseline_units < 2 {
@@ -362,13 +387,8 @@ fn change(ratio: f64, bounds: (f64, f64), at: &str, wording: &Wording) -> String
             }
         }
     };
-    format!(
-        "{} is {judgement} than {}: {} {} {at}",
-        wording.level,
-        wording.baseline,
-        ratio_change(ratio),
-        ratio_interval(bounds)
-    )
+    let (change, interval) = change_and_interval(ratio, bounds);
+    format!("{} is {judgement} than {}: {change} {interval} {at}", wording.level, wording.baseline,)
 }
 
 /// The ratio's interval as ratios (low, high), when it is bounded.
@@ -379,27 +399,74 @@ fn bounds(interval: &RatioInterval) -> Option<(f64, f64)> {
 /// How far a ratio may go as a percentage: past it, a change reads as a multiple.
 const MULTIPLE_FROM: f64 = 2.0;
 
+/// How a change and its interval read: one notation for the three numbers, chosen from
+/// the whole interval (docs/statistics.md, Verdicts), so that `÷2.2 [÷5.09, -16.7 %]`
+/// reads `÷2.2 [÷5.09, ÷1.2]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Notation {
+    /// A signed percentage: `+12.3 %`, `-54.5 %`.
+    Percent,
+    /// A multiple: `×2.5`, `×217`, `×0.6`; where the interval reaches twice or more.
+    Multiple,
+    /// A division: `÷3.1`, `÷1.2`; where the interval reaches half or less and lies
+    /// below no change, so that halving reads like doubling.
+    Division,
+}
+
+impl Notation {
+    /// The notation of an interval of ratios (low, high), whichever side of no change its
+    /// bounds lie: percentages while it stays within ÷2 and ×2; divisions when it reaches
+    /// ÷2 or below and stays below no change (`[÷5.09, ÷1.2]`); multiples when it reaches
+    /// ×2 or more, or spans no change from ÷2 or below (`[×0.6, ×82.8]`), so that no
+    /// percentage ever reads above +100 % ("×217", never "+21 600 %"). A ratio of negative
+    /// means has no multiple: percentages.
+    pub(crate) fn of((low, high): (f64, f64)) -> Notation {
+        let half = 1.0 / MULTIPLE_FROM;
+        if low <= 0.0 || low.is_nan() || high.is_nan() {
+            Notation::Percent
+        } else if high >= MULTIPLE_FROM || (low <= half && high > 1.0) {
+            Notation::Multiple
+        } else if low <= half {
+            Notation::Division
+        } else {
+            Notation::Percent
+        }
+    }
+}
+
 /// A ratio (level / baseline) as the change people read, in the one form the report's
 /// table, the verdict sentences and the terminal answer share (docs/statistics.md,
 /// Verdicts): within ÷2 and ×2 a signed percentage (`+12.3 %`, `-19.9 %`, `-0.42 %`);
 /// from twice up a multiple (`×2.5`, `×217`); from half down a division (`÷3.1`), so that
-/// halving reads like doubling. Three significant digits, trailing zeros dropped.
+/// halving reads like doubling. Three significant digits, trailing zeros dropped. A
+/// change shown with its interval reads in the interval's notation ([`ratio_change_in`]).
 pub(crate) fn ratio_change(ratio: f64) -> String {
+    ratio_change_in(ratio, Notation::of((ratio, ratio)))
+}
+
+/// A ratio as a change in the given notation.
+pub(crate) fn ratio_change_in(ratio: f64, notation: Notation) -> String {
     if ratio.is_nan() {
         return "—".to_owned();
     }
-    if ratio >= MULTIPLE_FROM {
-        return format!("×{}", multiple(ratio));
+    match notation {
+        Notation::Multiple => format!("×{}", multiple(ratio)),
+        Notation::Division => format!("÷{}", multiple(1.0 / ratio)),
+        Notation::Percent if ratio.is_infinite() => format!("{}∞ %", if ratio > 0.0 { "+" } else { "-" }),
+        Notation::Percent => signed_fraction_as_percent(ratio - 1.0),
     }
-    if ratio > 0.0 && ratio <= 1.0 / MULTIPLE_FROM {
-        return format!("÷{}", multiple(1.0 / ratio));
-    }
-    signed_fraction_as_percent(ratio - 1.0)
 }
 
-/// A ratio's interval, each bound by [`ratio_change`]: `[-20.9 %, -18.9 %]`, `[×184, ×236]`.
-pub(crate) fn ratio_interval((low, high): (f64, f64)) -> String {
-    format!("[{}, {}]", ratio_change(low), ratio_change(high))
+/// A ratio's interval, both bounds in its notation ([`Notation::of`]): `[-20.9 %, -18.9 %]`,
+/// `[×184, ×236]`, `[×0.6, ×82.8]`.
+pub(crate) fn ratio_interval(bounds: (f64, f64)) -> String {
+    let notation = Notation::of(bounds);
+    format!("[{}, {}]", ratio_change_in(bounds.0, notation), ratio_change_in(bounds.1, notation))
+}
+
+/// A change and its interval in one notation, the interval's: `÷2.2 [÷5.09, ÷1.2]`.
+pub(crate) fn change_and_interval(ratio: f64, bounds: (f64, f64)) -> (String, String) {
+    (ratio_change_in(ratio, Notation::of(bounds)), ratio_interval(bounds))
 }
 
 /// 2.5 → `2.5`, 217.4 → `217`, 21.64 → `21.6`, 2.0 → `2`.
