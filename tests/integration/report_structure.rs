@@ -239,3 +239,34 @@ fn a_generated_report_ranks_real_differences_first_and_reads_multiples() {
     );
     assert!(markdown.contains("- **v: 250 vs 100 · value**: 250 is better than 100: ×2.5 [×"), "{markdown}");
 }
+
+/// Two levels inside each other's noise, with adaptive repetitions capped at 8 a cell:
+/// the advice does not stop at a count of trials no run of this file will reach; it says
+/// that count is past the maximum, and what would help instead (issue 39: "about 8937
+/// more trials per level would settle it" beside `max: 20`). The change and its interval
+/// read in one notation.
+#[test]
+fn advice_past_the_adaptive_maximum_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("experiments")).unwrap();
+    std::fs::write(
+        dir.path().join("experiments/noisy.yaml"),
+        "matrix:\n  n: [1, 2]\n\
+         run: 'echo value=$(( ({{ repetition }} * 37 + {{ n }} * 11) % 50 + 100 ))'\n\
+         metrics:\n  value: { regex: 'value=(\\d+)', better: higher }\n\
+         repetitions: { min: 5, max: 8, target: 1% }\nmonitor: none\n\
+         analysis:\n  compare:\n    - { factor: n, baseline: 1 }\n",
+    )
+    .unwrap();
+    let out = super::as_a_user(dir.path()).args(["run", "experiments/noisy.yaml"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = std::fs::read_to_string(dir.path().join("reports/noisy/report.md")).unwrap();
+    let sentence = report
+        .lines()
+        .find(|l| l.starts_with("- **n: 2 vs 1 · value"))
+        .unwrap_or_else(|| panic!("the comparison in words: {report}"));
+    assert!(sentence.contains("inconclusive"), "{sentence}");
+    assert!(sentence.contains("past the experiment's maximum of 8 trials a cell"), "{sentence}");
+    assert!(sentence.contains("less noise"), "{sentence}");
+    let _ = stdout(&out);
+}
