@@ -90,6 +90,29 @@ fn describe(plan: &Plan, options: &RunOptions) -> String {
     p.to_string()
 }
 
+/// The labels of `(label, reason)` pairs grouped by reason, in the order each reason
+/// first appears: the same reason is the same first line (what failed and how; the lines
+/// after quote each trial's own output), and a group is said with the whole reason of
+/// its first cell.
+fn by_reason(pairs: &[(String, String)]) -> Vec<(&str, Vec<&str>)> {
+    let mut groups: indexmap::IndexMap<&str, (&str, Vec<&str>)> = indexmap::IndexMap::new();
+    for (label, why) in pairs {
+        let key = why.lines().next().unwrap_or_default();
+        groups.entry(key).or_insert((why.as_str(), Vec::new())).1.push(label.as_str());
+    }
+    groups.into_values().collect()
+}
+
+/// At most five labels, then how many more: `a, b, c, d, e and 415 more`.
+fn some_of(labels: &[&str]) -> String {
+    const SHOWN: usize = 5;
+    let shown = labels[..labels.len().min(SHOWN)].join(", ");
+    match labels.len().saturating_sub(SHOWN) {
+        0 => shown,
+        more => format!("{shown} and {more} more"),
+    }
+}
+
 fn summary(exp: &Experiment, o: &Outcome, out: &mut dyn Write) -> std::io::Result<()> {
     let state = if o.interrupted { " (interrupted)" } else { "" };
     writeln!(
@@ -114,8 +137,18 @@ fn summary(exp: &Experiment, o: &Outcome, out: &mut dyn Write) -> std::io::Resul
     if o.set_aside > 0 {
         writeln!(out, "  set aside: {} records of cells whose commands have changed since", o.set_aside)?;
     }
-    for (label, why) in &o.abandoned {
-        writeln!(out, "  abandoned {label}: {why}")?;
+    // grouped by reason: a mistake every cell makes (a regex that matches nothing, a
+    // missing tool) is said once, with the cells it abandoned, not once a cell
+    for (why, labels) in by_reason(&o.abandoned) {
+        match labels.as_slice() {
+            [label] => writeln!(out, "  abandoned {label}: {why}")?,
+            _ => writeln!(
+                out,
+                "  abandoned {} cells ({}) the same way; the first: {why}",
+                labels.len(),
+                some_of(&labels)
+            )?,
+        }
     }
     for (label, why) in &o.cleanup_failed {
         writeln!(out, "  cleanup failed {label}: {why}")?;

@@ -1023,3 +1023,31 @@ fn a_trial_gets_the_signal_state_a_command_would() {
         assert_eq!(signals(&raw), expected, "{raw}");
     }
 }
+
+/// A mistake every cell makes — here a regex that matches nothing — is said once at the
+/// end of the run, with how many cells it abandoned, not once a cell (issue 39: 420
+/// paragraphs of the same reason).
+#[test]
+fn abandonments_of_one_reason_are_said_once() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("experiments")).unwrap();
+    std::fs::write(
+        dir.path().join("experiments/typo.yaml"),
+        "matrix:\n  n: [1, 2, 3, 4, 5, 6, 7]\nrun: echo value={{ n }}\n\
+         metrics:\n  value: { regex: 'valeu=(\\d+)', better: higher }\nrepetitions: 2\nmonitor: none\n",
+    )
+    .unwrap();
+    let out = super::as_a_user(dir.path()).args(["run", "experiments/typo.yaml"]).output().unwrap();
+    // the run's summary, on stdout (stderr has each trial's progress)
+    let said = super::stdout(&out);
+    let lines: Vec<&str> = said.lines().filter(|l| l.trim_start().starts_with("abandoned")).collect();
+    assert_eq!(lines.len(), 1, "{said}");
+    assert!(
+        lines[0].contains("abandoned 7 cells (n=1, n=2, n=3, n=4, n=5 and 2 more) the same way; the first: "),
+        "{said}"
+    );
+    assert!(
+        said.contains("stdout| value=1") && !said.contains("stdout| value=2"),
+        "the first cell's output: {said}"
+    );
+}
