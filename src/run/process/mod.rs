@@ -22,7 +22,7 @@ mod group;
 /// Waiting for one child: until it ends (exactly when, through a pidfd, with or without
 /// a limit), then reaping it with its own resource usage. std and nix do not offer
 /// `wait4`'s usage or `pidfd_open`: those two calls are in [`spawn`]'s file (re-exported
-/// here), the only unsafe code in margin, each call with the reason it is sound.
+/// here), the one file of margin allowed such code, each call with the reason it is sound.
 mod reap;
 mod registry;
 

@@ -400,7 +400,7 @@ fn cloned(prepared: &Prepared, path: &CString, fds: [libc::c_int; 3]) -> io::Res
             // it has ended (the clone returned): reaped, and the error is the start's,
             // as posix_spawnp gives it; one before the `execve` (the folder gone) keeps
             // only its text, so that `execute` does not try the shell for it
-            super::reap::reap(pid)?;
+            reap(pid)?;
             let e = io::Error::from_raw_os_error(error);
             return Err(if at_exec { e } else { io::Error::new(e.kind(), e.to_string()) });
         }
@@ -413,7 +413,7 @@ fn cloned(prepared: &Prepared, path: &CString, fds: [libc::c_int; 3]) -> io::Res
 /// flag). Asked once, of margin's own pid.
 fn pidfds_wait() -> bool {
     static WAIT: OnceLock<bool> = OnceLock::new();
-    *WAIT.get_or_init(|| super::reap::open_pidfd(Pid::this()).is_ok())
+    *WAIT.get_or_init(|| open_pidfd(Pid::this()).is_ok())
 }
 
 /// That no signal outside [`HANDLED`] has a handler in margin (debug builds, at every
