@@ -161,6 +161,14 @@ lab kind="xen" *args: _lab-deps
 lab-reboot *args:
     lab/reboot.sh {{ args }}
 
+# Boots the lab as a Xen dom0 (dom0_mem=768M), runs lab/experiments/lab-dd.yaml as a user
+# does, checks the facts margin read off the real dom0 (`xl info`), reboots bare, runs
+# again; about 10 minutes under TCG (docs/lab.md, Testing margin against it).
+# margin against the lab's real Xen.
+lab-test: _lab-deps
+    lab/build.sh
+    lab/test.sh
+
 # Stop the lab (`just lab-stop --port 2223`): a clean shutdown, else QEMU killed.
 lab-stop *args:
     lab/stop.sh {{ args }}
