@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # margin against the tools a user would reach for instead, on the same work, with the
-# ratios (docs/store.md, Performance; README, Performance):
+# ratios (docs/performance.md):
 #
 # 1. `margin report` on a store of LEVELS × LEVELS cells × TRIALS trials (default
 #    100 × 100 × 100 = 1 000 000 trials, dd's throughput, 9 900 comparisons) against

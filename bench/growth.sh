@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# How the cost of reading a store grows with its trials (README, Performance): for each
+# How the cost of reading a store grows with its trials (docs/performance.md): for each
 # LEVELS, a synthetic store of LEVELS × LEVELS cells × 100 trials of one metric
 # (examples/synthetic_store.rs; 32, 100 and 316 levels: 10⁵, 10⁶ and 10⁷ trials), and the
 # wall time and peak memory (GNU time's maximum resident set) of

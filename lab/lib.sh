@@ -117,3 +117,14 @@ wait_ssh() {
         sleep 3
     done
 }
+
+# The margin a lab script drives: the one given, else the repository's debug build, built
+# first (cargo's progress on stderr). REPO [MARGIN]
+margin_binary() {
+    if [ -n "${2:-}" ]; then
+        printf '%s\n' "$2"
+        return
+    fi
+    (cd "$1" && cargo build --quiet --bin margin) >&2
+    printf '%s\n' "${CARGO_TARGET_DIR:-$1/target}/debug/margin"
+}

@@ -14,11 +14,7 @@ repo=$(dirname "$here")
 # shellcheck source=lab/lib.sh
 . "$here/lib.sh"
 
-margin=${1:-}
-if [ -z "$margin" ]; then
-    (cd "$repo" && cargo build --quiet --bin margin)
-    margin="${CARGO_TARGET_DIR:-$repo/target}/debug/margin"
-fi
+margin=$(margin_binary "$repo" "${1:-}")
 port=2222
 trap '"$here/stop.sh" --port $port > /dev/null 2>&1 || true' EXIT
 

@@ -244,6 +244,102 @@ fn parse_format(s: &str) -> Result<crate::analyze::Format, String> {
     s.parse().map_err(|e: <crate::analyze::Format as std::str::FromStr>::Err| e.to_string())
 }
 
+impl Command {
+    /// Runs the command, its output to `out` (a long run's lines go to stdout directly, as
+    /// they happen); `terminal`: stdout is a terminal.
+    pub fn run(&self, terminal: bool, out: &mut dyn std::io::Write) -> Result<(), crate::cmd::Error> {
+        match self {
+            Command::Check { files, max_cells } => crate::cmd::check::run(files, *max_cells, out),
+            Command::Plan { file, all, json, max_cells, reports } => {
+                let options = crate::cmd::plan::PlanOptions {
+                    file,
+                    all: *all,
+                    json: *json,
+                    max_cells: *max_cells,
+                    terminal,
+                    reports: &reports.root,
+                };
+                crate::cmd::plan::run(&options, out)
+            }
+            Command::Run {
+                files,
+                fresh,
+                seed,
+                repetitions,
+                dry_run,
+                keep_workdir,
+                host,
+                label,
+                max_cells,
+                reports,
+            } => {
+                let options = crate::cmd::run::Options {
+                    files: files.clone(),
+                    reports: reports.root.clone(),
+                    run: crate::run::RunOptions {
+                        seed: *seed,
+                        repetitions: *repetitions,
+                        keep_workdir: *keep_workdir,
+                        fresh: *fresh,
+                        host: host.clone(),
+                        label: label.clone(),
+                        ..Default::default()
+                    },
+                    dry_run: *dry_run,
+                    max_cells: *max_cells,
+                    terminal,
+                };
+                // Lines of a long run should appear as they happen, not when the buffer fills.
+                let mut direct = std::io::stdout();
+                crate::cmd::run::run(&options, &mut direct)
+            }
+            Command::Import { file, set, host, started_at, raw, member, reports } => {
+                let options = crate::cmd::import::Options {
+                    file: file.clone(),
+                    set: set.clone(),
+                    host: host.clone(),
+                    started_at: *started_at,
+                    raw: raw.clone(),
+                    members: member.clone(),
+                    reports: reports.root.clone(),
+                };
+                crate::cmd::import::run(&options, out)
+            }
+            Command::Reparse { file, reports } => crate::cmd::reparse::run(file, &reports.root, out),
+            Command::Status { files, reports } => crate::cmd::status::run(files, &reports.root, out),
+            Command::Report { target, json, reports } => {
+                crate::cmd::report::run(target, *json, terminal, &reports.root, out)
+            }
+            Command::Compare { targets, baseline, candidate, fail_on, json, reports } => {
+                let options = crate::cmd::compare::Options {
+                    targets: targets.clone(),
+                    baseline: baseline.clone(),
+                    candidate: candidate.clone(),
+                    fail_on: *fail_on,
+                    json: *json,
+                    reports: reports.root.clone(),
+                };
+                crate::cmd::compare::run(&options, out)
+            }
+            Command::Export { target, format, output, reports } => {
+                crate::cmd::report::export(target, *format, output.as_deref(), &reports.root)
+            }
+            Command::Schema => crate::cmd::schema(out).map_err(crate::cmd::Error::Output),
+            Command::Calibrate { experiments, seed, scenario, json } => {
+                let options = crate::cmd::calibrate::Options {
+                    calibrate: crate::calibrate::Options {
+                        experiments: *experiments,
+                        seed: *seed,
+                        filters: scenario.clone(),
+                    },
+                    json: *json,
+                };
+                crate::cmd::calibrate::run(&options, out)
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,6 +13,7 @@ pub(crate) mod jsontext;
 pub(crate) mod outlook;
 pub mod parse;
 pub mod plan;
+pub(crate) mod reason;
 pub(crate) mod report;
 pub mod run;
 pub mod spec;

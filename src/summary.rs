@@ -53,6 +53,34 @@ pub struct Summary {
     /// left out when no trial has telemetry or a convergence flag (imports).
     #[serde(skip_serializing_if = "TelemetrySummary::is_empty")]
     pub telemetry: TelemetrySummary,
+    /// The boots margin made (docs/experiment-file.md, boots), host by host in the order
+    /// they ran, each try of a boot once; left out when it made none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub boots: Vec<BootRow>,
+    /// Sessions whose trials drifted while they ran (docs/statistics.md, Drift within a
+    /// session).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub drifts: Vec<DriftStat>,
+}
+
+/// One try of one boot of a host's boot plan, as it ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct BootRow {
+    pub host: String,
+    /// Its place in the host's boot plan, from 1.
+    pub boot: u32,
+    pub attempt: u32,
+    /// The levels it was for: `kernel=xen`.
+    pub wanted: String,
+    /// `verified`, `rejected`, `lost`, or `requested` (margin stopped while it waited).
+    pub outcome: String,
+    pub boot_id: Option<String>,
+    /// Seconds from the reboot command to ssh answering in the new boot.
+    pub ready_seconds: Option<f64>,
+    pub why: Option<String>,
+    /// Measured trials in that boot.
+    pub trials: usize,
 }
 
 /// The secondary metrics of telemetry, and the tools' convergence flags, per cell. They
@@ -270,6 +298,98 @@ pub struct CellStat {
     #[serde(serialize_with = "shared_values")]
     pub values: Arc<[f64]>,
     pub sessions: usize,
+    /// The cell's trials are two regimes (docs/statistics.md, Two regimes in a cell): its
+    /// mean mixes them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    // boxed: most cells have none
+    pub regimes: Option<Box<RegimesStat>>,
+}
+
+/// A cell whose trials fall into two regimes, as the test of docs/statistics.md (Two
+/// regimes in a cell) found them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct RegimesStat {
+    /// The split ratio W (the share of the spread left within the two groups) and the
+    /// critical value for this n it fell below.
+    pub split_ratio: f64,
+    pub critical: f64,
+    /// The lower regime, then the upper, on the metric's scale.
+    pub regimes: Vec<RegimeStat>,
+    /// Between the two regimes (the geometric mean of the lower's largest value and the
+    /// upper's smallest): where a comparison divides the trials of its sides.
+    pub boundary: f64,
+    /// The regimes are the cell's sessions (boots): two or more, each of whose trials
+    /// all lie in one regime.
+    pub by_session: bool,
+    /// The cell's other metrics (telemetry included) whose regimes differ: what may
+    /// decide the regime.
+    pub beside: Vec<RegimeBeside>,
+}
+
+/// One regime of a cell.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct RegimeStat {
+    /// Positions of its trials among the cell's values (0 is the first), in trial order.
+    pub trials: Vec<usize>,
+    pub n: usize,
+    /// n / the cell's trials, a fraction.
+    pub share: f64,
+    /// Its mean (of the metric's kind) and interval, and its extremes.
+    pub mean: f64,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    pub min: f64,
+    pub max: f64,
+}
+
+/// Another metric of the same trials, by regime: its mean in the lower regime's trials
+/// and in the upper's.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct RegimeBeside {
+    pub metric: String,
+    pub unit: String,
+    pub means: Vec<f64>,
+}
+
+/// A comparison one of whose sides (or both) is two regimes: its means compare mixtures.
+/// Every trial of each side is placed below or above the boundary of the regimes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct Mixtures {
+    /// Whose regimes draw the boundary: `baseline` or `level`.
+    pub from: String,
+    pub boundary: f64,
+    /// The share of each side's trials in the upper regime (above the boundary), and
+    /// the level's less the baseline's, fractions.
+    pub baseline_upper_share: f64,
+    pub level_upper_share: f64,
+    pub share_difference: f64,
+}
+
+/// A session in which a metric's trials changed while it ran: the trials of every cell in
+/// the order they started, the change after `before` of them (docs/statistics.md, Drift
+/// within a session).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct DriftStat {
+    pub session: String,
+    pub host: String,
+    pub metric: String,
+    pub trials: usize,
+    pub cells: usize,
+    /// Trials before the change, and the start time of the first after it.
+    pub before: usize,
+    pub change_at: String,
+    /// After against before, the median over the cells that ran on both sides of the
+    /// ratio of their medians, in %.
+    pub change_pct: Option<f64>,
+    /// The permutation test's p-value, and the level it fell below (1 % over the
+    /// session's metrics).
+    pub p_value: f64,
+    pub alpha: f64,
 }
 
 /// A shared list of values written as the list it is (serde writes an `Arc` only with its
@@ -358,6 +478,10 @@ pub struct ComparisonStat {
     // boxed, as `prediction` is: most comparisons have neither, and a report of 10⁵
     // comparisons held 25 MB of room for them (issue 17)
     pub replication: Option<Box<Replication>>,
+    /// One side or both two regimes: the means compare mixtures, and the regimes' shares
+    /// on each side (docs/statistics.md, Two regimes in a cell).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mixtures: Option<Box<Mixtures>>,
     /// One side a single trial, the other measured: where the single figure lies against
     /// the prediction interval of one more trial of the other side.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -480,6 +604,10 @@ pub enum WarningKind {
     FarFromMean,
     SlowFirstTrial,
     Trend,
+    /// A cell's trials are two regimes: its mean mixes them.
+    Regimes,
+    /// A session's trials changed while it ran.
+    Drift,
     DisjointTimeWindows,
     /// Trials imported without a time: when the compared levels were measured is unknown.
     UnknownTimes,

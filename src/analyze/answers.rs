@@ -7,10 +7,11 @@ use indexmap::IndexMap;
 
 use crate::stats::StatsSettings;
 use crate::stats::compare::{Comparison, Spread, welch_df};
+use crate::stats::notation::{change_and_interval, confidence_level};
 use crate::stats::observations::Observations;
 use crate::stats::pool::{LogRatio, pool};
 use crate::stats::prediction::prediction_interval;
-use crate::stats::verdict::{VerdictKind, change_and_interval, confidence_level};
+use crate::stats::verdict::VerdictKind;
 use crate::summary::{ComparisonStat, Effect, MetricMeta, Prediction};
 use crate::vocab::MeanKind;
 use crate::vocab::display::{scale, significant};

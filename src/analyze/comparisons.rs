@@ -120,11 +120,7 @@ pub(crate) struct Arms {
 /// trials they are too coarse to compare, and every extra comparison costs power under
 /// Holm).
 pub(crate) fn primary_metrics<'m>(exp: &Experiment, metrics: &'m [MetricMeta]) -> HashSet<&'m str> {
-    // margin's own measurements, a gang member's (`wall_time@domu1`) included
-    let engine = |m: &str| {
-        crate::vocab::ENGINE_METRICS.contains(&m)
-            || crate::vocab::member_metric(m).is_some_and(|(m, _)| crate::vocab::ENGINE_METRICS.contains(&m))
-    };
+    let engine = crate::vocab::engine_metric;
     let named = |m: &str| exp.spec.metrics.keys().any(|k| k.value == m);
     let parsed: HashSet<&str> = metrics.iter().map(|m| m.name.as_str()).filter(|m| !engine(m)).collect();
     let mut primary: HashSet<&str> =
@@ -616,6 +612,7 @@ fn run_job(
         verdict_with_outliers,
         verdict_without_outliers,
         replication: replication.map(Box::new),
+        mixtures: None,
         prediction: None,
         log_ratio: None,
         log_ratio_all: None,

@@ -134,6 +134,18 @@ pub(crate) fn cell_warnings(
                 }
             }
         }
+        if let Some(r) = &a.analysis.regimes {
+            let parts: Vec<String> = r
+                .regimes
+                .iter()
+                .map(|g| format!("{:.0} % of trials at {}", g.share * 100.0, short(g.summary.mean, unit)))
+                .collect();
+            let mut detail = parts.join(", ");
+            if super::regimes::by_session(a, r) {
+                detail.push_str("; the regimes are its sessions");
+            }
+            add(WarningKind::Regimes, detail);
+        }
     }
     found
         .into_iter()
@@ -148,6 +160,11 @@ pub(crate) fn cell_warnings(
                 WarningKind::SlowFirstTrial => {
                     format!("the first trial of {metric} is an outlier: cold caches? consider `warmup:`")
                 }
+                WarningKind::Regimes => format!(
+                    "{metric} is two regimes in a cell: its mean mixes them, and more trials will not settle \
+                     which regime a trial lands in; find what decides it (the cell's regimes and the metrics \
+                     that differ between them are in its section)"
+                ),
                 _ => format!("{metric} drifts across repetitions (a monotone trend): the machine is changing under the benchmark"),
             };
             Warning::new(kind, format!("{what}: {}", list(&cells)))

@@ -10,15 +10,20 @@
 //! [`lint`] warnings and what the [`sessions`] recorded; [`export`](mod@export) writes the table for
 //! other tools.
 //! [`telemetry`] summarises what the hosts did during the trials and warns from it.
+//! [`drift`] finds sessions whose trials changed while they ran.
+//! [`regimes`] publishes the cells of two regimes and marks the comparisons of mixtures.
 //! [`memory`] builds an experiment's store in memory, for the tests and the calibration
 //! suite.
 
 pub(crate) mod analysed;
 pub(crate) mod answers;
+pub(crate) mod boots;
 pub(crate) mod comparisons;
+pub(crate) mod drift;
 pub(crate) mod export;
 pub(crate) mod lint;
 pub(crate) mod memory;
+pub(crate) mod regimes;
 pub(crate) mod sessions;
 pub(crate) mod settings;
 pub(crate) mod stopping;

@@ -119,7 +119,10 @@ fn analyse(
             let all = Observations::new(&group.values, metrics[meta].mean_kind).map_err(fail)?;
             // the observations hold the values from here on
             group.values = Vec::new();
-            let analysis = analyze_cell(&all, &settings).map_err(fail)?;
+            let mut analysis = analyze_cell(&all, &settings).map_err(fail)?;
+            if super::regimes::by_the_clock(&metrics[meta].name, all.values()) {
+                analysis.regimes = None;
+            }
             let kept = all.without(&analysis.outliers.set_aside).map_err(fail)?;
             // flagged values that stay in: the sample without them, for the verdict beside
             let trimmed = if analysis.outliers.set_aside.is_empty() && !analysis.candidates.is_empty() {
@@ -135,9 +138,26 @@ fn analyse(
         });
     warnings.extend(failed.into_iter().map(|message| Warning::new(WarningKind::NotAnalysed, message)));
 
-    let cells: Vec<CellStat> = analysed.par_iter().map(|a| cell_stat(plan, &metrics[a.meta], a)).collect();
+    let mut cells: Vec<CellStat> =
+        analysed.par_iter().map(|a| cell_stat(plan, &metrics[a.meta], a)).collect();
+    // each cell's metrics, for the metrics that differ between a cell's regimes
+    let mut same_cell: HashMap<usize, Vec<usize>> = HashMap::new();
+    if analysed.iter().any(|a| a.analysis.regimes.is_some()) {
+        for (i, a) in analysed.iter().enumerate() {
+            same_cell.entry(a.group.cell).or_default().push(i);
+        }
+    }
+    for (cell, a) in cells.iter_mut().zip(&analysed) {
+        let others = same_cell.get(&a.group.cell).map_or(&[][..], Vec::as_slice);
+        cell.regimes = super::regimes::regimes_stat(a, &analysed, others, &metrics);
+        if cell.regimes.is_some() {
+            // more trials narrow a mixture's mean, not what decides a trial's regime
+            (cell.runs_needed, cell.runs_needed_exceeds) = (None, None);
+        }
+    }
     let (mut comparisons, arms) =
         compare_all(exp, plan, &metrics, &analysed, &settings, units, &mut warnings);
+    super::regimes::annotate_mixtures(&mut comparisons, &arms, &analysed);
     adjust(&mut comparisons)?;
     let effects = super::answers::effects(&comparisons, &settings);
     Ok(Statistics { settings, counts, metrics, analysed, cells, comparisons, arms, effects, warnings })
@@ -220,6 +240,9 @@ fn summary(
     let Statistics { settings, counts, metrics, analysed, cells, comparisons, arms, effects, mut warnings } =
         analyse(exp, plan, grouped, &units)?;
     warnings.extend(lint::cell_warnings(plan, &metrics, &analysed, &primary_metrics(exp, &metrics)));
+    let drifts =
+        super::drift::drifts(&analysed, &metrics, &primary_metrics(exp, &metrics), &snapshot.trials.names);
+    warnings.extend(super::drift::warnings(&drifts));
     warnings.extend(lint::command_warnings(exp, plan, snapshot, &analysed));
     warnings.extend(lint::comparison_warnings(exp, snapshot, &analysed, &comparisons, &arms));
     let (telemetry, machine) = telemetry::summarize(
@@ -233,6 +256,8 @@ fn summary(
     warnings.extend(machine);
 
     Ok(Summary {
+        boots: Vec::new(),
+        drifts,
         experiment: exp.name.clone(),
         description: exp.spec.description.clone(),
         settings: AnalysisSettings {

@@ -14,6 +14,8 @@
 //! from the seed, the scenario's name, the truth and its index.
 
 pub mod answers;
+pub mod drift;
+pub mod regimes;
 pub mod scenario;
 pub mod simulate;
 pub mod table;
@@ -302,7 +304,19 @@ pub struct Report {
     pub scenarios: Vec<ScenarioResult>,
     /// The checks of the answers beyond the verdicts ([`answers`]), in tables of their own.
     pub answers: Vec<answers::CheckResult>,
+    /// The regime test's false alarms and power ([`regimes`]), when selected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub regimes: Option<regimes::RegimesResult>,
+    /// The drift test's false alarms and power ([`drift`]), when selected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drift: Option<drift::DriftResult>,
 }
+
+/// The name the drift test's tables are selected by (`--scenario drift`).
+pub const DRIFT: &str = "drift";
+
+/// The name the regime test's tables are selected by (`--scenario regimes`).
+pub const REGIMES: &str = "regimes";
 
 /// The scenarios `filters` select (all when empty), in table order. A filter is a part of
 /// the name; `^` in front anchors it to the name's start, `$` behind to its end
@@ -489,11 +503,14 @@ fn summarise(
 pub fn run(options: &Options, mut each: impl FnMut(&ScenarioResult)) -> Result<Report, String> {
     let scenarios = select(&options.filters);
     let checks = answers::select(&options.filters);
-    if scenarios.is_empty() && checks.is_empty() {
+    let with_regimes = options.filters.is_empty() || options.filters.iter().any(|f| matches(REGIMES, f));
+    let with_drift = options.filters.is_empty() || options.filters.iter().any(|f| matches(DRIFT, f));
+    if scenarios.is_empty() && checks.is_empty() && !with_regimes && !with_drift {
         let names: Vec<String> = scenario::all()
             .into_iter()
             .map(|s| s.name)
             .chain(answers::checks().into_iter().map(|c| c.name))
+            .chain([REGIMES.to_owned(), DRIFT.to_owned()])
             .collect();
         return Err(format!(
             "no scenario matches {}; the scenarios are: {}",
@@ -511,6 +528,8 @@ pub fn run(options: &Options, mut each: impl FnMut(&ScenarioResult)) -> Result<R
         results.push(result);
     }
     let answers = checks.iter().map(|c| answers::run_check(c, options)).collect::<Result<Vec<_>, _>>()?;
+    let regimes = if with_regimes { Some(regimes::run(options)?) } else { None };
+    let drift = with_drift.then(|| drift::run(options));
     Ok(Report {
         margin_version: env!("CARGO_PKG_VERSION"),
         seed: options.seed,
@@ -519,6 +538,8 @@ pub fn run(options: &Options, mut each: impl FnMut(&ScenarioResult)) -> Result<R
         min_coverage: MIN_COVERAGE,
         scenarios: results,
         answers,
+        regimes,
+        drift,
     })
 }
 

@@ -14,7 +14,7 @@ pub struct Options {
 }
 
 /// Runs the suite; the table's rows appear as their scenarios finish.
-pub fn run(options: &Options, out: &mut impl Write) -> Result<(), Error> {
+pub fn run(options: &Options, out: &mut dyn Write) -> Result<(), Error> {
     let started = Instant::now();
     let selected = calibrate::select(&options.calibrate.filters).len();
     if !options.json && selected > 0 {
@@ -38,6 +38,12 @@ pub fn run(options: &Options, out: &mut impl Write) -> Result<(), Error> {
             out.write_all(table::footer(&report.scenarios, seconds).as_bytes()).map_err(io)?;
         }
         out.write_all(calibrate::answers::tables(&report.answers).as_bytes()).map_err(io)?;
+        if let Some(r) = &report.regimes {
+            out.write_all(calibrate::regimes::tables(r, report.experiments).as_bytes()).map_err(io)?;
+        }
+        if let Some(d) = &report.drift {
+            out.write_all(calibrate::drift::tables(d, report.experiments).as_bytes()).map_err(io)?;
+        }
     }
     Ok(())
 }

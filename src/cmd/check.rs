@@ -20,8 +20,11 @@ pub fn run(files: &[PathBuf], max_cells: usize, out: &mut dyn Write) -> Result<(
             Err(d) => problems.0.extend(d.0),
             Ok(exp) => match plan::expand(&exp, max_cells) {
                 Err(d) => problems.0.extend(d.0),
-                Ok(plan) => match plan::render::check_renders(&exp, &plan, RENDERED_CELLS) {
-                    Err(d) => problems.push(d),
+                Ok(plan) => match plan::render::check_renders(&exp, &plan, RENDERED_CELLS)
+                    .map_err(Diagnostics::from)
+                    .and_then(|()| crate::parse::check_samples(&exp))
+                {
+                    Err(d) => problems.0.extend(d.0),
                     Ok(()) => {
                         writeln!(out, "ok {}: {plan}", file.display()).map_err(io)?;
                         if plan::render::setup_differs(&exp, &plan, RENDERED_CELLS)

@@ -165,6 +165,7 @@ pub(crate) fn load_all(files: &[PathBuf], max_cells: usize) -> Result<Vec<(Exper
             let plan = crate::plan::expand(&exp, max_cells)?;
             crate::plan::render::check_renders(&exp, &plan, check::RENDERED_CELLS)
                 .map_err(Diagnostics::from)?;
+            crate::parse::check_samples(&exp)?;
             Ok((exp, plan))
         }) {
             Ok(pair) => out.push(pair),

@@ -30,6 +30,7 @@ pub fn run(s: &PlanOptions<'_>, out: &mut dyn Write) -> Result<(), Error> {
     let exp = spec::load_file(s.file)?;
     let plan = plan::expand(&exp, s.max_cells)?;
     plan::render::check_renders(&exp, &plan, RENDERED_CELLS).map_err(crate::diag::Diagnostics::from)?;
+    crate::parse::check_samples(&exp)?;
     let store = Store::new(s.reports, &exp.name);
     let (standing, ..) = store.standing(&plan)?;
     let outlook =
@@ -39,7 +40,14 @@ pub fn run(s: &PlanOptions<'_>, out: &mut dyn Write) -> Result<(), Error> {
         write_json(&exp, s.file, &plan, &outlook, out).map_err(io)
     } else {
         let limit = if s.all || !s.terminal { usize::MAX } else { TERMINAL_CELLS };
-        write_text(&exp, s.file, &plan, &outlook, limit, out).map_err(io)
+        write_text(&exp, s.file, &plan, &outlook, limit, out).map_err(io).and_then(|()| {
+            // the boots margin will make, in their order (docs/experiment-file.md, boots)
+            let boots = crate::run::boot_outline(&exp, &plan, &store, &RunOptions::default(), false);
+            if !boots.is_empty() {
+                writeln!(out).map_err(io)?;
+            }
+            boots.iter().try_for_each(|line| writeln!(out, "{line}").map_err(io))
+        })
     };
     // A plan of a million cells is millions of small allocations: the process gives them
     // back at once when it ends, which freeing them one by one took a tenth of

@@ -186,6 +186,7 @@ pub fn write(
     // The pending cells (every trial folded into its cell's progress) beside the analysis;
     // the trial columns are let go once both have what they need of them, before the
     // statistics (`summarize_owned`).
+    let boots = analyze::boots::rows(&store.boot_records()?.0, &snapshot);
     let (pending, summary) =
         analyze::summarize_owned(exp, plan, snapshot, |snapshot| pending(exp, plan, snapshot));
     let mut pending = pending?;
@@ -197,6 +198,7 @@ pub fn write(
     let experiment = || exp.name.clone();
     let mut summary = summary.map_err(|source| Error::Analyze { experiment: experiment(), source })?;
     summary.pending = pending;
+    summary.boots = boots;
     if store.fingerprint() != before {
         return Ok((None, summary));
     }

@@ -91,26 +91,17 @@ fn describe(plan: &Plan, options: &RunOptions) -> String {
 }
 
 /// The labels of `(label, reason)` pairs grouped by reason, in the order each reason
-/// first appears: the same reason is the same first line (what failed and how; the lines
-/// after quote each trial's own output), and a group is said with the whole reason of
-/// its first cell.
+/// first appears: the same reason is the same first line once what differs by cell is
+/// set aside (`reason::same_way`: numbers, paths, the cell's levels; the lines after
+/// quote each trial's own output), and a group is said with the whole reason of its first
+/// cell.
 fn by_reason(pairs: &[(String, String)]) -> Vec<(&str, Vec<&str>)> {
-    let mut groups: indexmap::IndexMap<&str, (&str, Vec<&str>)> = indexmap::IndexMap::new();
+    let mut groups: indexmap::IndexMap<String, (&str, Vec<&str>)> = indexmap::IndexMap::new();
     for (label, why) in pairs {
-        let key = why.lines().next().unwrap_or_default();
+        let key = crate::reason::same_way(why, &crate::reason::levels_of_label(label));
         groups.entry(key).or_insert((why.as_str(), Vec::new())).1.push(label.as_str());
     }
     groups.into_values().collect()
-}
-
-/// At most five labels, then how many more: `a, b, c, d, e and 415 more`.
-fn some_of(labels: &[&str]) -> String {
-    const SHOWN: usize = 5;
-    let shown = labels[..labels.len().min(SHOWN)].join(", ");
-    match labels.len().saturating_sub(SHOWN) {
-        0 => shown,
-        more => format!("{shown} and {more} more"),
-    }
 }
 
 fn summary(exp: &Experiment, o: &Outcome, out: &mut dyn Write) -> std::io::Result<()> {
@@ -137,16 +128,23 @@ fn summary(exp: &Experiment, o: &Outcome, out: &mut dyn Write) -> std::io::Resul
     if o.set_aside > 0 {
         writeln!(out, "  set aside: {} records of cells whose commands have changed since", o.set_aside)?;
     }
+    // a session stopped early on a mistake every cell made: said once, for all its cells
+    let (stopped, abandoned): (Vec<_>, Vec<_>) =
+        o.abandoned.iter().cloned().partition(|(_, why)| why.starts_with(crate::reason::STOPPED));
+    for (why, labels) in by_reason(&stopped) {
+        let cells = if labels.len() == 1 { "1 cell".to_string() } else { format!("{} cells", labels.len()) };
+        writeln!(out, "  stopped early, {cells} left to run: {why}")?;
+    }
     // grouped by reason: a mistake every cell makes (a regex that matches nothing, a
     // missing tool) is said once, with the cells it abandoned, not once a cell
-    for (why, labels) in by_reason(&o.abandoned) {
+    for (why, labels) in by_reason(&abandoned) {
         match labels.as_slice() {
             [label] => writeln!(out, "  abandoned {label}: {why}")?,
             _ => writeln!(
                 out,
                 "  abandoned {} cells ({}) the same way; the first: {why}",
                 labels.len(),
-                some_of(&labels)
+                crate::reason::some_of(&labels)
             )?,
         }
     }
@@ -227,6 +225,10 @@ fn dry_run(exp: &Experiment, plan: &Plan, o: &Options, out: &mut dyn Write) -> R
         let cmds = render(&templates, exp, plan, cell, &b).map_err(crate::diag::Diagnostics::from)?;
         writeln!(out, "  run      {label}: {trials} trials of `{}`", cmds.run).map_err(io)?;
         show(out, "             ", &cmds)?;
+    }
+    // the boots margin would make, and the commands of the next (docs/experiment-file.md, boots)
+    for line in crate::run::boot_outline(exp, plan, &store, &o.run, true) {
+        writeln!(out, "{line}").map_err(io)?;
     }
     Ok(())
 }

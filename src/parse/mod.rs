@@ -29,7 +29,7 @@ mod sysbench;
 mod time;
 
 use crate::vocab::{Better, MeanKind, Scale, Unit, UnknownUnit, parse_unit};
-pub use recipe::Recipe;
+pub use recipe::{Recipe, check_samples};
 
 /// One number taken from a tool's output, in its canonical unit.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -3,7 +3,8 @@
 
 use super::extract::{self, ExtractorError};
 use super::{Better, MeanKind, ParseError, Parsed, Parser, Sample, builtin};
-use crate::spec::{MetricSpec, Spec};
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::spec::{Experiment, MetricSpec, Spec};
 use crate::vocab::is_measured_metric;
 
 /// A parser metric kept under a name, with the experiment's annotations.
@@ -48,6 +49,46 @@ fn extractor(name: &str, m: &MetricSpec) -> Option<Result<Box<dyn Parser>, Extra
         );
     }
     None
+}
+
+/// Each metric's `regex` or `json` tried on the metric's `sample:` (as a trial's stdout),
+/// before any trial runs: an extractor that finds no number there is an error at the
+/// sample, so a quoting mistake in the regex costs a `check`, not a run of the matrix.
+/// An extractor that does not build is left to validation, which says why.
+pub fn check_samples(exp: &Experiment) -> Result<(), Diagnostics> {
+    let mut problems = Diagnostics::default();
+    for (name, m) in &exp.spec.metrics {
+        let (name, m) = (&name.value, &m.value);
+        let Some(sample) = &m.sample else { continue };
+        let Some(Ok(extractor)) = extractor(name, m) else { continue };
+        let what = if m.regex.is_some() { "regex" } else { "JSON pointer" };
+        let found = extractor.parse(&sample.value, "");
+        let why = match found {
+            Ok(parsed) if !parsed.samples.is_empty() => continue,
+            Ok(_) => String::new(),
+            Err(e) => e.to_string(),
+        };
+        // the part of the regex that matched, when the search could tell (parse/extract.rs)
+        let hint = match why.lines().last() {
+            Some(last) if last.starts_with('`') => last.to_string(),
+            _ if m.regex.is_some() => "a trial's output is searched the same way; in single quotes YAML \
+                                       keeps `\\d` as written, in double quotes write `\\\\d`"
+                .to_string(),
+            _ => "the pointer is looked up in the first JSON object of the sample".to_string(),
+        };
+        problems.push(
+            Diagnostic::new(
+                &exp.path,
+                sample.pos,
+                format!(
+                    "metric `{}`: its {what} finds no number in its `sample:`",
+                    crate::diag::excerpt(name)
+                ),
+            )
+            .with_hint(hint),
+        );
+    }
+    problems.into_result(())
 }
 
 impl Recipe {

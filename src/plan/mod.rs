@@ -4,6 +4,7 @@
 //! `exclude` then `include` with GitHub Actions semantics, the `where` filter, a cap on
 //! the size, and a stable id per cell.
 
+pub mod boots;
 mod id;
 pub(crate) mod render;
 

@@ -21,7 +21,7 @@ pub(crate) struct LazySummary {
 }
 
 /// summary.json's fields, in its order.
-const FIELDS: [&str; 15] = [
+const FIELDS: [&str; 16] = [
     "experiment",
     "description",
     "settings",
@@ -37,6 +37,7 @@ const FIELDS: [&str; 15] = [
     "environment",
     "reproduce",
     "telemetry",
+    "boots",
 ];
 
 impl LazySummary {
@@ -46,7 +47,11 @@ impl LazySummary {
 
     /// The fields summary.json has (telemetry only when there is some).
     fn fields(&self) -> impl Iterator<Item = &'static str> + '_ {
-        FIELDS.into_iter().filter(|f| *f != "telemetry" || !self.summary.telemetry.is_empty())
+        FIELDS.into_iter().filter(|f| match *f {
+            "telemetry" => !self.summary.telemetry.is_empty(),
+            "boots" => !self.summary.boots.is_empty(),
+            _ => true,
+        })
     }
 
     /// Field `name` as template values, as the whole summary converted at once
@@ -69,6 +74,7 @@ impl LazySummary {
             "environment" => Value::from(Serde(&s.environment)),
             "reproduce" => Value::from(Serde(&s.reproduce)),
             "telemetry" if !s.telemetry.is_empty() => Value::from(Serde(&s.telemetry)),
+            "boots" if !s.boots.is_empty() => Value::from(Serde(&s.boots)),
             _ => return None,
         })
     }

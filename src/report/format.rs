@@ -2,10 +2,10 @@
 //! p-values; and Markdown tables padded so they read as tables in a pager too.
 //!
 //! A ratio reads as a change by one function everywhere — the report's tables, the
-//! verdict sentences of summary.json, the terminal: [`ratio_change`], defined beside the
-//! sentences in the statistics core (which imports no later stage), and used from there.
+//! verdict sentences of summary.json, the terminal: [`ratio_change`], defined in
+//! the statistics core (which imports no later stage) and used from there.
 //!
-//! [`ratio_change`]: crate::stats::verdict::ratio_change
+//! [`ratio_change`]: crate::stats::notation::ratio_change
 
 pub(crate) use crate::vocab::display::{DIGITS, Scale, scale, significant};
 
@@ -37,13 +37,16 @@ pub(crate) fn p_clause(name: &str, p: f64) -> String {
 /// A confidence level as people write it: 0.95 → `95 %`, 0.975 → `97.5 %` (the sentences'
 /// own, so that a header and a sentence never print one level two ways).
 pub(crate) fn confidence(level: f64) -> String {
-    crate::stats::verdict::confidence_level(level)
+    crate::stats::notation::confidence_level(level)
 }
 
 /// Escapes text for a Markdown table cell: pipes, and line breaks as spaces.
 pub(crate) fn cell_text(text: &str) -> String {
     text.replace('|', "\\|").replace(['\n', '\r'], " ")
 }
+
+/// The widest a table's column is padded to.
+const MAX_WIDTH: usize = 1000;
 
 /// A Markdown table whose columns are padded to equal width, so that it reads as a table
 /// in a terminal pager as well as on GitHub. Columns from `numbers_from` on hold numbers
@@ -56,14 +59,17 @@ pub(crate) fn markdown_table(header: &[String], rows: &[Vec<String>], numbers_fr
             .max()
             .unwrap_or(3)
     };
-    let widths: Vec<usize> = (0..header.len()).map(width).collect();
+    // a column is aligned up to MAX_WIDTH characters; a longer cell just runs on (the
+    // Markdown is the same, and `format!`'s width would panic past 65 535)
+    let widths: Vec<usize> = (0..header.len()).map(|i| width(i).min(MAX_WIDTH)).collect();
     let line = |cells: &[String]| {
         let padded: Vec<String> = widths
             .iter()
             .enumerate()
             .map(|(i, &w)| {
                 let text = cells.get(i).map_or("", String::as_str);
-                if i < numbers_from { format!("{text:<w$}") } else { format!("{text:>w$}") }
+                let pad = " ".repeat(w.saturating_sub(text.chars().count()));
+                if i < numbers_from { format!("{text}{pad}") } else { format!("{pad}{text}") }
             })
             .collect();
         format!("| {} |", padded.join(" | "))
@@ -81,7 +87,7 @@ pub(crate) fn markdown_table(header: &[String], rows: &[Vec<String>], numbers_fr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::verdict::{change_and_interval, ratio_change, ratio_interval};
+    use crate::stats::notation::{change_and_interval, ratio_change, ratio_interval};
 
     #[test]
     fn rates_use_decimal_prefixes_and_sizes_binary_ones() {

@@ -5,8 +5,8 @@
 use std::cmp::Ordering;
 
 use super::format::{cell_text, markdown_table, percent};
+use crate::stats::notation::{change_and_interval, ratio_change};
 use crate::stats::verdict::VerdictKind;
-use crate::stats::verdict::{change_and_interval, ratio_change};
 use crate::summary::{ComparisonStat, Prediction, Summary};
 use crate::vocab::Method;
 
@@ -72,9 +72,13 @@ pub(crate) fn context(c: &ComparisonStat) -> String {
     c.context.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
 }
 
-/// The header of [`table`]'s CI column: the level the intervals are computed at.
+/// The header of [`table`]'s CI column: the level the intervals are computed at, named
+/// "(adaptive)" when adaptive stopping raised it above the nominal level (the settings
+/// line under the title says why).
 pub(crate) fn ci_header(summary: &Summary) -> String {
-    format!("{} CI", super::format::confidence(summary.settings.interval_confidence))
+    let s = &summary.settings;
+    let adaptive = if s.interval_confidence > s.confidence + 1e-9 { " (adaptive)" } else { "" };
+    format!("{} CI{adaptive}", super::format::confidence(s.interval_confidence))
 }
 
 /// The factor levels every comparison of `shown` holds fixed alike (`size=5000`): said

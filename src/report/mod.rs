@@ -8,9 +8,13 @@
 
 mod context;
 pub(crate) mod effects;
+mod facts;
+mod failures;
 pub(crate) mod format;
 pub(crate) mod glance;
+mod metrics;
 pub(crate) mod plot;
+mod regimes;
 mod telemetry;
 
 use std::collections::HashSet;
@@ -29,9 +33,12 @@ use crate::spec::Experiment;
 use crate::stats::outliers::OutlierRule;
 use crate::summary::{Arm, CellStat, ComparisonStat, Summary};
 use crate::vocab::{Better, Method};
+use facts::{environment_table, sessions_table};
+use failures::{PendingGroup, failures_table, pending_groups};
 use format::{
     Scale, cell_text, confidence, markdown_table, p_clause, p_value, percent, scale, signed_percent,
 };
+use metrics::{fold, metric_description, metric_table};
 
 /// The built-in report template.
 pub(crate) const BUILTIN_TEMPLATE: &str = include_str!("report.md.j2");
@@ -191,7 +198,10 @@ pub(crate) fn plots(exp: &Experiment, plan: &Plan, summary: &Summary) -> Result<
         let cells: Vec<&CellStat> = summary.cells.iter().filter(|c| c.metric == meta.name).collect();
         let path = unique_name(&mut used, &meta.name);
         if cells.is_empty() || cells.len() > plot::MAX_CELLS {
-            let why = "more cells than a plot can show".to_string();
+            let why = match cells.is_empty() {
+                true => "no analysed trials".to_string(),
+                false => "more cells than a plot can show; see the table".to_string(),
+            };
             out.push(Plot { metric: meta.name.clone(), path, svg: Err(why) });
             continue;
         }
@@ -235,7 +245,7 @@ pub(crate) fn plots(exp: &Experiment, plan: &Plan, summary: &Summary) -> Result<
         let rows: Vec<plot::Row> = rows.into_iter().map(|(_, _, r)| r).collect();
         let display = scale(&meta.unit, typical(cells.iter().map(|c| c.mean)));
         let svg = match plot::not_drawable(&rows) {
-            Some(why) => Err(why),
+            Some(why) => Err(format!("{why}; see the table")),
             // a single cell keeps its whole label on its row
             None if rows.len() > 1 => {
                 Ok(plot::dot_plot(&meta.name, &display, &rows, &legend, &common.join(" "))?)
@@ -299,24 +309,6 @@ struct View<'a> {
     pending: Vec<PendingGroup>,
 }
 
-/// Cells that wait for the same reason (another host, another boot), said once.
-#[derive(Debug, Serialize)]
-struct PendingGroup {
-    reason: String,
-    cells: Vec<String>,
-}
-
-fn pending_groups(summary: &Summary) -> Vec<PendingGroup> {
-    let mut groups: Vec<PendingGroup> = Vec::new();
-    for p in &summary.pending {
-        match groups.iter_mut().find(|g| g.reason == p.reason) {
-            Some(g) => g.cells.push(p.cell.clone()),
-            None => groups.push(PendingGroup { reason: p.reason.clone(), cells: vec![p.cell.clone()] }),
-        }
-    }
-    groups
-}
-
 #[derive(Debug, Serialize)]
 struct Answer {
     title: String,
@@ -331,9 +323,14 @@ struct MetricView {
     /// The first [`SHOWN`] cells, and a line counting the rest.
     table: String,
     more: Option<String>,
+    /// Its cells of two regimes, each regime's share, mean and interval.
+    regimes: Option<String>,
     plot: Option<String>,
     /// Why the metric has no plot, when it has none.
     no_plot: Option<String>,
+    /// margin's own measure (wall_time, user_time, system_time) beside metrics of the
+    /// experiment's own: the built-in report folds it under them.
+    folded: bool,
 }
 
 /// Renders `report.md` from the summary and the plots, with the experiment's template or
@@ -371,11 +368,18 @@ pub(crate) fn render(
             .iter()
             .map(|m| MetricView {
                 name: m.name.clone(),
-                description: metric_description(summary, &m.name),
+                description: match summary.cells.iter().any(|c| c.metric == m.name) {
+                    true => metric_description(summary, &m.name),
+                    false => "No analysed trials: every trial that ran failed (Failures, below, says why), \
+                              or none has run yet."
+                        .to_owned(),
+                },
                 table: metric_table(summary, &m.name),
                 more: more(summary.cells.iter().filter(|c| c.metric == m.name).count(), "cells"),
+                regimes: regimes::section(summary, &m.name),
                 plot: plots.iter().find(|p| p.metric == m.name && p.svg.is_ok()).map(|p| p.path.clone()),
                 no_plot: plots.iter().find(|p| p.metric == m.name).and_then(|p| p.svg.clone().err()),
+                folded: fold(exp, summary, &m.name),
             })
             .collect(),
         environment: environment_table(summary),
@@ -415,7 +419,7 @@ fn environment() -> Environment<'static> {
     env.add_filter("signed_pct", |value: Option<f64>| value.map_or_else(dash, signed_percent));
     // `{{ c.ratio | change }}` → "+12.3 %", "×217", "÷3.1" (docs/statistics.md, Verdicts).
     env.add_filter("change", |ratio: Option<f64>| {
-        ratio.map_or_else(dash, crate::stats::verdict::ratio_change)
+        ratio.map_or_else(dash, crate::stats::notation::ratio_change)
     });
     env.add_filter("p", |value: Option<f64>| value.map_or_else(dash, p_value));
     env
@@ -580,254 +584,9 @@ fn answer(summary: &Summary, c: &ComparisonStat) -> Answer {
     Answer { title, sentence: c.sentence.clone(), detail: detail.join("; ") }
 }
 
-fn metric_description(summary: &Summary, metric: &str) -> String {
-    let Some(meta) = summary.metrics.iter().find(|m| m.name == metric) else { return String::new() };
-    let better = match meta.better {
-        Better::Higher => "higher is better",
-        Better::Lower => "lower is better",
-    };
-    let cells = summary.cells.iter().filter(|c| c.metric == metric);
-    let display = scale(&meta.unit, typical(cells.map(|c| c.mean)));
-    let unit =
-        if display.symbol.is_empty() { String::new() } else { format!("Values in {}; ", display.symbol) };
-    let mut text = format!(
-        "{unit}{better}; {} mean. ± is the half-width of the {} confidence interval of the mean.",
-        meta.mean_kind,
-        confidence(summary.settings.confidence)
-    );
-    if summary.cells.iter().any(|c| c.metric == metric && c.n < 2) {
-        // One trial shows no spread: say what the runs needed would be at typical CVs.
-        let s = &summary.settings;
-        let at: Vec<String> = s.runs_needed_at_cv.iter().map(|r| r.runs.to_string()).collect();
-        let cvs: Vec<String> = s.runs_needed_at_cv.iter().map(|r| format!("{} %", r.cv_pct)).collect();
-        text.push_str(" A cell of one trial has no spread, so no margin of error and no runs needed: a second trial gives the first estimate");
-        if let (Some((last_cv, cvs)), Some((last, at))) = (cvs.split_last(), at.split_last()) {
-            text.push_str(&format!(
-                "; if the trials vary by {} or {last_cv} (CV), ±{} takes {} or {last} runs",
-                cvs.join(", "),
-                percent(s.target_pct),
-                at.join(", ")
-            ));
-        }
-        text.push('.');
-    }
-    text
-}
-
-/// The statistics table of one metric, a row for each of its first [`SHOWN`] cells, in
-/// the metric's display unit (chosen over every cell, so that it is the unit of the
-/// whole metric).
-fn metric_table(summary: &Summary, metric: &str) -> String {
-    let cells: Vec<&CellStat> = summary.cells.iter().filter(|c| c.metric == metric).collect();
-    let Some(first) = cells.first() else { return String::new() };
-    let display: Scale = scale(&first.unit, typical(cells.iter().map(|c| c.mean)));
-    let n = |x: f64| display.number(x);
-    let header = [
-        "cell",
-        "n",
-        "mean",
-        "±",
-        "± %",
-        "CI",
-        "sd",
-        "CV",
-        "median",
-        "min",
-        "max",
-        "outliers",
-        "runs needed",
-    ];
-    let not_converged = telemetry::not_converged_cells(summary);
-    let rows: Vec<Vec<String>> = cells
-        .iter()
-        .take(SHOWN)
-        .map(|c| {
-            let mut label = if c.label.is_empty() { "(all trials)".to_owned() } else { cell_text(&c.label) };
-            if let Some(flag) = telemetry::cell_flag(&not_converged, &c.cell) {
-                label.push_str(&format!(" ({flag})"));
-            }
-            let (moe, moe_pct) = match (c.moe, c.moe_pct) {
-                (Some(m), Some(p)) if c.very_wide => (n(m), format!("{} (very wide: n = 2)", percent(p))),
-                (Some(m), Some(p)) => (n(m), percent(p)),
-                (Some(m), None) => (n(m), dash()),
-                _ => ("no error estimate".to_owned(), dash()),
-            };
-            let ci = match (c.ci_low, c.ci_high) {
-                (Some(lo), Some(hi)) => format!("[{}, {}]", n(lo), n(hi)),
-                (Some(lo), None) => format!("[{}, ∞)", n(lo)),
-                _ => dash(),
-            };
-            let mut aside: Vec<String> =
-                c.set_aside.iter().map(|v| format!("{} (set aside)", n(*v))).collect();
-            aside.extend(c.flagged.iter().map(|v| format!("{} (flagged, kept)", n(*v))));
-            let runs = match (c.runs_needed, c.runs_needed_exceeds) {
-                (Some(r), _) => r.to_string(),
-                (None, Some(max)) => format!("> {max}"),
-                (None, None) => dash(),
-            };
-            vec![
-                label,
-                c.n.to_string(),
-                n(c.mean),
-                moe,
-                moe_pct,
-                ci,
-                c.sd.map_or_else(dash, n),
-                c.cv.map_or_else(dash, |cv| percent(cv * 100.0)),
-                n(c.median),
-                n(c.min),
-                n(c.max),
-                if aside.is_empty() { dash() } else { aside.join(", ") },
-                runs,
-            ]
-        })
-        .collect();
-    markdown_table(&header.map(str::to_owned), &rows, 1)
-}
-
-/// Facts × machine states, the rows that differ marked with ≠.
-fn environment_table(summary: &Summary) -> Option<String> {
-    let env = &summary.environment;
-    if env.columns.is_empty() || env.rows.is_empty() {
-        return None;
-    }
-    let mut header = vec!["fact".to_owned()];
-    header.extend(env.columns.iter().map(|c| {
-        let sessions = c.sessions.join(", ");
-        cell_text(&format!("{} ({})", c.host, sessions))
-    }));
-    let rows: Vec<Vec<String>> = env
-        .rows
-        .iter()
-        .map(|r| {
-            let mut row = vec![if r.differs { format!("≠ {}", r.fact) } else { r.fact.clone() }];
-            row.extend(r.values.iter().map(|v| v.as_deref().map_or_else(dash, |v| fact_text(&r.fact, v))));
-            row
-        })
-        .collect();
-    Some(markdown_table(&header, &rows, header.len()))
-}
-
 /// Facts longer than this are cut in the table (summary.json keeps them whole): a
 /// kernel command line or `xl info` would make the table unreadable in a pager.
 const FACT_WIDTH: usize = 72;
-
-/// A fact as people read it: the memory in GiB rather than bytes, long values cut.
-fn fact_text(fact: &str, value: &str) -> String {
-    match (fact, value.parse::<f64>()) {
-        ("memory", Ok(bytes)) => scale("B", bytes).with_unit(bytes),
-        _ => {
-            let one_line = value.split_whitespace().collect::<Vec<_>>().join(" ");
-            if one_line.chars().count() > FACT_WIDTH {
-                let cut: String = one_line.chars().take(FACT_WIDTH - 1).collect();
-                cell_text(&format!("{cut}…"))
-            } else {
-                cell_text(&one_line)
-            }
-        }
-    }
-}
-
-/// The trials that failed, then the cells a session abandoned or could not clean up.
-fn failures_table(summary: &Summary) -> Option<String> {
-    let trials = trial_failures_table(summary);
-    let cells = cell_failures_table(summary);
-    match (trials, cells) {
-        (None, None) => None,
-        (Some(t), None) => Some(t),
-        (None, Some(c)) => Some(c),
-        (Some(t), Some(c)) => Some(format!("{t}\n{c}")),
-    }
-}
-
-fn cell_failures_table(summary: &Summary) -> Option<String> {
-    if summary.cell_failures.is_empty() {
-        return None;
-    }
-    let header = ["cell", "what", "host", "session ended", "why"].map(str::to_owned);
-    let rows: Vec<Vec<String>> = summary
-        .cell_failures
-        .iter()
-        .map(|f| {
-            vec![
-                cell_text(&f.cell),
-                f.what.clone(),
-                cell_text(&f.host),
-                f.at.clone(),
-                cell_text(&first_line(&f.why)),
-            ]
-        })
-        .collect();
-    Some(markdown_table(&header, &rows, header.len()))
-}
-
-/// The first line of an error, at most 120 characters, with `…` when there was more.
-fn first_line(error: &str) -> String {
-    let mut first: String = error.lines().next().unwrap_or("").chars().take(120).collect();
-    if error.chars().count() > first.chars().count() {
-        first.push('…');
-    }
-    first
-}
-
-fn trial_failures_table(summary: &Summary) -> Option<String> {
-    if summary.failures.is_empty() {
-        return None;
-    }
-    let header = ["cell", "trial", "status", "host", "exit", "error"].map(str::to_owned);
-    let rows: Vec<Vec<String>> = summary
-        .failures
-        .iter()
-        .map(|f| {
-            let first = first_line(f.error.as_deref().unwrap_or(""));
-            let trial = if f.warmup { format!("{} (warm-up)", f.trial) } else { f.trial.clone() };
-            vec![
-                cell_text(&f.cell),
-                trial,
-                f.status.to_owned(),
-                cell_text(&f.host),
-                f.exit_code.map_or_else(dash, |c| c.to_string()),
-                cell_text(&first),
-            ]
-        })
-        .collect();
-    // Only the exit code is a number; the error text reads best left-aligned, so the
-    // exit column is aligned left too rather than breaking the run of text columns.
-    Some(markdown_table(&header, &rows, header.len()))
-}
-
-fn sessions_table(summary: &Summary) -> Option<String> {
-    let sessions = &summary.reproduce.sessions;
-    if sessions.is_empty() {
-        return None;
-    }
-    // a label column only when a run was given one (`margin run --label`)
-    let labelled = sessions.iter().any(|s| s.label.is_some());
-    let mut header = vec!["session", "host", "started", "margin", "experiment file"];
-    if labelled {
-        header.push("label");
-    }
-    header.push("seed");
-    let header: Vec<String> = header.into_iter().map(str::to_owned).collect();
-    let rows: Vec<Vec<String>> = sessions
-        .iter()
-        .map(|s| {
-            let mut row = vec![
-                cell_text(&s.session),
-                cell_text(&s.host),
-                s.started_at.clone(),
-                s.margin_version.clone(),
-                if s.spec_changed { "changed since".to_owned() } else { "as now".to_owned() },
-            ];
-            if labelled {
-                row.push(s.label.as_deref().map_or_else(|| "—".to_owned(), cell_text));
-            }
-            row.push(s.seed.to_string());
-            row
-        })
-        .collect();
-    Some(markdown_table(&header, &rows, header.len() - 1))
-}
 
 #[cfg(test)]
 mod tests;

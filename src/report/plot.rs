@@ -78,8 +78,14 @@ pub(crate) fn dot_plot(
 ) -> Result<String, PlotError> {
     let fail = |e: &dyn std::fmt::Display| PlotError { metric: metric.to_owned(), detail: e.to_string() };
     let (low, high) = extent(rows);
-    let pad = ((high - low) * 0.06).max(high.abs() * 1e-3).max(f64::MIN_POSITIVE);
-    let (x0, x1) = ((low - pad) / scale.factor, (high + pad) / scale.factor);
+    let log = log_axis(low, high);
+    let (x0, x1) = if log {
+        // a tenth of a decade either side
+        (low / scale.factor / 1.26, high / scale.factor * 1.26)
+    } else {
+        let pad = ((high - low) * 0.06).max(high.abs() * 1e-3).max(f64::MIN_POSITIVE);
+        ((low - pad) / scale.factor, (high + pad) / scale.factor)
+    };
     let n = rows.len();
     let label_width = rows.iter().map(|r| r.label.chars().count()).max().unwrap_or(4) as u32 * CHAR + 16;
     // The values keep at least half the default width; long labels widen the image
@@ -100,7 +106,8 @@ pub(crate) fn dot_plot(
         // The title and the legend are drawn by hand above the chart, so that the legend
         // sits on a line of its own under the title, where it can hide no point.
         let centre = ("sans-serif", 16).into_font().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Center));
-        let title = format!("{metric}{unit}: trials, mean and confidence interval");
+        let axis = if log { ", log scale" } else { "" };
+        let title = format!("{metric}{unit}: trials, mean and confidence interval{axis}");
         root.draw(&Text::new(title, (width as i32 / 2, TITLE_Y), centre.clone())).map_err(|e| fail(&e))?;
         if with_common {
             let note = ("sans-serif", 12).into_font().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Center));
@@ -108,68 +115,109 @@ pub(crate) fn dot_plot(
             root.draw(&Text::new(text, (width as i32 / 2, TITLE_Y + LINE), note)).map_err(|e| fail(&e))?;
         }
         let top = if with_legend { legend_y } else { TITLE_Y + if with_common { LINE } else { 0 } };
-        let mut chart = ChartBuilder::on(&root)
-            .margin(12)
-            .margin_top(top + 18)
-            .margin_left(label_width)
-            .x_label_area_size(36)
-            .build_cartesian_2d(x0..x1, -0.5..(n as f64 - 0.5))
-            .map_err(|e| fail(&e))?;
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .light_line_style(TRANSPARENT)
-            .y_labels(0)
-            .x_desc(format!("{metric}{unit}"))
-            .x_label_formatter(&|x| significant(*x, 3))
-            .draw()
-            .map_err(|e| fail(&e))?;
+        let builder = || {
+            let mut b = ChartBuilder::on(&root);
+            b.margin(12).margin_top(top + 18).margin_left(label_width).x_label_area_size(36);
+            b
+        };
+        // the same drawing on either axis (plotters' linear and log axes are two types)
+        macro_rules! draw {
+            ($chart:ident) => {{
+                $chart
+                    .configure_mesh()
+                    .disable_y_mesh()
+                    .light_line_style(TRANSPARENT)
+                    .y_labels(0)
+                    .x_desc(format!("{metric}{unit}"))
+                    .x_label_formatter(&|x| significant(*x, 3))
+                    .draw()
+                    .map_err(|e| fail(&e))?;
 
-        // Row labels, drawn by hand so that each sits exactly on its row.
-        let right = ("sans-serif", 12).into_font().color(&BLACK).pos(Pos::new(HPos::Right, VPos::Center));
-        for (i, row) in rows.iter().enumerate() {
-            let (_, y) = chart.backend_coord(&(x0, at(i)));
-            root.draw(&Text::new(row.label.clone(), (label_width as i32 - 4, y), right.clone()))
-                .map_err(|e| fail(&e))?;
+                // Row labels, drawn by hand so that each sits exactly on its row.
+                let right =
+                    ("sans-serif", 12).into_font().color(&BLACK).pos(Pos::new(HPos::Right, VPos::Center));
+                for (i, row) in rows.iter().enumerate() {
+                    let (_, y) = $chart.backend_coord(&(x0, at(i)));
+                    root.draw(&Text::new(row.label.clone(), (label_width as i32 - 4, y), right.clone()))
+                        .map_err(|e| fail(&e))?;
+                }
+
+                for (i, row) in rows.iter().enumerate() {
+                    let c = PALETTE[row.colour % PALETTE.len()];
+                    // Trials just above the row's centre, jittered deterministically so that equal
+                    // values stay visible; outliers crossed; the mean and its interval
+                    // just below.
+                    let above = |k: usize| at(i) + 0.12 + 0.05 * (k % 4) as f64;
+                    let points = row
+                        .cell
+                        .values
+                        .iter()
+                        .enumerate()
+                        .map(|(k, v)| Circle::new((v / scale.factor, above(k)), 3, c.mix(0.55).filled()));
+                    $chart.draw_series(points).map_err(|e| fail(&e))?;
+                    // outliers, set aside or flagged and kept (the default), crossed
+                    let aside = row
+                        .cell
+                        .set_aside
+                        .iter()
+                        .chain(&row.cell.flagged)
+                        .map(|v| Cross::new((v / scale.factor, above(0)), 5, BLACK.stroke_width(1)));
+                    $chart.draw_series(aside).map_err(|e| fail(&e))?;
+                    let y = at(i) - 0.12;
+                    let mean = row.cell.mean / scale.factor;
+                    if let (Some(lo), Some(hi)) = (row.cell.ci_low, row.cell.ci_high) {
+                        let bar = ErrorBar::new_horizontal(
+                            y,
+                            lo / scale.factor,
+                            mean,
+                            hi / scale.factor,
+                            c.stroke_width(2),
+                            8,
+                        );
+                        $chart.draw_series(std::iter::once(bar)).map_err(|e| fail(&e))?;
+                    }
+                    $chart
+                        .draw_series(std::iter::once(TriangleMarker::new((mean, y), 6, c.filled())))
+                        .map_err(|e| fail(&e))?;
+                    // a cell of two regimes: each regime's mean and interval, grey, above its
+                    // trials, and the boundary between them across the row
+                    if let Some(r) = row.cell.regimes.as_deref() {
+                        let grey = RGBColor(90, 90, 90);
+                        let y = at(i) + 0.38;
+                        for g in &r.regimes {
+                            let m = g.mean / scale.factor;
+                            if let (Some(lo), Some(hi)) = (g.ci_low, g.ci_high) {
+                                let bar = ErrorBar::new_horizontal(
+                                    y,
+                                    lo / scale.factor,
+                                    m,
+                                    hi / scale.factor,
+                                    grey.stroke_width(1),
+                                    5,
+                                );
+                                $chart.draw_series(std::iter::once(bar)).map_err(|e| fail(&e))?;
+                            }
+                            $chart
+                                .draw_series(std::iter::once(Circle::new((m, y), 4, grey.stroke_width(1))))
+                                .map_err(|e| fail(&e))?;
+                        }
+                        let b = r.boundary / scale.factor;
+                        let line =
+                            PathElement::new(vec![(b, at(i) - 0.3), (b, at(i) + 0.45)], grey.stroke_width(1));
+                        $chart.draw_series(std::iter::once(line)).map_err(|e| fail(&e))?;
+                    }
+                }
+            }};
         }
-
-        for (i, row) in rows.iter().enumerate() {
-            let c = PALETTE[row.colour % PALETTE.len()];
-            // Trials just above the row's centre, jittered deterministically so that equal
-            // values stay visible; outliers crossed; the mean and its interval
-            // just below.
-            let above = |k: usize| at(i) + 0.12 + 0.05 * (k % 4) as f64;
-            let points = row
-                .cell
-                .values
-                .iter()
-                .enumerate()
-                .map(|(k, v)| Circle::new((v / scale.factor, above(k)), 3, c.mix(0.55).filled()));
-            chart.draw_series(points).map_err(|e| fail(&e))?;
-            // outliers, set aside or flagged and kept (the default), crossed
-            let aside = row
-                .cell
-                .set_aside
-                .iter()
-                .chain(&row.cell.flagged)
-                .map(|v| Cross::new((v / scale.factor, above(0)), 5, BLACK.stroke_width(1)));
-            chart.draw_series(aside).map_err(|e| fail(&e))?;
-            let y = at(i) - 0.12;
-            let mean = row.cell.mean / scale.factor;
-            if let (Some(lo), Some(hi)) = (row.cell.ci_low, row.cell.ci_high) {
-                let bar = ErrorBar::new_horizontal(
-                    y,
-                    lo / scale.factor,
-                    mean,
-                    hi / scale.factor,
-                    c.stroke_width(2),
-                    8,
-                );
-                chart.draw_series(std::iter::once(bar)).map_err(|e| fail(&e))?;
-            }
-            chart
-                .draw_series(std::iter::once(TriangleMarker::new((mean, y), 6, c.filled())))
+        if log {
+            let mut chart = builder()
+                .build_cartesian_2d((x0..x1).log_scale(), -0.5..(n as f64 - 0.5))
                 .map_err(|e| fail(&e))?;
+            draw!(chart);
+        } else {
+            let mut chart =
+                builder().build_cartesian_2d(x0..x1, -0.5..(n as f64 - 0.5)).map_err(|e| fail(&e))?;
+            draw!(chart);
         }
 
         if with_legend {
@@ -186,6 +234,12 @@ pub(crate) fn dot_plot(
         root.present().map_err(|e| fail(&e))?;
     }
     Ok(svg)
+}
+
+/// Whether the values span so much that a linear axis would squash the lower ones: all
+/// positive and the largest more than 10 times the smallest.
+fn log_axis(low: f64, high: f64) -> bool {
+    low > 0.0 && high / low > 10.0
 }
 
 /// The smallest and largest value to show: trials and interval bounds.

@@ -80,7 +80,7 @@ fn seed_000_dnetc_margins_of_error_and_whether_the_kernels_differ() {
     assert_close(c.ratio, expected["ratio"].as_f64().unwrap(), "ratio");
     assert_eq!((c.ci_low, c.ci_high, c.p_value, c.mde_pct), (None, None, None, None));
     let bound = |key: &str| expected[key].as_f64().unwrap();
-    let within = crate::stats::verdict::ratio_interval((bound("ci_low"), bound("ci_high")));
+    let within = crate::stats::notation::ratio_interval((bound("ci_low"), bound("ci_high")));
     assert!(c.sentence.contains(&within), "{}", c.sentence);
     assert_eq!(c.verdict, VerdictKind::Unreplicated, "{}", c.sentence);
     let r = c.replication.as_ref().unwrap();
@@ -189,6 +189,33 @@ fn boots_case(sessions: &[(&str, &str, &str, f64)]) -> ComparisonStat {
     let (summary, _) = report(&f, &[]);
     let [c] = &summary.comparisons[..] else { panic!("one comparison") };
     c.clone()
+}
+
+/// Boots so far apart that the interval of 2 boots a side is unbounded (the lab's dd
+/// under TCG: 8 and 33 MB/s in two boots of one level): the sentence speaks of boots, how
+/// much they differ and what it would take, not of more trials.
+#[test]
+fn an_unbounded_ratio_across_boots_asks_for_boots() {
+    let c = boots_case(&[
+        ("a", "s1", "boot-1", 8.0),
+        ("a", "s2", "boot-2", 33.0),
+        ("b", "s3", "boot-3", 9.0),
+        ("b", "s4", "boot-4", 31.0),
+    ]);
+    assert_eq!(c.verdict, VerdictKind::Unbounded, "{}", c.sentence);
+    assert!(c.sentence.starts_with("inconclusive: too noisy to bound the ratio"), "{}", c.sentence);
+    // the boots differ by 60–80 % (their trials by 0.1 %): beyond any number of boots
+    // margin would advise, and said so
+    let r = c.replication.as_ref().unwrap();
+    assert_eq!(r.advice, None);
+    assert!(r.baseline_components.unwrap().between_cv > 0.5, "{r:?}");
+    assert!(
+        c.sentence.contains("its boots differ by about ")
+            && c.sentence.contains("more than 100 boots of each level would be needed to settle it"),
+        "{}",
+        c.sentence
+    );
+    assert!(!c.sentence.contains("run more trials"), "{}", c.sentence);
 }
 
 /// Levels measured in disjoint boots: the boots' means are the observations, and two
@@ -876,4 +903,96 @@ pub(crate) fn sample_summary() -> Vec<Summary> {
     });
     assert!(summary.telemetry.is_empty() && !with.telemetry.is_empty() && !summary.cells.is_empty());
     vec![summary, with]
+}
+
+/// CPU time of trials shorter than the kernel's tick: most read 0, a few a tick. The
+/// symmetric interval of their mean reached below 0 (issue 39); a time is never negative,
+/// so the interval is cut at 0 and the table says why. A unitless score is not cut.
+#[test]
+fn an_interval_of_a_quantity_that_is_never_negative_stops_at_0() {
+    let yaml = "matrix: { v: [a] }\nrun: \"true\"\n";
+    let mut f = Fixture::new("experiments/ticks.yaml", yaml);
+    f.metric("user_time", "s", Better::Lower, MeanKind::Arithmetic);
+    f.metric("score", "", Better::Higher, MeanKind::Arithmetic);
+    for i in 0..12 {
+        let tick = if i % 5 == 0 { 0.004 } else { 0.0 };
+        f.trial(&[("v", "a")], &[("user_time", tick), ("score", tick * 1000.0 - 0.5)]);
+    }
+    let (summary, markdown) = report(&f, &[]);
+    let cell = |m: &str| summary.cells.iter().find(|c| c.metric == m).unwrap();
+    let time = cell("user_time");
+    assert_eq!(time.ci_low, Some(0.0), "{time:?}");
+    assert!(time.ci_high.unwrap() > time.mean);
+    assert!(cell("score").ci_low.unwrap() < -0.5, "a score may be negative: {:?}", cell("score"));
+    assert!(markdown.contains("An interval that reached below 0 is cut at 0"), "{markdown}");
+    assert!(markdown.contains("CPU time is counted in the kernel's clock ticks"), "{markdown}");
+}
+
+/// Rates spanning more than 10× get a log axis, so that the slow cells are not squashed
+/// against its start; a cell of two regimes shows each regime's mean and the boundary
+/// (issue 36: the default experiment's writes span 60 MB/s to 6 GB/s).
+#[test]
+fn a_plot_of_values_spanning_decades_is_on_a_log_axis_and_shows_regimes() {
+    let yaml =
+        "matrix: { bs: [4k, 1M] }\nrun: \"true\"\nparse: dd\nmetrics:\n  throughput: { better: higher }\n";
+    let mut f = Fixture::new("experiments/span.yaml", yaml);
+    f.metric("throughput", "B/s", Better::Higher, MeanKind::Harmonic);
+    for i in 0..10 {
+        let wobble = 1.0 + 0.01 * (i % 3) as f64;
+        f.trial(&[("bs", "4k")], &[("throughput", 6.0e7 * wobble)]);
+        // page cache or not: two regimes
+        let fast = if i % 3 == 0 { 4.0e8 } else { 3.0e9 };
+        f.trial(&[("bs", "1M")], &[("throughput", fast * wobble)]);
+    }
+    let summary = summarize_store(&f.exp, &f.plan, &f.snapshot, &[]).unwrap();
+    assert!(summary.cells.iter().any(|c| c.regimes.is_some()), "the 1M cell is two regimes");
+    let drawn = plots(&f.exp, &f.plan, &summary).unwrap();
+    let svg = drawn[0].svg.as_ref().unwrap();
+    assert!(svg.contains("trials, mean and confidence interval, log scale"), "{svg}");
+    // the regimes' means: hollow grey circles (the trials are filled)
+    assert!(svg.contains(r##"stroke="#5A5A5A""##) && svg.contains(r#"fill="none""#), "{svg}");
+
+    // within one decade the axis stays linear
+    let mut f = Fixture::new("experiments/narrow.yaml", yaml);
+    f.metric("throughput", "B/s", Better::Higher, MeanKind::Harmonic);
+    for i in 0..5 {
+        f.trial(&[("bs", "4k")], &[("throughput", 6.0e7 + 1e5 * i as f64)]);
+        f.trial(&[("bs", "1M")], &[("throughput", 3.0e8 + 1e6 * i as f64)]);
+    }
+    let summary = summarize_store(&f.exp, &f.plan, &f.snapshot, &[]).unwrap();
+    let svg = plots(&f.exp, &f.plan, &summary).unwrap()[0].svg.clone().unwrap();
+    assert!(!svg.contains("log scale"), "{svg}");
+}
+
+/// margin's own measures come after the experiment's metrics, folded (issue 39, item 4):
+/// the default experiment's report opened on four metric tables, three of them margin's.
+/// An experiment with no metric of its own keeps wall_time in view.
+#[test]
+fn margins_own_measures_are_folded_after_the_experiments_metrics() {
+    let yaml =
+        "matrix: { bs: [4k, 1M] }\nrun: \"true\"\nparse: dd\nmetrics:\n  throughput: { better: higher }\n";
+    let mut f = Fixture::new("experiments/fold.yaml", yaml);
+    f.metric("throughput", "B/s", Better::Higher, MeanKind::Harmonic);
+    f.metric("wall_time", "s", Better::Lower, MeanKind::Arithmetic);
+    for i in 0..4 {
+        for bs in ["4k", "1M"] {
+            f.trial(
+                &[("bs", bs)],
+                &[("throughput", 1e8 + 1e6 * i as f64), ("wall_time", 0.1 + 0.001 * i as f64)],
+            );
+        }
+    }
+    let (_, markdown) = report(&f, &[]);
+    let at = |s: &str| markdown.find(s).unwrap_or_else(|| panic!("no {s:?} in {markdown}"));
+    assert!(at("### throughput") < at("<details>"));
+    assert!(at("<summary>margin's own measures of each trial: wall_time</summary>") < at("### wall_time"));
+    assert!(at("### wall_time") < at("</details>"));
+
+    let mut f = Fixture::new("experiments/own.yaml", "matrix: { bs: [4k] }\nrun: \"true\"\n");
+    f.metric("wall_time", "s", Better::Lower, MeanKind::Arithmetic);
+    for i in 0..3 {
+        f.trial(&[("bs", "4k")], &[("wall_time", 0.1 + 0.001 * i as f64)]);
+    }
+    let (_, markdown) = report(&f, &[]);
+    assert!(markdown.contains("### wall_time") && !markdown.contains("<details>"), "{markdown}");
 }

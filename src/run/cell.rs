@@ -1,12 +1,14 @@
 //! One cell in a session: opened with a fresh workdir and `setup`, closed with `cleanup`
 //! (the workdir removed unless kept), and abandoned for the session after
-//! `max_failures` failed trials.
+//! `max_failures` failed trials — or with every other cell of the host, when the first
+//! cells to run all fail the same way ([`Streak`]).
 
 use super::LOCAL_HOST;
 use super::state::{CellState, HostRun, Shown};
 use super::trial::Recorded;
 use super::workdir::WorkdirName;
 use crate::plan::render::Commands;
+use crate::reason;
 
 impl HostRun<'_> {
     /// Create the workdir and run `setup`; a failure abandons the cell for this session.
@@ -88,6 +90,76 @@ impl HostRun<'_> {
             let why = format!("{failures}; the last: {error}");
             self.abandon(st, why);
             self.finish_cell(st);
+        }
+    }
+}
+
+/// The failures of a host's session so far, for the early stop on a mistake every cell
+/// makes (a regex that matches nothing, a missing tool): when the first trials of the
+/// session all failed the same way (`reason::same_way`) in [`reason::STOP_AFTER_CELLS`]
+/// cells that had no trial before this run, and none was measured, the file is wrong, not
+/// the cells, and running the rest of the matrix would only say so again. A trial
+/// measured or a failure of another reason turns it off for the session: one cell that
+/// fails among working ones is abandoned alone, by `max_failures`. Cells with trials from
+/// an earlier run do not count, so a run after a stop that was wrong (cells that are meant
+/// to fail, and happened to run first) goes on to the others.
+#[derive(Debug, Default)]
+pub(crate) struct Streak {
+    off: bool,
+    /// The first failure: its key and its whole error.
+    first: Option<(String, String)>,
+    /// The cells (indices into the plan's cells) that count toward the stop.
+    cells: Vec<usize>,
+    trials: u32,
+}
+
+impl Streak {
+    /// Count a trial of `st`, which had no trial before this run when `fresh`.
+    pub(crate) fn saw(&mut self, st: &CellState<'_>, fresh: bool, recorded: &Recorded) {
+        if self.off {
+            return;
+        }
+        let why = match recorded {
+            Recorded::Nothing => return,
+            Recorded::Measurement => {
+                self.off = true;
+                return;
+            }
+            Recorded::Failure(why) => why,
+        };
+        self.trials += 1;
+        let levels: Vec<&str> = st.levels.values().map(String::as_str).collect();
+        let key = reason::same_way(why, &levels);
+        match &self.first {
+            None => self.first = Some((key, why.clone())),
+            Some((first, _)) if *first != key => {
+                self.off = true;
+                return;
+            }
+            Some(_) => {}
+        }
+        if fresh && !self.cells.contains(&st.index) {
+            self.cells.push(st.index);
+        }
+    }
+
+    /// Why the session stops here, when it does.
+    pub(crate) fn stops(&self) -> Option<String> {
+        if self.off || self.cells.len() < reason::STOP_AFTER_CELLS {
+            return None;
+        }
+        self.first.as_ref().map(|(_, why)| reason::stopped(why, self.trials))
+    }
+}
+
+impl HostRun<'_> {
+    /// Stop the session: every cell still to run is abandoned for it, with one reason,
+    /// said once.
+    pub(crate) fn stop_same_way(&mut self, states: &mut [CellState<'_>], why: String) {
+        self.note(why.clone());
+        for st in states.iter_mut().filter(|st| st.active()) {
+            self.shared.show(Shown::CellEnded);
+            st.abandoned = Some(why.clone());
         }
     }
 }

@@ -151,6 +151,11 @@ impl<'a> HostRun<'a> {
                     }
                     let services = crate::plan::render::render_services(&sh.templates, sh.exp, sh.plan, cell)
                         .map_err(|e| e.value);
+                    // a boot's share: what is left over the boots of its levels left
+                    let share = sh.options.boots_left.map(|boots| {
+                        let (fewest, _) = sh.rule.remaining(index, &progress, &sh.board());
+                        fewest.div_ceil(boots.max(1)).max(1)
+                    });
                     states.push(CellState {
                         index,
                         cell,
@@ -162,6 +167,9 @@ impl<'a> HostRun<'a> {
                         warmups_left: sh.plan.warmup,
                         failures: 0,
                         done: false,
+                        share,
+                        taken: 0,
+                        paused: false,
                         abandoned: None,
                         cleanup_failed: None,
                         commands: None,
@@ -179,6 +187,8 @@ impl<'a> HostRun<'a> {
         self.service_machines.dedup();
         let (min, max) = states.iter().fold((0u64, 0u64), |(lo, hi), st| {
             let (a, b) = sh.rule.remaining(st.index, &st.progress, &sh.board());
+            // in a boot, its share
+            let (a, b) = st.share.map_or((a, b), |share| (a.min(share), b.min(share)));
             (lo + u64::from(a), hi + u64::from(b))
         });
         let ready = Ready { session: record.clone(), pending, todo: states.len(), min, max };
@@ -198,7 +208,14 @@ impl<'a> HostRun<'a> {
                 late_pending.push((st.label.clone(), why.clone()));
             }
         }
-        complete += states.iter().filter(|st| st.done).count();
+        complete += states.iter().filter(|st| st.done && !st.paused).count();
+        for st in states.iter().filter(|st| st.paused) {
+            let trials = if st.taken == 1 { "1 trial".to_string() } else { format!("{} trials", st.taken) };
+            late_pending.push((
+                st.label.clone(),
+                format!("ran its share of this boot ({trials}); later boots run the rest"),
+            ));
+        }
         record.event = Event::End;
         record.at = now();
         record.facts = IndexMap::new();

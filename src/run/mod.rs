@@ -18,6 +18,7 @@
 //! recorded and the run goes on, until a cell fails `max_failures` times in a session. An
 //! unreachable host is reported and the other hosts carry on.
 
+mod boot;
 mod cell;
 pub mod display;
 pub(crate) mod exec;
@@ -45,7 +46,7 @@ use crate::plan::{Cell, Plan};
 use crate::spec::{Experiment, Repetitions};
 use crate::store::{Board, CellProgress, StoreError};
 
-pub use session::run;
+pub use boot::{outline as boot_outline, run};
 
 /// Whether a cell needs more trials: the stopping rule, which the caller supplies
 /// (`analyze::stopping::Rule`), so that run/ counts trials and never judges them.
@@ -81,6 +82,12 @@ pub struct RunOptions {
     pub host: Option<String>,
     /// The label recorded in each session of the run (`--label`), for `margin compare`.
     pub label: Option<String>,
+    /// Set by the boot loop (boot.rs), not by the user: the session runs in one boot of
+    /// a host's boot plan, and each cell's share of it is its remaining trials divided by
+    /// this many boots of its levels left (this one included).
+    pub boots_left: Option<u32>,
+    /// Set by the boot loop: hosts whose cells this session leaves alone (they boot).
+    pub skip_hosts: Vec<String>,
 }
 
 /// What a run did, over all its hosts.

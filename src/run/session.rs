@@ -18,7 +18,7 @@ use crate::spec::{Experiment, parse_duration};
 use crate::store::{Board, Start, Store};
 
 /// Run the cells of `plan` that match their host and still need trials.
-pub fn run(
+pub(crate) fn run(
     exp: &Experiment,
     plan: &Plan,
     store: &Store,
@@ -130,6 +130,9 @@ pub(crate) fn run_on(
     for (i, cell) in plan.cells.iter().enumerate() {
         let progress = progress.remove(&i).unwrap_or_default();
         let host = host_of(plan, cell);
+        if options.skip_hosts.iter().any(|h| h == host) {
+            continue;
+        }
         if options.host.as_deref().is_some_and(|only| only != host) {
             if shared.rule.is_done(i, &progress, &shared.board()) {
                 outcome.complete += 1;

@@ -227,6 +227,13 @@ pub(crate) struct CellState<'p> {
     pub(crate) warmups_left: u32,
     pub(crate) failures: u32,
     pub(crate) done: bool,
+    /// Trials (not warm-ups) it may take in this session: its share of a boot
+    /// (`RunOptions::boots_left`); `None`: as many as the repetitions rule wants.
+    pub(crate) share: Option<u32>,
+    /// Trials (not warm-ups) it took in this session.
+    pub(crate) taken: u32,
+    /// Done with its share of this boot, not with its trials: the next boot runs more.
+    pub(crate) paused: bool,
     pub(crate) abandoned: Option<String>,
     /// Why this session's `cleanup` of the cell failed.
     pub(crate) cleanup_failed: Option<String>,

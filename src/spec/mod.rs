@@ -5,6 +5,7 @@
 //! [`validate`] checks what types cannot express (references between keys, templates,
 //! durations, percentages) and reports every problem it finds, not only the first.
 
+mod boot;
 mod load;
 mod schema;
 mod validate;
@@ -277,6 +278,47 @@ pub struct Host {
     /// Extra `-o` options, like `ConnectTimeout=5`.
     #[serde(default)]
     pub options: Vec<Located<String>>,
+    /// How margin reboots the host into a combination of the environment's levels
+    /// (docs/experiment-file.md, boots): boots become units of the experiment.
+    pub boot: Option<Located<Boot>>,
+}
+
+/// A host's boot recipe: the commands that reboot it into the levels of the environment
+/// factors, rendered from those levels, and how long it may take to come back.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Boot {
+    /// Run on the host over ssh first, to choose the next boot (`grub-reboot '…'`).
+    pub select: Option<Located<String>>,
+    /// The reboot, run on the host over ssh; default `reboot` unless `restart` is given.
+    pub reboot: Option<Located<String>>,
+    /// Instead of `reboot`, a command run on the machine margin runs on (a BMC's
+    /// `ipmitool`, a VM restarted with another kernel).
+    pub restart: Option<Located<String>>,
+    /// Run on the machine margin runs on when the host does not come back in `timeout`;
+    /// margin then waits `timeout` once more.
+    pub power_cycle: Option<Located<String>>,
+    /// From the reboot command to ssh answering in a new boot (default 10m).
+    pub timeout: Option<Located<Scalar>>,
+    /// Boots of each combination of the environment's levels over the run (default 3).
+    pub boots: Option<Located<u32>>,
+    /// Failed boots (not back, or back in other levels) before the host's remaining
+    /// cells are left pending (default 3).
+    pub max_failed: Option<Located<u32>>,
+}
+
+impl Boot {
+    /// Its command templates with their key names.
+    pub fn commands(&self) -> impl Iterator<Item = (&'static str, &Located<String>)> {
+        [
+            ("select", self.select.as_ref()),
+            ("reboot", self.reboot.as_ref()),
+            ("restart", self.restart.as_ref()),
+            ("power_cycle", self.power_cycle.as_ref()),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| v.map(|v| (k, v)))
+    }
 }
 
 /// A long-lived command on a host for the duration of the trials of the cells that use
@@ -385,6 +427,9 @@ pub struct MetricSpec {
     pub mean: Option<MeanKind>,
     /// `parametric` or `robust`: this metric's comparisons, overriding `analysis.method`.
     pub method: Option<Method>,
+    /// What the tool prints, as its stdout: `check`, `plan` and `run` try the `regex` or
+    /// `json` on it before any trial runs (`parse::recipe::check_samples`).
+    pub sample: Option<Located<String>>,
 }
 
 /// `repetitions:` as written: `5`, `{ min: 5, max: 30, target: 2% }` or

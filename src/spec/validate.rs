@@ -12,8 +12,8 @@ use crate::diag::{Diagnostic, Diagnostics, Pos, excerpt, pos_in_template, sugges
 use crate::template::{Templates, check_syntax};
 use crate::vocab::{ENGINE_METRICS, FACTS, MONITOR_SOURCES, PARSERS, SERVICES, Scalar, TEMPLATE_VARIABLES};
 
-struct Checker<'a> {
-    exp: &'a Experiment,
+pub(super) struct Checker<'a> {
+    pub(super) exp: &'a Experiment,
     out: Diagnostics,
     templates: Templates,
 }
@@ -24,6 +24,7 @@ pub(super) fn validate(exp: &Experiment) -> Diagnostics {
     c.matrix();
     c.environment();
     c.hosts();
+    c.boots();
     c.services();
     c.gangs();
     c.templates();
@@ -42,11 +43,11 @@ fn is_identifier(s: &str) -> bool {
 }
 
 impl<'a> Checker<'a> {
-    fn error(&mut self, pos: Pos, message: impl Into<String>) {
+    pub(super) fn error(&mut self, pos: Pos, message: impl Into<String>) {
         self.out.push(Diagnostic::new(&self.exp.path, pos, message));
     }
 
-    fn error_hint(&mut self, pos: Pos, message: impl Into<String>, hint: Option<String>) {
+    pub(super) fn error_hint(&mut self, pos: Pos, message: impl Into<String>, hint: Option<String>) {
         let d = Diagnostic::new(&self.exp.path, pos, message);
         self.out.push(match hint {
             Some(h) => d.with_hint(h),
@@ -709,7 +710,7 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn template(&mut self, key: &str, t: &Located<String>, defined: &[String]) {
+    pub(super) fn template(&mut self, key: &str, t: &Located<String>, defined: &[String]) {
         match self.templates.names(&t.value) {
             Err(e) => {
                 let pos = template_pos(&self.exp.source, t, e.line.unwrap_or(1), 0);
@@ -772,6 +773,19 @@ impl<'a> Checker<'a> {
                     ),
                     Ok(_) => {}
                 }
+            }
+            if let Some(sample) = &m.sample
+                && m.regex.is_none()
+                && m.json.is_none()
+            {
+                self.error_hint(
+                    sample.pos,
+                    format!(
+                        "metric `{}`: a `sample:` with no `regex` or `json` to try on it",
+                        excerpt(&name.value)
+                    ),
+                    Some("give the metric a `regex` (or `json`), or remove `sample:`".into()),
+                );
             }
             if let Some(p) = &m.json
                 && !(p.value.is_empty() || p.value.starts_with('/'))

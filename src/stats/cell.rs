@@ -6,6 +6,7 @@ use serde::Serialize;
 use super::describe::{CellSummary, summarize};
 use super::observations::Observations;
 use super::outliers::{self, Outliers};
+use super::regimes::{Regimes, find_regimes};
 use super::stability::{StabilityFlag, stability_flags, stability_flags_of};
 use super::{StatsError, StatsSettings};
 
@@ -23,10 +24,15 @@ pub(crate) struct CellAnalysis {
     pub set_aside: Vec<f64>,
     /// Warnings about all trials, in the order they ran.
     pub flags: Vec<StabilityFlag>,
+    /// Every trial tested for two regimes (docs/statistics.md, Two regimes in a cell):
+    /// `Some` when the cell is two.
+    pub regimes: Option<Regimes>,
 }
 
 /// Finds the outliers by the configured rule, summarises the trials kept, and flags
-/// instabilities over all trials (a set-aside slow first run is still worth a warning).
+/// instabilities over all trials (a set-aside slow first run is still worth a warning),
+/// and tests them all for two regimes — unless the smaller of the two is values the
+/// outlier rule selected, every one of them: then they are its outliers.
 pub(crate) fn analyze_cell(
     sample: &Observations,
     settings: &StatsSettings,
@@ -45,8 +51,14 @@ pub(crate) fn analyze_cell(
     } else {
         stability_flags(sample, settings)?
     };
+    // a group the outlier rule takes whole is its outliers, not a regime
+    let regimes = find_regimes(sample, settings)?.filter(|r| {
+        let smaller = r.regimes.iter().map(|g| &g.trials).min_by_key(|t| t.len()).expect("two regimes");
+        !smaller.iter().all(|i| candidates.contains(i))
+    });
     Ok(CellAnalysis {
         summary,
+        regimes,
         set_aside: outliers.set_aside.iter().map(|&i| sample.values()[i]).collect(),
         flags,
         outliers,
@@ -85,5 +97,26 @@ mod tests {
             first.flags.iter().any(|f| matches!(f, StabilityFlag::FirstTrialOutlier { .. })),
             "the warning survives setting the trial aside"
         );
+    }
+
+    /// Two slow trials among 20 steady ones (a scheduler's hiccup, as `sleep 0.01` shows
+    /// under load) are the outlier rule's, not a regime; six are a regime.
+    #[test]
+    fn a_pair_of_outliers_is_not_a_regime_and_a_quarter_of_the_trials_is() {
+        let steady = |i: usize| 12.5 + 0.1 * ((i * 7) % 5) as f64;
+        let mut values: Vec<f64> = (0..20).map(steady).collect();
+        (values[4], values[13]) = (19.0, 21.0);
+        let sample = Observations::new(&values, crate::vocab::MeanKind::Arithmetic).unwrap();
+        let analysis = analyze_cell(&sample, &StatsSettings::default()).unwrap();
+        assert_eq!(analysis.set_aside.len(), 2, "{analysis:?}");
+        assert!(super::super::regimes::split_ratio(&values).unwrap().lower.len() == 18);
+        assert_eq!(analysis.regimes, None);
+        for i in [1, 6, 9, 15] {
+            values[i] = 20.0 + 0.1 * i as f64;
+        }
+        let sample = Observations::new(&values, crate::vocab::MeanKind::Arithmetic).unwrap();
+        let analysis = analyze_cell(&sample, &StatsSettings::default()).unwrap();
+        let regimes = analysis.regimes.expect("six slow trials are a regime");
+        assert_eq!(regimes.regimes[1].trials, vec![1, 4, 6, 9, 13, 15]);
     }
 }

@@ -8,11 +8,14 @@
 //! What a read parsed is kept beside the log as its columns (`runs.columns`, see
 //! `columns`), so that the next read parses only the lines appended since.
 
+mod append;
+mod boots;
 mod columns;
 mod copy;
 mod ids;
 mod names;
 mod progress;
+mod read;
 mod record;
 mod secondary;
 mod standing;
@@ -20,16 +23,17 @@ mod trials;
 
 use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufRead, BufReader, Read, Write};
-use std::os::unix::fs::{FileExt, MetadataExt};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-
-use rayon::prelude::*;
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 
 use crate::plan::Plan;
 
+use self::append::{TRIALS_RESERVE, written_end};
+use self::read::{KEEP_COLUMNS_AFTER, read_log, read_trials, regular_file};
+
+pub use append::Appender;
+pub use boots::{BootEvent, BootRecord};
 pub use copy::{Kept, spec_hash};
 pub use names::{Name, Names};
 pub use progress::{Board, CellProgress, levels_map, progress, progress_labelled};
@@ -93,21 +97,6 @@ pub struct Start {
 #[derive(Debug)]
 pub struct Lock {
     _file: File,
-}
-
-/// An open log, appended to durably.
-#[derive(Debug)]
-pub struct Appender {
-    path: PathBuf,
-    file: File,
-    /// Where the next record goes: just past the last line.
-    end: u64,
-    /// The file's length; from `end` to here, zeros laid down ahead.
-    len: u64,
-    /// The most bytes of zeros to lay ahead when the room runs out (0: none).
-    reserve: u64,
-    /// The line being written, kept for the next record: no allocation per trial.
-    line: Vec<u8>,
 }
 
 impl Store {
@@ -313,7 +302,7 @@ impl Store {
     pub fn move_aside(&self) -> Result<Vec<PathBuf>, StoreError> {
         let stamp = jiff::Timestamp::now().strftime("%Y%m%dT%H%M%SZ").to_string();
         let mut moved = Vec::new();
-        for path in [self.runs_path(), self.sessions_path()] {
+        for path in [self.runs_path(), self.sessions_path(), self.boots_path()] {
             if !path.exists() {
                 continue;
             }
@@ -357,375 +346,6 @@ impl Store {
         fs::rename(&new, &path).map_err(|e| StoreError::io(&new, e))?;
         sync_dir(&self.dir).map_err(|e| StoreError::io(&self.dir, e))?;
         Ok(aside)
-    }
-}
-
-/// The most zeros laid ahead of the trial log's last record when it needs room: a trial
-/// record is 0.5–1 KiB, so about a thousand trials per reservation.
-const TRIALS_RESERVE: u64 = 1 << 20;
-
-/// The columns of the trial log are kept beside it (`runs.columns`) once a read has parsed
-/// this many bytes of lines they did not cover (and an eighth of what they did): about
-/// 2 000 trial records. A smaller log is parsed in less time than the columns take to write.
-const KEEP_COLUMNS_AFTER: u64 = 1 << 20;
-
-/// The log is read and parsed a block of about this many bytes at a time: the lines of a
-/// block in parallel, and never the whole file at once (a million trials are most of a
-/// gigabyte of JSON).
-const BLOCK: u64 = 16 << 20;
-
-/// Hand each block of `path`'s lines, the number of its first line and the offset of its
-/// first byte to `each`. An absent log has no lines.
-fn for_each_block(path: &Path, each: impl FnMut(&[&[u8]], usize, u64)) -> Result<(), StoreError> {
-    if !regular_file(path)? {
-        return Ok(());
-    }
-    let file = File::open(path).map_err(|e| StoreError::io(path, e))?;
-    for_each_block_from(path, &file, 0, 1, each)
-}
-
-/// [`for_each_block`] of an open log from byte `start`, the beginning of line `first`.
-fn for_each_block_from(
-    path: &Path,
-    mut file: &File,
-    start: u64,
-    mut first: usize,
-    mut each: impl FnMut(&[&[u8]], usize, u64),
-) -> Result<(), StoreError> {
-    use std::io::{Seek, SeekFrom};
-    file.seek(SeekFrom::Start(start)).map_err(|e| StoreError::io(path, e))?;
-    let mut reader = BufReader::new(file);
-    let mut block = Vec::new();
-    let mut offset = start;
-    loop {
-        block.clear();
-        // A block ends at the end of a line, so that no record is cut in two.
-        (&mut reader)
-            .take(BLOCK)
-            .read_to_end(&mut block)
-            .and_then(|_| reader.read_until(b'\n', &mut block))
-            .map_err(|e| StoreError::io(path, e))?;
-        let read = block.len() as u64;
-        // Zeros at the end are room a run laid ahead of its records, not text; the log
-        // ends there (what a run writes meanwhile is for the next read).
-        let room = block.last() == Some(&0);
-        if room {
-            block.truncate(block.iter().rposition(|b| *b != 0).map_or(0, |i| i + 1));
-        }
-        if block.is_empty() {
-            return Ok(());
-        }
-        let lines: Vec<&[u8]> = block.split(|b| *b == b'\n').collect();
-        each(&lines, first, offset);
-        if room {
-            return Ok(());
-        }
-        first += lines.len() - 1;
-        offset += read;
-    }
-}
-
-/// Nothing to read: white space, or — while a run writes the log — a line that starts in
-/// the room it lays ahead: a record it was writing as this read went by.
-fn blank(line: &[u8], writing: bool) -> bool {
-    (writing && line.first() == Some(&0)) || line.iter().all(u8::is_ascii_whitespace)
-}
-
-fn torn(path: &Path, line: usize, e: &serde_json::Error) -> String {
-    format!(
-        "{}:{line}: skipped a record that does not parse (torn by a crash or a full disk?): {e}",
-        path.display()
-    )
-}
-
-fn read_log<T: DeserializeOwned + Send>(
-    path: &Path,
-    writing: bool,
-    warnings: &mut Vec<String>,
-) -> Result<Vec<T>, StoreError> {
-    let mut out = Vec::new();
-    for_each_block(path, |lines, first, _| {
-        let parsed: Vec<Option<serde_json::Result<T>>> = lines
-            .par_iter()
-            .map(|line| (!blank(line, writing)).then(|| serde_json::from_slice(line)))
-            .collect();
-        for (i, record) in parsed.into_iter().enumerate() {
-            match record {
-                None => {}
-                Some(Ok(record)) => out.push(record),
-                Some(Err(e)) => warnings.push(torn(path, first + i, &e)),
-            }
-        }
-    })?;
-    Ok(out)
-}
-
-/// The trial log, column-wise: the columns kept beside it (`runs.columns`, see
-/// [`columns`]) for the part they cover, then the lines after it, each block's lines
-/// parsed in parallel, a chunk of lines per task, and the chunks appended in order. When
-/// the lines parsed here hold at least `min_parsed` bytes and an eighth of what the
-/// columns covered, the columns are kept anew, up to the last record read.
-///
-/// `needed`: the table is only for where the cells stand (`Standing::of`) or for a
-/// report, and holds only the columns that needs ([`Needed`]), read alone from
-/// `runs.columns` when the lines after them are too few for the columns to be kept anew
-/// (the file keeps all the columns, so it is then read whole, and the table has all).
-fn read_trials(
-    path: &Path,
-    writing: bool,
-    warnings: &mut Vec<String>,
-    min_parsed: u64,
-    needed: Needed,
-) -> Result<Trials, StoreError> {
-    if !regular_file(path)? {
-        return Ok(Trials::default());
-    }
-    let io = |e| StoreError::io(path, e);
-    let file = File::open(path).map_err(io)?;
-    let meta = file.metadata().map_err(io)?;
-    let kept = columns::path_for(path);
-    // the lines after the columns, at most (the zeros laid ahead are counted too)
-    let partial = |end: u64| match meta.len() - end < min_parsed.max(end / 8) {
-        true => needed,
-        false => Needed::All,
-    };
-    let covered = columns::read(&kept, &file, &meta, partial);
-    let (mut out, start, lines, mut said, partial) = match covered {
-        Some(c) => (c.trials, c.end, c.lines, c.warnings, c.needed),
-        None => (Trials::default(), 0, 0, Vec::new(), Needed::All),
-    };
-    // the end of the last record the columns may cover, its line, and whether a newline
-    // ends it; while a run writes, a line skipped (being written as this read went by)
-    // stops them, so that a later read gets it, and records read past it (`beyond`) keep
-    // them from being written this time: they hold only what they cover
-    let mut last: Option<(u64, usize, bool)> = None;
-    let (mut stopped, mut beyond, mut cut) = (false, false, false);
-    for_each_block_from(path, &file, start, lines + 1, |lines, first, offset| {
-        let chunk = lines.len().div_ceil(4 * rayon::current_num_threads()).max(1);
-        let parsed: Vec<Chunk> = lines
-            .par_chunks(chunk)
-            .enumerate()
-            .map(|(c, lines)| {
-                let mut out = Chunk::default();
-                for (i, line) in lines.iter().enumerate() {
-                    let n = first + c * chunk + i;
-                    if blank(line, writing) {
-                        // the zeros laid ahead: what a read finds past them was written
-                        // after it went by, and is left for the next read, so that every
-                        // read is the table of a prefix of the records
-                        if writing && !blank(line, false) {
-                            out.skipped = true;
-                            out.cut = true;
-                            break;
-                        }
-                        continue;
-                    }
-                    match out.trials.push_json(line) {
-                        Ok(()) if !out.skipped => out.last_record = Some(c * chunk + i),
-                        Ok(()) => out.past = true,
-                        Err(e) => {
-                            out.torn.push((n, torn(path, n, &e)));
-                            out.skipped |= writing;
-                            // a record seen half written over those zeros: the same
-                            if writing && line.contains(&0) {
-                                out.cut = true;
-                                break;
-                            }
-                        }
-                    }
-                }
-                out
-            })
-            .collect();
-        let mut last_record = None;
-        for mut c in parsed {
-            // the lines appended to the columns needed: theirs alone
-            c.trials.keep(partial);
-            if cut {
-                // past a record being written: left for the next read
-                beyond |= !c.trials.is_empty();
-                continue;
-            }
-            cut = c.cut;
-            beyond |= c.past;
-            if stopped {
-                beyond |= !c.trials.is_empty();
-            } else {
-                last_record = c.last_record.or(last_record);
-                stopped = c.skipped;
-            }
-            out.append(c.trials);
-            said.extend(c.torn);
-        }
-        if let Some(i) = last_record {
-            let end = offset + lines[..=i].iter().map(|l| l.len() as u64 + 1).sum::<u64>();
-            last = Some((end, first + i, i + 1 < lines.len()));
-        }
-    })?;
-    // no columns written from a table that lacks some
-    if let Some((end, line, true)) = last
-        && partial == Needed::All
-        && !beyond
-        && end - start >= min_parsed.max(start / 8)
-    {
-        // the warnings of the lines the columns cover go with them (they are in line order)
-        let after = said.split_off(said.iter().take_while(|(l, _)| *l <= line).count());
-        let mut covered =
-            columns::Covered { trials: out, end, lines: line, warnings: said, needed: Needed::All };
-        // a convenience: a store on a read-only or full disk is read all the same
-        let _ = columns::write(&kept, &file, &meta, &covered);
-        covered.warnings.extend(after);
-        warnings.extend(covered.warnings.into_iter().map(|(_, w)| w));
-        return Ok(covered.trials);
-    }
-    warnings.extend(said.into_iter().map(|(_, w)| w));
-    Ok(out)
-}
-
-/// What a task made of a chunk of the log's lines.
-#[derive(Default)]
-struct Chunk {
-    trials: Trials,
-    /// The torn lines: their numbers, and what to say of them.
-    torn: Vec<(usize, String)>,
-    /// The last record before the first line skipped while a run writes (an index into
-    /// the block's lines), and whether there was such a line.
-    last_record: Option<usize>,
-    skipped: bool,
-    /// A record after that line.
-    past: bool,
-    /// The chunk stopped at a record being written: the records after it, here and in
-    /// the chunks after, were written after the read went by them.
-    cut: bool,
-}
-
-impl Appender {
-    /// Open a log to add records to. A log whose last line was torn gets a newline first,
-    /// so the next record starts on a line of its own and the torn one stays readable as
-    /// such. Zeros left past the last line by a run that was killed are written over.
-    ///
-    /// `reserve`: at most how many bytes of zeros to lay down past the end each time the
-    /// log needs more room (0: the file grows with each record). A record written over zeros
-    /// already on the disk leaves the file's size alone, so `fdatasync` flushes the data
-    /// without an ext4 journal commit. On this project's VM disk a bare loop of write +
-    /// `fdatasync` takes 135–150 µs per record that way against 215–255 µs appending,
-    /// and 1 000 trials of `true` through `margin run` went from 1.18–1.26 s to
-    /// 1.13–1.16 s (six runs each, in turns).
-    fn open(path: &Path, reserve: u64) -> Result<Self, StoreError> {
-        let existed = regular_file(path)?;
-        let io = |e| StoreError::io(path, e);
-        let file =
-            OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path).map_err(io)?;
-        let len = file.metadata().map_err(io)?.len();
-        let mut end = written_end(&file, len).map_err(io)?;
-        if end > 0 {
-            let mut last = [0u8; 1];
-            file.read_exact_at(&mut last, end - 1).map_err(io)?;
-            if last[0] != b'\n' {
-                file.write_all_at(b"\n", end).and_then(|()| file.sync_data()).map_err(io)?;
-                end += 1;
-            }
-        }
-        if !existed && let Some(dir) = path.parent() {
-            sync_dir(dir).map_err(|e| StoreError::io(dir, e))?;
-        }
-        Ok(Appender { path: path.to_path_buf(), file, end, len: len.max(end), reserve, line: Vec::new() })
-    }
-
-    /// Add one record as one line, and make it durable before returning.
-    pub fn append<T: Serialize>(&mut self, record: &T) -> Result<(), StoreError> {
-        let mut line = std::mem::take(&mut self.line);
-        line.clear();
-        let done = serde_json::to_writer(&mut line, record)
-            .map_err(|e| StoreError::io(&self.path, e.into()))
-            .and_then(|()| self.write_line(&mut line));
-        self.line = line;
-        done
-    }
-
-    /// [`Appender::append`] of a trial's record, its line written by
-    /// [`TrialRecord::write_json`] (the same bytes) into the buffer kept for the run.
-    pub fn append_trial(&mut self, record: &TrialRecord) -> Result<(), StoreError> {
-        let mut line = std::mem::take(&mut self.line);
-        line.clear();
-        record.write_json(&mut line);
-        let done = self.write_line(&mut line);
-        self.line = line;
-        done
-    }
-
-    /// Write `line` (a record without its newline, which is added) at the end, durably.
-    fn write_line(&mut self, line: &mut Vec<u8>) -> Result<(), StoreError> {
-        line.push(b'\n');
-        let needed = self.end + line.len() as u64;
-        if needed > self.len && self.reserve > 0 {
-            // as much room as the log holds already, between 64 KiB and `reserve`: a
-            // short run does not lay a megabyte, a long one lays it a thousand trials
-            // at a time
-            let room = self.end.clamp(self.reserve.min(64 << 10), self.reserve);
-            self.lay_zeros(needed + room);
-        }
-        self.file
-            .write_all_at(line, self.end)
-            .and_then(|()| self.file.sync_data())
-            .map_err(|e| StoreError::io(&self.path, e))?;
-        self.end = needed;
-        self.len = self.len.max(needed);
-        Ok(())
-    }
-
-    /// Write zeros from the end of the file up to `target`; they are made durable with
-    /// the next record. On a full disk, stop reserving: the records that fit still go in,
-    /// and the one that does not gets the error.
-    fn lay_zeros(&mut self, target: u64) {
-        static ZEROS: [u8; 64 << 10] = [0; 64 << 10];
-        while self.len < target {
-            let n = (target - self.len).min(ZEROS.len() as u64) as usize;
-            match self.file.write_at(&ZEROS[..n], self.len) {
-                Ok(0) | Err(_) => {
-                    self.reserve = 0;
-                    return;
-                }
-                Ok(written) => self.len += written as u64,
-            }
-        }
-    }
-}
-
-/// Give the reserve back when the log is closed: the file ends with its last line.
-impl Drop for Appender {
-    fn drop(&mut self) {
-        if self.len > self.end && self.file.set_len(self.end).and_then(|()| self.file.sync_data()).is_ok() {
-            self.len = self.end;
-        }
-    }
-}
-
-/// Where a log's text ends: zeros past it are space reserved by a run (see
-/// [`Appender::open`]), not records.
-fn written_end(file: &File, len: u64) -> io::Result<u64> {
-    let mut end = len;
-    let mut buf = vec![0u8; 64 << 10];
-    while end > 0 {
-        let start = end.saturating_sub(buf.len() as u64);
-        let piece = &mut buf[..(end - start) as usize];
-        file.read_exact_at(piece, start)?;
-        match piece.iter().rposition(|b| *b != 0) {
-            Some(i) => return Ok(start + i as u64 + 1),
-            None => end = start,
-        }
-    }
-    Ok(0)
-}
-
-/// Whether a log exists; an error when something other than a plain file has its name
-/// (a device or a pipe could be read forever, or block the open).
-fn regular_file(path: &Path) -> Result<bool, StoreError> {
-    match fs::metadata(path) {
-        Ok(meta) if meta.is_file() => Ok(true),
-        Ok(_) => Err(StoreError::NotAFile { path: path.to_path_buf() }),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(StoreError::io(path, e)),
     }
 }
 

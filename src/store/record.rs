@@ -1,5 +1,6 @@
 //! The records of the store: one line of `runs.ndjson` per trial, one line of
-//! `sessions.ndjson` per session start and end. Field names are the contract of DESIGN.md §5.
+//! `sessions.ndjson` per session start and end. Field names are the contract of
+//! docs/design.md §5 and docs/store.md.
 
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
@@ -309,7 +310,7 @@ pub struct SessionRecord {
     pub seed: u64,
     /// blake3 of the experiment file's text.
     pub spec_hash: String,
-    /// Facts about the host (DESIGN.md §6) and the detected environment levels.
+    /// Facts about the host (docs/design.md §6.8) and the detected environment levels.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub facts: IndexMap<String, String>,
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]

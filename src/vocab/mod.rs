@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 pub(crate) mod display;
 pub mod unit;
 
-pub use unit::{Scale, Unit, UnknownUnit, parse_unit};
+pub use unit::{Scale, Unit, UnknownUnit, never_negative, parse_unit};
 
 /// Which direction of a metric is an improvement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -205,6 +205,12 @@ pub fn is_measured_metric(name: &str) -> bool {
 /// the host.
 pub fn member_metric(name: &str) -> Option<(&str, &str)> {
     name.rsplit_once('@').filter(|(metric, host)| !metric.is_empty() && !host.is_empty())
+}
+
+/// Whether `name` is one of margin's own measures of a trial ([`ENGINE_METRICS`]), a gang
+/// member's (`wall_time@domu1`) included.
+pub fn engine_metric(name: &str) -> bool {
+    ENGINE_METRICS.contains(&name) || member_metric(name).is_some_and(|(m, _)| ENGINE_METRICS.contains(&m))
 }
 
 /// The unit of a secondary metric, a gang member's (`cpu_user_pct@domu1`) included.

@@ -46,6 +46,13 @@ impl fmt::Display for Unit {
     }
 }
 
+/// Whether a metric of this (canonical) unit can never be negative: seconds, bytes and
+/// their rates, operations per second, percentages. A plain count or a unitless score
+/// may be a difference, and is not cut.
+pub fn never_negative(unit: &str) -> bool {
+    matches!(unit, "s" | "B" | "B/s" | "bit/s" | "op/s" | "%")
+}
+
 /// A unit string resolved: multiply a printed value by `factor` to get `unit`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Scale {

@@ -280,3 +280,70 @@ fn calibrate_the_outlier_rule_and_paired_sessions() {
     assert!(at(&calm["power"], 1) >= 0.9, "{}", at(&calm["power"], 1));
     assert!(at(&shifted["power"], 1) < 0.5, "{}", at(&shifted["power"], 1));
 }
+
+/// The regime test's tables (docs/statistics.md, Two regimes in a cell): through the real
+/// binary, its false alarms on unimodal shapes stay within 1 % + 3 SE at every n, and a
+/// clear mixture (half the trials 10 sd up) is found nearly always from n = 20.
+#[test]
+fn calibrate_measures_the_regime_tests_false_alarms_and_power() {
+    let report = calibrate(1500, &["^regimes$"]);
+    assert!(report["scenarios"].as_array().unwrap().is_empty());
+    let r = &report["regimes"];
+    let rows = r["false_alarms"].as_array().unwrap();
+    assert!(rows.len() >= 5, "{r}");
+    for row in rows {
+        for pair in row["rates"].as_array().unwrap() {
+            let (n, rate) = (&pair[0], &pair[1]);
+            let of = rate["of"].as_f64().unwrap();
+            let bound = 0.01 + 3.0 * (0.01 * 0.99 / of).sqrt();
+            assert!(
+                rate["rate"].as_f64().unwrap() <= bound,
+                "{} at n = {n}: {} of {of} false alarms",
+                row["shape"],
+                rate["hits"]
+            );
+        }
+    }
+    let clear = r["power"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["share"] == 0.5 && p["separation_sd"] == 10.0)
+        .expect("the half-and-half, 10 sd row");
+    for pair in clear["rates"].as_array().unwrap() {
+        if pair[0].as_u64().unwrap() >= 20 {
+            assert!(pair[1]["rate"].as_f64().unwrap() > 0.95, "{clear}");
+        }
+    }
+    let out = margin()
+        .args(["calibrate", "--experiments", "20", "--seed", "3", "--scenario", "regimes"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("Two regimes in a cell: 20 simulated cells per row and n"), "{text}");
+    assert!(text.contains("| normal cv5 |") && text.contains("| 50 % | 10 |"), "{text}");
+}
+
+/// The drift test's tables (docs/statistics.md, Drift within a session): through the real
+/// binary, stationary sessions of every shape and size stay within 1 % + 3 SE of false
+/// alarms, and a step of 2 sd half-way through 200 trials is found nearly always.
+#[test]
+fn calibrate_measures_the_drift_tests_false_alarms_and_power() {
+    let report = calibrate(60, &["^drift$"]);
+    assert!(report["scenarios"].as_array().unwrap().is_empty());
+    let d = &report["drift"];
+    let rows = d["false_alarms"].as_array().unwrap();
+    assert_eq!(rows.len(), 4, "{d}");
+    for row in rows {
+        for triple in row["rates"].as_array().unwrap() {
+            let rate = &triple[2];
+            let of = rate["of"].as_f64().unwrap();
+            let bound = 0.01 + 3.0 * (0.01 * 0.99 / of).sqrt();
+            assert!(rate["rate"].as_f64().unwrap() <= bound, "{}: {triple}", row["what"]);
+        }
+    }
+    let step = d["power"].as_array().unwrap().iter().find(|r| r["what"] == "step of 2 sd half-way").unwrap();
+    let big = step["rates"].as_array().unwrap().iter().find(|t| t[0] == 20 && t[1] == 10).unwrap();
+    assert!(big[2]["rate"].as_f64().unwrap() > 0.9, "{step}");
+}

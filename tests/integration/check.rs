@@ -133,3 +133,39 @@ fn a_setup_that_differs_between_interleaved_cells_gets_a_note() {
     let same = "matrix:\n  pin: [pinned, floating]\nsetup: \"mkdir -p {{ workdir }}/data\"\nrun: echo\n";
     assert!(!check("same.yaml", same).contains("note:"));
 }
+
+/// A `regex:` tried on its metric's `sample:` before any trial (issue 39: a regex that
+/// matched nothing ran the whole matrix): `check`, `plan` and `run` refuse the file at the
+/// sample with exit 2, and `run` runs nothing; a regex that finds its number passes.
+#[test]
+fn a_regex_that_misses_its_sample_is_refused_before_any_trial() {
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = |pattern: &str| {
+        format!(
+            "matrix:\n  n: [1, 2, 3]\nrun: echo value={{{{ n }}}}\nmonitor: none\nmetrics:\n  value:\n    \
+             regex: '{pattern}'\n    sample: \"value=12\\n\"\n    better: higher\n"
+        )
+    };
+    std::fs::create_dir(dir.path().join("experiments")).unwrap();
+    let file = dir.path().join("experiments/exp.yaml");
+    std::fs::write(&file, yaml("valeu=(\\d+)")).unwrap();
+    for command in ["check", "plan", "run"] {
+        let out = super::as_a_user(dir.path()).args([command, "experiments/exp.yaml"]).output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{command}: {err}");
+        assert!(
+            err.contains(
+                "experiments/exp.yaml:8:13: metric `value`: its regex finds no number in its `sample:`"
+            ),
+            "{command}: {err}"
+        );
+        assert!(
+            err.contains("hint: `val` matches (stdout line 1: `value=12`), but nothing follows it"),
+            "{err}"
+        );
+    }
+    assert!(!dir.path().join("reports/exp/runs.ndjson").exists(), "no trial ran");
+    std::fs::write(&file, yaml("value=(\\d+)")).unwrap();
+    let out = super::as_a_user(dir.path()).args(["check", "experiments/exp.yaml"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+}

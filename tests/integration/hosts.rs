@@ -48,6 +48,11 @@ impl Keys {
         Keys { dir }
     }
 
+    /// The folder of the keys: `host` (the daemon's) and `client` (margin's).
+    pub(super) fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
     fn client(&self) -> PathBuf {
         self.dir.path().join("client")
     }

@@ -8,6 +8,7 @@ mod campaign;
 mod check;
 mod columns;
 mod compare;
+mod drift;
 mod first_run;
 mod gangs;
 mod hosts;
@@ -16,6 +17,8 @@ mod modules;
 mod output;
 mod plan;
 mod readers;
+mod reboots;
+mod regimes;
 mod report_structure;
 mod robust;
 mod run;
@@ -44,6 +47,19 @@ pub fn as_a_user(dir: &std::path::Path) -> std::process::Command {
     let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin!("margin"));
     without_margin_env(&mut cmd).current_dir(dir);
     cmd
+}
+
+/// Writes `yaml` to `DIR/experiments/x.yaml`, runs it there as a user would (`margin run
+/// experiments/x.yaml`, the default store; it must succeed) and reads its summary.json and
+/// report.md.
+pub fn run_experiment(dir: &std::path::Path, yaml: &str) -> (serde_json::Value, String) {
+    std::fs::create_dir_all(dir.join("experiments")).unwrap();
+    std::fs::write(dir.join("experiments/x.yaml"), yaml).unwrap();
+    let out = as_a_user(dir).args(["run", "experiments/x.yaml"]).output().unwrap();
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let summary = std::fs::read_to_string(dir.join("reports/x/summary.json")).unwrap();
+    let report = std::fs::read_to_string(dir.join("reports/x/report.md")).unwrap();
+    (serde_json::from_str(&summary).unwrap(), report)
 }
 
 /// `cmd` with every `MARGIN_*` variable of the test's environment removed.

@@ -270,3 +270,37 @@ fn advice_past_the_adaptive_maximum_says_so() {
     assert!(sentence.contains("less noise"), "{sentence}");
     let _ = stdout(&out);
 }
+
+/// A store whose every trial failed (a regex that matches nothing): each metric says it
+/// has no analysed trials and why, no plot claims "more cells than a plot can show", and
+/// the failures section is two tables, as a Markdown parser reads it (they were one).
+#[test]
+fn a_store_whose_trials_all_failed_says_so_in_each_section() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("experiments")).unwrap();
+    std::fs::write(
+        dir.path().join("experiments/x.yaml"),
+        "matrix:\n  v: [a, b]\nrun: \"echo value=1\"\nmetrics:\n  value: { regex: 'nomatch=([0-9]+)' }\nrepetitions: 2\n",
+    )
+    .unwrap();
+    let out = super::as_a_user(dir.path()).args(["run", "experiments/x.yaml"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}\n{}", stdout(&out), stderr(&out));
+    let markdown = std::fs::read_to_string(dir.path().join("reports/x/report.md")).unwrap();
+    assert!(!markdown.contains("more cells than a plot can show"), "{markdown}");
+    assert!(!markdown.contains("Values in ns"), "{markdown}");
+    assert!(markdown.contains("wall_time: no plot (no analysed trials)"), "{markdown}");
+    assert!(markdown.contains("No analysed trials: every trial that ran failed"), "{markdown}");
+    let all = blocks(&markdown);
+    let failures = all.iter().position(|b| matches!(b, Block::Heading(h) if h == "Failures")).unwrap();
+    let tables: Vec<&Vec<String>> = all[failures + 1..]
+        .iter()
+        .take_while(|b| !matches!(b, Block::Heading(_)))
+        .filter_map(|b| match b {
+            Block::Table(header, _) => Some(header),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(tables.len(), 2, "the trials' table and the cells': {tables:?}");
+    assert_eq!(tables[1][0], "cell");
+    assert_eq!(tables[1][1], "what");
+}

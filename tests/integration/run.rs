@@ -1024,17 +1024,20 @@ fn a_trial_gets_the_signal_state_a_command_would() {
     }
 }
 
-/// A mistake every cell makes — here a regex that matches nothing — is said once at the
-/// end of the run, with how many cells it abandoned, not once a cell (issue 39: 420
-/// paragraphs of the same reason).
+/// Cells abandoned for one reason — here a regex that matches nothing in every cell but
+/// the first, which runs first and works (so the run does not stop early) — are said
+/// once at the end of the run, with how many cells it abandoned, not once a cell (issue
+/// 39: 420 paragraphs of the same reason).
 #[test]
 fn abandonments_of_one_reason_are_said_once() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("experiments")).unwrap();
     std::fs::write(
         dir.path().join("experiments/typo.yaml"),
-        "matrix:\n  n: [1, 2, 3, 4, 5, 6, 7]\nrun: echo value={{ n }}\n\
-         metrics:\n  value: { regex: 'valeu=(\\d+)', better: higher }\nrepetitions: 2\nmonitor: none\n",
+        "matrix:\n  n: [0, 1, 2, 3, 4, 5, 6, 7]\n\
+         run: \"echo {% if n == 0 %}valeu{% else %}value{% endif %}={{ n }}\"\n\
+         metrics:\n  value: { regex: 'valeu=(\\d+)', better: higher }\nrepetitions: 2\nmonitor: none\n\
+         order: sequential\n",
     )
     .unwrap();
     let out = super::as_a_user(dir.path()).args(["run", "experiments/typo.yaml"]).output().unwrap();
@@ -1050,4 +1053,68 @@ fn abandonments_of_one_reason_are_said_once() {
         said.contains("stdout| value=1") && !said.contains("stdout| value=2"),
         "the first cell's output: {said}"
     );
+    // and the report's failures section says them in one row too
+    let report = std::fs::read_to_string(dir.path().join("reports/typo/report.md")).unwrap();
+    let failures = report.split("## Failures").nth(1).unwrap().split("\n## ").next().unwrap();
+    let rows: Vec<&str> = failures.lines().filter(|l| l.contains("| abandoned |")).collect();
+    assert_eq!(rows.len(), 1, "{failures}");
+    assert!(rows[0].contains("7 cells: n=1, n=2, n=3, n=4, n=5 and 2 more"), "{failures}");
+    assert!(rows[0].contains("3 failures; the last: regex: found no match"), "{failures}");
+}
+
+/// A mistake every cell makes (issue 39: a regex that matched nothing ran 1 260 trials
+/// of a 420-cell matrix) stops the run once the first cells all failed the same way, and
+/// is said once; the exit code is 1, a failure of the runs. The next run, with the file
+/// unchanged, goes on to cells that have not failed yet before it stops again: a stop
+/// that was wrong (cells meant to fail) never keeps a run from the others.
+#[test]
+fn a_mistake_every_cell_makes_stops_the_run_after_a_few_cells() {
+    let levels: Vec<String> = (1..=30).map(|n| n.to_string()).collect();
+    let f = Fixture::new(&format!(
+        "matrix:\n  n: [{}]\nrun: echo value={{{{ n }}}}\n\
+         metrics:\n  value: {{ regex: 'valeu=(\\d+)', better: higher }}\nrepetitions: 3\nmonitor: none\n",
+        levels.join(", ")
+    ));
+    let out = f.run(&[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let (records, _) = f.records();
+    assert_eq!(records.len(), 3, "three cells, one trial each, then the stop");
+    let cells: HashSet<String> = records.iter().map(|r| r["cell"].to_string()).collect();
+    assert_eq!(cells.len(), 3);
+    let said = stdout(&out);
+    assert_eq!(
+        said.matches("every cell so far fails the same way: regex: found no match").count(),
+        1,
+        "{said}"
+    );
+    assert!(said.contains("stopped after 3 trials; fix the file and run again (nothing is lost)"), "{said}");
+    assert!(said.contains("stopped early, 30 cells left to run: "), "{said}");
+    assert!(!said.contains("abandoned 30 cells"), "said once, not as 30 abandonments: {said}");
+    // and on stderr once, as it happened
+    let shown = stderr(&out);
+    assert_eq!(shown.matches("every cell so far fails the same way").count(), 1, "{shown}");
+
+    // again, unchanged: the three cells that failed count no more, three others do
+    let out = f.run(&[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let (records, _) = f.records();
+    let cells: HashSet<String> = records.iter().map(|r| r["cell"].to_string()).collect();
+    assert!(cells.len() >= 6 && records.len() <= 9, "{} trials of {} cells", records.len(), cells.len());
+    assert!(stdout(&out).contains("every cell so far fails the same way"), "{}", stdout(&out));
+}
+
+/// One cell that fails among working ones is abandoned alone, by `max_failures`: the
+/// early stop needs every trial so far to have failed, the same way.
+#[test]
+fn one_failing_cell_among_working_ones_is_abandoned_alone() {
+    let f = Fixture::new(
+        "matrix:\n  n: [1, 2, 3, 4, 5, 6]\nrun: \"test {{ n }} -ne 3\"\nrepetitions: 3\nmonitor: none\nseed: 7\n",
+    );
+    let out = f.run(&[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let said = stdout(&out);
+    assert!(said.contains("5 of 6 cells complete, 0 pending on this host, 1 abandoned"), "{said}");
+    assert!(said.contains("abandoned n=3: 3 failures; the last: the run command: exit code 1"), "{said}");
+    assert!(!said.contains("every cell so far"), "{said}");
+    assert_eq!(f.ok_per_cell().values().filter(|&&n| n == 3).count(), 5);
 }

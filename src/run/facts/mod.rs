@@ -1,4 +1,4 @@
-//! Facts about a host (DESIGN.md §6), and the environment levels detected from them.
+//! Facts about a host (docs/design.md §6.8), and the environment levels detected from them.
 //!
 //! Facts are read through a [`Source`] so that the same code serves the local machine
 //! and, later, a host over ssh. The local source reads under a configurable root
@@ -98,7 +98,7 @@ pub(crate) const FILES: &[&str] = &[
     "/sys/devices/system/clocksource/clocksource0/available_clocksource",
 ];
 
-/// Gather the facts of DESIGN.md §6. Missing files give missing facts, never errors.
+/// Gather the facts of docs/design.md §6.8. Missing files give missing facts, never errors.
 pub fn gather(src: &dyn Source) -> IndexMap<String, String> {
     let mut f = IndexMap::new();
     let mut put = |k: &str, v: Option<String>| {

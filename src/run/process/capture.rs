@@ -54,6 +54,18 @@ pub fn capture(command: &str, dir: &Path, timeout: Duration) -> Option<String> {
 /// stderr, or the exit status). What it leaves running in its group is left alone (ssh's
 /// master connection serves the next calls).
 pub fn capture_argv(argv: &[&str], dir: &Path, timeout: Duration) -> Result<String, String> {
+    let text = run_argv(argv, dir, timeout, &[])?;
+    if text.is_empty() { Err("no output".to_string()) } else { Ok(text) }
+}
+
+/// [`capture_argv`] with `env` added to the program's environment, and an empty output
+/// a success like any other (a boot's `restart`, which prints nothing when it works).
+pub fn run_argv(
+    argv: &[&str],
+    dir: &Path,
+    timeout: Duration,
+    env: &[(String, String)],
+) -> Result<String, String> {
     use std::io::{Read, Seek, SeekFrom};
     let (program, args) = argv.split_first().ok_or("nothing to run")?;
     let cannot = |e: std::io::Error| format!("cannot start {program}: {e}");
@@ -62,6 +74,7 @@ pub fn capture_argv(argv: &[&str], dir: &Path, timeout: Duration) -> Result<Stri
     let mut command = Command::new(program);
     command
         .args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(stdout.try_clone().map_err(cannot)?)
@@ -87,6 +100,5 @@ pub fn capture_argv(argv: &[&str], dir: &Path, timeout: Duration) -> Result<Stri
         let status = ended.status.code().map_or("a signal".to_string(), |c| format!("exit code {c}"));
         return Err(if last.is_empty() { status } else { format!("{status}: {last}") });
     }
-    let text = read(&mut stdout).trim().to_string();
-    if text.is_empty() { Err("no output".to_string()) } else { Ok(text) }
+    Ok(read(&mut stdout).trim().to_string())
 }

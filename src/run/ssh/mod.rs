@@ -55,18 +55,7 @@ impl Ssh {
                 .to_vec();
         args.push("-o".into());
         args.push(format!("ControlPath={}/%C", control_dir.display()));
-        if let Some(port) = host.port {
-            args.extend(["-p".into(), port.to_string()]);
-        }
-        if let Some(user) = &host.user {
-            args.extend(["-l".into(), user.clone()]);
-        }
-        if let Some(identity) = &host.identity {
-            args.extend(["-i".into(), expand_home(identity)]);
-        }
-        for option in &host.options {
-            args.extend(["-o".into(), option.value.clone()]);
-        }
+        args.extend(host_args(host));
         // A connection that died without a word (a host gone, a network cut) is noticed
         // within a minute, instead of a trial waiting on it for ever; after the host's
         // own options, since ssh keeps the first value it is given for each.
@@ -161,6 +150,46 @@ impl Ssh {
     }
 }
 
+/// The host entry's own ssh arguments: port, user, identity, options.
+fn host_args(host: &Host) -> Vec<String> {
+    let mut args = Vec::new();
+    if let Some(port) = host.port {
+        args.extend(["-p".into(), port.to_string()]);
+    }
+    if let Some(user) = &host.user {
+        args.extend(["-l".into(), user.clone()]);
+    }
+    if let Some(identity) = &host.identity {
+        args.extend(["-i".into(), expand_home(identity)]);
+    }
+    for option in &host.options {
+        args.extend(["-o".into(), option.value.clone()]);
+    }
+    args
+}
+
+/// An ssh command of its own, on a connection of its own (no multiplexing: a master
+/// connection does not survive the host's reboot), for `remote`: what the boot loop
+/// probes and reboots with (run/boot.rs).
+pub(crate) fn oneshot_argv(host: &Host, destination: &str, remote: &str) -> Vec<String> {
+    let mut argv: Vec<String> =
+        ["ssh", "-o", "BatchMode=yes", "-o", "ControlMaster=no", "-o", "ControlPath=none"]
+            .map(String::from)
+            .to_vec();
+    argv.extend(host_args(host));
+    // after the host's options: ssh keeps the first value it is given
+    argv.extend(
+        ["-o", "ConnectTimeout=10", "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=2"]
+            .map(String::from),
+    );
+    argv.extend(["--".to_string(), destination.to_string(), remote.to_string()]);
+    argv
+}
+
+/// `MARGIN_SYSROOT` on the host's side: when the host's environment sets it (a test's
+/// sshd does, with `SetEnv`), its facts are read under it, as this machine's are.
+pub(crate) const REMOTE_ROOT: &str = "${MARGIN_SYSROOT:-}";
+
 fn expand_home(path: &str) -> String {
     match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
         (Some(rest), Some(home)) => Path::new(&home).join(rest).to_string_lossy().into_owned(),
@@ -182,7 +211,7 @@ impl Ssh {
     fn fetch_facts(&self) -> Option<HashMap<String, String>> {
         let paths: Vec<String> = super::facts::FILES.iter().map(|p| quote(p)).collect();
         let remote = format!(
-            "for f in {}; do printf '\\n{FACT_MARK} %s\\n' \"$f\"; cat -- \"$f\" 2>/dev/null; done",
+            "for f in {}; do printf '\\n{FACT_MARK} %s\\n' \"$f\"; cat -- \"{REMOTE_ROOT}$f\" 2>/dev/null; done",
             paths.join(" ")
         );
         Some(fact_files(&self.capture(&remote).ok()?))
@@ -222,7 +251,7 @@ impl Source for Ssh {
         {
             return files.get(path).cloned();
         }
-        self.capture(&format!("cat {}", quote(path))).ok()
+        self.capture(&format!("cat -- \"{REMOTE_ROOT}\"{}", quote(path))).ok()
     }
 
     fn run(&self, command: &str) -> Option<String> {
@@ -231,6 +260,17 @@ impl Source for Ssh {
 
     fn is_root(&self) -> bool {
         self.capture("id -u").is_ok_and(|uid| uid == "0")
+    }
+
+    /// Under the host's `MARGIN_SYSROOT`, the toolstack's answers are files of its tree
+    /// (`xl-info.txt`), as for this machine (`facts::Local`).
+    fn xl(&self, args: &str) -> Option<String> {
+        let what = args.split_whitespace().next().unwrap_or_default();
+        let file = quote(&format!("/xl-{what}.txt"));
+        self.capture(&format!(
+            "if [ -n \"${{MARGIN_SYSROOT:-}}\" ]; then cat -- \"$MARGIN_SYSROOT\"{file}; else xl {args}; fi"
+        ))
+        .ok()
     }
 }
 

@@ -1,0 +1,55 @@
+//! The boots margin made, for the report: the boot log's tries, each as it ended, with
+//! the trials measured in it (the sessions that ran in its `boot_id`).
+
+use std::collections::HashMap;
+
+use crate::store::{BOOT_ID, BootEvent, BootRecord, Event, Snapshot};
+use crate::summary::BootRow;
+
+/// One row per try of each boot, host by host in the order they ran.
+pub(crate) fn rows(records: &[BootRecord], snapshot: &Snapshot) -> Vec<BootRow> {
+    // measured trials per boot_id, through the sessions that recorded theirs
+    let mut boot_of: HashMap<&str, &str> = HashMap::new();
+    for s in snapshot.sessions.iter().filter(|s| s.event == Event::Start) {
+        if let Some(id) = s.facts.get(BOOT_ID) {
+            boot_of.insert(s.session.as_str(), id.as_str());
+        }
+    }
+    let trials = &snapshot.trials;
+    let mut measured: HashMap<&str, usize> = HashMap::new();
+    for t in 0..trials.len() {
+        if trials.warmup[t] || !trials.status[t].is_measurement() {
+            continue;
+        }
+        if let Some(id) = boot_of.get(trials.names.get(trials.session[t])) {
+            *measured.entry(id).or_default() += 1;
+        }
+    }
+    let mut out: Vec<BootRow> = Vec::new();
+    for r in records {
+        let outcome = match r.event {
+            BootEvent::Requested => "requested",
+            BootEvent::Verified => "verified",
+            BootEvent::Rejected => "rejected",
+            BootEvent::Lost => "lost",
+        };
+        let row = BootRow {
+            host: r.host.clone(),
+            boot: r.boot,
+            attempt: r.attempt,
+            wanted: r.wanted.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "),
+            outcome: outcome.to_string(),
+            boot_id: r.boot_id.clone(),
+            ready_seconds: r.ready_seconds,
+            why: r.why.clone(),
+            trials: r.boot_id.as_deref().and_then(|id| measured.get(id)).copied().unwrap_or(0),
+        };
+        // a try's later event replaces its `requested`
+        match out.iter_mut().find(|o| o.host == row.host && o.boot == row.boot && o.attempt == row.attempt) {
+            Some(o) => *o = row,
+            None => out.push(row),
+        }
+    }
+    out.sort_by(|a, b| a.host.cmp(&b.host).then(a.boot.cmp(&b.boot)).then(a.attempt.cmp(&b.attempt)));
+    out
+}

@@ -1,0 +1,242 @@
+//! The regime test's own calibration (docs/statistics.md, Two regimes in a cell): how
+//! often a cell of one unimodal shape is called two regimes (the goal: at most 1 % at
+//! every n), and how often a mixture of two regimes is found, by share and separation.
+//!
+//! Each simulated cell goes through [`analyze_cell`], the function every cell of a report
+//! is analysed by, and its `regimes` is read: nothing is re-implemented.
+
+use rand::SeedableRng;
+use rand_pcg::Pcg64;
+use serde::Serialize;
+
+use super::scenario::Shape;
+use super::simulate::{draw, experiment_seed, unit_open};
+use super::{Goal, Options, Rate};
+use crate::stats::StatsSettings;
+use crate::stats::cell::analyze_cell;
+use crate::stats::observations::Observations;
+use crate::vocab::MeanKind;
+
+/// The most false alarms a unimodal shape may raise (docs/statistics.md).
+pub const FALSE_ALARMS: f64 = 0.01;
+/// The cells' sizes of the false-alarm table.
+pub const NULL_NS: [usize; 5] = [5, 10, 20, 30, 60];
+/// The cells' sizes of the power table.
+pub const POWER_NS: [usize; 3] = [10, 20, 30];
+/// The upper regime's share of trials (each trial lands in it with this chance).
+pub const SHARES: [f64; 3] = [0.1, 0.3, 0.5];
+/// The distance between the regimes' means, in sds of each regime.
+pub const SEPARATIONS: [f64; 4] = [2.0, 4.0, 6.0, 10.0];
+/// The mean and CV of the simulated values (the mixtures' lower regime).
+const MEAN: f64 = 100.0;
+const CV: f64 = 0.05;
+
+/// One unimodal shape of the false-alarm table.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Null {
+    pub name: &'static str,
+    /// `None`: uniform, flat over mean ± √3 sd.
+    #[serde(skip)]
+    pub shape: Option<Shape>,
+    /// The sd as a fraction of the mean.
+    pub cv: f64,
+}
+
+/// The shapes: those the issue names (normal, log-normal, t₃), a flat one (a jitter spread
+/// evenly, the hardest: its halves leave a quarter of the spread within them) and those
+/// benchmarks print (whole numbers; one far value in every cell, an outlier, not a regime).
+pub fn nulls() -> Vec<Null> {
+    vec![
+        Null { name: "normal cv5", shape: Some(Shape::Normal), cv: 0.05 },
+        Null { name: "normal cv25", shape: Some(Shape::Normal), cv: 0.25 },
+        Null { name: "log-normal cv50", shape: Some(Shape::LogNormal), cv: 0.5 },
+        Null { name: "t(3) cv5", shape: Some(Shape::StudentT3), cv: 0.05 },
+        Null { name: "uniform cv5", shape: None, cv: 0.05 },
+        Null { name: "quantised 100 ± 1", shape: Some(Shape::Quantised), cv: 0.01 },
+        Null { name: "one far value", shape: Some(Shape::Contaminated { share: 1.0 }), cv: 0.05 },
+    ]
+}
+
+/// What the suite measured.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RegimesResult {
+    /// Per shape, the share of cells called two regimes at each of [`NULL_NS`].
+    pub false_alarms: Vec<NullRow>,
+    /// Per share and separation, the share of mixtures found at each of [`POWER_NS`].
+    pub power: Vec<PowerRow>,
+    pub misses: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NullRow {
+    pub shape: &'static str,
+    pub rates: Vec<(usize, Rate)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PowerRow {
+    pub share: f64,
+    pub separation_sd: f64,
+    pub rates: Vec<(usize, Rate)>,
+}
+
+/// Whether [`analyze_cell`] calls these values two regimes.
+fn two_regimes(values: &[f64], settings: &StatsSettings) -> Result<bool, String> {
+    let sample = Observations::new(values, MeanKind::Arithmetic).map_err(|e| e.to_string())?;
+    let analysis = analyze_cell(&sample, settings).map_err(|e| e.to_string())?;
+    Ok(analysis.regimes.is_some())
+}
+
+/// How many of `options.experiments` cells made by `cell` are two regimes.
+fn count(
+    name: &str,
+    options: &Options,
+    cell: impl Fn(&mut Pcg64) -> Vec<f64> + Sync,
+) -> Result<Rate, String> {
+    use rayon::prelude::*;
+    let settings = StatsSettings::default();
+    let hits = (0..options.experiments)
+        .into_par_iter()
+        .map(|i| {
+            let mut rng = Pcg64::seed_from_u64(experiment_seed(options.seed, name, 0, i));
+            two_regimes(&cell(&mut rng), &settings).map(u64::from)
+        })
+        .try_reduce(|| 0, |a, b| Ok(a + b))?;
+    Ok(Rate::new(hits, options.experiments, None))
+}
+
+/// One far value in every cell: a normal trial moved 3–10 sd up or down.
+fn with_far_value(values: &mut [f64], sd: f64, rng: &mut Pcg64) {
+    let distance = 3.0 + 7.0 * unit_open(rng);
+    let sign = if unit_open(rng) < 0.5 { -1.0 } else { 1.0 };
+    let i = ((unit_open(rng) * values.len() as f64) as usize).min(values.len() - 1);
+    values[i] += sign * distance * sd;
+}
+
+/// Runs both tables.
+pub fn run(options: &Options) -> Result<RegimesResult, String> {
+    let mut misses = Vec::new();
+    let mut false_alarms = Vec::new();
+    for null in nulls() {
+        let mut rates = Vec::new();
+        for n in NULL_NS {
+            let name = format!("regimes-null-{}-n{n}", null.name);
+            let sd = null.cv * MEAN;
+            let mut rate = count(&name, options, |rng| {
+                let one = |rng: &mut Pcg64| match null.shape {
+                    Some(shape) => draw(shape, MEAN, sd, rng),
+                    None => MEAN + sd * 3f64.sqrt() * (2.0 * unit_open(rng) - 1.0),
+                };
+                let mut values: Vec<f64> = (0..n).map(|_| one(rng)).collect();
+                if let Some(Shape::Contaminated { .. }) = null.shape {
+                    with_far_value(&mut values, sd, rng);
+                }
+                values
+            })?;
+            rate = Rate::new(rate.hits, rate.of, Some(Goal::AtMost { alpha: FALSE_ALARMS }));
+            if rate.misses {
+                misses.push(format!("{} at n = {n}", null.name));
+            }
+            rates.push((n, rate));
+        }
+        false_alarms.push(NullRow { shape: null.name, rates });
+    }
+    let mut power = Vec::new();
+    for share in SHARES {
+        for separation in SEPARATIONS {
+            let mut rates = Vec::new();
+            for n in POWER_NS {
+                let name = format!("regimes-mix-{share}-{separation}-n{n}");
+                let sd = CV * MEAN;
+                let rate = count(&name, options, |rng| {
+                    (0..n)
+                        .map(|_| {
+                            let upper = unit_open(rng) < share;
+                            let mean = if upper { MEAN + separation * sd } else { MEAN };
+                            draw(Shape::Normal, mean, sd, rng)
+                        })
+                        .collect()
+                })?;
+                rates.push((n, rate));
+            }
+            power.push(PowerRow { share, separation_sd: separation, rates });
+        }
+    }
+    Ok(RegimesResult { false_alarms, power, misses })
+}
+
+fn cell(r: &Rate) -> String {
+    format!("{:.2} ±{:.2}{}", r.rate * 100.0, r.se * 100.0, r.mark())
+}
+
+/// The two tables, in Markdown.
+pub fn tables(result: &RegimesResult, experiments: u64) -> String {
+    let mut out = format!(
+        "\nTwo regimes in a cell: {experiments} simulated cells per row and n, each analysed by the \
+         report's own cell analysis.\nFalse alarms (%, ± one SE) on one unimodal shape; ✗ above {} % + 3 SE.\n\n| shape |",
+        FALSE_ALARMS * 100.0
+    );
+    for n in NULL_NS {
+        out.push_str(&format!(" n = {n} |"));
+    }
+    out.push_str("\n| --- |");
+    out.push_str(&" --: |".repeat(NULL_NS.len()));
+    out.push('\n');
+    for row in &result.false_alarms {
+        out.push_str(&format!("| {} |", row.shape));
+        for (_, r) in &row.rates {
+            out.push_str(&format!(" {} |", cell(r)));
+        }
+        out.push('\n');
+    }
+    out.push_str(
+        "\nPower (%, ± one SE): a normal regime (CV 5 %) and a second one d sd above it, each trial in the \
+         upper with the chance given.\n\n| upper share | d |",
+    );
+    for n in POWER_NS {
+        out.push_str(&format!(" n = {n} |"));
+    }
+    out.push_str("\n| --: | --: |");
+    out.push_str(&" --: |".repeat(POWER_NS.len()));
+    out.push('\n');
+    for row in &result.power {
+        out.push_str(&format!("| {:.0} % | {} |", row.share * 100.0, row.separation_sd));
+        for (_, r) in &row.rates {
+            out.push_str(&format!(" {} |", cell(r)));
+        }
+        out.push('\n');
+    }
+    if !result.misses.is_empty() {
+        out.push_str(&format!("\nMissed: {}\n", result.misses.join("; ")));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The tables are made of the report's own analysis: a clear mixture is found, one
+    /// normal cloud is not, and the same seed gives the same counts.
+    #[test]
+    fn clear_mixtures_are_found_and_the_seed_decides() {
+        let options = Options { experiments: 200, seed: 5, filters: Vec::new() };
+        let settings = StatsSettings::default();
+        let normal = count("t-normal", &options, |rng| {
+            (0..20).map(|_| draw(Shape::Normal, 100.0, 5.0, rng)).collect()
+        })
+        .unwrap();
+        assert!(normal.hits <= 6, "{normal:?}");
+        let mixed = count("t-mix", &options, |rng| {
+            (0..20).map(|i| draw(Shape::Normal, if i % 2 == 0 { 100.0 } else { 150.0 }, 5.0, rng)).collect()
+        })
+        .unwrap();
+        assert_eq!(mixed.hits, 200, "{mixed:?}");
+        let again = count("t-normal", &options, |rng| {
+            (0..20).map(|_| draw(Shape::Normal, 100.0, 5.0, rng)).collect()
+        })
+        .unwrap();
+        assert_eq!(again, normal);
+        assert!(two_regimes(&[1.0, 1.1, 1.0, 5.0, 5.1, 5.2], &settings).unwrap());
+    }
+}

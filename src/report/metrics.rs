@@ -1,0 +1,117 @@
+//! Each metric's section of the report: the line that says how to read it, the table of
+//! its cells, and whether it is one of margin's own measures, folded after the others.
+
+use super::*;
+
+/// Whether `metric` is margin's own measure of a trial (`wall_time`, `user_time`,
+/// `system_time`, a gang member's too) that the report folds after the experiment's
+/// metrics: when some metric the trials reported has analysed cells and the experiment
+/// file does not name this one under `metrics:`.
+pub(super) fn fold(exp: &Experiment, summary: &Summary, metric: &str) -> bool {
+    let engine = crate::vocab::engine_metric;
+    let named = exp.spec.metrics.keys().any(|k| k.value == metric);
+    let others = summary.cells.iter().any(|c| !engine(&c.metric));
+    engine(metric) && !named && others
+}
+
+pub(super) fn metric_description(summary: &Summary, metric: &str) -> String {
+    let Some(meta) = summary.metrics.iter().find(|m| m.name == metric) else { return String::new() };
+    let better = match meta.better {
+        Better::Higher => "higher is better",
+        Better::Lower => "lower is better",
+    };
+    let cells = summary.cells.iter().filter(|c| c.metric == metric);
+    let display = scale(&meta.unit, typical(cells.map(|c| c.mean)));
+    let unit =
+        if display.symbol.is_empty() { String::new() } else { format!("Values in {}; ", display.symbol) };
+    let mut text = format!(
+        "{unit}{better}; {} mean. ± is the half-width of the {} confidence interval of the mean; \
+         each cell's sd, min and max are in summary.json and `margin export`.",
+        meta.mean_kind,
+        confidence(summary.settings.confidence)
+    );
+    let cut = summary.cells.iter().any(|c| c.metric == metric && c.ci_low == Some(0.0) && c.min >= 0.0);
+    if cut && crate::vocab::never_negative(&meta.unit) {
+        text.push_str(" An interval that reached below 0 is cut at 0: the quantity is never negative.");
+    }
+    if matches!(metric, "user_time" | "system_time")
+        && summary.cells.iter().any(|c| c.metric == metric && c.median == 0.0)
+    {
+        text.push_str(
+            " CPU time is counted in the kernel's clock ticks (1–10 ms): where most trials read 0, the \
+             trials are shorter than a tick and these means say only how often one was charged.",
+        );
+    }
+    if summary.cells.iter().any(|c| c.metric == metric && c.n < 2) {
+        // One trial shows no spread: say what the runs needed would be at typical CVs.
+        let s = &summary.settings;
+        let at: Vec<String> = s.runs_needed_at_cv.iter().map(|r| r.runs.to_string()).collect();
+        let cvs: Vec<String> = s.runs_needed_at_cv.iter().map(|r| format!("{} %", r.cv_pct)).collect();
+        text.push_str(" A cell of one trial has no spread, so no margin of error and no runs needed: a second trial gives the first estimate");
+        if let (Some((last_cv, cvs)), Some((last, at))) = (cvs.split_last(), at.split_last()) {
+            text.push_str(&format!(
+                "; if the trials vary by {} or {last_cv} (CV), ±{} takes {} or {last} runs",
+                cvs.join(", "),
+                percent(s.target_pct),
+                at.join(", ")
+            ));
+        }
+        text.push('.');
+    }
+    text
+}
+
+/// The statistics table of one metric, a row for each of its first [`SHOWN`] cells, in
+/// the metric's display unit (chosen over every cell, so that it is the unit of the
+/// whole metric).
+pub(super) fn metric_table(summary: &Summary, metric: &str) -> String {
+    let cells: Vec<&CellStat> = summary.cells.iter().filter(|c| c.metric == metric).collect();
+    let Some(first) = cells.first() else { return String::new() };
+    let display: Scale = scale(&first.unit, typical(cells.iter().map(|c| c.mean)));
+    let n = |x: f64| display.number(x);
+    let header = ["cell", "n", "mean", "±", "± %", "CI", "CV", "median", "outliers", "runs needed"];
+    let not_converged = telemetry::not_converged_cells(summary);
+    let rows: Vec<Vec<String>> = cells
+        .iter()
+        .take(SHOWN)
+        .map(|c| {
+            let mut label = if c.label.is_empty() { "(all trials)".to_owned() } else { cell_text(&c.label) };
+            if let Some(flag) = telemetry::cell_flag(&not_converged, &c.cell) {
+                label.push_str(&format!(" ({flag})"));
+            }
+            let (moe, moe_pct) = match (c.moe, c.moe_pct) {
+                (Some(m), Some(p)) if c.very_wide => (n(m), format!("{} (very wide: n = 2)", percent(p))),
+                (Some(m), Some(p)) => (n(m), percent(p)),
+                (Some(m), None) => (n(m), dash()),
+                _ => ("no error estimate".to_owned(), dash()),
+            };
+            let ci = match (c.ci_low, c.ci_high) {
+                (Some(lo), Some(hi)) => format!("[{}, {}]", n(lo), n(hi)),
+                (Some(lo), None) => format!("[{}, ∞)", n(lo)),
+                _ => dash(),
+            };
+            let mut aside: Vec<String> =
+                c.set_aside.iter().map(|v| format!("{} (set aside)", n(*v))).collect();
+            aside.extend(c.flagged.iter().map(|v| format!("{} (flagged, kept)", n(*v))));
+            let runs = match (c.runs_needed, c.runs_needed_exceeds) {
+                (Some(r), _) => r.to_string(),
+                (None, Some(max)) => format!("> {max}"),
+                (None, None) if c.regimes.is_some() => "– (two regimes)".to_owned(),
+                (None, None) => dash(),
+            };
+            vec![
+                label,
+                c.n.to_string(),
+                n(c.mean),
+                moe,
+                moe_pct,
+                ci,
+                c.cv.map_or_else(dash, |cv| percent(cv * 100.0)),
+                n(c.median),
+                if aside.is_empty() { dash() } else { aside.join(", ") },
+                runs,
+            ]
+        })
+        .collect();
+    markdown_table(&header.map(str::to_owned), &rows, 1)
+}

@@ -1,0 +1,225 @@
+//! Drift within a session (docs/statistics.md, Drift within a session): did the machine
+//! change under the benchmark while a session ran — a disk warming, a thermal throttle,
+//! a neighbour starting?
+//!
+//! The trials of one session and metric are taken in the order they started, across
+//! their cells. Each trial's value is replaced by its rank among the trials of its own
+//! cell in that session, scaled to (0, 1) — so cells of different sizes and scales mix,
+//! and one far value counts as one rank. The statistic is Pettitt's: the largest
+//! |cumulative sum of (rank − ½)| over the sequence, where a shift or a trend piles up.
+//! Its p-value is a permutation test that shuffles each cell's ranks among that cell's
+//! own positions — exact when, within each cell, the order of the trials says nothing
+//! about their values, whatever their distribution (`PERMUTATIONS` seeded draws; beyond
+//! `EXACT_UP_TO` trials, the Kolmogorov limit of the same statistic).
+
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_pcg::Pcg64;
+
+/// The fewest trials of a session tested.
+pub(crate) const MIN_TRIALS: usize = 10;
+/// Random permutations of the test.
+pub(crate) const PERMUTATIONS: usize = 1999;
+/// Up to this many trials the p-value is the permutation test's; beyond, the limit's.
+pub(crate) const EXACT_UP_TO: usize = 2000;
+
+/// One trial of the sequence: its cell (any id) and value, in the order trials started.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Point {
+    pub cell: usize,
+    pub value: f64,
+}
+
+/// What the test found in one sequence.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Drift {
+    pub p_value: f64,
+    /// Trials before the change: the change is between trial `at - 1` and `at` (from 0).
+    pub at: usize,
+    /// After against before, the median over the cells that ran on both sides of the
+    /// median ratio of their values (1.1: 10 % higher after); `None` when no cell did.
+    pub ratio: Option<f64>,
+    pub trials: usize,
+}
+
+/// Each point's rank within its cell, scaled to (0, 1), less ½ (ties share their mean
+/// rank); a cell of one trial gives 0.
+fn centred_ranks(points: &[Point]) -> Vec<f64> {
+    let mut by_cell: std::collections::HashMap<usize, Vec<usize>> = std::collections::HashMap::new();
+    for (i, p) in points.iter().enumerate() {
+        by_cell.entry(p.cell).or_default().push(i);
+    }
+    let mut out = vec![0.0; points.len()];
+    for members in by_cell.values() {
+        let m = members.len() as f64;
+        let mut sorted = members.clone();
+        sorted.sort_by(|&a, &b| points[a].value.total_cmp(&points[b].value));
+        let mut k = 0;
+        while k < sorted.len() {
+            let mut j = k;
+            while j + 1 < sorted.len() && points[sorted[j + 1]].value == points[sorted[k]].value {
+                j += 1;
+            }
+            // ranks k+1 ..= j+1 share their mean
+            let rank = (k + j) as f64 / 2.0 + 1.0;
+            for &i in &sorted[k..=j] {
+                out[i] = (rank - 0.5) / m - 0.5;
+            }
+            k = j + 1;
+        }
+    }
+    out
+}
+
+/// Pettitt's statistic of `u`: the largest |partial sum| and the number of terms in it.
+fn cusum(u: &[f64]) -> (f64, usize) {
+    let (mut sum, mut best, mut at) = (0.0, 0.0, 0);
+    for (i, x) in u.iter().enumerate().take(u.len().saturating_sub(1)) {
+        sum += x;
+        if sum.abs() > best {
+            (best, at) = (sum.abs(), i + 1);
+        }
+    }
+    (best, at)
+}
+
+/// P(sup |Brownian bridge| > x), Kolmogorov's series.
+fn kolmogorov_tail(x: f64) -> f64 {
+    if x <= 0.0 {
+        return 1.0;
+    }
+    let mut sum = 0.0;
+    for k in 1..=100 {
+        let k = k as f64;
+        let term = (-2.0 * k * k * x * x).exp();
+        sum += if k as u64 % 2 == 1 { term } else { -term };
+        if term < 1e-16 {
+            break;
+        }
+    }
+    (2.0 * sum).clamp(0.0, 1.0)
+}
+
+/// Tests `points` (in the order they started) for a drift; `None` below [`MIN_TRIALS`]
+/// or when no cell has two distinct values. `seed` fixes the permutations.
+pub(crate) fn test(points: &[Point], seed: u64) -> Option<Drift> {
+    let n = points.len();
+    if n < MIN_TRIALS || points.iter().any(|p| !p.value.is_finite()) {
+        return None;
+    }
+    let u = centred_ranks(points);
+    let variance: f64 = u.iter().map(|x| x * x).sum::<f64>() / n as f64;
+    if variance <= 0.0 {
+        return None;
+    }
+    let (k, at) = cusum(&u);
+    let p_value = if n <= EXACT_UP_TO {
+        // shuffle each cell's ranks among its own positions
+        let mut groups: std::collections::HashMap<usize, Vec<usize>> = std::collections::HashMap::new();
+        for (i, p) in points.iter().enumerate() {
+            groups.entry(p.cell).or_default().push(i);
+        }
+        let mut groups: Vec<Vec<usize>> = groups.into_values().filter(|g| g.len() > 1).collect();
+        groups.sort();
+        let mut rng = Pcg64::seed_from_u64(seed);
+        let mut shuffled = u.clone();
+        let mut values: Vec<f64> = Vec::new();
+        let mut at_least = 0usize;
+        for _ in 0..PERMUTATIONS {
+            for g in &groups {
+                values.clear();
+                values.extend(g.iter().map(|&i| u[i]));
+                values.shuffle(&mut rng);
+                for (&i, &v) in g.iter().zip(&values) {
+                    shuffled[i] = v;
+                }
+            }
+            // a tolerance for the sums' rounding: ties of K count as at least as large
+            if cusum(&shuffled).0 >= k - 1e-12 {
+                at_least += 1;
+            }
+        }
+        (1 + at_least) as f64 / (1 + PERMUTATIONS) as f64
+    } else {
+        kolmogorov_tail(k / (n as f64 * variance).sqrt())
+    };
+    Some(Drift { p_value, at, ratio: shift(points, at), trials: n })
+}
+
+/// After `at` against before: per cell with trials on both sides, the ratio of the
+/// medians; their median. One pass over the points, grouped by cell.
+fn shift(points: &[Point], at: usize) -> Option<f64> {
+    let median = |v: &mut Vec<f64>| -> f64 {
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+    };
+    let mut sides: std::collections::BTreeMap<usize, (Vec<f64>, Vec<f64>)> =
+        std::collections::BTreeMap::new();
+    for (i, p) in points.iter().enumerate() {
+        let (before, after) = sides.entry(p.cell).or_default();
+        if i < at { before.push(p.value) } else { after.push(p.value) }
+    }
+    let mut ratios: Vec<f64> = sides
+        .into_values()
+        .filter_map(|(mut before, mut after)| {
+            if before.is_empty() || after.is_empty() {
+                return None;
+            }
+            let (b, a) = (median(&mut before), median(&mut after));
+            (b > 0.0 && a > 0.0).then(|| a / b)
+        })
+        .collect();
+    (!ratios.is_empty()).then(|| median(&mut ratios))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn points(values: &[f64], cells: usize) -> Vec<Point> {
+        values.iter().enumerate().map(|(i, &value)| Point { cell: i % cells, value }).collect()
+    }
+
+    #[test]
+    fn a_step_half_way_is_found_where_it_is() {
+        // two cells interleaved, 15 % higher from trial 20 on
+        let values: Vec<f64> = (0..40)
+            .map(|i| {
+                let base = if i % 2 == 0 { 100.0 } else { 50.0 };
+                let noise = ((i * 37) % 11) as f64 / 10.0 - 0.5;
+                base * if i >= 20 { 1.15 } else { 1.0 } + noise
+            })
+            .collect();
+        let d = test(&points(&values, 2), 1).unwrap();
+        assert!(d.p_value < 0.001, "{d:?}");
+        assert_eq!(d.at, 20);
+        let ratio = d.ratio.unwrap();
+        assert!((ratio - 1.15).abs() < 0.02, "{ratio}");
+    }
+
+    #[test]
+    fn an_order_that_says_nothing_is_not_a_drift() {
+        // values in an order unrelated to time: p well above 1 %
+        let values: Vec<f64> = (0..30).map(|i| ((i * 17) % 30) as f64).collect();
+        let d = test(&points(&values, 3), 1).unwrap();
+        assert!(d.p_value > 0.05, "{d:?}");
+        assert_eq!(test(&points(&values[..9], 3), 1), None);
+        assert_eq!(test(&points(&[5.0; 12], 2), 1), None);
+    }
+
+    #[test]
+    fn ranks_are_within_cells_and_the_limit_agrees_with_the_permutations() {
+        let u = centred_ranks(&[
+            Point { cell: 0, value: 1.0 },
+            Point { cell: 1, value: 100.0 },
+            Point { cell: 0, value: 3.0 },
+            Point { cell: 1, value: 300.0 },
+            Point { cell: 2, value: 7.0 },
+        ]);
+        assert_eq!(u, vec![-0.25, -0.25, 0.25, 0.25, 0.0]);
+        // Kolmogorov's tail at its textbook points
+        assert!((kolmogorov_tail(1.3581) - 0.05).abs() < 1e-3);
+        assert!((kolmogorov_tail(1.6276) - 0.01).abs() < 1e-3);
+    }
+}

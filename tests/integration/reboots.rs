@@ -1,0 +1,376 @@
+//! Boots as planned units, against a rebootable test machine on loopback: a real sshd
+//! whose "reboot" (machine.sh, the machine's BMC) stops it, lays out the facts of the
+//! kernel it boots (the sysroot fixtures the fact tests use, under the daemon's
+//! `MARGIN_SYSROOT`) with a new boot_id, and starts it again. Needs `/usr/sbin/sshd` and
+//! root, as the hosts tests do.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use super::hosts::{Keys, free_port};
+use super::{as_a_user, stderr, stdout};
+
+/// The machine's BMC: `boot KERNEL` stops the daemon, boots KERNEL's facts (another one
+/// when the file `wrong` exists; none when `dead` exists), starts the daemon; `power`
+/// power-cycles (boots bare unless `dead`). Every call is appended to `calls`.
+const MACHINE: &str = r#"#!/bin/bash
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+echo "$*" >> "$here/calls"
+if [ -s "$here/sshd.pid" ]; then
+    kill "$(cat "$here/sshd.pid")" 2>/dev/null || true
+    rm -f "$here/sshd.pid"
+fi
+sleep "$(cat "$here/delay" 2>/dev/null || echo 0.5)"
+kernel=${2:-bare}
+if [ -e "$here/wrong" ]; then
+    if [ "$kernel" = xen ]; then kernel=bare; else kernel=xen; fi
+fi
+[ -e "$here/dead" ] && exit 0
+root=$here/root
+rm -rf "$root" && mkdir -p "$root"
+if [ "$kernel" = xen ]; then tree=xen-dom0; else tree=bare; fi
+cp -r "FIXTURES/$tree/." "$root/"
+mkdir -p "$root/proc/sys/kernel/random"
+cat /proc/sys/kernel/random/uuid > "$root/proc/sys/kernel/random/boot_id"
+/usr/sbin/sshd -f "$here/sshd.conf" -E "$here/sshd.log"
+for _ in $(seq 100); do [ -s "$here/sshd.pid" ] && exit 0; sleep 0.1; done
+echo "sshd did not start" >&2
+exit 1
+"#;
+
+struct Machine {
+    keys: Keys,
+    dir: tempfile::TempDir,
+    port: u16,
+}
+
+impl Machine {
+    /// Up, booted bare.
+    fn new() -> Self {
+        let keys = Keys::new();
+        let dir = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let _ = std::fs::create_dir_all("/run/sshd");
+        std::fs::write(
+            dir.path().join("sshd.conf"),
+            format!(
+                "Port {port}\nListenAddress 127.0.0.1\nHostKey {keys}/host\nAuthorizedKeysFile {keys}/client.pub\n\
+                 PermitRootLogin yes\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
+                 UsePAM no\nStrictModes no\nPidFile {dir}/sshd.pid\nSetEnv MARGIN_SYSROOT={dir}/root\n",
+                keys = keys.path().display(),
+                dir = dir.path().display(),
+            ),
+        )
+        .unwrap();
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sysroot");
+        let script = dir.path().join("machine.sh");
+        std::fs::write(&script, MACHINE.replace("FIXTURES", &fixtures.display().to_string())).unwrap();
+        let m = Machine { keys, dir, port };
+        m.call(&["chmod", "+x", &script.display().to_string()]);
+        m.call(&[&script.display().to_string(), "boot", "bare"]);
+        std::fs::write(m.dir.path().join("calls"), "").unwrap();
+        m
+    }
+
+    fn call(&self, argv: &[&str]) {
+        let out = Command::new(argv[0]).args(&argv[1..]).output().unwrap();
+        assert!(out.status.success(), "{argv:?}: {}", stderr(&out));
+    }
+
+    fn script(&self) -> PathBuf {
+        self.dir.path().join("machine.sh")
+    }
+
+    fn touch(&self, name: &str, text: &str) {
+        std::fs::write(self.dir.path().join(name), text).unwrap();
+    }
+
+    fn calls(&self) -> Vec<String> {
+        std::fs::read_to_string(self.dir.path().join("calls")).unwrap().lines().map(String::from).collect()
+    }
+
+    /// A `hosts:` entry for the machine with this `boot:` recipe (a flow mapping's inside).
+    fn host(&self, boot: &str) -> String {
+        let entry = self.keys.host(self.port);
+        format!("{}, boot: {{ {boot} }} }}", entry.trim_end_matches('}').trim_end())
+    }
+}
+
+impl Drop for Machine {
+    fn drop(&mut self) {
+        if let Ok(pid) = std::fs::read_to_string(self.dir.path().join("sshd.pid")) {
+            let _ = Command::new("kill").arg(pid.trim()).status();
+        }
+    }
+}
+
+/// Four cells (kernel × n) on the machine, 6 trials each, compared across kernels.
+fn experiment(host: &str) -> String {
+    format!(
+        "name: reboots
+matrix:
+  host: [box]
+  kernel: [bare, xen]
+  n: [1, 2]
+environment:
+  kernel: {{ fact: hypervisor, map: {{ xen: xen, none: bare }} }}
+hosts:
+  box: {host}
+run: \"awk 'BEGIN {{ srand(); printf \\\"time %.4f\\\\n\\\", 1 + rand() / 20 }}'\"
+metrics:
+  time: {{ regex: 'time ([0-9.]+)', unit: s, better: lower }}
+repetitions: 6
+seed: 11
+analysis:
+  compare: [{{ factor: kernel, baseline: bare }}]
+"
+    )
+}
+
+fn project(yaml: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("experiments")).unwrap();
+    std::fs::write(dir.path().join("experiments/reboots.yaml"), yaml).unwrap();
+    dir
+}
+
+fn lines(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// (cell's kernel, session) of every measured trial.
+fn trials(store: &Path) -> Vec<(String, String, u64)> {
+    lines(&store.join("runs.ndjson"))
+        .iter()
+        .filter(|r| r["status"] == "ok")
+        .map(|r| {
+            (
+                r["levels"]["kernel"].as_str().unwrap().to_string(),
+                r["session"].as_str().unwrap().to_string(),
+                r["repetition"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn verified(store: &Path) -> Vec<serde_json::Value> {
+    lines(&store.join("boots.ndjson")).into_iter().filter(|r| r["event"] == "verified").collect()
+}
+
+#[test]
+fn one_run_boots_each_kernel_three_times_in_a_balanced_order_and_compares_across_boots() {
+    let m = Machine::new();
+    let host =
+        m.host(&format!("reboot: '{} boot {{{{ kernel }}}}', boots: 3, timeout: 60s", m.script().display()));
+    let dir = project(&experiment(&host));
+    let out = as_a_user(dir.path()).args(["run", "experiments/reboots.yaml"]).output().unwrap();
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let store = dir.path().join("reports/reboots");
+    // six boots, each verified once, in blocks of one xen and one bare
+    let boots = verified(&store);
+    let wanted: Vec<&str> = boots.iter().map(|b| b["wanted"]["kernel"].as_str().unwrap()).collect();
+    assert_eq!(wanted.len(), 6, "{wanted:?}");
+    for block in wanted.chunks(2) {
+        assert!(block.contains(&"xen") && block.contains(&"bare"), "{wanted:?}");
+    }
+    let numbers: Vec<u64> = boots.iter().map(|b| b["boot"].as_u64().unwrap()).collect();
+    assert_eq!(numbers, [1, 2, 3, 4, 5, 6]);
+    let mut ids: Vec<&str> = boots.iter().map(|b| b["boot_id"].as_str().unwrap()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 6, "a new boot_id each time");
+    // the machine was asked for exactly those boots, over ssh
+    let calls = m.calls();
+    assert_eq!(calls, wanted.iter().map(|k| format!("boot {k}")).collect::<Vec<_>>());
+    // every cell has its 6 trials, 2 in each of its kernel's 3 boots; no repetition twice
+    let t = trials(&store);
+    assert_eq!(t.len(), 24, "{t:?}");
+    for kernel in ["bare", "xen"] {
+        let mut sessions: Vec<&str> =
+            t.iter().filter(|(k, _, _)| k == kernel).map(|(_, s, _)| s.as_str()).collect();
+        sessions.sort_unstable();
+        let per: Vec<usize> = sessions.chunk_by(|a, b| a == b).map(<[&str]>::len).collect();
+        assert_eq!(per, [4, 4, 4], "{kernel}: 2 trials of each of its 2 cells per boot");
+    }
+    // the comparison has 3 boots a side
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(store.join("summary.json")).unwrap()).unwrap();
+    let r = &summary["comparisons"][0]["replication"];
+    assert_eq!((r["baseline_units"].as_u64(), r["level_units"].as_u64()), (Some(3), Some(3)), "{r}");
+    assert_eq!(r["unit"], "boot", "{r}");
+    // the report lists the boots: levels, outcome, time to ready, trials in each
+    let report = std::fs::read_to_string(store.join("report.md")).unwrap();
+    let _ = std::fs::write(std::env::temp_dir().join("margin-reboots-report.md"), &report);
+    assert!(report.contains("## Boots"), "{report}");
+    let rows: Vec<&str> = report.lines().filter(|l| l.starts_with("| box | ")).collect();
+    assert_eq!(rows.len(), 6, "{report}");
+    for (row, kernel) in rows.iter().zip(&wanted) {
+        assert!(row.contains(&format!("| kernel={kernel} | verified | ")), "{row}");
+        assert!(row.contains(" s | 4 | `"), "{row}");
+    }
+    let boots = &summary["boots"];
+    assert_eq!(boots.as_array().map(Vec::len), Some(6), "{boots}");
+}
+
+#[test]
+fn a_boot_into_the_wrong_kernel_is_refused_and_records_no_trial() {
+    let m = Machine::new();
+    m.touch("wrong", "");
+    let host = m.host(&format!(
+        "restart: '{} boot {{{{ kernel }}}}', boots: 2, max_failed: 2, timeout: 30s",
+        m.script().display()
+    ));
+    let dir = project(&experiment(&host));
+    let out = as_a_user(dir.path()).args(["run", "experiments/reboots.yaml"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}\n{}", stdout(&out), stderr(&out));
+    let store = dir.path().join("reports/reboots");
+    let boots = lines(&store.join("boots.ndjson"));
+    let rejected: Vec<&serde_json::Value> = boots.iter().filter(|b| b["event"] == "rejected").collect();
+    assert_eq!(rejected.len(), 2, "{boots:?}");
+    let why = rejected[0]["why"].as_str().unwrap();
+    let wanted = rejected[0]["wanted"]["kernel"].as_str().unwrap();
+    let got = if wanted == "xen" { "bare" } else { "xen" };
+    assert!(why.contains(&format!("booted kernel={got}, wanted kernel={wanted}")), "{why}");
+    assert!(trials(&store).is_empty(), "no trial in a wrong boot");
+    let text = stdout(&out);
+    assert!(text.contains("2 boots failed"), "{text}");
+    assert!(text.contains(&format!("booted kernel={got}, wanted kernel={wanted}")), "{text}");
+}
+
+#[test]
+fn a_machine_that_never_comes_back_is_power_cycled_then_left_pending() {
+    let m = Machine::new();
+    m.touch("dead", "");
+    let host = m.host(&format!(
+        "restart: '{s} boot {{{{ kernel }}}}', power_cycle: '{s} power', boots: 2, max_failed: 1, timeout: 4s",
+        s = m.script().display()
+    ));
+    let dir = project(&experiment(&host));
+    let started = Instant::now();
+    let out = as_a_user(dir.path()).args(["run", "experiments/reboots.yaml"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}\n{}", stdout(&out), stderr(&out));
+    assert!(started.elapsed() < Duration::from_secs(60), "{:?}", started.elapsed());
+    let calls = m.calls();
+    assert_eq!(calls.len(), 2, "one boot, then the power cycle: {calls:?}");
+    assert!(calls[0].starts_with("boot ") && calls[1] == "power", "{calls:?}");
+    let store = dir.path().join("reports/reboots");
+    let boots = lines(&store.join("boots.ndjson"));
+    let lost: Vec<&serde_json::Value> = boots.iter().filter(|b| b["event"] == "lost").collect();
+    assert_eq!(lost.len(), 1, "{boots:?}");
+    assert!(lost[0]["why"].as_str().unwrap().contains("after the power cycle"), "{boots:?}");
+    let text = stdout(&out);
+    assert!(text.contains("4 pending"), "{text}");
+    assert!(text.contains("1 boots failed") || text.contains("1 boot failed"), "{text}");
+}
+
+#[test]
+fn margin_killed_while_the_machine_reboots_resumes_the_plan_with_nothing_lost_or_twice() {
+    let m = Machine::new();
+    m.touch("delay", "3");
+    let host =
+        m.host(&format!("restart: '{} boot {{{{ kernel }}}}', boots: 2, timeout: 60s", m.script().display()));
+    let dir = project(&experiment(&host));
+    let store = dir.path().join("reports/reboots");
+    let mut child = as_a_user(dir.path())
+        .args(["run", "experiments/reboots.yaml"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // kill -9 while boot 2 is being waited for
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let boots = lines(&store.join("boots.ndjson"));
+        if boots.iter().any(|b| b["boot"] == 2 && b["event"] == "requested") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "boot 2 was never requested: {boots:?}");
+        assert!(child.try_wait().unwrap().is_none(), "margin ended before boot 2");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let out = as_a_user(dir.path()).args(["run", "experiments/reboots.yaml"]).output().unwrap();
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let boots = verified(&store);
+    let numbers: Vec<u64> = boots.iter().map(|b| b["boot"].as_u64().unwrap()).collect();
+    assert_eq!(numbers, [1, 2, 3, 4], "each boot of the plan verified once: {boots:?}");
+    let t = trials(&store);
+    assert_eq!(t.len(), 24, "{t:?}");
+    let mut reps: Vec<(String, u64)> = lines(&store.join("runs.ndjson"))
+        .iter()
+        .map(|r| (r["cell"].to_string(), r["repetition"].as_u64().unwrap()))
+        .collect();
+    let all = reps.len();
+    reps.sort();
+    reps.dedup();
+    assert_eq!(reps.len(), all, "no repetition twice");
+    // boot 2 was asked for twice (the kill, then the resume), and counted once
+    let requested = lines(&store.join("boots.ndjson"))
+        .iter()
+        .filter(|b| b["boot"] == 2 && b["event"] == "requested")
+        .count();
+    assert_eq!(requested, 2);
+}
+
+#[test]
+fn a_boot_recipe_on_the_machine_margin_runs_on_is_refused_in_check() {
+    let dir = project(
+        "name: reboots
+matrix:
+  host: [here]
+  kernel: [bare, xen]
+environment:
+  kernel: { fact: hypervisor, map: { xen: xen, none: bare } }
+hosts:
+  here: { boot: { reboot: reboot } }
+run: 'true'
+",
+    );
+    let out = as_a_user(dir.path()).args(["check", "experiments/reboots.yaml"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}\n{}", stdout(&out), stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("experiments/reboots.yaml:8:"), "{err}");
+    assert!(err.contains("margin never reboots the machine it runs on"), "{err}");
+    assert!(err.contains("run margin on another machine"), "{err}");
+}
+
+#[test]
+fn plan_shows_the_boots_in_order_and_a_dry_run_the_next_boots_commands() {
+    let host = "{ ssh: root@box.example, boot: { select: \"grub-reboot {{ kernel }}\", boots: 4, power_cycle: 'ipmitool -H bmc-{{ host }} power cycle' } }";
+    let dir = project(&experiment(host));
+    let out = as_a_user(dir.path()).args(["plan", "experiments/reboots.yaml"]).output().unwrap();
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("boots of host `box` (seed 11): 8 in all, 0 done; time per boot unknown"),
+        "{text}"
+    );
+    let boots = &text[text.find("boots of host").unwrap()..];
+    let order: Vec<&str> = boots
+        .lines()
+        .filter(|l| l.split_whitespace().next().is_some_and(|n| n.parse::<u32>().is_ok()))
+        .filter_map(|l| l.split_whitespace().last())
+        .collect();
+    assert_eq!(order.len(), 8, "{text}");
+    for block in order.chunks(2) {
+        assert!(block.contains(&"kernel=xen") && block.contains(&"kernel=bare"), "{text}");
+    }
+    let out = as_a_user(dir.path()).args(["run", "--dry-run", "experiments/reboots.yaml"]).output().unwrap();
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let text = stdout(&out);
+    let first = order[0].trim_start_matches("kernel=");
+    assert!(text.contains(&format!("next boot, on host `box`: grub-reboot {first}")), "{text}");
+    assert!(text.contains("next boot, on host `box`: reboot"), "{text}");
+    assert!(
+        text.contains("if it does not come back, on this machine: ipmitool -H bmc-box power cycle"),
+        "{text}"
+    );
+    assert!(!dir.path().join("reports/reboots/boots.ndjson").exists(), "a dry run boots nothing");
+}

@@ -1,0 +1,97 @@
+//! Two regimes in a cell, through the real binary as a user runs it (docs/statistics.md,
+//! Two regimes in a cell): a command that sleeps 10 ms or 50 ms by a draw seeded with its
+//! repetition is reported as two regimes, with their shares and no advice to run more
+//! trials; a unimodal cell gets no such warning.
+
+use serde_json::Value;
+
+/// Runs `yaml` as a user would, in a folder of its own.
+fn run(yaml: &str) -> (Value, String) {
+    let dir = tempfile::tempdir().unwrap();
+    super::run_experiment(dir.path(), yaml)
+}
+
+/// The awk draw of the command below: whether repetition `r` sleeps 50 ms.
+fn slow(r: u32) -> bool {
+    let out = std::process::Command::new("awk")
+        .arg(format!("BEGIN {{ srand({r}); exit !(rand() < 0.35) }}"))
+        .status()
+        .unwrap();
+    out.success()
+}
+
+#[test]
+fn a_command_that_sleeps_10_or_50_ms_by_a_seeded_draw_is_two_regimes() {
+    let (summary, report) = run("matrix:\n  mode: [steady, mixed]\n\
+         run: >-\n  if [ {{ mode }} = mixed ] && awk 'BEGIN { srand({{ repetition }}); exit !(rand() < 0.35) }';\n  \
+         then sleep 0.05; else sleep 0.01; fi\n\
+         repetitions: 20\n\
+         analysis:\n  compare:\n    - { factor: mode, baseline: steady }\n");
+    let slow_trials: Vec<u32> = (1..=20).filter(|&r| slow(r)).collect();
+    assert!((2..=18).contains(&slow_trials.len()), "the draw gives both regimes: {slow_trials:?}");
+    let cells = summary["cells"].as_array().unwrap();
+    let mixed = cells
+        .iter()
+        .find(|c| c["metric"] == "wall_time" && c["levels"]["mode"] == "mixed")
+        .expect("the mixed cell's wall time");
+    let regimes = &mixed["regimes"];
+    assert!(regimes.is_object(), "two regimes: {mixed}");
+    let [low, high] = [&regimes["regimes"][0], &regimes["regimes"][1]];
+    // the upper regime is the trials that slept 50 ms: as many as the draw said, each
+    // of them above 50 ms, each of the others below
+    let values: Vec<f64> = mixed["values"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    let n_high = high["n"].as_u64().unwrap() as usize;
+    assert_eq!(n_high, slow_trials.len(), "{regimes}");
+    for t in high["trials"].as_array().unwrap() {
+        assert!(values[t.as_u64().unwrap() as usize] >= 0.05, "{regimes}");
+    }
+    for t in low["trials"].as_array().unwrap() {
+        assert!(values[t.as_u64().unwrap() as usize] < 0.05, "{regimes}");
+    }
+    let share = high["share"].as_f64().unwrap();
+    assert!((share - slow_trials.len() as f64 / 20.0).abs() < 1e-12);
+    assert!(high["mean"].as_f64().unwrap() > 0.05 && low["mean"].as_f64().unwrap() < 0.05, "{regimes}");
+    assert!(high["ci_low"].as_f64().unwrap() > low["ci_high"].as_f64().unwrap(), "{regimes}");
+    // no "runs needed" for the mixture
+    assert!(mixed["runs_needed"].is_null(), "{mixed}");
+    // a warning naming the cell
+    let warnings = summary["warnings"].as_array().unwrap();
+    let warning = warnings.iter().find(|w| w["kind"] == "regimes").expect("a regimes warning");
+    let message = warning["message"].as_str().unwrap();
+    assert!(message.contains("mode=mixed") && message.contains("two regimes"), "{message}");
+    // the comparison compares mixtures, with the shares, and advises no more trials
+    let c = summary["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["metric"] == "wall_time")
+        .expect("the wall time's comparison");
+    let m = &c["mixtures"];
+    assert_eq!(m["from"], "level", "{c}");
+    assert!((m["level_upper_share"].as_f64().unwrap() - share).abs() < 1e-12, "{m}");
+    assert_eq!(m["baseline_upper_share"].as_f64().unwrap(), 0.0, "{m}");
+    let sentence = c["sentence"].as_str().unwrap();
+    assert!(sentence.contains("the means compare mixtures"), "{sentence}");
+    assert!(!sentence.contains("more trials per level"), "{sentence}");
+    assert!(c["more_trials"].is_null(), "{c}");
+    // the report shows the regimes under the metric's table
+    assert!(report.contains("**Two regimes.**"), "{report}");
+    assert!(report.contains("| upper"), "{report}");
+}
+
+#[test]
+fn a_unimodal_cell_gets_no_regimes_warning() {
+    // 20 normal draws around 100 (sd 2), seeded with the repetition: one regime
+    let (summary, report) = run("matrix:\n  v: [a, b]\n\
+         run: >-\n  awk 'BEGIN { srand({{ repetition }} + 100); u = rand(); w = rand();\n  \
+         printf \"value=%.4f\\n\", 100 + 2 * sqrt(-2 * log(u)) * cos(6.283185307 * w) }'\n\
+         metrics:\n  value: { regex: 'value=([0-9.]+)' }\n\
+         repetitions: 20\n\
+         analysis:\n  compare:\n    - { factor: v, baseline: a }\n");
+    let cells = summary["cells"].as_array().unwrap();
+    assert!(cells.iter().any(|c| c["metric"] == "value" && c["n"] == 20), "{summary}");
+    assert!(cells.iter().all(|c| c["metric"] != "value" || c.get("regimes").is_none()), "{summary}");
+    let warnings = summary["warnings"].as_array().unwrap();
+    assert!(!warnings.iter().any(|w| w["kind"] == "regimes"), "{warnings:?}");
+    assert!(!report.contains("Two regimes"), "{report}");
+}
