@@ -91,7 +91,14 @@ fn a_unimodal_cell_gets_no_regimes_warning() {
     let cells = summary["cells"].as_array().unwrap();
     assert!(cells.iter().any(|c| c["metric"] == "value" && c["n"] == 20), "{summary}");
     assert!(cells.iter().all(|c| c["metric"] != "value" || c.get("regimes").is_none()), "{summary}");
+    // of `value` only: the engine's own wall time of a 2 ms awk may well be two regimes
+    // on a busy machine (it was, once, in CI), and that is a finding of its own
     let warnings = summary["warnings"].as_array().unwrap();
-    assert!(!warnings.iter().any(|w| w["kind"] == "regimes"), "{warnings:?}");
-    assert!(!report.contains("Two regimes"), "{report}");
+    assert!(
+        !warnings
+            .iter()
+            .any(|w| w["kind"] == "regimes" && w["message"].as_str().unwrap().starts_with("value ")),
+        "{warnings:?}"
+    );
+    assert!(!report.contains("value is two regimes"), "{report}");
 }
