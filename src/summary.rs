@@ -206,6 +206,10 @@ pub struct AnalysisSettings {
     /// intervals are at 1 − α/K for these K looks.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub looks: Vec<u32>,
+    /// Adaptive boots (`boots: { until: verdict }`): the boots of each level at which the
+    /// comparisons across boots were looked at; the intervals are at 1 − α/K for these K.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub boot_looks: Vec<u32>,
     /// The practical-significance band ±δ.
     pub threshold_pct: f64,
     /// The relative margin of error "runs needed" aims at.

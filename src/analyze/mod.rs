@@ -17,6 +17,7 @@
 
 pub(crate) mod analysed;
 pub(crate) mod answers;
+pub(crate) mod boot_rule;
 pub(crate) mod boots;
 pub(crate) mod comparisons;
 pub(crate) mod drift;

@@ -30,6 +30,28 @@ pub(crate) fn interval_confidence(nominal: f64, repetitions: &Repetitions) -> f6
     }
 }
 
+/// The block counts at which adaptive boots (`boots: { min, max, until: verdict }`) look
+/// at the comparisons across boots: the longest schedule among the hosts' (empty when no
+/// host boots adaptively).
+pub(crate) fn boot_looks(spec: &Spec) -> Vec<u32> {
+    spec.hosts
+        .values()
+        .filter_map(|h| h.value.boot.as_ref())
+        .map(|b| b.value.count().looks())
+        .max_by_key(Vec::len)
+        .unwrap_or_default()
+}
+
+/// `confidence` with its α spent over the looks of adaptive boots, K of them: 1 − α/K,
+/// as `until: verdict` spends it over its trial counts (Bonferroni over a schedule fixed
+/// in advance; docs/statistics.md, Adaptive boots). Validation refuses both at once.
+pub(crate) fn across_boots(confidence: f64, spec: &Spec) -> f64 {
+    match boot_looks(spec).len() {
+        0 => confidence,
+        k => 1.0 - (1.0 - confidence) / k as f64,
+    }
+}
+
 /// The confidence level the experiment states (`analysis.confidence`, else 0.95).
 pub(crate) fn nominal_confidence(spec: &Spec) -> f64 {
     spec.analysis.confidence.as_ref().map_or(StatsSettings::default().confidence, |c| c.value)
@@ -73,7 +95,7 @@ pub(crate) fn settings(spec: &Spec) -> StatsSettings {
     let set_aside =
         analysis.outliers.as_ref().and_then(|o| o.set_aside).unwrap_or(outliers.sets_aside_by_default());
     StatsSettings {
-        confidence: interval_confidence(nominal_confidence(spec), &repetitions),
+        confidence: across_boots(interval_confidence(nominal_confidence(spec), &repetitions), spec),
         threshold,
         target_margin,
         outliers,

@@ -29,6 +29,8 @@ pub(crate) struct Rule {
     reads_output: bool,
     /// `until: verdict`: the plan's comparisons and when to look at them.
     verdict: Option<VerdictRule>,
+    /// Adaptive boots: the experiment and plan their looks analyse.
+    boots: Option<Box<(Experiment, Plan)>>,
 }
 
 /// What `until: verdict` needs, built once from the plan.
@@ -75,7 +77,21 @@ impl Rule {
             let settings = crate::analyze::settings::settings(&exp.spec);
             VerdictRule { comparisons, of_cell, settings, looks: repetitions.looks() }
         });
-        Rule { repetitions, confidence, watched_engine, reads_output, verdict }
+        let boots = (!crate::analyze::settings::boot_looks(&exp.spec).is_empty())
+            .then(|| Box::new((exp.clone(), plan.clone())));
+        Rule { repetitions, confidence, watched_engine, reads_output, verdict, boots }
+    }
+
+    /// Adaptive boots: whether the trials of `snapshot` settle every comparison across
+    /// boots (`analyze::boot_rule::settled`); false without adaptive boots.
+    pub(crate) fn settled_across_boots(&self, snapshot: &crate::store::Snapshot) -> bool {
+        self.boots.as_ref().is_some_and(|b| crate::analyze::boot_rule::settled(&b.0, &b.1, snapshot))
+    }
+
+    /// Adaptive boots: trials per further boot (`analyze::boot_rule::further_trials`).
+    pub(crate) fn trials_per_boot(&self, snapshot: &crate::store::Snapshot, boot_cost: f64) -> Option<u32> {
+        let b = self.boots.as_ref()?;
+        crate::analyze::boot_rule::further_trials(&b.0, &b.1, snapshot, boot_cost)
     }
 
     /// Whether the rule looks at other cells than the one it decides on (`until:

@@ -264,6 +264,7 @@ fn summary(
             confidence: nominal_confidence(&exp.spec),
             interval_confidence: settings.confidence,
             looks: exp.spec.repetitions().looks(),
+            boot_looks: crate::analyze::settings::boot_looks(&exp.spec),
             threshold_pct: settings.threshold * 100.0,
             target_pct: settings.target_margin * 100.0,
             outliers: settings.outliers,

@@ -182,6 +182,8 @@ pub struct Tally {
     /// Trials and cells over the experiments analysed.
     pub trials: u64,
     pub cells: u64,
+    /// Boots of both levels (across boots), over the experiments analysed.
+    pub units: u64,
     /// The index of the first experiment not analysed.
     pub first_failure: Option<u64>,
 }
@@ -216,6 +218,7 @@ impl Tally {
         self.set_aside += u64::from(o.set_aside);
         self.trials += o.trials;
         self.cells += o.cells;
+        self.units += o.units;
     }
 
     fn merge(mut self, other: Tally) -> Tally {
@@ -229,6 +232,7 @@ impl Tally {
         self.set_aside += other.set_aside;
         self.trials += other.trials;
         self.cells += other.cells;
+        self.units += other.units;
         self.first_failure = match (self.first_failure, other.first_failure) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -269,6 +273,8 @@ pub struct ScenarioResult {
     pub mean_trials: f64,
     /// Trials per cell at each true change (0 %, +10 %, +20 %).
     pub mean_trials_by_truth: Vec<f64>,
+    /// Boots per level at each true change, when the levels are compared across boots.
+    pub mean_boots_by_truth: Vec<f64>,
     /// Adaptive: the fixed n that reaches the target at this CV (at least `min`), and
     /// whether the mean exceeds 1.15 × it.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -445,12 +451,15 @@ fn summarise(
     let mean_trials = all.trials as f64 / all.cells.max(1) as f64;
     let mean_trials_by_truth: Vec<f64> =
         tallies.iter().map(|(_, _, t)| t.trials as f64 / t.cells.max(1) as f64).collect();
+    // boots per level: both levels' over two per experiment
+    let mean_boots_by_truth: Vec<f64> =
+        tallies.iter().map(|(_, _, t)| t.units as f64 / (2 * t.analysed().max(1)) as f64).collect();
     let fixed_trials_for_target = match scenario.trials {
         Trials::Adaptive { min, target, .. } => match runs_needed(scenario.cv, target, 1.0 - ALPHA) {
             Some(RunsNeeded::Runs(n)) => Some((n as u32).max(min)),
             _ => None,
         },
-        Trials::Fixed { .. } | Trials::Verdict { .. } => None,
+        Trials::Fixed { .. } | Trials::Verdict { .. } | Trials::Boots { .. } => None,
     };
     let mean_trials_misses =
         fixed_trials_for_target.is_some_and(|n| mean_trials > ADAPTIVE_N_FACTOR * f64::from(n));
@@ -490,6 +499,7 @@ fn summarise(
         power,
         mean_trials,
         mean_trials_by_truth,
+        mean_boots_by_truth,
         fixed_trials_for_target,
         mean_trials_misses,
         set_aside,

@@ -46,6 +46,11 @@ pub enum Trials {
     /// `repetitions: { min, max, until: verdict }`: the cells stop once the comparison is
     /// resolved, by the runner's own rule.
     Verdict { min: u32, max: u32 },
+    /// `boots: { min, max, until: verdict }` on the sessions of [`Layout::Sessions`]:
+    /// `per_boot` trials a cell in each boot of the first `min` blocks, then the trials
+    /// per boot the runner's rule decides (a boot costing `cost` trials), blocks until the
+    /// comparison across boots is settled at a look, or `max`.
+    Boots { per_boot: u32, min: u32, max: u32, cost: f64 },
 }
 
 /// How the two levels' trials relate.
@@ -150,6 +155,10 @@ impl Scenario {
                 format!("adaptive {{ min: {min}, max: {max}, target: {}% }}", fmt_pct(target))
             }
             (Trials::Verdict { min, max }, _) => format!("{{ min: {min}, max: {max}, until: verdict }}"),
+            (Trials::Boots { per_boot, min, max, cost }, _) => format!(
+                "boots {{ min: {min}, max: {max}, until: verdict }}, {per_boot} trials a boot at first, a boot \
+                 costing {cost} trials"
+            ),
         };
         let mut words = vec![trials, format!("CV {} %", fmt_pct(self.cv)), self.shape.label().to_owned()];
         match self.layout {
@@ -204,6 +213,10 @@ impl Scenario {
         if !blocks.is_empty() {
             y.push_str(&format!("  block: [{}]\n", blocks.join(", ")));
         }
+        if let Trials::Boots { .. } = self.trials {
+            // the booted host of the cells, as in a real experiment
+            y.push_str("  host: [sim]\n");
+        }
         if let Layout::Sessions { .. } = self.layout {
             // detected from the session's facts, as a kernel or hypervisor is
             y.push_str(&format!("environment:\n  {factor}: {{ fact: kernel }}\n"));
@@ -229,6 +242,14 @@ impl Scenario {
             )),
             Trials::Verdict { min, max } => {
                 y.push_str(&format!("repetitions: {{ min: {min}, max: {max}, until: verdict }}\n"))
+            }
+            Trials::Boots { per_boot, min, max, .. } => {
+                // the runner's: the repetitions shared over the first `min` boots, the
+                // looks' α/K from the host's `boots:`
+                y.push_str(&format!("repetitions: {}\n", per_boot * min));
+                y.push_str(&format!(
+                    "hosts:\n  sim: {{ ssh: sim.example, boot: {{ restart: 'true', boots: {{ min: {min}, max: {max}, until: verdict }} }} }}\n"
+                ));
             }
         }
         y.push_str("analysis:\n");
@@ -374,9 +395,22 @@ pub fn all() -> Vec<Scenario> {
         });
         out.push(Scenario::base(format!("verdict-fixed-n{n}-cv{name}-normal"), "until verdict").n(n).cv(cv));
     }
+    // Adaptive boots, { min 3, max 12, until: verdict }, 5 trials a boot at first, a boot
+    // costing 10 trials (a 60 s reboot against 6 s trials), boots that differ by 0–2 ×
+    // the trials' sd.
+    for between in [0.0, 0.5, 1.0, 2.0] {
+        out.push(Scenario {
+            trials: ADAPTIVE_BOOTS,
+            layout: Layout::Sessions { per_level: 3, between, blocks: 0 },
+            ..Scenario::base(format!("boots3-12-between{between:.1}"), "adaptive boots")
+        });
+    }
     out.extend(robust());
     out
 }
+
+/// The adaptive boots of the suite.
+pub const ADAPTIVE_BOOTS: Trials = Trials::Boots { per_boot: 5, min: 3, max: 12, cost: 10.0 };
 
 /// The robust method (`analysis: { method: robust }`, docs/statistics.md, The robust
 /// method) on each shape at 5, 10 and 30 trials per level, and paired by six blocks: its

@@ -9,6 +9,7 @@ use rand_pcg::Pcg64;
 use statrs::distribution::{ContinuousCDF, Normal};
 
 use super::scenario::{Layout, Scenario, Shape, Trials};
+use crate::analyze::boot_rule;
 use crate::analyze::stopping::Rule;
 use crate::analyze::{MemoryStore, statistics};
 use crate::stats::verdict::VerdictKind;
@@ -66,6 +67,8 @@ pub struct Outcome {
     /// Trials recorded, and the cells they went to.
     pub trials: u64,
     pub cells: u64,
+    /// The boots (sessions) of both levels, when compared across them.
+    pub units: u64,
 }
 
 /// A simulated experiment: its store, its cells, and the analysis (or why there is none).
@@ -138,6 +141,7 @@ pub fn simulate_trials(prepared: &Prepared, ratio: f64, seed: u64) -> (MemorySto
     let max_trials = match s.trials {
         Trials::Fixed { n } => n,
         Trials::Adaptive { max, .. } | Trials::Verdict { max, .. } => max,
+        Trials::Boots { max, .. } => crate::stats::components::MAX_TRIALS_PER_BOOT as u32 * max,
     };
     let per_session = match s.layout {
         Layout::Sessions { per_level, .. } => max_trials * per_level,
@@ -162,6 +166,9 @@ pub fn simulate_trials(prepared: &Prepared, ratio: f64, seed: u64) -> (MemorySto
         let mut levels = vec![(factor, *level)];
         if let Some(block) = block {
             levels.push(("block", block.as_str()));
+        }
+        if let Trials::Boots { .. } = s.trials {
+            levels.push(("host", "sim"));
         }
         levels
     };
@@ -204,6 +211,34 @@ pub fn simulate_trials(prepared: &Prepared, ratio: f64, seed: u64) -> (MemorySto
                 }
             }
         }
+        (Trials::Boots { per_boot, min, max, cost }, Layout::Sessions { between, .. }) => {
+            // The runner's blocks: each level booted once a block; from block `min` on, a
+            // look at each count of the schedule, and the trials per boot decided once
+            // after the first `min` blocks, by the runner's own rule.
+            let looks = crate::spec::look_schedule(min, max);
+            let mut m = per_boot;
+            for block in 1..=max {
+                let done = block - 1;
+                let (exp, plan) = (&store.exp, &store.plan);
+                if done >= min && looks.contains(&done) && boot_rule::settled(exp, plan, &store.snapshot) {
+                    break;
+                }
+                if done == min {
+                    m = boot_rule::further_trials(exp, plan, &store.snapshot, cost).unwrap_or(2);
+                }
+                for level in ["a", "b"] {
+                    let id = format!("{level}{block}");
+                    store.session(&id, "sim", &[("kernel", level)]);
+                    let offset = between * standard_normal(&mut rng);
+                    for cell in (0..cells.len()).filter(|&c| cells[c].0 == level) {
+                        for _ in 0..m {
+                            add(&mut store, &mut rng, cell, offset);
+                        }
+                    }
+                }
+            }
+        }
+        (Trials::Boots { .. }, _) => unreachable!("adaptive boots are simulated on sessions"),
         (Trials::Fixed { n }, _) => {
             store.session("s1", "sim", &[("kernel", "sim")]);
             for _ in 0..n {
@@ -267,6 +302,7 @@ pub fn analyse(store: &MemoryStore, cells: &[SimCell]) -> Result<Outcome, String
     };
     let trials: usize = cells.iter().map(|c| c.values.len()).sum();
     let trials = trials as u64;
+    let units = comparison.replication.as_ref().map_or(0, |r| (r.baseline_units + r.level_units) as u64);
     Ok(Outcome {
         interval,
         ratio: comparison.ratio,
@@ -275,6 +311,7 @@ pub fn analyse(store: &MemoryStore, cells: &[SimCell]) -> Result<Outcome, String
         set_aside: summary.cells.iter().any(|c| !c.set_aside.is_empty()),
         trials,
         cells: cells.len() as u64,
+        units,
     })
 }
 

@@ -37,6 +37,10 @@ pub fn row(r: &ScenarioResult) -> String {
         let by: Vec<String> = r.mean_trials_by_truth.iter().map(|n| format!("{n:.1}")).collect();
         n.push_str(&format!(" (0 / +10 / +20 %: {})", by.join(" / ")));
     }
+    if matches!(r.scenario.trials, super::Trials::Boots { .. }) {
+        let by: Vec<String> = r.mean_boots_by_truth.iter().map(|n| format!("{n:.1}")).collect();
+        n.push_str(&format!(" (boots a level, 0 / +10 / +20 %: {})", by.join(" / ")));
+    }
     if r.mean_trials_misses {
         n.push_str(" ✗");
     }
@@ -64,7 +68,9 @@ pub fn footer(results: &[ScenarioResult], seconds: f64) -> String {
          -none = `outliers: none` (otherwise margin's default, the studentized rule); rate- = a rate with a harmonic mean; \
          adaptive = repetitions { min: 5, max: 30, target: 2% }; verdict = { min: 5, max: 30, until: verdict } \
          (n per cell also at each true change), verdict-fixed-nN = the fixed n of about its power at +10 %; \
-         robust- = `analysis: { method: robust }` (every value, by ranks).\n",
+         robust- = `analysis: { method: robust }` (every value, by ranks); boots3-12 = `boots: { min: 3, max: 12, \
+         until: verdict }` across boots that differ by betweenB × the trials' sd, 5 trials a boot in the first 3 \
+         blocks, then as the rule decides (a boot costing 10 trials; boots a level at each true change).\n",
     );
     let experiments: u64 = results.iter().map(|r| r.experiments * super::TRUTHS.len() as u64).sum();
     out.push_str(&format!("{experiments} experiments in {seconds:.0} s. "));

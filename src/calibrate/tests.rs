@@ -184,6 +184,8 @@ fn every_scenario_is_an_experiment_file_margin_accepts() {
             Trials::Adaptive { .. } => 1.0 - 0.6 * ALPHA,
             // α spent over the 6 looks of { min 5, max 30 }: 5, 8, 12, 18, 27, 30
             Trials::Verdict { .. } => 1.0 - ALPHA / 6.0,
+            // over the 4 looks of boots { min 3, max 12 }: 3, 5, 8, 12
+            Trials::Boots { .. } => 1.0 - ALPHA / 4.0,
             Trials::Fixed { .. } => 1.0 - ALPHA,
         };
         assert!((settings.confidence - confidence).abs() < 1e-12, "{}: {}", s.name, settings.confidence);
@@ -205,6 +207,10 @@ fn every_scenario_is_an_experiment_file_margin_accepts() {
         }
         if let Trials::Verdict { min, max } = s.trials {
             assert_eq!(p.empty.exp.spec.repetitions(), Repetitions::Verdict { min, max }, "{}", s.name);
+        }
+        if let Trials::Boots { per_boot, min, .. } = s.trials {
+            assert_eq!(p.empty.exp.spec.repetitions(), Repetitions::Fixed(per_boot * min), "{}", s.name);
+            assert_eq!(crate::analyze::settings::boot_looks(&p.empty.exp.spec), [3, 5, 8, 12], "{}", s.name);
         }
     }
     // the groups the issue asks for

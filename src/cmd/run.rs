@@ -246,6 +246,14 @@ impl run::Stopping for Rule {
     fn remaining(&self, cell: usize, progress: &CellProgress, board: &Board) -> (u32, u32) {
         Rule::remaining(self, cell, progress, board)
     }
+
+    fn settled_across_boots(&self, snapshot: &crate::store::Snapshot) -> bool {
+        Rule::settled_across_boots(self, snapshot)
+    }
+
+    fn trials_per_boot(&self, snapshot: &crate::store::Snapshot, boot_cost: f64) -> Option<u32> {
+        Rule::trials_per_boot(self, snapshot, boot_cost)
+    }
 }
 
 /// Ctrl-C or SIGTERM: finish the trial under way, record it, stop (exit 130; the next

@@ -13,8 +13,7 @@ use super::Plan;
 use crate::spec::{Boot, Experiment};
 use crate::template::{Context, Templates};
 
-/// Boots of each combination of levels when the recipe does not say (`boots:`).
-pub const DEFAULT_BOOTS: u32 = 3;
+pub use crate::spec::DEFAULT_BOOTS;
 
 /// One host's boots, in the order they run.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,14 +74,14 @@ pub fn combinations(exp: &Experiment, plan: &Plan, host: &str) -> Vec<IndexMap<S
 /// edge would make two levels alternate, a fixed order after the first block).
 pub fn boot_plan(exp: &Experiment, plan: &Plan, host: &str, seed: u64) -> BootPlan {
     let combos = combinations(exp, plan, host);
+    // adaptive boots: the plan of their most blocks, of which a look may keep the first
     let per = exp
         .spec
         .hosts
         .iter()
         .find(|(name, _)| name.value == host)
         .and_then(|(_, h)| h.value.boot.as_ref())
-        .and_then(|b| b.value.boots.as_ref().map(|n| n.value))
-        .unwrap_or(DEFAULT_BOOTS);
+        .map_or(DEFAULT_BOOTS, |b| b.value.count().most());
     BootPlan { host: host.to_string(), seed, boots: blocks(&combos, per, seed) }
 }
 

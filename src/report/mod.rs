@@ -495,6 +495,17 @@ fn settings_line(summary: &Summary) -> String {
             s.looks.len(),
             percent((1.0 - s.confidence) * 100.0)
         ));
+    } else if !s.boot_looks.is_empty() {
+        let looks: Vec<String> = s.boot_looks.iter().map(u32::to_string).collect();
+        line.push_str(&format!(
+            " Each level is booted again until the comparisons across boots are resolved (`boots: {{ until: \
+             verdict }}`), looked at after {} boots of each, so the intervals are computed at {} (α/{} at each \
+             look) to keep false claims within {}.",
+            looks.join(", "),
+            confidence(s.interval_confidence),
+            s.boot_looks.len(),
+            percent((1.0 - s.confidence) * 100.0)
+        ));
     } else if s.interval_confidence > s.confidence {
         line.push_str(&format!(
             " The cells stop adaptively, so their intervals are computed at {} to keep {} coverage.",

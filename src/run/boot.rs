@@ -18,8 +18,8 @@ use super::host::ControlDir;
 use super::trial::now;
 use super::{Outcome, RunError, RunOptions, Stopping, facts, host_of, session, ssh};
 use crate::plan::Plan;
-use crate::plan::boots::{BootPlan, Rendered, boot_plan, booted_hosts, render_boot};
-use crate::spec::{Boot, Experiment, Host, parse_duration};
+use crate::plan::boots::{BootPlan, Rendered, boot_plan, booted_hosts, combinations, render_boot};
+use crate::spec::{Boot, Boots, Experiment, Host, parse_duration};
 use crate::store::{Appender, BootEvent, BootRecord, Store};
 
 /// How long a host may take from the reboot command to answering in a new boot.
@@ -121,6 +121,35 @@ pub fn run(
     Ok(total)
 }
 
+/// Adaptive boots past the first `min` blocks: a cell is done in this boot once it has
+/// this many trials in all.
+struct UpTo(Option<u32>);
+
+impl Stopping for UpTo {
+    fn needs_board(&self) -> bool {
+        false
+    }
+
+    fn is_done(
+        &self,
+        _cell: usize,
+        progress: &crate::store::CellProgress,
+        _board: &crate::store::Board,
+    ) -> bool {
+        progress.ok >= self.0.unwrap_or(0)
+    }
+
+    fn remaining(
+        &self,
+        _cell: usize,
+        progress: &crate::store::CellProgress,
+        _board: &crate::store::Board,
+    ) -> (u32, u32) {
+        let left = self.0.unwrap_or(0).saturating_sub(progress.ok);
+        (left, left)
+    }
+}
+
 /// Add a session's counts to the run's; its `complete` and `pending` are the caller's.
 fn merge(total: &mut Outcome, o: Outcome) {
     total.sessions.extend(o.sessions);
@@ -156,6 +185,13 @@ struct Booting<'a> {
     timeout: Duration,
     max_failed: u32,
     boots: BootPlan,
+    /// `boots:` of the recipe: fixed, or adaptive (`until: verdict`).
+    count: Boots,
+    /// Boots in a block: the combinations of levels, each once.
+    block: usize,
+    /// Adaptive boots: the trials per cell of the boots beyond the first `min` blocks,
+    /// once decided (and logged with the first of them).
+    per_boot: std::cell::Cell<Option<u32>>,
     /// This host's records so far.
     records: Vec<BootRecord>,
 }
@@ -203,8 +239,77 @@ impl<'a> Booting<'a> {
             timeout,
             max_failed: recipe.max_failed.as_ref().map_or(DEFAULT_MAX_FAILED, |n| n.value),
             boots: boot_plan(exp, plan, host, seed),
+            count: recipe.count(),
+            block: combinations(exp, plan, host).len().max(1),
+            per_boot: std::cell::Cell::new(records.iter().rev().find_map(|r| r.trials_per_boot)),
             records,
         })
+    }
+
+    /// Adaptive boots: the boots of the first `min` blocks, after which the looks begin
+    /// (`None` when the boots are fixed).
+    fn first_phase(&self) -> Option<usize> {
+        match self.count {
+            Boots::Fixed(_) => None,
+            Boots::UntilVerdict { min, .. } => Some(min as usize * self.block),
+        }
+    }
+
+    /// A boot's cost in trials: the mean time from the reboot to ssh answering in the
+    /// verified boots so far against the mean wall time of the host's trials.
+    fn boot_cost(&self, progress: &std::collections::HashMap<usize, crate::store::CellProgress>) -> f64 {
+        let (records, _) = self.store.boot_records().unwrap_or_default();
+        let ready: Vec<f64> = records
+            .iter()
+            .filter(|r| r.host == self.host && r.event == BootEvent::Verified)
+            .filter_map(|r| r.ready_seconds)
+            .collect();
+        let walls: Vec<f64> = self
+            .plan
+            .cells
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| host_of(self.plan, c) == self.host)
+            .filter_map(|(i, _)| progress.get(&i).and_then(|p| p.mean_wall))
+            .collect();
+        if ready.is_empty() || walls.is_empty() {
+            return crate::stats::components::BOOT_COST_IN_TRIALS;
+        }
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        (mean(&ready) / mean(&walls).max(1e-3)).clamp(1.0, 1e4)
+    }
+
+    /// Adaptive boots, at the start of a block past the first `min`: whether this block
+    /// is a look and the trials so far settle every comparison across boots.
+    fn settled_at(&self, index: usize, rule: &dyn Stopping) -> Result<Option<u32>, RunError> {
+        let Some(first) = self.first_phase() else { return Ok(None) };
+        let blocks = (index / self.block) as u32;
+        if index < first || !index.is_multiple_of(self.block) || !self.count.looks().contains(&blocks) {
+            return Ok(None);
+        }
+        let snapshot = self.store.load()?;
+        Ok(rule.settled_across_boots(&snapshot).then_some(blocks))
+    }
+
+    /// Adaptive boots: the trials per cell of the boots past the first `min` blocks,
+    /// decided from the trials so far at the first of them and kept.
+    fn decide_per_boot(&self, rule: &dyn Stopping) -> Result<u32, RunError> {
+        if let Some(m) = self.per_boot.get() {
+            return Ok(m);
+        }
+        let snapshot = self.store.load()?;
+        let (progress, _) = crate::store::progress_labelled(
+            self.plan,
+            &snapshot.trials,
+            &snapshot.sessions,
+            self.options.label.as_deref(),
+            false,
+        );
+        let cost = self.boot_cost(&progress);
+        let first = super::repetitions(self.plan, self.options).bounds().0;
+        let m = rule.trials_per_boot(&snapshot, cost).unwrap_or(first.div_ceil(2).max(2));
+        self.per_boot.set(Some(m));
+        Ok(m)
     }
 
     /// Carry out the rest of the plan; `Some(why)` when the host was given up on.
@@ -270,8 +375,31 @@ impl<'a> Booting<'a> {
                     self.max_failed
                 )));
             }
-            if !self.needs_trials(rule)? {
+            if let Some(blocks) = self.settled_at(index, rule)? {
+                ui.note(&format!(
+                    "host `{host}`: the comparisons across its boots are settled after {blocks} boots of each \
+                     combination of levels (a look of `boots: {{ until: verdict }}`): no more boots"
+                ));
                 return Ok(None);
+            }
+            match self.first_phase() {
+                // past the first `min` blocks the boots go on until the looks settle it
+                Some(first) if index >= first => {
+                    let m = self.decide_per_boot(rule)?;
+                    if index == first && attempt == 1 {
+                        ui.note(&format!(
+                            "host `{host}`: not settled after {} boots of each combination; {m} trials per cell in \
+                             each further boot (from how much boots and trials vary, and a boot's cost)",
+                            first / self.block
+                        ));
+                    }
+                }
+                Some(first) if !self.needs_trials(rule)? => {
+                    index = first;
+                    continue;
+                }
+                None if !self.needs_trials(rule)? => return Ok(None),
+                _ => {}
             }
             match self.boot(index, attempt, &mut log, interrupt, ui)? {
                 Booted::Verified => {
@@ -332,7 +460,26 @@ impl<'a> Booting<'a> {
         ui: &mut dyn Progress,
     ) -> Result<Outcome, RunError> {
         let mut options = self.options.clone();
-        options.boots_left = Some(self.boots.left_from(index));
+        let wanted = &self.boots.boots[index];
+        let until = UpTo(match self.first_phase() {
+            // adaptive, past the first `min` blocks: each boot its `per_boot` trials, on
+            // top of those of the first blocks (counted, so that a resumed boot runs only
+            // what it lacks)
+            Some(first) if index >= first => {
+                let m = self.per_boot.get().unwrap_or(2);
+                let later = self.boots.boots[first..=index].iter().filter(|b| *b == wanted).count() as u32;
+                Some(super::repetitions(self.plan, self.options).bounds().0 + m * later)
+            }
+            _ => None,
+        });
+        options.boots_left = Some(match (self.first_phase(), until.0) {
+            (_, Some(_)) => 1,
+            // the first `min` blocks share the repetitions as `boots: min` would
+            (Some(first), None) => {
+                self.boots.boots[index..first].iter().filter(|b| *b == wanted).count() as u32
+            }
+            (None, None) => self.boots.left_from(index),
+        });
         options.host = None;
         options.fresh = false;
         options.skip_hosts = self
@@ -345,6 +492,7 @@ impl<'a> Booting<'a> {
             .collect();
         options.skip_hosts.sort();
         options.skip_hosts.dedup();
+        let rule: &dyn Stopping = if until.0.is_some() { &until } else { rule };
         session::run(self.exp, self.plan, self.store, &options, rule, interrupt, ui)
     }
 
@@ -373,6 +521,7 @@ impl<'a> Booting<'a> {
             detected: IndexMap::new(),
             ready_seconds: None,
             why: None,
+            trials_per_boot: self.first_phase().filter(|&first| index >= first).and(self.per_boot.get()),
         };
         let before = self.probe().ok();
         log.append(&record(BootEvent::Requested))?;
@@ -608,8 +757,20 @@ pub fn outline(
             }
         };
         let failed = if failed > 0 { format!(", {failed} failed") } else { String::new() };
+        let count = super::ssh_entry(exp, &host).and_then(|(e, _)| e.boot.as_ref()).map(|b| b.value.count());
+        let adaptive = match count {
+            Some(c @ Boots::UntilVerdict { .. }) => {
+                let looks: Vec<String> = c.looks().iter().map(u32::to_string).collect();
+                format!(
+                    " (adaptive: at most; it stops once the comparisons across boots are settled, looked at \
+                     after {} boots of each combination)",
+                    looks.join(", ")
+                )
+            }
+            _ => String::new(),
+        };
         out.push(format!(
-            "boots of host `{host}` (seed {seed}): {} in all, {done} done{failed}; {time}",
+            "boots of host `{host}` (seed {seed}): {} in all{adaptive}, {done} done{failed}; {time}",
             bp.boots.len()
         ));
         for (i, levels) in bp.boots.iter().enumerate() {

@@ -59,6 +59,16 @@ pub trait Stopping: Sync {
     fn is_done(&self, cell: usize, progress: &CellProgress, board: &Board) -> bool;
     /// Trials the cell still needs, fewest and most.
     fn remaining(&self, cell: usize, progress: &CellProgress, board: &Board) -> (u32, u32);
+    /// Adaptive boots: whether the trials in `snapshot` settle every comparison across
+    /// boots (then no further block of boots is needed).
+    fn settled_across_boots(&self, _snapshot: &crate::store::Snapshot) -> bool {
+        false
+    }
+    /// Adaptive boots: the trials of each cell a further boot runs, a boot costing
+    /// `boot_cost` trials (`None`: not yet measurable).
+    fn trials_per_boot(&self, _snapshot: &crate::store::Snapshot, _boot_cost: f64) -> Option<u32> {
+        None
+    }
 }
 
 /// Failures per cell per session before the cell is abandoned, unless `max_failures` says.

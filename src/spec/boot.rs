@@ -1,7 +1,7 @@
 //! `hosts.NAME.boot:` checked: what the types cannot say about a boot recipe.
 
-use super::parse_duration;
 use super::validate::Checker;
+use super::{BootsSpec, Located, RepetitionsSpec, parse_duration};
 use crate::diag::excerpt;
 
 /// The names a boot command may use beside the environment factors: the host's name and
@@ -53,22 +53,76 @@ impl Checker<'_> {
             {
                 self.error(t.pos, format!("host `{host_name}`: boot timeout: {e}"));
             }
-            for (key, n) in [("boots", &b.boots), ("max_failed", &b.max_failed)] {
-                if let Some(n) = n
-                    && n.value == 0
-                {
-                    self.error_hint(
-                        n.pos,
-                        format!("host `{host_name}`: boot `{key}` must be 1 or more"),
-                        (key == "boots").then(|| {
-                            "one boot per level is unreplicated; 3 or more let the report compare boots"
-                                .into()
-                        }),
-                    );
-                }
+            if let Some(n) = &b.max_failed
+                && n.value == 0
+            {
+                self.error(n.pos, format!("host `{host_name}`: boot `max_failed` must be 1 or more"));
+            }
+            if let Some(boots) = &b.boots {
+                self.boot_count(&host_name, boots);
             }
             for (key, t) in b.commands() {
                 self.template(&format!("hosts.{}.boot.{key}", name.value), t, &defined);
+            }
+        }
+    }
+
+    /// `boots:`: a count of 1 or more, or `{ min, max, until: verdict }` with 2 ≤ min ≤
+    /// max, and not beside `repetitions: { until: verdict }`.
+    fn boot_count(&mut self, host_name: &str, boots: &Located<BootsSpec>) {
+        const UNREPLICATED: &str =
+            "one boot per level is unreplicated; 3 or more let the report compare boots";
+        match &boots.value {
+            BootsSpec::Fixed(0) => self.error_hint(
+                boots.pos,
+                format!("host `{host_name}`: boot `boots` must be 1 or more"),
+                Some(UNREPLICATED.into()),
+            ),
+            BootsSpec::Fixed(_) => {}
+            BootsSpec::Adaptive { min, max, until } => {
+                match until {
+                    None => self.error_hint(
+                        boots.pos,
+                        format!("host `{host_name}`: adaptive `boots` need `until: verdict`"),
+                        Some("write `boots: { min: 3, max: 12, until: verdict }`, or a number of boots".into()),
+                    ),
+                    Some(u) if u.value.text != "verdict" => self.error_hint(
+                        u.pos,
+                        format!(
+                            "host `{host_name}`: boots: until: expected `verdict`, found `{}`",
+                            excerpt(&u.value.text)
+                        ),
+                        Some("`until: verdict` boots each level again until the comparisons across boots are settled".into()),
+                    ),
+                    Some(_) => {}
+                }
+                if *min < 2 {
+                    self.error_hint(
+                        boots.pos,
+                        format!("host `{host_name}`: adaptive boots need `min: 2` or more, found {min}"),
+                        Some(format!("{UNREPLICATED}: the first look needs how much boots differ")),
+                    );
+                } else if min > max {
+                    self.error(
+                        boots.pos,
+                        format!("host `{host_name}`: boots: `min` ({min}) is above `max` ({max})"),
+                    );
+                }
+                if let Some(r) = &self.exp.spec.repetitions
+                    && let RepetitionsSpec::Adaptive { until: Some(_), .. } = r.value
+                {
+                    self.error_hint(
+                        r.pos,
+                        format!(
+                            "`repetitions: {{ until: verdict }}` and host `{host_name}`'s `boots: {{ until: verdict }}` both stop on the answer"
+                        ),
+                        Some(
+                            "across boots the boots decide: give `repetitions` a number (the trials of each cell over the first `min` boots) \
+                             and keep `until: verdict` on `boots`"
+                                .into(),
+                        ),
+                    );
+                }
             }
         }
     }

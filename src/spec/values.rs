@@ -8,7 +8,7 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 use serde::de::{self, MapAccess, SeqAccess, Visitor};
 
-use super::{Combination, Factor, Level, Located, Matrix, MonitorSpec, RepetitionsSpec};
+use super::{BootsSpec, Combination, Factor, Level, Located, Matrix, MonitorSpec, RepetitionsSpec};
 use crate::vocab::{Scalar, ScalarKind};
 
 impl<'de> Deserialize<'de> for Scalar {
@@ -201,6 +201,49 @@ impl<'de> Deserialize<'de> for RepetitionsSpec {
                     (Some(min), Some(max)) => Ok(RepetitionsSpec::Adaptive { min, max, target, until }),
                     _ => Err(de::Error::custom(
                         "adaptive repetitions need `min`, `max`, and `target` (a margin) or `until: verdict`",
+                    )),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for BootsSpec {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = BootsSpec;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number of boots, or `{ min: 3, max: 12, until: verdict }`")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<BootsSpec, E> {
+                u32::try_from(v).map(BootsSpec::Fixed).map_err(|_| E::custom("too many boots"))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<BootsSpec, E> {
+                match u64::try_from(v) {
+                    Ok(v) => self.visit_u64(v),
+                    Err(_) => Err(E::custom(format!("boots must be positive, found {v}"))),
+                }
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BootsSpec, A::Error> {
+                let (mut min, mut max, mut until) = (None, None, None);
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        "min" => min = Some(map.next_value::<u32>()?),
+                        "max" => max = Some(map.next_value::<u32>()?),
+                        "until" => until = Some(map.next_value::<Located<Scalar>>()?),
+                        other => {
+                            return Err(de::Error::custom(format!(
+                                "unknown field `{other}`, expected one of min, max, until"
+                            )));
+                        }
+                    }
+                }
+                match (min, max) {
+                    (Some(min), Some(max)) => Ok(BootsSpec::Adaptive { min, max, until }),
+                    _ => Err(de::Error::custom(
+                        "adaptive boots need `min`, `max` and `until: verdict`, e.g. `{ min: 3, max: 12, until: verdict }`",
                     )),
                 }
             }

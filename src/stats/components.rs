@@ -93,6 +93,21 @@ pub struct Advice {
     pub assurance: f64,
 }
 
+/// The trials per boot that make a level's mean the most precise for its cost, a boot
+/// costing `boot_cost` trials: m = ⌈√(c · σ²_w / σ²_b)⌉ over both levels' components
+/// (Cochran, *Sampling Techniques* §10.6), between [`MIN_TRIALS_PER_BOOT`] and
+/// [`MAX_TRIALS_PER_BOOT`]; the most when the boots do not differ at all.
+pub(crate) fn trials_per_boot(a: &Components, b: &Components, boot_cost: f64) -> usize {
+    let within = (a.within_cv.powi(2) + b.within_cv.powi(2)) / 2.0;
+    let between = (a.between_cv.powi(2) + b.between_cv.powi(2)) / 2.0;
+    let m = if between > 0.0 { (boot_cost.max(0.0) * within / between).sqrt().ceil() } else { f64::INFINITY };
+    if m.is_finite() {
+        (m as usize).clamp(MIN_TRIALS_PER_BOOT, MAX_TRIALS_PER_BOOT)
+    } else {
+        MAX_TRIALS_PER_BOOT
+    }
+}
+
 /// The boots of `trials_per_unit` trials each level needs so that the interval of the
 /// ratio has a half-width at most `target` with probability [`ADVICE_ASSURANCE`], at
 /// `confidence`, given both levels' components; `current` boots (the fewer of the two
@@ -118,12 +133,7 @@ pub(crate) fn advise(
     let within = (a.within_cv.powi(2) + b.within_cv.powi(2)) / 2.0;
     let between = (a.between_cv.powi(2) + b.between_cv.powi(2)) / 2.0;
     let trials_now = (a.trials / a.units.max(1)).max(b.trials / b.units.max(1)).max(1);
-    let m = if between > 0.0 {
-        (BOOT_COST_IN_TRIALS * within / between).sqrt().ceil() as usize
-    } else {
-        MAX_TRIALS_PER_BOOT
-    }
-    .clamp(MIN_TRIALS_PER_BOOT, MAX_TRIALS_PER_BOOT);
+    let m = trials_per_boot(a, b, BOOT_COST_IN_TRIALS);
     let between_dominates = between > within / trials_now as f64;
     let level_variance = |c: &Components| c.between_cv.powi(2) + c.within_cv.powi(2) / m as f64;
     let (va, vb) = (level_variance(a), level_variance(b));
@@ -151,6 +161,20 @@ pub(crate) fn advise(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn trials_per_boot_is_cochrans_optimum_within_its_bounds() {
+        let c = |within_cv: f64, between_cv: f64| Components { units: 3, trials: 15, within_cv, between_cv };
+        // √(10 · 0.05² / 0.02²) = 7.9 → 8
+        assert_eq!(trials_per_boot(&c(0.05, 0.02), &c(0.05, 0.02), 10.0), 8);
+        // both levels' components averaged as variances: within² 0.0025, between² 0.00045,
+        // √(10 · 0.0025 / 0.00045) = 7.45 → 8
+        assert_eq!(trials_per_boot(&c(0.05, 0.0), &c(0.05, 0.03), 10.0), 8);
+        // boots alike: the most; boots far apart or free: the fewest
+        assert_eq!(trials_per_boot(&c(0.05, 0.0), &c(0.05, 0.0), 10.0), MAX_TRIALS_PER_BOOT);
+        assert_eq!(trials_per_boot(&c(0.01, 0.5), &c(0.01, 0.5), 10.0), MIN_TRIALS_PER_BOOT);
+        assert_eq!(trials_per_boot(&c(0.05, 0.02), &c(0.05, 0.02), 1e6), MAX_TRIALS_PER_BOOT);
+    }
 
     /// Values and components from tests/data/stats/components.py, which computes them
     /// with its own code (plain Python, the textbook sums of squares).

@@ -50,6 +50,11 @@ pub struct BootRecord {
     /// Why it was rejected or lost; the commands' output where they failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
+    /// Adaptive boots, beyond the first `min` blocks: the trials of each cell the boot
+    /// runs, decided once from the variance components and the measured costs and kept,
+    /// so that a resumed run runs the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trials_per_boot: Option<u32>,
 }
 
 impl Store {

@@ -374,3 +374,125 @@ fn plan_shows_the_boots_in_order_and_a_dry_run_the_next_boots_commands() {
     );
     assert!(!dir.path().join("reports/reboots/boots.ndjson").exists(), "a dry run boots nothing");
 }
+
+/// Two cells (kernel), compared across boots with adaptive boots `{ min: 2, max: 6 }`;
+/// `run` is the benchmark (a block scalar's lines).
+fn adaptive_experiment(host: &str, run: &str) -> String {
+    format!(
+        "name: reboots
+matrix:
+  host: [box]
+  kernel: [bare, xen]
+environment:
+  kernel: {{ fact: hypervisor, map: {{ xen: xen, none: bare }} }}
+hosts:
+  box: {host}
+run: |
+{run}
+metrics:
+  time: {{ regex: 'time ([0-9.]+)', unit: s, better: lower }}
+repetitions: 4
+seed: 5
+analysis:
+  compare: [{{ factor: kernel, baseline: bare }}]
+"
+    )
+}
+
+/// A uniform draw from /dev/urandom into `r` (dash has no $RANDOM), then the time:
+/// `centre` × (1 ± 2.5 %).
+const NOISE: &str = "  r=$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')\n";
+
+/// Per boot: each verified boot's number, its levels, its trials per cell if logged.
+fn boot_trials(store: &Path) -> Vec<(u64, String, Option<u64>)> {
+    verified(store)
+        .iter()
+        .map(|b| {
+            let number = b["boot"].as_u64().unwrap();
+            let requested = lines(&store.join("boots.ndjson"))
+                .into_iter()
+                .rfind(|r| r["boot"] == number && r["event"] == "requested")
+                .unwrap();
+            (
+                number,
+                b["wanted"]["kernel"].as_str().unwrap().to_string(),
+                requested["trials_per_boot"].as_u64(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn adaptive_boots_stop_at_the_first_look_that_settles_the_comparison() {
+    // xen 30 % slower, boots alike: 2 boots a side settle it at the first look
+    let m = Machine::new();
+    let host = m.host(&format!(
+        "restart: '{} boot {{{{ kernel }}}}', boots: {{ min: 2, max: 6, until: verdict }}, timeout: 60s",
+        m.script().display()
+    ));
+    let run = format!(
+        "{NOISE}  c=1; [ \"{{{{ kernel }}}}\" = xen ] && c=1.3\n  \
+         awk -v r=\"$r\" -v c=\"$c\" 'BEGIN {{ printf \"time %.4f\\n\", c * (1 + (r / 65536 - 0.5) / 20) }}'"
+    );
+    let dir = project(&adaptive_experiment(&host, &run));
+    let out = as_a_user(dir.path()).args(["run", "experiments/reboots.yaml"]).output().unwrap();
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let store = dir.path().join("reports/reboots");
+    let boots = boot_trials(&store);
+    assert_eq!(boots.len(), 4, "2 blocks, then settled: {boots:?}\n{}", stderr(&out));
+    assert!(boots.iter().all(|(_, _, m)| m.is_none()), "no boot past the first blocks: {boots:?}");
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(said.contains("settled after 2 boots of each combination"), "{said}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(store.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["settings"]["boot_looks"], serde_json::json!([2, 3, 5, 6]));
+    let confidence = summary["settings"]["interval_confidence"].as_f64().unwrap();
+    assert!((confidence - (1.0 - 0.05 / 4.0)).abs() < 1e-9, "{confidence}");
+    let c = &summary["comparisons"][0];
+    assert_eq!(c["verdict"], "significant", "{c}");
+    assert_eq!(c["replication"]["baseline_units"], 2, "{c}");
+    let report = std::fs::read_to_string(store.join("report.md")).unwrap();
+    assert!(report.contains("looked at after 2, 3, 5, 6 boots of each"), "{report}");
+}
+
+#[test]
+fn adaptive_boots_go_on_while_the_boots_differ_with_the_trials_per_boot_logged() {
+    // no true difference, but each boot shifts its trials by up to ±20 % (from its
+    // boot_id): 2 boots a side cannot settle it, so the blocks go on past the first look
+    let m = Machine::new();
+    let host = m.host(&format!(
+        "restart: '{} boot {{{{ kernel }}}}', boots: {{ min: 2, max: 4, until: verdict }}, timeout: 60s",
+        m.script().display()
+    ));
+    let run = format!(
+        "{NOISE}  id=$(cat \"$MARGIN_SYSROOT/proc/sys/kernel/random/boot_id\")\n  \
+         awk -v r=\"$r\" -v id=\"$id\" 'BEGIN {{ o = index(\"0123456789abcdef\", substr(id, 1, 1)) - 8.5; \
+         printf \"time %.4f\\n\", (1 + o / 40) * (1 + (r / 65536 - 0.5) / 20) }}'"
+    );
+    let dir = project(&adaptive_experiment(&host, &run));
+    let out = as_a_user(dir.path()).args(["run", "experiments/reboots.yaml"]).output().unwrap();
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let store = dir.path().join("reports/reboots");
+    let boots = boot_trials(&store);
+    assert!(boots.len() > 4, "past the first look (2 blocks): {boots:?}\n{}", stderr(&out));
+    assert_eq!(boots.len() % 2, 0, "whole blocks: {boots:?}");
+    // the first 2 blocks share the 4 repetitions; each later boot logs its trials per
+    // cell, decided once, and runs exactly that many
+    let later: Vec<u64> = boots[4..].iter().map(|(_, _, m)| m.expect("logged")).collect();
+    assert!(later.iter().all(|&m| m == later[0] && (2..=30).contains(&m)), "{boots:?}");
+    assert!(boots[..4].iter().all(|(_, _, m)| m.is_none()), "{boots:?}");
+    let t = trials(&store);
+    let sessions = lines(&store.join("sessions.ndjson"));
+    for (number, kernel, m) in &boots {
+        let id = verified(&store).into_iter().find(|b| b["boot"] == *number).unwrap()["boot_id"].clone();
+        let ids: Vec<&str> = sessions
+            .iter()
+            .filter(|s| s["facts"]["boot_id"] == id)
+            .filter_map(|s| s["session"].as_str())
+            .collect();
+        let in_boot: Vec<&String> =
+            t.iter().filter(|(_, s, _)| ids.contains(&s.as_str())).map(|(k, _, _)| k).collect();
+        assert!(in_boot.iter().all(|k| *k == kernel), "boot {number}: {in_boot:?}");
+        assert_eq!(in_boot.len() as u64, m.unwrap_or(2), "boot {number} ({kernel}): {boots:?}");
+    }
+}
