@@ -178,6 +178,15 @@ lab-boots: _lab-deps
     lab/build.sh
     lab/boots.sh
 
+# Boots the lab bare and runs lab/experiments/lab-adaptive.yaml as a user does: margin
+# reboots the lab in blocks (bare, xen-768M) until the comparison across boots is settled
+# at a look, or 4 boots of each; the script checks the boot log, the trials per boot and
+# the summary. 10–30 minutes under TCG (docs/lab.md).
+# Adaptive boots, in the lab.
+lab-adaptive: _lab-deps
+    lab/build.sh
+    lab/adaptive.sh
+
 # Stop the lab (`just lab-stop --port 2223`): a clean shutdown, else QEMU killed.
 lab-stop *args:
     lab/stop.sh {{ args }}

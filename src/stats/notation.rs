@@ -87,9 +87,10 @@ fn multiple(x: f64) -> String {
     if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.').to_owned() } else { text }
 }
 
-/// A confidence level as people write it: 0.95 → `95 %`, 0.97 → `97 %`, 0.975 → `97.5 %`.
+/// A confidence level as people write it: 0.95 → `95 %`, 0.97 → `97 %`, 0.975 → `97.5 %`,
+/// and at most two decimals: 1 − 0.05/3 → `98.33 %` (not 98.3333 %).
 pub(crate) fn confidence_level(level: f64) -> String {
-    format!("{} %", (level * 100.0 * 1e4).round() / 1e4)
+    format!("{} %", (level * 100.0 * 100.0).round() / 100.0)
 }
 
 /// A fraction as a percentage: one decimal, two below 1 %, so small effects keep a

@@ -32,6 +32,11 @@ root=$here/root
 rm -rf "$root" && mkdir -p "$root"
 if [ "$kernel" = xen ]; then tree=xen-dom0; else tree=bare; fi
 cp -r "FIXTURES/$tree/." "$root/"
+# the boot's own shift of what runs in it, for the tests of boots that differ: boots 1
+# and 2 ×1.15, 3 and 4 ×0.85, 5 and 6 ×1.15, … (counted from the first after `new`)
+n=$(( $(cat "$here/count" 2>/dev/null || echo 0) + 1 ))
+echo "$n" > "$here/count"
+if [ $(( (n - 1) / 2 % 2 )) = 0 ]; then echo 1.15 > "$root/shift"; else echo 0.85 > "$root/shift"; fi
 mkdir -p "$root/proc/sys/kernel/random"
 cat /proc/sys/kernel/random/uuid > "$root/proc/sys/kernel/random/boot_id"
 /usr/sbin/sshd -f "$here/sshd.conf" -E "$here/sshd.log"
@@ -71,6 +76,7 @@ impl Machine {
         m.call(&["chmod", "+x", &script.display().to_string()]);
         m.call(&[&script.display().to_string(), "boot", "bare"]);
         std::fs::write(m.dir.path().join("calls"), "").unwrap();
+        std::fs::write(m.dir.path().join("count"), "0").unwrap();
         m
     }
 
@@ -422,16 +428,43 @@ fn boot_trials(store: &Path) -> Vec<(u64, String, Option<u64>)> {
         .collect()
 }
 
+/// No true difference, but each boot shifts its trials by ±15 % (the machine's `shift`:
+/// with the plan of seed 5, each kernel's first two boots one up, one down), so that 2 or
+/// 3 boots a side cannot settle it.
+fn differing_boots() -> String {
+    format!(
+        "{NOISE}  s=$(cat \"$MARGIN_SYSROOT/shift\")\n  \
+         awk -v r=\"$r\" -v s=\"$s\" 'BEGIN {{ printf \"time %.4f\\n\", s * (1 + (r / 65536 - 0.5) / 20) }}'"
+    )
+}
+
+/// Each verified boot's trials: (boot, trials in the sessions of its boot_id).
+fn trials_in_boots(store: &Path) -> Vec<(u64, usize)> {
+    let t = trials(store);
+    let sessions = lines(&store.join("sessions.ndjson"));
+    verified(store)
+        .iter()
+        .map(|b| {
+            let ids: Vec<&str> = sessions
+                .iter()
+                .filter(|s| s["facts"]["boot_id"] == b["boot_id"])
+                .filter_map(|s| s["session"].as_str())
+                .collect();
+            (b["boot"].as_u64().unwrap(), t.iter().filter(|(_, s, _)| ids.contains(&s.as_str())).count())
+        })
+        .collect()
+}
+
 #[test]
 fn adaptive_boots_stop_at_the_first_look_that_settles_the_comparison() {
-    // xen 30 % slower, boots alike: 2 boots a side settle it at the first look
+    // xen twice as slow, boots alike: 2 boots a side settle it at the first look
     let m = Machine::new();
     let host = m.host(&format!(
         "restart: '{} boot {{{{ kernel }}}}', boots: {{ min: 2, max: 6, until: verdict }}, timeout: 60s",
         m.script().display()
     ));
     let run = format!(
-        "{NOISE}  c=1; [ \"{{{{ kernel }}}}\" = xen ] && c=1.3\n  \
+        "{NOISE}  c=1; [ \"{{{{ kernel }}}}\" = xen ] && c=2\n  \
          awk -v r=\"$r\" -v c=\"$c\" 'BEGIN {{ printf \"time %.4f\\n\", c * (1 + (r / 65536 - 0.5) / 20) }}'"
     );
     let dir = project(&adaptive_experiment(&host, &run));
@@ -457,18 +490,13 @@ fn adaptive_boots_stop_at_the_first_look_that_settles_the_comparison() {
 
 #[test]
 fn adaptive_boots_go_on_while_the_boots_differ_with_the_trials_per_boot_logged() {
-    // no true difference, but each boot shifts its trials by up to ±20 % (from its
-    // boot_id): 2 boots a side cannot settle it, so the blocks go on past the first look
+    // no true difference, but the boots differ by ±15 %: the blocks go on past the first look
     let m = Machine::new();
     let host = m.host(&format!(
         "restart: '{} boot {{{{ kernel }}}}', boots: {{ min: 2, max: 4, until: verdict }}, timeout: 60s",
         m.script().display()
     ));
-    let run = format!(
-        "{NOISE}  id=$(cat \"$MARGIN_SYSROOT/proc/sys/kernel/random/boot_id\")\n  \
-         awk -v r=\"$r\" -v id=\"$id\" 'BEGIN {{ o = index(\"0123456789abcdef\", substr(id, 1, 1)) - 8.5; \
-         printf \"time %.4f\\n\", (1 + o / 40) * (1 + (r / 65536 - 0.5) / 20) }}'"
-    );
+    let run = differing_boots();
     let dir = project(&adaptive_experiment(&host, &run));
     let out = as_a_user(dir.path()).args(["run", "experiments/reboots.yaml"]).output().unwrap();
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
@@ -495,4 +523,57 @@ fn adaptive_boots_go_on_while_the_boots_differ_with_the_trials_per_boot_logged()
         assert!(in_boot.iter().all(|k| *k == kernel), "boot {number}: {in_boot:?}");
         assert_eq!(in_boot.len() as u64, m.unwrap_or(2), "boot {number} ({kernel}): {boots:?}");
     }
+}
+
+#[test]
+fn margin_killed_in_an_adaptive_boots_wait_resumes_with_the_same_trials_per_boot() {
+    let m = Machine::new();
+    m.touch("delay", "2");
+    let host = m.host(&format!(
+        "restart: '{} boot {{{{ kernel }}}}', boots: {{ min: 2, max: 3, until: verdict }}, timeout: 60s",
+        m.script().display()
+    ));
+    let dir = project(&adaptive_experiment(&host, &differing_boots()));
+    let store = dir.path().join("reports/reboots");
+    let mut child = as_a_user(dir.path())
+        .args(["run", "experiments/reboots.yaml"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // kill -9 while boot 6 (the second past the first look) is waited for
+    let deadline = Instant::now() + Duration::from_secs(180);
+    loop {
+        let boots = lines(&store.join("boots.ndjson"));
+        if boots.iter().any(|b| b["boot"] == 6 && b["event"] == "requested") {
+            break;
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("margin ended ({status}) before boot 6: {boots:?}");
+        }
+        assert!(Instant::now() < deadline, "boot 6 was never requested: {boots:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let out = as_a_user(dir.path()).args(["run", "experiments/reboots.yaml"]).output().unwrap();
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let boots = boot_trials(&store);
+    let numbers: Vec<u64> = boots.iter().map(|(n, _, _)| *n).collect();
+    assert_eq!(numbers, [1, 2, 3, 4, 5, 6], "each boot verified once, 3 blocks: {boots:?}");
+    let logged: Vec<u64> = boots[4..].iter().map(|(_, _, m)| m.expect("logged")).collect();
+    assert_eq!(logged[0], logged[1], "the resumed boot keeps the trials per boot: {boots:?}");
+    let per_boot = trials_in_boots(&store);
+    for (boot, n) in &per_boot {
+        let want = if *boot <= 4 { 2 } else { logged[0] as usize };
+        assert_eq!(*n, want, "boot {boot}: {per_boot:?}");
+    }
+    let mut reps: Vec<(String, u64)> = lines(&store.join("runs.ndjson"))
+        .iter()
+        .map(|r| (r["cell"].to_string(), r["repetition"].as_u64().unwrap()))
+        .collect();
+    let all = reps.len();
+    reps.sort();
+    reps.dedup();
+    assert_eq!(reps.len(), all, "no repetition twice");
 }

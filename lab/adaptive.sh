@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Adaptive boots in the lab (docs/lab.md): boots the lab bare, runs
+# lab/experiments/lab-adaptive.yaml as a user does (a scratch copy of lab/, a relative
+# path, the default store, no MARGIN_*), and checks the boot log and the summary: whole
+# blocks of one bare and one xen-768M boot, each verified with the levels read off the
+# booted host, at least the first 2 blocks, at most 4; the boots past the first 2 blocks
+# log their trials per cell and run exactly that many; the report says how it stopped.
+# Stops the lab at the end. 10–30 minutes under TCG.
+#
+# lab/adaptive.sh [MARGIN]   (default: the debug build, built first)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(dirname "$here")
+# shellcheck source=lab/lib.sh
+. "$here/lib.sh"
+
+margin=$(margin_binary "$repo" "${1:-}")
+port=2222
+trap '"$here/stop.sh" --port $port > /dev/null 2>&1 || true' EXIT
+
+work=$(mktemp -d)
+cp -r "$here" "$work/lab"
+cd "$work"
+for v in $(compgen -e | grep '^MARGIN_' || true); do unset "$v"; done
+
+fail() { echo "lab-adaptive: FAILED: $*" >&2; exit 1; }
+
+started=$(date +%s)
+"$here/boot.sh" bare --port $port
+echo "== margin run lab/experiments/lab-adaptive.yaml (margin reboots the lab in blocks until settled)"
+"$margin" run lab/experiments/lab-adaptive.yaml 2>&1 | tee run.log || fail "margin run"
+
+python3 - reports/lab-adaptive <<'PY' || fail "the boot log or the summary"
+import json, sys
+store = sys.argv[1]
+log = [json.loads(l) for l in open(f"{store}/boots.ndjson") if l.strip()]
+verified = [r for r in log if r["event"] == "verified"]
+assert not [r for r in log if r["event"] in ("rejected", "lost")], "a boot failed"
+levels = [r["wanted"]["kernel"] for r in verified]
+assert len(levels) in (4, 6, 8), f"{len(levels)} verified boots: not 2–4 whole blocks: {levels}"
+for i in range(0, len(levels), 2):
+    assert sorted(levels[i:i + 2]) == ["bare", "xen-768M"], f"an unbalanced block: {levels}"
+for r in verified:
+    assert r["detected"] == r["wanted"], f"boot {r['boot']}: detected {r['detected']}, wanted {r['wanted']}"
+requested = {r["boot"]: r for r in log if r["event"] == "requested"}
+later = [requested[r["boot"]].get("trials_per_boot") for r in verified[4:]]
+assert all(m is not None and m == later[0] for m in later), f"trials per boot past the first blocks: {later}"
+sessions = [json.loads(l) for l in open(f"{store}/sessions.ndjson") if l.strip()]
+trials = [json.loads(l) for l in open(f"{store}/runs.ndjson") if l.strip()]
+ok = [t for t in trials if t.get("status") == "ok" and not t.get("warmup")]
+for r, m in zip(verified[4:], later):
+    ids = {s["session"] for s in sessions if s.get("facts", {}).get("boot_id") == r["boot_id"]}
+    n = sum(1 for t in ok if t["session"] in ids)
+    assert n == m, f"boot {r['boot']}: {n} trials, logged {m}"
+summary = json.load(open(f"{store}/summary.json"))
+assert summary["settings"]["boot_looks"] == [2, 3, 4], summary["settings"]
+c = summary["comparisons"][0]
+times = ", ".join(f"{r['wanted']['kernel']} {r['ready_seconds']:.0f} s" for r in verified)
+print(f"boots verified in order: {times}")
+print(f"trials per boot past the first 2 blocks: {later[0] if later else '-'}")
+print(f"verdict: {c['verdict']}: {c['sentence']}")
+PY
+grep -q 'Each level is booted again until the comparisons across boots are resolved' reports/lab-adaptive/report.md \
+    || fail "the report does not say how the boots stopped"
+echo "lab-adaptive: passed in $(( $(date +%s) - started )) s (store: $work/reports/lab-adaptive)"
