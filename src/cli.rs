@@ -125,6 +125,14 @@ pub enum Command {
         /// never the time of the import), and the report says so where time matters.
         #[arg(long, value_name = "TIME", value_parser = crate::cmd::import::parse_started_at)]
         started_at: Option<jiff::Timestamp>,
+        /// The boot the outputs were measured in, named as you like (`--boot bare-1`):
+        /// imports naming the same boot are one boot in the analysis, as the sessions of a
+        /// run in one `boot_id` are. Without it each import is a unit of its own, as if
+        /// every output came from a boot of its own; a post that ran every figure of a
+        /// kernel in one boot wants one name per kernel, so that its comparison across
+        /// boots reads `unreplicated` rather than claiming what one boot cannot show.
+        #[arg(long, value_name = "NAME", value_parser = crate::cmd::import::parse_boot)]
+        boot: Option<String>,
         /// The captured outputs; a file holding several results gives several trials.
         #[arg(required_unless_present = "member", value_name = "RAW")]
         raw: Vec<PathBuf>,
@@ -293,12 +301,13 @@ impl Command {
                 let mut direct = std::io::stdout();
                 crate::cmd::run::run(&options, &mut direct)
             }
-            Command::Import { file, set, host, started_at, raw, member, reports } => {
+            Command::Import { file, set, host, started_at, boot, raw, member, reports } => {
                 let options = crate::cmd::import::Options {
                     file: file.clone(),
                     set: set.clone(),
                     host: host.clone(),
                     started_at: *started_at,
+                    boot: boot.clone(),
                     raw: raw.clone(),
                     members: member.clone(),
                     reports: reports.root.clone(),

@@ -23,6 +23,8 @@ pub struct Options {
     pub host: Option<String>,
     /// When the outputs were measured, if known.
     pub started_at: Option<jiff::Timestamp>,
+    /// The boot the outputs were measured in (`--boot`), recorded as the session's `boot_id`.
+    pub boot: Option<String>,
     pub raw: Vec<PathBuf>,
     /// `HOST=FILE`: a gang's trial, one member's output each.
     pub members: Vec<String>,
@@ -52,6 +54,18 @@ pub fn parse_started_at(text: &str) -> Result<jiff::Timestamp, String> {
         return Err(format!("`{text}` is in the future; when were the outputs measured?"));
     }
     Ok(time)
+}
+
+/// `--boot`: a name for the boot the outputs came from, one word of printable characters
+/// (it is compared whole, so a space or a control character is more likely a mistake).
+pub fn parse_boot(text: &str) -> Result<String, String> {
+    if text.is_empty() || text.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(format!(
+            "expected a name for the boot the outputs came from, one word (`bare-1`), found `{}`",
+            text.escape_debug()
+        ));
+    }
+    Ok(text.to_owned())
 }
 
 /// The one cell the `--set` levels name; otherwise an error listing what exists.
@@ -315,7 +329,8 @@ impl Importing {
             margin_version: env!("CARGO_PKG_VERSION").to_string(),
             seed: 0,
             spec_hash: blake3::hash(exp.source.as_bytes()).to_hex().to_string(),
-            facts: IndexMap::new(),
+            // the only fact an import knows, when told: which boot its outputs share
+            facts: o.boot.iter().map(|b| (crate::store::BOOT_ID.to_string(), b.clone())).collect(),
             environment: IndexMap::new(),
             abandoned: Vec::new(),
             problems: Vec::new(),

@@ -11,7 +11,14 @@ pub(super) fn environment_table(summary: &Summary) -> Option<String> {
     }
     let mut header = vec!["fact".to_owned()];
     header.extend(env.columns.iter().map(|c| {
-        let sessions = c.sessions.join(", ");
+        // a machine state many imports or runs shared: how many, the first and the last
+        // (the Sessions table below lists them all)
+        let sessions = match c.sessions.as_slice() {
+            [first, .., last] if c.sessions.len() > 2 => {
+                format!("{} sessions, {first} … {last}", c.sessions.len())
+            }
+            all => all.join(", "),
+        };
         cell_text(&format!("{} ({})", c.host, sessions))
     }));
     let rows: Vec<Vec<String>> = env

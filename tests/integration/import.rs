@@ -364,3 +364,69 @@ fn a_gang_import_names_a_wrong_member() {
         assert!(!dir.path().join("reports/e/runs.ndjson").exists(), "{args:?} stored something");
     }
 }
+
+/// Seed 000's dnetc figures, every core of a kernel from that kernel's one boot: imported
+/// one output at a time, each import is a unit of its own (as if every figure had a boot of
+/// its own) and the pairs by core look replicated; `--boot` names the boot the outputs
+/// share, and the comparison across boots is then `unreplicated`, as the post's one boot
+/// per kernel is.
+#[test]
+fn imports_naming_one_boot_per_kernel_are_unreplicated_across_boots() {
+    let dir = tempfile::tempdir().unwrap();
+    let verdict = |store: &str, boot: bool| {
+        let reports = dir.path().join(store);
+        for kernel in ["bare", "xen"] {
+            for core in 0..5 {
+                let mut cmd = margin();
+                cmd.args(["import", "experiments/xen-dnetc.yaml", "--reports"])
+                    .arg(&reports)
+                    .args(["--set", &format!("kernel={kernel}"), "--set", "contest=RC5-72"])
+                    .args(["--set", &format!("core={core}")]);
+                if boot {
+                    cmd.args(["--boot", &format!("quadopt-{kernel}")]);
+                }
+                let out = cmd
+                    .arg(format!("experiments/data/seed000/dnetc-{kernel}-rc5-72-core{core}.txt"))
+                    .output();
+                let out = out.unwrap();
+                assert!(out.status.success(), "{}", stderr(&out));
+            }
+        }
+        let out = margin()
+            .args(["report", "experiments/xen-dnetc.yaml", "--json", "--reports"])
+            .arg(&reports)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let summary: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let c =
+            summary["comparisons"].as_array().unwrap().iter().find(|c| c["context"]["contest"] == "RC5-72");
+        let c = c.unwrap_or_else(|| panic!("no RC5-72 comparison: {}", summary["comparisons"]));
+        (c["verdict"].as_str().unwrap().to_owned(), c["sentence"].as_str().unwrap().to_owned())
+    };
+    let (without, sentence) = verdict("each-its-own", false);
+    assert_eq!(without, "inconclusive", "{sentence}");
+    let (with, sentence) = verdict("one-boot-each", true);
+    assert_eq!(with, "unreplicated", "{sentence}");
+    assert!(sentence.contains("bare was measured in one boot, and so was xen"), "{sentence}");
+    // the boot is recorded as the import's session's boot_id
+    let sessions =
+        std::fs::read_to_string(dir.path().join("one-boot-each/xen-dnetc/sessions.ndjson")).unwrap();
+    assert!(sessions.lines().any(|l| l.contains(r#""boot_id":"quadopt-xen""#)), "{sessions}");
+
+    // a name that is not one word is refused before anything is stored
+    let out = margin()
+        .args(["import", "experiments/xen-dnetc.yaml", "--reports"])
+        .arg(dir.path().join("bad"))
+        .args(["--set", "kernel=xen", "--set", "contest=RC5-72", "--set", "core=0", "--boot", "boot one"])
+        .arg("experiments/data/seed000/dnetc-xen-rc5-72-core0.txt")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("expected a name for the boot the outputs came from, one word"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!dir.path().join("bad").exists());
+}
