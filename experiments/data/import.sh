@@ -48,11 +48,11 @@ import() {
 # the comparison across boots is unreplicated, however the cores pair up.
 for kernel in bare xen; do
     for core in 0 1 2 3 4; do
-        import experiments/xen-dnetc.yaml --host quadopt --boot quadopt-$kernel \
+        import experiments/xen-dnetc.yaml --set host=quadopt --boot quadopt-$kernel \
             --set kernel=$kernel --set contest=RC5-72 --set core=$core \
             $data/seed000/dnetc-$kernel-rc5-72-core$core.txt
     done
-    import experiments/xen-dnetc.yaml --host quadopt --boot quadopt-$kernel \
+    import experiments/xen-dnetc.yaml --set host=quadopt --boot quadopt-$kernel \
         --set kernel=$kernel --set contest=OGR-P2 --set core=0 \
         $data/seed000/dnetc-$kernel-ogr-p2-core0.txt
 done
@@ -78,7 +78,7 @@ import experiments/xen-iozone.yaml --set host=dom0 --started-at "2006-11-24 09:0
 
 # seed 002: dd without a sync flag, once per boot. `pin=floating` for the two unpinned
 # configurations is the README's reading of the post.
-dd_cell=(--set bs=1k --set count=3145728 --set sync=none)
+dd_cell=(--set host=xen1 --set bs=1k --set count=3145728 --set sync=none)
 # One boot each (--boot): the three figures are three configurations' single boots.
 import experiments/xen-dd.yaml "${dd_cell[@]}" --set kernel=xen --set dom0_mem=2048M \
     --set dom0_max_vcpus=2 --set pin=pinned --boot xen-2048M \

@@ -102,8 +102,18 @@ fn find_cell<'p>(plan: &'p Plan, set: &[(String, String)]) -> Result<&'p Cell, E
             Err(Error::Input("no cell has all these levels together (an exclude or where removed it)".into()))
         }
         many => {
-            let unset: Vec<&str> =
-                plan.keys.iter().map(String::as_str).filter(|k| !set.iter().any(|(s, _)| s == k)).collect();
+            // the factors that tell the matching cells apart (one of a single level does not)
+            let unset: Vec<&str> = plan
+                .keys
+                .iter()
+                .map(String::as_str)
+                .filter(|k| !set.iter().any(|(s, _)| s == k))
+                .filter(|k| {
+                    let level =
+                        |c: &&Cell| plan.levels(c).find(|(ck, _)| ck == k).map(|(_, v)| v.text.clone());
+                    many.iter().any(|c| level(c) != level(&many[0]))
+                })
+                .collect();
             Err(Error::Input(format!(
                 "{} cells have these levels; name the cell with --set for: {}",
                 many.len(),

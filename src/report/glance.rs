@@ -76,9 +76,16 @@ pub(crate) fn context(c: &ComparisonStat) -> String {
 /// "(adaptive)" when adaptive stopping raised it above the nominal level (the settings
 /// line under the title says why).
 pub(crate) fn ci_header(summary: &Summary) -> String {
+    let (level, adaptive) = interval_level(summary);
+    format!("{level} CI{adaptive}")
+}
+
+/// The level every interval of the report is computed at, and ` (adaptive)` when adaptive
+/// stopping raised it above the nominal level.
+pub(crate) fn interval_level(summary: &Summary) -> (String, &'static str) {
     let s = &summary.settings;
     let adaptive = if s.interval_confidence > s.confidence + 1e-9 { " (adaptive)" } else { "" };
-    format!("{} CI{adaptive}", super::format::confidence(s.interval_confidence))
+    (super::format::confidence(s.interval_confidence), adaptive)
 }
 
 /// The factor levels every comparison of `shown` holds fixed alike (`size=5000`): said

@@ -24,11 +24,12 @@ pub(super) fn metric_description(summary: &Summary, metric: &str) -> String {
     let display = scale(&meta.unit, typical(cells.map(|c| c.mean)));
     let unit =
         if display.symbol.is_empty() { String::new() } else { format!("Values in {}; ", display.symbol) };
+    // the cells' intervals are at the level of every interval (raised when adaptive)
+    let (level, adaptive) = super::glance::interval_level(summary);
     let mut text = format!(
-        "{unit}{better}; {} mean. ± is the half-width of the {} confidence interval of the mean; \
-         each cell's sd, min and max are in summary.json and `margin export`.",
+        "{unit}{better}; {} mean. ± is the half-width of the {level}{adaptive} confidence interval of the \
+         mean; each cell's sd, min and max are in summary.json and `margin export`.",
         meta.mean_kind,
-        confidence(summary.settings.confidence)
     );
     let cut = summary.cells.iter().any(|c| c.metric == metric && c.ci_low == Some(0.0) && c.min >= 0.0);
     if cut && crate::vocab::never_negative(&meta.unit) {

@@ -577,3 +577,72 @@ fn margin_killed_in_an_adaptive_boots_wait_resumes_with_the_same_trials_per_boot
     reps.dedup();
     assert_eq!(reps.len(), all, "no repetition twice");
 }
+
+/// The seed experiments' boot recipes, as `margin run --dry-run` renders them for the
+/// first boot of a seeded plan: seed 002's Xen command line written from the levels (the
+/// limits it was booted with are what `xl info` reads back), seed 000's GRUB entry.
+#[test]
+fn the_seed_experiments_boot_recipes_render_from_the_levels() {
+    let next = |file: &str| {
+        let out = super::margin().args(["run", "--dry-run", "--seed", "3", file]).output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let text = stdout(&out);
+        let plan: Vec<String> = text
+            .lines()
+            .filter(|l| {
+                l.starts_with("  ") && l.split_whitespace().next().is_some_and(|n| n.parse::<u32>().is_ok())
+            })
+            .map(|l| l.trim().to_owned())
+            .collect();
+        let commands: Vec<String> =
+            text.lines().filter(|l| l.starts_with("  next boot")).map(str::to_owned).collect();
+        (plan, commands)
+    };
+    let (plan, commands) = next("experiments/xen-dd.yaml");
+    // 5 combinations (4 Xen, 1 bare) × 3 boots, every block of 5 each combination once
+    assert_eq!(plan.len(), 15, "{plan:?}");
+    for block in plan.chunks(5) {
+        let mut levels: Vec<&str> = block
+            .iter()
+            .map(|l| l.split_once(' ').unwrap().1.trim().trim_start_matches("next ").trim())
+            .collect();
+        levels.sort();
+        levels.dedup();
+        assert_eq!(levels.len(), 5, "{plan:?}");
+    }
+    let first = plan[0].trim_start_matches("1 next ");
+    let (mem, vcpus) = (
+        first.split("dom0_mem=").nth(1).unwrap().split(' ').next().unwrap(),
+        first.split("dom0_max_vcpus=").nth(1).unwrap(),
+    );
+    let mut xen_line = Vec::new();
+    if mem != "unlimited" {
+        xen_line.push(format!("dom0_mem={mem},max:{mem}"));
+    }
+    if vcpus != "all" {
+        xen_line.push(format!("dom0_max_vcpus={vcpus}"));
+    }
+    let select = if first.contains("kernel=bare") {
+        "next boot, on host `xen1`: grub-reboot 'Debian GNU/Linux'".to_owned()
+    } else {
+        format!(
+            "next boot, on host `xen1`: echo 'GRUB_CMDLINE_XEN_DEFAULT=\"{}\"' > /etc/default/grub.d/zz-margin.cfg \
+             && update-grub && grub-reboot 'Debian GNU/Linux, with Xen hypervisor'",
+            xen_line.join(" ")
+        )
+    };
+    assert_eq!(
+        commands,
+        [format!("  {select}"), "  next boot, on host `xen1`: reboot".to_owned()],
+        "{first}"
+    );
+
+    let (plan, commands) = next("experiments/xen-dnetc.yaml");
+    assert_eq!(plan.len(), 12, "{plan:?}");
+    let entry = if plan[0].contains("kernel=xen") {
+        "Debian GNU/Linux, with Xen hypervisor"
+    } else {
+        "Debian GNU/Linux"
+    };
+    assert_eq!(commands[0], format!("  next boot, on host `quadopt`: grub-reboot '{entry}'"), "{plan:?}");
+}

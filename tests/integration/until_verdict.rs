@@ -51,6 +51,10 @@ fn until_verdict_stops_a_large_difference_at_the_first_look() {
     let report = summary["report.md"].as_str().unwrap();
     assert!(report.contains("`until: verdict`"), "{report}");
     assert!(report.contains("after 5, 8, 12, 18, 27, 30 trials"), "{report}");
+    // that level, named once as adaptive, where the answer's intervals and the cells' ± are
+    assert!(report.contains("| 99.17 % CI (adaptive) |"), "{report}");
+    assert!(report.contains("± is the half-width of the 99.17 % (adaptive) confidence interval"), "{report}");
+    assert!(!report.contains("95 % confidence interval"), "{report}");
 }
 
 #[test]
