@@ -182,6 +182,8 @@ struct Booting<'a> {
     entry: &'a Host,
     destination: &'a str,
     recipe: &'a Boot,
+    /// `by:`: the host `restart` and `power_cycle` run on, over ssh (`None`: here).
+    by: Option<(&'a Host, &'a str)>,
     timeout: Duration,
     max_failed: u32,
     boots: BootPlan,
@@ -216,6 +218,8 @@ impl<'a> Booting<'a> {
             source: std::io::Error::other("a host with `boot:` needs `ssh:`"),
         })?;
         let recipe = &entry.boot.as_ref().expect("booted_hosts: a host with a boot recipe").value;
+        // a `by:` host without `ssh:` is this machine (checked: a key of `hosts:`)
+        let by = recipe.by.as_ref().and_then(|by| super::ssh_entry(exp, &by.value));
         let (records, _) = store.boot_records()?;
         let records: Vec<BootRecord> = records.into_iter().filter(|r| r.host == host).collect();
         let seed = records
@@ -236,6 +240,7 @@ impl<'a> Booting<'a> {
             entry,
             destination,
             recipe,
+            by,
             timeout,
             max_failed: recipe.max_failed.as_ref().map_or(DEFAULT_MAX_FAILED, |n| n.value),
             boots: boot_plan(exp, plan, host, seed),
@@ -547,7 +552,7 @@ impl<'a> Booting<'a> {
         }
         match &commands.restart {
             Some((restart, env)) => {
-                if let Err(why) = on_this_machine(restart, env, self.timeout) {
+                if let Err(why) = self.on_controller(restart, env) {
                     return lost(log, format!("`restart` failed: {why}"));
                 }
             }
@@ -572,7 +577,7 @@ impl<'a> Booting<'a> {
                 "host `{host}`: no new boot within {} ({why}); power cycle: {cycle}",
                 jiff_like(self.timeout)
             ));
-            if let Err(e) = on_this_machine(cycle, env, self.timeout) {
+            if let Err(e) = self.on_controller(cycle, env) {
                 return lost(
                     log,
                     format!("not back within {}, and `power_cycle` failed: {e}", jiff_like(self.timeout)),
@@ -663,15 +668,16 @@ impl<'a> Booting<'a> {
 
     /// Run `command` on the host, its values exported first.
     fn on_host(&self, command: &str, env: &[(String, String)]) -> Result<String, String> {
-        let mut script = String::new();
-        for (k, v) in env {
-            let v = shlex::try_quote(v).map(|q| q.into_owned()).unwrap_or_else(|_| "''".into());
-            script.push_str(&format!("export {k}={v}; "));
+        over_ssh((self.entry, self.destination), command, env, ON_HOST)
+    }
+
+    /// Run `restart` or `power_cycle` where the recipe says: on the `by:` host over ssh,
+    /// else on this machine; either may take the boot's timeout.
+    fn on_controller(&self, command: &str, env: &[(String, String)]) -> Result<String, String> {
+        match self.by {
+            Some(by) => over_ssh(by, command, env, self.timeout),
+            None => on_this_machine(command, env, self.timeout),
         }
-        script.push_str(command);
-        let argv = ssh::oneshot_argv(self.entry, self.destination, &script);
-        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-        super::process::run_argv(&argv, Path::new("."), ON_HOST, &[])
     }
 
     /// The recipe's commands rendered for a boot into `wanted`.
@@ -685,6 +691,24 @@ enum Waited {
     Back(String),
     NotBack(String),
     Interrupted,
+}
+
+/// Run `command` on an ssh host, its values exported first.
+fn over_ssh(
+    (entry, destination): (&Host, &str),
+    command: &str,
+    env: &[(String, String)],
+    timeout: Duration,
+) -> Result<String, String> {
+    let mut script = String::new();
+    for (k, v) in env {
+        let v = shlex::try_quote(v).map(|q| q.into_owned()).unwrap_or_else(|_| "''".into());
+        script.push_str(&format!("export {k}={v}; "));
+    }
+    script.push_str(command);
+    let argv = ssh::oneshot_argv(entry, destination, &script);
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    super::process::run_argv(&argv, Path::new("."), timeout, &[])
 }
 
 /// Run `command` here, in the directory margin was started in (a recipe's relative paths
@@ -794,13 +818,19 @@ pub fn outline(
                     if let Some(c) = &r.select {
                         out.push(format!("  next boot, on host `{host}`: {}", shown(c)));
                     }
+                    let controller = match recipe.by.as_ref() {
+                        Some(by) if super::ssh_entry(exp, &by.value).is_some() => {
+                            format!("on host `{}`", by.value)
+                        }
+                        _ => "on this machine".to_string(),
+                    };
                     match (&r.restart, &r.reboot) {
-                        (Some(c), _) => out.push(format!("  next boot, on this machine: {}", shown(c))),
+                        (Some(c), _) => out.push(format!("  next boot, {controller}: {}", shown(c))),
                         (None, Some(c)) => out.push(format!("  next boot, on host `{host}`: {}", shown(c))),
                         (None, None) => out.push(format!("  next boot, on host `{host}`: reboot")),
                     }
                     if let Some(c) = &r.power_cycle {
-                        out.push(format!("  if it does not come back, on this machine: {}", shown(c)));
+                        out.push(format!("  if it does not come back, {controller}: {}", shown(c)));
                     }
                 }
                 Err(why) => out.push(format!("  next boot: {why}")),

@@ -2,7 +2,7 @@
 
 use super::validate::Checker;
 use super::{BootsSpec, Located, RepetitionsSpec, parse_duration};
-use crate::diag::excerpt;
+use crate::diag::{excerpt, suggest};
 
 /// The names a boot command may use beside the environment factors: the host's name and
 /// the boot's number in the plan.
@@ -48,6 +48,9 @@ impl Checker<'_> {
                     Some("keep one: `reboot` runs over ssh on the host, `restart` here (a BMC, a VM)".into()),
                 );
             }
+            if let Some(by) = &b.by {
+                self.boot_by(&name.value, b, by);
+            }
             if let Some(t) = &b.timeout
                 && let Err(e) = parse_duration(&t.value)
             {
@@ -64,6 +67,51 @@ impl Checker<'_> {
             for (key, t) in b.commands() {
                 self.template(&format!("hosts.{}.boot.{key}", name.value), t, &defined);
             }
+        }
+    }
+
+    /// `by:`: another key of `hosts:`, not rebooted by a plan of its own, and a `restart`
+    /// for it to run.
+    fn boot_by(&mut self, host: &str, b: &super::Boot, by: &Located<String>) {
+        let exp = self.exp;
+        let host_name = excerpt(host);
+        let Some(controller) = exp.spec.hosts.iter().find(|(k, _)| k.value == by.value) else {
+            let hint =
+                suggest(&by.value, exp.spec.hosts.keys().map(|k| k.value.as_str()).filter(|k| *k != host));
+            self.error_hint(
+                by.pos,
+                format!("host `{host_name}`: boot `by: {}` is not a key of `hosts:`", excerpt(&by.value)),
+                Some(hint.unwrap_or_else(|| {
+                    "name the host that boots this one (its dom0), declared under `hosts:` with its `ssh:`".into()
+                })),
+            );
+            return;
+        };
+        if by.value == host {
+            self.error_hint(
+                by.pos,
+                format!("host `{host_name}`: boot `by:` names the host itself"),
+                Some("`by:` is another host that boots this one (a guest's dom0); a host that reboots itself uses `reboot`".into()),
+            );
+        } else if controller.1.value.boot.is_some() {
+            self.error_hint(
+                by.pos,
+                format!(
+                    "host `{host_name}`: boot `by: {}` names a host that is itself rebooted by the plan",
+                    excerpt(&by.value)
+                ),
+                Some("boot the guest from a host that stays up: its dom0 without `boot:`, or margin's machine (`restart` without `by`)".into()),
+            );
+        }
+        if b.restart.is_none() {
+            self.error_hint(
+                by.pos,
+                format!(
+                    "host `{host_name}`: boot `by: {}` runs `restart` there, and `boot:` has none",
+                    excerpt(&by.value)
+                ),
+                Some("e.g. `restart: \"xl destroy guest1; xl create /etc/xen/guest1.cfg 'vcpus={{ vcpus }}'\"`".into()),
+            );
         }
     }
 

@@ -298,6 +298,10 @@ pub struct Boot {
     /// Run on the machine margin runs on when the host does not come back in `timeout`;
     /// margin then waits `timeout` once more.
     pub power_cycle: Option<Located<String>>,
+    /// The host that boots this one — a guest's dom0 (`xl create` with a config rendered
+    /// from the levels): `restart` and `power_cycle` run there, over ssh, instead of on
+    /// the machine margin runs on. A key of `hosts:`.
+    pub by: Option<Located<String>>,
     /// From the reboot command to ssh answering in a new boot (default 10m).
     pub timeout: Option<Located<Scalar>>,
     /// Boots of each combination of the environment's levels over the run (default 3),

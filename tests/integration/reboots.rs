@@ -646,3 +646,69 @@ fn the_seed_experiments_boot_recipes_render_from_the_levels() {
     };
     assert_eq!(commands[0], format!("  next boot, on host `quadopt`: grub-reboot '{entry}'"), "{plan:?}");
 }
+
+/// A guest booted by its dom0 (`by:`): the restart runs on the dom0 over ssh — here a
+/// second loopback daemon that stays up, whose session's `SSH_CONNECTION` the command
+/// logs — and the guest is waited for and checked as any host is.
+#[test]
+fn a_guest_is_booted_by_its_dom0_over_ssh() {
+    let (dom0, guest) = (Machine::new(), Machine::new());
+    let by = guest.dir.path().join("by");
+    let host = guest.host(&format!(
+        "by: dom0, restart: 'echo \"$SSH_CONNECTION\" >> {}; {} boot {{{{ kernel }}}}', boots: 2, timeout: 60s",
+        by.display(),
+        guest.script().display()
+    ));
+    let yaml = experiment(&host)
+        .replace("hosts:\n  box:", &format!("hosts:\n  dom0: {}\n  box:", dom0.keys.host(dom0.port)));
+    let dir = project(&yaml);
+    let out = as_a_user(dir.path()).args(["run", "--dry-run", "experiments/reboots.yaml"]).output().unwrap();
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("  next boot, on host `dom0`: echo"), "{}", stdout(&out));
+
+    let out = as_a_user(dir.path()).args(["run", "experiments/reboots.yaml"]).output().unwrap();
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let store = dir.path().join("reports/reboots");
+    let boots = verified(&store);
+    let wanted: Vec<&str> = boots.iter().map(|b| b["wanted"]["kernel"].as_str().unwrap()).collect();
+    assert_eq!(wanted.len(), 4, "{wanted:?}");
+    assert_eq!(guest.calls(), wanted.iter().map(|k| format!("boot {k}")).collect::<Vec<_>>());
+    // each restart ran in an ssh session on the dom0's daemon, none here
+    let sessions = std::fs::read_to_string(&by).unwrap();
+    let ports: Vec<&str> = sessions.lines().map(|l| l.split_whitespace().last().unwrap_or("")).collect();
+    assert_eq!(ports, vec![dom0.port.to_string(); 4], "{sessions}");
+    assert!(dom0.calls().is_empty(), "the dom0 itself was never rebooted: {:?}", dom0.calls());
+    assert_eq!(trials(&store).len(), 24);
+}
+
+/// `by:` checked at file:line:col: a key of `hosts:`, not the host itself, not a host
+/// rebooted by a plan of its own, and with a `restart` to run.
+#[test]
+fn a_boot_by_another_host_is_checked() {
+    let check = |hosts: &str| {
+        let yaml = format!(
+            "name: reboots\nmatrix:\n  host: [guest]\n  kernel: [bare, xen]\nenvironment:\n  kernel: {{ fact: hypervisor, map: {{ xen: xen, none: bare }} }}\nhosts:\n{hosts}run: 'true'\n"
+        );
+        let dir = project(&yaml);
+        let out = as_a_user(dir.path()).args(["check", "experiments/reboots.yaml"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{hosts}: {}\n{}", stdout(&out), stderr(&out));
+        stderr(&out)
+    };
+    let err = check(
+        "  dom0: { ssh: root@dom0.example }\n  guest: { ssh: root@guest.example, boot: { by: domo, restart: 'xl create g.cfg' } }\n",
+    );
+    assert!(err.contains("experiments/reboots.yaml:9:"), "{err}");
+    assert!(err.contains("boot `by: domo` is not a key of `hosts:`"), "{err}");
+    assert!(err.contains("dom0"), "the hint names the close key: {err}");
+    let err =
+        check("  guest: { ssh: root@guest.example, boot: { by: guest, restart: 'xl create g.cfg' } }\n");
+    assert!(err.contains("boot `by:` names the host itself"), "{err}");
+    let err = check(
+        "  dom0: { ssh: root@dom0.example, boot: { reboot: reboot } }\n  guest: { ssh: root@guest.example, boot: { by: dom0, restart: 'xl create g.cfg' } }\n",
+    );
+    assert!(err.contains("names a host that is itself rebooted by the plan"), "{err}");
+    let err = check(
+        "  dom0: { ssh: root@dom0.example }\n  guest: { ssh: root@guest.example, boot: { by: dom0 } }\n",
+    );
+    assert!(err.contains("boot `by: dom0` runs `restart` there, and `boot:` has none"), "{err}");
+}
