@@ -1,0 +1,90 @@
+//! Adaptive boots (`boots: { min, max, until: verdict }`): when the looks begin, what a
+//! boot costs against a trial, whether the comparisons are settled at a look, and the
+//! trials per cell of the boots past the first blocks (docs/statistics.md, Adaptive boots).
+
+use super::*;
+
+impl Booting<'_> {
+    /// Adaptive boots: the boots of the first `min` blocks, after which the looks begin
+    /// (`None` when the boots are fixed).
+    pub(super) fn first_phase(&self) -> Option<usize> {
+        match self.count {
+            Boots::Fixed(_) => None,
+            Boots::UntilVerdict { min, .. } => Some(min as usize * self.block),
+        }
+    }
+
+    /// A boot's cost in trials: the mean time from the reboot to ssh answering in the
+    /// verified boots so far against the mean wall time of the host's trials.
+    fn boot_cost(&self, progress: &std::collections::HashMap<usize, crate::store::CellProgress>) -> f64 {
+        let (records, _) = self.store.boot_records().unwrap_or_default();
+        let ready: Vec<f64> = records
+            .iter()
+            .filter(|r| r.host == self.host && r.event == BootEvent::Verified)
+            .filter_map(|r| r.ready_seconds)
+            .collect();
+        let walls: Vec<f64> = self
+            .plan
+            .cells
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| host_of(self.plan, c) == self.host)
+            .filter_map(|(i, _)| progress.get(&i).and_then(|p| p.mean_wall))
+            .collect();
+        if ready.is_empty() || walls.is_empty() {
+            return crate::stats::components::BOOT_COST_IN_TRIALS;
+        }
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        (mean(&ready) / mean(&walls).max(1e-3)).clamp(1.0, 1e4)
+    }
+
+    /// Adaptive boots, at the start of a block past the first `min`: whether this block
+    /// is a look and the trials so far settle every comparison across boots.
+    pub(super) fn settled_at(&self, index: usize, rule: &dyn Stopping) -> Result<Option<u32>, RunError> {
+        let Some(first) = self.first_phase() else { return Ok(None) };
+        let blocks = (index / self.block) as u32;
+        if index < first || !index.is_multiple_of(self.block) || !self.count.looks().contains(&blocks) {
+            return Ok(None);
+        }
+        let snapshot = self.store.load()?;
+        Ok(rule.settled_across_boots(&snapshot).then_some(blocks))
+    }
+
+    /// Adaptive boots: the trials per cell of the boots past the first `min` blocks,
+    /// decided from the trials so far at the first of them and kept.
+    pub(super) fn decide_per_boot(&self, rule: &dyn Stopping) -> Result<u32, RunError> {
+        if let Some(m) = self.per_boot.get() {
+            return Ok(m);
+        }
+        let snapshot = self.store.load()?;
+        let (progress, _) = crate::store::progress_labelled(
+            self.plan,
+            &snapshot.trials,
+            &snapshot.sessions,
+            self.options.label.as_deref(),
+            false,
+        );
+        let cost = self.boot_cost(&progress);
+        let first = crate::run::repetitions(self.plan, self.options).bounds().0;
+        let m = rule.trials_per_boot(&snapshot, cost).unwrap_or(first.div_ceil(2).max(2));
+        self.per_boot.set(Some(m));
+        Ok(m)
+    }
+
+    /// Whether some cell of this host still needs trials: else no boot is needed.
+    pub(super) fn needs_trials(&self, rule: &dyn Stopping) -> Result<bool, RunError> {
+        let snapshot = self.store.load()?;
+        let (progress, _) = crate::store::progress_labelled(
+            self.plan,
+            &snapshot.trials,
+            &snapshot.sessions,
+            self.options.label.as_deref(),
+            rule.needs_board(),
+        );
+        let board = if rule.needs_board() { progress.clone() } else { crate::store::Board::new() };
+        Ok(self.plan.cells.iter().enumerate().any(|(i, c)| {
+            host_of(self.plan, c) == self.host
+                && !rule.is_done(i, &progress.get(&i).cloned().unwrap_or_default(), &board)
+        }))
+    }
+}
