@@ -218,6 +218,31 @@ fn an_unbounded_ratio_across_boots_asks_for_boots() {
     assert!(!c.sentence.contains("run more trials"), "{}", c.sentence);
 }
 
+/// Boots that differ by a fifth and a bounded interval (the lab's dd under TCG, 4 boots a
+/// side: ×0.38 to ×14.6): more than 100 boots would be needed, and the sentence says how
+/// much the boots differ instead of "about 1742 more boots of each level".
+#[test]
+fn an_inconclusive_ratio_beyond_any_advised_boots_says_how_much_boots_differ() {
+    let c = boots_case(&[
+        ("a", "s1", "boot-1", 8.0),
+        ("a", "s2", "boot-2", 12.0),
+        ("a", "s3", "boot-3", 10.0),
+        ("b", "s4", "boot-4", 9.0),
+        ("b", "s5", "boot-5", 13.0),
+        ("b", "s6", "boot-6", 11.0),
+    ]);
+    assert_eq!(c.verdict, VerdictKind::Inconclusive, "{}", c.sentence);
+    let r = c.replication.as_ref().unwrap();
+    assert_eq!(r.advice, None, "{r:?}");
+    assert!(
+        c.sentence.contains("its boots differ by about 20.0 % between them")
+            && c.sentence.contains("more than 100 boots of each level would be needed to settle it"),
+        "{}",
+        c.sentence
+    );
+    assert!(!c.sentence.contains(" more boots of each level"), "{}", c.sentence);
+}
+
 /// Levels measured in disjoint boots: the boots' means are the observations, and two
 /// sessions of one boot are one boot (docs/statistics.md, Sessions and boots).
 #[test]

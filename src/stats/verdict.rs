@@ -121,6 +121,19 @@ fn advice_words(unit: &str, advice: &Advice) -> String {
     }
 }
 
+/// When no number of boots margin would advise ([`super::components::MAX_BOOTS`]) settles
+/// it: how much the boots differ, and what would help instead of booting on.
+fn too_many_units(unit: &str, a: &Components, b: &Components) -> String {
+    format!(
+        "its {unit}s differ by about {} between them (their trials within a {unit} by {}): more than {} \
+         {unit}s of each level would be needed to settle it; find what changes from {unit} to {unit} and \
+         hold it fixed",
+        fraction_as_percent(a.between_cv.max(b.between_cv)),
+        fraction_as_percent(a.within_cv.max(b.within_cv)),
+        super::components::MAX_BOOTS
+    )
+}
+
 /// The words a good and a bad change are called.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -213,6 +226,9 @@ pub(crate) fn verdict_per(
             advice = replicate.advice(size_target(comparison, settings), settings);
             let settle = match (more_trials, &advice, replicate) {
                 (_, Some(a), Replicate::Unit { unit, .. }) => format!("; {}", advice_words(unit, a)),
+                (_, None, Replicate::Unit { unit, components: Some((a, b)), .. }) => {
+                    format!("; {}", too_many_units(unit, &a, &b))
+                }
                 (Some(n), ..) => {
                     format!("; {}", beyond_the_maximum(n.max(1), comparison, settings, replicate))
                 }
@@ -232,6 +248,9 @@ pub(crate) fn verdict_per(
             advice = replicate.advice(settings.threshold / 2.0, settings);
             let settle = match (more_trials, &advice, replicate) {
                 (_, Some(a), Replicate::Unit { unit, .. }) => advice_words(unit, a),
+                (_, None, Replicate::Unit { unit, components: Some((a, b)), .. }) => {
+                    too_many_units(unit, &a, &b)
+                }
                 (Some(n), ..) if n > 0 => beyond_the_maximum(n, comparison, settings, replicate),
                 (n, ..) => settle_words(n, &band, replicate),
             };
@@ -267,14 +286,9 @@ pub(crate) fn verdict_per(
             advice = replicate.advice(settings.threshold / 2.0, settings);
             let settle = match (&advice, replicate) {
                 (Some(a), Replicate::Unit { unit, .. }) => advice_words(unit, a),
-                (None, Replicate::Unit { unit, components: Some((a, b)), .. }) => format!(
-                    "its {unit}s differ by about {} between them (their trials within a {unit} by {}): \
-                     more than {} {unit}s of each level would be needed to settle it; find what changes \
-                     from {unit} to {unit} and hold it fixed",
-                    fraction_as_percent(a.between_cv.max(b.between_cv)),
-                    fraction_as_percent(a.within_cv.max(b.within_cv)),
-                    super::components::MAX_BOOTS
-                ),
+                (None, Replicate::Unit { unit, components: Some((a, b)), .. }) => {
+                    too_many_units(unit, &a, &b)
+                }
                 (None, Replicate::Unit { unit, units, .. }) => format!(
                     "run more {unit}s of each level ({units} of the fewer side here): the interval counts \
                      {unit}s, not trials"
