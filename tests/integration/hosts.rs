@@ -144,6 +144,10 @@ impl Run {
     }
 }
 
+/// How long a process that should end has to leave the process table (a killed one takes
+/// a moment, more on a loaded machine) before the test fails on it.
+const GONE_WITHIN: Duration = Duration::from_secs(10);
+
 /// (start, end) of a trial from its record.
 fn span(r: &serde_json::Value) -> (f64, f64) {
     let start: jiff::Timestamp = r["started_at"].as_str().unwrap().parse().unwrap();
@@ -251,10 +255,12 @@ fn a_remote_timeout_leaves_no_process_behind() {
     assert!(start.elapsed() < Duration::from_secs(20));
     let records = run.records();
     assert_eq!(records[0]["status"], "timeout", "{}", records[0]);
-    std::thread::sleep(Duration::from_millis(300));
     // the "remote" host is this machine: look for the sleeps in its process table
-    let survivors = super::running(&marker);
-    assert_eq!(survivors, 0, "a remote sleep outlived its timeout");
+    assert!(
+        super::wait_until(GONE_WITHIN, || super::running(&marker) == 0),
+        "a remote sleep outlived its timeout by {GONE_WITHIN:?}: {} left",
+        super::running(&marker)
+    );
 }
 
 #[test]
@@ -408,8 +414,10 @@ fn an_iperf3_server_serves_the_trials_of_another_host_and_is_gone_after() {
     assert_eq!(server_out.matches("Accepted connection from").count(), 7, "{server_out}");
     assert!(!server_err.contains("margin-service"), "margin's line stayed in the output: {server_err}");
     // stopped and reaped: no server on that port
-    std::thread::sleep(Duration::from_millis(200));
-    assert_eq!(super::running(&format!("-p\0{port}")), 0, "the iperf3 server outlived the run");
+    assert!(
+        super::wait_until(GONE_WITHIN, || super::running(&format!("-p\0{port}")) == 0),
+        "the iperf3 server outlived the run by {GONE_WITHIN:?}"
+    );
 }
 
 /// The service killed in the middle of a cell: the next trial fails with that reason,
@@ -450,8 +458,10 @@ fn a_service_killed_mid_cell_fails_the_next_trial_and_is_restarted_or_the_cell_a
     assert!(of("2").iter().all(|r| r["status"] == "ok"), "{records:?}");
     // started twice: the second start served the rest
     assert_eq!(service_outputs(&run).len(), 2);
-    std::thread::sleep(Duration::from_millis(200));
-    assert_eq!(super::running(&format!("-p\0{port}")), 0, "the iperf3 server outlived the run");
+    assert!(
+        super::wait_until(GONE_WITHIN, || super::running(&format!("-p\0{port}")) == 0),
+        "the iperf3 server outlived the run by {GONE_WITHIN:?}"
+    );
 
     // max_failures: 1 — the same death abandons the cell, and the other cell still runs
     let port = free_port();
@@ -474,8 +484,10 @@ fn a_service_killed_mid_cell_fails_the_next_trial_and_is_restarted_or_the_cell_a
         .collect();
     assert_eq!(statuses, ["ok", "ok", "failed"]);
     assert_eq!(records.iter().filter(|r| r["levels"]["streams"] == "2" && r["status"] == "ok").count(), 3);
-    std::thread::sleep(Duration::from_millis(200));
-    assert_eq!(super::running(&format!("-p\0{port}")), 0, "the iperf3 server outlived the run");
+    assert!(
+        super::wait_until(GONE_WITHIN, || super::running(&format!("-p\0{port}")) == 0),
+        "the iperf3 server outlived the run by {GONE_WITHIN:?}"
+    );
 }
 
 /// While a service runs, its host runs no other trial: `srv`'s own trials fall before the
@@ -510,8 +522,10 @@ fn a_services_host_runs_no_trial_of_its_own_while_it_serves() {
             "srv ran a trial while serving: {start}..{end} within {first}..{last}"
         );
     }
-    std::thread::sleep(Duration::from_millis(200));
-    assert_eq!(super::running(&format!("sleep\0{marker}")), 0, "the service outlived the run");
+    assert!(
+        super::wait_until(GONE_WITHIN, || super::running(&format!("sleep\0{marker}")) == 0),
+        "the service outlived the run by {GONE_WITHIN:?}"
+    );
 }
 
 /// An ssh host that prints without end: its output is bounded as a local trial's is (the
@@ -536,8 +550,10 @@ fn an_ssh_host_that_prints_without_end_fails_its_trial_and_the_run_goes_on() {
     assert_eq!(flood["status"], "failed", "{flood}");
     assert!(flood["error"].as_str().unwrap().contains("stopped after printing more than 256 MiB"), "{flood}");
     assert_eq!(by("fine")["status"], "ok");
-    std::thread::sleep(Duration::from_millis(500));
-    assert_eq!(super::running(&marker), 0, "the remote command went with its connection");
+    assert!(
+        super::wait_until(GONE_WITHIN, || super::running(&marker) == 0),
+        "the remote command outlived its connection by {GONE_WITHIN:?}"
+    );
 }
 
 /// A remote service outlives a `kill -9` of margin (its local ssh client dies, the remote
@@ -560,9 +576,14 @@ fn a_remote_service_left_by_a_killed_run_is_ended_by_the_next() {
         assert!(start.elapsed() < Duration::from_secs(20), "the service never started");
         std::thread::sleep(Duration::from_millis(20));
     }
-    std::thread::sleep(Duration::from_millis(700));
+    // killed while it serves: once a trial has run with it
+    assert!(
+        super::wait_until(Duration::from_secs(30), || super::logged(&run.dir.path().join("reports/e")) > 0),
+        "no trial was recorded within 30 s of the service's start"
+    );
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
+    // time for a wrong end to show: the service must still be there after it
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(super::running(&pattern), 1, "the remote service should have outlived kill -9");
     let out = run.margin(&["run", "--repetitions", "6"]);
@@ -572,8 +593,10 @@ fn a_remote_service_left_by_a_killed_run_is_ended_by_the_next() {
         said.contains("on host `srv`: a run that was killed left it running") && said.contains(&marker),
         "{said}"
     );
-    std::thread::sleep(Duration::from_millis(200));
-    assert_eq!(super::running(&pattern), 0, "a service outlived the runs");
+    assert!(
+        super::wait_until(GONE_WITHIN, || super::running(&pattern) == 0),
+        "a service outlived the runs by {GONE_WITHIN:?}"
+    );
 }
 
 /// A host's trials run in one long-lived remote shell: a command that kills it (`kill -9

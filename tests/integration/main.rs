@@ -115,3 +115,25 @@ pub fn running(marker: &str) -> usize {
         .filter(|c| String::from_utf8_lossy(c).contains(marker))
         .count()
 }
+
+/// Polls `cond` every 20 ms until it holds or `within` has passed: whether it held. For
+/// what a test waits to see happen (a process gone, a file there, a line logged) — a wrong
+/// behaviour still fails the test, after `within` instead of after a guessed sleep.
+pub fn wait_until(within: std::time::Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let start = std::time::Instant::now();
+    loop {
+        if cond() {
+            return true;
+        }
+        if start.elapsed() >= within {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// How many whole lines (records) a store's `runs.ndjson` holds so far, while a run may be
+/// writing it: none if it is not there yet; the zeros a run lays ahead are no line.
+pub fn logged(store: &std::path::Path) -> usize {
+    std::fs::read(store.join("runs.ndjson")).map_or(0, |log| log.iter().filter(|b| **b == b'\n').count())
+}

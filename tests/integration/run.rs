@@ -101,6 +101,10 @@ fn unique_cell_repetitions(records: &[serde_json::Value]) {
     }
 }
 
+/// How long a process that should end has to leave the process table (a killed one takes
+/// a moment, more on a loaded machine) before the test fails on it.
+const GONE_WITHIN: Duration = Duration::from_secs(10);
+
 const VALUE: &str = "metrics:\n  value: { regex: 'value=(\\d+)', better: higher }\n";
 
 #[test]
@@ -266,9 +270,11 @@ fn a_timeout_kills_the_trial_and_its_grandchildren() {
     assert_eq!(records.len(), 1);
     assert_eq!(records[0]["status"], "timeout");
     assert!(records[0]["error"].as_str().unwrap().contains("timed out after"), "{}", records[0]);
-    std::thread::sleep(Duration::from_millis(100));
-    let survivors = super::running(&marker);
-    assert_eq!(survivors, 0, "a sleep outlived its trial");
+    assert!(
+        super::wait_until(GONE_WITHIN, || super::running(&marker) == 0),
+        "a sleep outlived its trial by {GONE_WITHIN:?}: {} left",
+        super::running(&marker)
+    );
 }
 
 /// A run command killed by a signal (not margin's timeout) is a failed trial whose output
@@ -348,7 +354,12 @@ fn ctrl_c_records_the_trial_under_way_and_exits_130() {
     let f =
         Fixture::new(&format!("matrix:\n  n: [1]\nrun: sleep 0.4; echo value=1\n{VALUE}repetitions: 4\n"));
     let mut child = f.spawn();
-    std::thread::sleep(Duration::from_millis(600));
+    // a trial done, then into the next one (0.4 s long) before the Ctrl-C
+    assert!(
+        super::wait_until(Duration::from_secs(20), || !f.records().0.is_empty()),
+        "no trial was recorded within 20 s"
+    );
+    std::thread::sleep(Duration::from_millis(200));
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT)
         .unwrap();
     let status = child.wait().unwrap();
@@ -659,11 +670,10 @@ fn a_second_ctrl_c_ends_the_trial_under_way_too() {
     assert_eq!(status.code(), Some(130));
     assert!(start.elapsed() < Duration::from_secs(10), "margin waited for the trial");
     // killed as margin left; on a loaded machine it takes a moment to leave /proc
-    let killed = Instant::now();
-    while super::running(&format!("sleep {marker}")) > 0 && killed.elapsed() < Duration::from_secs(5) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert_eq!(super::running(&format!("sleep {marker}")), 0, "the trial outlived margin by 5 s");
+    assert!(
+        super::wait_until(GONE_WITHIN, || super::running(&format!("sleep {marker}")) == 0),
+        "the trial outlived margin by {GONE_WITHIN:?}"
+    );
     // nothing was recorded for the trial cut short, and the log loads
     assert_eq!(f.records(), (vec![], 0));
     assert!(f.margin().arg("status").arg(&f.file).output().unwrap().status.success());
@@ -779,8 +789,9 @@ fn an_abandoned_cell_of_a_host_without_ssh_is_reported_abandoned() {
 /// keep them.
 #[test]
 fn a_killed_runs_workdirs_go_unless_it_was_asked_to_keep_them() {
-    let f =
-        Fixture::new(&format!("matrix:\n  n: [1]\nrun: sleep 0.4; echo value=1\n{VALUE}repetitions: 1\n"));
+    // a trial of about 0.4 s whose command line tells it apart
+    let marker = format!("sleep 0.4{}", std::process::id());
+    let f = Fixture::new(&format!("matrix:\n  n: [1]\nrun: {marker}; echo value=1\n{VALUE}repetitions: 1\n"));
     let work = || std::fs::read_dir(f.store().join("work")).map_or(0, |d| d.count());
     let killed = |extra: &[&str]| {
         let before = work();
@@ -801,7 +812,12 @@ fn a_killed_runs_workdirs_go_unless_it_was_asked_to_keep_them() {
         }
         let _ = child.kill(); // SIGKILL
         let _ = child.wait();
-        std::thread::sleep(Duration::from_millis(500)); // its trial ends on its own
+        // its trial (if it had started) ends on its own: its shell and its sleep
+        assert!(
+            super::wait_until(GONE_WITHIN, || super::running(&marker) == 0
+                && super::running(&marker.replace(' ', "\0")) == 0),
+            "the killed run's trial did not end within {GONE_WITHIN:?}"
+        );
     };
     killed(&["--keep-workdir"]);
     killed(&[]);

@@ -4,29 +4,21 @@
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::{as_a_user, stderr, stdout};
 
 /// Wait until `marker` runs, or fail after 10 s.
 fn wait_running(marker: &str) {
-    let start = Instant::now();
-    while super::running(marker) == 0 {
-        assert!(start.elapsed() < Duration::from_secs(10), "{marker} never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    assert!(
+        super::wait_until(Duration::from_secs(10), || super::running(marker) > 0),
+        "{marker} never started"
+    );
 }
 
-/// Whether `marker` is gone within 5 s (a killed process takes a moment to leave /proc).
+/// Whether `marker` is gone within 10 s (a killed process takes a moment to leave /proc).
 fn gone(marker: &str) -> bool {
-    let start = Instant::now();
-    while super::running(marker) > 0 {
-        if start.elapsed() > Duration::from_secs(5) {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    true
+    super::wait_until(Duration::from_secs(10), || super::running(marker) == 0)
 }
 
 /// The shipped experiments/iperf3.yaml, copied into a folder and run there as the README
@@ -101,7 +93,12 @@ fn a_service_never_outlives_margin() {
         );
         let mut child = spawn_with_service(dir.path(), &marker);
         wait_running(&format!("sleep\u{0}{marker}"));
-        std::thread::sleep(Duration::from_millis(500));
+        // with the service up, a trial done and the next under way when the signals come
+        assert!(
+            super::wait_until(Duration::from_secs(20), || super::logged(&dir.path().join("reports/e")) > 0),
+            "{case}: no trial was recorded within 20 s"
+        );
+        std::thread::sleep(Duration::from_millis(100)); // into the next trial (0.2 s)
         for s in signals {
             signal(&child, s);
             std::thread::sleep(Duration::from_millis(50));

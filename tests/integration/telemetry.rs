@@ -295,7 +295,14 @@ fn another_process_writing_to_the_disk_under_test_is_warned_about() {
         .spawn()
         .unwrap();
     let group = nix::unistd::Pid::from_raw(background.id() as i32);
-    std::thread::sleep(std::time::Duration::from_millis(200));
+    // writing before the run starts: its first block is in the file
+    let writing = super::wait_until(std::time::Duration::from_secs(10), || {
+        std::fs::metadata(dir.path().join("bg.bin")).is_ok_and(|m| m.len() > 0)
+    });
+    if !writing {
+        let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+        panic!("the background dd wrote nothing to bg.bin within 10 s");
+    }
     std::fs::write(
         dir.path().join("shared.yaml"),
         "matrix:\n  bs: [1M]\nrun: dd if=/dev/zero of=shared.bin bs={{ bs }} count=1 conv=fdatasync; sleep 0.5\nparse: dd\nrepetitions: 3\n",
