@@ -187,6 +187,15 @@ lab-adaptive: _lab-deps
     lab/build.sh
     lab/adaptive.sh
 
+# Boots the lab as a Xen dom0 and runs lab/experiments/lab-domu.yaml as a user does: margin
+# restarts the PV domU margin-domu through its dom0 (`boot: { by: dom0 }`, `xl create` with
+# 1 or 2 vCPUs) and checks each guest boot; the script checks the boot log, the vCPUs read
+# in each guest and the trials. 5–15 minutes under TCG (docs/lab.md).
+# A PV domU booted by margin through its dom0, in the lab.
+lab-domu: _lab-deps
+    lab/build.sh
+    lab/domu.sh
+
 # Stop the lab (`just lab-stop --port 2223`): a clean shutdown, else QEMU killed.
 lab-stop *args:
     lab/stop.sh {{ args }}

@@ -46,13 +46,15 @@ qemu_pid() {
 }
 
 # Start QEMU in the background:
-#   lab_qemu RUNDIR DISK FORMAT PORT MEM_MIB KIND APPEND DOM0_ARGS IMAGE_DIR
+#   lab_qemu RUNDIR DISK FORMAT PORT MEM_MIB KIND APPEND DOM0_ARGS IMAGE_DIR [DOMU_DISK]
 # KIND bare: -kernel vmlinuz -initrd initrd.img -append APPEND (the Linux command line).
 # KIND xen: multiboot, -kernel xen (gunzipped), -append APPEND (Xen's command line), the
-# modules "vmlinuz DOM0_ARGS" and initrd.img. The kernels are IMAGE_DIR's.
+# modules "vmlinuz DOM0_ARGS" and initrd.img. The kernels are IMAGE_DIR's. DOMU_DISK, a
+# qcow2 file, is the second disk (/dev/vdb): the PV domU's, which dom0 gives it.
 lab_qemu() {
-    local run=$1 disk=$2 format=$3 port=$4 mem=$5 kind=$6 append=$7 dom0=$8 img=$9
-    local boot=()
+    local run=$1 disk=$2 format=$3 port=$4 mem=$5 kind=$6 append=$7 dom0=$8 img=$9 domu=${10:-}
+    local boot=() second=()
+    [ -z "$domu" ] || second=(-drive "file=$domu,if=virtio,format=qcow2")
     case $kind in
         bare) boot=(-kernel "$img/vmlinuz" -initrd "$img/initrd.img" -append "$append") ;;
         # commas separate multiboot modules: the dom0 command line can hold none
@@ -62,9 +64,10 @@ lab_qemu() {
     rm -f "$run/qemu.pid"
     : > "$run/serial.log"
     # KVM guests hang on this kind of machine (nested virtualisation is partial): TCG.
-    qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m "$mem" \
+    # MARGIN_LAB_CPU: QEMU's CPU model (default max; lab/domu.sh takes one without AVX).
+    qemu-system-x86_64 -accel tcg -cpu "${MARGIN_LAB_CPU:-max}" -smp 2 -m "$mem" \
         -display none -monitor none -serial "file:$run/serial.log" \
-        -drive "file=$disk,if=virtio,format=$format" \
+        -drive "file=$disk,if=virtio,format=$format" "${second[@]}" \
         -nic "user,model=virtio-net-pci,hostfwd=tcp:127.0.0.1:$port-:22" \
         "${boot[@]}" -daemonize -pidfile "$run/qemu.pid" 2> "$run/qemu.err" ||
         { cat "$run/qemu.err" >&2; die "QEMU did not start (above)"; }
