@@ -18,10 +18,7 @@ margin=$(margin_binary "$repo" "${1:-}")
 port=2222
 trap '"$here/stop.sh" --port $port > /dev/null 2>&1 || true' EXIT
 
-work=$(mktemp -d)
-cp -r "$here" "$work/lab"
-cd "$work"
-for v in $(compgen -e | grep '^MARGIN_' || true); do unset "$v"; done
+enter_scratch
 
 fail() { echo "lab-adaptive: FAILED: $*" >&2; exit 1; }
 

@@ -20,10 +20,7 @@ port=2222
 trap '"$here/stop.sh" --port $port > /dev/null 2>&1 || true' EXIT
 
 # the experiment's restart command is `lab/reboot.sh …`, relative to where margin runs
-work=$(mktemp -d)
-cp -r "$here" "$work/lab"
-cd "$work"
-for v in $(compgen -e | grep '^MARGIN_' || true); do unset "$v"; done
+enter_scratch
 
 fail() { echo "lab-boots: FAILED: $*" >&2; exit 1; }
 

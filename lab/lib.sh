@@ -131,3 +131,14 @@ margin_binary() {
     (cd "$1" && cargo build --quiet --bin margin) >&2
     printf '%s\n' "${CARGO_TARGET_DIR:-$1/target}/debug/margin"
 }
+
+# Run margin as a user does, from a scratch copy of lab/ (the experiments' relative paths,
+# `lab/reboot.sh` among them, hold there; the default store lands under it) with no
+# MARGIN_* in the environment: sets $work and enters it. Not in a subshell: enter_scratch.
+enter_scratch() {
+    work=$(mktemp -d)
+    cp -r "$lab_dir" "$work/lab"
+    cd "$work"
+    local v
+    for v in $(compgen -e | grep '^MARGIN_' || true); do unset "$v"; done
+}
