@@ -55,7 +55,7 @@ c = summary["comparisons"][0]
 times = ", ".join(f"{r['wanted']['kernel']} {r['ready_seconds']:.0f} s" for r in verified)
 print(f"boots verified in order: {times}")
 print(f"trials per boot past the first 2 blocks: {later[0] if later else '-'}")
-print(f"verdict: {c['verdict']}: {c['sentence']}")
+print(f"verdict ({c['verdict']}): {c['sentence']}")
 PY
 grep -q 'Each level is booted again until the comparisons across boots are resolved' reports/lab-adaptive/report.md \
     || fail "the report does not say how the boots stopped"

@@ -52,7 +52,7 @@ c = summary["comparisons"][0]
 failed = [r for r in log if r["event"] in ("rejected", "lost")]
 times = ", ".join(f"vcpus={r['wanted']['vcpus']} {r['ready_seconds']:.0f} s" for r in verified)
 print(f"guest boots verified in order: {times}; failed tries: {len(failed)}")
-print(f"verdict: {c['verdict']}: {c['sentence']}")
+print(f"verdict ({c['verdict']}): {c['sentence']}")
 PY
 last=$(python3 -c 'import json; print([json.loads(l) for l in open("reports/lab-domu/boots.ndjson") if "verified" in l][-1]["wanted"]["vcpus"])')
 running=$(lab_ssh $port "xl list margin-domu | awk 'NR == 2 { print \$4 }'") || fail "xl list on dom0"
