@@ -155,10 +155,19 @@ fn plan_shows_each_host_and_what_waits_for_another_boot() {
         text.contains("runs on host `dom0` (root@xen1.example.org): `margin run` connects to it"),
         "{text}"
     );
+    // a kernel this machine is not booted in (seed 000's cells, run here, without `boot:`)
+    let local = write(
+        &dir,
+        "kernels.yaml",
+        "matrix:\n  kernel: [xen, bare]\n  core: [0, 1, 2, 3, 4, 5]\n\
+         environment:\n  kernel: { fact: hypervisor, map: { xen: xen, none: bare } }\n\
+         run: 'true'\n",
+    );
     let out = margin()
         .env("MARGIN_REPORTS", dir.path())
         .env("MARGIN_SYSROOT", concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/sysroot/bare"))
-        .args(["plan", "experiments/xen-dnetc.yaml"])
+        .arg("plan")
+        .arg(&local)
         .output()
         .unwrap();
     let text = stdout(&out);
