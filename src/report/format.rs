@@ -84,6 +84,16 @@ pub(crate) fn markdown_table(header: &[String], rows: &[Vec<String>], numbers_fr
     out.join("\n")
 }
 
+/// The mark of a value that is not there.
+pub(crate) fn dash() -> String {
+    "—".to_owned()
+}
+
+/// `1 trial`, `2 trials`.
+pub(crate) fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -36,7 +36,8 @@ use crate::vocab::{Better, Method};
 use facts::{environment_table, sessions_table};
 use failures::{PendingGroup, failures_table, pending_groups};
 use format::{
-    Scale, cell_text, confidence, markdown_table, p_clause, p_value, percent, scale, signed_percent,
+    Scale, cell_text, confidence, dash, markdown_table, p_clause, p_value, percent, plural, scale,
+    signed_percent,
 };
 use metrics::{fold, metric_description, metric_table};
 
@@ -432,14 +433,6 @@ pub(crate) const SHOWN: usize = 100;
 /// "… 9900 more cells in summary.json", when a section leaves rows out.
 fn more(total: usize, what: &str) -> Option<String> {
     (total > SHOWN).then(|| format!("… {} more {what} in summary.json", total - SHOWN))
-}
-
-fn dash() -> String {
-    "—".to_owned()
-}
-
-fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 fn counts_line(summary: &Summary) -> String {

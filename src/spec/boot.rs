@@ -1,8 +1,106 @@
-//! `hosts.NAME.boot:` checked: what the types cannot say about a boot recipe.
+//! `hosts.NAME.boot:`: the boot recipe's types, and its checks (what the types cannot say).
+
+use serde::Deserialize;
 
 use super::validate::Checker;
-use super::{BootsSpec, Located, RepetitionsSpec, parse_duration};
+use super::{Located, RepetitionsSpec, look_schedule, parse_duration};
 use crate::diag::{excerpt, suggest};
+use crate::vocab::Scalar;
+
+/// A host's boot recipe: the commands that reboot it into the levels of the environment
+/// factors, rendered from those levels, and how long it may take to come back.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Boot {
+    /// Run on the host over ssh first, to choose the next boot (`grub-reboot '…'`).
+    pub select: Option<Located<String>>,
+    /// The reboot, run on the host over ssh; default `reboot` unless `restart` is given.
+    pub reboot: Option<Located<String>>,
+    /// Instead of `reboot`, a command run on the machine margin runs on (a BMC's
+    /// `ipmitool`, a VM restarted with another kernel).
+    pub restart: Option<Located<String>>,
+    /// Run on the machine margin runs on when the host does not come back in `timeout`;
+    /// margin then waits `timeout` once more.
+    pub power_cycle: Option<Located<String>>,
+    /// The host that boots this one — a guest's dom0 (`xl create` with a config rendered
+    /// from the levels): `restart` and `power_cycle` run there, over ssh, instead of on
+    /// the machine margin runs on. A key of `hosts:`.
+    pub by: Option<Located<String>>,
+    /// From the reboot command to ssh answering in a new boot (default 10m).
+    pub timeout: Option<Located<Scalar>>,
+    /// Boots of each combination of the environment's levels over the run (default 3),
+    /// or `{ min, max, until: verdict }`: blocks of boots until the comparisons across
+    /// boots are settled (docs/statistics.md, Adaptive boots).
+    pub boots: Option<Located<BootsSpec>>,
+    /// Failed boots (not back, or back in other levels) before the host's remaining
+    /// cells are left pending (default 3).
+    pub max_failed: Option<Located<u32>>,
+}
+
+/// `boots:` as written: `6`, or `{ min: 3, max: 12, until: verdict }` (validation
+/// checks `until` and the bounds).
+#[derive(Debug, Clone, PartialEq)]
+pub enum BootsSpec {
+    Fixed(u32),
+    Adaptive { min: u32, max: u32, until: Option<Located<Scalar>> },
+}
+
+/// Boots of each combination of levels when the recipe does not say (`boots:`).
+pub const DEFAULT_BOOTS: u32 = 3;
+
+/// How many boots of each combination of levels a host gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Boots {
+    Fixed(u32),
+    /// Blocks of boots (every combination once each) until every comparison across the
+    /// boots is resolved at a look, or `max` blocks: looked at on
+    /// [`look_schedule`]`(min, max)`, the intervals at 1 − α/K.
+    UntilVerdict {
+        min: u32,
+        max: u32,
+    },
+}
+
+impl Boots {
+    /// The most boots of each combination.
+    pub fn most(&self) -> u32 {
+        match *self {
+            Boots::Fixed(n) => n,
+            Boots::UntilVerdict { max, .. } => max,
+        }
+    }
+
+    /// The block counts at which the comparisons are looked at (empty when fixed).
+    pub fn looks(&self) -> Vec<u32> {
+        match *self {
+            Boots::Fixed(_) => Vec::new(),
+            Boots::UntilVerdict { min, max } => look_schedule(min, max),
+        }
+    }
+}
+
+impl Boot {
+    /// How many boots: `boots:`, else [`DEFAULT_BOOTS`].
+    pub fn count(&self) -> Boots {
+        match self.boots.as_ref().map(|b| &b.value) {
+            None => Boots::Fixed(DEFAULT_BOOTS),
+            Some(BootsSpec::Fixed(n)) => Boots::Fixed(*n),
+            Some(BootsSpec::Adaptive { min, max, .. }) => Boots::UntilVerdict { min: *min, max: *max },
+        }
+    }
+
+    /// Its command templates with their key names.
+    pub fn commands(&self) -> impl Iterator<Item = (&'static str, &Located<String>)> {
+        [
+            ("select", self.select.as_ref()),
+            ("reboot", self.reboot.as_ref()),
+            ("restart", self.restart.as_ref()),
+            ("power_cycle", self.power_cycle.as_ref()),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| v.map(|v| (k, v)))
+    }
+}
 
 /// The names a boot command may use beside the environment factors: the host's name and
 /// the boot's number in the plan.
