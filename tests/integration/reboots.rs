@@ -165,6 +165,31 @@ fn trials(store: &Path) -> Vec<(String, String, u64)> {
         .collect()
 }
 
+/// `margin run` as a user does, killed with SIGKILL once boot `boot` is requested (the
+/// machine then rebooting), within `within`.
+fn kill_while_boot_is_awaited(dir: &Path, store: &Path, boot: u64, within: Duration) {
+    let mut child = as_a_user(dir)
+        .args(["run", "experiments/reboots.yaml"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + within;
+    loop {
+        let boots = lines(&store.join("boots.ndjson"));
+        if boots.iter().any(|b| b["boot"] == boot && b["event"] == "requested") {
+            break;
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("margin ended ({status}) before boot {boot}: {boots:?}");
+        }
+        assert!(Instant::now() < deadline, "boot {boot} was never requested: {boots:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
 fn verified(store: &Path) -> Vec<serde_json::Value> {
     lines(&store.join("boots.ndjson")).into_iter().filter(|r| r["event"] == "verified").collect()
 }
@@ -283,25 +308,8 @@ fn margin_killed_while_the_machine_reboots_resumes_the_plan_with_nothing_lost_or
         m.host(&format!("restart: '{} boot {{{{ kernel }}}}', boots: 2, timeout: 60s", m.script().display()));
     let dir = project(&experiment(&host));
     let store = dir.path().join("reports/reboots");
-    let mut child = as_a_user(dir.path())
-        .args(["run", "experiments/reboots.yaml"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
     // kill -9 while boot 2 is being waited for
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let boots = lines(&store.join("boots.ndjson"));
-        if boots.iter().any(|b| b["boot"] == 2 && b["event"] == "requested") {
-            break;
-        }
-        assert!(Instant::now() < deadline, "boot 2 was never requested: {boots:?}");
-        assert!(child.try_wait().unwrap().is_none(), "margin ended before boot 2");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    kill_while_boot_is_awaited(dir.path(), &store, 2, Duration::from_secs(120));
     let out = as_a_user(dir.path()).args(["run", "experiments/reboots.yaml"]).output().unwrap();
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
     let boots = verified(&store);
@@ -535,27 +543,8 @@ fn margin_killed_in_an_adaptive_boots_wait_resumes_with_the_same_trials_per_boot
     ));
     let dir = project(&adaptive_experiment(&host, &differing_boots()));
     let store = dir.path().join("reports/reboots");
-    let mut child = as_a_user(dir.path())
-        .args(["run", "experiments/reboots.yaml"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
     // kill -9 while boot 6 (the second past the first look) is waited for
-    let deadline = Instant::now() + Duration::from_secs(180);
-    loop {
-        let boots = lines(&store.join("boots.ndjson"));
-        if boots.iter().any(|b| b["boot"] == 6 && b["event"] == "requested") {
-            break;
-        }
-        if let Some(status) = child.try_wait().unwrap() {
-            panic!("margin ended ({status}) before boot 6: {boots:?}");
-        }
-        assert!(Instant::now() < deadline, "boot 6 was never requested: {boots:?}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    kill_while_boot_is_awaited(dir.path(), &store, 6, Duration::from_secs(180));
     let out = as_a_user(dir.path()).args(["run", "experiments/reboots.yaml"]).output().unwrap();
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
     let boots = boot_trials(&store);
