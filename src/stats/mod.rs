@@ -24,6 +24,7 @@ pub(crate) mod prediction;
 pub(crate) mod regimes;
 pub(crate) mod robust;
 pub(crate) mod runs;
+pub(crate) mod settle;
 pub(crate) mod stability;
 pub(crate) mod verdict;
 
