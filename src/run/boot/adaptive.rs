@@ -57,13 +57,7 @@ impl Booting<'_> {
             return Ok(m);
         }
         let snapshot = self.store.load()?;
-        let (progress, _) = crate::store::progress_labelled(
-            self.plan,
-            &snapshot.trials,
-            &snapshot.sessions,
-            self.options.label.as_deref(),
-            false,
-        );
+        let progress = progress(self.plan, self.options, &snapshot, false);
         let cost = self.boot_cost(&progress);
         let first = crate::run::repetitions(self.plan, self.options).bounds().0;
         let m = rule.trials_per_boot(&snapshot, cost).unwrap_or(first.div_ceil(2).max(2));
@@ -74,13 +68,7 @@ impl Booting<'_> {
     /// Whether some cell of this host still needs trials: else no boot is needed.
     pub(super) fn needs_trials(&self, rule: &dyn Stopping) -> Result<bool, RunError> {
         let snapshot = self.store.load()?;
-        let (progress, _) = crate::store::progress_labelled(
-            self.plan,
-            &snapshot.trials,
-            &snapshot.sessions,
-            self.options.label.as_deref(),
-            rule.needs_board(),
-        );
+        let progress = progress(self.plan, self.options, &snapshot, rule.needs_board());
         let board = if rule.needs_board() { progress.clone() } else { crate::store::Board::new() };
         Ok(self.plan.cells.iter().enumerate().any(|(i, c)| {
             host_of(self.plan, c) == self.host

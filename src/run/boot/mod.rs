@@ -95,13 +95,7 @@ pub fn run(
     // what the boot hosts' cells stand at, from the store: a boot's session knows only
     // its own levels' cells
     let snapshot = store.load()?;
-    let (progress, _) = crate::store::progress_labelled(
-        plan,
-        &snapshot.trials,
-        &snapshot.sessions,
-        options.label.as_deref(),
-        rule.needs_board(),
-    );
+    let progress = progress(plan, &options, &snapshot, rule.needs_board());
     let board = if rule.needs_board() { progress.clone() } else { crate::store::Board::new() };
     for (i, cell) in plan.cells.iter().enumerate() {
         let host = host_of(plan, cell);
@@ -127,6 +121,30 @@ pub fn run(
         }
     }
     Ok(total)
+}
+
+/// Each cell's progress in the store, counting the run's `--label` only when it has one
+/// (`values`: with the values the stopping rules read).
+fn progress(
+    plan: &Plan,
+    options: &RunOptions,
+    snapshot: &crate::store::Snapshot,
+    values: bool,
+) -> std::collections::HashMap<usize, crate::store::CellProgress> {
+    crate::store::progress_labelled(
+        plan,
+        &snapshot.trials,
+        &snapshot.sessions,
+        options.label.as_deref(),
+        values,
+    )
+    .0
+}
+
+/// Where a recipe's `restart` and `power_cycle` run: the `by:` host over ssh, or `None` for
+/// the machine margin runs on (no `by:`, or a `by:` host without `ssh:`).
+fn controller<'e>(exp: &'e Experiment, recipe: &Boot) -> Option<(&'e Host, &'e str)> {
+    recipe.by.as_ref().and_then(|by| super::ssh_entry(exp, &by.value))
 }
 
 /// Adaptive boots past the first `min` blocks: a cell is done in this boot once it has
@@ -227,7 +245,7 @@ impl<'a> Booting<'a> {
         })?;
         let recipe = &entry.boot.as_ref().expect("booted_hosts: a host with a boot recipe").value;
         // a `by:` host without `ssh:` is this machine (checked: a key of `hosts:`)
-        let by = recipe.by.as_ref().and_then(|by| super::ssh_entry(exp, &by.value));
+        let by = controller(exp, recipe);
         let (records, _) = store.boot_records()?;
         let records: Vec<BootRecord> = records.into_iter().filter(|r| r.host == host).collect();
         let seed = records

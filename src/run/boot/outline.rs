@@ -104,10 +104,8 @@ pub fn outline(
                     if let Some(c) = &r.select {
                         out.push(format!("  next boot, on host `{host}`: {}", shown(c)));
                     }
-                    let controller = match recipe.by.as_ref() {
-                        Some(by) if crate::run::ssh_entry(exp, &by.value).is_some() => {
-                            format!("on host `{}`", by.value)
-                        }
+                    let controller = match (&recipe.by, controller(exp, recipe)) {
+                        (Some(by), Some(_)) => format!("on host `{}`", by.value),
                         _ => "on this machine".to_string(),
                     };
                     match (&r.restart, &r.reboot) {
