@@ -372,14 +372,26 @@ fn a_gang_import_names_a_wrong_member() {
 /// per kernel is.
 #[test]
 fn imports_naming_one_boot_per_kernel_are_unreplicated_across_boots() {
-    let dir = tempfile::tempdir().unwrap();
-    let verdict = |store: &str, boot: bool| {
-        let reports = dir.path().join(store);
+    // a user's folder: the experiment file and the seed's outputs, the default store
+    let project = || {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        std::fs::create_dir_all(dir.path().join("experiments/data/seed000")).unwrap();
+        std::fs::copy(repo.join("experiments/xen-dnetc.yaml"), dir.path().join("experiments/xen-dnetc.yaml"))
+            .unwrap();
         for kernel in ["bare", "xen"] {
             for core in 0..5 {
-                let mut cmd = margin();
-                cmd.args(["import", "experiments/xen-dnetc.yaml", "--reports"])
-                    .arg(&reports)
+                let data = format!("experiments/data/seed000/dnetc-{kernel}-rc5-72-core{core}.txt");
+                std::fs::copy(repo.join(&data), dir.path().join(&data)).unwrap();
+            }
+        }
+        dir
+    };
+    let verdict = |dir: &std::path::Path, boot: bool| {
+        for kernel in ["bare", "xen"] {
+            for core in 0..5 {
+                let mut cmd = super::as_a_user(dir);
+                cmd.args(["import", "experiments/xen-dnetc.yaml"])
                     .args(["--set", &format!("kernel={kernel}"), "--set", "contest=RC5-72"])
                     .args(["--set", &format!("core={core}")]);
                 if boot {
@@ -392,11 +404,8 @@ fn imports_naming_one_boot_per_kernel_are_unreplicated_across_boots() {
                 assert!(out.status.success(), "{}", stderr(&out));
             }
         }
-        let out = margin()
-            .args(["report", "experiments/xen-dnetc.yaml", "--json", "--reports"])
-            .arg(&reports)
-            .output()
-            .unwrap();
+        let out =
+            super::as_a_user(dir).args(["report", "experiments/xen-dnetc.yaml", "--json"]).output().unwrap();
         assert!(out.status.success(), "{}", stderr(&out));
         let summary: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
         let c =
@@ -404,20 +413,20 @@ fn imports_naming_one_boot_per_kernel_are_unreplicated_across_boots() {
         let c = c.unwrap_or_else(|| panic!("no RC5-72 comparison: {}", summary["comparisons"]));
         (c["verdict"].as_str().unwrap().to_owned(), c["sentence"].as_str().unwrap().to_owned())
     };
-    let (without, sentence) = verdict("each-its-own", false);
+    let (each, one) = (project(), project());
+    let (without, sentence) = verdict(each.path(), false);
     assert_eq!(without, "inconclusive", "{sentence}");
-    let (with, sentence) = verdict("one-boot-each", true);
+    let (with, sentence) = verdict(one.path(), true);
     assert_eq!(with, "unreplicated", "{sentence}");
     assert!(sentence.contains("bare was measured in one boot, and so was xen"), "{sentence}");
     // the boot is recorded as the import's session's boot_id
-    let sessions =
-        std::fs::read_to_string(dir.path().join("one-boot-each/xen-dnetc/sessions.ndjson")).unwrap();
+    let sessions = std::fs::read_to_string(one.path().join("reports/xen-dnetc/sessions.ndjson")).unwrap();
     assert!(sessions.lines().any(|l| l.contains(r#""boot_id":"quadopt-xen""#)), "{sessions}");
 
     // a name that is not one word is refused before anything is stored
-    let out = margin()
-        .args(["import", "experiments/xen-dnetc.yaml", "--reports"])
-        .arg(dir.path().join("bad"))
+    let bad = project();
+    let out = super::as_a_user(bad.path())
+        .args(["import", "experiments/xen-dnetc.yaml"])
         .args(["--set", "kernel=xen", "--set", "contest=RC5-72", "--set", "core=0", "--boot", "boot one"])
         .arg("experiments/data/seed000/dnetc-xen-rc5-72-core0.txt")
         .output()
@@ -428,5 +437,5 @@ fn imports_naming_one_boot_per_kernel_are_unreplicated_across_boots() {
         "{}",
         stderr(&out)
     );
-    assert!(!dir.path().join("bad").exists());
+    assert!(!bad.path().join("reports").exists());
 }

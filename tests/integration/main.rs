@@ -137,3 +137,12 @@ pub fn wait_until(within: std::time::Duration, mut cond: impl FnMut() -> bool) -
 pub fn logged(store: &std::path::Path) -> usize {
     std::fs::read(store.join("runs.ndjson")).map_or(0, |log| log.iter().filter(|b| **b == b'\n').count())
 }
+
+/// Asserts that no (cell, repetition) is recorded twice in a store's trial records.
+pub fn unique_cell_repetitions(records: &[serde_json::Value]) {
+    let mut seen = std::collections::HashSet::new();
+    for r in records {
+        let key = (r["cell"].as_str().unwrap().to_string(), r["repetition"].as_u64().unwrap());
+        assert!(seen.insert(key.clone()), "duplicate (cell, repetition) {key:?}");
+    }
+}

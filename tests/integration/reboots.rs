@@ -317,14 +317,7 @@ fn margin_killed_while_the_machine_reboots_resumes_the_plan_with_nothing_lost_or
     assert_eq!(numbers, [1, 2, 3, 4], "each boot of the plan verified once: {boots:?}");
     let t = trials(&store);
     assert_eq!(t.len(), 24, "{t:?}");
-    let mut reps: Vec<(String, u64)> = lines(&store.join("runs.ndjson"))
-        .iter()
-        .map(|r| (r["cell"].to_string(), r["repetition"].as_u64().unwrap()))
-        .collect();
-    let all = reps.len();
-    reps.sort();
-    reps.dedup();
-    assert_eq!(reps.len(), all, "no repetition twice");
+    super::unique_cell_repetitions(&lines(&store.join("runs.ndjson")));
     // boot 2 was asked for twice (the kill, then the resume), and counted once
     let requested = lines(&store.join("boots.ndjson"))
         .iter()
@@ -557,14 +550,7 @@ fn margin_killed_in_an_adaptive_boots_wait_resumes_with_the_same_trials_per_boot
         let want = if *boot <= 4 { 2 } else { logged[0] as usize };
         assert_eq!(*n, want, "boot {boot}: {per_boot:?}");
     }
-    let mut reps: Vec<(String, u64)> = lines(&store.join("runs.ndjson"))
-        .iter()
-        .map(|r| (r["cell"].to_string(), r["repetition"].as_u64().unwrap()))
-        .collect();
-    let all = reps.len();
-    reps.sort();
-    reps.dedup();
-    assert_eq!(reps.len(), all, "no repetition twice");
+    super::unique_cell_repetitions(&lines(&store.join("runs.ndjson")));
 }
 
 /// The seed experiments' boot recipes, as `margin run --dry-run` renders them for the
@@ -572,8 +558,15 @@ fn margin_killed_in_an_adaptive_boots_wait_resumes_with_the_same_trials_per_boot
 /// limits it was booted with are what `xl info` reads back), seed 000's GRUB entry.
 #[test]
 fn the_seed_experiments_boot_recipes_render_from_the_levels() {
+    // a user's folder holding the two files, the default store
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("experiments")).unwrap();
+    for name in ["xen-dd.yaml", "xen-dnetc.yaml"] {
+        let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments").join(name);
+        std::fs::copy(shipped, dir.path().join("experiments").join(name)).unwrap();
+    }
     let next = |file: &str| {
-        let out = super::margin().args(["run", "--dry-run", "--seed", "3", file]).output().unwrap();
+        let out = as_a_user(dir.path()).args(["run", "--dry-run", "--seed", "3", file]).output().unwrap();
         assert!(out.status.success(), "{}", stderr(&out));
         let text = stdout(&out);
         let plan: Vec<String> = text

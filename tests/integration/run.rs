@@ -93,14 +93,6 @@ impl Fixture {
     }
 }
 
-fn unique_cell_repetitions(records: &[serde_json::Value]) {
-    let mut seen = HashSet::new();
-    for r in records {
-        let key = (r["cell"].as_str().unwrap().to_string(), r["repetition"].as_u64().unwrap());
-        assert!(seen.insert(key.clone()), "duplicate (cell, repetition) {key:?}");
-    }
-}
-
 /// How long a process that should end has to leave the process table (a killed one takes
 /// a moment, more on a loaded machine) before the test fails on it.
 const GONE_WITHIN: Duration = Duration::from_secs(10);
@@ -127,7 +119,7 @@ fn five_then_eight_repetitions_runs_exactly_three_more_per_cell() {
     assert!(stdout(&out).contains("this session: 0 ok"), "{}", stdout(&out));
     let (records, torn) = f.records();
     assert_eq!((records.len(), torn), (16, 0));
-    unique_cell_repetitions(&records);
+    super::unique_cell_repetitions(&records);
     let values: HashSet<u64> =
         records.iter().map(|r| r["metrics"]["value"].as_f64().unwrap() as u64).collect();
     assert_eq!(values, HashSet::from([1, 2]));
@@ -327,7 +319,7 @@ fn kill_9_at_twenty_moments_loses_no_trial_and_duplicates_none() {
         for r in &before {
             assert!(records.contains(r), "a completed trial was lost after kill {i}: {r}");
         }
-        unique_cell_repetitions(&records);
+        super::unique_cell_repetitions(&records);
         let status = f.margin().arg("status").arg(&f.file).output().unwrap();
         assert!(status.status.success(), "the log does not load after kill {i}: {}", stderr(&status));
         before = records;
@@ -337,7 +329,7 @@ fn kill_9_at_twenty_moments_loses_no_trial_and_duplicates_none() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(f.ok_per_cell().values().all(|n| *n == 12), "{:?}", f.ok_per_cell());
     assert_eq!(f.ok_per_cell().len(), 4);
-    unique_cell_repetitions(&f.records().0);
+    super::unique_cell_repetitions(&f.records().0);
     // the workdirs the killed runs left were removed by the next
     assert!(
         !f.store().join("work").exists(),
