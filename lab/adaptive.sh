@@ -10,13 +10,9 @@
 # lab/adaptive.sh [MARGIN]   (default: the debug build, built first)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-repo=$(dirname "$here")
 # shellcheck source=lab/lib.sh
 . "$here/lib.sh"
-
-margin=$(margin_binary "$repo" "${1:-}")
-port=2222
-trap '"$here/stop.sh" --port $port > /dev/null 2>&1 || true' EXIT
+lab_begin "${1:-}"
 
 enter_scratch
 

@@ -142,3 +142,12 @@ enter_scratch() {
     local v
     for v in $(compgen -e | grep '^MARGIN_' || true); do unset "$v"; done
 }
+
+# The start of a lab script that drives margin: $margin (the one given, else the debug
+# build), the lab on $port 2222, and the lab stopped when the script ends, whichever way.
+# lab_begin [MARGIN]
+lab_begin() {
+    margin=$(margin_binary "$(dirname "$lab_dir")" "${1:-}")
+    port=2222
+    trap '"$lab_dir/stop.sh" --port $port > /dev/null 2>&1 || true' EXIT
+}
