@@ -103,7 +103,7 @@ pub(super) fn beyond_the_maximum(
     }
 }
 
-/// "about 4 more trials per level would settle it", from [`trials_to_settle`]'s count.
+/// "about 4 more trials per level would settle it", from [`super::compare::trials_to_settle`]'s count.
 pub(super) fn settle_words(more: Option<usize>, band: &str, replicate: Replicate<'_>) -> String {
     match more {
         Some(0) => format!("the difference lies close to {band}, so only many more trials would settle it"),
