@@ -8,8 +8,8 @@
 # dom0; dom0_mem=SIZE (default 1024M) becomes Xen's dom0_mem=SIZE,max:SIZE. Any other
 # NAME=VALUE goes on the command line of the kernel booted: Linux's for bare, Xen's for xen.
 # --port: the host's port forwarded to the guest's ssh (default 2222); one lab per port,
-# its files in $MARGIN_LAB_CACHE/run-PORT/ (overlay.qcow2, domu.qcow2: the PV domU's disk,
-# qemu.pid, serial.log, entry).
+# its files in $MARGIN_LAB_CACHE/run-PORT/ (overlay.qcow2, domu.qcow2 and domu2.qcow2: the
+# PV domUs' disks, qemu.pid, serial.log, entry).
 # --mem: the machine's memory (default 2048 MiB). --timeout: seconds to wait for ssh
 # (default 420). --keep: boot on the overlay the lab has (a reboot: the disk kept);
 # without it, a fresh overlay of the golden image.
@@ -49,11 +49,12 @@ if pid=$(qemu_pid "$run"); then
     die "the lab of port $port runs already (QEMU $pid): lab/stop.sh --port $port, or lab/reboot.sh"
 fi
 
-if [ "$keep" = no ] || [ ! -s "$run/overlay.qcow2" ] || [ ! -s "$run/domu.qcow2" ]; then
-    rm -f "$run/overlay.qcow2" "$run/domu.qcow2"
+if [ "$keep" = no ] || [ ! -s "$run/overlay.qcow2" ] || [ ! -s "$run/domu.qcow2" ] || [ ! -s "$run/domu2.qcow2" ]; then
+    rm -f "$run/overlay.qcow2" "$run/domu.qcow2" "$run/domu2.qcow2"
     qemu-img create -q -f qcow2 -F raw -b "$golden/disk.raw" "$run/overlay.qcow2"
-    # the PV domU's disk (/dev/vdb in the machine), which dom0 gives the guest
+    # the PV domUs' disks (/dev/vdb and /dev/vdc in the machine), which dom0 gives the guests
     qemu-img create -q -f qcow2 -F raw -b "$golden/domu.raw" "$run/domu.qcow2"
+    qemu-img create -q -f qcow2 -F raw -b "$golden/domu2.raw" "$run/domu2.qcow2"
 fi
 
 linux="root=/dev/vda1 ro net.ifnames=0"
@@ -73,7 +74,7 @@ printf '%s\n' "${all[@]}" | grep -vx -e --keep > "$run/args" || true
 
 say "booting $kind on port $port (${mem} MiB, TCG): $append${dom0:+ | dom0: $dom0}"
 # The golden image's disk: the overlay's backing file, read where the image lies.
-lab_qemu "$run" "$run/overlay.qcow2" qcow2 "$port" "$mem" "$kind" "$append" "$dom0" "$golden" "$run/domu.qcow2"
+lab_qemu "$run" "$run/overlay.qcow2" qcow2 "$port" "$mem" "$kind" "$append" "$dom0" "$golden" "$run/domu.qcow2" "$run/domu2.qcow2"
 trap 'kill_qemu "$run"' EXIT
 secs=$(wait_ssh "$run" "$port" "$timeout") || exit 1
 trap - EXIT

@@ -6,8 +6,8 @@
 #
 #   lab/build.sh          nothing to do when the image of this recipe exists
 #
-# Output: $MARGIN_LAB_CACHE/golden-HASH/ (disk.raw, domu.raw: the PV domU's disk, vmlinuz,
-# initrd.img, xen), HASH that
+# Output: $MARGIN_LAB_CACHE/golden-HASH/ (disk.raw, domu.raw and domu2.raw: the PV domUs'
+# disks, vmlinuz, initrd.img, xen), HASH that
 # of this file and of the public key; an image of an older recipe is removed. The apt
 # sources are the host's own (/etc/apt/sources.list and sources.list.d), read here at
 # build time, so the repository names no mirror.
@@ -17,9 +17,10 @@ source "$(dirname "$0")/lib.sh"
 suite=bookworm
 size_mib=3072
 domu_mib=1200
+# e2fsprogs: the initramfs's fsck of the root file system; bonnie++: seed 000 in the lab
 packages=(
-    systemd-sysv udev kmod ifupdown isc-dhcp-client iproute2 netbase procps
-    openssh-server linux-image-amd64 xen-system-amd64
+    systemd-sysv udev kmod ifupdown isc-dhcp-client iproute2 netbase procps e2fsprogs
+    openssh-server linux-image-amd64 xen-system-amd64 bonnie++
 )
 
 for tool in mmdebstrap qemu-system-x86_64 qemu-img mkfs.ext4 sfdisk ssh-keygen; do
@@ -69,6 +70,9 @@ mmdebstrap --variant=minbase --include="$(IFS=,; printf '%s' "${packages[*]}")" 
     --customize-hook='printf "%s\n" "name = \"margin-domu\"" "type = \"pv\"" "kernel = \"/vmlinuz\"" "ramdisk = \"/initrd.img\"" \
         "extra = \"root=/dev/xvda ro console=hvc0 net.ifnames=0\"" "memory = 384" "vcpus = 1" \
         "disk = [ \"phy:/dev/vdb,xvda,w\" ]" "vif = [ \"bridge=xenbr0\" ]" > "$1/etc/xen/margin-domu.cfg"' \
+    --customize-hook='printf "%s\n" "name = \"margin-domu2\"" "type = \"pv\"" "kernel = \"/vmlinuz\"" "ramdisk = \"/initrd.img\"" \
+        "extra = \"root=/dev/xvda ro console=hvc0 net.ifnames=0\"" "memory = 384" "vcpus = 1" \
+        "disk = [ \"phy:/dev/vdc,xvda,w\" ]" "vif = [ \"bridge=xenbr0\" ]" > "$1/etc/xen/margin-domu2.cfg"' \
     --customize-hook='sed -i "s/^XENDOMAINS_SAVE=.*/XENDOMAINS_SAVE=/; s/^XENDOMAINS_RESTORE=.*/XENDOMAINS_RESTORE=false/" "$1/etc/default/xendomains"' \
     --customize-hook="mkdir -p -m 700 \"\$1/root/.ssh\" && echo '$pub' > \"\$1/root/.ssh/authorized_keys\"" \
     --customize-hook='chroot "$1" systemctl mask apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer' \
@@ -79,19 +83,23 @@ mmdebstrap --variant=minbase --include="$(IFS=,; printf '%s' "${packages[*]}")" 
     "$suite" "$tmp/root" "${sources[@]}"
 say "1/4 done after $(($(date +%s) - started)) s"
 
-say "2/4 the PV domU's disk: a copy of the tree as margin-domu, whole-disk ext4 (its /dev/xvda)"
-# The same packages, keys and host key as dom0 (the lab's known_hosts entry fits both);
-# its own name, root device and address on dom0's bridge (xenbr0, 10.0.99.1).
+say "2/4 the PV domUs' disks: copies of the tree as margin-domu and margin-domu2, whole-disk ext4 (their /dev/xvda)"
+# The same packages, keys and host key as dom0 (the lab's known_hosts entry fits all);
+# each its own name, root device and address on dom0's bridge (xenbr0, 10.0.99.1):
+# margin-domu 10.0.99.2 (domu.raw), margin-domu2 10.0.99.3 (domu2.raw, for a gang of two).
 cp -a "$tmp/root" "$tmp/domu-root"
-rm -f "$tmp/domu-root"/boot/xen-* "$tmp/domu-root/etc/xen/margin-domu.cfg"
-echo margin-domu > "$tmp/domu-root/etc/hostname"
-printf '127.0.0.1 localhost\n127.0.1.1 margin-domu\n' > "$tmp/domu-root/etc/hosts"
+rm -f "$tmp/domu-root"/boot/xen-* "$tmp/domu-root"/etc/xen/margin-domu*.cfg
 echo "/dev/xvda / ext4 errors=remount-ro 0 1" > "$tmp/domu-root/etc/fstab"
-printf 'auto lo\niface lo inet loopback\n\nauto eth0\niface eth0 inet static\n    address 10.0.99.2/24\n' \
-    > "$tmp/domu-root/etc/network/interfaces"
-truncate -s "${domu_mib}M" "$tmp/domu.raw"
-PATH=$PATH:/usr/sbin mkfs.ext4 -q -F -L margin-domu -E lazy_itable_init=0,lazy_journal_init=0 \
-    -d "$tmp/domu-root" "$tmp/domu.raw"
+for guest in "margin-domu 10.0.99.2 domu.raw" "margin-domu2 10.0.99.3 domu2.raw"; do
+    read -r name address file <<< "$guest"
+    echo "$name" > "$tmp/domu-root/etc/hostname"
+    printf '127.0.0.1 localhost\n127.0.1.1 %s\n' "$name" > "$tmp/domu-root/etc/hosts"
+    printf 'auto lo\niface lo inet loopback\n\nauto eth0\niface eth0 inet static\n    address %s/24\n' \
+        "$address" > "$tmp/domu-root/etc/network/interfaces"
+    truncate -s "${domu_mib}M" "$tmp/$file"
+    PATH=$PATH:/usr/sbin mkfs.ext4 -q -F -L "$name" -E lazy_itable_init=0,lazy_journal_init=0 \
+        -d "$tmp/domu-root" "$tmp/$file"
+done
 rm -rf "$tmp/domu-root"
 
 say "2/4 the disk: ${size_mib} MiB raw, one ext4 partition"

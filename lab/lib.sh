@@ -46,15 +46,17 @@ qemu_pid() {
 }
 
 # Start QEMU in the background:
-#   lab_qemu RUNDIR DISK FORMAT PORT MEM_MIB KIND APPEND DOM0_ARGS IMAGE_DIR [DOMU_DISK]
+#   lab_qemu RUNDIR DISK FORMAT PORT MEM_MIB KIND APPEND DOM0_ARGS IMAGE_DIR [DOMU_DISK [DOMU2_DISK]]
 # KIND bare: -kernel vmlinuz -initrd initrd.img -append APPEND (the Linux command line).
 # KIND xen: multiboot, -kernel xen (gunzipped), -append APPEND (Xen's command line), the
 # modules "vmlinuz DOM0_ARGS" and initrd.img. The kernels are IMAGE_DIR's. DOMU_DISK, a
-# qcow2 file, is the second disk (/dev/vdb): the PV domU's, which dom0 gives it.
+# qcow2 file, is the second disk (/dev/vdb): the PV domU's, which dom0 gives it;
+# DOMU2_DISK the third (/dev/vdc), the second guest's (margin-domu2).
 lab_qemu() {
-    local run=$1 disk=$2 format=$3 port=$4 mem=$5 kind=$6 append=$7 dom0=$8 img=$9 domu=${10:-}
+    local run=$1 disk=$2 format=$3 port=$4 mem=$5 kind=$6 append=$7 dom0=$8 img=$9 domu=${10:-} domu2=${11:-}
     local boot=() second=()
     [ -z "$domu" ] || second=(-drive "file=$domu,if=virtio,format=qcow2")
+    [ -z "$domu2" ] || second+=(-drive "file=$domu2,if=virtio,format=qcow2")
     case $kind in
         bare) boot=(-kernel "$img/vmlinuz" -initrd "$img/initrd.img" -append "$append") ;;
         # commas separate multiboot modules: the dom0 command line can hold none
@@ -150,4 +152,52 @@ lab_begin() {
     margin=$(margin_binary "$(dirname "$lab_dir")" "${1:-}")
     port=2222
     trap '"$lab_dir/stop.sh" --port $port > /dev/null 2>&1 || true' EXIT
+}
+
+# ssh into a PV guest of the lab of PORT, through its dom0 (as the experiments' hosts do:
+# ProxyCommand): guest_ssh PORT ADDRESS COMMAND...
+guest_ssh() {
+    local port=$1 address=$2
+    shift 2
+    local opts proxy
+    mapfile -t opts < <(ssh_opts 22)
+    proxy="ssh $(ssh_opts "$port" | tr '\n' ' ')-W %h:%p root@127.0.0.1"
+    ssh "${opts[@]}" -o ProxyCommand="$proxy" "root@$address" "$@"
+}
+
+# Start PV guests from the lab's dom0 (`xl create -e`, all at once) and wait for each
+# one's ssh through the dom0: start_guests PORT TIMEOUT NAME=ADDRESS... Says when each
+# answered (seconds from the first xl create); on a timeout `xl list` and status 1.
+start_guests() {
+    local port=$1 timeout=$2 g name address start now last=0
+    shift 2
+    start=$(date +%s)
+    for g in "$@"; do
+        name=${g%%=*}
+        lab_ssh "$port" "xl create -e /etc/xen/$name.cfg" > /dev/null || { say "xl create $name failed"; return 1; }
+    done
+    for g in "$@"; do
+        name=${g%%=*} address=${g#*=}
+        until guest_ssh "$port" "$address" true 2> /dev/null; do
+            now=$(date +%s)
+            if [ $((now - start)) -ge "$timeout" ]; then
+                say "no ssh in the guest $name ($address) after $timeout s; xl list on the dom0:"
+                lab_ssh "$port" "xl list" >&2 || true
+                return 1
+            fi
+            if [ $((now - last)) -ge 30 ]; then
+                last=$now
+                say "$((now - start)) s, waiting for the guest $name's ssh ($address)…"
+            fi
+            sleep 5
+        done
+        say "the guest $name ($address) answered after $(($(date +%s) - start)) s"
+    done
+}
+
+# Destroy PV guests of the lab of PORT (no clean shutdown): stop_guests PORT NAME...
+stop_guests() {
+    local port=$1 name
+    shift
+    for name in "$@"; do lab_ssh "$port" "xl destroy $name" > /dev/null 2>&1 || true; done
 }
