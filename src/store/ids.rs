@@ -67,15 +67,6 @@ impl Ids {
         self.packed.extend(other.packed);
         self.other.extend(other.other.into_iter().map(|(t, id)| (t + offset, id)));
     }
-
-    /// The columns file's two lists, if they fit together: each text's trial in order,
-    /// within the trials, at a slot that says so, and no other slot saying so.
-    pub(super) fn from_parts(packed: Vec<[u8; 16]>, other: Vec<(usize, Box<str>)>) -> Option<Ids> {
-        let in_order = other.windows(2).all(|w| w[0].0 < w[1].0);
-        let placed = other.iter().all(|(t, _)| packed.get(*t) == Some(&OTHER));
-        let counted = packed.iter().filter(|&&b| b == OTHER).count() == other.len();
-        (in_order && placed && counted).then_some(Ids { packed, other })
-    }
 }
 
 #[cfg(test)]
@@ -108,25 +99,5 @@ mod tests {
         let mut both = ids.clone();
         both.append(ids.clone());
         assert_eq!((0..both.len()).map(|i| both.get(i)).collect::<Vec<_>>(), [written, written].concat());
-        assert_eq!(Ids::from_parts(both.packed.clone(), both.other.clone()), Some(both.clone()));
-    }
-
-    #[test]
-    fn parts_that_do_not_fit_are_refused() {
-        let mut ids = Ids::default();
-        for id in ["a", "01936d2f-8f3e-7cc1-9a51-3c1b5a0e9d2f", "b"] {
-            ids.push(id);
-        }
-        let (packed, other) = (ids.packed.clone(), ids.other.clone());
-        assert!(Ids::from_parts(packed.clone(), other.clone()).is_some());
-        // a text for a trial whose slot holds a UUID, or past the trials
-        assert!(Ids::from_parts(packed.clone(), vec![(1, "x".into()), (2, "b".into())]).is_none());
-        assert!(
-            Ids::from_parts(packed.clone(), vec![(0, "a".into()), (2, "b".into()), (3, "c".into())])
-                .is_none()
-        );
-        // out of order, or a slot saying "text" with none
-        assert!(Ids::from_parts(packed.clone(), other.iter().rev().cloned().collect()).is_none());
-        assert!(Ids::from_parts(packed, other[..1].to_vec()).is_none());
     }
 }

@@ -12,6 +12,7 @@ mod append;
 mod boots;
 mod columns;
 mod copy;
+mod derived;
 mod ids;
 mod names;
 mod progress;

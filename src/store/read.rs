@@ -137,9 +137,9 @@ pub(super) fn read_trials(
         false => Needed::All,
     };
     let covered = columns::read(&kept, &file, &meta, partial);
-    let (mut out, start, lines, mut said, partial) = match covered {
-        Some(c) => (c.trials, c.end, c.lines, c.warnings, c.needed),
-        None => (Trials::default(), 0, 0, Vec::new(), Needed::All),
+    let (mut out, start, lines, mut said, partial, parts) = match covered {
+        Some(c) => (c.trials, c.end, c.lines, c.warnings, c.needed, c.parts),
+        None => (Trials::default(), 0, 0, Vec::new(), Needed::All, columns::Parts::default()),
     };
     // the end of the last record the columns may cover, its line, and whether a newline
     // ends it; while a run writes, a line skipped (being written as this read went by)
@@ -217,10 +217,17 @@ pub(super) fn read_trials(
     {
         // the warnings of the lines the columns cover go with them (they are in line order)
         let after = said.split_off(said.iter().take_while(|(l, _)| *l <= line).count());
-        let mut covered =
-            columns::Covered { trials: out, end, lines: line, warnings: said, needed: Needed::All };
-        // a convenience: a store on a read-only or full disk is read all the same
-        let _ = columns::write(&kept, &file, &meta, &covered);
+        let mut covered = columns::Covered {
+            trials: out,
+            end,
+            lines: line,
+            warnings: said,
+            needed: Needed::All,
+            parts: columns::Parts::default(),
+        };
+        // a convenience: a store on a read-only or full disk is read all the same; the
+        // parts read stay, the lines after them become one more
+        let _ = columns::write(&kept, &file, &meta, &covered, &parts);
         covered.warnings.extend(after);
         warnings.extend(covered.warnings.into_iter().map(|(_, w)| w));
         return Ok(covered.trials);

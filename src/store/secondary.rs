@@ -85,6 +85,13 @@ impl SecondaryMetrics {
         (at == values.len()).then_some(SecondaryMetrics { shapes, shape, end, values })
     }
 
+    /// Where the values of trials `range` lie in [`SecondaryMetrics::values`].
+    pub(super) fn values_of(&self, range: std::ops::Range<usize>) -> std::ops::Range<usize> {
+        let start = if range.start == 0 { 0 } else { self.end[range.start - 1] };
+        let end = if range.is_empty() { start } else { self.end[range.end - 1] };
+        start..end
+    }
+
     /// The number of trials.
     pub(super) fn trials(&self) -> usize {
         self.shape.len()

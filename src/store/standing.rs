@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 
-use super::columns::{
+use super::derived::{
     Decoder, Encoder, bad, edges, mean_code, mean_of, open_derived, read_whole, write_derived,
 };
 use super::progress::{CellProgress, progress};

@@ -550,6 +550,14 @@ fn after_appends_the_columns_cover_the_new_records_and_a_torn_last_line_waits() 
     assert_eq!(read_keeping(&store, false), expected);
 }
 
+/// The files of the columns' folder, by name.
+fn folder(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    columns::files_in(dir)
+        .into_iter()
+        .map(|p| (p.strip_prefix(dir).unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap()))
+        .collect()
+}
+
 #[test]
 fn damaged_or_stale_columns_are_ignored_and_written_anew() {
     let dir = tempfile::tempdir().unwrap();
@@ -560,74 +568,75 @@ fn damaged_or_stale_columns_are_ignored_and_written_anew() {
     let expected = from_text(&store);
     read_keeping(&store, false);
     let columns = columns::path_for(&store.runs_path());
-    let good = std::fs::read(&columns).unwrap();
-    // a byte flipped anywhere — the magic, the table's hash, the table, and the first,
-    // middle and last byte of every section, by its lowest bit, which leaves a name's
-    // number or a code one the checks of the contents would take: only the hashes tell —
-    // the file cut short, or one byte more: ignored, rebuilt
-    let sections = columns::sections_in(&good);
-    assert!(sections.iter().all(|(_, len)| *len > 0), "a section of the fixture is empty: {sections:?}");
-    let places = [0, 20, 60, columns::TOP - 1].into_iter().chain(
-        sections.iter().filter(|(_, len)| *len > 0).flat_map(|&(at, len)| [at, at + len / 2, at + len - 1]),
+    let good = folder(&columns);
+    let kinds: Vec<&str> = good.iter().map(|(name, _)| name.split('/').next().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        ["_manifest.json", "metrics", "telemetry", "trials"],
+        "{:?}",
+        good.iter().map(|f| &f.0).collect::<Vec<_>>()
     );
-    // of the sections, those a cell's progress needs: the first, cell, session, status,
-    // warm-up, repetition, start, wall time, row ends, metric, value, mean
-    let progress = [0, 1, 3, 4, 5, 6, 8, 9, 11, 12, 13, 15];
-    // and those a report does without: round, unit
-    let not_reported = [7, 14];
-    for at in places {
-        let mut bad = good.clone();
-        bad[at] ^= 0x01;
-        std::fs::write(&columns, &bad).unwrap();
-        // read for a progress, a flip in a section it does not need goes unseen
-        let section = sections.iter().position(|&(start, len)| (start..start + len).contains(&at));
-        let unseen = section.is_some_and(|k| !progress.contains(&k));
-        assert_eq!(
-            covered_as(&store, Needed::Progress).is_some(),
-            unseen,
-            "flipped at {at}, section {section:?}"
-        );
-        // and for a report, in a section it does without
-        let unseen = section.is_some_and(|k| not_reported.contains(&k));
-        assert_eq!(
-            covered_as(&store, Needed::Report).is_some(),
-            unseen,
-            "flipped at {at}, section {section:?}"
-        );
-        assert_eq!(covered(&store), None, "flipped at {at}");
-        assert_eq!(read_keeping(&store, false), expected, "flipped at {at}");
-        assert_eq!(std::fs::read(&columns).unwrap(), good, "rebuilt after a flip at {at}");
+    assert!(good.iter().all(|(_, bytes)| bytes.len() > 100), "a file of the fixture is nearly empty");
+    // a byte flipped in any file — its first, middle or last, by the lowest bit — or the
+    // file cut short, or one byte more: ignored, rebuilt as it was. A progress does not
+    // read the secondary metrics (`telemetry-…`): a flip there goes unseen by it.
+    for (name, bytes) in &good {
+        let path = columns.join(name);
+        let len = bytes.len();
+        let flips = [0, len / 2, len - 1].map(|at| {
+            let mut bad = bytes.clone();
+            bad[at] ^= 0x01;
+            (format!("flipped at {at}"), bad)
+        });
+        let cuts = [
+            ("cut in half".to_owned(), bytes[..len / 2].to_vec()),
+            ("empty".to_owned(), Vec::new()),
+            ("a byte more".to_owned(), [bytes.clone(), vec![0]].concat()),
+        ];
+        for (what, bad) in flips.into_iter().chain(cuts) {
+            std::fs::write(&path, &bad).unwrap();
+            let unseen = name.starts_with("telemetry/");
+            assert_eq!(covered_as(&store, Needed::Progress).is_some(), unseen, "{name} {what}");
+            assert_eq!(covered_as(&store, Needed::Report), None, "{name} {what}");
+            assert_eq!(covered(&store), None, "{name} {what}");
+            assert_eq!(read_keeping(&store, false), expected, "{name} {what}");
+            assert_eq!(folder(&columns), good, "rebuilt after {name} {what}");
+        }
     }
-    for bad in [&good[..good.len() / 2], &good[..10], &[][..], &[good.clone(), vec![0]].concat()[..]] {
-        std::fs::write(&columns, bad).unwrap();
-        assert_eq!(covered(&store), None, "{} bytes", bad.len());
-        assert_eq!(read_keeping(&store, false), expected);
-        assert_eq!(std::fs::read(&columns).unwrap(), good);
-    }
-    // contents no writer makes, under hashes made for them: refused by the checks of
-    // what they say, never a panic
-    // each given the bytes and where each section starts
-    type Craft = fn(&mut [u8], &[usize]);
-    let crafted: [(&str, Craft); 4] = [
-        ("a cell's name past the names", |b, at| b[at[1]..at[1] + 4].fill(0xff)),
-        ("a status no record has", |b, at| b[at[4]] = 9),
-        ("a row after the last trial's", |b, at| {
-            let last = u64::from_le_bytes(b[at[12] - 8..at[12]].try_into().unwrap());
-            b[at[12] - 8..at[12]].copy_from_slice(&(last - 1).to_le_bytes());
+    // a manifest no writer makes, under a hash made for it: refused by the checks of what
+    // it says, never a panic
+    type Craft = fn(&mut serde_json::Value);
+    let crafted: [(&str, Craft); 7] = [
+        ("a name fewer than the columns use", |m| {
+            m["names"].as_array_mut().unwrap().pop();
         }),
-        ("more lines than bytes", |b, _| b[72..80].copy_from_slice(&u64::MAX.to_le_bytes())),
+        ("a name twice", |m| {
+            let first = m["names"][0].clone();
+            m["names"].as_array_mut().unwrap().push(first);
+        }),
+        ("a part with a trial more", |m| m["parts"][0]["trials"] = (200 + 1).into()),
+        ("a part with a row fewer", |m| {
+            let rows = m["parts"][0]["rows"].as_u64().unwrap();
+            m["parts"][0]["rows"] = (rows - 1).into();
+        }),
+        ("more lines than bytes", |m| m["log"]["lines"] = u64::MAX.into()),
+        ("a file outside the folder", |m| {
+            m["parts"][0]["files"][0]["name"] = "trials/../../runs.ndjson".into()
+        }),
+        ("a flag past the names", |m| m["flags"] = serde_json::json!([[0, 1_000_000]])),
     ];
-    let starts: Vec<usize> = sections.iter().map(|&(at, _)| at).collect();
     for (what, craft) in crafted {
-        let mut bad = good.clone();
-        craft(&mut bad, &starts);
-        columns::rehash(&mut bad);
-        std::fs::write(&columns, &bad).unwrap();
+        columns::rewrite_manifest(&columns, craft);
         assert_eq!(covered_as(&store, Needed::Progress), None, "{what}, read for a progress");
         assert_eq!(covered(&store), None, "{what}");
         assert_eq!(read_keeping(&store, false), expected, "{what}");
-        assert_eq!(std::fs::read(&columns).unwrap(), good, "{what}");
+        assert_eq!(folder(&columns), good, "{what}");
     }
+    // an older margin's single file where the folder goes: replaced
+    std::fs::remove_dir_all(&columns).unwrap();
+    std::fs::write(&columns, b"margin-columns04 and more").unwrap();
+    assert_eq!(read_keeping(&store, false), expected);
+    assert_eq!(folder(&columns), good);
     // the log rewritten (`reparse`: a new file under the old name) with other numbers
     let mut changed = records.clone();
     changed[7].metrics.insert("m9".into(), 1.5);
@@ -654,6 +663,57 @@ fn damaged_or_stale_columns_are_ignored_and_written_anew() {
     // no log: no trials, whatever the columns say
     std::fs::remove_file(store.runs_path()).unwrap();
     assert_eq!(read_keeping(&store, false), (Trials::default(), vec![]));
+}
+
+/// Trials appended become a part of their own: the files of the parts before are kept
+/// as they were, not written again, and a read of the parts is the log's table; past
+/// `MAX_PARTS` parts, they are written again as one.
+#[test]
+fn appended_trials_become_a_part_and_past_the_most_parts_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path(), "e");
+    store.create().unwrap();
+    let records: Vec<TrialRecord> = (1..=1000).map(varied).collect();
+    let columns = columns::path_for(&store.runs_path());
+    let parquet = |dir: &std::path::Path| -> Vec<(String, Vec<u8>)> {
+        folder(dir).into_iter().filter(|(name, _)| name.ends_with(".parquet")).collect()
+    };
+    std::fs::write(store.runs_path(), lines_of(&records[..100])).unwrap();
+    read_keeping(&store, false);
+    let mut before = parquet(&columns);
+    assert_eq!(before.len(), 3);
+    let mut written = 100;
+    for part in 2..=columns::MAX_PARTS + 1 {
+        // more than an eighth of what the parts cover: a read keeps them
+        let more = written / 4;
+        let mut log = store.trial_appender().unwrap();
+        for r in &records[written..written + more] {
+            log.append(r).unwrap();
+        }
+        drop(log);
+        written += more;
+        let expected = from_text(&store);
+        assert_eq!(expected.0, Trials::from_records(&records[..written]));
+        assert_eq!(read_keeping(&store, false), expected, "{part} parts");
+        let after = parquet(&columns);
+        if part <= columns::MAX_PARTS {
+            assert_eq!(after.len(), 3 * part, "{part} parts");
+            assert!(
+                before.iter().all(|f| after.contains(f)),
+                "a part before was written again ({part} parts)"
+            );
+        } else {
+            // one part again, of every trial
+            assert_eq!(after.len(), 3, "written again as one");
+            assert!(after[0].0.contains("/part-0000000000-"), "{:?}", after[0].0);
+        }
+        // read from the parts alone: the same table
+        assert_eq!(covered(&store), Some((std::fs::metadata(store.runs_path()).unwrap().len(), written)));
+        let mut warnings = Vec::new();
+        let read = read_trials(&store.runs_path(), false, &mut warnings, u64::MAX, Needed::All).unwrap();
+        assert_eq!((read, warnings), expected);
+        before = after;
+    }
 }
 
 /// While a run writes, a line skipped as it went by (zeros at its head, its tail there)
@@ -875,7 +935,7 @@ fn the_standing_kept_beside_the_log_is_the_logs() {
     assert!(kept.exists());
 
     // from the file alone: the log's columns are gone, and its middle is not read
-    std::fs::remove_file(columns::path_for(&store.runs_path())).ok();
+    std::fs::remove_dir_all(columns::path_for(&store.runs_path())).ok();
     let log = std::fs::OpenOptions::new().write(true).open(store.runs_path()).unwrap();
     let len = log.metadata().unwrap().len();
     assert!(len > 160 << 10, "the middle is past the hashed ends");

@@ -112,15 +112,6 @@ impl Started {
         (self != Started::NONE).then_some(self.0)
     }
 
-    /// How the columns file stores it (docs/store.md): the µs, `i64::MIN` for none.
-    pub(super) fn bits(self) -> i64 {
-        self.0
-    }
-
-    pub(super) fn from_bits(bits: i64) -> Started {
-        Started(bits)
-    }
-
     /// One key that orders by time with none last: the sign bit flipped makes the times'
     /// order the unsigned one, and none (then 0) wraps around to the top.
     fn key(self) -> u64 {
@@ -182,6 +173,8 @@ pub struct Trials {
     pub warmup: Vec<bool>,
     pub repetition: Vec<u32>,
     pub round: Vec<u32>,
+    /// The trial's place in its round's order (1 first), as the run drew it.
+    pub position: Vec<u32>,
     /// Start time, µs since the epoch; none when not recorded (an import without
     /// `--started-at`) or unreadable.
     pub started: Vec<Started>,
@@ -230,6 +223,14 @@ impl Trials {
     pub fn rows(&self, i: usize) -> Range<usize> {
         let start = if i == 0 { 0 } else { self.row_end[i - 1] };
         start..self.row_end[i]
+    }
+
+    /// The rows of the metrics of trials `range`.
+    pub(super) fn rows_of(&self, range: Range<usize>) -> Range<usize> {
+        match range.is_empty() {
+            true => 0..0,
+            false => self.rows(range.start).start..self.row_end[range.end - 1],
+        }
     }
 
     /// Each cell's trials, cell by cell ([`ByCell`]): a count of each cell's trials, then
@@ -334,7 +335,7 @@ impl Trials {
             flags: r.flags.iter().map(|f| Text(Cow::Borrowed(f.as_str()))).collect(),
             _schema: r.schema,
             _levels: IgnoredAny,
-            _position: r.position,
+            position: r.position,
             _raw: None,
         };
         self.push(line);
@@ -362,6 +363,7 @@ impl Trials {
         self.warmup.push(line.warmup);
         self.repetition.push(line.repetition);
         self.round.push(line.round);
+        self.position.push(line.position);
         let started = line.started_at.as_ref().map(|t| &*t.0);
         self.started.push(Started::new(
             started.and_then(|t| t.parse::<jiff::Timestamp>().ok()).map(|t| t.as_microsecond()),
@@ -429,6 +431,7 @@ impl Trials {
     pub(super) fn keep_progress_columns(&mut self) {
         self.host = Vec::new();
         self.round = Vec::new();
+        self.position = Vec::new();
         self.ids = Ids::default();
         self.unit = Vec::new();
         self.secondary = SecondaryMetrics::default();
@@ -459,6 +462,7 @@ impl Trials {
         }
         self.ids = Ids::default();
         self.round = Vec::new();
+        self.position = Vec::new();
         self.unit = Vec::new();
     }
 
@@ -471,6 +475,7 @@ impl Trials {
     pub fn keep_grouping_columns(&mut self) {
         self.repetition = Vec::new();
         self.round = Vec::new();
+        self.position = Vec::new();
         self.wall_time = Vec::new();
         self.ids = Ids::default();
         self.unit = Vec::new();
@@ -503,6 +508,7 @@ impl Trials {
         self.warmup.extend(other.warmup);
         self.repetition.extend(other.repetition);
         self.round.extend(other.round);
+        self.position.extend(other.position);
         self.started.extend(other.started);
         self.wall_time.extend(other.wall_time);
         self.ids.append(other.ids);
@@ -636,8 +642,7 @@ struct Line<'a> {
     _schema: u32,
     #[serde(rename = "levels")]
     _levels: IgnoredAny,
-    #[serde(rename = "position")]
-    _position: u32,
+    position: u32,
     #[serde(rename = "raw")]
     _raw: Option<IgnoredAny>,
 }

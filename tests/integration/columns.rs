@@ -109,13 +109,26 @@ fn a_large_store_reads_the_same_with_its_columns_as_from_its_log() {
     assert_eq!(appended, read_from_the_log(dir.path()));
     let after = appended;
 
-    // damaged columns are ignored and rebuilt
-    let mut bytes = std::fs::read(&columns).unwrap();
+    // damaged columns are ignored and rebuilt: a part's table of trials with a byte flipped
+    let parts = |kind: &str| -> Vec<std::path::PathBuf> {
+        let mut files: Vec<_> =
+            std::fs::read_dir(columns.join(kind)).unwrap().map(|e| e.unwrap().path()).collect();
+        files.sort();
+        files
+    };
+    assert!(!parts("trials").is_empty());
+    let first_part = parts("trials")[0].clone();
+    let mut bytes = std::fs::read(&first_part).unwrap();
     let middle = bytes.len() / 2;
     bytes[middle] ^= 0x10;
-    std::fs::write(&columns, &bytes).unwrap();
+    std::fs::write(&first_part, &bytes).unwrap();
     assert_eq!(read(dir.path()), after);
-    assert_ne!(std::fs::read(&columns).unwrap(), bytes, "rebuilt");
+    // written anew as one part: the damaged file is gone
+    for kind in ["trials", "metrics", "telemetry"] {
+        assert_eq!(parts(kind).len(), 1, "{kind}: {:?}", parts(kind));
+    }
+    assert_ne!(std::fs::read(&parts("trials")[0]).unwrap(), bytes, "rebuilt");
+    assert_eq!(parts(""), ["_manifest.json", "metrics", "telemetry", "trials"].map(|n| columns.join(n)));
     // nothing left behind but the columns and where the cells stand
     let mut names: Vec<String> = std::fs::read_dir(dir.path().join("reports/exp"))
         .unwrap()
