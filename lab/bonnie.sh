@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Seed 000's bonnie++ in the lab (docs/lab.md): boots the lab as a Xen 4.17 dom0
+# (dom0_mem 768M), starts the guest margin-domu from it, runs
+# lab/experiments/lab-bonnie.yaml as a user does (a scratch copy of lab/, a relative path,
+# the default store, no MARGIN_*) — bonnie++ with O_DIRECT in the dom0 and in the guest,
+# taking turns on their shared machine — and checks the store: every trial ok with
+# bonnie++'s block write, rewrite, read and seeks parsed, the hosts' trials never
+# overlapping, a verdict per metric. Stops the lab at the end. About 25 minutes under TCG
+# (a trial 80–100 s in the dom0, 250–280 s in the guest).
+#
+# lab/bonnie.sh [MARGIN]   (default: the debug build, built first)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lab/lib.sh
+. "$here/lib.sh"
+lab_begin "${1:-}"
+# the guests destroyed before the lab stops: the dom0's xendomains would take minutes to
+# shut them down under TCG, past stop.sh's 90 s
+trap 'stop_guests $port margin-domu; "$lab_dir/stop.sh" --port $port > /dev/null 2>&1 || true' EXIT
+
+enter_scratch
+
+fail() { echo "lab-bonnie: FAILED: $*" >&2; exit 1; }
+
+# A CPU without AVX for the guest's sake (lab/domu.sh says why).
+export MARGIN_LAB_CPU=Nehalem
+started=$(date +%s)
+"$here/boot.sh" xen dom0_mem=768M --port $port
+start_guests $port 420 margin-domu=10.0.99.2 || fail "the guest did not come up"
+echo "== margin run lab/experiments/lab-bonnie.yaml (bonnie++ in the dom0 and in the domU)"
+run_started=$(date +%s)
+"$margin" run lab/experiments/lab-bonnie.yaml 2>&1 | tee run.log || fail "margin run"
+echo "== margin run took $(($(date +%s) - run_started)) s"
+
+python3 - reports/lab-bonnie <<'PY' || fail "the store"
+import json, sys
+from datetime import datetime
+
+store = sys.argv[1]
+def t(s):
+    base, _, frac = s.rstrip("Z").partition(".")
+    return datetime.fromisoformat(base).timestamp() + float("0." + (frac or "0"))
+
+trials = [json.loads(l) for l in open(f"{store}/runs.ndjson") if l.strip()]
+ok = [x for x in trials if x.get("status") == "ok"]
+assert len(ok) == len(trials) == 6, [(x["host"], x["status"], x.get("error")) for x in trials]
+wanted = ("put_block", "rewrite", "get_block", "seeks")
+for x in ok:
+    missing = [m for m in wanted if m not in x["metrics"]]
+    assert not missing, f"trial {x['trial']} on {x['host']}: no {missing}"
+iv = sorted((t(x["started_at"]), t(x["started_at"]) + x["wall_time"], x["host"]) for x in trials)
+overlaps = [(a, b) for a, b in zip(iv, iv[1:]) if b[0] < a[1]]
+assert not overlaps, f"trials overlap: {overlaps}"
+gaps = [b[0] - a[1] for a, b in zip(iv, iv[1:])]
+print(f"no overlap: {len(iv)} trials, smallest gap {min(gaps):.3f} s, "
+      f"host switches {sum(1 for a, b in zip(iv, iv[1:]) if a[2] != b[2])}")
+for h in ("dom0", "domu"):
+    xs = [x for x in ok if x["host"] == h]
+    cells = "; ".join(
+        f"{m} " + ", ".join(f"{x['metrics'][m] / (2**20 if m != 'seeks' else 1):.1f}" for x in xs)
+        for m in wanted)
+    walls = ", ".join(f"{x['wall_time']:.0f}" for x in xs)
+    print(f"{h} (MiB/s; seeks/s): {cells}; wall {walls} s")
+summary = json.load(open(f"{store}/summary.json"))
+assert summary["comparisons"], "no comparison"
+for c in summary["comparisons"]:
+    print(f"{c['metric']} ({c['verdict']}): {c['sentence']}")
+PY
+echo "lab-bonnie: passed in $(($(date +%s) - started)) s (store: $work/reports/lab-bonnie)"
