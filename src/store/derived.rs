@@ -14,7 +14,7 @@ use crate::vocab::MeanKind;
 /// a derived file was made of.
 const EDGE: u64 = 64 << 10;
 
-/// A file derived from the log (`runs.columns`, `runs.progress`) opened for reading past
+/// A file derived from the log in this layout (`runs.progress`) opened for reading past
 /// its `magic` and its checksum (returned, to check with [`read_whole`] at the end).
 pub(super) fn open_derived(path: &Path, magic: &[u8; 16]) -> Option<(Decoder, [u8; 32])> {
     let mut file = File::open(path).ok()?;

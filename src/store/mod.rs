@@ -5,7 +5,7 @@
 //! the logs aside, a torn line (power cut, full disk) is skipped with a warning and kept.
 //! While a run writes the trial log, zeros are laid ahead of its last line (see
 //! [`Appender::open`]); readers stop at them, and the run gives them back when it ends.
-//! What a read parsed is kept beside the log as its columns (`runs.columns`, see
+//! What a read parsed is kept beside the log as its columns (`runs.columns/`, Parquet: see
 //! `columns`), so that the next read parses only the lines appended since.
 
 mod append;

@@ -1,5 +1,5 @@
 //! Reading the logs: a block of lines at a time, parsed in parallel; the trial log
-//! column-wise, from the columns kept beside it (`runs.columns`) and the lines after them.
+//! column-wise, from the columns kept beside it (`runs.columns/`) and the lines after them.
 
 use std::fs::{self, File};
 use std::io::{self, BufRead, BufReader, Read};
@@ -11,10 +11,11 @@ use serde::de::DeserializeOwned;
 use super::columns;
 use super::{Needed, StoreError, Trials};
 
-/// The columns of the trial log are kept beside it (`runs.columns`) once a read has parsed
-/// this many bytes of lines they did not cover (and an eighth of what they did): about
-/// 2 000 trial records. A smaller log is parsed in less time than the columns take to write.
-pub(super) const KEEP_COLUMNS_AFTER: u64 = 1 << 20;
+/// The columns of the trial log are kept beside it (`runs.columns/`) once a read has parsed
+/// this many bytes of lines they did not cover (and an eighth of what they did): any, so
+/// that every store's trials are there for pandas or DuckDB after its first report. The
+/// lines after the columns become a part of their own: a few are a small part.
+pub(super) const KEEP_COLUMNS_AFTER: u64 = 0;
 
 /// The log is read and parsed a block of about this many bytes at a time: the lines of a
 /// block in parallel, and never the whole file at once (a million trials are most of a
@@ -107,16 +108,16 @@ pub(super) fn read_log<T: DeserializeOwned + Send>(
     Ok(out)
 }
 
-/// The trial log, column-wise: the columns kept beside it (`runs.columns`, see
+/// The trial log, column-wise: the columns kept beside it (`runs.columns/`, see
 /// [`columns`]) for the part they cover, then the lines after it, each block's lines
 /// parsed in parallel, a chunk of lines per task, and the chunks appended in order. When
 /// the lines parsed here hold at least `min_parsed` bytes and an eighth of what the
-/// columns covered, the columns are kept anew, up to the last record read.
+/// columns covered, they are kept too, up to the last record read: a part of their own.
 ///
 /// `needed`: the table is only for where the cells stand (`Standing::of`) or for a
 /// report, and holds only the columns that needs ([`Needed`]), read alone from
-/// `runs.columns` when the lines after them are too few for the columns to be kept anew
-/// (the file keeps all the columns, so it is then read whole, and the table has all).
+/// `runs.columns/` when the lines after them are too few for the columns to be kept
+/// (when they are, all the columns are read, and the table has all).
 pub(super) fn read_trials(
     path: &Path,
     writing: bool,

@@ -173,7 +173,7 @@ pub struct Trials {
     pub warmup: Vec<bool>,
     pub repetition: Vec<u32>,
     pub round: Vec<u32>,
-    /// The trial's place in its round's order (1 first), as the run drew it.
+    /// The trial's place in its round (the record's `position`).
     pub position: Vec<u32>,
     /// Start time, µs since the epoch; none when not recorded (an import without
     /// `--started-at`) or unreadable.

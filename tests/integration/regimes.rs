@@ -1,5 +1,5 @@
 //! Two regimes in a cell, through the real binary as a user runs it (docs/statistics.md,
-//! Two regimes in a cell): a command that sleeps 10 ms or 50 ms by a draw seeded with its
+//! Two regimes in a cell): a command that sleeps 10 ms or 200 ms by a draw seeded with its
 //! repetition is reported as two regimes, with their shares and no advice to run more
 //! trials; a unimodal cell gets no such warning.
 
@@ -11,7 +11,7 @@ fn run(yaml: &str) -> (Value, String) {
     super::run_experiment(dir.path(), yaml)
 }
 
-/// The awk draw of the command below: whether repetition `r` sleeps 50 ms.
+/// The awk draw of the command below: whether repetition `r` sleeps 200 ms.
 fn slow(r: u32) -> bool {
     let out = std::process::Command::new("awk")
         .arg(format!("BEGIN {{ srand({r}); exit !(rand() < 0.35) }}"))
@@ -21,10 +21,10 @@ fn slow(r: u32) -> bool {
 }
 
 #[test]
-fn a_command_that_sleeps_10_or_50_ms_by_a_seeded_draw_is_two_regimes() {
+fn a_command_that_sleeps_10_or_200_ms_by_a_seeded_draw_is_two_regimes() {
     let (summary, report) = run("matrix:\n  mode: [steady, mixed]\n\
          run: >-\n  if [ {{ mode }} = mixed ] && awk 'BEGIN { srand({{ repetition }}); exit !(rand() < 0.35) }';\n  \
-         then sleep 0.05; else sleep 0.01; fi\n\
+         then sleep 0.2; else sleep 0.01; fi\n\
          repetitions: 20\n\
          analysis:\n  compare:\n    - { factor: mode, baseline: steady }\n");
     let slow_trials: Vec<u32> = (1..=20).filter(|&r| slow(r)).collect();
@@ -37,20 +37,20 @@ fn a_command_that_sleeps_10_or_50_ms_by_a_seeded_draw_is_two_regimes() {
     let regimes = &mixed["regimes"];
     assert!(regimes.is_object(), "two regimes: {mixed}");
     let [low, high] = [&regimes["regimes"][0], &regimes["regimes"][1]];
-    // the upper regime is the trials that slept 50 ms: as many as the draw said, each
-    // of them above 50 ms, each of the others below
+    // the upper regime is the trials that slept 200 ms: as many as the draw said, each
+    // of them above 200 ms, each of the others below
     let values: Vec<f64> = mixed["values"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
     let n_high = high["n"].as_u64().unwrap() as usize;
     assert_eq!(n_high, slow_trials.len(), "{regimes}");
     for t in high["trials"].as_array().unwrap() {
-        assert!(values[t.as_u64().unwrap() as usize] >= 0.05, "{regimes}");
+        assert!(values[t.as_u64().unwrap() as usize] >= 0.2, "{regimes}");
     }
     for t in low["trials"].as_array().unwrap() {
-        assert!(values[t.as_u64().unwrap() as usize] < 0.05, "{regimes}");
+        assert!(values[t.as_u64().unwrap() as usize] < 0.2, "{regimes}");
     }
     let share = high["share"].as_f64().unwrap();
     assert!((share - slow_trials.len() as f64 / 20.0).abs() < 1e-12);
-    assert!(high["mean"].as_f64().unwrap() > 0.05 && low["mean"].as_f64().unwrap() < 0.05, "{regimes}");
+    assert!(high["mean"].as_f64().unwrap() > 0.2 && low["mean"].as_f64().unwrap() < 0.2, "{regimes}");
     assert!(high["ci_low"].as_f64().unwrap() > low["ci_high"].as_f64().unwrap(), "{regimes}");
     // no "runs needed" for the mixture
     assert!(mixed["runs_needed"].is_null(), "{mixed}");
