@@ -47,12 +47,16 @@ schema:
 check:
     {{ margin }} check experiments/*.yaml
 
-# The whole test suite (installs what it drives first).
+# The whole test suite (installs what it drives first), then pandas and DuckDB reading a
+# store's columns as a user would (tests/interop/run.sh: pip installs them into a venv).
 test: test-deps
     cargo test --all-targets
+    cargo build --quiet --bin margin
+    tests/interop/run.sh "${CARGO_TARGET_DIR:-target}/debug/margin"
 
 # fio, sshd/ssh for the remote-host tests, iperf3 and ss for the services tests, git for
-# the first-run test's copy, a C compiler for the campaign's I/O-error shim.
+# the first-run test's copy, a C compiler for the campaign's I/O-error shim, python3's
+# venv for pandas and DuckDB (tests/interop).
 # Install the tools the tests drive for real (Debian packages).
 test-deps:
     #!/usr/bin/env bash
@@ -65,6 +69,7 @@ test-deps:
     command -v ss > /dev/null || missing+=(iproute2)
     command -v git > /dev/null || missing+=(git)
     command -v cc > /dev/null || missing+=(gcc)
+    python3 -c 'import venv, ensurepip' 2> /dev/null || missing+=(python3-venv)
     just _install "${missing[@]}"
 
 # hyperfine (bench/run.sh), GNU time for peak memory, python3's venv for pandas + scipy
@@ -195,6 +200,33 @@ lab-adaptive: _lab-deps
 lab-domu: _lab-deps
     lab/build.sh
     lab/domu.sh
+
+# Boots the lab as a Xen dom0, starts the PV domU margin-domu from it and runs
+# lab/experiments/lab-dom0-domu.yaml as a user does: seed 002's dd in the dom0 and in the
+# guest, two hosts of one `machine:`, with telemetry; the script checks from the store that
+# their trials never overlapped, what the dom0's `xl list` saw of the guest meanwhile, and
+# the page cache. 5–12 minutes under TCG (docs/lab.md).
+# A dom0 and its domU taking turns on one machine, in the lab.
+lab-dom0-domu: _lab-deps
+    lab/build.sh
+    lab/dom0-domu.sh
+
+# Boots the lab as a Xen dom0, starts margin-domu and runs lab/experiments/lab-bonnie.yaml
+# as a user does: bonnie++ (O_DIRECT, 128 MiB) in the dom0 and in the guest, taking turns.
+# About 25 minutes under TCG (docs/lab.md).
+# Seed 000's bonnie++, dom0 against domU, in the lab.
+lab-bonnie: _lab-deps
+    lab/build.sh
+    lab/bonnie.sh
+
+# Boots the lab as a Xen dom0, starts margin-domu and margin-domu2 and runs
+# lab/experiments/lab-gang.yaml as a user does: dd in each guest alone and in both at once
+# (the gang `guests`); the script checks the members' and the summed throughput and the
+# start skew margin measured. 6–12 minutes under TCG (docs/lab.md).
+# Seed 001's two guests at once (a gang), in the lab.
+lab-gang: _lab-deps
+    lab/build.sh
+    lab/gang.sh
 
 # Stop the lab (`just lab-stop --port 2223`): a clean shutdown, else QEMU killed.
 lab-stop *args:
