@@ -80,7 +80,7 @@ pub(super) fn edges(log: &File, end: u64) -> io::Result<([u8; 32], [u8; 32])> {
 pub(super) struct Hashing {
     file: File,
     pub(super) hasher: blake3::Hasher,
-    /// Bytes written through it (since [`cut`]).
+    /// Bytes written through it.
     written: u64,
 }
 
@@ -183,7 +183,6 @@ impl Encoder {
 }
 
 /// Reads what [`Encoder`] wrote.
-
 pub(super) struct Decoder<R = BufReader<Hashing>> {
     pub(super) input: R,
     /// Bytes of the file not read yet: no list is longer than what is left could hold.
