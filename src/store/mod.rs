@@ -14,6 +14,7 @@ mod columns;
 mod copy;
 mod derived;
 mod ids;
+mod line;
 mod names;
 mod progress;
 mod read;

@@ -7,20 +7,18 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::fmt;
-use std::marker::PhantomData;
 use std::ops::Range;
 
 use indexmap::IndexMap;
-use serde::Deserialize;
-use serde::de::{self, IgnoredAny, MapAccess, Visitor};
+use serde::de::IgnoredAny;
 
 use super::ids::Ids;
+use super::line::{Info, Line, Pairs, TelemetryLine, Text};
 use super::names::{Name, Names};
 use super::record::{MetricInfo, Status, TrialRecord};
 use super::secondary::SecondaryMetrics;
 use crate::plan::Plan;
-use crate::vocab::{Better, MeanKind};
+use crate::vocab::MeanKind;
 
 /// The plan's index of the cell each name is the id of, by the name's number.
 #[derive(Debug, Clone)]
@@ -532,117 +530,4 @@ impl Trials {
         self.monitored.extend(other.monitored.iter().map(map));
         self.flags.extend(other.flags.iter().map(|(t, f)| (t + offset, map(f))));
     }
-}
-
-/// A string that borrows from the line when it holds no escapes.
-struct Text<'a>(Cow<'a, str>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
-    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'a>(PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
-            type Value = Text<'a>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(Text(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Text(Cow::Owned(v.to_owned())))
-            }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-                Ok(Text(Cow::Owned(v)))
-            }
-        }
-        d.deserialize_str(V(PhantomData))
-    }
-}
-
-/// A JSON object's entries in their order, without a map's allocations.
-struct Pairs<'a, T>(Vec<(Text<'a>, T)>);
-
-impl<'a, T> Default for Pairs<'a, T> {
-    fn default() -> Self {
-        Pairs(Vec::new())
-    }
-}
-
-impl<'de: 'a, 'a, T: Deserialize<'de>> Deserialize<'de> for Pairs<'a, T> {
-    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'a, T>(PhantomData<(&'a (), T)>);
-        impl<'de: 'a, 'a, T: Deserialize<'de>> Visitor<'de> for V<'a, T> {
-            type Value = Pairs<'a, T>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut pairs = Vec::with_capacity(map.size_hint().unwrap_or(4));
-                while let Some(entry) = map.next_entry::<Text<'a>, T>()? {
-                    pairs.push(entry);
-                }
-                Ok(Pairs(pairs))
-            }
-        }
-        d.deserialize_map(V(PhantomData))
-    }
-}
-
-#[derive(Deserialize)]
-struct Info<'a> {
-    #[serde(borrow)]
-    unit: Text<'a>,
-    better: Better,
-    mean: MeanKind,
-}
-
-/// A record's `telemetry`, without its raw file's name.
-#[derive(Deserialize)]
-struct TelemetryLine<'a> {
-    #[serde(borrow)]
-    sources: Vec<Text<'a>>,
-    #[serde(borrow, default)]
-    metrics: Pairs<'a, f64>,
-}
-
-/// The fields of a [`TrialRecord`] the columns keep, borrowed from the line. The others
-/// are required all the same, so that a line is accepted here exactly when it is a
-/// record.
-#[derive(Deserialize)]
-struct Line<'a> {
-    #[serde(borrow)]
-    trial: Text<'a>,
-    #[serde(borrow)]
-    cell: Text<'a>,
-    repetition: u32,
-    warmup: bool,
-    #[serde(borrow)]
-    host: Text<'a>,
-    #[serde(borrow)]
-    session: Text<'a>,
-    round: u32,
-    #[serde(borrow)]
-    started_at: Option<Text<'a>>,
-    status: Status,
-    exit_code: Option<i32>,
-    #[serde(borrow)]
-    metrics: Pairs<'a, f64>,
-    #[serde(borrow, default)]
-    metric_info: Pairs<'a, Info<'a>>,
-    wall_time: f64,
-    #[serde(borrow, default)]
-    error: Option<Text<'a>>,
-    #[serde(borrow, default)]
-    warnings: Vec<Text<'a>>,
-    #[serde(borrow, default)]
-    telemetry: Option<TelemetryLine<'a>>,
-    #[serde(borrow, default)]
-    flags: Vec<Text<'a>>,
-    #[serde(rename = "schema")]
-    _schema: u32,
-    #[serde(rename = "levels")]
-    _levels: IgnoredAny,
-    position: u32,
-    #[serde(rename = "raw")]
-    _raw: Option<IgnoredAny>,
 }
