@@ -83,7 +83,7 @@ pub(super) struct TelemetryLine<'a> {
     pub(super) metrics: Pairs<'a, f64>,
 }
 
-/// The fields of a [`TrialRecord`] the columns keep, borrowed from the line. The others
+/// The fields of a [`super::record::TrialRecord`] the columns keep, borrowed from the line. The others
 /// are required all the same, so that a line is accepted here exactly when it is a
 /// record.
 #[derive(Deserialize)]

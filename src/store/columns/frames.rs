@@ -72,7 +72,7 @@ pub(super) fn encode(dir: &Path, t: &Trials, range: Range<usize>) -> io::Result<
     }
     // named by the first trial and the contents: two writers of the same part write the
     // same files, and a part written anew never overwrites one a manifest lists
-    let tag = &hex(blake3::hash(&bytes[0]).as_bytes())[..12];
+    let tag = &hex(&blake3::hash(&bytes[0]))[..12];
     let mut files = Vec::with_capacity(3);
     for (kind, bytes) in KINDS.into_iter().zip(&bytes) {
         let name = format!("{kind}/part-{:010}-{tag}.parquet", range.start);
@@ -82,7 +82,7 @@ pub(super) fn encode(dir: &Path, t: &Trials, range: Range<usize>) -> io::Result<
         fs::write(&temporary, bytes).and_then(|()| fs::rename(&temporary, &path)).inspect_err(|_| {
             let _ = fs::remove_file(&temporary);
         })?;
-        files.push(FileSum { name, len: bytes.len() as u64, blake3: hex(blake3::hash(bytes).as_bytes()) });
+        files.push(FileSum { name, len: bytes.len() as u64, blake3: hex(&blake3::hash(bytes)) });
     }
     let rows = t.rows_of(range.clone());
     let values = t.secondary.values_of(range.clone());
@@ -201,7 +201,7 @@ fn file(dir: &Path, f: &FileSum) -> io::Result<Cursor<Vec<u8>>> {
         return Err(bad());
     }
     let bytes = fs::read(dir.join(&f.name))?;
-    if bytes.len() as u64 != f.len || hex(blake3::hash(&bytes).as_bytes()) != f.blake3 {
+    if bytes.len() as u64 != f.len || hex(&blake3::hash(&bytes)) != f.blake3 {
         return Err(bad());
     }
     Ok(Cursor::new(bytes))

@@ -167,7 +167,7 @@ pub(super) fn read(
         return None;
     }
     let (head, tail) = edges(log, id.end).ok()?;
-    if hex(&head) != id.head || hex(&tail) != id.tail {
+    if hex(&head.into()) != id.head || hex(&tail.into()) != id.tail {
         return None;
     }
     let needed = needed(id.end);
@@ -188,7 +188,7 @@ fn read_manifest(dir: &Path) -> Option<Manifest> {
     let text = fs::read(dir.join(MANIFEST)).ok()?;
     let at = text.iter().position(|&b| b == b'\n')?;
     let (sum, body) = (&text[..at], &text[at + 1..]);
-    if sum != hex(blake3::hash(body).as_bytes()).as_bytes() {
+    if sum != hex(&blake3::hash(body)).as_bytes() {
         return None;
     }
     serde_json::from_slice(body).ok()
@@ -214,11 +214,10 @@ pub(super) fn write(
     }
     fs::create_dir_all(dir)?;
     let kept = before.trials();
-    let mut parts = match kept > 0 && kept <= t.len() && before.0.len() < MAX_PARTS {
-        true => before.0.clone(),
-        false => Vec::new(),
+    let (mut parts, first) = match kept > 0 && kept <= t.len() && before.0.len() < MAX_PARTS {
+        true => (before.0.clone(), kept),
+        false => (Vec::new(), 0),
     };
-    let first = parts.iter().map(|p| p.trials).sum::<usize>();
     if first < t.len() || parts.is_empty() {
         parts.push(frames::encode(dir, t, first..t.len())?);
     }
@@ -229,8 +228,8 @@ pub(super) fn write(
             ino: meta.ino(),
             end: covered.end,
             lines: covered.lines as u64,
-            head: hex(&head),
-            tail: hex(&tail),
+            head: hex(&head.into()),
+            tail: hex(&tail.into()),
         },
         names: t.names.0.items.iter().map(|s| s.to_string()).collect(),
         parts,
@@ -260,7 +259,7 @@ pub(super) fn write(
     let body = serde_json::to_vec(&manifest).map_err(io::Error::other)?;
     replace(&dir.join(MANIFEST), |mut file| {
         use std::io::Write;
-        file.write_all(hex(blake3::hash(&body).as_bytes()).as_bytes())?;
+        file.write_all(hex(&blake3::hash(&body)).as_bytes())?;
         file.write_all(b"\n")?;
         file.write_all(&body)
     })?;
@@ -279,9 +278,9 @@ pub(super) fn write(
     Ok(())
 }
 
-/// Lower-case hex of `bytes`.
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+/// A blake3 hash as the manifest writes it: lower-case hex.
+fn hex(hash: &blake3::Hash) -> String {
+    hash.to_hex().to_string()
 }
 
 /// Whether the columns fit together, so that no lookup into them can fail: a folder
@@ -331,7 +330,7 @@ pub(super) fn rewrite_manifest(dir: &Path, change: impl FnOnce(&mut serde_json::
     let mut value: serde_json::Value = serde_json::from_slice(&text[at + 1..]).unwrap();
     change(&mut value);
     let body = serde_json::to_vec(&value).unwrap();
-    let out = [hex(blake3::hash(&body).as_bytes()).as_bytes(), b"\n", &body].concat();
+    let out = [hex(&blake3::hash(&body)).as_bytes(), b"\n", &body].concat();
     fs::write(dir.join(MANIFEST), out).unwrap();
 }
 
