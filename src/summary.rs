@@ -61,6 +61,10 @@ pub struct Summary {
     /// session).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub drifts: Vec<DriftStat>,
+    /// Sessions whose trials depended on their place in their round (docs/statistics.md,
+    /// Order within a round).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub order_effects: Vec<OrderStat>,
 }
 
 /// One try of one boot of a host's boot plan, as it ended.
@@ -396,6 +400,29 @@ pub struct DriftStat {
     pub alpha: f64,
 }
 
+/// A session in which a metric's trials depended on their place in their round (the
+/// record's `position`): the trials of every cell by place, the change after place
+/// `up_to_place` (docs/statistics.md, Order within a round).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct OrderStat {
+    pub session: String,
+    pub host: String,
+    pub metric: String,
+    pub trials: usize,
+    pub cells: usize,
+    /// The most places a round had, and the last place before the change.
+    pub places: u32,
+    pub up_to_place: u32,
+    /// Later places against earlier, the median over the cells at both of the ratio of
+    /// their medians, in %.
+    pub change_pct: Option<f64>,
+    /// The permutation test's p-value, and the level it fell below (1 % over the
+    /// session's metrics).
+    pub p_value: f64,
+    pub alpha: f64,
+}
+
 /// A shared list of values written as the list it is (serde writes an `Arc` only with its
 /// `rc` feature, which would rebuild every crate that uses serde).
 fn shared_values<S: serde::Serializer>(values: &Arc<[f64]>, s: S) -> Result<S::Ok, S::Error> {
@@ -612,6 +639,8 @@ pub enum WarningKind {
     Regimes,
     /// A session's trials changed while it ran.
     Drift,
+    /// A session's trials depended on their place in their round.
+    Order,
     DisjointTimeWindows,
     /// Trials imported without a time: when the compared levels were measured is unknown.
     UnknownTimes,

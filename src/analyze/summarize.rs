@@ -240,9 +240,10 @@ fn summary(
     let Statistics { settings, counts, metrics, analysed, cells, comparisons, arms, effects, mut warnings } =
         analyse(exp, plan, grouped, &units)?;
     warnings.extend(lint::cell_warnings(plan, &metrics, &analysed, &primary_metrics(exp, &metrics)));
-    let drifts =
-        super::drift::drifts(&analysed, &metrics, &primary_metrics(exp, &metrics), &snapshot.trials.names);
+    let super::drift::Shifts { drifts, orders } =
+        super::drift::shifts(&analysed, &metrics, &primary_metrics(exp, &metrics), &snapshot.trials.names);
     warnings.extend(super::drift::warnings(&drifts));
+    warnings.extend(super::drift::order_warnings(&orders));
     warnings.extend(lint::command_warnings(exp, plan, snapshot, &analysed));
     warnings.extend(lint::comparison_warnings(exp, snapshot, &analysed, &comparisons, &arms));
     let (telemetry, machine) = telemetry::summarize(
@@ -258,6 +259,7 @@ fn summary(
     Ok(Summary {
         boots: Vec::new(),
         drifts,
+        order_effects: orders,
         experiment: exp.name.clone(),
         description: exp.spec.description.clone(),
         settings: AnalysisSettings {

@@ -74,6 +74,8 @@ pub(crate) struct Rows {
     /// Sessions and hosts, names of [`Trials::names`].
     pub sessions: Vec<Name>,
     pub hosts: Vec<Name>,
+    /// Places in their rounds (the records' `position`; 0 where the trials do not say).
+    pub positions: Vec<u32>,
 }
 
 impl<'a> Table<'a> {
@@ -127,6 +129,7 @@ impl<'a> Table<'a> {
             Column::new("repetition".into(), by_trial(&|t| trials.repetition[t])),
             Column::new("session".into(), by_trial(&|t| trials.session[t].index() as u32)),
             Column::new("round".into(), by_trial(&|t| trials.round[t])),
+            Column::new("position".into(), by_trial(&|t| trials.position.get(t).copied().unwrap_or(0))),
             Column::new("trial".into(), trial),
         ];
         let frame = DataFrame::new(kept.len(), columns)?;
@@ -232,6 +235,7 @@ impl<'a> Table<'a> {
                 col("started_at"),
                 col("session"),
                 col("host"),
+                col("position"),
             ])
             .sort(["key"], SortMultipleOptions::default().with_maintain_order(true))
             .collect()?;
@@ -242,6 +246,7 @@ impl<'a> Table<'a> {
         let started = analysed.column("started_at")?.datetime()?.physical();
         let session = analysed.column("session")?.u32()?;
         let host = analysed.column("host")?.u32()?;
+        let position = analysed.column("position")?.u32()?;
         let names = &self.trials.names;
 
         let mut groups: Vec<(Group, Rows)> = Vec::new();
@@ -251,8 +256,9 @@ impl<'a> Table<'a> {
             .zip(value.into_no_null_iter())
             .zip(started.iter())
             .zip(session.into_no_null_iter())
-            .zip(host.into_no_null_iter());
-        for (((((c, m), v), t), s), h) in rows {
+            .zip(host.into_no_null_iter())
+            .zip(position.into_no_null_iter());
+        for ((((((c, m), v), t), s), h), p) in rows {
             let (c, m) = (c as usize, names.nth(m as usize));
             let same = groups.last().is_some_and(|(g, _)| g.cell == c && g.metric == m);
             if !same {
@@ -264,6 +270,7 @@ impl<'a> Table<'a> {
             rows.started.push(Started::new(t));
             rows.sessions.push(names.nth(s as usize));
             rows.hosts.push(names.nth(h as usize));
+            rows.positions.push(p);
         }
         Ok(groups
             .into_iter()
@@ -278,6 +285,7 @@ impl<'a> Table<'a> {
                         started: order.iter().map(|&i| rows.started[i]).collect(),
                         sessions: order.iter().map(|&i| rows.sessions[i]).collect(),
                         hosts: order.iter().map(|&i| rows.hosts[i]).collect(),
+                        positions: order.iter().map(|&i| rows.positions[i]).collect(),
                     }),
                     ..group
                 }
@@ -374,6 +382,10 @@ pub(crate) fn groups(trials: &Trials, plan: &Plan) -> (Vec<Group>, TrialCounts) 
                             started: at.iter().map(|&t| trials.started[t]).collect(),
                             sessions: at.iter().map(|&t| trials.session[t]).collect(),
                             hosts: at.iter().map(|&t| trials.host[t]).collect(),
+                            positions: at
+                                .iter()
+                                .map(|&t| trials.position.get(t).copied().unwrap_or(0))
+                                .collect(),
                         });
                         shared.push((these, order, rows));
                         shared.len() - 1

@@ -41,7 +41,7 @@ pub const CHANGES: [Change; 5] = [
     Change::Trend { sd: 2.0 },
 ];
 
-const CV: f64 = 0.05;
+pub(super) const CV: f64 = 0.05;
 
 /// What the suite measured.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -60,12 +60,25 @@ pub struct Row {
 
 /// One session's trials in the order they ran.
 fn session(cells: usize, rounds: usize, shape: Shape, change: Option<Change>, rng: &mut Pcg64) -> Vec<Point> {
+    placed_session(cells, rounds, shape, change, |_, _| 0.0, rng).into_iter().map(|(_, p)| p).collect()
+}
+
+/// One session's trials in the order they ran, each with its place in its round (from
+/// 1), its values shifted by `change` in time and by `by_place(place, cells)` sds.
+pub(super) fn placed_session(
+    cells: usize,
+    rounds: usize,
+    shape: Shape,
+    change: Option<Change>,
+    by_place: impl Fn(usize, usize) -> f64,
+    rng: &mut Pcg64,
+) -> Vec<(u32, Point)> {
     let n = cells * rounds;
     let mut out = Vec::with_capacity(n);
     let mut order: Vec<usize> = (0..cells).collect();
     for _ in 0..rounds {
         order.shuffle(rng);
-        for &cell in &order {
+        for (place, &cell) in order.iter().enumerate() {
             let at = out.len();
             let mean = 100.0 * (1.0 + cell as f64);
             let sd = CV * mean;
@@ -74,8 +87,8 @@ fn session(cells: usize, rounds: usize, shape: Shape, change: Option<Change>, rn
                 Some(Change::Step { sd: d }) if at >= n / 2 => d,
                 Some(Change::Step { .. }) => 0.0,
                 Some(Change::Trend { sd: d }) => d * at as f64 / (n - 1).max(1) as f64,
-            };
-            out.push(Point { cell, value: draw(shape, mean + shift * sd, sd, rng) });
+            } + by_place(place + 1, cells);
+            out.push((place as u32 + 1, Point { cell, value: draw(shape, mean + shift * sd, sd, rng) }));
         }
     }
     out
@@ -142,34 +155,36 @@ pub fn run(options: &Options) -> DriftResult {
 
 /// The two tables, in Markdown.
 pub fn tables(result: &DriftResult, experiments: u64) -> String {
-    let table = |rows: &[Row], sizes: &[(usize, usize)], first: &str| {
-        let mut out = format!("| {first} |");
-        for (c, r) in sizes {
-            out.push_str(&format!(" {c} × {r} |"));
-        }
-        out.push_str("\n| --- |");
-        out.push_str(&" --: |".repeat(sizes.len()));
-        out.push('\n');
-        for row in rows {
-            out.push_str(&format!("| {} |", row.what));
-            for (_, _, r) in &row.rates {
-                out.push_str(&format!(" {:.2} ±{:.2}{} |", r.rate * 100.0, r.se * 100.0, r.mark()));
-            }
-            out.push('\n');
-        }
-        out
-    };
     let mut out = format!(
         "\nDrift within a session: {experiments} simulated sessions per row and size (cells × rounds, \
          interleaved), each tested as margin report tests one metric's session.\nFalse alarms (%, ± one SE) \
          on stationary sessions; ✗ above {} % + 3 SE.\n\n",
         FALSE_ALARMS * 100.0
     );
-    out.push_str(&table(&result.false_alarms, &SIZES, "shape"));
+    out.push_str(&markdown(&result.false_alarms, &SIZES, "shape"));
     out.push_str("\nPower (%, ± one SE), normal trials of CV 5 %:\n\n");
-    out.push_str(&table(&result.power, &POWER_SIZES, "change"));
+    out.push_str(&markdown(&result.power, &POWER_SIZES, "change"));
     if !result.misses.is_empty() {
         out.push_str(&format!("\nMissed: {}\n", result.misses.join("; ")));
+    }
+    out
+}
+
+/// A table of `rows`, a column per size (cells × rounds).
+pub(super) fn markdown(rows: &[Row], sizes: &[(usize, usize)], first: &str) -> String {
+    let mut out = format!("| {first} |");
+    for (c, r) in sizes {
+        out.push_str(&format!(" {c} × {r} |"));
+    }
+    out.push_str("\n| --- |");
+    out.push_str(&" --: |".repeat(sizes.len()));
+    out.push('\n');
+    for row in rows {
+        out.push_str(&format!("| {} |", row.what));
+        for (_, _, r) in &row.rates {
+            out.push_str(&format!(" {:.2} ±{:.2}{} |", r.rate * 100.0, r.se * 100.0, r.mark()));
+        }
+        out.push('\n');
     }
     out
 }

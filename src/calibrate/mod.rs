@@ -15,6 +15,7 @@
 
 pub mod answers;
 pub mod drift;
+pub mod order;
 pub mod regimes;
 pub mod scenario;
 pub mod simulate;
@@ -316,10 +317,16 @@ pub struct Report {
     /// The drift test's false alarms and power ([`drift`]), when selected.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub drift: Option<drift::DriftResult>,
+    /// The order test's false alarms and power ([`order`]), when selected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub order: Option<order::OrderResult>,
 }
 
 /// The name the drift test's tables are selected by (`--scenario drift`).
 pub const DRIFT: &str = "drift";
+
+/// The name the order test's tables are selected by (`--scenario order`).
+pub const ORDER: &str = "order";
 
 /// The name the regime test's tables are selected by (`--scenario regimes`).
 pub const REGIMES: &str = "regimes";
@@ -515,12 +522,13 @@ pub fn run(options: &Options, mut each: impl FnMut(&ScenarioResult)) -> Result<R
     let checks = answers::select(&options.filters);
     let with_regimes = options.filters.is_empty() || options.filters.iter().any(|f| matches(REGIMES, f));
     let with_drift = options.filters.is_empty() || options.filters.iter().any(|f| matches(DRIFT, f));
-    if scenarios.is_empty() && checks.is_empty() && !with_regimes && !with_drift {
+    let with_order = options.filters.is_empty() || options.filters.iter().any(|f| matches(ORDER, f));
+    if scenarios.is_empty() && checks.is_empty() && !with_regimes && !with_drift && !with_order {
         let names: Vec<String> = scenario::all()
             .into_iter()
             .map(|s| s.name)
             .chain(answers::checks().into_iter().map(|c| c.name))
-            .chain([REGIMES.to_owned(), DRIFT.to_owned()])
+            .chain([REGIMES.to_owned(), DRIFT.to_owned(), ORDER.to_owned()])
             .collect();
         return Err(format!(
             "no scenario matches {}; the scenarios are: {}",
@@ -540,6 +548,7 @@ pub fn run(options: &Options, mut each: impl FnMut(&ScenarioResult)) -> Result<R
     let answers = checks.iter().map(|c| answers::run_check(c, options)).collect::<Result<Vec<_>, _>>()?;
     let regimes = if with_regimes { Some(regimes::run(options)?) } else { None };
     let drift = with_drift.then(|| drift::run(options));
+    let order = with_order.then(|| order::run(options));
     Ok(Report {
         margin_version: env!("CARGO_PKG_VERSION"),
         seed: options.seed,
@@ -550,6 +559,7 @@ pub fn run(options: &Options, mut each: impl FnMut(&ScenarioResult)) -> Result<R
         answers,
         regimes,
         drift,
+        order,
     })
 }
 

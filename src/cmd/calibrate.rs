@@ -44,6 +44,9 @@ pub fn run(options: &Options, out: &mut dyn Write) -> Result<(), Error> {
         if let Some(d) = &report.drift {
             out.write_all(calibrate::drift::tables(d, report.experiments).as_bytes()).map_err(io)?;
         }
+        if let Some(o) = &report.order {
+            out.write_all(calibrate::order::tables(o, report.experiments).as_bytes()).map_err(io)?;
+        }
     }
     Ok(())
 }

@@ -11,6 +11,11 @@
 //! own positions — exact when, within each cell, the order of the trials says nothing
 //! about their values, whatever their distribution (`PERMUTATIONS` seeded draws; beyond
 //! `EXACT_UP_TO` trials, the Kolmogorov limit of the same statistic).
+//!
+//! The same ranks and permutations find an effect of the order within a round
+//! ([`test_places`]): the trials taken by their place in their round rather than by their
+//! start, the change sought only between places, and each partial sum standardised
+//! (docs/statistics.md, Order within a round).
 
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
@@ -83,6 +88,26 @@ fn cusum(u: &[f64]) -> (f64, usize) {
     (best, at)
 }
 
+/// The places' statistic of `u`: the largest |partial sum of `t` terms| / √(t (n − t)),
+/// over the `t` that end where `cuts` allows (`cuts[i]`: between term `i` and `i + 1`),
+/// and that `t`. Standardised, so that a change at the first of 20 places weighs as one
+/// half-way: under no effect each is about normal with the same spread.
+fn standardised_cusum(u: &[f64], cuts: &[bool]) -> (f64, usize) {
+    let n = u.len() as f64;
+    let (mut sum, mut best, mut at) = (0.0, 0.0, 0);
+    for (i, x) in u.iter().enumerate().take(u.len().saturating_sub(1)) {
+        sum += x;
+        if cuts[i] {
+            let t = (i + 1) as f64;
+            let z = sum.abs() / (t * (n - t)).sqrt();
+            if z > best {
+                (best, at) = (z, i + 1);
+            }
+        }
+    }
+    (best, at)
+}
+
 /// P(sup |Brownian bridge| > x), Kolmogorov's series.
 fn kolmogorov_tail(x: f64) -> f64 {
     if x <= 0.0 {
@@ -104,46 +129,83 @@ fn kolmogorov_tail(x: f64) -> f64 {
 /// or when no cell has two distinct values. `seed` fixes the permutations.
 pub(crate) fn test(points: &[Point], seed: u64) -> Option<Drift> {
     let n = points.len();
-    if n < MIN_TRIALS || points.iter().any(|p| !p.value.is_finite()) {
-        return None;
-    }
-    let u = centred_ranks(points);
-    let variance: f64 = u.iter().map(|x| x * x).sum::<f64>() / n as f64;
-    if variance <= 0.0 {
-        return None;
-    }
+    let u = ranks_of(points)?;
     let (k, at) = cusum(&u);
     let p_value = if n <= EXACT_UP_TO {
-        // shuffle each cell's ranks among its own positions
-        let mut groups: std::collections::HashMap<usize, Vec<usize>> = std::collections::HashMap::new();
-        for (i, p) in points.iter().enumerate() {
-            groups.entry(p.cell).or_default().push(i);
-        }
-        let mut groups: Vec<Vec<usize>> = groups.into_values().filter(|g| g.len() > 1).collect();
-        groups.sort();
-        let mut rng = Pcg64::seed_from_u64(seed);
-        let mut shuffled = u.clone();
-        let mut values: Vec<f64> = Vec::new();
-        let mut at_least = 0usize;
-        for _ in 0..PERMUTATIONS {
-            for g in &groups {
-                values.clear();
-                values.extend(g.iter().map(|&i| u[i]));
-                values.shuffle(&mut rng);
-                for (&i, &v) in g.iter().zip(&values) {
-                    shuffled[i] = v;
-                }
-            }
-            // a tolerance for the sums' rounding: ties of K count as at least as large
-            if cusum(&shuffled).0 >= k - 1e-12 {
-                at_least += 1;
-            }
-        }
-        (1 + at_least) as f64 / (1 + PERMUTATIONS) as f64
+        permutation_p(points, &u, seed, |shuffled| cusum(shuffled).0 >= k - 1e-12)
     } else {
+        let variance: f64 = u.iter().map(|x| x * x).sum::<f64>() / n as f64;
         kolmogorov_tail(k / (n as f64 * variance).sqrt())
     };
     Some(Drift { p_value, at, ratio: shift(points, at), trials: n })
+}
+
+/// Tests `points`, in the order of their places in a round (a trial's `position`), for
+/// an effect of that place: the ranks and permutations of [`test`], the change sought
+/// only between places (`places[i]`: point `i`'s, in non-decreasing order), so that the
+/// order of the trials within one place says nothing, and its partial sums standardised
+/// ([`standardised_cusum`]). Beyond [`EXACT_UP_TO`] trials the p-value is Bonferroni's
+/// bound over the cuts of each standardised sum's normal limit. `None` as for [`test`],
+/// and when all points are at one place.
+pub(crate) fn test_places(points: &[Point], places: &[u32], seed: u64) -> Option<Drift> {
+    let n = points.len();
+    if places.len() != n || !places.is_sorted() || places.first() == places.last() {
+        return None;
+    }
+    let cuts: Vec<bool> = places.windows(2).map(|w| w[0] != w[1]).collect();
+    let u = ranks_of(points)?;
+    let (k, at) = standardised_cusum(&u, &cuts);
+    let p_value = if n <= EXACT_UP_TO {
+        permutation_p(points, &u, seed, |shuffled| standardised_cusum(shuffled, &cuts).0 >= k - 1e-12)
+    } else {
+        // a sum of t terms under shuffling of all ranks has variance t (n − t) Σu² / (n (n − 1))
+        let variance: f64 = u.iter().map(|x| x * x).sum::<f64>() / (n as f64 * (n - 1) as f64);
+        let z = k / variance.sqrt();
+        let m = cuts.iter().filter(|&&c| c).count() as f64;
+        (m * 2.0 * crate::stats::dist::normal_sf(z).unwrap_or(1.0)).min(1.0)
+    };
+    Some(Drift { p_value, at, ratio: shift(points, at), trials: n })
+}
+
+/// The centred ranks within cells of `points`; `None` below [`MIN_TRIALS`], with a value
+/// not finite, or when no cell has two distinct values.
+fn ranks_of(points: &[Point]) -> Option<Vec<f64>> {
+    if points.len() < MIN_TRIALS || points.iter().any(|p| !p.value.is_finite()) {
+        return None;
+    }
+    let u = centred_ranks(points);
+    u.iter().any(|x| *x != 0.0).then_some(u)
+}
+
+/// The permutation test's p-value: the share of [`PERMUTATIONS`] seeded shufflings of
+/// each cell's ranks `u` among that cell's own positions for which `as_large` holds (the
+/// statistic at least the observed one; ties count), the observed order one of them.
+fn permutation_p(points: &[Point], u: &[f64], seed: u64, as_large: impl Fn(&[f64]) -> bool) -> f64 {
+    let mut groups: std::collections::HashMap<usize, Vec<usize>> = std::collections::HashMap::new();
+    for (i, p) in points.iter().enumerate() {
+        groups.entry(p.cell).or_default().push(i);
+    }
+    let mut groups: Vec<Vec<usize>> = groups.into_values().filter(|g| g.len() > 1).collect();
+    groups.sort();
+    let mut rng = Pcg64::seed_from_u64(seed);
+    let mut shuffled = u.to_vec();
+    let mut values: Vec<f64> = Vec::new();
+    let mut at_least = 0usize;
+    for _ in 0..PERMUTATIONS {
+        for g in &groups {
+            values.clear();
+            values.extend(g.iter().map(|&i| u[i]));
+            values.shuffle(&mut rng);
+            for (&i, &v) in g.iter().zip(&values) {
+                shuffled[i] = v;
+            }
+        }
+        // a tolerance for the sums' rounding: ties of the statistic count as at least as large
+        if as_large(&shuffled) {
+            at_least += 1;
+        }
+    }
+    (1 + at_least) as f64 / (1 + PERMUTATIONS) as f64
 }
 
 /// After `at` against before: per cell with trials on both sides, the ratio of the
@@ -206,6 +268,47 @@ mod tests {
         assert!(d.p_value > 0.05, "{d:?}");
         assert_eq!(test(&points(&values[..9], 3), 1), None);
         assert_eq!(test(&points(&[5.0; 12], 2), 1), None);
+    }
+
+    #[test]
+    fn the_first_place_of_each_round_higher_is_found_between_places() {
+        // 3 cells × 12 rounds, each round in a varying order; the trial first in its
+        // round 20 % higher. Taken by place: every round's first, then its second, ...
+        let mut by_place: Vec<(u32, Point)> = Vec::new();
+        for round in 0..12usize {
+            for place in 0..3usize {
+                let cell = (round + place) % 3;
+                let base = 100.0 * (1 + cell) as f64;
+                let noise = ((round * 7 + place * 3) % 5) as f64 - 2.0;
+                let value = base * if place == 0 { 1.2 } else { 1.0 } + noise;
+                by_place.push((place as u32 + 1, Point { cell, value }));
+            }
+        }
+        by_place.sort_by_key(|(place, _)| *place);
+        let (places, points): (Vec<u32>, Vec<Point>) = by_place.into_iter().unzip();
+        let d = test_places(&points, &places, 1).unwrap();
+        assert!(d.p_value < 0.001, "{d:?}");
+        assert_eq!(d.at, 12, "between the first place and the second");
+        assert!((d.ratio.unwrap() - 1.0 / 1.2).abs() < 0.02, "{d:?}");
+        // one place only, or places out of order: no test
+        assert_eq!(test_places(&points, &vec![1; points.len()], 1), None);
+        let mut reversed = places.clone();
+        reversed.reverse();
+        assert_eq!(test_places(&points, &reversed, 1), None);
+    }
+
+    #[test]
+    fn a_change_within_one_place_is_not_sought() {
+        // a step half-way through the sequence, but all of it at two places split 1 : 39:
+        // the only cut allowed is after the first point
+        let values: Vec<f64> =
+            (0..40).map(|i| if i < 20 { 100.0 + (i % 3) as f64 } else { 130.0 + (i % 3) as f64 }).collect();
+        let points = points(&values, 1);
+        let places: Vec<u32> = (0..40).map(|i| if i == 0 { 1 } else { 2 }).collect();
+        let d = test_places(&points, &places, 1).unwrap();
+        assert_eq!(d.at, 1);
+        assert!(d.p_value > 0.05, "{d:?}");
+        assert!(test(&points, 1).unwrap().p_value < 0.001);
     }
 
     #[test]

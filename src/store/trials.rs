@@ -448,7 +448,7 @@ impl Trials {
 
     /// Keeps the columns a report reads: all but the trials' ids (a failed trial's is kept
     /// with its failure, [`Failed::id`]: a report names the trials that failed), their
-    /// rounds and their metrics' units (the metrics' descriptions say each metric's). At
+    /// rounds (their places in a round are kept: the order test's) and their metrics' units (the metrics' descriptions say each metric's). At
     /// 10⁷ trials of one metric these are a quarter of the table.
     pub(super) fn keep_report_columns(&mut self) {
         if self.ids.len() == self.len() {
@@ -460,20 +460,18 @@ impl Trials {
         }
         self.ids = Ids::default();
         self.round = Vec::new();
-        self.position = Vec::new();
         self.unit = Vec::new();
     }
 
     /// Keeps only the columns the analysis groups its values by (`analyze::table::groups`):
-    /// each trial's cell, host, session, status, warm-up and start, and its metrics'
-    /// names and values; the names, the metrics' descriptions and the parsers' warnings.
+    /// each trial's cell, host, session, status, warm-up, start and place in its round,
+    /// and its metrics' names and values; the names, the metrics' descriptions and the parsers' warnings.
     /// The others (repetitions, rounds, wall times, ids, units, means, secondary metrics,
     /// sources, flags, failures) are let go: what a report does once it has taken what
     /// else it needs of them (`analyze::summarize_owned`).
     pub fn keep_grouping_columns(&mut self) {
         self.repetition = Vec::new();
         self.round = Vec::new();
-        self.position = Vec::new();
         self.wall_time = Vec::new();
         self.ids = Ids::default();
         self.unit = Vec::new();

@@ -347,3 +347,32 @@ fn calibrate_measures_the_drift_tests_false_alarms_and_power() {
     let big = step["rates"].as_array().unwrap().iter().find(|t| t[0] == 20 && t[1] == 10).unwrap();
     assert!(big[2]["rate"].as_f64().unwrap() > 0.9, "{step}");
 }
+
+/// The order test's tables (docs/statistics.md, Order within a round): through the real
+/// binary, sessions whose trials do not depend on their place — also one that drifts in
+/// time — stay within 1 % + 3 SE of false alarms, and the first trial of each round 2 sd
+/// higher is found nearly always in 20 cells × 10 rounds.
+#[test]
+fn calibrate_measures_the_order_tests_false_alarms_and_power() {
+    let report = calibrate(60, &["^order$"]);
+    assert!(report["scenarios"].as_array().unwrap().is_empty() && report.get("drift").is_none());
+    let o = &report["order"];
+    let rows = o["false_alarms"].as_array().unwrap();
+    assert_eq!(rows.len(), 5, "{o}");
+    for row in rows {
+        for triple in row["rates"].as_array().unwrap() {
+            let rate = &triple[2];
+            let of = rate["of"].as_f64().unwrap();
+            let bound = 0.01 + 3.0 * (0.01 * 0.99 / of).sqrt();
+            assert!(rate["rate"].as_f64().unwrap() <= bound, "{}: {triple}", row["what"]);
+        }
+    }
+    let first = o["power"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["what"] == "first of each round 2 sd higher")
+        .unwrap();
+    let big = first["rates"].as_array().unwrap().iter().find(|t| t[0] == 20 && t[1] == 10).unwrap();
+    assert!(big[2]["rate"].as_f64().unwrap() > 0.9, "{first}");
+}

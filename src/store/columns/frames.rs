@@ -234,10 +234,10 @@ fn decode_part(
         vec!["cell", "session", "status", "warmup", "repetition", "started_at", "wall_time"];
     let mut metric_columns = vec!["trial", "metric", "value", "mean"];
     if needed != Needed::Progress {
-        trial_columns.extend(["host", "monitored", "telemetry_shape"]);
+        trial_columns.extend(["host", "monitored", "telemetry_shape", "position"]);
     }
     if needed == Needed::All {
-        trial_columns.extend(["id", "round", "position"]);
+        trial_columns.extend(["id", "round"]);
         metric_columns.push("unit");
     }
     let [trials_file, metrics_file, telemetry_file] = &part.files;
@@ -288,6 +288,7 @@ fn decode_part(
         t.host.extend(of_names(col(&trials, "host")?)?);
         t.monitored.extend(of_names(col(&trials, "monitored")?)?);
         shapes.extend(small(col(&trials, "telemetry_shape")?)?);
+        t.position.extend(small(col(&trials, "position")?)?);
     }
     if needed == Needed::All {
         let mut ids = Ids::default();
@@ -296,7 +297,6 @@ fn decode_part(
         }
         t.ids.append(ids);
         t.round.extend(small(col(&trials, "round")?)?);
-        t.position.extend(small(col(&trials, "position")?)?);
         t.unit.extend(of_names(col(&metrics, "unit")?)?);
     }
 

@@ -288,13 +288,13 @@ fn hex(hash: &blake3::Hash) -> String {
 fn consistent(t: &Trials, needed: Needed) -> bool {
     let n = t.len();
     let progress = [t.session.len(), t.status.len(), t.warmup.len(), t.repetition.len(), t.started.len()];
-    let report = [t.host.len(), t.monitored.len(), t.secondary.trials()];
+    let report = [t.host.len(), t.monitored.len(), t.position.len(), t.secondary.trials()];
     // the columns not read are empty
     let read = |n: usize| if needed == Needed::Progress { 0 } else { n };
     let all = |n: usize| if needed == Needed::All { n } else { 0 };
     let same = progress.into_iter().chain([t.wall_time.len(), t.row_end.len()]).all(|len| len == n)
         && report.into_iter().all(|len| len == read(n))
-        && [t.round.len(), t.position.len(), t.ids.len()].into_iter().all(|len| len == all(n));
+        && [t.round.len(), t.ids.len()].into_iter().all(|len| len == all(n));
     let rows = t.metric.len();
     // every row a trial's: the ends in order, the last at the last row
     let ordered = |ends: &[usize], limit: usize| {
