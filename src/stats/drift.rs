@@ -141,11 +141,11 @@ pub(crate) fn test(points: &[Point], seed: u64) -> Option<Drift> {
 }
 
 /// Tests `points`, in the order of their places in a round (a trial's `position`), for
-/// an effect of that place: the ranks and permutations of [`test`], the change sought
+/// an effect of that place: the ranks and permutations of [`test()`], the change sought
 /// only between places (`places[i]`: point `i`'s, in non-decreasing order), so that the
 /// order of the trials within one place says nothing, and its partial sums standardised
 /// ([`standardised_cusum`]). Beyond [`EXACT_UP_TO`] trials the p-value is Bonferroni's
-/// bound over the cuts of each standardised sum's normal limit. `None` as for [`test`],
+/// bound over the cuts of each standardised sum's normal limit. `None` as for [`test()`],
 /// and when all points are at one place.
 pub(crate) fn test_places(points: &[Point], places: &[u32], seed: u64) -> Option<Drift> {
     let n = points.len();
