@@ -219,8 +219,125 @@ fn table(dir: &Path, f: &FileSum, columns: &[&str], rows: usize) -> io::Result<D
     Ok(frame)
 }
 
+/// The trial table's columns of a part, as read (those not needed empty).
+#[derive(Default)]
+struct TrialColumns {
+    cell: Vec<Name>,
+    session: Vec<Name>,
+    status: Vec<Status>,
+    warmup: Vec<bool>,
+    repetition: Vec<u32>,
+    started: Vec<Started>,
+    wall_time: Vec<f64>,
+    host: Vec<Name>,
+    monitored: Vec<Name>,
+    shapes: Vec<u32>,
+    position: Vec<u32>,
+    ids: Option<Ids>,
+    round: Vec<u32>,
+}
+
+/// The metric table's columns of a part, as read.
+#[derive(Default)]
+struct MetricColumns {
+    trial: Vec<u32>,
+    metric: Vec<Name>,
+    value: Vec<f64>,
+    mean: Vec<MeanKind>,
+    unit: Vec<Name>,
+}
+
+/// Column `name` of `frame`, in one chunk; no nulls but in `started_at`.
+fn col(frame: &DataFrame, name: &str) -> io::Result<Series> {
+    let c = frame.column(name).map_err(damaged)?;
+    if c.null_count() != 0 && name != "started_at" {
+        return Err(bad());
+    }
+    Ok(c.as_materialized_series().rechunk())
+}
+
+/// A `UInt32` column's values.
+fn small(s: &Series) -> io::Result<Vec<u32>> {
+    Ok(s.u32().map_err(damaged)?.cont_slice().map_err(damaged)?.to_vec())
+}
+
+/// A `Float64` column's values.
+fn numbers(s: &Series) -> io::Result<Vec<f64>> {
+    Ok(s.f64().map_err(damaged)?.cont_slice().map_err(damaged)?.to_vec())
+}
+
+/// An `Enum` column over the names: their numbers.
+fn of_names(s: &Series, names: &[Box<str>]) -> io::Result<Vec<Name>> {
+    Ok(enum_codes(s, names.iter().map(|s| &**s))?.into_iter().map(|c| Name::new(c as usize)).collect())
+}
+
+/// The trial table of `part`: the columns `needed` says.
+fn trial_columns(dir: &Path, part: &Part, needed: Needed, names: &[Box<str>]) -> io::Result<TrialColumns> {
+    let mut columns = vec!["cell", "session", "status", "warmup", "repetition", "started_at", "wall_time"];
+    if needed != Needed::Progress {
+        columns.extend(["host", "monitored", "telemetry_shape", "position"]);
+    }
+    if needed == Needed::All {
+        columns.extend(["id", "round"]);
+    }
+    let frame = table(dir, &part.files[0], &columns, part.trials)?;
+    let get = |name: &str| col(&frame, name);
+    let status = enum_codes(&get("status")?, STATUSES)?;
+    let started = get("started_at")?;
+    let started = started.datetime().map_err(damaged)?;
+    if started.time_unit() != TimeUnit::Microseconds {
+        return Err(bad());
+    }
+    let mut out = TrialColumns {
+        cell: of_names(&get("cell")?, names)?,
+        session: of_names(&get("session")?, names)?,
+        status: status.into_iter().map(|c| STATUS[c as usize]).collect(),
+        // no nulls: `col` checked
+        warmup: get("warmup")?.bool().map_err(damaged)?.iter().map(Option::unwrap_or_default).collect(),
+        repetition: small(&get("repetition")?)?,
+        // i64::MIN is no time a record's start reads as: none
+        started: started.physical().iter().map(|s| Started::new(s.filter(|&s| s != i64::MIN))).collect(),
+        wall_time: numbers(&get("wall_time")?)?,
+        ..TrialColumns::default()
+    };
+    if needed != Needed::Progress {
+        out.host = of_names(&get("host")?, names)?;
+        out.monitored = of_names(&get("monitored")?, names)?;
+        out.shapes = small(&get("telemetry_shape")?)?;
+        out.position = small(&get("position")?)?;
+    }
+    if needed == Needed::All {
+        let mut ids = Ids::default();
+        for id in get("id")?.str().map_err(damaged)?.iter().map(Option::unwrap_or_default) {
+            ids.push(id);
+        }
+        out.ids = Some(ids);
+        out.round = small(&get("round")?)?;
+    }
+    Ok(out)
+}
+
+/// The metric table of `part`: the columns `needed` says.
+fn metric_columns(dir: &Path, part: &Part, needed: Needed, names: &[Box<str>]) -> io::Result<MetricColumns> {
+    let mut columns = vec!["trial", "metric", "value", "mean"];
+    if needed == Needed::All {
+        columns.push("unit");
+    }
+    let frame = table(dir, &part.files[1], &columns, part.rows)?;
+    let get = |name: &str| col(&frame, name);
+    let mean = enum_codes(&get("mean")?, MEANS)?;
+    Ok(MetricColumns {
+        trial: small(&get("trial")?)?,
+        metric: of_names(&get("metric")?, names)?,
+        value: numbers(&get("value")?)?,
+        mean: mean.into_iter().map(|c| MEAN[c as usize]).collect(),
+        unit: if needed == Needed::All { of_names(&get("unit")?, names)? } else { Vec::new() },
+    })
+}
+
 /// Appends the columns of `part`, whose first trial is `first`, to `t` (its names the
-/// manifest's `names`), and its trials' secondary shapes to `shapes`.
+/// manifest's `names`), and its trials' secondary shapes to `shapes`. The three tables
+/// are read and taken apart at once, each frame let go as soon as its columns are out.
 fn decode_part(
     dir: &Path,
     part: &Part,
@@ -230,79 +347,38 @@ fn decode_part(
     t: &mut Trials,
     shapes: &mut Vec<u32>,
 ) -> io::Result<()> {
-    let mut trial_columns =
-        vec!["cell", "session", "status", "warmup", "repetition", "started_at", "wall_time"];
-    let mut metric_columns = vec!["trial", "metric", "value", "mean"];
-    if needed != Needed::Progress {
-        trial_columns.extend(["host", "monitored", "telemetry_shape", "position"]);
-    }
-    if needed == Needed::All {
-        trial_columns.extend(["id", "round"]);
-        metric_columns.push("unit");
-    }
-    let [trials_file, metrics_file, telemetry_file] = &part.files;
     let ((trials, metrics), telemetry) = rayon::join(
         || {
             rayon::join(
-                || table(dir, trials_file, &trial_columns, part.trials),
-                || table(dir, metrics_file, &metric_columns, part.rows),
+                || trial_columns(dir, part, needed, names),
+                || metric_columns(dir, part, needed, names),
             )
         },
         || match needed {
             Needed::Progress => Ok(None),
-            _ => table(dir, telemetry_file, &["value"], part.values).map(Some),
+            _ => numbers(&col(&table(dir, &part.files[2], &["value"], part.values)?, "value")?).map(Some),
         },
     );
     let (trials, metrics, telemetry) = (trials?, metrics?, telemetry?);
-    let col = |frame: &DataFrame, name: &str| -> io::Result<Series> {
-        let c = frame.column(name).map_err(damaged)?;
-        if c.null_count() != 0 && name != "started_at" {
-            return Err(bad());
-        }
-        Ok(c.as_materialized_series().rechunk())
-    };
-    let of_names = |s: Series| -> io::Result<Vec<Name>> {
-        Ok(enum_codes(&s, names.iter().map(|s| &**s))?.into_iter().map(|c| Name::new(c as usize)).collect())
-    };
-    let small =
-        |s: Series| -> io::Result<Vec<u32>> { Ok(s.u32().map_err(damaged)?.into_no_null_iter().collect()) };
-    let numbers =
-        |s: Series| -> io::Result<Vec<f64>> { Ok(s.f64().map_err(damaged)?.into_no_null_iter().collect()) };
-
-    t.cell.extend(of_names(col(&trials, "cell")?)?);
-    t.session.extend(of_names(col(&trials, "session")?)?);
-    let status = enum_codes(&col(&trials, "status")?, STATUSES)?;
-    t.status.extend(status.into_iter().map(|c| STATUS[c as usize]));
-    // no nulls: `col` checked
-    t.warmup.extend(col(&trials, "warmup")?.bool().map_err(damaged)?.iter().map(Option::unwrap_or_default));
-    t.repetition.extend(small(col(&trials, "repetition")?)?);
-    let started = col(&trials, "started_at")?;
-    let started = started.datetime().map_err(damaged)?;
-    if started.time_unit() != TimeUnit::Microseconds {
-        return Err(bad());
-    }
-    // i64::MIN is no time a record's start reads as: none
-    t.started.extend(started.physical().iter().map(|s| Started::new(s.filter(|&s| s != i64::MIN))));
-    t.wall_time.extend(numbers(col(&trials, "wall_time")?)?);
-    if needed != Needed::Progress {
-        t.host.extend(of_names(col(&trials, "host")?)?);
-        t.monitored.extend(of_names(col(&trials, "monitored")?)?);
-        shapes.extend(small(col(&trials, "telemetry_shape")?)?);
-        t.position.extend(small(col(&trials, "position")?)?);
-    }
-    if needed == Needed::All {
-        let mut ids = Ids::default();
-        for id in col(&trials, "id")?.str().map_err(damaged)?.iter().map(Option::unwrap_or_default) {
-            ids.push(id);
-        }
+    t.cell.extend(trials.cell);
+    t.session.extend(trials.session);
+    t.status.extend(trials.status);
+    t.warmup.extend(trials.warmup);
+    t.repetition.extend(trials.repetition);
+    t.started.extend(trials.started);
+    t.wall_time.extend(trials.wall_time);
+    t.host.extend(trials.host);
+    t.monitored.extend(trials.monitored);
+    shapes.extend(trials.shapes);
+    t.position.extend(trials.position);
+    if let Some(ids) = trials.ids {
         t.ids.append(ids);
-        t.round.extend(small(col(&trials, "round")?)?);
-        t.unit.extend(of_names(col(&metrics, "unit")?)?);
     }
+    t.round.extend(trials.round);
 
     // each trial's rows: the metrics' trials in order, each one of the part's
     let rows_before = t.metric.len();
-    let row_trial = small(col(&metrics, "trial")?)?;
+    let row_trial = metrics.trial;
     let mut at = 0;
     for i in first..first + part.trials {
         while at < row_trial.len() && row_trial[at] as usize == i {
@@ -313,12 +389,12 @@ fn decode_part(
     if at != row_trial.len() {
         return Err(bad());
     }
-    t.metric.extend(of_names(col(&metrics, "metric")?)?);
-    t.value.extend(numbers(col(&metrics, "value")?)?);
-    let mean = enum_codes(&col(&metrics, "mean")?, MEANS)?;
-    t.mean.extend(mean.into_iter().map(|c| MEAN[c as usize]));
-    if let Some(telemetry) = telemetry {
-        t.secondary.values.extend(numbers(col(&telemetry, "value")?)?);
+    t.metric.extend(metrics.metric);
+    t.value.extend(metrics.value);
+    t.mean.extend(metrics.mean);
+    t.unit.extend(metrics.unit);
+    if let Some(values) = telemetry {
+        t.secondary.values.extend(values);
     }
     Ok(())
 }
@@ -330,8 +406,26 @@ fn enum_codes<'a>(s: &Series, words: impl IntoIterator<Item = &'a str>) -> io::R
     if !categories.categories().values_iter().all(|c| words.next() == Some(c)) {
         return Err(bad());
     }
-    let codes = s.to_physical_repr().cast(&DataType::UInt32).map_err(damaged)?;
-    let codes: Vec<u32> = codes.u32().map_err(damaged)?.into_no_null_iter().collect();
+    let physical = s.to_physical_repr();
+    let codes: Vec<u32> = match physical.dtype() {
+        DataType::UInt8 => physical
+            .u8()
+            .map_err(damaged)?
+            .cont_slice()
+            .map_err(damaged)?
+            .iter()
+            .map(|&c| u32::from(c))
+            .collect(),
+        DataType::UInt16 => physical
+            .u16()
+            .map_err(damaged)?
+            .cont_slice()
+            .map_err(damaged)?
+            .iter()
+            .map(|&c| u32::from(c))
+            .collect(),
+        _ => physical.u32().map_err(damaged)?.cont_slice().map_err(damaged)?.to_vec(),
+    };
     let len = categories.categories().len() as u32;
     if codes.iter().any(|&c| c >= len) {
         return Err(bad());
