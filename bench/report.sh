@@ -35,3 +35,10 @@ for i in 1 2; do
   MARGIN_REPORTS="$dir/reports" measure "status (columns) run $i" "$margin" status "$dir/synthetic.yaml"
   MARGIN_REPORTS="$dir/reports" measure "status (runs.progress) run $i" "$margin" status "$dir/synthetic.yaml"
 done
+# status after a run appended 1 000 records (here: the log's last 1 000 lines again):
+# runs.progress extended by them alone
+for i in 1 2; do
+  tail -n 1000 "$dir/reports/synthetic/runs.ndjson" > "$dir/appended"
+  cat "$dir/appended" >> "$dir/reports/synthetic/runs.ndjson"
+  MARGIN_REPORTS="$dir/reports" measure "status (runs.progress + 1000 appended) run $i" "$margin" status "$dir/synthetic.yaml"
+done

@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use crate::plan::Plan;
 
 use self::append::{TRIALS_RESERVE, written_end};
-use self::read::{KEEP_COLUMNS_AFTER, read_log, read_trials, regular_file};
+use self::read::{KEEP_COLUMNS_AFTER, read_log, read_tail, read_trials, regular_file};
 
 pub use append::Appender;
 pub use boots::{BootEvent, BootRecord};
@@ -212,7 +212,15 @@ impl Store {
     /// sessions when given, the session log, and what reading the two said. The trials
     /// are read from the columns a cell's progress needs and let go before the run
     /// begins (docs/store.md, Where the cells stand).
+    /// Without a label, that is where the cells stand ([`Store::standing`]): read from
+    /// `runs.progress` and the records after it, and kept, so that a `status` after the
+    /// run reads only the run's records.
     pub fn start_locked(&self, plan: &Plan, label: Option<&str>) -> Result<Start, StoreError> {
+        if label.is_none() {
+            let (standing, sessions, warnings) = self.standing(plan)?;
+            let Standing { progress, set_aside, .. } = standing;
+            return Ok(Start { progress, set_aside, sessions, warnings });
+        }
         let mut warnings = Vec::new();
         let trials =
             read_trials(&self.runs_path(), false, &mut warnings, KEEP_COLUMNS_AFTER, Needed::Progress)?;
@@ -249,7 +257,27 @@ impl Store {
         // where the text ends, before the zeros a killed run left: records written over
         // them leave the file's size as it was
         let text = written_end(&file, meta.len()).map_err(io)?;
+        // kept only when what was read is the whole of the file first opened
+        let keep = |standing: &Standing| {
+            let same = fs::metadata(&path)
+                .is_ok_and(|now| (now.dev(), now.ino(), now.len()) == (meta.dev(), meta.ino(), meta.len()))
+                && written_end(&file, meta.len()).is_ok_and(|now| now == text);
+            if !writing && same && text > 0 {
+                let _ = standing::write(&kept, &file, &meta, text, plan, standing);
+            }
+        };
         let known = if writing { None } else { standing::read(&kept, &file, &meta, text, plan) };
+        // the records a run appended since, alone, when they all parse (a torn line's
+        // warning names its line, which only a whole read counts)
+        let known = match known {
+            Some((standing, end)) if end == text => Some(standing),
+            Some((mut standing, end)) => read_tail(&path, &file, end)?.map(|tail| {
+                standing.extend(plan, &tail);
+                keep(&standing);
+                standing
+            }),
+            None => None,
+        };
         let standing = match known {
             Some(standing) => standing,
             None => {
@@ -257,13 +285,7 @@ impl Store {
                 let trials =
                     read_trials(&path, writing, &mut warnings, KEEP_COLUMNS_AFTER, Needed::Progress)?;
                 let standing = Standing::of(plan, &trials, warnings);
-                // kept only when what was read is the whole of the file first opened
-                let same = fs::metadata(&path).is_ok_and(|now| {
-                    (now.dev(), now.ino(), now.len()) == (meta.dev(), meta.ino(), meta.len())
-                }) && written_end(&file, meta.len()).is_ok_and(|now| now == text);
-                if !writing && same && text > 0 {
-                    let _ = standing::write(&kept, &file, &meta, text, plan, &standing);
-                }
+                keep(&standing);
                 standing
             }
         };

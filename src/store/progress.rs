@@ -128,50 +128,79 @@ fn progress_where(
         .into_par_iter()
         .map(|k| {
             let (cell, these) = by_cell.get(k);
-            // What each trial is, read first in a loop of its own: a cell's trials lie far
-            // apart in the columns, and a loop that only reads lets the processor have many
-            // of its cache misses under way at once.
-            let what: Vec<(bool, u32, f64, std::ops::Range<usize>)> = these
-                .iter()
-                .map(|&t| {
-                    let i = t as usize;
-                    (measured(i), trials.repetition[i], trials.wall_time[i], trials.rows(i))
-                })
-                .collect();
-            // each metric's values, and the mean its latest record asked for; a list made
-            // the size it will be rather than grown, copied at every doubling
-            let room = what.iter().filter(|(measured, ..)| *measured).count();
-            let mut kept: Vec<(Name, Vec<f64>, MeanKind)> = Vec::new();
             let mut progress = CellProgress::default();
-            for (measured, repetition, wall_time, rows) in what {
-                progress.add(repetition, measured, std::iter::empty(), wall_time);
-                if !measured || !values {
-                    continue;
-                }
-                for row in rows {
-                    let (metric, kind) = (trials.metric[row], trials.mean[row]);
-                    match kept.iter_mut().find(|(m, ..)| *m == metric) {
-                        Some((_, v, k)) => {
-                            v.push(trials.value[row]);
-                            *k = kind;
-                        }
-                        None => {
-                            let mut v = Vec::with_capacity(room);
-                            v.push(trials.value[row]);
-                            kept.push((metric, v, kind));
-                        }
-                    }
-                }
-            }
-            for (metric, v, kind) in kept {
-                let name = trials.names.get(metric);
-                progress.kinds.insert(name.to_owned(), kind);
-                progress.values.insert(name.to_owned(), v);
-            }
+            fold(&mut progress, trials, these, &measured, values);
             (cell, progress)
         })
         .collect();
     (out, by_cell.outside)
+}
+
+/// Adds the records of `trials` — those after the ones `board` and its count of records
+/// set aside were made of — to them: as [`progress`] of all the records would have them.
+pub(super) fn extend(board: &mut Board, set_aside: &mut usize, plan: &Plan, trials: &Trials) {
+    let by_cell = trials.by_cell(plan);
+    let measured = |i: usize| trials.status[i].is_measurement() && !trials.warmup[i];
+    for k in 0..by_cell.len() {
+        let (cell, these) = by_cell.get(k);
+        fold(board.entry(cell).or_default(), trials, these, &measured, true);
+    }
+    *set_aside += by_cell.outside;
+}
+
+/// Adds a cell's trials `these` (indices into `trials`, in log order) to its `progress`:
+/// their count and wall times, and the values of those `measured` when `values`.
+fn fold(
+    progress: &mut CellProgress,
+    trials: &Trials,
+    these: &[u32],
+    measured: impl Fn(usize) -> bool,
+    values: bool,
+) {
+    // What each trial is, read first in a loop of its own: a cell's trials lie far
+    // apart in the columns, and a loop that only reads lets the processor have many
+    // of its cache misses under way at once.
+    let what: Vec<(bool, u32, f64, std::ops::Range<usize>)> = these
+        .iter()
+        .map(|&t| {
+            let i = t as usize;
+            (measured(i), trials.repetition[i], trials.wall_time[i], trials.rows(i))
+        })
+        .collect();
+    // each metric's values, and the mean its latest record asked for; a list made
+    // the size it will be rather than grown, copied at every doubling
+    let room = what.iter().filter(|(measured, ..)| *measured).count();
+    let mut kept: Vec<(Name, Vec<f64>, MeanKind)> = Vec::new();
+    for (measured, repetition, wall_time, rows) in what {
+        progress.add(repetition, measured, std::iter::empty(), wall_time);
+        if !measured || !values {
+            continue;
+        }
+        for row in rows {
+            let (metric, kind) = (trials.metric[row], trials.mean[row]);
+            match kept.iter_mut().find(|(m, ..)| *m == metric) {
+                Some((_, v, k)) => {
+                    v.push(trials.value[row]);
+                    *k = kind;
+                }
+                None => {
+                    let mut v = Vec::with_capacity(room);
+                    v.push(trials.value[row]);
+                    kept.push((metric, v, kind));
+                }
+            }
+        }
+    }
+    for (metric, v, kind) in kept {
+        let name = trials.names.get(metric);
+        progress.kinds.insert(name.to_owned(), kind);
+        match progress.values.get_mut(name) {
+            Some(earlier) => earlier.extend(v),
+            None => {
+                progress.values.insert(name.to_owned(), v);
+            }
+        }
+    }
 }
 
 /// `bs=4k sync=none` for a cell, as records store the levels.

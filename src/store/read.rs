@@ -237,6 +237,31 @@ pub(super) fn read_trials(
     Ok(out)
 }
 
+/// The records of the log `file` from byte `start`, the start of a line, to the end of
+/// its text, when each of its lines parses (a torn line: none).
+pub(super) fn read_tail(path: &Path, file: &File, start: u64) -> Result<Option<Trials>, StoreError> {
+    let mut out = Some(Trials::default());
+    for_each_block_from(path, file, start, 1, |lines, _, _| {
+        let Some(trials) = out.as_mut() else { return };
+        let chunk = lines.len().div_ceil(4 * rayon::current_num_threads()).max(1);
+        let parsed: Vec<Option<Trials>> = lines
+            .par_chunks(chunk)
+            .map(|lines| {
+                let mut chunk = Trials::default();
+                for line in lines.iter().filter(|line| !blank(line, false)) {
+                    chunk.push_json(line).ok()?;
+                }
+                Some(chunk)
+            })
+            .collect();
+        match parsed.into_iter().collect::<Option<Vec<Trials>>>() {
+            Some(chunks) => chunks.into_iter().for_each(|chunk| trials.append(chunk)),
+            None => out = None,
+        }
+    })?;
+    Ok(out)
+}
+
 /// What a task made of a chunk of the log's lines.
 #[derive(Default)]
 struct Chunk {

@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 use std::fs::{File, Metadata};
 use std::io;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
@@ -54,17 +54,25 @@ impl Standing {
     /// The standing of `plan`'s cells in `trials`, with the warnings reading them gave.
     pub fn of(plan: &Plan, trials: &Trials, warnings: Vec<String>) -> Standing {
         let (progress, set_aside) = progress(plan, trials);
-        let measured =
+        let mut standing = Standing { progress, set_aside, warnings, ..Standing::default() };
+        standing.count(trials);
+        standing
+    }
+
+    /// This standing extended by the records after those it was made of (`tail`), as
+    /// [`Standing::of`] all of them would be.
+    pub(super) fn extend(&mut self, plan: &Plan, tail: &Trials) {
+        super::progress::extend(&mut self.progress, &mut self.set_aside, plan, tail);
+        self.count(tail);
+    }
+
+    /// Adds the measurements, failures and imports of `trials`, and their latest start.
+    fn count(&mut self, trials: &Trials) {
+        self.measured +=
             (0..trials.len()).filter(|&t| trials.status[t].is_measurement() && !trials.warmup[t]).count();
-        Standing {
-            progress,
-            set_aside,
-            measured,
-            failed: trials.failed.len(),
-            imported: trials.status.iter().filter(|&&s| s == Status::Imported).count(),
-            last_started: trials.started.iter().filter_map(|s| s.get()).max(),
-            warnings,
-        }
+        self.failed += trials.failed.len();
+        self.imported += trials.status.iter().filter(|&&s| s == Status::Imported).count();
+        self.last_started = self.last_started.max(trials.started.iter().filter_map(|s| s.get()).max());
     }
 }
 
@@ -82,23 +90,35 @@ fn plan_key(plan: &Plan) -> [u8; 32] {
     *hasher.finalize().as_bytes()
 }
 
-/// The standing kept for `log` and `plan`, when the log is exactly what it was then:
-/// `text` is where its text ends now ([`super::written_end`]).
-pub(super) fn read(path: &Path, log: &File, meta: &Metadata, text: u64, plan: &Plan) -> Option<Standing> {
+/// The standing kept for `log` and `plan`, when the log is what it was then, or that
+/// and whole lines after it, and where its text ended then: `text` is where it ends now
+/// ([`super::written_end`]).
+pub(super) fn read(
+    path: &Path,
+    log: &File,
+    meta: &Metadata,
+    text: u64,
+    plan: &Plan,
+) -> Option<(Standing, u64)> {
     let (mut r, sum) = open_derived(path, MAGIC)?;
     let (dev, ino, end) = (r.u64().ok()?, r.u64().ok()?, r.u64().ok()?);
     let (mut head, mut tail, mut key) = ([0u8; 32], [0u8; 32], [0u8; 32]);
     r.bytes(&mut head).ok()?;
     r.bytes(&mut tail).ok()?;
     r.bytes(&mut key).ok()?;
-    if dev != meta.dev() || ino != meta.ino() || end != text || key != plan_key(plan) {
+    if dev != meta.dev() || ino != meta.ino() || end > text || key != plan_key(plan) {
+        return None;
+    }
+    // what follows a line cut short is not a line of its own
+    let mut last = [0u8];
+    if end < text && (end == 0 || log.read_exact_at(&mut last, end - 1).is_err() || last != *b"\n") {
         return None;
     }
     if edges(log, end).ok()? != (head, tail) {
         return None;
     }
     let standing = decode(&mut r, plan.cells.len()).ok()?;
-    read_whole(r, &sum).then_some(standing)
+    read_whole(r, &sum).then_some((standing, end))
 }
 
 /// Keep `standing` as that of `plan` in `log`'s text, which ends at `text`: written

@@ -909,8 +909,9 @@ fn a_reports_read_is_the_whole_table_less_what_a_report_does_without() {
 }
 
 /// Where the cells stand, read again while the log is unchanged, is what the log says,
-/// without reading the log (nor its columns); after an append, a torn line, another plan
-/// or damage to the file, it is read from the log again.
+/// without reading the log (nor its columns); after an append, from it and the records
+/// appended alone; after a torn line, another plan or damage to the file, from the log
+/// again.
 #[test]
 fn the_standing_kept_beside_the_log_is_the_logs() {
     let (plan, records) = standing_case();
@@ -944,11 +945,19 @@ fn the_standing_kept_beside_the_log_is_the_logs() {
     assert_eq!(store.standing(&plan).unwrap(), expected, "read from runs.progress, not the log");
     log.write_all_at(&middle, len / 2).unwrap();
 
-    // appended records: read from the log, kept anew
+    // appended records: those alone read, the file extended by them as a whole read
+    // would have written it
     let mut file = std::fs::OpenOptions::new().append(true).open(store.runs_path()).unwrap();
     file.write_all(lines_of(&records[400..]).as_bytes()).unwrap();
     let expected = of_log(&store, &plan);
+    std::fs::remove_dir_all(columns::path_for(&store.runs_path())).ok();
+    log.write_all_at(b"XXXX", len / 2).unwrap();
+    assert_eq!(store.standing(&plan).unwrap(), expected, "the kept standing and the records after it");
+    log.write_all_at(&middle, len / 2).unwrap();
+    let extended = std::fs::read(&kept).unwrap();
+    std::fs::remove_file(&kept).unwrap();
     assert_eq!(store.standing(&plan).unwrap(), expected);
+    assert_eq!(std::fs::read(&kept).unwrap(), extended, "as a read of the whole log keeps it");
     let measured = records.iter().filter(|r| r.status.is_measurement() && !r.warmup).count();
     assert_eq!(expected.0.measured, measured);
     // a torn last line: said, and kept with the rest
