@@ -323,7 +323,11 @@ fn gib(bytes: u64) -> String {
     format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
 }
 
-/// A benchmark tool found in a command line, with what the lints need to know.
+/// A benchmark tool found in a command line, with what the lints need to know. Each
+/// `size` is of what the page cache could hold: none when unknown, and none when the
+/// tool bypasses the cache with O_DIRECT (dd's `oflag=direct`, bonnie++'s `-D` for its
+/// bulk tests — its per-char tests are 20 MiB whatever `-s` says —, iozone's `-I`,
+/// fio's `--direct=1` or `--buffered=0`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Tool {
     /// `dd … of=FILE`: whether it syncs, and bs × count.
@@ -379,17 +383,21 @@ fn tools(command: &str) -> Vec<Tool> {
                     // throughput mode (-t N) writes N files of -s each, all at once
                     let files = flag_value(args, "-t").map_or(Some(1), |t| t.parse::<u64>().ok());
                     let each = flag_value(args, "-s").and_then(|v| size(&v, 1 << 10));
-                    Some(Tool::Iozone { size: each.zip(files).and_then(|(s, n)| s.checked_mul(n)) })
+                    let size = each.zip(files).and_then(|(s, n)| s.checked_mul(n));
+                    Some(Tool::Iozone { size: size.filter(|_| !has(args, "-I")) })
                 }
                 "fio" => {
                     let value = ["--size", "--filesize"].iter().find_map(|f| flag_value(args, f));
-                    Some(Tool::Fio { size: value.and_then(|v| size(&v, 1)) })
+                    let direct = flag_value(args, "--direct").is_some_and(|v| v == "1")
+                        || flag_value(args, "--buffered").is_some_and(|v| v == "0");
+                    Some(Tool::Fio { size: value.and_then(|v| size(&v, 1)).filter(|_| !direct) })
                 }
                 _ => {
                     // bonnie++ -s SIZE[:CHUNK], in MiB unless suffixed.
                     let value = flag_value(args, "-s");
                     let value = value.as_deref().map(|v| v.split(':').next().unwrap_or(v));
-                    Some(Tool::Bonnie { size: value.and_then(|v| size(v, 1 << 20)) })
+                    let size = value.and_then(|v| size(v, 1 << 20));
+                    Some(Tool::Bonnie { size: size.filter(|_| !has(args, "-D")) })
                 }
             }
         })
@@ -415,6 +423,7 @@ fn dd(args: &[String]) -> Option<Tool> {
     let block = operand("bs").or_else(|| operand("obs")).map_or(Some(512), dd_number);
     let count = operand("count").and_then(dd_number);
     let size = block.zip(count).and_then(|(b, c)| b.checked_mul(c));
+    let size = size.filter(|_| !oflag.iter().any(|o| o == "direct"));
     Some(Tool::Dd { synced, size })
 }
 
@@ -457,7 +466,12 @@ fn size(text: &str, default: u64) -> Option<u64> {
     Some((value * factor as f64) as u64)
 }
 
-/// The value of `-s V`, `-sV`, `--size=V` or `--size V`.
+/// Whether `flag` is one of `args`.
+fn has(args: &[String], flag: &str) -> bool {
+    args.iter().any(|a| a == flag)
+}
+
+/// The value of `flag` (`-s 5g`, `-s5g`, `--size=5g`, `--size 5g`) in `args`.
 fn flag_value(args: &[String], flag: &str) -> Option<String> {
     args.iter().enumerate().find_map(|(i, a)| {
         if a == flag {
@@ -692,7 +706,7 @@ mod tests {
     fn dd_without_a_sync_flag_is_found_with_its_size() {
         let found = tools("sync; dd if=/dev/zero of=/tmp/zero.tst bs=100M count=50 && rm -f x");
         assert_eq!(found, [Tool::Dd { synced: false, size: Some(50 * (100 << 20)) }]);
-        for synced in ["conv=fdatasync", "conv=notrunc,fsync", "oflag=direct", "oflag=dsync"] {
+        for synced in ["conv=fdatasync", "conv=notrunc,fsync", "oflag=dsync"] {
             let found = tools(&format!("/bin/dd if=/dev/zero of=f bs=1k count=3 {synced}"));
             assert_eq!(found, [Tool::Dd { synced: true, size: Some(3072) }], "{synced}");
         }
@@ -710,6 +724,18 @@ mod tests {
         assert_eq!(tools(seed_001), [Tool::Iozone { size: Some(10 << 30) }], "ten files of 1 GiB");
         assert_eq!(tools("fio --name=w --size=1G --rw=write"), [Tool::Fio { size: Some(1 << 30) }]);
         assert_eq!(tools("fio --name=w --filesize 2MiB"), [Tool::Fio { size: Some(2 << 20) }]);
+        // O_DIRECT: nothing for the page cache to hold (seed 000's bonnie++ -D in the lab)
+        assert_eq!(tools("bonnie++ -d /mnt -s 512 -n 0 -D -u root"), [Tool::Bonnie { size: None }]);
+        assert_eq!(
+            tools("bonnie++ -d /mnt -s 512 -n 0 -b -u root"),
+            [Tool::Bonnie { size: Some(512 << 20) }]
+        );
+        assert_eq!(tools("iozone -I -i 0 -s 512m -r 4k"), [Tool::Iozone { size: None }]);
+        assert_eq!(tools("fio --name=w --size=1G --direct=1"), [Tool::Fio { size: None }]);
+        assert_eq!(tools("fio --name=w --size=1G --buffered=0"), [Tool::Fio { size: None }]);
+        assert_eq!(tools("fio --name=w --size=1G --direct=0"), [Tool::Fio { size: Some(1 << 30) }]);
+        let direct = "dd if=/dev/zero of=f bs=1M count=64 oflag=direct";
+        assert_eq!(tools(direct), [Tool::Dd { synced: true, size: None }]);
         assert_eq!(tools("echo dd"), []);
     }
 
