@@ -398,6 +398,11 @@ pub struct DriftStat {
     /// session's metrics).
     pub p_value: f64,
     pub alpha: f64,
+    /// Every trial of the session, in the order they started: seconds after the first
+    /// started, and its value's difference from its cell's median in the session, in %.
+    /// For the report's plot of the drift; not in summary.json.
+    #[serde(skip)]
+    pub points: Vec<(f64, f64)>,
 }
 
 /// A session in which a metric's trials depended on their place in their round (the

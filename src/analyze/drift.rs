@@ -95,6 +95,7 @@ pub(crate) fn shifts(
                 change_pct: d.ratio.map(|r| (r - 1.0) * 100.0),
                 p_value: d.p_value,
                 alpha,
+                points: points(&trials),
             });
             // by place, each place's trials in the order they started (a stable sort)
             trials.retain(|t| t.4 > 0);
@@ -116,6 +117,27 @@ pub(crate) fn shifts(
         .collect();
     let (drifts, orders) = found.into_iter().unzip::<_, _, Vec<_>, Vec<_>>();
     Shifts { drifts: drifts.into_iter().flatten().collect(), orders: orders.into_iter().flatten().collect() }
+}
+
+/// `trials` (in the order they started) as a drift's plot shows them: seconds after the
+/// first started, and each value's difference from its cell's median, in %.
+fn points(trials: &[Trial]) -> Vec<(f64, f64)> {
+    let mut by_cell: HashMap<usize, Vec<f64>> = HashMap::new();
+    for t in trials {
+        by_cell.entry(t.1).or_default().push(t.2);
+    }
+    let medians: HashMap<usize, f64> = by_cell
+        .into_iter()
+        .map(|(cell, mut values)| (cell, crate::stats::elementary::median_in_place(&mut values)))
+        .collect();
+    let first = trials.first().map_or(0, |t| t.0);
+    trials
+        .iter()
+        .map(|&(started, cell, value, ..)| {
+            let median = medians[&cell];
+            ((started - first) as f64 / 1e6, (value / median - 1.0) * 100.0)
+        })
+        .collect()
 }
 
 /// The drift of `trials` (in the order they started) below `alpha`, with the start of the

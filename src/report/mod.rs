@@ -182,6 +182,9 @@ pub(crate) struct Plot {
     /// Relative to the report: `plots/<metric>.svg`.
     pub path: String,
     pub svg: Result<String, String>,
+    /// A drift's plot (values against time, docs/statistics.md): what it shows, for its
+    /// caption. `None`: the metric's dot plot.
+    pub drift: Option<String>,
 }
 
 /// Draws the plot of every metric, coloured by the first compared factor.
@@ -203,7 +206,7 @@ pub(crate) fn plots(exp: &Experiment, plan: &Plan, summary: &Summary) -> Result<
                 true => "no analysed trials".to_string(),
                 false => "more cells than a plot can show; see the table".to_string(),
             };
-            out.push(Plot { metric: meta.name.clone(), path, svg: Err(why) });
+            out.push(Plot { metric: meta.name.clone(), path, svg: Err(why), drift: None });
             continue;
         }
         // Colours by the compared factor's levels in plan order; rows grouped by the
@@ -253,7 +256,17 @@ pub(crate) fn plots(exp: &Experiment, plan: &Plan, summary: &Summary) -> Result<
             }
             None => Ok(plot::dot_plot(&meta.name, &display, &rows, &legend, "")?),
         };
-        out.push(Plot { metric: meta.name.clone(), path, svg });
+        out.push(Plot { metric: meta.name.clone(), path, svg, drift: None });
+    }
+    // each drift found, its trials against time: a plot that cannot be drawn is said
+    for (i, d) in summary.drifts.iter().enumerate() {
+        let path = unique_name(&mut used, &format!("drift-{}-{}", d.metric, i + 1));
+        let caption = format!(
+            "{} drifting in session {} on host {}: each trial's difference from its cell's median, by when it started",
+            d.metric, d.session, d.host
+        );
+        let svg = plot::drift_plot(d).map_err(|e| e.to_string());
+        out.push(Plot { metric: d.metric.clone(), path, svg, drift: Some(caption) });
     }
     Ok(out)
 }
@@ -308,6 +321,8 @@ struct View<'a> {
     telemetry_differences: Vec<String>,
     /// The pending cells, grouped by why they wait (in order of first appearance).
     pending: Vec<PendingGroup>,
+    /// A plot per drift found: its caption and path, or why it has none.
+    drift_plots: Vec<DriftPlotView>,
 }
 
 #[derive(Debug, Serialize)]
@@ -315,6 +330,13 @@ struct Answer {
     title: String,
     sentence: String,
     detail: String,
+}
+
+#[derive(Debug, Serialize)]
+struct DriftPlotView {
+    caption: String,
+    path: Option<String>,
+    no_plot: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -354,6 +376,8 @@ pub(crate) fn render(
     let template =
         env.template_from_named_str(&name, &source).map_err(|e| ReportError::template(&name, &e))?;
     let shown: Vec<&ComparisonStat> = glance::ranked(&summary.comparisons).into_iter().take(SHOWN).collect();
+    let metric_plot =
+        |m: &crate::summary::MetricMeta| plots.iter().find(|p| p.metric == m.name && p.drift.is_none());
     let view = View {
         generated_at,
         margin_version: env!("CARGO_PKG_VERSION"),
@@ -378,8 +402,8 @@ pub(crate) fn render(
                 table: metric_table(summary, &m.name),
                 more: more(summary.cells.iter().filter(|c| c.metric == m.name).count(), "cells"),
                 regimes: regimes::section(summary, &m.name),
-                plot: plots.iter().find(|p| p.metric == m.name && p.svg.is_ok()).map(|p| p.path.clone()),
-                no_plot: plots.iter().find(|p| p.metric == m.name).and_then(|p| p.svg.clone().err()),
+                plot: metric_plot(m).filter(|p| p.svg.is_ok()).map(|p| p.path.clone()),
+                no_plot: metric_plot(m).and_then(|p| p.svg.clone().err()),
                 folded: fold(exp, summary, &m.name),
             })
             .collect(),
@@ -390,6 +414,16 @@ pub(crate) fn render(
         telemetry: telemetry::table(summary),
         telemetry_differences: telemetry::differences(summary),
         pending: pending_groups(summary),
+        drift_plots: plots
+            .iter()
+            .filter_map(|p| {
+                let caption = p.drift.clone()?;
+                Some(match &p.svg {
+                    Ok(_) => DriftPlotView { caption, path: Some(p.path.clone()), no_plot: None },
+                    Err(why) => DriftPlotView { caption, path: None, no_plot: Some(why.clone()) },
+                })
+            })
+            .collect(),
     };
     // `summary` is read field by field as the template asks (context.rs)
     let context = minijinja::context! { summary => context::LazySummary::value(Arc::clone(summary)), ..Value::from(Serde(&view)) };

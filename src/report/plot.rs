@@ -9,7 +9,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::format::{Scale, significant};
-use crate::summary::CellStat;
+use crate::summary::{CellStat, DriftStat};
 
 /// Beyond this many cells a metric gets no plot: the rows would be unreadable.
 pub(crate) const MAX_CELLS: usize = 60;
@@ -250,4 +250,87 @@ fn extent(rows: &[Row]) -> (f64, f64) {
     values
         .filter(|v| v.is_finite())
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)))
+}
+
+/// The SVG text of a drift's plot (docs/statistics.md, Drift within a session): every
+/// trial of the session by when it started, as its difference from its cell's median in
+/// %, the change's start as a vertical line, and the median of the trials on each side of
+/// it as a horizontal one.
+pub(crate) fn drift_plot(d: &DriftStat) -> Result<String, PlotError> {
+    let fail = |e: &dyn std::fmt::Display| PlotError { metric: d.metric.clone(), detail: e.to_string() };
+    let finite: Vec<(f64, f64)> =
+        d.points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
+    let last = finite.iter().map(|p| p.0).fold(0.0, f64::max);
+    // minutes past ten of them
+    let (per, unit) = if last > 600.0 { (60.0, "minutes") } else { (1.0, "seconds") };
+    let (low, high) = finite.iter().fold((0.0f64, 0.0f64), |(lo, hi), p| (lo.min(p.1), hi.max(p.1)));
+    if low.abs().max(high.abs()) > MAX_MAGNITUDE {
+        return Err(fail(&"a difference beyond what a plot can draw"));
+    }
+    let pad = ((high - low) * 0.08).max(0.5);
+    let (y0, y1) = (low - pad, high + pad);
+    let x1 = (last / per).max(f64::MIN_POSITIVE) * 1.03;
+    let change = d.points.get(d.before).map(|p| p.0 / per);
+    let median = |side: &[(f64, f64)]| {
+        let mut ys: Vec<f64> = side.iter().map(|p| p.1).filter(|y| y.is_finite()).collect();
+        (!ys.is_empty()).then(|| crate::stats::elementary::median_in_place(&mut ys))
+    };
+    let cut = d.before.min(d.points.len());
+    let sides =
+        [(0.0, change, median(&d.points[..cut])), (change.unwrap_or(x1), Some(x1), median(&d.points[cut..]))];
+
+    let height = 420;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| fail(&e))?;
+        let centre = ("sans-serif", 16).into_font().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Center));
+        let title = format!(
+            "{} in session {} on {}: each trial against its cell's median",
+            d.metric, d.session, d.host
+        );
+        root.draw(&Text::new(title, (WIDTH as i32 / 2, TITLE_Y), centre)).map_err(|e| fail(&e))?;
+        let mut chart = ChartBuilder::on(&root)
+            .margin(12)
+            .margin_top(TITLE_Y + 18)
+            .x_label_area_size(36)
+            .y_label_area_size(56)
+            .build_cartesian_2d(0.0..x1, y0..y1)
+            .map_err(|e| fail(&e))?;
+        chart
+            .configure_mesh()
+            .light_line_style(TRANSPARENT)
+            .x_desc(format!("{unit} after the session's first trial"))
+            .y_desc("% from the cell's median")
+            .x_label_formatter(&|x| significant(*x, 3))
+            .y_label_formatter(&|y| significant(*y, 3))
+            .draw()
+            .map_err(|e| fail(&e))?;
+        let grey = RGBColor(150, 150, 150);
+        chart
+            .draw_series(std::iter::once(PathElement::new(vec![(0.0, 0.0), (x1, 0.0)], grey.stroke_width(1))))
+            .map_err(|e| fail(&e))?;
+        let dots = finite.iter().map(|&(x, y)| Circle::new((x / per, y), 3, PALETTE[0].mix(0.6).filled()));
+        chart.draw_series(dots).map_err(|e| fail(&e))?;
+        for (from, to, m) in sides {
+            if let (Some(to), Some(m)) = (to, m) {
+                let line = PathElement::new(vec![(from, m), (to, m)], BLACK.stroke_width(2));
+                chart.draw_series(std::iter::once(line)).map_err(|e| fail(&e))?;
+            }
+        }
+        if let Some(x) = change {
+            let line = PathElement::new(vec![(x, y0), (x, y1)], PALETTE[5].stroke_width(2));
+            chart.draw_series(std::iter::once(line)).map_err(|e| fail(&e))?;
+            let left = ("sans-serif", 12).into_font().color(&PALETTE[5]).pos(Pos::new(HPos::Left, VPos::Top));
+            let (px, py) = chart.backend_coord(&(x, y1));
+            root.draw(&Text::new(
+                format!("the change, after {} of {} trials", d.before, d.trials),
+                (px + 4, py + 2),
+                left,
+            ))
+            .map_err(|e| fail(&e))?;
+        }
+        root.present().map_err(|e| fail(&e))?;
+    }
+    Ok(svg)
 }

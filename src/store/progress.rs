@@ -129,7 +129,7 @@ fn progress_where(
         .map(|k| {
             let (cell, these) = by_cell.get(k);
             let mut progress = CellProgress::default();
-            fold(&mut progress, trials, these, &measured, values);
+            fold(&mut progress, trials, these, measured, values);
             (cell, progress)
         })
         .collect();
@@ -143,7 +143,7 @@ pub(super) fn extend(board: &mut Board, set_aside: &mut usize, plan: &Plan, tria
     let measured = |i: usize| trials.status[i].is_measurement() && !trials.warmup[i];
     for k in 0..by_cell.len() {
         let (cell, these) = by_cell.get(k);
-        fold(board.entry(cell).or_default(), trials, these, &measured, true);
+        fold(board.entry(cell).or_default(), trials, these, measured, true);
     }
     *set_aside += by_cell.outside;
 }

@@ -12,8 +12,12 @@ use serde_json::Value;
 /// third cell, and `first` % added to the value of every trial first in its round (the
 /// counter a multiple of 3: no warm-ups, every cell in every round).
 fn run_with(step: u32, first: Option<u32>) -> (Value, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let counter = dir.path().join("count");
+    run_in(tempfile::tempdir().unwrap().path(), step, first)
+}
+
+/// [`run_with`] in `dir`, whose store stays for the test to read.
+fn run_in(dir: &std::path::Path, step: u32, first: Option<u32>) -> (Value, String) {
+    let counter = dir.join("count");
     let (levels, first) = match first {
         Some(pct) => ("[a, b, c]", pct),
         None => ("[a, b]", 0),
@@ -29,7 +33,7 @@ fn run_with(step: u32, first: Option<u32>) -> (Value, String) {
          analysis:\n  compare:\n    - {{ factor: v, baseline: a }}\n",
         counter = counter.display()
     );
-    super::run_experiment(dir.path(), &yaml)
+    super::run_experiment(dir, &yaml)
 }
 
 fn run(step: u32) -> (Value, String) {
@@ -38,7 +42,8 @@ fn run(step: u32) -> (Value, String) {
 
 #[test]
 fn a_step_within_a_session_is_a_drift_with_its_place_and_size() {
-    let (summary, report) = run(15);
+    let dir = tempfile::tempdir().unwrap();
+    let (summary, report) = run_in(dir.path(), 15, None);
     let drifts = summary["drifts"].as_array().expect("drifts in summary.json");
     let [d] = &drifts[..] else { panic!("one drift: {drifts:?}") };
     assert_eq!(d["metric"], "value");
@@ -59,6 +64,14 @@ fn a_step_within_a_session_is_a_drift_with_its_place_and_size() {
         "{message}"
     );
     assert!(report.contains("value drifts within session"), "{report}");
+    // its plot: the 40 trials against time, the change's line after the 20th
+    let link = "![value drifting in session ";
+    let line =
+        report.lines().find(|l| l.starts_with(link)).unwrap_or_else(|| panic!("no drift plot: {report}"));
+    assert!(line.ends_with("(plots/drift-value-1.svg)"), "{line}");
+    let svg = std::fs::read_to_string(dir.path().join("reports/x/plots/drift-value-1.svg")).unwrap();
+    assert_eq!(svg.matches("<circle").count(), 40, "a dot per trial");
+    assert!(svg.contains("the change, after 20 of 40 trials"), "{svg}");
 }
 
 #[test]
