@@ -33,26 +33,20 @@ run_started=$(date +%s)
 echo "== margin run took $(($(date +%s) - run_started)) s"
 
 python3 - reports/lab-bonnie <<'PY' || fail "the store"
-import json, sys
-from datetime import datetime
+import sys
+sys.path.insert(0, "lab")
+from store import lines, one_at_a_time, smallest_gap, summary
 
 store = sys.argv[1]
-def t(s):
-    base, _, frac = s.rstrip("Z").partition(".")
-    return datetime.fromisoformat(base).timestamp() + float("0." + (frac or "0"))
-
-trials = [json.loads(l) for l in open(f"{store}/runs.ndjson") if l.strip()]
+trials = lines(store, "runs.ndjson")
 ok = [x for x in trials if x.get("status") == "ok"]
 assert len(ok) == len(trials) == 6, [(x["host"], x["status"], x.get("error")) for x in trials]
 wanted = ("put_block", "rewrite", "get_block", "seeks")
 for x in ok:
     missing = [m for m in wanted if m not in x["metrics"]]
     assert not missing, f"trial {x['trial']} on {x['host']}: no {missing}"
-iv = sorted((t(x["started_at"]), t(x["started_at"]) + x["wall_time"], x["host"]) for x in trials)
-overlaps = [(a, b) for a, b in zip(iv, iv[1:]) if b[0] < a[1]]
-assert not overlaps, f"trials overlap: {overlaps}"
-gaps = [b[0] - a[1] for a, b in zip(iv, iv[1:])]
-print(f"no overlap: {len(iv)} trials, smallest gap {min(gaps):.3f} s, "
+iv = one_at_a_time(trials)
+print(f"no overlap: {len(iv)} trials, smallest gap {smallest_gap(iv):.3f} s, "
       f"host switches {sum(1 for a, b in zip(iv, iv[1:]) if a[2] != b[2])}")
 for h in ("dom0", "domu"):
     xs = [x for x in ok if x["host"] == h]
@@ -61,9 +55,9 @@ for h in ("dom0", "domu"):
         for m in wanted)
     walls = ", ".join(f"{x['wall_time']:.0f}" for x in xs)
     print(f"{h} (MiB/s; seeks/s): {cells}; wall {walls} s")
-summary = json.load(open(f"{store}/summary.json"))
-assert summary["comparisons"], "no comparison"
-for c in summary["comparisons"]:
+comparisons = summary(store)["comparisons"]
+assert comparisons, "no comparison"
+for c in comparisons:
     print(f"{c['metric']} ({c['verdict']}): {c['sentence']}")
 PY
 echo "lab-bonnie: passed in $(($(date +%s) - started)) s (store: $work/reports/lab-bonnie)"

@@ -27,27 +27,14 @@ echo "== margin run lab/experiments/lab-boots.yaml (margin reboots the lab 6 tim
 "$margin" plan lab/experiments/lab-boots.yaml
 
 python3 - reports/lab-boots <<'EOF' || fail "the boot log or the summary"
-import json, sys
+import sys
+sys.path.insert(0, "lab")
+from store import measured, per_level, summary, verified_boots
 store = sys.argv[1]
-log = [json.loads(l) for l in open(f"{store}/boots.ndjson") if l.strip()]
-verified = [r for r in log if r["event"] == "verified"]
-bad = [r for r in log if r["event"] in ("rejected", "lost")]
-assert not bad, f"failed boots: {bad}"
-levels = [r["wanted"]["kernel"] for r in verified]
-assert len(levels) == 6, f"{len(levels)} verified boots, wanted 6: {levels}"
-for block in (levels[:3], levels[3:]):
-    assert sorted(block) == ["bare", "xen-1024M", "xen-768M"], f"an unbalanced block: {levels}"
-for r in verified:
-    assert r["detected"] == r["wanted"], f"boot {r['boot']}: detected {r['detected']}, wanted {r['wanted']}"
-ids = [r["boot_id"] for r in verified]
-assert len(set(ids)) == 6, f"boot_ids repeat: {ids}"
-summary = json.load(open(f"{store}/summary.json"))
-assert len(summary["boots"]) >= 6, "summary.json lists fewer than 6 boots"
-trials = [json.loads(l) for l in open(f"{store}/runs.ndjson") if l.strip()]
-ok = [t for t in trials if t.get("status") == "ok" and not t.get("warmup")]
-per = {}
-for t in ok:
-    per[t["levels"]["kernel"]] = per.get(t["levels"]["kernel"], 0) + 1
+verified = verified_boots(store, "kernel", 3, count=6)
+assert {r["wanted"]["kernel"] for r in verified} == {"bare", "xen-768M", "xen-1024M"}
+assert len(summary(store)["boots"]) >= 6, "summary.json lists fewer than 6 boots"
+per = per_level(measured(store), "kernel")
 assert per == {"bare": 4, "xen-768M": 4, "xen-1024M": 4}, f"trials per level: {per}"
 times = ", ".join(f"{r['wanted']['kernel']} {r['ready_seconds']:.0f} s" for r in verified)
 print(f"boots verified in order: {times}")

@@ -34,16 +34,12 @@ run_started=$(date +%s)
 echo "== margin run took $(($(date +%s) - run_started)) s"
 
 python3 - reports/lab-dom0-domu <<'PY' || fail "the store"
-import json, sys
-from datetime import datetime
+import sys
+sys.path.insert(0, "lab")
+from store import lines, one_at_a_time, smallest_gap, summary, t
 
 store = sys.argv[1]
-def t(s):  # RFC 3339 with up to 9 decimals, Z
-    s = s.rstrip("Z")
-    base, _, frac = s.partition(".")
-    return datetime.fromisoformat(base).timestamp() + float("0." + (frac or "0"))
-
-trials = [json.loads(l) for l in open(f"{store}/runs.ndjson") if l.strip()]
+trials = lines(store, "runs.ndjson")
 ok = [x for x in trials if x.get("status") == "ok"]
 assert len(ok) == len(trials) == 20, f"{len(ok)} ok of {len(trials)} trials, wanted 20 (4 cells × 4 + 4 warm-ups)"
 per = {}
@@ -55,13 +51,10 @@ assert per == {(h, s): 4 for h in ("dom0", "domu") for s in ("none", "fdatasync"
 
 # 1. One trial at a time on the machine: each trial (its turn starts at started_at, its
 # timed command lasts wall_time after that) ends before the next one of either host starts.
-iv = sorted((t(x["started_at"]), t(x["started_at"]) + x["wall_time"], x["host"]) for x in trials)
-gaps = [b[0] - a[1] for a, b in zip(iv, iv[1:])]
-overlaps = [(a, b) for a, b in zip(iv, iv[1:]) if b[0] < a[1]]
-assert not overlaps, f"trials overlap: {overlaps}"
+iv = one_at_a_time(trials)
 switches = sum(1 for a, b in zip(iv, iv[1:]) if a[2] != b[2])
 # ... while both hosts' sessions were open at once (their threads ran side by side)
-sessions = [json.loads(l) for l in open(f"{store}/sessions.ndjson") if l.strip()]
+sessions = lines(store, "sessions.ndjson")
 span = {}
 for s in sessions:
     lo, hi = span.get(s["host"], (None, None))
@@ -70,7 +63,7 @@ for s in sessions:
 both = min(span["dom0"][1], span["domu"][1]) - max(span["dom0"][0], span["domu"][0])
 assert both > 0, f"the sessions never ran at once: {span}"
 print(f"no overlap: {len(iv)} trials, the smallest gap between one trial's end and the next "
-      f"one's start {min(gaps):.3f} s, host switches {switches}; both hosts' sessions open "
+      f"one's start {smallest_gap(iv):.3f} s, host switches {switches}; both hosts' sessions open "
       f"together for {both:.0f} s")
 
 # 2. What the dom0 saw: the guest's CPU seconds (`xl list`) during the dom0's trials
@@ -88,7 +81,7 @@ print(f"during the dom0's {len(d0)} trials the guest used at most {max(d0):.2f} 
 assert max(vdb) < 2**20, "the guest wrote during a dom0 trial"
 
 # 3. The page cache, as telemetry shows it: bytes dd claims against the busiest disk's
-summary = json.load(open(f"{store}/summary.json"))
+summary = summary(store)
 for x in sorted(ok, key=lambda x: (x["host"], x["levels"]["sync"])):
     if x["warmup"]:
         continue

@@ -28,24 +28,16 @@ echo "== margin run lab/experiments/lab-domu.yaml (margin restarts the guest thr
 "$margin" run lab/experiments/lab-domu.yaml 2>&1 | tee run.log || fail "margin run"
 
 python3 - reports/lab-domu <<'PY' || fail "the boot log or the summary"
-import json, sys
+import sys
+sys.path.insert(0, "lab")
+from store import lines, measured, summary, verified_boots
 store = sys.argv[1]
-log = [json.loads(l) for l in open(f"{store}/boots.ndjson") if l.strip()]
-verified = [r for r in log if r["event"] == "verified"]
-levels = [r["wanted"]["vcpus"] for r in verified]
-assert len(levels) == 4, f"{len(levels)} verified boots: {levels}"
-for i in range(0, 4, 2):
-    assert sorted(levels[i:i + 2]) == ["1", "2"], f"an unbalanced block: {levels}"
-for r in verified:
-    assert r["detected"] == r["wanted"], f"boot {r['boot']}: detected {r['detected']}, wanted {r['wanted']}"
-ids = [r["boot_id"] for r in verified]
-assert len(set(ids)) == 4, f"boot_ids not new: {ids}"
-trials = [json.loads(l) for l in open(f"{store}/runs.ndjson") if l.strip()]
-ok = [t for t in trials if t.get("status") == "ok" and not t.get("warmup")]
-assert len(ok) == 8 and all(t["host"] == "domu" for t in ok), [(t["host"], t["status"]) for t in trials]
-summary = json.load(open(f"{store}/summary.json"))
-c = summary["comparisons"][0]
-failed = [r for r in log if r["event"] in ("rejected", "lost")]
+verified = verified_boots(store, "vcpus", 2, count=4, retried=True)
+failed = [r for r in lines(store, "boots.ndjson") if r["event"] in ("rejected", "lost")]
+assert {r["wanted"]["vcpus"] for r in verified} == {"1", "2"}
+ok = measured(store)
+assert len(ok) == 8 and all(t["host"] == "domu" for t in ok), [(t["host"], t["status"]) for t in ok]
+c = summary(store)["comparisons"][0]
 times = ", ".join(f"vcpus={r['wanted']['vcpus']} {r['ready_seconds']:.0f} s" for r in verified)
 print(f"guest boots verified in order: {times}; failed tries: {len(failed)}")
 print(f"verdict ({c['verdict']}): {c['sentence']}")

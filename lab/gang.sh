@@ -38,15 +38,12 @@ run_started=$(date +%s)
 echo "== margin run took $(($(date +%s) - run_started)) s"
 
 python3 - reports/lab-gang <<'PY' || fail "the store"
-import json, sys
-from datetime import datetime
+import sys
+sys.path.insert(0, "lab")
+from store import lines, one_at_a_time, smallest_gap, summary
 
 store = sys.argv[1]
-def t(s):
-    base, _, frac = s.rstrip("Z").partition(".")
-    return datetime.fromisoformat(base).timestamp() + float("0." + (frac or "0"))
-
-trials = [json.loads(l) for l in open(f"{store}/runs.ndjson") if l.strip()]
+trials = lines(store, "runs.ndjson")
 ok = [x for x in trials if x.get("status") == "ok"]
 assert len(ok) == len(trials) == 15, [(x["host"], x["status"], x.get("error")) for x in trials]
 gang = [x for x in ok if x["host"] == "guests"]
@@ -57,11 +54,8 @@ for x in gang:
     a, b = m["throughput@domu"], m["throughput@domu2"]
     assert abs(m["throughput"] - (a + b)) <= 1e-6 * (a + b), f"not the sum: {m}"
     skews.append(x["telemetry"]["metrics"]["gang_start_skew"])
-iv = sorted((t(x["started_at"]), t(x["started_at"]) + x["wall_time"], x["host"]) for x in trials)
-overlaps = [(a, b) for a, b in zip(iv, iv[1:]) if b[0] < a[1]]
-assert not overlaps, f"trials overlap: {overlaps}"
-print(f"no overlap between the cells' trials: {len(iv)} trials, smallest gap "
-      f"{min(b[0] - a[1] for a, b in zip(iv, iv[1:])):.3f} s")
+iv = one_at_a_time(trials)
+print(f"no overlap between the cells' trials: {len(iv)} trials, smallest gap {smallest_gap(iv):.3f} s")
 print("gang start skew (ms): " + ", ".join(f"{s * 1e3:.1f}" for s in skews)
       + f"; the gang's wall times (s): " + ", ".join(f"{x['wall_time']:.2f}" for x in gang))
 for h in ("domu", "domu2", "guests"):
@@ -71,7 +65,7 @@ for x in gang:
     if not x["warmup"]:
         print(f"  gang trial: domu {x['metrics']['throughput@domu'] / 1e6:.1f} + domu2 "
               f"{x['metrics']['throughput@domu2'] / 1e6:.1f} MB/s")
-summary = json.load(open(f"{store}/summary.json"))
+summary = summary(store)
 for w in summary["warnings"]:
     if w["kind"] == "gang_skew":
         print("gang_skew warning:", w["message"])
