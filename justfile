@@ -167,8 +167,10 @@ lab-reboot *args:
     lab/reboot.sh {{ args }}
 
 # Boots the lab as a Xen dom0 (dom0_mem=768M), runs lab/experiments/lab-dd.yaml as a user
-# does, checks the facts margin read off the real dom0 (`xl info`), reboots bare, runs
-# again; about 10 minutes under TCG (docs/lab.md, Testing margin against it).
+# does, checks the facts margin read off the real dom0 (`xl info`); then margin reboots the
+# lab by a recipe that boots the wrong entry, is killed while it waits, resumes and refuses
+# the boot (lab-wrong-boot.yaml); lab-dd.yaml again in that bare boot. About 5–10 minutes
+# under TCG (docs/lab.md, Testing margin against it); .ci/run runs it.
 # margin against the lab's real Xen.
 lab-test: _lab-deps
     lab/build.sh
@@ -191,6 +193,15 @@ lab-boots: _lab-deps
 lab-adaptive: _lab-deps
     lab/build.sh
     lab/adaptive.sh
+
+# Boots the lab bare and runs lab/experiments/lab-systems.yaml as a user does: margin reboots
+# the lab into each of 6 boots (bare, a Xen dom0 alone, the dom0 running the PV guest
+# margin-domu where the trial runs; twice each, balanced); the script checks the boot log
+# and the summary. 20–40 minutes under TCG (docs/lab.md, bare, dom0 and domU in one run).
+# Bare against dom0 against domU in one run, in the lab.
+lab-systems: _lab-deps
+    lab/build.sh
+    lab/systems.sh
 
 # Boots the lab as a Xen dom0 and runs lab/experiments/lab-domu.yaml as a user does: margin
 # restarts the PV domU margin-domu through its dom0 (`boot: { by: dom0 }`, `xl create` with

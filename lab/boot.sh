@@ -2,7 +2,7 @@
 # Boot the lab's golden image under QEMU (TCG) in the background and wait for ssh
 # (docs/lab.md).
 #
-#   lab/boot.sh bare|xen [dom0_mem=SIZE] [NAME=VALUE…] [--port N] [--mem MiB] [--timeout S] [--keep]
+#   lab/boot.sh bare|xen [dom0_mem=SIZE] [NAME=VALUE…] [--port N] [--mem MiB] [--timeout S] [--keep] [--no-wait]
 #
 # bare: Debian's kernel booted directly. xen: Xen 4.17 by multiboot, Debian's kernel as its
 # dom0; dom0_mem=SIZE (default 1024M) becomes Xen's dom0_mem=SIZE,max:SIZE. Any other
@@ -12,7 +12,9 @@
 # PV domUs' disks, qemu.pid, serial.log, entry).
 # --mem: the machine's memory (default 2048 MiB). --timeout: seconds to wait for ssh
 # (default 420). --keep: boot on the overlay the lab has (a reboot: the disk kept);
-# without it, a fresh overlay of the golden image.
+# without it, a fresh overlay of the golden image. --no-wait: return once QEMU runs, as a
+# real machine's `reboot` returns, leaving the wait for ssh in the new boot to the caller
+# (margin's own wait, in a boot recipe's `restart`).
 #
 # Prints the ssh line on success. On a timeout: the serial log's last 30 lines, QEMU
 # killed, status 1; QEMU is never left running after a failure.
@@ -21,8 +23,8 @@ source "$(dirname "$0")/lib.sh"
 
 all=("$@")
 kind=${1:-}
-case $kind in bare | xen) shift ;; *) die "usage: lab/boot.sh bare|xen [dom0_mem=SIZE] [--port N] [--mem MiB] [--timeout S] [--keep]" ;; esac
-port=2222 mem=2048 timeout=${MARGIN_LAB_TIMEOUT:-420} keep=no dom0_mem=1024M extra=()
+case $kind in bare | xen) shift ;; *) die "usage: lab/boot.sh bare|xen [dom0_mem=SIZE] [--port N] [--mem MiB] [--timeout S] [--keep] [--no-wait]" ;; esac
+port=2222 mem=2048 timeout=${MARGIN_LAB_TIMEOUT:-420} keep=no wait=yes dom0_mem=1024M extra=()
 while [ $# -gt 0 ]; do
     case $1 in
         --port) port=$2; shift 2 ;;
@@ -32,6 +34,7 @@ while [ $# -gt 0 ]; do
         --timeout) timeout=$2; shift 2 ;;
         --timeout=*) timeout=${1#--timeout=}; shift ;;
         --keep) keep=yes; shift ;;
+        --no-wait) wait=no; shift ;;
         dom0_mem=*)
             [ "$kind" = xen ] || die "dom0_mem is Xen's: lab/boot.sh xen $1"
             dom0_mem=${1#dom0_mem=}; shift ;;
@@ -70,11 +73,15 @@ fi
 append=${append% }
 printf '%s\n' "$kind" "$append" "$dom0" > "$run/entry"
 # the arguments of this boot, for lab/reboot.sh without any
-printf '%s\n' "${all[@]}" | grep -vx -e --keep > "$run/args" || true
+printf '%s\n' "${all[@]}" | grep -vx -e --keep -e --no-wait > "$run/args" || true
 
 say "booting $kind on port $port (${mem} MiB, TCG): $append${dom0:+ | dom0: $dom0}"
 # The golden image's disk: the overlay's backing file, read where the image lies.
 lab_qemu "$run" "$run/overlay.qcow2" qcow2 "$port" "$mem" "$kind" "$append" "$dom0" "$golden" "$run/domu.qcow2" "$run/domu2.qcow2"
+if [ "$wait" = no ]; then
+    say "QEMU started ($(qemu_pid "$run")); not waiting for ssh (--no-wait): the serial log is $run/serial.log"
+    exit 0
+fi
 trap 'kill_qemu "$run"' EXIT
 secs=$(wait_ssh "$run" "$port" "$timeout") || exit 1
 trap - EXIT

@@ -4,10 +4,12 @@
 # again with the chosen kernel and command line on the same overlay, so that the disk's
 # state persists across the reboot as a real disk's does.
 #
-#   lab/reboot.sh bare|xen [dom0_mem=SIZE] [NAME=VALUE…] [--port N] [--mem MiB] [--timeout S]
+#   lab/reboot.sh bare|xen [dom0_mem=SIZE] [NAME=VALUE…] [--port N] [--mem MiB] [--timeout S] [--no-wait]
 #   lab/reboot.sh [--port N]          the entry booted last on that port again
 #
-# Prints the ssh line once the new boot answers; fails as lab/boot.sh fails.
+# Prints the ssh line once the new boot answers; fails as lab/boot.sh fails. With
+# --no-wait it returns once QEMU runs again, as `reboot` on a real machine returns, and
+# whoever called it waits for the new boot (margin does, in lab/experiments/lab-wrong-boot.yaml).
 set -euo pipefail
 here=$(dirname "$0")
 source "$here/lib.sh"

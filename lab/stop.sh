@@ -20,7 +20,10 @@ if ! pid=$(qemu_pid "$run"); then
     say "no lab runs on port $port"
     exit 0
 fi
-if [ "$hard" = no ] && lab_ssh "$port" 'systemctl poweroff' 2> /dev/null; then
+# PV guests destroyed first: the dom0's xendomains takes minutes to shut one down under
+# TCG, past the 90 s below (what a real machine's reboot would wait for)
+guests="xl list 2> /dev/null | awk 'NR > 1 && \$1 != \"Domain-0\" { print \$1 }' | xargs -r -n 1 xl destroy"
+if [ "$hard" = no ] && lab_ssh "$port" "$guests; systemctl poweroff" 2> /dev/null; then
     say "shutting down (QEMU $pid)…"
     for _ in $(seq 1 90); do
         qemu_pid "$run" > /dev/null || { say "stopped cleanly"; exit 0; }
