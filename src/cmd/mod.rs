@@ -87,8 +87,9 @@ pub enum Error {
     /// The table cannot be written in the format asked, to `path` (or to stdout).
     #[error("{}{source}", path.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default())]
     Export { path: Option<PathBuf>, source: PolarsError },
-    /// Finished, but some trials failed or cells were abandoned.
-    #[error("some trials failed; see above")]
+    /// Finished, but some trials failed, cells were abandoned or a host failed (its boots,
+    /// its connection): the run's summary above names which.
+    #[error("some trials or hosts failed; see above")]
     Trials,
     /// `margin compare --fail-on`: the candidate is worse (or changed) beyond ±δ; the
     /// message names each metric and cell.

@@ -297,7 +297,7 @@ fn a_machine_that_never_comes_back_is_power_cycled_then_left_pending() {
     assert!(lost[0]["why"].as_str().unwrap().contains("after the power cycle"), "{boots:?}");
     let text = stdout(&out);
     assert!(text.contains("4 pending"), "{text}");
-    assert!(text.contains("1 boots failed") || text.contains("1 boot failed"), "{text}");
+    assert!(text.contains("host `box`: 1 boot failed (`max_failed: 1`)"), "{text}");
 }
 
 #[test]

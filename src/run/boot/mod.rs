@@ -335,8 +335,9 @@ impl<'a> Booting<'a> {
             }
             if failed >= self.max_failed {
                 let last = self.records_why();
+                let boots = if failed == 1 { "boot" } else { "boots" };
                 return Ok(Some(format!(
-                    "host `{host}`: {failed} boots failed (`max_failed: {}`){last}; fix the host and run again",
+                    "host `{host}`: {failed} {boots} failed (`max_failed: {}`){last}; fix the host and run again",
                     self.max_failed
                 )));
             }
