@@ -113,9 +113,9 @@ ci: test-deps
 
 # Planning a matrix of 1 000 000 cells, the per-trial overhead of `margin run` against
 # hyperfine and the durable floor, the trial loop against the floors in pairs
-# (bench/loop.sh), reporting on 1 000 000 trials, margin against pandas + scipy and
-# hyperfine side by side (bench/compare.sh installs pandas and scipy into a virtual
-# environment of its own on its first run), how reading a store grows from 10⁵ to 10⁶
+# (bench/loop.sh), reporting on 1 000 000 trials, margin against pandas + scipy, DuckDB +
+# scipy and hyperfine side by side (bench/compare.sh installs pandas, scipy and duckdb into
+# a virtual environment of its own on its first run), how reading a store grows from 10⁵ to 10⁶
 # trials (bench/growth.sh), and the calibration suite. The store generator is an example
 # built in the test profile (a release build of it would rebuild polars with the
 # dev-dependencies' features, and its speed is not measured); the durable floor is built

@@ -5,21 +5,26 @@
 # 1. `margin report` on a store of LEVELS × LEVELS cells × TRIALS trials (default
 #    100 × 100 × 100 = 1 000 000 trials, dd's throughput, 9 900 comparisons) against
 #    bench/compare.py, pandas + scipy computing the same statistics from a CSV of the same
-#    values (examples/synthetic_store.rs writes both). Each runs once first (the store,
-#    the CSV and the Python modules in the page cache; margin's first read parses the
-#    whole log and keeps its columns, which the later ones read), then three times each
-#    in turns;
+#    values (examples/synthetic_store.rs writes both), and against bench/compare_duckdb.py,
+#    DuckDB + scipy computing them from the same CSV (DuckDB the group-bys and per-cell
+#    aggregates, numpy and scipy the inference, with compare.py's constants and Holm).
+#    Each runs once first (the store, the CSV and the Python modules in the page cache;
+#    margin's first read parses the whole log and keeps its columns, which the later ones
+#    read), then three times each in turns;
 #    the medians of wall time and peak memory (GNU time's maximum resident set) and their
 #    ratios are printed. Afterwards (untimed) compare.py checks that its ratios, intervals
 #    and Holm-adjusted p-values are margin's to 1e-6: the two compute the same statistics.
+#    The same check runs on compare_duckdb.py's, which must also count the same outliers
+#    as compare.py and agree with its numbers to 1e-6 (compare_duckdb.py --agree).
 # 2. `margin run` of 1 000 trials of `true`, every record durable, against
 #    `hyperfine -N --runs 1000 true` (which keeps nothing): bench/run.sh, three rounds in
 #    turns, every ratio and their median.
 #
-# pandas and scipy are installed with pip into a virtual environment of this benchmark's
-# own, COMPARE_VENV (default ~/.cache/margin/compare-venv), made on the first run: that
-# needs python3 with its venv module (Debian: apt-get install python3-venv) and pip's
-# usual package index. hyperfine: apt-get install hyperfine (part 2 has no ratio without).
+# pandas, scipy and duckdb are installed with pip into a virtual environment of this
+# benchmark's own, COMPARE_VENV (default ~/.cache/margin/compare-venv), made on the first
+# run (duckdb is added to one made before it was used): that needs python3 with its venv
+# module (Debian: apt-get install python3-venv) and pip's usual package index.
+# hyperfine: apt-get install hyperfine (part 2 has no ratio without).
 #
 # usage: bench/compare.sh path/to/margin path/to/synthetic_store [LEVELS [TRIALS]]
 set -euo pipefail
@@ -37,8 +42,13 @@ if ! "$venv/bin/python" -c 'import pandas, scipy' 2> /dev/null; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet pandas scipy
 fi
+if ! "$venv/bin/python" -c 'import duckdb' 2> /dev/null; then
+  echo "installing duckdb into $venv"
+  "$venv/bin/pip" install --quiet duckdb
+fi
 python=$venv/bin/python
 "$python" -c 'import pandas, scipy, sys; print(f"python {sys.version.split()[0]}, pandas {pandas.__version__}, scipy {scipy.__version__}")'
+"$python" -c 'import duckdb, numpy; print(f"duckdb {duckdb.__version__}, numpy {numpy.__version__}")'
 
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
@@ -54,12 +64,14 @@ timed() { # timed OUT COMMAND…: "seconds KiB" of COMMAND into OUT, its output 
 }
 report=(env MARGIN_REPORTS="$dir/reports" "$margin" report "$dir/synthetic.yaml")
 pandas=("$python" "$here/compare.py" "$dir/synthetic.csv" --harmonic throughput)
+duckdb=("$python" "$here/compare_duckdb.py" "$dir/synthetic.csv" --harmonic throughput)
 # the first report parses the whole log (and keeps its columns beside it, docs/store.md)
 timed "$dir/t" "${report[@]}"
 read -r s kib < "$dir/t"
 printf 'first margin report (the whole log parsed, its columns kept): %.2f s, %d KiB\n' "$s" "$kib"
 timed "$dir/t" "${pandas[@]}"
-m_s=() m_kib=() p_s=() p_kib=()
+timed "$dir/t" "${duckdb[@]}"
+m_s=() m_kib=() p_s=() p_kib=() d_s=() d_kib=()
 for i in 1 2 3; do
   timed "$dir/t" "${report[@]}"
   read -r s kib < "$dir/t"; m_s+=("$s"); m_kib+=("$kib")
@@ -67,14 +79,28 @@ for i in 1 2 3; do
   read -r s kib < "$dir/t"; p_s+=("$s"); p_kib+=("$kib")
   printf 'turn %d: margin report %.2f s, %d KiB; pandas + scipy %.2f s, %d KiB\n' \
     "$i" "${m_s[-1]}" "${m_kib[-1]}" "${p_s[-1]}" "${p_kib[-1]}"
+  timed "$dir/t" "${duckdb[@]}"
+  read -r s kib < "$dir/t"; d_s+=("$s"); d_kib+=("$kib")
+  printf 'turn %d: DuckDB + scipy %.2f s, %d KiB\n' "$i" "${d_s[-1]}" "${d_kib[-1]}"
 done
 ms=$(median "${m_s[@]}") mk=$(median "${m_kib[@]}") ps=$(median "${p_s[@]}") pk=$(median "${p_kib[@]}")
 printf 'report, medians of 3: margin %.2f s, %.0f MB; pandas + scipy %.2f s, %.0f MB\n' \
   "$ms" "$(echo "$mk / 1024" | bc -l)" "$ps" "$(echo "$pk / 1024" | bc -l)"
 printf 'ratio margin / pandas + scipy: time %.2f (goal ≤ 0.33), memory %.2f (goal ≤ 1)\n' \
   "$(echo "$ms / $ps" | bc -l)" "$(echo "$mk / $pk" | bc -l)"
-"$python" "$here/compare.py" "$dir/synthetic.csv" --harmonic throughput --out "$dir/pandas.csv"
+ds=$(median "${d_s[@]}") dk=$(median "${d_kib[@]}")
+printf 'report, medians of 3: DuckDB + scipy %.2f s, %.0f MB\n' "$ds" "$(echo "$dk / 1024" | bc -l)"
+printf 'ratio margin / DuckDB + scipy: time %.2f, memory %.2f\n' \
+  "$(echo "$ms / $ds" | bc -l)" "$(echo "$mk / $dk" | bc -l)"
+"$python" "$here/compare.py" "$dir/synthetic.csv" --harmonic throughput --out "$dir/pandas.csv" | tee "$dir/pandas.txt"
 "$python" "$here/compare.py" --check "$dir/pandas.csv" "$dir/reports/synthetic/summary.json"
+# the same check of DuckDB's numbers, and against compare.py's: the same outliers counted
+# (the MAD labels are in no comparison), the same comparisons to 1e-6
+"$python" "$here/compare_duckdb.py" "$dir/synthetic.csv" --harmonic throughput --out "$dir/duckdb.csv" > "$dir/duckdb.txt"
+sed 's/^/DuckDB + scipy: /' "$dir/duckdb.txt"
+cmp -s "$dir/pandas.txt" "$dir/duckdb.txt" || { echo "bench/compare.sh: DuckDB + scipy and pandas + scipy count differently" >&2; exit 1; }
+"$python" "$here/compare.py" --check "$dir/duckdb.csv" "$dir/reports/synthetic/summary.json" | sed 's/^/DuckDB + scipy: /'
+"$python" "$here/compare_duckdb.py" --agree "$dir/duckdb.csv" "$dir/pandas.csv" | sed 's/^/DuckDB + scipy: /'
 
 # margin run against hyperfine: bench/run.sh, three rounds in turns (it says when
 # hyperfine is missing)
