@@ -768,6 +768,7 @@ pub struct SessionInfo {
     pub label: Option<String>,
 }
 
+pub(crate) mod compare;
 pub(crate) mod json;
 #[cfg(test)]
 mod schema;

@@ -6,6 +6,7 @@
 //! the same context and filters. Undefined names are errors, so a typo in a template
 //! fails with its line instead of printing nothing.
 
+pub(crate) mod compare;
 mod context;
 pub(crate) mod effects;
 mod facts;
