@@ -331,7 +331,7 @@ impl Command {
                 crate::cmd::compare::run(&options, out)
             }
             Command::Export { target, format, output, reports } => {
-                crate::cmd::report::export(target, *format, output.as_deref(), &reports.root)
+                crate::cmd::export::run(target, *format, output.as_deref(), &reports.root)
             }
             Command::Schema => crate::cmd::schema(out).map_err(crate::cmd::Error::Output),
             Command::Calibrate { experiments, seed, scenario, json } => {

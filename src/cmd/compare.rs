@@ -6,7 +6,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::report::{Target, resolve};
+use super::target::{Target, resolve};
 use super::{Error, io, load_all};
 use crate::analyze::compare::{CompareError, Side, compare};
 use crate::report::compare::markdown;

@@ -14,12 +14,14 @@ pub mod answer;
 pub mod calibrate;
 pub mod check;
 pub mod compare;
+pub mod export;
 pub mod import;
 pub mod plan;
 pub mod reparse;
 pub mod report;
 pub mod run;
 pub mod status;
+pub mod target;
 
 use std::error::Error as _;
 use std::path::PathBuf;
@@ -157,6 +159,13 @@ pub(crate) fn io(e: std::io::Error) -> Error {
     Error::Output(e)
 }
 
+/// A line to stderr that never panics: `eprintln!` does when stderr is a closed pipe
+/// (`margin report … 2>&1 | head`), and a note is not worth failing the command for.
+pub(crate) fn to_stderr(line: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
 /// Load, validate and expand every file; all problems of all files, or the plans.
 pub(crate) fn load_all(files: &[PathBuf], max_cells: usize) -> Result<Vec<(Experiment, Plan)>, Error> {
     let mut problems = Diagnostics::default();
@@ -174,30 +183,6 @@ pub(crate) fn load_all(files: &[PathBuf], max_cells: usize) -> Result<Vec<(Exper
         }
     }
     Ok(problems.into_result(out)?)
-}
-
-/// Every `experiments/*.yaml` (or `.yml`), sorted: the files `status` and name lookups use.
-pub(crate) fn experiment_files() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir("experiments")
-        .map(|d| {
-            d.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
-                .collect()
-        })
-        .unwrap_or_default();
-    files.sort();
-    files
-}
-
-/// Seconds as `1.2 s`, `3 min 20 s`, `1 h 05 min`.
-pub(crate) fn duration(seconds: f64) -> String {
-    if seconds < 60.0 {
-        format!("{seconds:.1} s")
-    } else if seconds < 3600.0 {
-        format!("{} min {:02} s", (seconds / 60.0) as u64, (seconds % 60.0) as u64)
-    } else {
-        format!("{} h {:02} min", (seconds / 3600.0) as u64, ((seconds % 3600.0) / 60.0) as u64)
-    }
 }
 
 /// `margin schema`.
@@ -245,16 +230,6 @@ mod tests {
         let e = Error::Export { path: Some("t.csv".into()), source };
         assert_eq!(e.message(), "t.csv: writing the csv: the device is gone");
         assert_eq!(e.exit_code(), 2);
-    }
-
-    #[test]
-    fn a_full_disk_is_known_by_its_kind() {
-        let full = |source| RunError::Store(StoreError::Io { path: "runs.ndjson".into(), source });
-        assert!(full(io::Error::from_raw_os_error(28)).is_disk_full());
-        assert!(full(io::Error::from(io::ErrorKind::StorageFull)).is_disk_full());
-        assert!(!full(io::Error::from(io::ErrorKind::PermissionDenied)).is_disk_full());
-        let io = RunError::Io { what: "facts".into(), source: io::Error::from(io::ErrorKind::StorageFull) };
-        assert!(io.is_disk_full());
     }
 
     #[test]

@@ -7,11 +7,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{Error, io, load_all};
 use crate::analyze::stopping::Rule;
+use crate::outlook::dry_run::{DryRunError, write_dry_run};
 use crate::plan::Plan;
-use crate::plan::render::{Builtins, render};
 use crate::run::display::{Bar, Lines, Progress};
-use crate::run::workdir::{self, WorkdirName};
-use crate::run::{self, LOCAL_HOST, Outcome, RunOptions};
+use crate::run::{self, Outcome, RunOptions};
 use crate::spec::Experiment;
 use crate::store::{Board, CellProgress, Store};
 
@@ -170,67 +169,10 @@ fn dry_run(exp: &Experiment, plan: &Plan, o: &Options, out: &mut dyn Write) -> R
     let store = Store::new(&o.reports, &exp.name);
     let outlook = crate::outlook::outlook(exp, plan, &store.load()?, &o.run)?.cells;
     writeln!(out, "{}: {} (dry run: nothing is executed)", exp.name, describe(plan, &o.run)).map_err(io)?;
-    let templates = crate::plan::render::templates(exp);
-    for (cell, look) in plan.cells.iter().zip(&outlook) {
-        let label = plan.label(cell);
-        if look.done {
-            writeln!(out, "  done     {label}").map_err(io)?;
-            continue;
-        }
-        if let Some(why) = &look.pending {
-            writeln!(out, "  pending  {label}: {why}").map_err(io)?;
-            continue;
-        }
-        let (lo, hi) = look.remaining;
-        let trials = if lo == hi { format!("{lo}") } else { format!("{lo}–{hi}") };
-        let host = plan.levels(cell).find(|(k, _)| *k == "host").map(|(_, v)| v.text.as_str());
-        let placeholder = WorkdirName::placeholder(cell.id);
-        // each session makes its own workdir; a gang's members each their own, on their host
-        let on = |host: &str, name: &WorkdirName| match crate::run::ssh_entry(exp, host) {
-            Some(_) => format!("~/{}", name.remote(&exp.name)),
-            None => workdir::local_root(&store).join(name.as_str()).to_string_lossy().into_owned(),
-        };
-        let show =
-            |out: &mut dyn Write, indent: &str, cmds: &crate::plan::render::Commands| -> Result<(), Error> {
-                // the values the commands refer to, as the commands' environment holds them
-                for (name, value) in &cmds.env {
-                    let value = shlex::try_quote(value)
-                        .map_or_else(|_| value.escape_debug().to_string(), |q| q.into_owned());
-                    writeln!(out, "{indent}with {name}={value}").map_err(io)?;
-                }
-                Ok(())
-            };
-        let repetition = look.attempts + 1;
-        if let Some((name, gang)) = host.and_then(|h| exp.spec.gang(h).map(|g| (h, g))) {
-            let members = gang.members();
-            writeln!(
-                out,
-                "  run      {label}: {trials} trials of gang `{name}` ({} started together)",
-                members.join(", ")
-            )
-            .map_err(io)?;
-            for m in members {
-                let workdir = on(m, &placeholder.member(m));
-                let b = Builtins { workdir: &workdir, repetition, host: m };
-                let cmds = render(&templates, exp, plan, cell, &b).map_err(crate::diag::Diagnostics::from)?;
-                writeln!(out, "             on {m}: `{}`", cmds.run).map_err(io)?;
-                show(out, "               ", &cmds)?;
-            }
-            continue;
-        }
-        // a host of `hosts:` with `ssh` renders as itself; any other is this machine
-        let host = host.filter(|h| crate::run::ssh_entry(exp, h).is_some()).unwrap_or(LOCAL_HOST);
-        let workdir = on(host, &placeholder);
-        let b = Builtins { workdir: &workdir, repetition, host };
-        let cmds = render(&templates, exp, plan, cell, &b).map_err(crate::diag::Diagnostics::from)?;
-        writeln!(out, "  run      {label}: {trials} trials of `{}`", cmds.run).map_err(io)?;
-        show(out, "             ", &cmds)?;
-    }
-    // the boots margin would make, and the commands of the next (docs/experiment-file.md, boots)
-    for line in crate::run::boot_outline(exp, plan, &store, &o.run, true) {
-        writeln!(out, "{line}").map_err(io)?;
-    }
-    Ok(())
+    write_dry_run(exp, plan, &outlook, &store, &o.run, out).map_err(|e| match e {
+        DryRunError::Spec(d) => Error::Spec(d),
+        DryRunError::Output(e) => Error::Output(e),
+    })
 }
 
 /// The run asks analyze's stopping rule whether a cell is done.

@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::report::{Target, resolve};
+use super::target::{Target, resolve};
 use super::{Error, io, load_all};
 use crate::outlook;
 use crate::plan::DEFAULT_MAX_CELLS;
@@ -38,13 +38,13 @@ fn labels(sessions: &[SessionRecord]) -> String {
     counts.iter().map(|(l, n)| format!("{l} ({n} {})", plural(*n))).collect::<Vec<_>>().join(", ")
 }
 
-/// `targets`: experiment files, store folders or names (see [`super::report::resolve`]);
+/// `targets`: experiment files, store folders or names (see [`super::target::resolve`]);
 /// none: every experiment file under `experiments/`, then every store in `reports` that
 /// none of them names (a store copied from another machine, read with the experiment
 /// file it keeps).
 pub fn run(targets: &[PathBuf], reports: &Path, out: &mut dyn Write) -> Result<(), Error> {
     let targets = if targets.is_empty() {
-        let files = super::experiment_files();
+        let files = super::target::experiment_files();
         let names: HashSet<String> =
             files.iter().filter_map(|f| crate::spec::load_file(f).ok().map(|e| e.name)).collect();
         let mut targets: Vec<Target> =

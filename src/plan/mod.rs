@@ -5,6 +5,7 @@
 //! the size, and a stable id per cell.
 
 pub mod boots;
+mod find;
 mod id;
 pub(crate) mod render;
 

@@ -27,6 +27,7 @@ pub mod facts;
 mod fake;
 pub(crate) mod gang;
 mod host;
+pub(crate) mod import;
 mod orphans;
 pub mod process;
 mod schedule;

@@ -58,6 +58,22 @@ fn level(r: &TrialRecord) -> &str {
 
 const THREE: &str = "matrix:\n  v: [a, b, c]\nrun: run {{ v }}\nrepetitions: 4\n";
 
+/// A full disk is known by its kind, wherever it struck: the command says so and how to
+/// resume (`cmd::Error::DiskFull`).
+#[test]
+fn a_full_disk_is_known_by_its_kind() {
+    use std::io;
+
+    use super::RunError;
+    use crate::store::StoreError;
+    let full = |source| RunError::Store(StoreError::Io { path: "runs.ndjson".into(), source });
+    assert!(full(io::Error::from_raw_os_error(28)).is_disk_full());
+    assert!(full(io::Error::from(io::ErrorKind::StorageFull)).is_disk_full());
+    assert!(!full(io::Error::from(io::ErrorKind::PermissionDenied)).is_disk_full());
+    let io = RunError::Io { what: "facts".into(), source: io::Error::from(io::ErrorKind::StorageFull) };
+    assert!(io.is_disk_full());
+}
+
 #[test]
 fn interleaved_rounds_visit_every_cell_once_in_a_seeded_order() {
     let ran = run_fake(THREE, 7, ok);

@@ -1,7 +1,12 @@
 //! What a run would do and what is left, from a plan and the store, without running a
 //! trial: each cell's progress, whether it runs on this host, an estimate of the time
 //! left, and which cells the last runs gave up on. `plan`, `status`, `report` and
-//! `--dry-run` ask here, each with the snapshot of the store it loaded.
+//! `--dry-run` ask here, each with the snapshot of the store it loaded; `table.rs` and
+//! `json.rs` write `margin plan`'s outline of it, `dry_run.rs` what `--dry-run` shows.
+
+pub(crate) mod dry_run;
+pub(crate) mod json;
+pub(crate) mod table;
 
 use std::collections::HashMap;
 
@@ -11,6 +16,7 @@ use crate::run::LOCAL_HOST;
 use crate::run::{RunError, RunOptions, facts, host_of, machines_of, repetitions, ssh_entry};
 use crate::spec::{Experiment, Repetitions};
 use crate::store::{Board, CellProgress, Event, SessionRecord, Snapshot};
+use crate::summary::Pending;
 
 /// For `plan` and `status`: each cell's progress, whether it runs here, and an estimate.
 #[derive(Debug, Clone)]
@@ -202,4 +208,29 @@ pub(crate) fn last_abandoned(
         out.insert(id, why.unwrap_or_else(|| "too many failures".to_string()));
     }
     out
+}
+
+/// The cells of an experiment still pending on this host, from a snapshot of its store.
+pub(crate) fn pending(exp: &Experiment, plan: &Plan, snapshot: &Snapshot) -> Result<Vec<Pending>, RunError> {
+    let outlook = outlook(exp, plan, snapshot, &RunOptions::default())?.cells;
+    let gave_up = last_abandoned(exp, plan, &snapshot.sessions);
+    let pending = plan
+        .cells
+        .iter()
+        .zip(&outlook)
+        .filter(|(_, o)| !o.done)
+        .map(|(cell, o)| Pending {
+            cell: plan.label(cell),
+            reason: o.pending.clone().unwrap_or_else(|| match (gave_up.get(&cell.id.to_string()), o.ok) {
+                (Some(why), _) => {
+                    format!("abandoned by the last run ({why}; see Failures): `margin run` tries it again")
+                }
+                (None, 0) => "not run yet: `margin run` on this host runs it".to_string(),
+                (None, n) => {
+                    format!("{n} trials so far, fewer than the repetitions ask: `margin run` adds the rest")
+                }
+            }),
+        })
+        .collect();
+    Ok(pending)
 }
