@@ -1,5 +1,5 @@
 //! Two regimes in a cell, through the real binary as a user runs it (docs/statistics.md,
-//! Two regimes in a cell): a command that sleeps 10 ms or 200 ms by a draw seeded with its
+//! Two regimes in a cell): a command that sleeps 100 ms or 1 s by a draw seeded with its
 //! repetition is reported as two regimes, with their shares and no advice to run more
 //! trials; a unimodal cell gets no such warning.
 
@@ -11,7 +11,7 @@ fn run(yaml: &str) -> (Value, String) {
     super::run_experiment(dir.path(), yaml)
 }
 
-/// The awk draw of the command below: whether repetition `r` sleeps 200 ms.
+/// The awk draw of the command below: whether repetition `r` sleeps 1 s.
 fn slow(r: u32) -> bool {
     let out = std::process::Command::new("awk")
         .arg(format!("BEGIN {{ srand({r}); exit !(rand() < 0.35) }}"))
@@ -21,10 +21,12 @@ fn slow(r: u32) -> bool {
 }
 
 #[test]
-fn a_command_that_sleeps_10_or_200_ms_by_a_seeded_draw_is_two_regimes() {
+fn a_command_that_sleeps_100_ms_or_1_s_by_a_seeded_draw_is_two_regimes() {
+    // 100 ms and 1 s, not 10 and 200 ms: on a loaded machine (load 4 on 2 cores) a 10 ms
+    // sleep took 60 ms, past the boundary of 10 and 200 ms' regimes
     let (summary, report) = run("matrix:\n  mode: [steady, mixed]\n\
          run: >-\n  if [ {{ mode }} = mixed ] && awk 'BEGIN { srand({{ repetition }}); exit !(rand() < 0.35) }';\n  \
-         then sleep 0.2; else sleep 0.01; fi\n\
+         then sleep 1; else sleep 0.1; fi\n\
          repetitions: 20\n\
          analysis:\n  compare:\n    - { factor: mode, baseline: steady }\n");
     let slow_trials: Vec<u32> = (1..=20).filter(|&r| slow(r)).collect();
@@ -37,20 +39,22 @@ fn a_command_that_sleeps_10_or_200_ms_by_a_seeded_draw_is_two_regimes() {
     let regimes = &mixed["regimes"];
     assert!(regimes.is_object(), "two regimes: {mixed}");
     let [low, high] = [&regimes["regimes"][0], &regimes["regimes"][1]];
-    // the upper regime is the trials that slept 200 ms: as many as the draw said, each
-    // of them above 200 ms, each of the others below
+    // the upper regime is the trials that slept 1 s, as many as the draw said, each of the
+    // others below 1 s; at most one 100 ms trial beside them, stretched past the boundary
+    // by a loaded machine (the test failed so once, at load 4 on 2 cores, beside a lab run)
     let values: Vec<f64> = mixed["values"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
-    let n_high = high["n"].as_u64().unwrap() as usize;
-    assert_eq!(n_high, slow_trials.len(), "{regimes}");
-    for t in high["trials"].as_array().unwrap() {
-        assert!(values[t.as_u64().unwrap() as usize] >= 0.2, "{regimes}");
-    }
-    for t in low["trials"].as_array().unwrap() {
-        assert!(values[t.as_u64().unwrap() as usize] < 0.2, "{regimes}");
-    }
+    let of = |regime: &Value| -> Vec<f64> {
+        regime["trials"].as_array().unwrap().iter().map(|t| values[t.as_u64().unwrap() as usize]).collect()
+    };
+    let (upper, lower) = (of(high), of(low));
+    assert_eq!(upper.len(), high["n"].as_u64().unwrap() as usize, "{regimes}");
+    assert_eq!(upper.iter().filter(|&&v| v >= 1.0).count(), slow_trials.len(), "{regimes} {values:?}");
+    assert!(upper.len() <= slow_trials.len() + 1, "{regimes} {values:?}");
+    assert!(lower.iter().all(|&v| v < 1.0), "{regimes} {values:?}");
+    assert_eq!(upper.len() + lower.len(), 20, "{regimes}");
     let share = high["share"].as_f64().unwrap();
-    assert!((share - slow_trials.len() as f64 / 20.0).abs() < 1e-12);
-    assert!(high["mean"].as_f64().unwrap() > 0.2 && low["mean"].as_f64().unwrap() < 0.2, "{regimes}");
+    assert!((share - upper.len() as f64 / 20.0).abs() < 1e-12);
+    assert!(high["mean"].as_f64().unwrap() > 1.0 && low["mean"].as_f64().unwrap() < 1.0, "{regimes}");
     assert!(high["ci_low"].as_f64().unwrap() > low["ci_high"].as_f64().unwrap(), "{regimes}");
     // no "runs needed" for the mixture
     assert!(mixed["runs_needed"].is_null(), "{mixed}");
@@ -70,9 +74,9 @@ fn a_command_that_sleeps_10_or_200_ms_by_a_seeded_draw_is_two_regimes() {
     assert_eq!(m["from"], "level", "{c}");
     assert!((m["level_upper_share"].as_f64().unwrap() - share).abs() < 1e-12, "{m}");
     // the steady cell's share above the boundary, counted from its values: none on a quiet
-    // machine, but a 10 ms sleep can take 70 ms on a loaded one (seen beside a lab run)
+    // machine, but a loaded one can stretch a short sleep (seen beside a lab run)
     let boundary = m["boundary"].as_f64().unwrap();
-    assert!(boundary > 0.01 && boundary < 0.2, "{m}");
+    assert!(boundary > 0.1 && boundary < 1.0, "{m}");
     let steady = cells
         .iter()
         .find(|c| c["metric"] == "wall_time" && c["levels"]["mode"] == "steady")
