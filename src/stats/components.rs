@@ -75,6 +75,13 @@ pub(crate) fn components(groups: &[Vec<f64>], scale: f64) -> Option<Components> 
     })
 }
 
+/// The components of `groups` (one boot's values each) as fractions of the mean of all
+/// their values: those of an unpaired level's boots.
+pub(crate) fn relative_components(groups: &[Vec<f64>]) -> Option<Components> {
+    let all: Vec<f64> = groups.iter().flatten().copied().collect();
+    components(groups, mean(&all))
+}
+
 /// How to spread further runs of a comparison across boots.
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -194,6 +201,14 @@ mod tests {
         assert!((c.within_cv - (0.861_666_666_666_667_f64).sqrt() / 10.0).abs() < 1e-12, "{c:?}");
         assert_eq!(components(&[vec![1.0, 2.0]], 1.0), None, "one boot");
         assert_eq!(components(&[vec![1.0], vec![2.0]], 1.0), None, "no boot of two trials");
+    }
+
+    #[test]
+    fn relative_components_are_fractions_of_the_grand_mean() {
+        let close = vec![vec![10.0, 11.0, 9.0], vec![10.1, 9.2, 10.9]];
+        let c = relative_components(&close).unwrap();
+        assert!((c.within_cv - (0.861_666_666_666_667_f64).sqrt() / (60.2 / 6.0)).abs() < 1e-12, "{c:?}");
+        assert_eq!(relative_components(&[vec![1.0, 2.0]]), None, "one boot");
     }
 
     #[test]

@@ -26,6 +26,7 @@ pub(crate) mod robust;
 pub(crate) mod runs;
 pub(crate) mod settle;
 pub(crate) mod stability;
+pub(crate) mod units;
 pub(crate) mod verdict;
 
 #[cfg(test)]
