@@ -213,22 +213,29 @@ def check(results, summary):
         sys.exit("compare.py: the two disagree beyond 1e-6: they do not compute the same statistics")
 
 
-def main(argv):
-    if len(argv) == 3 and argv[0] == "--check":
-        return check(argv[1], argv[2])
+def arguments(argv, usage):
+    """CSV [--harmonic METRIC]... [--out RESULTS.csv] (compare.py's and compare_duckdb.py's):
+    the harmonic metrics, the results' path or None, the CSV's path; `usage` on a bad one."""
     harmonic, out, path = set(), None, None
     it = iter(argv)
     for arg in it:
         if arg == "--harmonic":
-            harmonic.add(next(it))
+            harmonic.add(next(it, None) or sys.exit(usage))
         elif arg == "--out":
-            out = next(it)
+            out = next(it, None) or sys.exit(usage)
         elif path is None:
             path = arg
         else:
-            sys.exit(__doc__)
+            sys.exit(usage)
     if path is None:
-        sys.exit(__doc__)
+        sys.exit(usage)
+    return harmonic, out, path
+
+
+def main(argv):
+    if len(argv) == 3 and argv[0] == "--check":
+        return check(argv[1], argv[2])
+    harmonic, out, path = arguments(argv, __doc__)
     analyse(path, harmonic, out)
 
 

@@ -285,19 +285,7 @@ def agree(ours, theirs):
 def main(argv):
     if len(argv) == 3 and argv[0] == "--agree":
         return agree(argv[1], argv[2])
-    harmonic, out, path = set(), None, None
-    it = iter(argv)
-    for arg in it:
-        if arg == "--harmonic":
-            harmonic.add(next(it))
-        elif arg == "--out":
-            out = next(it)
-        elif path is None:
-            path = arg
-        else:
-            sys.exit(__doc__)
-    if path is None:
-        sys.exit(__doc__)
+    harmonic, out, path = compare.arguments(argv, __doc__)
     analyse(path, harmonic, out)
 
 
