@@ -120,29 +120,44 @@ def cells(frame, harmonic):
     return table.reset_index()
 
 
+def fieller_welch(a, b, na, nb, var_a, var_b, harmonic):
+    """Arrays of each pair's baseline and variant means, counts and variances (numpy, on the
+    analysis scale) into the ratio b / a, Fieller's interval for it at Welch-Satterthwaite's
+    degrees of freedom, and Welch's two-sided p; back through the reciprocals for a harmonic
+    metric. compare.py's and compare_duckdb.py's inference, one copy."""
+    na, nb = np.asarray(na, dtype=float), np.asarray(nb, dtype=float)
+    va, vb = var_a / na, var_b / nb
+    with np.errstate(divide="ignore", invalid="ignore"):
+        theta = b / a
+        nu = (vb + theta**2 * va) ** 2 / (vb**2 / (nb - 1) + theta**4 * va**2 / (na - 1))
+        t = stats.t.ppf(0.5 + CONFIDENCE / 2, nu)
+        d = a**2 - t**2 * va
+        root = np.sqrt(np.maximum(a**2 * b**2 - d * (b**2 - t**2 * vb), 0.0))
+        bounded = d > 0
+        low = np.where(bounded, (a * b - root) / d, np.nan)
+        high = np.where(bounded, (a * b + root) / d, np.nan)
+        se = np.sqrt(va + vb)
+        welch_df = (va + vb) ** 2 / (va**2 / (na - 1) + vb**2 / (nb - 1))
+        p = 2 * stats.t.sf(np.abs(b - a) / se, welch_df)
+        if harmonic:
+            theta, low, high = 1.0 / theta, 1.0 / high, 1.0 / low
+    return theta, low, high, p
+
+
 def comparisons(frame, metric, harmonic):
     """Every variant against the baseline within each block size, on the values kept."""
     g = frame[frame["kept"]].groupby(KEYS, sort=False)["y"].agg(n="count", mean="mean", var="var").reset_index()
     base = g[g["variant"] == BASELINE].drop(columns="variant")
     pairs = g[g["variant"] != BASELINE].merge(base, on="blocks", suffixes=("_b", "_a"))
-    a, b = pairs["mean_a"].to_numpy(), pairs["mean_b"].to_numpy()
-    na, nb = pairs["n_a"].to_numpy(), pairs["n_b"].to_numpy()
-    va, vb = pairs["var_a"].to_numpy() / na, pairs["var_b"].to_numpy() / nb
-    theta = b / a
-    # Fieller's interval for b / a with the Welch-Satterthwaite degrees of freedom
-    nu = (vb + theta**2 * va) ** 2 / (vb**2 / (nb - 1) + theta**4 * va**2 / (na - 1))
-    t = stats.t.ppf(0.5 + CONFIDENCE / 2, nu)
-    d = a**2 - t**2 * va
-    root = np.sqrt(np.maximum(a**2 * b**2 - d * (b**2 - t**2 * vb), 0.0))
-    bounded = d > 0
-    low = np.where(bounded, (a * b - root) / d, np.nan)
-    high = np.where(bounded, (a * b + root) / d, np.nan)
-    # Welch's t-test
-    se = np.sqrt(va + vb)
-    welch_df = (va + vb) ** 2 / (va**2 / (na - 1) + vb**2 / (nb - 1))
-    p = 2 * stats.t.sf(np.abs(b - a) / se, welch_df)
-    if harmonic:
-        theta, low, high = 1.0 / theta, 1.0 / high, 1.0 / low
+    theta, low, high, p = fieller_welch(
+        pairs["mean_a"].to_numpy(),
+        pairs["mean_b"].to_numpy(),
+        pairs["n_a"].to_numpy(),
+        pairs["n_b"].to_numpy(),
+        pairs["var_a"].to_numpy(),
+        pairs["var_b"].to_numpy(),
+        harmonic,
+    )
     return pd.DataFrame(
         {
             "blocks": pairs["blocks"],

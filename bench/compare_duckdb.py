@@ -184,25 +184,10 @@ def comparisons(con, metric, harmonic):
         JOIN s a ON a.g = ca.g
         WHERE cb.variant <> {literal(BASELINE)} ORDER BY b.g""",
     )
-    a, b = pairs["mean_a"], pairs["mean_b"]
-    na, nb = pairs["n_a"].astype(float), pairs["n_b"].astype(float)
-    va, vb = pairs["var_a"] / na, pairs["var_b"] / nb
-    with np.errstate(divide="ignore", invalid="ignore"):
-        theta = b / a
-        # Fieller's interval for b / a with the Welch-Satterthwaite degrees of freedom
-        nu = (vb + theta**2 * va) ** 2 / (vb**2 / (nb - 1) + theta**4 * va**2 / (na - 1))
-        t = stats.t.ppf(0.5 + CONFIDENCE / 2, nu)
-        d = a**2 - t**2 * va
-        root = np.sqrt(np.maximum(a**2 * b**2 - d * (b**2 - t**2 * vb), 0.0))
-        bounded = d > 0
-        low = np.where(bounded, (a * b - root) / d, np.nan)
-        high = np.where(bounded, (a * b + root) / d, np.nan)
-        # Welch's t-test
-        se = np.sqrt(va + vb)
-        welch_df = (va + vb) ** 2 / (va**2 / (na - 1) + vb**2 / (nb - 1))
-        p = 2 * stats.t.sf(np.abs(b - a) / se, welch_df)
-        if harmonic:
-            theta, low, high = 1.0 / theta, 1.0 / high, 1.0 / low
+    a = pairs["mean_a"]
+    theta, low, high, p = compare.fieller_welch(
+        a, pairs["mean_b"], pairs["n_a"], pairs["n_b"], pairs["var_a"], pairs["var_b"], harmonic
+    )
     return {
         "blocks": pairs["blocks"],
         "variant": pairs["variant"],
