@@ -533,6 +533,14 @@ pub struct ComparisonStat {
     pub log_ratio_all: Option<LogRatio>,
 }
 
+impl ComparisonStat {
+    /// The cell it holds fixed, `disk=lvm size=5000` (or empty): the words the report and
+    /// `compare --fail-on`'s gate name it by.
+    pub fn context_text(&self) -> String {
+        self.context.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+    }
+}
+
 /// A single trial against the measured trials of the other side of a comparison
 /// (docs/statistics.md, A single number against measured runs).
 #[derive(Debug, Clone, PartialEq, Serialize)]

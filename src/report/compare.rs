@@ -43,7 +43,7 @@ pub(crate) fn markdown(o: &CompareOutput, summary: &Summary) -> String {
         text.push_str(&glance::legend(summary, &shown));
         text.push_str("\n\n");
         for c in &shown {
-            text.push_str(&format!("- {} · {}: {}\n", c.metric, glance::context(c), c.sentence));
+            text.push_str(&format!("- {} · {}: {}\n", c.metric, c.context_text(), c.sentence));
         }
         text.push('\n');
     }

@@ -67,11 +67,6 @@ pub(crate) fn comparison(c: &ComparisonStat) -> String {
     format!("{}: {} vs {}", c.factor, c.level, c.baseline)
 }
 
-/// `disk=lvm size=5000`, or empty.
-pub(crate) fn context(c: &ComparisonStat) -> String {
-    c.context.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
-}
-
 /// The header of [`table`]'s CI column: the level the intervals are computed at, named
 /// "(adaptive)" when adaptive stopping raised it above the nominal level (the settings
 /// line under the title says why).

@@ -566,7 +566,7 @@ fn settings_line(summary: &Summary) -> String {
 fn answer(summary: &Summary, c: &ComparisonStat) -> Answer {
     let mut title = format!("{} · {}", glance::comparison(c), c.metric);
     if !c.context.is_empty() {
-        title.push_str(&format!(" ({})", glance::context(c)));
+        title.push_str(&format!(" ({})", c.context_text()));
     }
     let confidence = confidence(summary.settings.interval_confidence);
     let side = |name: &str, arm: &Arm| {

@@ -4,8 +4,8 @@ use std::collections::HashMap;
 
 use crate::stats::notation::{change_and_interval, ratio_change};
 use crate::stats::verdict::VerdictKind;
+use crate::summary::Summary;
 use crate::summary::compare::{FailOn, Tripped};
-use crate::summary::{ComparisonStat, Summary};
 use crate::vocab::Better;
 
 /// The comparisons that trip the gate: `significant` (beyond ±δ), in the worse direction
@@ -25,7 +25,7 @@ pub(super) fn tripped(summary: &Summary, fail_on: Option<FailOn>) -> Vec<Tripped
         })
         .map(|c| Tripped {
             metric: c.metric.clone(),
-            cell: context(c),
+            cell: c.context_text(),
             change: match (c.ci_low, c.ci_high) {
                 (Some(l), Some(h)) => {
                     let (change, interval) = change_and_interval(c.ratio, (l, h));
@@ -36,11 +36,4 @@ pub(super) fn tripped(summary: &Summary, fail_on: Option<FailOn>) -> Vec<Tripped
             verdict: c.verdict,
         })
         .collect()
-}
-
-/// The cell a comparison holds fixed, `disk=lvm size=5000` (or empty): the words of the
-/// report's glance table ([`crate::report::glance::context`]), which the analysis does
-/// not import (the report comes after it).
-fn context(c: &ComparisonStat) -> String {
-    c.context.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
 }
