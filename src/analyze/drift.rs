@@ -18,10 +18,102 @@ use crate::summary::{DriftStat, MetricMeta, OrderStat, Warning, WarningKind};
 /// all the metrics tested in it: each metric is tested at this over their number.
 pub(crate) const FALSE_ALARMS: f64 = 0.01;
 
-/// One trial of a session's sequence: its start time (µs), its cell × metric (an index
-/// into the analysed groups), its value, its host and its place in its round (0: not
-/// known).
-type Trial = (i64, usize, f64, Name, u32);
+/// The trials of one session and metric, column-wise, in the order they were gathered
+/// (cell by cell): each trial's start time (µs), its cell × metric (an index into the
+/// analysed groups) and value, its place in its round (0: not known) and its centred rank
+/// among its cell's trials in the session ([`drift::centred_ranks_of`]); and the host of
+/// the first.
+#[derive(Debug, Default)]
+struct Sequence {
+    started: Vec<i64>,
+    cell: Vec<usize>,
+    value: Vec<f64>,
+    place: Vec<u32>,
+    rank: Vec<f64>,
+    host: Option<Name>,
+}
+
+impl Sequence {
+    fn len(&self) -> usize {
+        self.started.len()
+    }
+
+    fn with_capacity(n: usize) -> Sequence {
+        Sequence {
+            started: Vec::with_capacity(n),
+            cell: Vec::with_capacity(n),
+            value: Vec::with_capacity(n),
+            place: Vec::with_capacity(n),
+            rank: Vec::with_capacity(n),
+            host: None,
+        }
+    }
+
+    fn append(&mut self, mut other: Sequence) {
+        self.started.append(&mut other.started);
+        self.cell.append(&mut other.cell);
+        self.value.append(&mut other.value);
+        self.place.append(&mut other.place);
+        self.rank.append(&mut other.rank);
+        self.host = self.host.or(other.host);
+    }
+
+    /// The trials' indices by start (ties in the order gathered, as a stable sort keeps
+    /// them). Start and index packed in one integer where they fit, as they do for any
+    /// session shorter than years: a sort of plain integers.
+    fn by_start(&self) -> Vec<u32> {
+        let n = self.len();
+        let Some(&first) = self.started.iter().min() else { return Vec::new() };
+        let span = self.started.iter().map(|&s| s.abs_diff(first)).max().unwrap_or(0);
+        let bits = usize::BITS - n.leading_zeros();
+        if u64::BITS - span.leading_zeros() + bits <= 64 {
+            let mut keys: Vec<u64> =
+                self.started.iter().enumerate().map(|(i, &s)| s.abs_diff(first) << bits | i as u64).collect();
+            keys.sort_unstable();
+            keys.into_iter().map(|k| (k & ((1 << bits) - 1)) as u32).collect()
+        } else {
+            let mut keys: Vec<(i64, u32)> =
+                self.started.iter().enumerate().map(|(i, &s)| (s, i as u32)).collect();
+            keys.sort_unstable();
+            keys.into_iter().map(|(_, i)| i).collect()
+        }
+    }
+
+    /// `by_start`'s trials with a place, by place, each place's in the order they started:
+    /// a stable counting sort by place.
+    fn by_place(&self, by_start: &[u32]) -> Vec<u32> {
+        let places = self.place.iter().max().map_or(0, |&p| p as usize + 1);
+        let mut at = vec![0usize; places + 1];
+        for &p in &self.place {
+            at[p as usize + 1] += 1;
+        }
+        for p in 1..at.len() {
+            at[p] += at[p - 1];
+        }
+        // place 0 (not known) is left out
+        let unknown = at[1];
+        let mut out = vec![0u32; by_start.len() - unknown];
+        for &i in by_start {
+            let p = self.place[i as usize] as usize;
+            if p > 0 {
+                out[at[p] - unknown] = i;
+                at[p] += 1;
+            }
+        }
+        out
+    }
+
+    /// The points and ranks of the trials `order` says, in that order.
+    fn points(&self, order: &[u32]) -> (Vec<Point>, Vec<f64>) {
+        order
+            .iter()
+            .map(|&i| {
+                let i = i as usize;
+                (Point { cell: self.cell[i], value: self.value[i] }, self.rank[i])
+            })
+            .unzip()
+    }
+}
 
 /// What the sessions' trials showed: drifts in time, and effects of the order within a
 /// round.
@@ -39,26 +131,54 @@ pub(crate) fn shifts(
     primary: &HashSet<&str>,
     names: &Names,
 ) -> Shifts {
-    let mut sequences: HashMap<(Name, usize), Vec<Trial>> = HashMap::new();
-    for (index, a) in analysed.iter().enumerate() {
-        if !primary.contains(metrics[a.meta].name.as_str()) {
-            continue;
-        }
-        let rows = &a.group.rows;
-        let n = a.all.len();
-        if rows.sessions.len() != n || rows.started.len() != n || rows.positions.len() != n {
-            continue;
-        }
-        for (i, &value) in a.all.values().iter().enumerate() {
-            let Some(started) = rows.started[i].get() else { continue };
-            sequences.entry((rows.sessions[i], a.meta)).or_default().push((
-                started,
-                index,
-                value,
-                rows.hosts[i],
-                rows.positions[i],
-            ));
-        }
+    // each cell's trials of each session, ranked within them (on every core), then
+    // gathered into each (session, metric)'s sequence in the cells' order
+    let cells: Vec<Vec<((Name, usize), Sequence)>> = analysed
+        .par_iter()
+        .enumerate()
+        .map(|(index, a)| {
+            let rows = &a.group.rows;
+            let n = a.all.len();
+            if !primary.contains(metrics[a.meta].name.as_str())
+                || rows.sessions.len() != n
+                || rows.started.len() != n
+                || rows.positions.len() != n
+            {
+                return Vec::new();
+            }
+            let mut by_session: Vec<((Name, usize), Sequence)> = Vec::new();
+            for (i, &value) in a.all.values().iter().enumerate() {
+                let Some(started) = rows.started[i].get() else { continue };
+                let key = (rows.sessions[i], a.meta);
+                let at = match by_session.iter().position(|(k, _)| *k == key) {
+                    Some(at) => at,
+                    None => {
+                        let mut s = Sequence::with_capacity(n);
+                        s.host = Some(rows.hosts[i]);
+                        by_session.push((key, s));
+                        by_session.len() - 1
+                    }
+                };
+                let s = &mut by_session[at].1;
+                s.started.push(started);
+                s.cell.push(index);
+                s.value.push(value);
+                s.place.push(rows.positions[i]);
+            }
+            for (_, s) in &mut by_session {
+                s.rank = drift::centred_ranks_of(&s.value);
+            }
+            by_session
+        })
+        .collect();
+    let mut sizes: HashMap<(Name, usize), usize> = HashMap::new();
+    for (key, trials) in cells.iter().flatten() {
+        *sizes.entry(*key).or_default() += trials.len();
+    }
+    let mut sequences: HashMap<(Name, usize), Sequence> =
+        sizes.into_iter().map(|(key, n)| (key, Sequence::with_capacity(n))).collect();
+    for (key, trials) in cells.into_iter().flatten() {
+        sequences.entry(key).or_default().append(trials);
     }
     // each session's metrics share its false alarms
     let mut per_session: HashMap<Name, usize> = HashMap::new();
@@ -70,48 +190,56 @@ pub(crate) fn shifts(
     let mut keys: Vec<(Name, usize)> = sequences.keys().copied().collect();
     keys.sort_by_key(|(s, m)| (names.get(*s).to_owned(), *m));
     // the sequences are independent: tested in parallel, kept in the keys' order
-    let sequences: Vec<((Name, usize), Vec<Trial>)> =
+    let sequences: Vec<((Name, usize), Sequence)> =
         keys.into_iter().map(|key| (key, sequences.remove(&key).unwrap_or_default())).collect();
     let found: Vec<(Option<DriftStat>, Option<OrderStat>)> = sequences
         .into_par_iter()
-        .map(|(key, mut trials)| {
+        .map(|(key, trials)| {
             let session = names.get(key.0);
             let seed = session
                 .bytes()
                 .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
             let alpha = FALSE_ALARMS / per_session.get(&key.0).copied().unwrap_or(1).max(1) as f64;
-            let cells = trials.iter().map(|t| t.1).collect::<HashSet<usize>>().len();
-            let host = names.get(trials[0].3).to_owned();
+            let mut seen = vec![false; analysed.len()];
+            let cells = trials.cell.iter().filter(|&&c| !std::mem::replace(&mut seen[c], true)).count();
+            let host = trials.host.map(|h| names.get(h).to_owned()).unwrap_or_default();
             let metric = &metrics[key.1].name;
-            trials.sort_by_key(|t| t.0);
-            let drift = drift(&trials, seed, alpha).map(|(d, at)| DriftStat {
-                session: session.to_owned(),
-                host: host.clone(),
-                metric: metric.clone(),
-                trials: d.trials,
-                cells,
-                before: d.at,
-                change_at: jiff::Timestamp::from_microsecond(at).map(|t| t.to_string()).unwrap_or_default(),
-                change_pct: d.ratio.map(|r| (r - 1.0) * 100.0),
-                p_value: d.p_value,
-                alpha,
-                points: points(&trials),
-            });
-            // by place, each place's trials in the order they started (a stable sort)
-            trials.retain(|t| t.4 > 0);
-            trials.sort_by_key(|t| t.4);
-            let order = order(&trials, seed ^ 0x0de7, alpha).map(|(d, last)| OrderStat {
-                session: session.to_owned(),
-                host,
-                metric: metric.clone(),
-                trials: d.trials,
-                cells,
-                places: trials.last().map_or(0, |t| t.4),
-                up_to_place: last,
-                change_pct: d.ratio.map(|r| (r - 1.0) * 100.0),
-                p_value: d.p_value,
-                alpha,
-            });
+            let by_start = trials.by_start();
+            let (drift, order) = rayon::join(
+                || {
+                    drift(&trials, &by_start, seed, alpha).map(|(d, at)| DriftStat {
+                        session: session.to_owned(),
+                        host: host.clone(),
+                        metric: metric.clone(),
+                        trials: d.trials,
+                        cells,
+                        before: d.at,
+                        change_at: jiff::Timestamp::from_microsecond(at)
+                            .map(|t| t.to_string())
+                            .unwrap_or_default(),
+                        change_pct: d.ratio.map(|r| (r - 1.0) * 100.0),
+                        p_value: d.p_value,
+                        alpha,
+                        points: points(&trials, &by_start),
+                    })
+                },
+                || {
+                    // by place, each place's trials in the order they started
+                    let by_place = trials.by_place(&by_start);
+                    self::order(&trials, &by_place, seed ^ 0x0de7, alpha).map(|(d, last)| OrderStat {
+                        session: session.to_owned(),
+                        host: host.clone(),
+                        metric: metric.clone(),
+                        trials: d.trials,
+                        cells,
+                        places: by_place.last().map_or(0, |&i| trials.place[i as usize]),
+                        up_to_place: last,
+                        change_pct: d.ratio.map(|r| (r - 1.0) * 100.0),
+                        p_value: d.p_value,
+                        alpha,
+                    })
+                },
+            );
             (drift, order)
         })
         .collect();
@@ -119,45 +247,47 @@ pub(crate) fn shifts(
     Shifts { drifts: drifts.into_iter().flatten().collect(), orders: orders.into_iter().flatten().collect() }
 }
 
-/// `trials` (in the order they started) as a drift's plot shows them: seconds after the
-/// first started, and each value's difference from its cell's median, in %.
-fn points(trials: &[Trial]) -> Vec<(f64, f64)> {
+/// The trials `order` says (in the order they started) as a drift's plot shows them:
+/// seconds after the first started, and each value's difference from its cell's median,
+/// in %.
+fn points(trials: &Sequence, order: &[u32]) -> Vec<(f64, f64)> {
     let mut by_cell: HashMap<usize, Vec<f64>> = HashMap::new();
-    for t in trials {
-        by_cell.entry(t.1).or_default().push(t.2);
+    for &i in order {
+        by_cell.entry(trials.cell[i as usize]).or_default().push(trials.value[i as usize]);
     }
     let medians: HashMap<usize, f64> = by_cell
         .into_iter()
         .map(|(cell, mut values)| (cell, crate::stats::elementary::median_in_place(&mut values)))
         .collect();
-    let first = trials.first().map_or(0, |t| t.0);
-    trials
+    let first = order.first().map_or(0, |&i| trials.started[i as usize]);
+    order
         .iter()
-        .map(|&(started, cell, value, ..)| {
-            let median = medians[&cell];
-            ((started - first) as f64 / 1e6, (value / median - 1.0) * 100.0)
+        .map(|&i| {
+            let i = i as usize;
+            let median = medians[&trials.cell[i]];
+            ((trials.started[i] - first) as f64 / 1e6, (trials.value[i] / median - 1.0) * 100.0)
         })
         .collect()
 }
 
-/// The drift of `trials` (in the order they started) below `alpha`, with the start of the
-/// first trial after the change.
-fn drift(trials: &[Trial], seed: u64, alpha: f64) -> Option<(drift::Drift, i64)> {
-    let points: Vec<Point> = trials.iter().map(|&(_, cell, value, ..)| Point { cell, value }).collect();
-    let d = drift::test(&points, seed)?;
-    let at = trials[d.at].0;
-    (d.p_value < alpha).then_some((d, at))
+/// The drift of the trials `order` says (in the order they started) below `alpha`, with
+/// the start of the first trial after the change.
+fn drift(trials: &Sequence, order: &[u32], seed: u64, alpha: f64) -> Option<(drift::Drift, i64)> {
+    let (points, u) = trials.points(order);
+    let d = drift::test_ranked(&points, &u, seed).filter(|d| d.p_value < alpha)?;
+    let at = trials.started[order[d.at] as usize];
+    Some((drift::Drift { ratio: drift::shift(&points, d.at), ..d }, at))
 }
 
-/// The effect of the place in a round on `trials` (by place) below `alpha`, with the last
-/// place before the change.
-fn order(trials: &[Trial], seed: u64, alpha: f64) -> Option<(drift::Drift, u32)> {
-    let points: Vec<Point> = trials.iter().map(|&(_, cell, value, ..)| Point { cell, value }).collect();
-    let places: Vec<u32> = trials.iter().map(|t| t.4).collect();
-    let d = drift::test_places(&points, &places, seed)?;
+/// The effect of the place in a round on the trials `order` says (by place) below
+/// `alpha`, with the last place before the change.
+fn order(trials: &Sequence, order: &[u32], seed: u64, alpha: f64) -> Option<(drift::Drift, u32)> {
+    let (points, u) = trials.points(order);
+    let places: Vec<u32> = order.iter().map(|&i| trials.place[i as usize]).collect();
+    let d = drift::test_places_ranked(&points, &u, &places, seed).filter(|d| d.p_value < alpha)?;
     // a change found is after a place (a p-value below 1 has `at` ≥ 1)
     let last = *places.get(d.at.checked_sub(1)?)?;
-    (d.p_value < alpha).then_some((d, last))
+    Some((drift::Drift { ratio: drift::shift(&points, d.at), ..d }, last))
 }
 
 /// One warning per drift found.
@@ -208,4 +338,33 @@ pub(crate) fn order_warnings(orders: &[OrderStat]) -> Vec<Warning> {
             )
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The two orders against stable sorts of the trials, on starts with ties, unknown
+    /// places (0) and places out of order, in sizes that pack and one that does not.
+    #[test]
+    fn by_start_and_by_place_are_stable_sorts() {
+        for (n, spread) in [(1usize, 10i64), (60, 7), (1000, 1 << 20), (300, i64::MAX / 4)] {
+            let mut s = Sequence::default();
+            let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+            for _ in 0..n {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                s.started.push((x % spread as u64) as i64 - spread / 2);
+                s.place.push((x >> 40) as u32 % 5);
+            }
+            let mut want: Vec<u32> = (0..n as u32).collect();
+            want.sort_by_key(|&i| s.started[i as usize]);
+            let by_start = s.by_start();
+            assert_eq!(by_start, want, "by start, n = {n}");
+            want.retain(|&i| s.place[i as usize] > 0);
+            want.sort_by_key(|&i| s.place[i as usize]);
+            assert_eq!(s.by_place(&by_start), want, "by place, n = {n}");
+        }
+    }
 }

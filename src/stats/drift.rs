@@ -47,33 +47,62 @@ pub(crate) struct Drift {
     pub trials: usize,
 }
 
-/// Each point's rank within its cell, scaled to (0, 1), less ½ (ties share their mean
-/// rank); a cell of one trial gives 0.
-fn centred_ranks(points: &[Point]) -> Vec<f64> {
-    let mut by_cell: std::collections::HashMap<usize, Vec<usize>> = std::collections::HashMap::new();
-    for (i, p) in points.iter().enumerate() {
-        by_cell.entry(p.cell).or_default().push(i);
+/// Each point's rank within its cell, scaled to (0, 1), less ½ ([`centred_ranks_of`]);
+/// a cell of one trial gives 0. The ranks do not depend on the points' order: a sequence
+/// taken in two orders (by start, by place) is ranked once.
+pub(crate) fn centred_ranks(points: &[Point]) -> Vec<f64> {
+    let cells = dense_cells(points);
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); cells.iter().max().map_or(0, |&c| c + 1)];
+    for (i, &c) in cells.iter().enumerate() {
+        members[c].push(i);
     }
     let mut out = vec![0.0; points.len()];
-    for members in by_cell.values() {
-        let m = members.len() as f64;
-        let mut sorted = members.clone();
-        sorted.sort_by(|&a, &b| points[a].value.total_cmp(&points[b].value));
-        let mut k = 0;
-        while k < sorted.len() {
-            let mut j = k;
-            while j + 1 < sorted.len() && points[sorted[j + 1]].value == points[sorted[k]].value {
-                j += 1;
-            }
-            // ranks k+1 ..= j+1 share their mean
-            let rank = (k + j) as f64 / 2.0 + 1.0;
-            for &i in &sorted[k..=j] {
-                out[i] = (rank - 0.5) / m - 0.5;
-            }
-            k = j + 1;
+    for members in &members {
+        let values: Vec<f64> = members.iter().map(|&i| points[i].value).collect();
+        for (&i, u) in members.iter().zip(centred_ranks_of(&values)) {
+            out[i] = u;
         }
     }
     out
+}
+
+/// The ranks of one cell's `values` (1 for the smallest; ties share their mean rank),
+/// scaled to (0, 1) and less ½: (rank − ½) / n − ½, in the values' order.
+pub(crate) fn centred_ranks_of(values: &[f64]) -> Vec<f64> {
+    let m = values.len() as f64;
+    let mut sorted: Vec<usize> = (0..values.len()).collect();
+    sorted.sort_unstable_by(|&a, &b| values[a].total_cmp(&values[b]));
+    let mut out = vec![0.0; values.len()];
+    let mut k = 0;
+    while k < sorted.len() {
+        let mut j = k;
+        while j + 1 < sorted.len() && values[sorted[j + 1]] == values[sorted[k]] {
+            j += 1;
+        }
+        // ranks k+1 ..= j+1 share their mean
+        let rank = (k + j) as f64 / 2.0 + 1.0;
+        for &i in &sorted[k..=j] {
+            out[i] = (rank - 0.5) / m - 0.5;
+        }
+        k = j + 1;
+    }
+    out
+}
+
+/// The points' cells numbered 0, 1, … in order of first appearance when their ids are
+/// sparse; as they are when they are already few and small (an index into the cells).
+fn dense_cells(points: &[Point]) -> Vec<usize> {
+    if points.iter().all(|p| p.cell <= 4 * points.len() + 1024) {
+        return points.iter().map(|p| p.cell).collect();
+    }
+    let mut ids: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
+    points
+        .iter()
+        .map(|p| {
+            let next = ids.len();
+            *ids.entry(p.cell).or_insert(next)
+        })
+        .collect()
 }
 
 /// Pettitt's statistic of `u`: the largest |partial sum| and the number of terms in it.
@@ -128,16 +157,23 @@ fn kolmogorov_tail(x: f64) -> f64 {
 /// Tests `points` (in the order they started) for a drift; `None` below [`MIN_TRIALS`]
 /// or when no cell has two distinct values. `seed` fixes the permutations.
 pub(crate) fn test(points: &[Point], seed: u64) -> Option<Drift> {
+    let d = test_ranked(points, &centred_ranks(points), seed)?;
+    Some(Drift { ratio: shift(points, d.at), ..d })
+}
+
+/// [`test()`] of `points` whose [`centred_ranks`] are `u` (in the points' order), the
+/// `ratio` not computed (`None`: [`shift`] gives it, for a finding).
+pub(crate) fn test_ranked(points: &[Point], u: &[f64], seed: u64) -> Option<Drift> {
     let n = points.len();
-    let u = ranks_of(points)?;
-    let (k, at) = cusum(&u);
+    usable(points, u)?;
+    let (k, at) = cusum(u);
     let p_value = if n <= EXACT_UP_TO {
-        permutation_p(points, &u, seed, |shuffled| cusum(shuffled).0 >= k - 1e-12)
+        permutation_p(points, u, seed, |shuffled| cusum(shuffled).0 >= k - 1e-12)
     } else {
         let variance: f64 = u.iter().map(|x| x * x).sum::<f64>() / n as f64;
         kolmogorov_tail(k / (n as f64 * variance).sqrt())
     };
-    Some(Drift { p_value, at, ratio: shift(points, at), trials: n })
+    Some(Drift { p_value, at, ratio: None, trials: n })
 }
 
 /// Tests `points`, in the order of their places in a round (a trial's `position`), for
@@ -148,15 +184,22 @@ pub(crate) fn test(points: &[Point], seed: u64) -> Option<Drift> {
 /// bound over the cuts of each standardised sum's normal limit. `None` as for [`test()`],
 /// and when all points are at one place.
 pub(crate) fn test_places(points: &[Point], places: &[u32], seed: u64) -> Option<Drift> {
+    let d = test_places_ranked(points, &centred_ranks(points), places, seed)?;
+    Some(Drift { ratio: shift(points, d.at), ..d })
+}
+
+/// [`test_places`] of `points` whose [`centred_ranks`] are `u`, the `ratio` not computed
+/// (as [`test_ranked`]).
+pub(crate) fn test_places_ranked(points: &[Point], u: &[f64], places: &[u32], seed: u64) -> Option<Drift> {
     let n = points.len();
     if places.len() != n || !places.is_sorted() || places.first() == places.last() {
         return None;
     }
+    usable(points, u)?;
     let cuts: Vec<bool> = places.windows(2).map(|w| w[0] != w[1]).collect();
-    let u = ranks_of(points)?;
-    let (k, at) = standardised_cusum(&u, &cuts);
+    let (k, at) = standardised_cusum(u, &cuts);
     let p_value = if n <= EXACT_UP_TO {
-        permutation_p(points, &u, seed, |shuffled| standardised_cusum(shuffled, &cuts).0 >= k - 1e-12)
+        permutation_p(points, u, seed, |shuffled| standardised_cusum(shuffled, &cuts).0 >= k - 1e-12)
     } else {
         // a sum of t terms under shuffling of all ranks has variance t (n − t) Σu² / (n (n − 1))
         let variance: f64 = u.iter().map(|x| x * x).sum::<f64>() / (n as f64 * (n - 1) as f64);
@@ -164,17 +207,17 @@ pub(crate) fn test_places(points: &[Point], places: &[u32], seed: u64) -> Option
         let m = cuts.iter().filter(|&&c| c).count() as f64;
         (m * 2.0 * crate::stats::dist::normal_sf(z).unwrap_or(1.0)).min(1.0)
     };
-    Some(Drift { p_value, at, ratio: shift(points, at), trials: n })
+    Some(Drift { p_value, at, ratio: None, trials: n })
 }
 
-/// The centred ranks within cells of `points`; `None` below [`MIN_TRIALS`], with a value
-/// not finite, or when no cell has two distinct values.
-fn ranks_of(points: &[Point]) -> Option<Vec<f64>> {
-    if points.len() < MIN_TRIALS || points.iter().any(|p| !p.value.is_finite()) {
-        return None;
-    }
-    let u = centred_ranks(points);
-    u.iter().any(|x| *x != 0.0).then_some(u)
+/// `Some` when `points`, ranked `u`, can be tested: at least [`MIN_TRIALS`], every value
+/// finite, and a cell with two distinct values.
+fn usable(points: &[Point], u: &[f64]) -> Option<()> {
+    let ok = points.len() >= MIN_TRIALS
+        && u.len() == points.len()
+        && points.iter().all(|p| p.value.is_finite())
+        && u.iter().any(|x| *x != 0.0);
+    ok.then_some(())
 }
 
 /// The permutation test's p-value: the share of [`PERMUTATIONS`] seeded shufflings of
@@ -209,21 +252,22 @@ fn permutation_p(points: &[Point], u: &[f64], seed: u64, as_large: impl Fn(&[f64
 }
 
 /// After `at` against before: per cell with trials on both sides, the ratio of the
-/// medians; their median. One pass over the points, grouped by cell.
-fn shift(points: &[Point], at: usize) -> Option<f64> {
-    let median = |v: &mut Vec<f64>| -> f64 {
+/// medians; their median.
+pub(crate) fn shift(points: &[Point], at: usize) -> Option<f64> {
+    let median = |v: &mut [f64]| -> f64 {
         v.sort_by(f64::total_cmp);
         let n = v.len();
         if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
     };
-    let mut sides: std::collections::BTreeMap<usize, (Vec<f64>, Vec<f64>)> =
-        std::collections::BTreeMap::new();
-    for (i, p) in points.iter().enumerate() {
-        let (before, after) = sides.entry(p.cell).or_default();
+    let cells = dense_cells(points);
+    let mut sides: Vec<(Vec<f64>, Vec<f64>)> = Vec::new();
+    sides.resize_with(cells.iter().max().map_or(0, |&c| c + 1), Default::default);
+    for (i, (p, &c)) in points.iter().zip(&cells).enumerate() {
+        let (before, after) = &mut sides[c];
         if i < at { before.push(p.value) } else { after.push(p.value) }
     }
     let mut ratios: Vec<f64> = sides
-        .into_values()
+        .into_iter()
         .filter_map(|(mut before, mut after)| {
             if before.is_empty() || after.is_empty() {
                 return None;
