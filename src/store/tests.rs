@@ -572,14 +572,15 @@ fn damaged_or_stale_columns_are_ignored_and_written_anew() {
     let kinds: Vec<&str> = good.iter().map(|(name, _)| name.split('/').next().unwrap()).collect();
     assert_eq!(
         kinds,
-        ["_manifest.json", "metrics", "telemetry", "trials"],
+        ["_manifest.json", "ids", "metrics", "telemetry", "trials"],
         "{:?}",
         good.iter().map(|f| &f.0).collect::<Vec<_>>()
     );
     assert!(good.iter().all(|(_, bytes)| bytes.len() > 100), "a file of the fixture is nearly empty");
     // a byte flipped in any file — its first, middle or last, by the lowest bit — or the
     // file cut short, or one byte more: ignored, rebuilt as it was. A progress does not
-    // read the secondary metrics (`telemetry-…`): a flip there goes unseen by it.
+    // read the secondary metrics (`telemetry/`) nor the ids (`ids/`), and a report not
+    // the ids: a flip there goes unseen by them.
     for (name, bytes) in &good {
         let path = columns.join(name);
         let len = bytes.len();
@@ -595,9 +596,10 @@ fn damaged_or_stale_columns_are_ignored_and_written_anew() {
         ];
         for (what, bad) in flips.into_iter().chain(cuts) {
             std::fs::write(&path, &bad).unwrap();
-            let unseen = name.starts_with("telemetry/");
+            let ids = name.starts_with("ids/");
+            let unseen = name.starts_with("telemetry/") || ids;
             assert_eq!(covered_as(&store, Needed::Progress).is_some(), unseen, "{name} {what}");
-            assert_eq!(covered_as(&store, Needed::Report), None, "{name} {what}");
+            assert_eq!(covered_as(&store, Needed::Report).is_some(), ids, "{name} {what}");
             assert_eq!(covered(&store), None, "{name} {what}");
             assert_eq!(read_keeping(&store, false), expected, "{name} {what}");
             assert_eq!(folder(&columns), good, "rebuilt after {name} {what}");
@@ -681,7 +683,7 @@ fn appended_trials_become_a_part_and_past_the_most_parts_one() {
     std::fs::write(store.runs_path(), lines_of(&records[..100])).unwrap();
     read_keeping(&store, false);
     let mut before = parquet(&columns);
-    assert_eq!(before.len(), 3);
+    assert_eq!(before.len(), 4);
     let mut written = 100;
     for part in 2..=columns::MAX_PARTS + 1 {
         // more than an eighth of what the parts cover: a read keeps them
@@ -697,14 +699,14 @@ fn appended_trials_become_a_part_and_past_the_most_parts_one() {
         assert_eq!(read_keeping(&store, false), expected, "{part} parts");
         let after = parquet(&columns);
         if part <= columns::MAX_PARTS {
-            assert_eq!(after.len(), 3 * part, "{part} parts");
+            assert_eq!(after.len(), 4 * part, "{part} parts");
             assert!(
                 before.iter().all(|f| after.contains(f)),
                 "a part before was written again ({part} parts)"
             );
         } else {
             // one part again, of every trial
-            assert_eq!(after.len(), 3, "written again as one");
+            assert_eq!(after.len(), 4, "written again as one");
             assert!(after[0].0.contains("/part-0000000000-"), "{:?}", after[0].0);
         }
         // read from the parts alone: the same table

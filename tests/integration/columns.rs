@@ -125,11 +125,14 @@ fn a_large_store_reads_the_same_with_its_columns_as_from_its_log() {
     std::fs::write(&first_part, &bytes).unwrap();
     assert_eq!(read(dir.path()), after);
     // written anew as one part: the damaged file is gone
-    for kind in ["trials", "metrics", "telemetry"] {
+    for kind in ["trials", "metrics", "telemetry", "ids"] {
         assert_eq!(parts(kind).len(), 1, "{kind}: {:?}", parts(kind));
     }
     assert_ne!(std::fs::read(&parts("trials")[0]).unwrap(), bytes, "rebuilt");
-    assert_eq!(parts(""), ["_manifest.json", "metrics", "telemetry", "trials"].map(|n| columns.join(n)));
+    assert_eq!(
+        parts(""),
+        ["_manifest.json", "ids", "metrics", "telemetry", "trials"].map(|n| columns.join(n))
+    );
     // nothing left behind but the columns and where the cells stand
     let mut names: Vec<String> = std::fs::read_dir(dir.path().join("reports/exp"))
         .unwrap()

@@ -37,6 +37,8 @@ trials = pd.read_parquet(os.path.join(columns, "trials"))
 metrics = pd.read_parquet(os.path.join(columns, "metrics"))
 telemetry = pd.read_parquet(os.path.join(columns, "telemetry"))
 assert len(trials) == len(records), f"{len(trials)} trials in the columns, {len(records)} records"
+# the ids are a table of their own, joined on the trial's number
+trials = trials.merge(pd.read_parquet(os.path.join(columns, "ids")), on="trial", validate="one_to_one")
 trials = trials.sort_values("trial").reset_index(drop=True)
 assert list(trials["trial"]) == list(range(len(records))), "trials numbered in log order"
 

@@ -1,5 +1,5 @@
 //! A part of `runs.columns/` as Parquet, through polars: the trial columns of a run of
-//! consecutive trials as three tables (docs/store.md lists their columns), each in a
+//! consecutive trials as four tables (docs/store.md lists their columns), each in a
 //! folder of its own, and back.
 //!
 //! Every text column (cell, host, session, monitor sources, metric, unit, secondary
@@ -24,9 +24,10 @@ use crate::store::secondary::SecondaryMetrics;
 use crate::store::trials::{Failed, Needed, Started, Trials};
 use crate::vocab::MeanKind;
 
-/// A part's three tables, each in a folder of its own: a Parquet dataset to pandas,
-/// pyarrow, DuckDB or Spark (`pd.read_parquet("runs.columns/metrics")`).
-pub(super) const KINDS: [&str; 3] = ["trials", "metrics", "telemetry"];
+/// A part's four tables, each in a folder of its own: a Parquet dataset to pandas,
+/// pyarrow, DuckDB or Spark (`pd.read_parquet("runs.columns/metrics")`). The trials' ids
+/// are a table of their own: most of the trial table's bytes, which only `export` reads.
+pub(super) const KINDS: [&str; 4] = ["trials", "metrics", "telemetry", "ids"];
 
 /// The statuses' words, by their code.
 const STATUSES: [&str; 5] = ["ok", "failed", "timeout", "parse_error", "imported"];
@@ -56,10 +57,10 @@ fn enum_column(name: &str, codes: Vec<u32>, dtype: &DataType) -> PolarsResult<Co
     Ok(Series::from_cats_and_dtype(&codes, dtype, true)?.into_column())
 }
 
-/// Writes the columns of trials `range` of `t` as a part in `dir`: its three files.
+/// Writes the columns of trials `range` of `t` as a part in `dir`: its four files.
 pub(super) fn encode(dir: &Path, t: &Trials, range: Range<usize>) -> io::Result<Part> {
     let frames = frames(t, range.clone()).map_err(io::Error::other)?;
-    let mut bytes = Vec::with_capacity(3);
+    let mut bytes = Vec::with_capacity(KINDS.len());
     for mut frame in frames {
         let mut out = Vec::new();
         ParquetWriter::new(&mut out)
@@ -73,7 +74,7 @@ pub(super) fn encode(dir: &Path, t: &Trials, range: Range<usize>) -> io::Result<
     // named by the first trial and the contents: two writers of the same part write the
     // same files, and a part written anew never overwrites one a manifest lists
     let tag = &hex(&blake3::hash(&bytes[0]))[..12];
-    let mut files = Vec::with_capacity(3);
+    let mut files = Vec::with_capacity(KINDS.len());
     for (kind, bytes) in KINDS.into_iter().zip(&bytes) {
         let name = format!("{kind}/part-{:010}-{tag}.parquet", range.start);
         let path = dir.join(&name);
@@ -86,12 +87,12 @@ pub(super) fn encode(dir: &Path, t: &Trials, range: Range<usize>) -> io::Result<
     }
     let rows = t.rows_of(range.clone());
     let values = t.secondary.values_of(range.clone());
-    let files: [FileSum; 3] = files.try_into().map_err(|_| bad())?;
+    let files: [FileSum; 4] = files.try_into().map_err(|_| bad())?;
     Ok(Part { trials: range.len(), rows: rows.len(), values: values.len(), files })
 }
 
-/// The three tables of trials `range`: `trials`, `metrics`, `telemetry`.
-fn frames(t: &Trials, range: Range<usize>) -> PolarsResult<[DataFrame; 3]> {
+/// The four tables of trials `range`: `trials`, `metrics`, `telemetry`, `ids`.
+fn frames(t: &Trials, range: Range<usize>) -> PolarsResult<[DataFrame; 4]> {
     let names = enum_of(t.names.0.items.iter().map(|s| &**s))?;
     let statuses = enum_of(STATUSES)?;
     let means = enum_of(MEANS)?;
@@ -105,8 +106,7 @@ fn frames(t: &Trials, range: Range<usize>) -> PolarsResult<[DataFrame; 3]> {
     let trials = DataFrame::new(
         r.len(),
         vec![
-            Column::new("trial".into(), trial),
-            Column::new("id".into(), r.clone().map(|i| t.id(i).into_owned()).collect::<Vec<String>>()),
+            Column::new("trial".into(), trial.clone()),
             enum_column("cell", codes(&t.cell[r.clone()]), &names)?,
             enum_column("host", codes(&t.host[r.clone()]), &names)?,
             enum_column("session", codes(&t.session[r.clone()]), &names)?,
@@ -134,7 +134,7 @@ fn frames(t: &Trials, range: Range<usize>) -> PolarsResult<[DataFrame; 3]> {
         ],
     )?;
     let (mut value_trial, mut value_name, mut value) = (Vec::new(), Vec::new(), Vec::new());
-    for i in r {
+    for i in r.clone() {
         let (names, values) = t.secondary.of(i);
         for (n, v) in names.iter().zip(values) {
             value_trial.push(i as u32);
@@ -150,7 +150,14 @@ fn frames(t: &Trials, range: Range<usize>) -> PolarsResult<[DataFrame; 3]> {
             Column::new("value".into(), value),
         ],
     )?;
-    Ok([trials, metrics, telemetry])
+    let ids = DataFrame::new(
+        r.len(),
+        vec![
+            Column::new("trial".into(), trial),
+            Column::new("id".into(), r.map(|i| t.id(i).into_owned()).collect::<Vec<String>>()),
+        ],
+    )?;
+    Ok([trials, metrics, telemetry, ids])
 }
 
 /// The trial columns of the parts `m` lists, those `needed` says (the others empty).
@@ -278,7 +285,7 @@ fn trial_columns(dir: &Path, part: &Part, needed: Needed, names: &[Box<str>]) ->
         columns.extend(["host", "monitored", "telemetry_shape", "position"]);
     }
     if needed == Needed::All {
-        columns.extend(["id", "round"]);
+        columns.push("round");
     }
     let frame = table(dir, &part.files[0], &columns, part.trials)?;
     let get = |name: &str| col(&frame, name);
@@ -296,7 +303,10 @@ fn trial_columns(dir: &Path, part: &Part, needed: Needed, names: &[Box<str>]) ->
         warmup: get("warmup")?.bool().map_err(damaged)?.iter().map(Option::unwrap_or_default).collect(),
         repetition: small(&get("repetition")?)?,
         // i64::MIN is no time a record's start reads as: none
-        started: started.physical().iter().map(|s| Started::new(s.filter(|&s| s != i64::MIN))).collect(),
+        started: match started.physical().cont_slice() {
+            Ok(all) => all.iter().map(|&s| Started::new(Some(s).filter(|&s| s != i64::MIN))).collect(),
+            Err(_) => started.physical().iter().map(|s| Started::new(s.filter(|&s| s != i64::MIN))).collect(),
+        },
         wall_time: numbers(&get("wall_time")?)?,
         ..TrialColumns::default()
     };
@@ -307,8 +317,9 @@ fn trial_columns(dir: &Path, part: &Part, needed: Needed, names: &[Box<str>]) ->
         out.position = small(&get("position")?)?;
     }
     if needed == Needed::All {
+        let ids_table = table(dir, &part.files[3], &["id"], part.trials)?;
         let mut ids = Ids::default();
-        for id in get("id")?.str().map_err(damaged)?.iter().map(Option::unwrap_or_default) {
+        for id in col(&ids_table, "id")?.str().map_err(damaged)?.iter().map(Option::unwrap_or_default) {
             ids.push(id);
         }
         out.ids = Some(ids);
@@ -336,7 +347,7 @@ fn metric_columns(dir: &Path, part: &Part, needed: Needed, names: &[Box<str>]) -
 }
 
 /// Appends the columns of `part`, whose first trial is `first`, to `t` (its names the
-/// manifest's `names`), and its trials' secondary shapes to `shapes`. The three tables
+/// manifest's `names`), and its trials' secondary shapes to `shapes`. The tables
 /// are read and taken apart at once, each frame let go as soon as its columns are out.
 fn decode_part(
     dir: &Path,
@@ -360,21 +371,21 @@ fn decode_part(
         },
     );
     let (trials, metrics, telemetry) = (trials?, metrics?, telemetry?);
-    t.cell.extend(trials.cell);
-    t.session.extend(trials.session);
-    t.status.extend(trials.status);
-    t.warmup.extend(trials.warmup);
-    t.repetition.extend(trials.repetition);
-    t.started.extend(trials.started);
-    t.wall_time.extend(trials.wall_time);
-    t.host.extend(trials.host);
-    t.monitored.extend(trials.monitored);
-    shapes.extend(trials.shapes);
-    t.position.extend(trials.position);
+    join(&mut t.cell, trials.cell);
+    join(&mut t.session, trials.session);
+    join(&mut t.status, trials.status);
+    join(&mut t.warmup, trials.warmup);
+    join(&mut t.repetition, trials.repetition);
+    join(&mut t.started, trials.started);
+    join(&mut t.wall_time, trials.wall_time);
+    join(&mut t.host, trials.host);
+    join(&mut t.monitored, trials.monitored);
+    join(shapes, trials.shapes);
+    join(&mut t.position, trials.position);
     if let Some(ids) = trials.ids {
         t.ids.append(ids);
     }
-    t.round.extend(trials.round);
+    join(&mut t.round, trials.round);
 
     // each trial's rows: the metrics' trials in order, each one of the part's
     let rows_before = t.metric.len();
@@ -389,14 +400,24 @@ fn decode_part(
     if at != row_trial.len() {
         return Err(bad());
     }
-    t.metric.extend(metrics.metric);
-    t.value.extend(metrics.value);
-    t.mean.extend(metrics.mean);
-    t.unit.extend(metrics.unit);
+    join(&mut t.metric, metrics.metric);
+    join(&mut t.value, metrics.value);
+    join(&mut t.mean, metrics.mean);
+    join(&mut t.unit, metrics.unit);
     if let Some(values) = telemetry {
-        t.secondary.values.extend(values);
+        join(&mut t.secondary.values, values);
     }
     Ok(())
+}
+
+/// `more` after `column`'s values: taken whole when `column` is empty (the first part,
+/// often the only one), not copied.
+fn join<T>(column: &mut Vec<T>, mut more: Vec<T>) {
+    if column.is_empty() {
+        *column = more;
+    } else {
+        column.append(&mut more);
+    }
 }
 
 /// The codes of the `Enum` column `s`, when its values are the first of `words`.

@@ -4,8 +4,8 @@
 //! log").
 //!
 //! Derived, never a second source of truth. The folder holds parts, each the columns of a
-//! run of consecutive trials in three Parquet files (`trials-…`, `metrics-…`,
-//! `telemetry-…`, written by polars: [`frames`]), and `manifest.json`, which lists the
+//! run of consecutive trials in four Parquet files (`trials/`, `metrics/`, `telemetry/`,
+//! `ids/`, written by polars: [`frames`]), and `_manifest.json`, which lists the
 //! parts in log order with each file's length and blake3 hash, says which bytes of the log
 //! they cover, and holds what is not a column (the names, the metrics' descriptions, the
 //! failures, the parsers' warnings). The parts are used only while the log is the same
@@ -36,7 +36,7 @@ use super::trials::{Needed, Trials};
 mod frames;
 
 /// The version of the folder's layout (the manifest's `format`).
-const FORMAT: u32 = 5;
+const FORMAT: u32 = 6;
 /// The manifest's name in the folder.
 /// (`_` first: a Parquet dataset reader such as pyarrow's passes over it.)
 const MANIFEST: &str = "_manifest.json";
@@ -70,7 +70,7 @@ impl Parts {
     }
 }
 
-/// One part: the columns of consecutive trials, in three files.
+/// One part: the columns of consecutive trials, in four files.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Part {
     /// How many trials, metric values (rows of `metrics`) and secondary values (rows of
@@ -78,8 +78,8 @@ struct Part {
     trials: usize,
     rows: usize,
     values: usize,
-    /// Its `trials`, `metrics` and `telemetry` files, in that order.
-    files: [FileSum; 3],
+    /// Its `trials`, `metrics`, `telemetry` and `ids` files, in that order.
+    files: [FileSum; 4],
 }
 
 /// A file of a part: its name in the folder, length and blake3 hash (hex).
