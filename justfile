@@ -125,6 +125,7 @@ bench: bench-deps
     cargo build --release --quiet --bin margin
     # the floor built as margin is, so that margin ÷ floor holds no debug build's slowness
     cargo build --release --quiet --example durable_floor
+    cargo build --release --quiet --example polars_grouping
     cargo build --quiet --example synthetic_store
     bench/plan.sh "${CARGO_TARGET_DIR:-target}/release/margin"
     bench/run.sh "${CARGO_TARGET_DIR:-target}/release/margin" 5 "${CARGO_TARGET_DIR:-target}/release/examples/durable_floor"
