@@ -184,7 +184,7 @@ impl Check {
 
 /// What one simulated experiment gave.
 #[derive(Debug, Clone, Copy, Default)]
-struct Outcome {
+struct AnswerSeen {
     /// The reported interval covers the truth (prediction: the single value lies inside).
     covered: bool,
     /// "The effect differs" (Welch's test).
@@ -198,7 +198,7 @@ struct Outcome {
     q_differs: bool,
 }
 
-type Seen = Result<Outcome, String>;
+type Seen = Result<AnswerSeen, String>;
 
 /// Simulates and analyses one experiment of `check` at true ratio `truth`.
 fn experiment(check: &Check, empty: &MemoryStore, truth: f64, seed: u64) -> Seen {
@@ -224,7 +224,7 @@ fn experiment(check: &Check, empty: &MemoryStore, truth: f64, seed: u64) -> Seen
                 .first()
                 .and_then(|c| c.prediction.as_ref())
                 .ok_or_else(|| "no prediction".to_owned())?;
-            Ok(Outcome { covered: p.place == Place::Inside, ..Outcome::default() })
+            Ok(AnswerSeen { covered: p.place == Place::Inside, ..AnswerSeen::default() })
         }
         CheckKind::Effects { contexts, n, unequal } => {
             for c in 1..=contexts {
@@ -250,7 +250,7 @@ fn experiment(check: &Check, empty: &MemoryStore, truth: f64, seed: u64) -> Seen
             // the alternatives, from the same log-ratios the summary pooled
             let ratios: Vec<_> = summary.comparisons.iter().filter_map(|c| c.log_ratio).collect();
             let pooled = pool(&ratios, summary.settings.confidence).ok_or("no pool")?;
-            Ok(Outcome {
+            Ok(AnswerSeen {
                 covered: e.ci_low <= truth && truth <= e.ci_high,
                 differs: e.differs,
                 width: (e.ci_high / e.ci_low).ln(),
@@ -283,7 +283,7 @@ pub fn run_check(check: &Check, options: &Options) -> Result<CheckResult, String
         let seen: Vec<Seen> = super::in_parallel_map(options.experiments, |i| {
             experiment(check, &empty, truth, experiment_seed(options.seed, &check.name, t, i))
         });
-        let ok: Vec<Outcome> = seen.iter().filter_map(|s| s.as_ref().ok().copied()).collect();
+        let ok: Vec<AnswerSeen> = seen.iter().filter_map(|s| s.as_ref().ok().copied()).collect();
         not_analysed += seen.len() - ok.len();
         if why.is_none() {
             why = seen.iter().find_map(|s| s.as_ref().err().cloned());
@@ -295,7 +295,7 @@ pub fn run_check(check: &Check, options: &Options) -> Result<CheckResult, String
             Some(Goal::AtLeast { level: MIN_COVERAGE }),
         ));
         if let CheckKind::Effects { .. } = check.kind {
-            let count = |f: fn(&Outcome) -> bool| ok.iter().filter(|s| f(s)).count() as u64;
+            let count = |f: fn(&AnswerSeen) -> bool| ok.iter().filter(|s| f(s)).count() as u64;
             false_differs.push(Rate::new(count(|s| s.differs), of, Some(Goal::AtMost { alpha: ALPHA })));
             fixed_coverage.push(Rate::new(count(|s| s.fixed_covered), of, None));
             own_coverage.push(Rate::new(count(|s| s.own_covered), of, None));

@@ -28,7 +28,7 @@ use serde::Serialize;
 use crate::stats::runs::{RunsNeeded, runs_needed};
 use crate::stats::verdict::VerdictKind;
 pub use scenario::{Layout, OutlierSetting, Scenario, Shape, Trials};
-pub use simulate::{Outcome, Prepared, SimCell, Simulated, experiment_seed, simulate, true_ratio};
+pub use simulate::{Prepared, SimCell, SimOutcome, Simulated, experiment_seed, simulate, true_ratio};
 
 /// The true ratios simulated: no change, +10 %, +20 %.
 pub const TRUTHS: [f64; 3] = [1.0, 1.1, 1.2];
@@ -191,7 +191,7 @@ pub struct Tally {
 
 impl Tally {
     /// Counts one experiment's outcome at true ratio `truth`.
-    pub fn add(&mut self, index: u64, outcome: &Result<Outcome, String>, truth: f64) {
+    pub fn add(&mut self, index: u64, outcome: &Result<SimOutcome, String>, truth: f64) {
         self.experiments += 1;
         let o = match outcome {
             Ok(o) => o,

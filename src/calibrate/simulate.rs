@@ -56,7 +56,7 @@ pub struct SimCell {
 
 /// What margin's analysis said about one simulated experiment.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Outcome {
+pub struct SimOutcome {
     /// The ratio's interval; `None` when margin gives none (unbounded, no estimate).
     pub interval: Option<(f64, f64)>,
     pub ratio: f64,
@@ -76,7 +76,7 @@ pub struct Outcome {
 pub struct Simulated {
     pub store: MemoryStore,
     pub cells: Vec<SimCell>,
-    pub outcome: Result<Outcome, String>,
+    pub outcome: Result<SimOutcome, String>,
 }
 
 /// A seed for experiment `index` of a scenario at a truth: depends on nothing else, so a
@@ -287,7 +287,7 @@ pub fn simulate_trials(prepared: &Prepared, ratio: f64, seed: u64) -> (MemorySto
 }
 
 /// Runs margin's analysis over the store and reads its one comparison.
-pub fn analyse(store: &MemoryStore, cells: &[SimCell]) -> Result<Outcome, String> {
+pub fn analyse(store: &MemoryStore, cells: &[SimCell]) -> Result<SimOutcome, String> {
     let summary = statistics(&store.exp, &store.plan, &store.snapshot).map_err(|e| e.to_string())?;
     let comparison = match &summary.comparisons[..] {
         [c] => c,
@@ -303,7 +303,7 @@ pub fn analyse(store: &MemoryStore, cells: &[SimCell]) -> Result<Outcome, String
     let trials: usize = cells.iter().map(|c| c.values.len()).sum();
     let trials = trials as u64;
     let units = comparison.replication.as_ref().map_or(0, |r| (r.baseline_units + r.level_units) as u64);
-    Ok(Outcome {
+    Ok(SimOutcome {
         interval,
         ratio: comparison.ratio,
         verdict: comparison.verdict,

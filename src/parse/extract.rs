@@ -4,7 +4,7 @@ use regex::{Regex, RegexBuilder};
 use regex_syntax::ast::{self, Ast};
 
 use super::{
-    Better, MeanKind, ParseError, Parsed, Parser, Sample, Scale, Truncated, UnknownUnit, both_streams,
+    Better, MeanKind, ParseError, Parsed, Parser, Sample, Truncated, UnitScale, UnknownUnit, both_streams,
     json_document, nothing_found, number, parse_unit,
 };
 
@@ -27,7 +27,7 @@ pub enum ExtractorError {
 /// What every metric of an extractor shares.
 #[derive(Debug, Clone, Copy)]
 struct Annotation {
-    scale: Scale,
+    scale: UnitScale,
     better: Better,
     mean: MeanKind,
 }

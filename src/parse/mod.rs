@@ -28,7 +28,7 @@ mod recipe;
 mod sysbench;
 mod time;
 
-use crate::vocab::{Better, MeanKind, Scale, Unit, UnknownUnit, parse_unit};
+use crate::vocab::{Better, MeanKind, Unit, UnitScale, UnknownUnit, parse_unit};
 pub use recipe::{Recipe, check_samples};
 
 /// One number taken from a tool's output, in its canonical unit.

@@ -7,7 +7,7 @@
 //!
 //! [`ratio_change`]: crate::stats::notation::ratio_change
 
-pub(crate) use crate::vocab::display::{DIGITS, Scale, scale, significant};
+pub(crate) use crate::vocab::display::{DIGITS, DisplayUnit, scale, significant};
 
 /// A percentage number: one decimal, two below 1 %, so small values keep a digit.
 pub(crate) fn percent(value: f64) -> String {

@@ -68,7 +68,7 @@ pub(super) fn metric_description(summary: &Summary, metric: &str) -> String {
 pub(super) fn metric_table(summary: &Summary, metric: &str) -> String {
     let cells: Vec<&CellStat> = summary.cells.iter().filter(|c| c.metric == metric).collect();
     let Some(first) = cells.first() else { return String::new() };
-    let display: Scale = scale(&first.unit, typical(cells.iter().map(|c| c.mean)));
+    let display: DisplayUnit = scale(&first.unit, typical(cells.iter().map(|c| c.mean)));
     let n = |x: f64| display.number(x);
     let header = ["cell", "n", "mean", "±", "± %", "CI", "CV", "median", "outliers", "runs needed"];
     let not_converged = telemetry::not_converged_cells(summary);

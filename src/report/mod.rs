@@ -37,7 +37,7 @@ use crate::vocab::{Better, Method};
 use facts::{environment_table, sessions_table};
 use failures::{PendingGroup, failures_table, pending_groups};
 use format::{
-    Scale, cell_text, confidence, dash, markdown_table, p_clause, p_value, percent, plural, scale,
+    DisplayUnit, cell_text, confidence, dash, markdown_table, p_clause, p_value, percent, plural, scale,
     signed_percent,
 };
 use metrics::{fold, metric_description, metric_table};

@@ -8,7 +8,7 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::format::{Scale, significant};
+use super::format::{DisplayUnit, significant};
 use crate::summary::{CellStat, DriftStat};
 
 /// Beyond this many cells a metric gets no plot: the rows would be unreadable.
@@ -71,7 +71,7 @@ pub(crate) fn not_drawable(rows: &[Row]) -> Option<String> {
 /// the levels every row shares (said once, under the title; empty for none).
 pub(crate) fn dot_plot(
     metric: &str,
-    scale: &Scale,
+    scale: &DisplayUnit,
     rows: &[Row],
     legend: &[String],
     common: &str,

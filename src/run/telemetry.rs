@@ -125,11 +125,11 @@ impl Monitor {
 
 /// The counters of one moment: each source's text under its header.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct Snapshot {
+pub(crate) struct CounterSnapshot {
     pub parts: Vec<(String, String)>,
 }
 
-impl Snapshot {
+impl CounterSnapshot {
     fn get(&self, name: &str) -> Option<&str> {
         self.parts.iter().find(|(n, _)| n == name).map(|(_, t)| t.as_str())
     }
@@ -150,7 +150,7 @@ impl Snapshot {
     }
 
     /// The sources of a snapshot's text (what follows its `margin-telemetry` line).
-    pub(crate) fn parse(text: &str) -> Snapshot {
+    pub(crate) fn parse(text: &str) -> CounterSnapshot {
         let mut parts: Vec<(String, String)> = Vec::new();
         for line in text.split_inclusive('\n') {
             let bare = line.trim_end_matches('\n');
@@ -166,20 +166,20 @@ impl Snapshot {
                 t.push_str(line);
             }
         }
-        Snapshot { parts }
+        CounterSnapshot { parts }
     }
 }
 
 /// The counters before and after one trial.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Snapshots {
-    pub before: Snapshot,
-    pub after: Snapshot,
+    pub before: CounterSnapshot,
+    pub after: CounterSnapshot,
 }
 
 impl Snapshots {
     /// A trial's block in the session's raw file: a line naming the trial, then
-    /// the two snapshots' text, each as `Snapshot::render` writes it.
+    /// the two snapshots' text, each as `CounterSnapshot::render` writes it.
     pub(crate) fn render_for(&self, trial: &str) -> String {
         // one string of about the right size (the text of the files and a line per part)
         let size: usize =
@@ -212,7 +212,7 @@ impl Snapshots {
                 None => (body, ""),
             },
         };
-        Snapshots { before: Snapshot::parse(before), after: Snapshot::parse(after) }
+        Snapshots { before: CounterSnapshot::parse(before), after: CounterSnapshot::parse(after) }
     }
 
     /// The secondary metrics (docs/design.md §6.9), in a stable order: CPU shares, disk
@@ -448,7 +448,7 @@ pub(crate) struct LocalCounters {
 const BUFFER: usize = 64 * 1024;
 
 impl LocalCounters {
-    pub(crate) fn snapshot(&self, monitor: &Monitor) -> Snapshot {
+    pub(crate) fn snapshot(&self, monitor: &Monitor) -> CounterSnapshot {
         let mut parts = Vec::with_capacity(monitor.files.len() + 1);
         let mut buffer = self.buffer.lock().unwrap_or_else(PoisonError::into_inner);
         for (i, (_, path)) in FILES.iter().enumerate() {
@@ -466,7 +466,7 @@ impl LocalCounters {
         {
             parts.push((XL_LIST.to_string(), text + "\n"));
         }
-        Snapshot { parts }
+        CounterSnapshot { parts }
     }
 }
 
@@ -512,7 +512,7 @@ mod tests {
 
     #[test]
     fn raw_text_reads_back_and_derives_disk_net_xl() {
-        let before = Snapshot {
+        let before = CounterSnapshot {
             parts: vec![
                 ("/proc/stat".into(), STAT_BEFORE.into()),
                 ("/proc/diskstats".into(), " 254       0 vda 10 0 100 5 20 0 2000 9 0 0 0 0 0 0 0 0 0\n".into()),
@@ -556,7 +556,7 @@ mod tests {
             .arg(&b)
             .output()
             .unwrap();
-        let s = Snapshot::parse(&String::from_utf8(out.stdout).unwrap());
+        let s = CounterSnapshot::parse(&String::from_utf8(out.stdout).unwrap());
         assert_eq!(s.parts.len(), 2);
         assert_eq!(s.parts[0].1, "one\ntwo\n");
         assert_eq!(s.parts[1].1, "three\n");
@@ -592,7 +592,8 @@ mod tests {
             out
         }
         let derived = |before: &str, after: &str| {
-            let snapshot = |text: &str| Snapshot { parts: vec![("/proc/diskstats".into(), text.into())] };
+            let snapshot =
+                |text: &str| CounterSnapshot { parts: vec![("/proc/diskstats".into(), text.into())] };
             Snapshots { before: snapshot(before), after: snapshot(after) }.derive()
         };
         let before = " 254 0 vda 10 0 100 5 20 0 2000 9 0 0 0\n 254 1 vda1 4 0 40 1 2 0 8 1 0 0 0\n   7 0 loop0 0 0 0 0 0 0 0 0 0 0 0\n";

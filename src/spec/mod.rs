@@ -477,14 +477,14 @@ pub struct Analysis {
     /// `parametric` (means: Fieller, Welch) or `robust` (ranks: Hodges–Lehmann,
     /// Mann–Whitney, Wilcoxon) for every metric without its own `method`.
     pub method: Option<Method>,
-    pub outliers: Option<Outliers>,
+    pub outliers: Option<OutlierSettings>,
     #[serde(default)]
     pub compare: Vec<Located<Compare>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Outliers {
+pub struct OutlierSettings {
     pub method: OutlierMethod,
     /// `mad` and `iqr`: the score beyond which a value is flagged.
     pub cutoff: Option<Located<f64>>,

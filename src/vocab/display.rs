@@ -4,7 +4,7 @@
 
 /// A display unit: divide a canonical value by `factor` and print `symbol` after it.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Scale {
+pub(crate) struct DisplayUnit {
     pub factor: f64,
     pub symbol: String,
 }
@@ -14,7 +14,7 @@ pub(crate) const DIGITS: i32 = 4;
 
 /// The display unit for values of `unit` around `typical`: decimal prefixes for rates
 /// (as dd and bonnie++ print them), binary ones for sizes, ms/µs/ns for times.
-pub(crate) fn scale(unit: &str, typical: f64) -> Scale {
+pub(crate) fn scale(unit: &str, typical: f64) -> DisplayUnit {
     let (steps, base): (&[(f64, &str)], f64) = match unit {
         "B/s" => (&[(1.0, "B/s"), (1e3, "kB/s"), (1e6, "MB/s"), (1e9, "GB/s"), (1e12, "TB/s")], 1.0),
         "bit/s" => {
@@ -26,14 +26,14 @@ pub(crate) fn scale(unit: &str, typical: f64) -> Scale {
             (&[(1.0, "B"), (K, "KiB"), (K * K, "MiB"), (K * K * K, "GiB"), (K * K * K * K, "TiB")], 1.0)
         }
         "s" => (&[(1e-9, "ns"), (1e-6, "µs"), (1e-3, "ms"), (1.0, "s")], 1.0),
-        other => return Scale { factor: 1.0, symbol: other.to_owned() },
+        other => return DisplayUnit { factor: 1.0, symbol: other.to_owned() },
     };
     let magnitude = typical.abs() * base;
     let chosen = steps.iter().rev().find(|(f, _)| magnitude >= *f).unwrap_or(&steps[0]);
-    Scale { factor: chosen.0, symbol: chosen.1.to_owned() }
+    DisplayUnit { factor: chosen.0, symbol: chosen.1.to_owned() }
 }
 
-impl Scale {
+impl DisplayUnit {
     /// The value in this unit, with [`DIGITS`] significant digits, without the symbol.
     pub(crate) fn number(&self, value: f64) -> String {
         significant(value / self.factor, DIGITS)

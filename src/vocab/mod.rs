@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 pub(crate) mod display;
 pub mod unit;
 
-pub use unit::{Scale, Unit, UnknownUnit, never_negative, parse_unit};
+pub use unit::{Unit, UnitScale, UnknownUnit, never_negative, parse_unit};
 
 /// Which direction of a metric is an improvement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -55,12 +55,12 @@ pub fn never_negative(unit: &str) -> bool {
 
 /// A unit string resolved: multiply a printed value by `factor` to get `unit`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Scale {
+pub struct UnitScale {
     pub unit: Unit,
     pub factor: f64,
 }
 
-impl Scale {
+impl UnitScale {
     pub fn to_canonical(self, value: f64) -> f64 {
         value * self.factor
     }
@@ -97,7 +97,7 @@ const KI: f64 = 1024.0;
 ///
 /// A rate is `quantity/time` (`MB/s`, `bytes/sec`, `keys/sec`, `ops/ms`) or one of the
 /// rate words `bps`, `IOPS`, `tps`.
-pub fn parse_unit(text: &str) -> Result<Scale, UnknownUnit> {
+pub fn parse_unit(text: &str) -> Result<UnitScale, UnknownUnit> {
     let unknown = || UnknownUnit(text.to_owned());
     let s = text.trim();
     match s {
@@ -139,8 +139,8 @@ pub fn parse_unit(text: &str) -> Result<Scale, UnknownUnit> {
     }
 }
 
-fn scale(unit: Unit, factor: f64) -> Scale {
-    Scale { unit, factor }
+fn scale(unit: Unit, factor: f64) -> UnitScale {
+    UnitScale { unit, factor }
 }
 
 /// Seconds per one of the given time unit.

@@ -154,7 +154,7 @@ impl Checker<'_> {
 
     /// `analysis.outliers`: a cutoff for `mad` and `iqr`, a false-flag rate for
     /// `studentized` (docs/statistics.md, Outliers).
-    fn outliers(&mut self, o: &crate::spec::Outliers) {
+    fn outliers(&mut self, o: &crate::spec::OutlierSettings) {
         use crate::spec::OutlierMethod;
         if let Some(cutoff) = &o.cutoff {
             if o.method == OutlierMethod::Studentized || o.method == OutlierMethod::None {
