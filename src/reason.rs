@@ -56,6 +56,20 @@ pub(crate) fn some_of(labels: &[&str]) -> String {
     }
 }
 
+/// The labels of `(label, reason)` pairs grouped by reason, in the order each reason
+/// first appears: the same reason is the same first line once what differs by cell is
+/// set aside (`reason::same_way`: numbers, paths, the cell's levels; the lines after
+/// quote each trial's own output), and a group is said with the whole reason of its first
+/// cell.
+pub(crate) fn by_reason(pairs: &[(String, String)]) -> Vec<(&str, Vec<&str>)> {
+    let mut groups: indexmap::IndexMap<String, (&str, Vec<&str>)> = indexmap::IndexMap::new();
+    for (label, why) in pairs {
+        let key = same_way(why, &levels_of_label(label));
+        groups.entry(key).or_insert((why.as_str(), Vec::new())).1.push(label.as_str());
+    }
+    groups.into_values().collect()
+}
+
 /// `text` with every occurrence of `word` that no letter, digit or `_` touches replaced.
 fn replace_word(text: &str, word: &str, by: &str) -> String {
     let inner = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');

@@ -6,30 +6,45 @@ use std::time::Instant;
 use super::{Error, io};
 use crate::calibrate::{self, table};
 
-/// What the command line asked for.
-#[derive(Debug, Clone)]
-pub struct Options {
-    pub calibrate: calibrate::Options,
+/// `margin calibrate`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct CalibrateArgs {
+    /// Simulated experiments per scenario and true change.
+    #[arg(long, value_name = "N", default_value_t = calibrate::DEFAULT_EXPERIMENTS,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub experiments: u64,
+    /// Seed of the simulation: the same seed gives the same numbers.
+    #[arg(long, value_name = "S", default_value_t = 1)]
+    pub seed: u64,
+    /// Run only the scenarios whose name contains this (`^` anchors it at the name's
+    /// start, `$` at its end; repeat for several).
+    #[arg(long, value_name = "FILTER")]
+    pub scenario: Vec<String>,
+    /// Print the results as JSON instead of the table.
+    #[arg(long)]
     pub json: bool,
 }
 
 /// Runs the suite; the table's rows appear as their scenarios finish.
-pub fn run(options: &Options, out: &mut dyn Write) -> Result<(), Error> {
+pub fn run(args: &CalibrateArgs, out: &mut dyn Write) -> Result<(), Error> {
+    let options =
+        calibrate::Options { experiments: args.experiments, seed: args.seed, filters: args.scenario.clone() };
+    let json = args.json;
     let started = Instant::now();
-    let selected = calibrate::select(&options.calibrate.filters).len();
-    if !options.json && selected > 0 {
-        out.write_all(table::header(&options.calibrate, selected).as_bytes()).map_err(io)?;
+    let selected = calibrate::select(&options.filters).len();
+    if !json && selected > 0 {
+        out.write_all(table::header(&options, selected).as_bytes()).map_err(io)?;
         out.flush().map_err(io)?;
     }
     let mut written = Ok(());
-    let report = calibrate::run(&options.calibrate, |result| {
-        if !options.json && written.is_ok() {
+    let report = calibrate::run(&options, |result| {
+        if !json && written.is_ok() {
             written = out.write_all(table::row(result).as_bytes()).and_then(|()| out.flush());
         }
     })
     .map_err(Error::Input)?;
     written.map_err(io)?;
-    if options.json {
+    if json {
         serde_json::to_writer_pretty(&mut *out, &report).map_err(|e| io(e.into()))?;
         writeln!(out).map_err(io)?;
     } else {

@@ -5,20 +5,32 @@ use std::path::PathBuf;
 
 use super::{Error, io};
 use crate::diag::Diagnostics;
-use crate::plan;
+use crate::plan::{self, DEFAULT_MAX_CELLS};
 use crate::spec;
 
 /// Cells whose commands `check` renders, to catch what only rendering finds.
 pub const RENDERED_CELLS: usize = 100;
 
-pub fn run(files: &[PathBuf], max_cells: usize, out: &mut dyn Write) -> Result<(), Error> {
+/// `margin check`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    /// Experiment files (YAML).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Refuse matrices with more cells than this.
+    #[arg(long, default_value_t = DEFAULT_MAX_CELLS)]
+    pub max_cells: usize,
+}
+
+pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), Error> {
+    let files = &args.files;
     let mut problems = Diagnostics::default();
     let mut bad_files = 0;
     for file in files {
         let before = problems.len();
         match spec::load_file(file) {
             Err(d) => problems.0.extend(d.0),
-            Ok(exp) => match plan::expand(&exp, max_cells) {
+            Ok(exp) => match plan::expand(&exp, args.max_cells) {
                 Err(d) => problems.0.extend(d.0),
                 Ok(plan) => match plan::render::check_renders(&exp, &plan, RENDERED_CELLS)
                     .map_err(Diagnostics::from)

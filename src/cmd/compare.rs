@@ -6,6 +6,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use super::args::Reports;
 use super::target::{Target, resolve};
 use super::{Error, io, load_all};
 use crate::analyze::compare::{CompareError, Side, compare};
@@ -13,27 +14,41 @@ use crate::report::compare::markdown;
 use crate::report::format::percent;
 use crate::store::Store;
 
-// the words of the command line (`cli`), defined where the comparison is
-pub use crate::analyze::compare::select::Selection;
-pub use crate::summary::compare::FailOn;
+// the words of the command line, defined where the comparison is
+use crate::analyze::compare::select::Selection;
+use crate::summary::compare::FailOn;
 
-/// What `margin compare` was asked.
-#[derive(Debug, Clone)]
-pub struct Options {
-    /// One target (both sides from its store) or two (baseline, candidate): experiment
-    /// files, store folders or names, as `report` takes them.
+/// `margin compare`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct CompareArgs {
+    /// The baseline's store, then the candidate's: experiment files, store folders or
+    /// names, as for `report`. One store alone needs --baseline and --candidate.
+    #[arg(required = true, num_args = 1..=2, value_name = "TARGET")]
     pub targets: Vec<PathBuf>,
+    /// Which trials of the (first) store are the baseline: `label=v1` (a `run
+    /// --label`), `session=ID` (or the start of one), `since=TIME`, `until=TIME`
+    /// (RFC 3339, `YYYY-MM-DD HH:MM:SS` or a date, UTC), several joined by commas.
+    /// Default: every trial.
+    #[arg(long, value_name = "SELECTION")]
     pub baseline: Option<Selection>,
+    /// Which trials of the (second) store are the candidate, as for --baseline.
+    #[arg(long, value_name = "SELECTION")]
     pub candidate: Option<Selection>,
+    /// Exit 1 when a metric is `worse` beyond ±δ (verdict `significant` in the worse
+    /// direction), or has `change`d beyond ±δ either way.
+    #[arg(long, value_name = "WHEN")]
     pub fail_on: Option<FailOn>,
+    /// Print the comparison as JSON instead of Markdown.
+    #[arg(long)]
     pub json: bool,
-    pub reports: PathBuf,
+    #[command(flatten)]
+    pub reports: Reports,
 }
 
-pub fn run(options: &Options, out: &mut dyn Write) -> Result<(), Error> {
-    let (a, b) = match &options.targets[..] {
+pub fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), Error> {
+    let (a, b) = match &args.targets[..] {
         [one] => {
-            if options.baseline.is_none() || options.candidate.is_none() {
+            if args.baseline.is_none() || args.candidate.is_none() {
                 return Err(Error::Input(format!(
                     "one store, `{}`: say which of its trials each side is, with --baseline and \
                      --candidate (e.g. `--baseline label=v1 --candidate label=v2`), or give two stores",
@@ -45,16 +60,16 @@ pub fn run(options: &Options, out: &mut dyn Write) -> Result<(), Error> {
         [a, b] => (a, b),
         _ => return Err(Error::Input("compare takes one store (with two selections) or two".into())),
     };
-    let base = side(a, options.baseline.as_ref(), &options.reports)?;
-    let cand = side(b, options.candidate.as_ref(), &options.reports)?;
-    if base.store.dir == cand.store.dir && options.baseline == options.candidate {
+    let base = side(a, args.baseline.as_ref(), &args.reports.root)?;
+    let cand = side(b, args.candidate.as_ref(), &args.reports.root)?;
+    if base.store.dir == cand.store.dir && args.baseline == args.candidate {
         return Err(Error::Input(format!(
             "both sides are the same trials of {}: select different ones with --baseline and --candidate",
             base.store.dir.display()
         )));
     }
-    let (output, summary) = compare(&base, &cand, options.fail_on).map_err(error)?;
-    if options.json {
+    let (output, summary) = compare(&base, &cand, args.fail_on).map_err(error)?;
+    if args.json {
         let text = crate::summary::json::to_string(&output).map_err(|e| Error::Output(e.into()))?;
         writeln!(out, "{text}").map_err(io)?;
     } else {
@@ -68,7 +83,7 @@ pub fn run(options: &Options, out: &mut dyn Write) -> Result<(), Error> {
                 .into(),
         ));
     }
-    if let Some(fail_on) = options.fail_on
+    if let Some(fail_on) = args.fail_on
         && !output.failed.is_empty()
     {
         let rows: Vec<String> =

@@ -2,14 +2,36 @@
 //! metric) to stdout or a file, from the store only.
 
 use std::io::{IsTerminal, Write};
-use std::path::Path;
+use std::path::PathBuf;
 
+use super::args::Reports;
 use super::target::resolve;
 use super::{Error, io, load_all, to_stderr};
 use crate::analyze::{self, Format, Table};
 
+/// `margin export`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct ExportArgs {
+    /// The experiment file, a store folder or a name, as for `report`.
+    pub target: PathBuf,
+    /// csv, parquet or ndjson.
+    #[arg(long, value_parser = parse_format)]
+    pub format: Format,
+    /// Write to this file instead of stdout (parquet needs it on a terminal).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub reports: Reports,
+}
+
+fn parse_format(s: &str) -> Result<Format, String> {
+    s.parse().map_err(|e: <Format as std::str::FromStr>::Err| e.to_string())
+}
+
 /// `margin export`: the tidy table to stdout or a file.
-pub fn run(target: &Path, format: Format, output: Option<&Path>, reports: &Path) -> Result<(), Error> {
+pub fn run(args: &ExportArgs) -> Result<(), Error> {
+    let ExportArgs { target, format, output, reports: Reports { root: reports } } = args;
+    let (format, output) = (*format, output.as_deref());
     let t = resolve(target, reports, "export")?;
     let (exp, plan) = load_all(std::slice::from_ref(&t.file), usize::MAX)?.remove(0);
     // stdout may be the table itself

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use indexmap::IndexMap;
 
+use super::args::Reports;
 use super::{Error, load_all};
 use crate::diag::suggest;
 use crate::parse::Recipe;
@@ -16,23 +17,45 @@ use crate::run::import::{self, ImportError, Provenance};
 use crate::spec::{Experiment, Gang};
 use crate::store::Store;
 
-pub struct Options {
+/// `margin import`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct ImportArgs {
+    /// The experiment file.
     pub file: PathBuf,
+    /// The cell the outputs belong to, as `factor=level` (repeat for each factor).
+    #[arg(long = "set", value_name = "FACTOR=LEVEL", required = true)]
     pub set: Vec<String>,
+    /// The host the outputs come from (default: the cell's `host` level, else `imported`).
+    #[arg(long, conflicts_with = "member")]
     pub host: Option<String>,
-    /// When the outputs were measured, if known.
+    /// For a gang's cell (`--set host=GANG`): one member's output of one trial the
+    /// members ran at once, as `HOST=FILE`; give one per member.
+    #[arg(long, value_name = "HOST=FILE", conflicts_with = "raw")]
+    pub member: Vec<String>,
+    /// When the outputs were measured, e.g. the "Run began" line of iozone: RFC 3339
+    /// (`2006-11-23T18:25:53+01:00`) or `YYYY-MM-DD HH:MM:SS` (taken as UTC). Every
+    /// trial of this import gets it. Without it the time is unknown (recorded as null,
+    /// never the time of the import), and the report says so where time matters.
+    #[arg(long, value_name = "TIME", value_parser = parse_started_at)]
     pub started_at: Option<jiff::Timestamp>,
-    /// The boot the outputs were measured in (`--boot`), recorded as the session's `boot_id`.
+    /// The boot the outputs were measured in, named as you like (`--boot bare-1`):
+    /// imports naming the same boot are one boot in the analysis, as the sessions of a
+    /// run in one `boot_id` are. Without it each import is a unit of its own, as if
+    /// every output came from a boot of its own; a post that ran every figure of a
+    /// kernel in one boot wants one name per kernel, so that its comparison across
+    /// boots reads `unreplicated` rather than claiming what one boot cannot show.
+    #[arg(long, value_name = "NAME", value_parser = parse_boot)]
     pub boot: Option<String>,
+    /// The captured outputs; a file holding several results gives several trials.
+    #[arg(required_unless_present = "member", value_name = "RAW")]
     pub raw: Vec<PathBuf>,
-    /// `HOST=FILE`: a gang's trial, one member's output each.
-    pub members: Vec<String>,
-    pub reports: PathBuf,
+    #[command(flatten)]
+    pub reports: Reports,
 }
 
 /// `--started-at`: an RFC 3339 time, or a civil `YYYY-MM-DD HH:MM:SS` (or with a `T`)
 /// taken as UTC, since an old output rarely says its zone. A time in the future is a typo.
-pub fn parse_started_at(text: &str) -> Result<jiff::Timestamp, String> {
+fn parse_started_at(text: &str) -> Result<jiff::Timestamp, String> {
     let text = text.trim();
     let expected = || {
         format!(
@@ -57,7 +80,7 @@ pub fn parse_started_at(text: &str) -> Result<jiff::Timestamp, String> {
 
 /// `--boot`: a name for the boot the outputs came from, one word of printable characters
 /// (it is compared whole, so a space or a control character is more likely a mistake).
-pub fn parse_boot(text: &str) -> Result<String, String> {
+fn parse_boot(text: &str) -> Result<String, String> {
     if text.is_empty() || text.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err(format!(
             "expected a name for the boot the outputs came from, one word (`bare-1`), found `{}`",
@@ -67,7 +90,7 @@ pub fn parse_boot(text: &str) -> Result<String, String> {
     Ok(text.to_owned())
 }
 
-pub fn run(o: &Options, out: &mut dyn Write) -> Result<(), Error> {
+pub fn run(o: &ImportArgs, out: &mut dyn Write) -> Result<(), Error> {
     let (exp, plan) = load_all(std::slice::from_ref(&o.file), usize::MAX)?.remove(0);
     let set: Vec<(String, String)> = o
         .set
@@ -86,12 +109,12 @@ pub fn run(o: &Options, out: &mut dyn Write) -> Result<(), Error> {
         )));
     }
     let from = Provenance { started_at: o.started_at, boot: o.boot.clone() };
-    let store = Store::new(&o.reports, &exp.name);
+    let store = Store::new(&o.reports.root, &exp.name);
     let host_level = plan.levels(cell).find(|(k, _)| *k == "host").map(|(_, v)| v.text.clone());
     let gang = host_level.as_deref().and_then(|h| exp.spec.gang(h).map(|g| (h, g)));
-    match (gang, o.members.is_empty()) {
+    match (gang, o.member.is_empty()) {
         (Some((name, gang)), false) => {
-            let members = member_files(&exp, name, gang, &o.members)?;
+            let members = member_files(&exp, name, gang, &o.member)?;
             Ok(import::gang::trial(&exp, &plan, cell, (name, gang), store, &from, &members, &recipe, out)?)
         }
         (Some((name, gang)), true) => {

@@ -11,6 +11,7 @@
 //! | 130  | interrupted (Ctrl-C or SIGTERM); the next `run` resumes |
 
 pub mod answer;
+pub mod args;
 pub mod calibrate;
 pub mod check;
 pub mod compare;

@@ -1,12 +1,13 @@
 //! `margin plan FILE`: the matrix expanded, as a table or as JSON; runs nothing.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::PathBuf;
 
+use super::args::Reports;
 use super::check::RENDERED_CELLS;
 use super::{Error, io};
 use crate::outlook::{self, json::write_json, table::write_text};
-use crate::plan;
+use crate::plan::{self, DEFAULT_MAX_CELLS};
 use crate::run::RunOptions;
 use crate::spec;
 use crate::store::Store;
@@ -14,30 +15,40 @@ use crate::store::Store;
 /// Cells listed on a terminal unless `--all`.
 pub const TERMINAL_CELLS: usize = 50;
 
-pub struct PlanOptions<'a> {
-    pub file: &'a Path,
+/// `margin plan`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct PlanArgs {
+    /// The experiment file.
+    pub file: PathBuf,
+    /// List every cell (on a terminal only the first 50 are shown).
+    #[arg(long)]
     pub all: bool,
+    /// Print the plan as JSON: cells with ids, levels and state.
+    #[arg(long)]
     pub json: bool,
+    /// Refuse matrices with more cells than this.
+    #[arg(long, default_value_t = DEFAULT_MAX_CELLS)]
     pub max_cells: usize,
-    pub terminal: bool,
-    pub reports: &'a Path,
+    #[command(flatten)]
+    pub reports: Reports,
 }
 
-pub fn run(s: &PlanOptions<'_>, out: &mut dyn Write) -> Result<(), Error> {
-    let exp = spec::load_file(s.file)?;
+/// `terminal`: stdout is a terminal, where only the first [`TERMINAL_CELLS`] are listed.
+pub fn run(s: &PlanArgs, terminal: bool, out: &mut dyn Write) -> Result<(), Error> {
+    let exp = spec::load_file(&s.file)?;
     let plan = plan::expand(&exp, s.max_cells)?;
     plan::render::check_renders(&exp, &plan, RENDERED_CELLS).map_err(crate::diag::Diagnostics::from)?;
     crate::parse::check_samples(&exp)?;
-    let store = Store::new(s.reports, &exp.name);
+    let store = Store::new(&s.reports.root, &exp.name);
     let (standing, ..) = store.standing(&plan)?;
     let outlook =
         outlook::outlook_of(&exp, &plan, standing.progress, standing.set_aside, &RunOptions::default())?
             .cells;
     let written = if s.json {
-        write_json(&exp, s.file, &plan, &outlook, out).map_err(io)
+        write_json(&exp, &s.file, &plan, &outlook, out).map_err(io)
     } else {
-        let limit = if s.all || !s.terminal { usize::MAX } else { TERMINAL_CELLS };
-        write_text(&exp, s.file, &plan, &outlook, limit, out).map_err(io).and_then(|()| {
+        let limit = if s.all || !terminal { usize::MAX } else { TERMINAL_CELLS };
+        write_text(&exp, &s.file, &plan, &outlook, limit, out).map_err(io).and_then(|()| {
             // the boots margin will make, in their order (docs/experiment-file.md, boots)
             let boots = crate::run::boot_outline(&exp, &plan, &store, &RunOptions::default(), false);
             if !boots.is_empty() {

@@ -3,8 +3,9 @@
 //! atomically and the old one kept aside.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::PathBuf;
 
+use super::args::Reports;
 use super::{Error, io, load_all};
 use crate::parse::Recipe;
 use crate::store::{MetricInfo, Status, Store};
@@ -72,10 +73,19 @@ fn reparse_gang(
     })
 }
 
-pub fn run(file: &Path, reports: &Path, out: &mut dyn Write) -> Result<(), Error> {
-    let (exp, plan) = load_all(&[file.to_path_buf()], usize::MAX)?.remove(0);
+/// `margin reparse`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct ReparseArgs {
+    /// The experiment file.
+    pub file: PathBuf,
+    #[command(flatten)]
+    pub reports: Reports,
+}
+
+pub fn run(args: &ReparseArgs, out: &mut dyn Write) -> Result<(), Error> {
+    let (exp, plan) = load_all(std::slice::from_ref(&args.file), usize::MAX)?.remove(0);
     let recipe = Recipe::from_spec(&exp.spec).map_err(|(metric, source)| Error::Recipe { metric, source })?;
-    let store = Store::new(reports, &exp.name);
+    let store = Store::new(&args.reports.root, &exp.name);
     let _lock = store.lock("reparse")?;
     let (mut records, torn) = store.records()?;
     for w in &torn {

@@ -2,9 +2,10 @@
 //! store only; nothing runs.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 pub use super::answer::{Whole, answer};
+use super::args::Reports;
 use super::target::resolve;
 use super::{Error, io, load_all, to_stderr};
 use crate::analyze;
@@ -67,13 +68,23 @@ pub fn write(
     Ok((Some(store.dir.join("report.md")), std::sync::Arc::unwrap_or_clone(summary)))
 }
 
-pub fn run(
-    target: &Path,
-    json: bool,
-    terminal: bool,
-    reports: &Path,
-    out: &mut dyn Write,
-) -> Result<(), Error> {
+/// `margin report`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// The experiment file; a store folder (`reports/dd-write`), read with the
+    /// experiment file it keeps; or a name: `dd-write` for experiments/dd-write.yaml,
+    /// else the store of that name.
+    pub target: PathBuf,
+    /// Also print `summary.json`.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub reports: Reports,
+}
+
+/// `terminal`: stdout is a terminal, where the answer is cut to what a person reads.
+pub fn run(args: &ReportArgs, terminal: bool, out: &mut dyn Write) -> Result<(), Error> {
+    let ReportArgs { target, json, reports: Reports { root: reports } } = args;
     let t = resolve(target, reports, "report")?;
     let (exp, plan) = load_all(std::slice::from_ref(&t.file), usize::MAX)?.remove(0);
     let store = t.store(reports, &exp);
@@ -84,14 +95,14 @@ pub fn run(
              as it is, and the run writes a newer one when it ends; the answer below is of the trials read",
             exp.name
         ));
-        if json {
+        if *json {
             print_json(&summary, out)?;
         } else {
             answer(&summary, None, out).map_err(io)?;
         }
         return Ok(());
     };
-    if json {
+    if *json {
         // stdout is summary.json alone
         to_stderr(format_args!("{}: {}", exp.name, t.used()));
         print_json(&summary, out)?;

@@ -1,32 +1,78 @@
 //! `margin run FILE…`: run what is missing, say what is pending and how to complete it.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 
+use super::args::Reports;
 use super::{Error, io, load_all};
 use crate::analyze::stopping::Rule;
 use crate::outlook::dry_run::{DryRunError, write_dry_run};
-use crate::plan::Plan;
+use crate::plan::{DEFAULT_MAX_CELLS, Plan};
 use crate::run::display::{Bar, Lines, Progress};
 use crate::run::{self, Outcome, RunOptions};
 use crate::spec::Experiment;
 use crate::store::{Board, CellProgress, Store};
 
-pub struct Options {
+/// `margin run`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// Experiment files (YAML).
+    #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    pub reports: PathBuf,
-    pub run: RunOptions,
+    /// Move the old trial log aside (nothing is deleted) and start over.
+    #[arg(long)]
+    pub fresh: bool,
+    /// Seed of the interleaved order (default: the file's `seed`, else random).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Run this many repetitions per cell instead of the file's rule.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub repetitions: Option<u32>,
+    /// Show what would run, with the rendered commands; run no trial or hook (only
+    /// the `probe:` commands of environment factors).
+    #[arg(long)]
     pub dry_run: bool,
+    /// Keep each cell's scratch directory (`workdir`) after the run.
+    #[arg(long)]
+    pub keep_workdir: bool,
+    /// Run only the cells of this host (a key of `hosts:`, or `local`).
+    #[arg(long, value_name = "NAME")]
+    pub host: Option<String>,
+    /// Record this label in the run's sessions (`v2`, `before-patch`), so that
+    /// `margin compare --baseline label=v1 --candidate label=v2` can select them.
+    #[arg(long, value_name = "LABEL", value_parser = super::args::label)]
+    pub label: Option<String>,
+    /// Refuse matrices with more cells than this.
+    #[arg(long, default_value_t = DEFAULT_MAX_CELLS)]
     pub max_cells: usize,
-    /// stdout is a terminal: the answer at the end is cut to what a person reads.
-    pub terminal: bool,
+    #[command(flatten)]
+    pub reports: Reports,
 }
 
-pub fn run(o: &Options, out: &mut dyn Write) -> Result<(), Error> {
-    let experiments = load_all(&o.files, o.max_cells)?;
-    if let Some(only) = &o.run.host {
+impl RunArgs {
+    /// How to run, as the library takes it.
+    fn options(&self) -> RunOptions {
+        RunOptions {
+            seed: self.seed,
+            repetitions: self.repetitions,
+            keep_workdir: self.keep_workdir,
+            fresh: self.fresh,
+            host: self.host.clone(),
+            label: self.label.clone(),
+            ..Default::default()
+        }
+    }
+}
+
+/// `terminal`: stdout is a terminal, where the answer at the end is cut to what a person
+/// reads.
+pub fn run(args: &RunArgs, terminal: bool, out: &mut dyn Write) -> Result<(), Error> {
+    let options = &args.options();
+    let reports = &args.reports.root;
+    let experiments = load_all(&args.files, args.max_cells)?;
+    if let Some(only) = &options.host {
         for (exp, plan) in &experiments {
             let mut hosts: Vec<&str> = plan.cells.iter().map(|c| run::host_of(plan, c)).collect();
             hosts.dedup();
@@ -41,22 +87,22 @@ pub fn run(o: &Options, out: &mut dyn Write) -> Result<(), Error> {
             }
         }
     }
-    if o.dry_run {
+    if args.dry_run {
         for (exp, plan) in &experiments {
-            dry_run(exp, plan, o, out)?;
+            dry_run(exp, plan, reports, options, out)?;
         }
         return Ok(());
     }
     let interrupt = Arc::new(AtomicBool::new(false));
-    watch_signals(Arc::clone(&interrupt));
+    run::process::watch_signals(Arc::clone(&interrupt));
     let mut failures = false;
     for (exp, plan) in &experiments {
-        let store = Store::new(&o.reports, &exp.name);
+        let store = Store::new(reports, &exp.name);
         let mut ui: Box<dyn Progress> =
             if std::io::stderr().is_terminal() { Box::new(Bar::new()) } else { Box::new(Lines) };
-        writeln!(out, "{}: {}", exp.name, describe(plan, &o.run)).map_err(io)?;
-        let rule = Rule::new(exp, plan, run::repetitions(plan, &o.run));
-        let outcome = match run::run(exp, plan, &store, &o.run, &rule, &interrupt, ui.as_mut()) {
+        writeln!(out, "{}: {}", exp.name, describe(plan, options)).map_err(io)?;
+        let rule = Rule::new(exp, plan, run::repetitions(plan, options));
+        let outcome = match run::run(exp, plan, &store, options, &rule, &interrupt, ui.as_mut()) {
             Ok(outcome) => outcome,
             Err(source) if source.is_disk_full() => {
                 let log = store.runs_path();
@@ -74,7 +120,7 @@ pub fn run(o: &Options, out: &mut dyn Write) -> Result<(), Error> {
             None => writeln!(out, "  report: left to the run that began meanwhile").map_err(io)?,
         }
         let whole = super::answer::Whole::new(&format!("margin report {}", exp.path.display()), &store);
-        super::answer::answer(&report, o.terminal.then_some(&whole), out).map_err(io)?;
+        super::answer::answer(&report, terminal.then_some(&whole), out).map_err(io)?;
         failures |= outcome.has_failures();
         if outcome.interrupted {
             return Err(Error::Interrupted);
@@ -87,20 +133,6 @@ fn describe(plan: &Plan, options: &RunOptions) -> String {
     let mut p = plan.clone();
     p.repetitions = run::repetitions(plan, options);
     p.to_string()
-}
-
-/// The labels of `(label, reason)` pairs grouped by reason, in the order each reason
-/// first appears: the same reason is the same first line once what differs by cell is
-/// set aside (`reason::same_way`: numbers, paths, the cell's levels; the lines after
-/// quote each trial's own output), and a group is said with the whole reason of its first
-/// cell.
-fn by_reason(pairs: &[(String, String)]) -> Vec<(&str, Vec<&str>)> {
-    let mut groups: indexmap::IndexMap<String, (&str, Vec<&str>)> = indexmap::IndexMap::new();
-    for (label, why) in pairs {
-        let key = crate::reason::same_way(why, &crate::reason::levels_of_label(label));
-        groups.entry(key).or_insert((why.as_str(), Vec::new())).1.push(label.as_str());
-    }
-    groups.into_values().collect()
 }
 
 fn summary(exp: &Experiment, o: &Outcome, out: &mut dyn Write) -> std::io::Result<()> {
@@ -130,13 +162,13 @@ fn summary(exp: &Experiment, o: &Outcome, out: &mut dyn Write) -> std::io::Resul
     // a session stopped early on a mistake every cell made: said once, for all its cells
     let (stopped, abandoned): (Vec<_>, Vec<_>) =
         o.abandoned.iter().cloned().partition(|(_, why)| why.starts_with(crate::reason::STOPPED));
-    for (why, labels) in by_reason(&stopped) {
+    for (why, labels) in crate::reason::by_reason(&stopped) {
         let cells = if labels.len() == 1 { "1 cell".to_string() } else { format!("{} cells", labels.len()) };
         writeln!(out, "  stopped early, {cells} left to run: {why}")?;
     }
     // grouped by reason: a mistake every cell makes (a regex that matches nothing, a
     // missing tool) is said once, with the cells it abandoned, not once a cell
-    for (why, labels) in by_reason(&abandoned) {
+    for (why, labels) in crate::reason::by_reason(&abandoned) {
         match labels.as_slice() {
             [label] => writeln!(out, "  abandoned {label}: {why}")?,
             _ => writeln!(
@@ -165,11 +197,17 @@ fn summary(exp: &Experiment, o: &Outcome, out: &mut dyn Write) -> std::io::Resul
 }
 
 /// `--dry-run`: what would run here, with the commands rendered; nothing is executed.
-fn dry_run(exp: &Experiment, plan: &Plan, o: &Options, out: &mut dyn Write) -> Result<(), Error> {
-    let store = Store::new(&o.reports, &exp.name);
-    let outlook = crate::outlook::outlook(exp, plan, &store.load()?, &o.run)?.cells;
-    writeln!(out, "{}: {} (dry run: nothing is executed)", exp.name, describe(plan, &o.run)).map_err(io)?;
-    write_dry_run(exp, plan, &outlook, &store, &o.run, out).map_err(|e| match e {
+fn dry_run(
+    exp: &Experiment,
+    plan: &Plan,
+    reports: &Path,
+    options: &RunOptions,
+    out: &mut dyn Write,
+) -> Result<(), Error> {
+    let store = Store::new(reports, &exp.name);
+    let outlook = crate::outlook::outlook(exp, plan, &store.load()?, options)?.cells;
+    writeln!(out, "{}: {} (dry run: nothing is executed)", exp.name, describe(plan, options)).map_err(io)?;
+    write_dry_run(exp, plan, &outlook, &store, options, out).map_err(|e| match e {
         DryRunError::Spec(d) => Error::Spec(d),
         DryRunError::Output(e) => Error::Output(e),
     })
@@ -196,29 +234,4 @@ impl run::Stopping for Rule {
     fn trials_per_boot(&self, snapshot: &crate::store::Snapshot, boot_cost: f64) -> Option<u32> {
         Rule::trials_per_boot(self, snapshot, boot_cost)
     }
-}
-
-/// Ctrl-C or SIGTERM: finish the trial under way, record it, stop (exit 130; the next
-/// `run` resumes). A second one kills the commands running, each with its whole process
-/// group (they are not in the terminal's, so Ctrl-C never reaches them), and ends margin
-/// at once: the trial under way is lost, the log stays loadable.
-fn watch_signals(interrupt: Arc<AtomicBool>) {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
-        return;
-    };
-    std::thread::spawn(move || {
-        for _ in signals.forever() {
-            if interrupt.swap(true, Ordering::SeqCst) {
-                crate::run::process::kill_running();
-                std::process::exit(130);
-            }
-            // not `eprintln!`: it panics on a closed stderr, and this thread must live to
-            // see the second interrupt
-            let _ = writeln!(
-                std::io::stderr(),
-                "stopping after the trial under way (interrupt again to stop at once)"
-            );
-        }
-    });
 }

@@ -4,6 +4,7 @@ use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use super::args::Reports;
 use super::target::{Target, resolve};
 use super::{Error, io, load_all};
 use crate::outlook;
@@ -38,11 +39,22 @@ fn labels(sessions: &[SessionRecord]) -> String {
     counts.iter().map(|(l, n)| format!("{l} ({n} {})", plural(*n))).collect::<Vec<_>>().join(", ")
 }
 
-/// `targets`: experiment files, store folders or names (see [`super::target::resolve`]);
+/// `margin status`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct StatusArgs {
+    /// Experiment files, store folders or names, as for `report` (default: every
+    /// `experiments/*.yaml`).
+    pub files: Vec<PathBuf>,
+    #[command(flatten)]
+    pub reports: Reports,
+}
+
+/// `files`: experiment files, store folders or names (see [`super::target::resolve`]);
 /// none: every experiment file under `experiments/`, then every store in `reports` that
 /// none of them names (a store copied from another machine, read with the experiment
 /// file it keeps).
-pub fn run(targets: &[PathBuf], reports: &Path, out: &mut dyn Write) -> Result<(), Error> {
+pub fn run(args: &StatusArgs, out: &mut dyn Write) -> Result<(), Error> {
+    let (targets, reports) = (&args.files, args.reports.root.as_path());
     let targets = if targets.is_empty() {
         let files = super::target::experiment_files();
         let names: HashSet<String> =

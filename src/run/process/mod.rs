@@ -59,7 +59,7 @@ pub use capture::{capture, capture_argv, read_raw, run_argv};
 use capture::{memory_file, persist};
 use group::Group;
 pub(crate) use registry::OnAbort;
-pub use registry::{aborting, kill_running};
+pub use registry::{aborting, kill_running, watch_signals};
 
 /// One command to run: what, in which folder, where its output goes, with which
 /// environment and time limit.

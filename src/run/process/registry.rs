@@ -1,8 +1,9 @@
 //! The running registry: the process groups of the commands running now, and what to
-//! run elsewhere when margin ends at once (a second Ctrl-C).
+//! run elsewhere when margin ends at once (a second Ctrl-C, which [`watch_signals`] sees).
 
+use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use nix::sys::signal::{Signal, killpg};
@@ -83,4 +84,29 @@ impl Drop for Running {
             running.swap_remove(i);
         }
     }
+}
+
+/// Ctrl-C or SIGTERM: finish the trial under way, record it, stop (exit 130; the next
+/// `run` resumes). A second one kills the commands running, each with its whole process
+/// group (they are not in the terminal's, so Ctrl-C never reaches them), and ends margin
+/// at once: the trial under way is lost, the log stays loadable.
+pub fn watch_signals(interrupt: Arc<AtomicBool>) {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        for _ in signals.forever() {
+            if interrupt.swap(true, Ordering::SeqCst) {
+                kill_running();
+                std::process::exit(130);
+            }
+            // not `eprintln!`: it panics on a closed stderr, and this thread must live to
+            // see the second interrupt
+            let _ = writeln!(
+                std::io::stderr(),
+                "stopping after the trial under way (interrupt again to stop at once)"
+            );
+        }
+    });
 }
