@@ -31,7 +31,7 @@ use jiff::{SignedDuration, Timestamp};
 use margin::parse::Recipe;
 use margin::run::facts;
 use margin::store::levels_map;
-use margin::store::{Event, MetricInfo, SCHEMA, SessionRecord, Status, Store, Telemetry, TrialRecord};
+use margin::store::{Event, MetricInfo, SessionRecord, Status, Store, Telemetry, TrialRecord};
 use margin::vocab::{Better, MeanKind};
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
@@ -136,30 +136,20 @@ fn main() -> Result<()> {
             // drawn whether kept or not too
             let telemetry = telemetry(&session, model.bytes, wall, &mut rng);
             let info = |name: &str| if name == "throughput" { throughput.clone() } else { seconds.clone() };
+            let cell = plan.cells[index].id.to_string();
+            let levels = levels_of[index].clone();
             let record = TrialRecord {
-                schema: SCHEMA,
-                cell: plan.cells[index].id.to_string(),
-                levels: levels_of[index].clone(),
                 repetition: round as u32,
-                warmup: false,
-                host: "local".into(),
-                session: session.clone(),
                 round: round as u32,
                 position: position as u32 + 1,
                 started_at: Some(clock.to_string()),
-                status: Status::Ok,
                 exit_code: Some(0),
                 metrics: kept.iter().map(|&(n, v)| (n.to_string(), v)).collect(),
                 metric_info: kept.iter().map(|&(n, _)| (n.to_string(), info(n))).collect(),
                 wall_time: wall,
                 raw: Some(raw),
-                error: None,
-                warnings: Vec::new(),
-                source: None,
-                source_hash: None,
                 telemetry: (metric_count == 4).then_some(telemetry),
-                flags: Vec::new(),
-                trial,
+                ..TrialRecord::new(trial, cell, levels, "local".into(), session.clone(), Status::Ok)
             };
             serde_json::to_writer(&mut writer, &record)?;
             writer.write_all(b"\n")?;
@@ -177,23 +167,11 @@ fn main() -> Result<()> {
 
     let source = facts::Local::new(&std::env::temp_dir());
     let session_record = |event, at: Timestamp| SessionRecord {
-        schema: SCHEMA,
-        session: session.clone(),
         event,
         at: at.to_string(),
-        host: "local".into(),
-        experiment: exp.name.clone(),
-        margin_version: env!("CARGO_PKG_VERSION").into(),
-        seed: SEED,
-        spec_hash: blake3::hash(exp.source.as_bytes()).to_hex().to_string(),
         facts: if event == Event::Start { facts::gather(&source) } else { IndexMap::new() },
-        environment: IndexMap::new(),
-        abandoned: Vec::new(),
-        problems: Vec::new(),
-        keep_workdir: false,
-        import: false,
         outcome: (event == Event::End).then(|| "completed".into()),
-        label: None,
+        ..SessionRecord::start(session.clone(), "local".into(), &exp, SEED)
     };
     let mut sessions = String::new();
     for record in [session_record(Event::Start, start), session_record(Event::End, clock)] {

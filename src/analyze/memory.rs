@@ -12,7 +12,7 @@ use indexmap::IndexMap;
 use crate::diag::Diagnostics;
 use crate::plan::{self, Plan};
 use crate::spec::{self, Experiment};
-use crate::store::{Event, MetricInfo, SCHEMA, SessionRecord, Snapshot, Status, TrialRecord};
+use crate::store::{MetricInfo, SessionRecord, Snapshot, Status, TrialRecord};
 use crate::vocab::{Better, MeanKind};
 
 /// An experiment with a store held in memory, filled trial by trial. Cloning an empty one
@@ -84,23 +84,11 @@ impl MemoryStore {
         self.session = id.to_owned();
         self.host = host.to_owned();
         self.snapshot.sessions.push(SessionRecord {
-            schema: SCHEMA,
-            session: id.to_owned(),
-            event: Event::Start,
             at: self.now(),
-            host: host.to_owned(),
-            experiment: self.exp.name.clone(),
+            // fixed, so that what a test compares stays the same from version to version
             margin_version: "0.1.0".to_owned(),
-            seed: 7,
-            spec_hash: blake3::hash(self.exp.source.as_bytes()).to_hex().to_string(),
             facts: facts.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
-            environment: IndexMap::new(),
-            abandoned: Vec::new(),
-            problems: Vec::new(),
-            keep_workdir: false,
-            import: false,
-            outcome: None,
-            label: None,
+            ..SessionRecord::start(id.to_owned(), host.to_owned(), &self.exp, 7)
         });
         self
     }
@@ -147,30 +135,19 @@ impl MemoryStore {
         let metric_info =
             metrics.keys().filter_map(|k| Some((k.clone(), self.info.get(k)?.clone()))).collect();
         let failed = !status.is_measurement();
+        let levels = levels.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        let trial = format!("t{:04}", self.records.len() + 1);
+        let (host, session) = (self.host.clone(), self.session.clone());
         self.records.push(TrialRecord {
-            schema: SCHEMA,
-            trial: format!("t{:04}", self.records.len() + 1),
-            cell,
-            levels: levels.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
             repetition,
-            warmup: false,
-            host: self.host.clone(),
-            session: self.session.clone(),
             round: repetition,
-            position: 1,
             started_at: Some(self.now()),
-            status,
             exit_code: Some(i32::from(failed)),
             metrics,
             metric_info,
             wall_time: 1.0,
-            raw: None,
             error: failed.then(|| "dd: writing to 'zero.tst': No space left on device".to_owned()),
-            warnings: Vec::new(),
-            source: None,
-            source_hash: None,
-            telemetry: None,
-            flags: Vec::new(),
+            ..TrialRecord::new(trial, cell, levels, host, session, status)
         });
         self.snapshot.trials.push_record(self.records.last().expect("a record was just pushed"));
         self

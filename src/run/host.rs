@@ -14,7 +14,7 @@ use super::trial::now;
 use super::{RunError, facts, ssh, ssh_entry};
 use crate::plan::Cell;
 use crate::spec::Experiment;
-use crate::store::{CellProblem, CellProgress, Event, SCHEMA, SessionRecord, Store, levels_map};
+use crate::store::{CellProblem, CellProgress, Event, SessionRecord, Store, levels_map};
 
 /// What host threads tell the thread that writes the session log and the progress.
 pub(crate) enum Msg {
@@ -100,23 +100,9 @@ impl<'a> HostRun<'a> {
         let sh = self.shared;
         let host = self.executor.host().to_string();
         let mut record = SessionRecord {
-            schema: SCHEMA,
-            session: self.session.clone(),
-            event: Event::Start,
-            at: now(),
-            host: host.clone(),
-            experiment: sh.exp.name.clone(),
-            margin_version: env!("CARGO_PKG_VERSION").to_string(),
-            seed: sh.seed,
-            spec_hash: blake3::hash(sh.exp.source.as_bytes()).to_hex().to_string(),
-            facts: IndexMap::new(),
-            environment: IndexMap::new(),
-            abandoned: Vec::new(),
-            problems: Vec::new(),
             keep_workdir: sh.options.keep_workdir,
-            import: false,
-            outcome: None,
             label: sh.options.label.clone(),
+            ..SessionRecord::start(self.session.clone(), host.clone(), sh.exp, sh.seed)
         };
         let mut pending = Vec::new();
         let mut states = Vec::new();

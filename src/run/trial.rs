@@ -5,8 +5,6 @@ use std::path::Path;
 use std::sync::PoisonError;
 use std::sync::atomic::Ordering;
 
-use indexmap::IndexMap;
-
 use super::RunError;
 use super::exec::Executor;
 use super::process::{self, Execution, Invocation};
@@ -14,7 +12,7 @@ use super::state::{CellState, Finished, HostRun, Shared, Shown};
 use super::telemetry::{self, Monitor, Snapshots};
 use crate::parse::{Parsed, Recipe};
 use crate::plan::render::{Builtins, Commands, render};
-use crate::store::{MetricInfo, RawPaths, SCHEMA, Status, Telemetry, TrialRecord};
+use crate::store::{MetricInfo, RawPaths, Status, Telemetry, TrialRecord};
 use crate::vocab::{Better, MeanKind};
 
 /// What a trial left in the log.
@@ -264,29 +262,19 @@ impl HostRun<'_> {
         position: u32,
     ) -> TrialRecord {
         TrialRecord {
-            schema: SCHEMA,
-            trial: trial.to_string(),
-            cell: st.cell.id.to_string(),
-            levels: st.levels.clone(),
             repetition: st.progress.attempts + 1,
             warmup,
-            host: self.executor.host().to_string(),
-            session: self.session.clone(),
             round,
             position,
             started_at: Some(now()),
-            status: Status::Failed,
-            exit_code: None,
-            metrics: IndexMap::new(),
-            metric_info: IndexMap::new(),
-            wall_time: 0.0,
-            raw: None,
-            error: None,
-            warnings: Vec::new(),
-            source: None,
-            source_hash: None,
-            telemetry: None,
-            flags: Vec::new(),
+            ..TrialRecord::new(
+                trial.to_string(),
+                st.cell.id.to_string(),
+                st.levels.clone(),
+                self.executor.host().to_string(),
+                self.session.clone(),
+                Status::Failed,
+            )
         }
     }
 

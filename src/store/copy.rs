@@ -214,23 +214,8 @@ mod tests {
         File::open(new_copy.parent().unwrap()).unwrap().set_modified(later).unwrap();
         assert_eq!(store.latest_experiment().unwrap(), Some((new_copy.clone(), Kept::Earlier)));
         let session = |hash: &str| super::super::SessionRecord {
-            schema: super::super::SCHEMA,
-            session: "s".into(),
-            event: super::super::Event::Start,
-            at: "2026-11-29T00:00:00Z".into(),
-            host: "local".into(),
-            experiment: "exp".into(),
-            margin_version: "0".into(),
-            seed: 1,
             spec_hash: hash.to_owned(),
-            facts: Default::default(),
-            environment: Default::default(),
-            abandoned: vec![],
-            problems: vec![],
-            keep_workdir: false,
-            import: false,
-            outcome: None,
-            label: None,
+            ..super::super::SessionRecord::start("s".into(), "local".into(), &new, 1)
         };
         let mut log = store.session_appender().unwrap();
         log.append(&session(&spec_hash(&new_text))).unwrap();

@@ -6,6 +6,7 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
 use crate::jsontext::{push_integer, push_string};
+use crate::spec::Experiment;
 use crate::vocab::{Better, MeanKind};
 
 /// Version of the record layout; bumped on any incompatible change.
@@ -133,6 +134,47 @@ pub struct TrialRecord {
 }
 
 impl TrialRecord {
+    /// Trial `trial` of cell `cell` (with its `levels`) on `host` in `session`, with only
+    /// its `status` known: its cell's first attempt, first in the first round, no warm-up,
+    /// started at an unknown time; no exit code, metrics, wall time, raw output, error,
+    /// warnings, source, telemetry or flags. The caller sets what it knows
+    /// (`TrialRecord { round, ..TrialRecord::new(…) }`): a field the record gains is
+    /// added here, once.
+    pub fn new(
+        trial: String,
+        cell: String,
+        levels: IndexMap<String, String>,
+        host: String,
+        session: String,
+        status: Status,
+    ) -> Self {
+        TrialRecord {
+            schema: SCHEMA,
+            trial,
+            cell,
+            levels,
+            repetition: 1,
+            warmup: false,
+            host,
+            session,
+            round: 1,
+            position: 1,
+            started_at: None,
+            status,
+            exit_code: None,
+            metrics: IndexMap::new(),
+            metric_info: IndexMap::new(),
+            wall_time: 0.0,
+            raw: None,
+            error: None,
+            warnings: Vec::new(),
+            source: None,
+            source_hash: None,
+            telemetry: None,
+            flags: Vec::new(),
+        }
+    }
+
     /// The record as one line of the trial log (without its newline), appended to `out`:
     /// serde_json's text of it, byte for byte (a test compares), written field by field
     /// rather than through serde, so that a run's trial costs no serializer state and its
@@ -336,6 +378,35 @@ pub struct SessionRecord {
     pub label: Option<String>,
 }
 
+impl SessionRecord {
+    /// The start of session `session` of `exp` on `host`, now, by this margin, with the
+    /// seed of its order and the hash of the experiment file's text; no facts,
+    /// environment, problems, outcome or label yet, not an import, workdirs not kept.
+    /// The caller sets what it knows (`SessionRecord { import: true,
+    /// ..SessionRecord::start(…) }`); the end is the same record with `event: End`.
+    pub fn start(session: String, host: String, exp: &Experiment, seed: u64) -> Self {
+        SessionRecord {
+            schema: SCHEMA,
+            session,
+            event: Event::Start,
+            at: jiff::Timestamp::now().to_string(),
+            host,
+            experiment: exp.name.clone(),
+            margin_version: env!("CARGO_PKG_VERSION").to_string(),
+            seed,
+            spec_hash: super::spec_hash(&exp.source),
+            facts: IndexMap::new(),
+            environment: IndexMap::new(),
+            abandoned: Vec::new(),
+            problems: Vec::new(),
+            keep_workdir: false,
+            import: false,
+            outcome: None,
+            label: None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -343,22 +414,12 @@ mod tests {
     use super::*;
 
     fn sample() -> TrialRecord {
+        let levels =
+            [("cmd", "true"), ("bs", "1k")].iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         TrialRecord {
-            schema: SCHEMA,
-            trial: "019ad0b4-5c1e-7e2a-9a51-0c2b6f1f3e11".into(),
-            cell: "dc1f0b6928e5f5ed".into(),
-            levels: [("cmd", "true"), ("bs", "1k")]
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
             repetition: 12,
-            warmup: false,
-            host: "local".into(),
-            session: "019ad0b4-5b00-7000-8000-000000000000".into(),
             round: 3,
-            position: 1,
             started_at: Some("2026-12-02T01:02:03.456789Z".into()),
-            status: Status::Ok,
             exit_code: Some(0),
             metrics: [("wall_time", 0.000_523_1), ("user_time", 0.0), ("system_time", 1e-6)]
                 .iter()
@@ -375,10 +436,6 @@ mod tests {
             .collect(),
             wall_time: 0.000_523_1,
             raw: Some(RawPaths { stdout: "raw/a.out".into(), stderr: "raw/a.err".into() }),
-            error: None,
-            warnings: Vec::new(),
-            source: None,
-            source_hash: None,
             telemetry: Some(Telemetry {
                 sources: vec!["cpu".into(), "disks".into()],
                 metrics: [("cpu_user_pct", 50.0), ("disk_written_bytes:vda", 4096.0)]
@@ -388,7 +445,14 @@ mod tests {
                 raw: Some("raw/s.telemetry".into()),
                 offset: Some(123_456_789),
             }),
-            flags: Vec::new(),
+            ..TrialRecord::new(
+                "019ad0b4-5c1e-7e2a-9a51-0c2b6f1f3e11".into(),
+                "dc1f0b6928e5f5ed".into(),
+                levels,
+                "local".into(),
+                "019ad0b4-5b00-7000-8000-000000000000".into(),
+                Status::Ok,
+            )
         }
     }
 

@@ -6,30 +6,22 @@ use indexmap::IndexMap;
 use super::*;
 
 fn trial(n: u32) -> TrialRecord {
+    let levels = IndexMap::from([("bs".to_string(), "1k".to_string())]);
     TrialRecord {
-        schema: SCHEMA,
-        trial: format!("t{n}"),
-        cell: "00000000000000aa".into(),
-        levels: IndexMap::from([("bs".to_string(), "1k".to_string())]),
         repetition: n,
-        warmup: false,
-        host: "local".into(),
-        session: "s".into(),
         round: n,
-        position: 1,
         started_at: Some("2026-11-29T00:00:00Z".into()),
-        status: Status::Ok,
         exit_code: Some(0),
         metrics: IndexMap::from([("wall_time".to_string(), 0.5)]),
-        metric_info: IndexMap::new(),
         wall_time: 0.5,
-        raw: None,
-        error: None,
-        warnings: vec![],
-        source: None,
-        source_hash: None,
-        telemetry: None,
-        flags: Vec::new(),
+        ..TrialRecord::new(
+            format!("t{n}"),
+            "00000000000000aa".into(),
+            levels,
+            "local".into(),
+            "s".into(),
+            Status::Ok,
+        )
     }
 }
 

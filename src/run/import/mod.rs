@@ -13,13 +13,11 @@ use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use indexmap::IndexMap;
-
 use crate::parse::{ParseError, Parsed, Recipe};
 use crate::plan::{Cell, Plan};
 use crate::spec::Experiment;
 use crate::store::{
-    Appender, BOOT_ID, Event, Lock, MetricInfo, RawPaths, SCHEMA, SessionRecord, Status, Store, StoreError,
+    Appender, BOOT_ID, Event, Lock, MetricInfo, RawPaths, SessionRecord, Status, Store, StoreError,
     TrialRecord, levels_map,
 };
 
@@ -199,29 +197,18 @@ fn imported(
     (source, hash): (String, String),
 ) -> TrialRecord {
     TrialRecord {
-        schema: SCHEMA,
-        trial,
-        cell: cell.id.to_string(),
-        levels: levels_map(plan, cell),
         repetition,
-        warmup: false,
-        host: host.to_string(),
-        session: session.to_string(),
-        round: 1,
-        position: 1,
         started_at: from.started_at.map(|t| t.to_string()),
-        status: Status::Imported,
-        exit_code: None,
-        metrics: IndexMap::new(),
-        metric_info: IndexMap::new(),
-        wall_time: 0.0,
-        raw: None,
-        error: None,
-        warnings: Vec::new(),
         source: Some(source),
         source_hash: Some(hash),
-        telemetry: None,
-        flags: Vec::new(),
+        ..TrialRecord::new(
+            trial,
+            cell.id.to_string(),
+            levels_map(plan, cell),
+            host.to_string(),
+            session.to_string(),
+            Status::Imported,
+        )
     }
 }
 
@@ -256,24 +243,10 @@ impl Importing {
         let trials = store.trial_appender()?;
         let mut sessions = store.session_appender()?;
         let record = SessionRecord {
-            schema: SCHEMA,
-            session: session.clone(),
-            event: Event::Start,
-            at: jiff::Timestamp::now().to_string(),
-            host: host.to_string(),
-            experiment: exp.name.clone(),
-            margin_version: env!("CARGO_PKG_VERSION").to_string(),
-            seed: 0,
-            spec_hash: blake3::hash(exp.source.as_bytes()).to_hex().to_string(),
             // the only fact an import knows, when told: which boot its outputs share
             facts: from.boot.iter().map(|b| (BOOT_ID.to_string(), b.clone())).collect(),
-            environment: IndexMap::new(),
-            abandoned: Vec::new(),
-            problems: Vec::new(),
-            keep_workdir: false,
             import: true,
-            outcome: None,
-            label: None,
+            ..SessionRecord::start(session.clone(), host.to_string(), exp, 0)
         };
         sessions.append(&record)?;
         Ok(Importing { store, _lock: lock, records, trials, sessions, record, session })
