@@ -69,10 +69,16 @@ impl Shell {
             return Err(std::io::Error::other("ssh started without its pipes"));
         };
         let mut shell = Shell { child, stdin, out, err };
-        // the shell's own folder, for the statuses (removed when it exits); then a first
-        // command, which says the shell is ready
+        // the shell's own folder, for the statuses (removed when it exits, also when its
+        // client is killed and the hang-up or a broken pipe ends it), in memory where
+        // the host has a place for it: under /tmp on the disk a benchmark writes, the
+        // status written between two trials waited for that disk's writeback (seconds,
+        // with dirty limits set: the next trial then started with the cache flushed);
+        // then a first command, which says the shell is ready
         let setup = format!(
-            "T=\"${{TMPDIR:-/tmp}}/margin-shell-{:016x}\"; mkdir -m 700 \"$T\" && trap 'rm -rf \"$T\"' EXIT || exit 1\n",
+            "for B in \"$XDG_RUNTIME_DIR\" /dev/shm \"${{TMPDIR:-/tmp}}\"; do [ -n \"$B\" ] && [ -d \"$B\" ] && [ -w \"$B\" ] && break; done; \
+             T=\"$B/margin-shell-{:016x}\"; unset B; mkdir -m 700 \"$T\" && trap 'rm -rf \"$T\"' EXIT || exit 1; \
+             trap 'exit 129' HUP; trap 'exit 141' PIPE; trap 'exit 143' TERM\n",
             rand::random::<u64>()
         );
         use std::io::Write;
