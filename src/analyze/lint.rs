@@ -126,6 +126,8 @@ pub(crate) fn cell_warnings(
                     WarningKind::FarFromMean,
                     format!("{} is {:.0} % from the mean", short(value, unit), distance * 100.0),
                 ),
+                // in a cell of two regimes the first value is in one of them, no outlier
+                StabilityFlag::FirstTrialOutlier { .. } if a.analysis.regimes.is_some() => {}
                 StabilityFlag::FirstTrialOutlier { value, .. } => {
                     add(WarningKind::SlowFirstTrial, format!("first value {}", short(value, unit)))
                 }

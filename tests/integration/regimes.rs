@@ -71,21 +71,30 @@ fn a_command_that_sleeps_100_ms_or_1_s_by_a_seeded_draw_is_two_regimes() {
         .find(|c| c["metric"] == "wall_time")
         .expect("the wall time's comparison");
     let m = &c["mixtures"];
-    assert_eq!(m["from"], "level", "{c}");
-    assert!((m["level_upper_share"].as_f64().unwrap() - share).abs() < 1e-12, "{m}");
-    // the steady cell's share above the boundary, counted from its values: none on a quiet
-    // machine, but a loaded one can stretch a short sleep (seen beside a lab run)
-    let boundary = m["boundary"].as_f64().unwrap();
-    assert!(boundary > 0.1 && boundary < 1.0, "{m}");
     let steady = cells
         .iter()
         .find(|c| c["metric"] == "wall_time" && c["levels"]["mode"] == "steady")
         .expect("the steady cell's wall time");
-    let steady: Vec<f64> = steady["values"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
-    let above = steady.iter().filter(|&&v| v > boundary).count() as f64 / steady.len() as f64;
-    assert!((m["baseline_upper_share"].as_f64().unwrap() - above).abs() < 1e-12, "{m} {steady:?}");
-    assert!(above <= 0.2, "the steady cell mostly below: {steady:?}");
-    assert!((m["share_difference"].as_f64().unwrap() - (share - above)).abs() < 1e-12, "{m}");
+    // a loaded machine can stretch enough of the steady cell's 100 ms sleeps (3 of 20, at
+    // load 5 on 2 cores beside Rust builds) to make it two regimes of its own, a few ms
+    // apart: then the comparison takes its boundary from the baseline, and the shares
+    // below are of that boundary; on a quiet machine, from the mixed level
+    if steady["regimes"].is_object() {
+        assert_eq!(m["from"], "baseline", "{c}");
+    } else {
+        assert_eq!(m["from"], "level", "{c}");
+        assert!((m["level_upper_share"].as_f64().unwrap() - share).abs() < 1e-12, "{m}");
+        // the steady cell's share above the boundary, counted from its values: none on a quiet
+        // machine, but a loaded one can stretch a short sleep (seen beside a lab run)
+        let boundary = m["boundary"].as_f64().unwrap();
+        assert!(boundary > 0.1 && boundary < 1.0, "{m}");
+        let steady: Vec<f64> =
+            steady["values"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        let above = steady.iter().filter(|&&v| v > boundary).count() as f64 / steady.len() as f64;
+        assert!((m["baseline_upper_share"].as_f64().unwrap() - above).abs() < 1e-12, "{m} {steady:?}");
+        assert!(above <= 0.2, "the steady cell mostly below: {steady:?}");
+        assert!((m["share_difference"].as_f64().unwrap() - (share - above)).abs() < 1e-12, "{m}");
+    }
     let sentence = c["sentence"].as_str().unwrap();
     assert!(sentence.contains("the means compare mixtures"), "{sentence}");
     assert!(!sentence.contains("more trials per level"), "{sentence}");
@@ -93,6 +102,18 @@ fn a_command_that_sleeps_100_ms_or_1_s_by_a_seeded_draw_is_two_regimes() {
     // the report shows the regimes under the metric's table
     assert!(report.contains("**Two regimes.**"), "{report}");
     assert!(report.contains("| upper"), "{report}");
+    // and no value of the mixed cell's regimes as an outlier, nor its first as a slow first
+    // trial: each is in a regime (lab-regimes found both said, docs/lab.md)
+    let row = report
+        .lines()
+        .find(|l| l.starts_with("| mode=mixed") && l.contains("(two regimes)"))
+        .unwrap_or_else(|| panic!("the mixed cell's row: {report}"));
+    assert!(!row.contains("flagged"), "{row}");
+    assert!(
+        !warnings.iter().any(|w| w["kind"] == "slow_first_trial"
+            && w["message"].as_str().unwrap().contains("mode=mixed")),
+        "{warnings:?}"
+    );
 }
 
 #[test]
