@@ -110,8 +110,8 @@ pub fn run(o: &ImportArgs, out: &mut dyn Write) -> Result<(), Error> {
     }
     let from = Provenance { started_at: o.started_at, boot: o.boot.clone() };
     let store = Store::new(&o.reports.root, &exp.name);
-    let host_level = plan.levels(cell).find(|(k, _)| *k == "host").map(|(_, v)| v.text.clone());
-    let gang = host_level.as_deref().and_then(|h| exp.spec.gang(h).map(|g| (h, g)));
+    let host_level = crate::plan::host_level(&plan, cell);
+    let gang = host_level.and_then(|h| exp.spec.gang(h).map(|g| (h, g)));
     match (gang, o.member.is_empty()) {
         (Some((name, gang)), false) => {
             let members = member_files(&exp, name, gang, &o.member)?;

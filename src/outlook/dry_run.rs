@@ -51,7 +51,7 @@ pub(crate) fn write_dry_run(
         }
         let (lo, hi) = look.remaining;
         let trials = if lo == hi { format!("{lo}") } else { format!("{lo}–{hi}") };
-        let host = plan.levels(cell).find(|(k, _)| *k == "host").map(|(_, v)| v.text.as_str());
+        let host = crate::plan::host_level(plan, cell);
         let placeholder = WorkdirName::placeholder(cell.id);
         // each session makes its own workdir; a gang's members each their own, on their host
         let on = |host: &str, name: &WorkdirName| match ssh_entry(exp, host) {

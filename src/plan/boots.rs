@@ -9,7 +9,7 @@ use rand_pcg::Pcg64;
 
 use minijinja::value::Value;
 
-use super::Plan;
+use super::{Plan, host_level};
 use crate::spec::{Boot, Experiment};
 use crate::template::{Context, Templates};
 
@@ -31,11 +31,6 @@ impl BootPlan {
         let wanted = &self.boots[index];
         self.boots[index..].iter().filter(|b| *b == wanted).count() as u32
     }
-}
-
-/// The host of a cell: its `host` level, if it has one.
-pub fn host_level<'a>(plan: &'a Plan, cell: &'a super::Cell) -> Option<&'a str> {
-    plan.levels(cell).find(|(k, _)| *k == "host").map(|(_, v)| v.text.as_str())
 }
 
 /// The hosts with a boot recipe that some cell of the plan runs on, in the order of the

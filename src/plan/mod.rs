@@ -85,6 +85,20 @@ impl Plan {
     }
 }
 
+/// The host name of the machine running margin: where a cell without a `host` level runs.
+pub const LOCAL_HOST: &str = "local";
+
+/// The host of a cell: its `host` level, if it has one. The one place a cell's host is
+/// looked up; [`host_of`] when a cell without one runs here.
+pub fn host_level<'a>(plan: &'a Plan, cell: &'a Cell) -> Option<&'a str> {
+    plan.levels(cell).find(|(k, _)| *k == "host").map(|(_, v)| v.text.as_str())
+}
+
+/// The host a cell runs on: its `host` level, or the local machine ([`LOCAL_HOST`]).
+pub fn host_of<'a>(plan: &'a Plan, cell: &'a Cell) -> &'a str {
+    host_level(plan, cell).unwrap_or(LOCAL_HOST)
+}
+
 impl fmt::Display for Plan {
     /// "12 cells × 5 repetitions = 60 trials (+ 1 warm-up per cell)".
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

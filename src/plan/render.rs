@@ -232,7 +232,7 @@ pub(crate) fn setup_differs(exp: &Experiment, plan: &Plan, n: usize) -> bool {
     let templates = templates(exp);
     let mut seen: std::collections::HashMap<&str, Option<String>> = std::collections::HashMap::new();
     for cell in plan.cells.iter().take(n) {
-        let host = plan.levels(cell).find(|(k, _)| *k == "host").map_or("local", |(_, v)| v.text.as_str());
+        let host = super::host_of(plan, cell);
         let builtins = Builtins { workdir: "WORKDIR", repetition: 1, host };
         let Ok(commands) = render(&templates, exp, plan, cell, &builtins) else { continue };
         // with the values it refers to written out

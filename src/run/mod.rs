@@ -43,10 +43,12 @@ pub(crate) mod workdir;
 
 use std::path::PathBuf;
 
-use crate::plan::{Cell, Plan};
+use crate::plan::Plan;
 use crate::spec::{Experiment, Repetitions};
 use crate::store::{Board, CellProgress, StoreError};
 
+/// A cell's host is the plan's to say (`crate::plan::host_of`); re-exported for the runner's callers.
+pub use crate::plan::{LOCAL_HOST, host_of};
 pub use boot::{outline as boot_outline, run};
 
 /// Whether a cell needs more trials: the stopping rule, which the caller supplies
@@ -74,9 +76,6 @@ pub trait Stopping: Sync {
 
 /// Failures per cell per session before the cell is abandoned, unless `max_failures` says.
 pub const DEFAULT_MAX_FAILURES: u32 = 3;
-
-/// The host name of the machine running margin.
-pub const LOCAL_HOST: &str = "local";
 
 /// How to run, beyond what the experiment file says.
 #[derive(Debug, Clone, Default)]
@@ -160,11 +159,6 @@ impl RunError {
 /// The repetitions rule after `--repetitions`.
 pub fn repetitions(plan: &Plan, options: &RunOptions) -> Repetitions {
     options.repetitions.map(Repetitions::Fixed).unwrap_or_else(|| plan.repetitions.clone())
-}
-
-/// The host a cell runs on: its `host` level, or the local machine.
-pub fn host_of<'a>(plan: &'a Plan, cell: &'a Cell) -> &'a str {
-    plan.levels(cell).find(|(k, _)| *k == "host").map_or(LOCAL_HOST, |(_, v)| v.text.as_str())
 }
 
 /// The physical machine a host is on (its `machine:`): the hosts of one machine take

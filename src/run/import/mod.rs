@@ -106,9 +106,7 @@ pub(crate) fn outputs(
     out: &mut dyn Write,
 ) -> Result<(), ImportError> {
     let parsed = raw.iter().map(|path| read(path, recipe)).collect::<Result<Vec<_>, _>>()?;
-    let host = host
-        .map(str::to_owned)
-        .or_else(|| plan.levels(cell).find(|(k, _)| *k == "host").map(|(_, v)| v.text.clone()));
+    let host = host.map(str::to_owned).or_else(|| crate::plan::host_level(plan, cell).map(str::to_owned));
     let host = host.unwrap_or_else(|| "imported".to_string());
     let mut im = Importing::start(exp, store, from, &host, out)?;
     let (store, records, trials, session) = (&im.store, &im.records, &mut im.trials, im.session.clone());
