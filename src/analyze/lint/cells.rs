@@ -1,0 +1,90 @@
+//! Warnings about a cell's trials, metric by metric: too few of them, a spread or an
+//! extreme the stability checks flag, a slow first trial, a trend, two regimes.
+
+use std::collections::BTreeMap;
+
+use super::{list, short};
+use crate::analyze::analysed::Analysed;
+use crate::plan::Plan;
+use crate::stats::stability::StabilityFlag;
+use crate::summary::{MetricMeta, Warning, WarningKind};
+
+/// Fewer analysed trials than this in a cell is worth a warning.
+const FEW_TRIALS: usize = 3;
+
+/// Per-cell warnings, one per kind and metric, naming the cells; only for the metrics
+/// the experiment is about (`primary`), so the engine's CPU times of short trials do not
+/// drown the report.
+pub(crate) fn cell_warnings(
+    plan: &Plan,
+    metrics: &[MetricMeta],
+    analysed: &[Analysed],
+    primary: &std::collections::HashSet<&str>,
+) -> Vec<Warning> {
+    let mut found: BTreeMap<(WarningKind, usize), Vec<String>> = BTreeMap::new();
+    for a in analysed.iter().filter(|a| primary.contains(metrics[a.meta].name.as_str())) {
+        let unit = metrics[a.meta].unit.as_str();
+        let label = plan.label(&plan.cells[a.group.cell]);
+        let mut add = |kind, detail: String| {
+            found.entry((kind, a.meta)).or_default().push(format!("{label} ({detail})"))
+        };
+        if a.all.len() < FEW_TRIALS {
+            add(WarningKind::FewTrials, format!("n = {}", a.all.len()));
+        }
+        for flag in &a.analysis.flags {
+            match *flag {
+                // The flags look at every trial, outliers included, unlike the table.
+                StabilityFlag::HighVariation { cv } => {
+                    add(WarningKind::HighVariation, format!("CV {:.1} % over all trials", cv * 100.0))
+                }
+                StabilityFlag::FarFromMean { value, distance } => add(
+                    WarningKind::FarFromMean,
+                    format!("{} is {:.0} % from the mean", short(value, unit), distance * 100.0),
+                ),
+                // in a cell of two regimes the first value is in one of them, no outlier
+                StabilityFlag::FirstTrialOutlier { .. } if a.analysis.regimes.is_some() => {}
+                StabilityFlag::FirstTrialOutlier { value, .. } => {
+                    add(WarningKind::SlowFirstTrial, format!("first value {}", short(value, unit)))
+                }
+                StabilityFlag::Trend(t) => {
+                    add(WarningKind::Trend, format!("Spearman ρ = {:.2}, p = {:.3}", t.rho, t.p_value))
+                }
+            }
+        }
+        if let Some(r) = &a.analysis.regimes {
+            let parts: Vec<String> = r
+                .regimes
+                .iter()
+                .map(|g| format!("{:.0} % of trials at {}", g.share * 100.0, short(g.summary.mean, unit)))
+                .collect();
+            let mut detail = parts.join(", ");
+            if crate::analyze::regimes::by_session(a, r) {
+                detail.push_str("; the regimes are its sessions");
+            }
+            add(WarningKind::Regimes, detail);
+        }
+    }
+    found
+        .into_iter()
+        .map(|((kind, meta), cells)| {
+            let metric = &metrics[meta].name;
+            let what = match kind {
+                WarningKind::FewTrials => format!(
+                    "fewer than {FEW_TRIALS} trials of {metric}: the margin of error is missing or very wide"
+                ),
+                WarningKind::HighVariation => format!("{metric} varies by 10 % or more between trials"),
+                WarningKind::FarFromMean => format!("{metric} has a minimum or maximum 50 % or more away from the mean"),
+                WarningKind::SlowFirstTrial => {
+                    format!("the first trial of {metric} is an outlier: cold caches? consider `warmup:`")
+                }
+                WarningKind::Regimes => format!(
+                    "{metric} is two regimes in a cell: its mean mixes them, and more trials will not settle \
+                     which regime a trial lands in; find what decides it (the cell's regimes and the metrics \
+                     that differ between them are in its section)"
+                ),
+                _ => format!("{metric} drifts across repetitions (a monotone trend): the machine is changing under the benchmark"),
+            };
+            Warning::new(kind, format!("{what}: {}", list(&cells)))
+        })
+        .collect()
+}

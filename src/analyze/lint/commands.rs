@@ -1,0 +1,211 @@
+//! Warnings about the `run` command of every analysed cell as it ran: `dd` without a
+//! sync flag, and a test file small enough for the page cache of the host it ran on (or
+//! of unknown memory, for imported trials).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use super::list;
+use super::tools::{Tool, tools};
+use crate::analyze::analysed::Analysed;
+use crate::analyze::table::Rows;
+use crate::plan::Plan;
+use crate::plan::render::{Builtins, render};
+use crate::spec::Experiment;
+use crate::store::{Event, Name, Snapshot};
+use crate::summary::{Warning, WarningKind};
+use crate::template::Templates;
+
+/// A test file must be at least this many times the host's memory for the page cache
+/// not to hold it.
+const MEMORY_FACTOR: u64 = 2;
+
+/// Warnings about the rendered `run` command of every analysed cell: `dd` without a sync
+/// flag, and test files small enough for the page cache.
+pub(crate) fn command_warnings(
+    exp: &Experiment,
+    plan: &Plan,
+    snapshot: &Snapshot,
+    analysed: &[Analysed],
+) -> Vec<Warning> {
+    let memory = host_memory(snapshot);
+    // Each cell's hosts by their names' numbers first (a few, mostly the value before's):
+    // a set of their texts built from every value of every group cost more than the
+    // commands' rendering at 10⁶ trials. A cell's groups of the same trials share their
+    // rows, and are looked at once.
+    let mut numbers: BTreeMap<usize, Vec<Name>> = BTreeMap::new();
+    let mut seen: Option<&Arc<Rows>> = None;
+    for a in analysed {
+        if seen.is_some_and(|rows| Arc::ptr_eq(rows, &a.group.rows)) {
+            continue;
+        }
+        seen = Some(&a.group.rows);
+        let hosts = numbers.entry(a.group.cell).or_default();
+        for &h in a.group.rows.hosts.iter() {
+            if hosts.last() != Some(&h) && !hosts.contains(&h) {
+                hosts.push(h);
+            }
+        }
+    }
+    let cells: BTreeMap<usize, BTreeSet<&str>> = numbers
+        .into_iter()
+        .map(|(cell, hosts)| (cell, hosts.into_iter().map(|h| snapshot.trials.names.get(h)).collect()))
+        .collect();
+    let templates = Templates::new();
+    let findings: Vec<(Option<String>, Option<String>, Option<String>)> = cells
+        .par_iter()
+        .map(|(&index, hosts)| {
+            let cell = &plan.cells[index];
+            let host = hosts.first().copied().unwrap_or("local");
+            // A command that does not render ran nowhere either; nothing to say about it.
+            let Some(run) = render_run(&templates, exp, plan, index, host) else {
+                return (None, None, None);
+            };
+            let label = plan.label(cell);
+            let mut unsynced = None;
+            let mut small = None;
+            let mut unknown = None;
+            for tool in tools(&run) {
+                if let Tool::Dd { synced: false, .. } = tool {
+                    unsynced = Some(label.clone());
+                }
+                let Some(size) = tool.file_size() else { continue };
+                let Some((host, mem)) =
+                    hosts.iter().filter_map(|h| memory.get(*h).map(|m| (*h, *m))).max_by_key(|(_, m)| *m)
+                else {
+                    // Imported trials carry no facts: say what the check would need.
+                    unknown = Some(format!(
+                        "{label}: {} writes {} on {} (cached by a host with more than {} of memory)",
+                        tool.name(),
+                        gib(size),
+                        hosts.iter().copied().collect::<Vec<_>>().join(", "),
+                        gib(size / MEMORY_FACTOR)
+                    ));
+                    continue;
+                };
+                if size < MEMORY_FACTOR * mem {
+                    small = Some(format!(
+                        "{label}: {} writes {} on {host} with {} of memory",
+                        tool.name(),
+                        gib(size),
+                        gib(mem)
+                    ));
+                }
+            }
+            (unsynced, small, unknown)
+        })
+        .collect();
+    let unsynced: Vec<String> = findings.iter().filter_map(|f| f.0.clone()).collect();
+    let small: Vec<String> = findings.iter().filter_map(|f| f.1.clone()).collect();
+    let unknown: Vec<String> = findings.iter().filter_map(|f| f.2.clone()).collect();
+    let mut warnings = Vec::new();
+    if !unsynced.is_empty() {
+        warnings.push(Warning::new(
+            WarningKind::DdWithoutSync,
+            format!(
+                "dd writes without conv=fdatasync, conv=fsync or oflag=direct, so it times the page cache, \
+                 not the disk: {}",
+                list(&unsynced)
+            ),
+        ));
+    }
+    if !small.is_empty() {
+        warnings.push(Warning::new(
+            WarningKind::SmallTestFile,
+            format!(
+                "the test file is smaller than {MEMORY_FACTOR}× the host's memory, so the page cache can hold it: {}",
+                list(&small)
+            ),
+        ));
+    }
+    if !unknown.is_empty() {
+        warnings.push(Warning::new(
+            WarningKind::MemoryUnknown,
+            format!(
+                "no session recorded the host's memory (imported trials carry no facts), so whether the \
+                 page cache could hold the test file is unknown; it can unless the file is at least \
+                 {MEMORY_FACTOR}× the memory: {}",
+                list(&unknown)
+            ),
+        ));
+    }
+    warnings
+}
+
+/// A cell's `run` command as it ran on `host` (the workdir spelled `WORKDIR`); `None`
+/// when it does not render.
+fn render_run(
+    templates: &Templates,
+    exp: &Experiment,
+    plan: &Plan,
+    cell: usize,
+    host: &str,
+) -> Option<String> {
+    let builtins = Builtins { workdir: "WORKDIR", repetition: 1, host };
+    render(templates, exp, plan, &plan.cells[cell], &builtins).ok().map(|c| c.run)
+}
+
+/// [`render_run`] with templates of its own.
+pub(crate) fn rendered_run(exp: &Experiment, plan: &Plan, cell: usize, host: &str) -> Option<String> {
+    render_run(&Templates::new(), exp, plan, cell, host)
+}
+
+/// The largest memory each host reported (facts key `memory`, bytes).
+fn host_memory(snapshot: &Snapshot) -> HashMap<&str, u64> {
+    let mut memory: HashMap<&str, u64> = HashMap::new();
+    for s in snapshot.sessions.iter().filter(|s| s.event == Event::Start) {
+        if let Some(bytes) = s.facts.get("memory").and_then(|m| m.trim().parse::<u64>().ok()) {
+            let slot = memory.entry(s.host.as_str()).or_default();
+            *slot = (*slot).max(bytes);
+        }
+    }
+    memory
+}
+
+fn gib(bytes: u64) -> String {
+    format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cell measured on several hosts, its trials alternating between them and in
+    /// sessions of their own: the page-cache check weighs the host with the most memory
+    /// among the cell's, whatever its metrics and the order of its trials.
+    #[test]
+    fn a_test_file_is_weighed_against_the_largest_memory_of_its_cells_hosts() {
+        use crate::analyze::{MemoryStore, summarize_store};
+        use crate::vocab::{Better, MeanKind};
+        let yaml =
+            "matrix:\n  n: [64, 200000]\nrun: dd if=/dev/zero of=/tmp/f bs=1M count={{ n }} conv=fdatasync\n";
+        let mut m = MemoryStore::new("hosts.yaml", yaml);
+        m.metric("rate", "B/s", Better::Higher, MeanKind::Arithmetic);
+        for (session, host, memory) in
+            [("s1", "beta", 1u64 << 30), ("s2", "alpha", 64 << 30), ("s3", "beta", 1 << 30)]
+        {
+            m.session(session, host, &[("memory", &memory.to_string())]);
+            for _ in 0..3 {
+                for n in ["64", "200000"] {
+                    m.trial(&[("n", n)], &[("rate", 1e8), ("time", 0.5)]);
+                }
+            }
+        }
+        let summary = summarize_store(&m.exp, &m.plan, &m.snapshot, &[]).unwrap();
+        let small: Vec<&str> = summary
+            .warnings
+            .iter()
+            .filter(|w| w.kind == WarningKind::SmallTestFile)
+            .map(|w| w.message.as_str())
+            .collect();
+        assert_eq!(small.len(), 1, "{small:?}");
+        assert!(
+            small[0].ends_with(": n=64: dd writes 0.06 GiB on alpha with 64.00 GiB of memory"),
+            "{}",
+            small[0]
+        );
+        assert!(!summary.warnings.iter().any(|w| w.kind == WarningKind::MemoryUnknown));
+    }
+}
