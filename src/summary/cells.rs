@@ -1,0 +1,116 @@
+//! One cell × metric of summary.json (`cells`): its statistics, its values, and its two
+//! regimes when it has them.
+
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use serde::Serialize;
+
+use crate::stats::stability::StabilityFlag;
+use crate::vocab::MeanKind;
+
+/// One cell × metric: its field names are a contract with scripts.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct CellStat {
+    /// The cell id.
+    pub cell: String,
+    pub label: String,
+    pub levels: IndexMap<String, String>,
+    pub metric: String,
+    pub unit: String,
+    pub mean_kind: MeanKind,
+    /// Trials kept (outliers set aside are not counted).
+    pub n: usize,
+    pub mean: f64,
+    pub sd: Option<f64>,
+    /// sd / mean, a fraction.
+    pub cv: Option<f64>,
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    pub mad: f64,
+    pub ci_low: Option<f64>,
+    /// `None` also when a harmonic mean's interval has no finite upper end.
+    pub ci_high: Option<f64>,
+    /// Margin of error ± in the metric's unit.
+    pub moe: Option<f64>,
+    pub moe_pct: Option<f64>,
+    /// n = 2: the t quantile is 12.7 and the interval very wide.
+    pub very_wide: bool,
+    pub median_ci_low: Option<f64>,
+    pub median_ci_high: Option<f64>,
+    /// Values left out of the statistics by the outlier rule, in trial order.
+    pub set_aside: Vec<f64>,
+    /// Values the rule flags but keeps (the cell is too small to set them aside).
+    pub flagged: Vec<f64>,
+    pub runs_needed: Option<usize>,
+    /// Set when reaching the target would take more than this many runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs_needed_exceeds: Option<usize>,
+    pub flags: Vec<StabilityFlag>,
+    /// Every analysed value, in the order the trials started.
+    // The analysis' own list, shared: a report on 10⁶ trials held a second copy here.
+    #[serde(serialize_with = "shared_values")]
+    pub values: Arc<[f64]>,
+    pub sessions: usize,
+    /// The cell's trials are two regimes (docs/statistics.md, Two regimes in a cell): its
+    /// mean mixes them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    // boxed: most cells have none
+    pub regimes: Option<Box<RegimesStat>>,
+}
+
+/// A cell whose trials fall into two regimes, as the test of docs/statistics.md (Two
+/// regimes in a cell) found them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct RegimesStat {
+    /// The split ratio W (the share of the spread left within the two groups) and the
+    /// critical value for this n it fell below.
+    pub split_ratio: f64,
+    pub critical: f64,
+    /// The lower regime, then the upper, on the metric's scale.
+    pub regimes: Vec<RegimeStat>,
+    /// Between the two regimes (the geometric mean of the lower's largest value and the
+    /// upper's smallest): where a comparison divides the trials of its sides.
+    pub boundary: f64,
+    /// The regimes are the cell's sessions (boots): two or more, each of whose trials
+    /// all lie in one regime.
+    pub by_session: bool,
+    /// The cell's other metrics (telemetry included) whose regimes differ: what may
+    /// decide the regime.
+    pub beside: Vec<RegimeBeside>,
+}
+
+/// One regime of a cell.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct RegimeStat {
+    /// Positions of its trials among the cell's values (0 is the first), in trial order.
+    pub trials: Vec<usize>,
+    pub n: usize,
+    /// n / the cell's trials, a fraction.
+    pub share: f64,
+    /// Its mean (of the metric's kind) and interval, and its extremes.
+    pub mean: f64,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    pub min: f64,
+    pub max: f64,
+}
+
+/// Another metric of the same trials, by regime: its mean in the lower regime's trials
+/// and in the upper's.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct RegimeBeside {
+    pub metric: String,
+    pub unit: String,
+    pub means: Vec<f64>,
+}
+/// A shared list of values written as the list it is (serde writes an `Arc` only with its
+/// `rc` feature, which would rebuild every crate that uses serde).
+fn shared_values<S: serde::Serializer>(values: &Arc<[f64]>, s: S) -> Result<S::Ok, S::Error> {
+    values[..].serialize(s)
+}

@@ -1,0 +1,82 @@
+//! The summary.json contract: the serialisable types a summary is made of, which the
+//! report formats and `margin answer` reads. The analysis pipeline fills them.
+//!
+//! Relative quantities are fractions inside the statistics core; here, at the boundary
+//! to readers, every `*_pct` field is a percentage (5.0 means 5 %).
+//!
+//! Every type summary.json serialises is in this folder, [`Summary`] (the file itself,
+//! here) and one file per part of it: [`settings`] (the settings in force, the trial
+//! counts, the metrics), [`cells`] (a cell × metric, its regimes), [`comparisons`] (a
+//! level against the baseline, its sides, the effects pooled over contexts),
+//! [`warnings`], [`telemetry`] (what the hosts did), [`runs`] (boots, failures, pending
+//! cells), [`drifts`] (sessions whose trials drifted or depended on their order),
+//! [`environment`] (the machines' facts, how to run it again). Every one is re-exported
+//! here: `crate::summary::CellStat`. Beside them: [`json`] writes the file, `schema.rs`
+//! (tests) derives its JSON Schema, [`compare`] is what `margin compare` answers.
+
+mod cells;
+pub(crate) mod compare;
+mod comparisons;
+mod drifts;
+mod environment;
+pub(crate) mod json;
+mod runs;
+#[cfg(test)]
+mod schema;
+mod settings;
+mod telemetry;
+mod warnings;
+
+pub(crate) use cells::{CellStat, RegimeBeside, RegimeStat, RegimesStat};
+pub(crate) use comparisons::{Arm, ComparisonStat, Effect, Median, Mixtures, Prediction, Replication};
+pub(crate) use drifts::{DriftStat, OrderStat};
+pub(crate) use environment::{EnvColumn, Environment, FactRow, Reproduce, SessionInfo};
+pub(crate) use runs::{BootRow, CellFailure, Pending, TrialFailure};
+pub(crate) use settings::{AnalysisSettings, MetricMeta, RunsAtCv, TrialCounts};
+pub(crate) use telemetry::{
+    CellTelemetry, ComparisonKey, ComparisonNotConverged, SecondaryStat, TelemetryColumn,
+    TelemetryDifference, TelemetrySummary,
+};
+pub(crate) use warnings::{Warning, WarningKind};
+
+use serde::Serialize;
+
+/// `summary.json`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct Summary {
+    pub experiment: String,
+    pub description: Option<String>,
+    pub settings: AnalysisSettings,
+    pub trials: TrialCounts,
+    pub metrics: Vec<MetricMeta>,
+    #[serde(serialize_with = "json::cells")]
+    pub cells: Vec<CellStat>,
+    pub comparisons: Vec<ComparisonStat>,
+    /// Each compared level's effect over the contexts it was compared in
+    /// (docs/statistics.md, Effects across the matrix).
+    pub effects: Vec<Effect>,
+    pub warnings: Vec<Warning>,
+    pub pending: Vec<Pending>,
+    pub failures: Vec<TrialFailure>,
+    /// What went wrong with cells outside their trials, session by session.
+    pub cell_failures: Vec<CellFailure>,
+    pub environment: Environment,
+    pub reproduce: Reproduce,
+    /// What the hosts did during the trials: secondary metrics per cell (docs/design.md §8);
+    /// left out when no trial has telemetry or a convergence flag (imports).
+    #[serde(skip_serializing_if = "TelemetrySummary::is_empty")]
+    pub telemetry: TelemetrySummary,
+    /// The boots margin made (docs/experiment-file.md, boots), host by host in the order
+    /// they ran, each try of a boot once; left out when it made none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub boots: Vec<BootRow>,
+    /// Sessions whose trials drifted while they ran (docs/statistics.md, Drift within a
+    /// session).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub drifts: Vec<DriftStat>,
+    /// Sessions whose trials depended on their place in their round (docs/statistics.md,
+    /// Order within a round).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub order_effects: Vec<OrderStat>,
+}
