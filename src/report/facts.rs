@@ -1,7 +1,12 @@
 //! The machines the trials ran on: their facts side by side, the differences marked, and
 //! the sessions that ran.
 
-use super::*;
+use super::format::{cell_text, dash, markdown_table, scale};
+use crate::summary::Summary;
+
+/// Facts longer than this are cut in the table (summary.json keeps them whole): a
+/// kernel command line or `xl info` would make the table unreadable in a pager.
+const FACT_WIDTH: usize = 72;
 
 /// Facts × machine states, the rows that differ marked with ≠.
 pub(super) fn environment_table(summary: &Summary) -> Option<String> {

@@ -1,7 +1,10 @@
 //! What did not run or failed: trials that failed, cells a session abandoned, and the
 //! cells still pending, grouped by reason.
 
-use super::*;
+use serde::Serialize;
+
+use super::format::{cell_text, dash, markdown_table};
+use crate::summary::Summary;
 
 /// Cells that wait for the same reason (another host, another boot), said once.
 #[derive(Debug, Serialize)]

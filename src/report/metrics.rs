@@ -1,7 +1,12 @@
 //! Each metric's section of the report: the line that says how to read it, the table of
 //! its cells, and whether it is one of margin's own measures, folded after the others.
 
-use super::*;
+use super::figures::typical;
+use super::format::{DisplayUnit, cell_text, dash, markdown_table, percent, scale};
+use super::{SHOWN, telemetry};
+use crate::spec::Experiment;
+use crate::summary::{CellStat, Summary};
+use crate::vocab::Better;
 
 /// Whether `metric` is margin's own measure of a trial (`wall_time`, `user_time`,
 /// `system_time`, a gang member's too) that the report folds after the experiment's

@@ -12,8 +12,8 @@ use crate::stats::compare::Design;
 use crate::stats::reference::assert_close;
 use crate::stats::verdict::VerdictKind;
 use crate::store::Status;
-use crate::summary::{Arm, Pending, WarningKind};
-use crate::vocab::MeanKind;
+use crate::summary::{Arm, ComparisonStat, Pending, WarningKind};
+use crate::vocab::{Better, MeanKind};
 
 static SEED: LazyLock<Value> = LazyLock::new(|| {
     serde_json::from_str(include_str!("../../tests/data/report/seed000.json")).expect("seed000.json is JSON")
