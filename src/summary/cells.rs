@@ -109,6 +109,7 @@ pub struct RegimeBeside {
     pub unit: String,
     pub means: Vec<f64>,
 }
+
 /// A shared list of values written as the list it is (serde writes an `Arc` only with its
 /// `rc` feature, which would rebuild every crate that uses serde).
 fn shared_values<S: serde::Serializer>(values: &Arc<[f64]>, s: S) -> Result<S::Ok, S::Error> {

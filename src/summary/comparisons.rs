@@ -139,6 +139,7 @@ pub struct Prediction {
     /// Outside by more than the interval's width.
     pub far: bool,
 }
+
 /// A comparison one of whose sides (or both) is two regimes: its means compare mixtures.
 /// Every trial of each side is placed below or above the boundary of the regimes.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -153,6 +154,7 @@ pub struct Mixtures {
     pub level_upper_share: f64,
     pub share_difference: f64,
 }
+
 /// The boots (or sessions) a comparison between disjoint ones rests on.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
@@ -176,6 +178,7 @@ pub struct Replication {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub advice: Option<Advice>,
 }
+
 /// One compared level's effect pooled over the contexts (combinations of the other
 /// factors) it was compared in, and whether it differs between them.
 #[derive(Debug, Clone, PartialEq, Serialize)]

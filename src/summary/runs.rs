@@ -23,6 +23,7 @@ pub struct BootRow {
     /// Measured trials in that boot.
     pub trials: usize,
 }
+
 /// A trial that did not yield metrics.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
@@ -52,6 +53,7 @@ pub struct CellFailure {
     pub what: String,
     pub why: String,
 }
+
 /// A cell that cannot run where margin ran, and what it waits for (computed by the runner).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]

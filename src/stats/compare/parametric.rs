@@ -232,6 +232,7 @@ pub(crate) fn welch_test(a: &[f64], b: &[f64]) -> Option<WelchTest> {
     let df = welch_df(va, na, vb, nb);
     Some(WelchTest { t, df, p_value: dist::t_two_sided_p(t, df)? })
 }
+
 /// A paired side's observations: each block's mean, on the metric's scale.
 pub(crate) fn block_means(cells: &[&Observations], kind: MeanKind) -> Result<Observations, StatsError> {
     let values: Vec<f64> = cells.iter().map(|s| kind.transform(mean(s.analysed()))).collect();

@@ -26,6 +26,7 @@ pub(crate) struct RankTest {
     /// From the exact null distribution (else the normal approximation).
     pub exact: bool,
 }
+
 /// A rank statistic's null distribution: exact counts where nothing ties and they fit,
 /// else its centre and sd (ties-corrected) for the normal approximation. Built once per
 /// comparison: the test and the interval read the same one.
@@ -55,6 +56,7 @@ impl Null {
         }
     }
 }
+
 /// The two-sided p of a rank statistic by the normal approximation with the continuity
 /// correction, (|statistic − centre| − ½)/sd; 1 when the null sd is 0 (every value tied).
 fn normal_test(statistic: f64, centre: f64, sd: f64) -> Option<RankTest> {
@@ -66,6 +68,7 @@ fn normal_test(statistic: f64, centre: f64, sd: f64) -> Option<RankTest> {
     };
     Some(RankTest { statistic, p_value: p, exact: false })
 }
+
 /// The null sd of U, with the ties correction: mn/12 · ((N + 1) − Σ(t³ − t)/(N(N − 1))).
 pub(super) fn u_sd(m: usize, n: usize, ties: &[usize]) -> f64 {
     let big = (m + n) as f64;
@@ -81,6 +84,7 @@ pub(super) fn signed_rank_sd(k: usize, ties: &[usize]) -> f64 {
     let tie_term: f64 = ties.iter().map(|&t| (t as f64).powi(3) - t as f64).sum();
     (k * (k + 1.0) * (2.0 * k + 1.0) / 24.0 - tie_term / 48.0).max(0.0).sqrt()
 }
+
 /// P(U ≤ u) for u = 0..=mn under the null, when the values do not tie and the counts fit.
 pub(super) fn exact_cdf(m: usize, n: usize, ties: &[usize]) -> Option<Vec<f64>> {
     if ties.iter().any(|&t| t > 1) || m * n > EXACT_MAX_PAIRS {

@@ -42,6 +42,7 @@ pub(crate) enum Shift {
         needed: usize,
     },
 }
+
 /// Independent sides: the Hodges–Lehmann shift of b against a with its Moses interval
 /// ([`moses_interval`]) and the two-sided Mann–Whitney test, from one ranking of the
 /// pooled values.
@@ -54,6 +55,7 @@ pub(crate) fn independent(a: &[f64], b: &[f64], confidence: f64) -> Option<(Shif
     let null = Null { exact: exact_cdf(m, n, &ties), centre: (m * n) as f64 / 2.0, sd: u_sd(m, n, &ties) };
     Some((moses_interval(a, b, &null, confidence)?, null.test(u)))
 }
+
 /// The Hodges–Lehmann shift of b against a (the median of the m·n differences b_j − a_i)
 /// and its Moses interval: the order statistics [d(k), d(mn − k + 1)] with k − 1 the
 /// largest u for which P(U ≤ u) ≤ α/2 under the null (exact, or by the normal
