@@ -39,7 +39,7 @@ seeds profile="debug":
     experiments/data/import.sh "${CARGO_TARGET_DIR:-target}/{{ profile }}/margin" reports
 
 # (after a field was added there); the tests fail while the committed one differs.
-# Write schema/summary.schema.json anew from the types of src/summary.rs.
+# Write schema/summary.schema.json anew from the types of src/summary/.
 schema:
     UPDATE_SCHEMA=1 cargo test --lib summary::schema::the_committed_schema_is_the_one_the_types_say
 

@@ -56,7 +56,7 @@ fn generated() -> String {
     object.insert(
         "description".into(),
         "summary.json, written by `margin report` and `margin run` beside report.md \
-         (docs/design.md §8). Generated from src/summary.rs: `just schema`."
+         (docs/design.md §8). Generated from the types of src/summary/: `just schema`."
             .into(),
     );
     let mut value = serde_json::to_value(&schema).expect("a schema serialises");
@@ -82,7 +82,7 @@ fn the_committed_schema_is_the_one_the_types_say() {
     let committed = std::fs::read_to_string(COMMITTED).unwrap_or_default();
     assert!(
         committed == now,
-        "schema/summary.schema.json is not the schema of src/summary.rs's types: regenerate it with \
+        "schema/summary.schema.json is not the schema of the types of src/summary/: regenerate it with \
          `just schema` (UPDATE_SCHEMA=1 cargo test --lib summary::schema) and commit it"
     );
 }

@@ -36,7 +36,7 @@ fn schema_is_json_and_covers_the_shipped_experiment() {
 }
 
 /// A summary.json written now, by a real run, follows the committed schema of
-/// summary.json (`schema/summary.schema.json`, generated from src/summary.rs).
+/// summary.json (`schema/summary.schema.json`, generated from the types of src/summary/).
 #[test]
 fn a_fresh_summary_follows_the_committed_summary_schema() {
     let dir = tempfile::tempdir().unwrap();
