@@ -11,9 +11,9 @@
 //! plots and their rows, [`plot`] draws them; [`header`] writes the opening lines (the
 //! counts, the settings), [`answers`] each comparison's answer in words; the sections
 //! have a file each ([`glance`], [`metrics`], [`regimes`], [`effects`], [`telemetry`],
-//! [`facts`], [`failures`]); [`format`] rounds and scales numbers; [`write`] puts a file
-//! in place whole; [`context`] lends the template the summary; [`compare`] is
-//! `margin compare`'s Markdown.
+//! [`facts`], [`failures`]); [`format`](mod@format) rounds and scales numbers;
+//! [`write`](mod@write) puts a file in place whole; [`context`] lends the template the
+//! summary; [`compare`] is `margin compare`'s Markdown.
 
 mod answers;
 pub(crate) mod compare;

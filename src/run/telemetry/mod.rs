@@ -14,9 +14,9 @@
 //!
 //! The files: here, what is read ([`Monitor`], from `monitor:`) and the names of the
 //! sources; [`snapshot`] the counters of one moment and of a trial, as text and back;
-//! [`derive`] the secondary metrics from a trial's two snapshots; [`local`] this
-//! machine's counter files, read with one `pread` each; [`log`] the sessions' raw files,
-//! appended to and flushed.
+//! [`derive`](mod@derive) the secondary metrics from a trial's two snapshots; [`local`]
+//! this machine's counter files, read with one `pread` each; [`log`] the sessions' raw
+//! files, appended to and flushed.
 
 mod derive;
 mod local;

@@ -7,8 +7,9 @@
 //!
 //! Here the comparison's types; [`parametric`] the comparisons by means (Fieller's
 //! interval, Welch's and the paired t-test, boots as units); [`power`] the minimum
-//! detectable effect and how many more trials would settle a verdict; [`holm`] the
-//! adjustment of a family of p-values. The robust method is `super::robust`.
+//! detectable effect and how many more trials would settle a verdict;
+//! [`holm`](mod@holm) the adjustment of a family of p-values. The robust method is
+//! [`super::robust`].
 
 mod holm;
 mod parametric;
