@@ -86,14 +86,8 @@ fn command_files_stay_within_250_lines() {
     let mut paths = Vec::new();
     rust_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cmd"), &mut paths);
     assert!(paths.len() > 5, "only {} files under src/cmd: {paths:?}", paths.len());
-    let long: Vec<String> = paths
-        .iter()
-        .filter_map(|path| {
-            let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            let lines = text.lines().count();
-            (lines > MOST).then(|| format!("{}: {lines} lines", path.display()))
-        })
-        .collect();
+    let long: Vec<String> =
+        longer_than(&paths, MOST).map(|(path, lines)| format!("{}: {lines} lines", path.display())).collect();
     assert!(
         long.is_empty(),
         "command files over {MOST} lines; move what the command computes into its stage:\n{}",
@@ -108,9 +102,7 @@ fn command_files_stay_within_250_lines() {
 #[test]
 fn source_files_stay_within_600_lines_of_code() {
     const MOST: usize = 600;
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut paths = Vec::new();
-    rust_files(&src, &mut paths);
+    let (src, paths) = src_files();
     let is_test =
         |rel: &Path| rel.file_name().is_some_and(|f| f == "tests.rs") || rel.iter().any(|p| p == "tests");
     let mut counted = 0;
@@ -138,20 +130,29 @@ fn source_files_stay_within_600_lines_of_code() {
 #[test]
 fn source_files_stay_within_700_lines() {
     const MOST: usize = 700;
+    let (src, paths) = src_files();
+    assert!(paths.len() > 100, "only {} files under src: {paths:?}", paths.len());
+    let long: Vec<String> = longer_than(&paths, MOST)
+        .map(|(path, lines)| format!("src/{}: {lines} lines", path.strip_prefix(&src).unwrap().display()))
+        .collect();
+    assert!(long.is_empty(), "files over {MOST} lines; split them by job:\n{}", long.join("\n"));
+}
+
+/// The crate's `src/` folder and every `.rs` file under it.
+fn src_files() -> (PathBuf, Vec<PathBuf>) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut paths = Vec::new();
     rust_files(&src, &mut paths);
-    assert!(paths.len() > 100, "only {} files under src: {paths:?}", paths.len());
-    let long: Vec<String> = paths
-        .iter()
-        .filter_map(|path| {
-            let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            let lines = text.lines().count();
-            (lines > MOST)
-                .then(|| format!("src/{}: {lines} lines", path.strip_prefix(&src).unwrap().display()))
-        })
-        .collect();
-    assert!(long.is_empty(), "files over {MOST} lines; split them by job:\n{}", long.join("\n"));
+    (src, paths)
+}
+
+/// The files of `paths` longer than `most` lines, counted whole, with how long they are.
+fn longer_than(paths: &[PathBuf], most: usize) -> impl Iterator<Item = (&Path, usize)> {
+    paths.iter().filter_map(move |path| {
+        let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let lines = text.lines().count();
+        (lines > most).then_some((path.as_path(), lines))
+    })
 }
 
 /// The lines of `text` neither blank nor only a comment, before a test module that ends
