@@ -138,6 +138,15 @@ fn source_files_stay_within_700_lines() {
     assert!(long.is_empty(), "files over {MOST} lines; split them by job:\n{}", long.join("\n"));
 }
 
+/// README.md is read in five minutes: at most 300 lines (issue 38); the figures' history
+/// belongs in docs/performance.md.
+#[test]
+fn the_readme_stays_within_300_lines() {
+    let readme = [Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")];
+    let long: Vec<usize> = longer_than(&readme, 300).map(|(_, lines)| lines).collect();
+    assert!(long.is_empty(), "README.md has {long:?} lines, more than 300: move detail to docs/");
+}
+
 /// The crate's `src/` folder and every `.rs` file under it.
 fn src_files() -> (PathBuf, Vec<PathBuf>) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
