@@ -326,6 +326,8 @@ fn a_remote_hosts_telemetry_comes_back_with_its_trial() {
                 .sum();
         assert!(shares == 0.0 || (shares - 100.0).abs() < 1e-6, "{r}");
         assert!(m.contains_key("vm_pages_written"), "{r}");
+        // the host's dirty pages before the trial, read there as they are here
+        assert!(m["dirty_before_bytes"].as_f64().is_some_and(|b| b >= 0.0), "{r}");
         let written =
             m.iter().filter(|(k, _)| k.starts_with("disk_written_bytes:")).map(|(_, v)| v.as_f64().unwrap());
         assert!(written.fold(0.0, f64::max) >= 4.0 * 1024.0 * 1024.0, "{r}");
@@ -340,6 +342,7 @@ fn a_remote_hosts_telemetry_comes_back_with_its_trial() {
         assert!(raw.starts_with(&head), "{raw}");
         assert!(raw.contains("\nmargin-telemetry after\n==> /proc/stat <==\n"), "{raw}");
         assert!(raw.contains("==> /proc/net/dev <=="), "{raw}");
+        assert!(raw.contains("\n==> /proc/meminfo <==\nDirty:"), "{raw}");
         let err = std::fs::read_to_string(store.join(r["raw"]["stderr"].as_str().unwrap())).unwrap();
         assert!(err.starts_with("4+0 records in\n4+0 records out\n"), "{err}");
         assert!(!err.contains("margin-"), "{err}");

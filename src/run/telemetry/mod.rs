@@ -46,7 +46,8 @@ const FILES: [(&str, &str); 4] = [
     ("net", "/proc/net/dev"),
 ];
 
-/// The header of the dirty-page figures read before a local trial (`dirty_part`).
+/// The header of the dirty-page figures read before a trial whose disks are monitored
+/// (`dirty_part` here, [`Monitor::remote_snapshot`] on an ssh host).
 const MEMINFO: &str = "/proc/meminfo";
 
 /// What is read around each trial: files, and whether `xl list` runs.
@@ -76,6 +77,15 @@ impl Monitor {
         let mut sh = format!("printf '{MARK} {when}\\n' >&2");
         if !self.files.is_empty() {
             let _ = write!(sh, "; tail -v -n +1 {} >&2 2>/dev/null", self.files.join(" "));
+        }
+        // before the trial, where its disks are monitored: the pages already waiting to be
+        // written (`Dirty:`, `Writeback:`), as `dirty_part` reads them here: what decides
+        // whether a write lands in the cache or waits for the disk (lab-regimes)
+        if when == "before" && self.files.contains(&"/proc/diskstats") {
+            let _ = write!(
+                sh,
+                "; printf '\\n==> {MEMINFO} <==\\n' >&2; grep -E '^(Dirty|Writeback):' {MEMINFO} >&2 2>/dev/null"
+            );
         }
         if self.xl {
             let _ = write!(sh, "; printf '\\n==> {XL_LIST} <==\\n' >&2; xl list >&2 2>/dev/null");
