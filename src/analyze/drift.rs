@@ -49,15 +49,6 @@ impl Sequence {
         }
     }
 
-    fn append(&mut self, mut other: Sequence) {
-        self.started.append(&mut other.started);
-        self.cell.append(&mut other.cell);
-        self.value.append(&mut other.value);
-        self.place.append(&mut other.place);
-        self.rank.append(&mut other.rank);
-        self.host = self.host.or(other.host);
-    }
-
     /// The trials' indices by start (ties in the order gathered, as a stable sort keeps
     /// them). Start and index packed in one integer where they fit, as they do for any
     /// session shorter than years: a sort of plain integers.
@@ -103,15 +94,19 @@ impl Sequence {
         out
     }
 
-    /// The points and ranks of the trials `order` says, in that order.
-    fn points(&self, order: &[u32]) -> (Vec<Point>, Vec<f64>) {
-        order
-            .iter()
-            .map(|&i| {
-                let i = i as usize;
-                (Point { cell: self.cell[i], value: self.value[i] }, self.rank[i])
-            })
-            .unzip()
+    /// The points of the trials `order` says, in that order.
+    fn points(&self, order: &[u32]) -> Vec<Point> {
+        order.iter().map(|&i| Point { cell: self.cell[i as usize], value: self.value[i as usize] }).collect()
+    }
+
+    /// The ranks of the trials `order` says, in that order.
+    fn ranks(&self, order: &[u32]) -> Vec<f64> {
+        order.iter().map(|&i| self.rank[i as usize]).collect()
+    }
+
+    /// The cells of the trials `order` says, in that order.
+    fn cells(&self, order: &[u32]) -> Vec<usize> {
+        order.iter().map(|&i| self.cell[i as usize]).collect()
     }
 }
 
@@ -131,12 +126,13 @@ pub(crate) fn shifts(
     primary: &HashSet<&str>,
     names: &Names,
 ) -> Shifts {
-    // each cell's trials of each session, ranked within them (on every core), then
-    // gathered into each (session, metric)'s sequence in the cells' order
-    let cells: Vec<Vec<((Name, usize), Sequence)>> = analysed
+    // each cell's trials of each session (their indices in the cell), ranked within them
+    // on every core; then each (session, metric)'s sequence gathered from the cells in
+    // their order, so that a trial's columns are copied once
+    type Ranked = Vec<((Name, usize), Vec<u32>, Vec<f64>)>;
+    let ranked: Vec<Ranked> = analysed
         .par_iter()
-        .enumerate()
-        .map(|(index, a)| {
+        .map(|a| {
             let rows = &a.group.rows;
             let n = a.all.len();
             if !primary.contains(metrics[a.meta].name.as_str())
@@ -146,39 +142,47 @@ pub(crate) fn shifts(
             {
                 return Vec::new();
             }
-            let mut by_session: Vec<((Name, usize), Sequence)> = Vec::new();
-            for (i, &value) in a.all.values().iter().enumerate() {
-                let Some(started) = rows.started[i].get() else { continue };
+            let mut by_session: Vec<((Name, usize), Vec<u32>)> = Vec::new();
+            for i in 0..n {
+                if rows.started[i].get().is_none() {
+                    continue;
+                }
                 let key = (rows.sessions[i], a.meta);
-                let at = match by_session.iter().position(|(k, _)| *k == key) {
-                    Some(at) => at,
-                    None => {
-                        let mut s = Sequence::with_capacity(n);
-                        s.host = Some(rows.hosts[i]);
-                        by_session.push((key, s));
-                        by_session.len() - 1
-                    }
-                };
-                let s = &mut by_session[at].1;
-                s.started.push(started);
-                s.cell.push(index);
-                s.value.push(value);
-                s.place.push(rows.positions[i]);
+                match by_session.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, members)) => members.push(i as u32),
+                    None => by_session.push((key, vec![i as u32])),
+                }
             }
-            for (_, s) in &mut by_session {
-                s.rank = drift::centred_ranks_of(&s.value);
-            }
+            let values = a.all.values();
             by_session
+                .into_iter()
+                .map(|(key, members)| {
+                    let of: Vec<f64> = members.iter().map(|&i| values[i as usize]).collect();
+                    (key, members, drift::centred_ranks_of(&of))
+                })
+                .collect()
         })
         .collect();
     let mut sizes: HashMap<(Name, usize), usize> = HashMap::new();
-    for (key, trials) in cells.iter().flatten() {
-        *sizes.entry(*key).or_default() += trials.len();
+    for (key, members, _) in ranked.iter().flatten() {
+        *sizes.entry(*key).or_default() += members.len();
     }
     let mut sequences: HashMap<(Name, usize), Sequence> =
         sizes.into_iter().map(|(key, n)| (key, Sequence::with_capacity(n))).collect();
-    for (key, trials) in cells.into_iter().flatten() {
-        sequences.entry(key).or_default().append(trials);
+    for (index, cell) in ranked.into_iter().enumerate() {
+        let (a, rows) = (&analysed[index], &analysed[index].group.rows);
+        for (key, members, ranks) in cell {
+            let s = sequences.entry(key).or_default();
+            s.host = s.host.or_else(|| members.first().map(|&i| rows.hosts[i as usize]));
+            for (&i, rank) in members.iter().zip(ranks) {
+                let i = i as usize;
+                s.started.push(rows.started[i].get().unwrap_or_default());
+                s.cell.push(index);
+                s.value.push(a.all.values()[i]);
+                s.place.push(rows.positions[i]);
+                s.rank.push(rank);
+            }
+        }
     }
     // each session's metrics share its false alarms
     let mut per_session: HashMap<Name, usize> = HashMap::new();
@@ -195,6 +199,10 @@ pub(crate) fn shifts(
     let found: Vec<(Option<DriftStat>, Option<OrderStat>)> = sequences
         .into_par_iter()
         .map(|(key, trials)| {
+            // a value not finite: no ranks to test (as `drift::test` says)
+            if !trials.value.iter().all(|v| v.is_finite()) {
+                return (None, None);
+            }
             let session = names.get(key.0);
             let seed = session
                 .bytes()
@@ -273,21 +281,21 @@ fn points(trials: &Sequence, order: &[u32]) -> Vec<(f64, f64)> {
 /// The drift of the trials `order` says (in the order they started) below `alpha`, with
 /// the start of the first trial after the change.
 fn drift(trials: &Sequence, order: &[u32], seed: u64, alpha: f64) -> Option<(drift::Drift, i64)> {
-    let (points, u) = trials.points(order);
-    let d = drift::test_ranked(&points, &u, seed).filter(|d| d.p_value < alpha)?;
+    let d = drift::test_ranked(&trials.ranks(order), || trials.cells(order), seed)
+        .filter(|d| d.p_value < alpha)?;
     let at = trials.started[order[d.at] as usize];
-    Some((drift::Drift { ratio: drift::shift(&points, d.at), ..d }, at))
+    Some((drift::Drift { ratio: drift::shift(&trials.points(order), d.at), ..d }, at))
 }
 
 /// The effect of the place in a round on the trials `order` says (by place) below
 /// `alpha`, with the last place before the change.
 fn order(trials: &Sequence, order: &[u32], seed: u64, alpha: f64) -> Option<(drift::Drift, u32)> {
-    let (points, u) = trials.points(order);
     let places: Vec<u32> = order.iter().map(|&i| trials.place[i as usize]).collect();
-    let d = drift::test_places_ranked(&points, &u, &places, seed).filter(|d| d.p_value < alpha)?;
+    let d = drift::test_places_ranked(&trials.ranks(order), || trials.cells(order), &places, seed)
+        .filter(|d| d.p_value < alpha)?;
     // a change found is after a place (a p-value below 1 has `at` ≥ 1)
     let last = *places.get(d.at.checked_sub(1)?)?;
-    Some((drift::Drift { ratio: drift::shift(&points, d.at), ..d }, last))
+    Some((drift::Drift { ratio: drift::shift(&trials.points(order), d.at), ..d }, last))
 }
 
 /// One warning per drift found.

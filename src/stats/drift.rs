@@ -157,18 +157,21 @@ fn kolmogorov_tail(x: f64) -> f64 {
 /// Tests `points` (in the order they started) for a drift; `None` below [`MIN_TRIALS`]
 /// or when no cell has two distinct values. `seed` fixes the permutations.
 pub(crate) fn test(points: &[Point], seed: u64) -> Option<Drift> {
-    let d = test_ranked(points, &centred_ranks(points), seed)?;
+    finite(points)?;
+    let d = test_ranked(&centred_ranks(points), || points.iter().map(|p| p.cell).collect(), seed)?;
     Some(Drift { ratio: shift(points, d.at), ..d })
 }
 
-/// [`test()`] of `points` whose [`centred_ranks`] are `u` (in the points' order), the
-/// `ratio` not computed (`None`: [`shift`] gives it, for a finding).
-pub(crate) fn test_ranked(points: &[Point], u: &[f64], seed: u64) -> Option<Drift> {
-    let n = points.len();
-    usable(points, u)?;
+/// [`test()`] of a sequence of finite values whose [`centred_ranks`] are `u`; `cells`
+/// gives each one's cell, asked for only when the permutations need it (up to
+/// [`EXACT_UP_TO`] trials). The `ratio` is not computed (`None`: [`shift`] gives it, for a
+/// finding).
+pub(crate) fn test_ranked(u: &[f64], cells: impl FnOnce() -> Vec<usize>, seed: u64) -> Option<Drift> {
+    let n = u.len();
+    usable(u)?;
     let (k, at) = cusum(u);
     let p_value = if n <= EXACT_UP_TO {
-        permutation_p(points, u, seed, |shuffled| cusum(shuffled).0 >= k - 1e-12)
+        permutation_p(&cells(), u, seed, |shuffled| cusum(shuffled).0 >= k - 1e-12)
     } else {
         let variance: f64 = u.iter().map(|x| x * x).sum::<f64>() / n as f64;
         kolmogorov_tail(k / (n as f64 * variance).sqrt())
@@ -184,22 +187,29 @@ pub(crate) fn test_ranked(points: &[Point], u: &[f64], seed: u64) -> Option<Drif
 /// bound over the cuts of each standardised sum's normal limit. `None` as for [`test()`],
 /// and when all points are at one place.
 pub(crate) fn test_places(points: &[Point], places: &[u32], seed: u64) -> Option<Drift> {
-    let d = test_places_ranked(points, &centred_ranks(points), places, seed)?;
+    finite(points)?;
+    let u = centred_ranks(points);
+    let d = test_places_ranked(&u, || points.iter().map(|p| p.cell).collect(), places, seed)?;
     Some(Drift { ratio: shift(points, d.at), ..d })
 }
 
-/// [`test_places`] of `points` whose [`centred_ranks`] are `u`, the `ratio` not computed
-/// (as [`test_ranked`]).
-pub(crate) fn test_places_ranked(points: &[Point], u: &[f64], places: &[u32], seed: u64) -> Option<Drift> {
-    let n = points.len();
+/// [`test_places`] of finite values whose [`centred_ranks`] are `u`, their cells from
+/// `cells` when the permutations need them, the `ratio` not computed (as [`test_ranked`]).
+pub(crate) fn test_places_ranked(
+    u: &[f64],
+    cells: impl FnOnce() -> Vec<usize>,
+    places: &[u32],
+    seed: u64,
+) -> Option<Drift> {
+    let n = u.len();
     if places.len() != n || !places.is_sorted() || places.first() == places.last() {
         return None;
     }
-    usable(points, u)?;
+    usable(u)?;
     let cuts: Vec<bool> = places.windows(2).map(|w| w[0] != w[1]).collect();
     let (k, at) = standardised_cusum(u, &cuts);
     let p_value = if n <= EXACT_UP_TO {
-        permutation_p(points, u, seed, |shuffled| standardised_cusum(shuffled, &cuts).0 >= k - 1e-12)
+        permutation_p(&cells(), u, seed, |shuffled| standardised_cusum(shuffled, &cuts).0 >= k - 1e-12)
     } else {
         // a sum of t terms under shuffling of all ranks has variance t (n − t) Σu² / (n (n − 1))
         let variance: f64 = u.iter().map(|x| x * x).sum::<f64>() / (n as f64 * (n - 1) as f64);
@@ -210,23 +220,24 @@ pub(crate) fn test_places_ranked(points: &[Point], u: &[f64], places: &[u32], se
     Some(Drift { p_value, at, ratio: None, trials: n })
 }
 
-/// `Some` when `points`, ranked `u`, can be tested: at least [`MIN_TRIALS`], every value
-/// finite, and a cell with two distinct values.
-fn usable(points: &[Point], u: &[f64]) -> Option<()> {
-    let ok = points.len() >= MIN_TRIALS
-        && u.len() == points.len()
-        && points.iter().all(|p| p.value.is_finite())
-        && u.iter().any(|x| *x != 0.0);
-    ok.then_some(())
+/// `Some` when every value of `points` is finite.
+fn finite(points: &[Point]) -> Option<()> {
+    points.iter().all(|p| p.value.is_finite()).then_some(())
+}
+
+/// `Some` when ranks `u` can be tested: at least [`MIN_TRIALS`], and a cell with two
+/// distinct values.
+fn usable(u: &[f64]) -> Option<()> {
+    (u.len() >= MIN_TRIALS && u.iter().any(|x| *x != 0.0)).then_some(())
 }
 
 /// The permutation test's p-value: the share of [`PERMUTATIONS`] seeded shufflings of
 /// each cell's ranks `u` among that cell's own positions for which `as_large` holds (the
 /// statistic at least the observed one; ties count), the observed order one of them.
-fn permutation_p(points: &[Point], u: &[f64], seed: u64, as_large: impl Fn(&[f64]) -> bool) -> f64 {
+fn permutation_p(cells: &[usize], u: &[f64], seed: u64, as_large: impl Fn(&[f64]) -> bool) -> f64 {
     let mut groups: std::collections::HashMap<usize, Vec<usize>> = std::collections::HashMap::new();
-    for (i, p) in points.iter().enumerate() {
-        groups.entry(p.cell).or_default().push(i);
+    for (i, &cell) in cells.iter().enumerate() {
+        groups.entry(cell).or_default().push(i);
     }
     let mut groups: Vec<Vec<usize>> = groups.into_values().filter(|g| g.len() > 1).collect();
     groups.sort();
