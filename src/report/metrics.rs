@@ -98,11 +98,8 @@ pub(super) fn metric_table(summary: &Summary, metric: &str) -> String {
             };
             let mut aside: Vec<String> =
                 c.set_aside.iter().map(|v| format!("{} (set aside)", n(*v))).collect();
-            // in a cell of two regimes the values far from the mean are the other regime's
-            // (its section gives them), not outliers to look at one by one
-            if c.regimes.is_none() {
-                aside.extend(c.flagged.iter().map(|v| format!("{} (flagged, kept)", n(*v))));
-            } else if aside.is_empty() && !c.flagged.is_empty() {
+            aside.extend(c.flagged_outliers().iter().map(|v| format!("{} (flagged, kept)", n(*v))));
+            if aside.is_empty() && !c.flagged.is_empty() {
                 aside.push("– (two regimes)".to_owned());
             }
             let runs = match (c.runs_needed, c.runs_needed_exceeds) {

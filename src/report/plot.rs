@@ -155,14 +155,12 @@ pub(crate) fn dot_plot(
                         .enumerate()
                         .map(|(k, v)| Circle::new((v / scale.factor, above(k)), 3, c.mix(0.55).filled()));
                     $chart.draw_series(points).map_err(|e| fail(&e))?;
-                    // outliers, set aside or flagged and kept (the default), crossed; in a
-                    // cell of two regimes the flagged are the other regime's, not crossed
-                    let flagged = if row.cell.regimes.is_none() { &row.cell.flagged[..] } else { &[] };
+                    // outliers, set aside or flagged and kept (the default), crossed
                     let aside = row
                         .cell
                         .set_aside
                         .iter()
-                        .chain(flagged)
+                        .chain(row.cell.flagged_outliers())
                         .map(|v| Cross::new((v / scale.factor, above(0)), 5, BLACK.stroke_width(1)));
                     $chart.draw_series(aside).map_err(|e| fail(&e))?;
                     let y = at(i) - 0.12;

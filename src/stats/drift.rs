@@ -265,11 +265,7 @@ fn permutation_p(cells: &[usize], u: &[f64], seed: u64, as_large: impl Fn(&[f64]
 /// After `at` against before: per cell with trials on both sides, the ratio of the
 /// medians; their median.
 pub(crate) fn shift(points: &[Point], at: usize) -> Option<f64> {
-    let median = |v: &mut [f64]| -> f64 {
-        v.sort_by(f64::total_cmp);
-        let n = v.len();
-        if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
-    };
+    use super::elementary::median_in_place as median;
     let cells = dense_cells(points);
     let mut sides: Vec<(Vec<f64>, Vec<f64>)> = Vec::new();
     sides.resize_with(cells.iter().max().map_or(0, |&c| c + 1), Default::default);

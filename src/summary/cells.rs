@@ -61,6 +61,15 @@ pub struct CellStat {
     pub regimes: Option<Box<RegimesStat>>,
 }
 
+impl CellStat {
+    /// The flagged values the report shows as outliers (its table, crossed in the plot):
+    /// none in a cell of two regimes, where the values far from the mean are the other
+    /// regime's (the cell's regimes give them), not outliers to look at one by one.
+    pub fn flagged_outliers(&self) -> &[f64] {
+        if self.regimes.is_none() { &self.flagged } else { &[] }
+    }
+}
+
 /// A cell whose trials fall into two regimes, as the test of docs/statistics.md (Two
 /// regimes in a cell) found them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
