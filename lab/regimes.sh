@@ -122,6 +122,25 @@ for before, x in zip(log, log[1:]):
     after[key] = after.get(key, 0) + 1
 print("trials of two-regime cells by the trial before them and their regime: " +
       ", ".join(f"after the {k[0]}, {k[1]}: {n}" for k, n in sorted(after.items())))
+# margin's own test of the trial before (summary.json's regimes.before) names it as the
+# cause, with the counts this log gives, cell by cell
+for x in s["cells"]:
+    if x["metric"] != "throughput" or not x.get("regimes"):
+        continue
+    b = x["regimes"].get("before")
+    assert b and b["decides"], f"{x['label']}: margin does not say the trial before decides: {b}"
+    mine = {}
+    for before, y in zip(log, log[1:]):
+        if y["warmup"] or y["cell"] != x["cell"] or y.get("status") != "ok":
+            continue
+        side = "upper" if y["metrics"]["throughput"] > x["regimes"]["boundary"] else "lower"
+        who = "this cell" if before["cell"] == y["cell"] else "other"
+        mine.setdefault(who, {"lower": 0, "upper": 0})[side] += 1
+    theirs = {("this cell" if a["after"] == "this cell" else "other"): {"lower": a["lower"], "upper": a["upper"]}
+              for a in b["after"]}
+    assert mine == theirs, f"{x['label']}: the log says {mine}, margin {theirs}"
+    print(f"{x['label']}: margin says the trial before decides it (p = {b['p_value']:.4f}, "
+          f"{b['predicted'] * 100:.0f} % of trials told): {theirs}")
 warned = [w["message"] for w in s["warnings"] if w["kind"] == "regimes"]
 assert warned and "bs=1M" in warned[0], f"no regimes warning naming bs=1M: {warned}"
 for w in s["warnings"]:
@@ -136,6 +155,7 @@ assert "**Two regimes.**" in report, "no Two regimes section"
 shares = [l for l in report.splitlines() if "| lower " in l or "| upper " in l]
 assert any(f"{low['share'] * 100:.1f} %" in l for l in shares) and any(f"{high['share'] * 100:.1f} %" in l for l in shares), shares
 assert "would settle it" not in report, [l for l in report.splitlines() if "would settle it" in l]
+assert "the trial that ran just before on its host decides it" in report, "report.md does not name the trial before"
 print("report.md: the 1M row reads '– (two regimes)', the regimes' table gives the shares, no 'would settle it'")
 PY
 echo "lab-regimes: passed in $(($(date +%s) - started)) s (store: $work/reports/lab-regimes)"

@@ -8,9 +8,13 @@ use std::sync::Arc;
 
 use super::analysed::Analysed;
 use super::comparisons::Arms;
-use crate::stats::regimes::Regimes;
+use crate::plan::Plan;
+use crate::stats::regimes::{BEFORE_ALPHA, Before, Regimes, decided_by_before};
 use crate::stats::verdict::VerdictKind;
-use crate::summary::{ComparisonStat, MetricMeta, Mixtures, RegimeBeside, RegimeStat, RegimesStat};
+use crate::store::{Name, Names};
+use crate::summary::{
+    ComparisonStat, MetricMeta, Mixtures, RegimeAfter, RegimeBefore, RegimeBeside, RegimeStat, RegimesStat,
+};
 
 /// Another metric's regimes differ when their means differ by this factor or more, and
 /// the ranges of its values in the two regimes do not overlap.
@@ -54,13 +58,74 @@ pub(crate) fn by_session(a: &Analysed, regimes: &Regimes) -> bool {
     seen.len() >= 2 && sessions.len() == a.all.len()
 }
 
+/// The test of what ran just before `a`'s trials against their regimes
+/// ([`decided_by_before`]): the kinds of trial before, in the order first met (a cell's
+/// name, or none: a session's first trial on its host), and the test's answer; `None`
+/// when the trials had fewer than two kinds.
+fn tested_before(a: &Analysed, regimes: &Regimes) -> Option<(Vec<Option<Name>>, Before)> {
+    let mut kinds: Vec<Option<Name>> = Vec::new();
+    let kind: Vec<usize> = a
+        .group
+        .rows
+        .before
+        .iter()
+        .map(|b| {
+            kinds.iter().position(|k| k == b).unwrap_or_else(|| {
+                kinds.push(*b);
+                kinds.len() - 1
+            })
+        })
+        .collect();
+    let mut upper = vec![false; kind.len()];
+    for &i in &regimes.regimes[1].trials {
+        *upper.get_mut(i)? = true;
+    }
+    // a seed of the cell and metric: the same answer at every report
+    let seed = (a.group.cell as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ a.meta as u64;
+    Some((kinds, decided_by_before(&upper, &kind, seed)?))
+}
+
+/// What ran before `a`'s trials, against their regimes ([`tested_before`]): each kind of
+/// trial before (this cell, another cell by its label, or nothing: a session's first
+/// trial on its host) with its trials in each regime, and the test's p-value.
+fn before_stat(a: &Analysed, regimes: &Regimes, plan: &Plan, names: &Names) -> Option<RegimeBefore> {
+    let (kinds, found) = tested_before(a, regimes)?;
+    let own = plan.cells[a.group.cell].id.0;
+    let label = |k: &Option<Name>| match k {
+        None => "nothing (the session's first trial on its host)".to_owned(),
+        Some(name) => {
+            let id = u64::from_str_radix(names.get(*name), 16).ok();
+            match id.and_then(|id| plan.cells.iter().find(|c| c.id.0 == id)) {
+                Some(c) if c.id.0 == own => "this cell".to_owned(),
+                Some(c) => plan.label(c),
+                None => format!("cell {} (not in the plan)", names.get(*name)),
+            }
+        }
+    };
+    let mut after: Vec<RegimeAfter> = kinds
+        .iter()
+        .zip(&found.counts)
+        .map(|(k, &[lower, upper])| RegimeAfter { after: label(k), lower, upper })
+        .collect();
+    after.sort_by(|x, y| (y.lower + y.upper).cmp(&(x.lower + x.upper)).then_with(|| x.after.cmp(&y.after)));
+    Some(RegimeBefore {
+        p_value: found.p_value,
+        decides: found.p_value <= BEFORE_ALPHA,
+        predicted: found.predicted,
+        after,
+    })
+}
+
 /// The published form of `a`'s regimes, with the other metrics of its cell whose
-/// regimes differ (`same_cell`: the indices into `analysed` of its cell's metrics).
+/// regimes differ (`same_cell`: the indices into `analysed` of its cell's metrics) and
+/// what ran before its trials.
 pub(crate) fn regimes_stat(
     a: &Analysed,
     analysed: &[Analysed],
     same_cell: &[usize],
     metrics: &[MetricMeta],
+    plan: &Plan,
+    names: &Names,
 ) -> Option<Box<RegimesStat>> {
     let found = a.analysis.regimes.as_ref()?;
     let finite = |x: f64| x.is_finite().then_some(x);
@@ -101,6 +166,7 @@ pub(crate) fn regimes_stat(
         boundary: boundary(found),
         by_session: by_session(a, found),
         beside,
+        before: before_stat(a, found, plan, names),
     }))
 }
 
@@ -157,16 +223,27 @@ pub(crate) fn annotate_mixtures(comparisons: &mut [ComparisonStat], arms: &[Arms
             level_upper_share: level,
             share_difference: level - base,
         };
-        c.sentence = mixture_sentence(c, &mixtures);
+        c.sentence = mixture_sentence(c, &mixtures, by_trial_before(analysed, &arm.baseline, &arm.level));
         c.more_trials = None;
         c.mixtures = Some(Box::new(mixtures));
     }
 }
 
+/// Whether what ran just before decides the regimes of a side of two regimes: a cell of
+/// `baseline` or `level` whose trial before was found to ([`tested_before`], the test its
+/// section reports).
+fn by_trial_before(analysed: &[Analysed], baseline: &[usize], level: &[usize]) -> bool {
+    baseline.iter().chain(level).filter_map(|&i| analysed.get(i)).any(|a| {
+        let found = a.analysis.regimes.as_ref().and_then(|r| tested_before(a, r));
+        found.is_some_and(|(_, b)| b.p_value <= BEFORE_ALPHA)
+    })
+}
+
 /// The verdict's sentence said of mixtures: the advice to run more trials cut off (more
 /// trials settle the mixture's mean, not which regime a trial lands in), and what the
-/// means compare added, with the regimes' shares on each side.
-fn mixture_sentence(c: &ComparisonStat, m: &Mixtures) -> String {
+/// means compare added, with the regimes' shares on each side; `before`: the trial before
+/// decides a side's regimes.
+fn mixture_sentence(c: &ComparisonStat, m: &Mixtures, before: bool) -> String {
     let mut sentence = c.sentence.clone();
     if matches!(c.verdict, VerdictKind::Inconclusive | VerdictKind::UncertainSize) {
         let cuts = ["; about ", "; the difference lies close to", "; it would take more trials"];
@@ -178,10 +255,15 @@ fn mixture_sentence(c: &ComparisonStat, m: &Mixtures) -> String {
     let pct = |x: f64| format!("{:.0} %", x * 100.0);
     let points = (m.share_difference * 100.0).round();
     let difference = if points == 0.0 { "the same share".to_owned() } else { format!("{points:+} points") };
+    let decides = if before {
+        "the trial that ran just before on the host decides it (the cell's regimes, in its section): \
+         hold that fixed, e.g. with a `prepare` that starts every trial from the same state"
+    } else {
+        "find that (the cell's regimes, in its section) and hold it fixed"
+    };
     sentence.push_str(&format!(
         "; the means compare mixtures: {whose} is two regimes, and {} of {}'s trials against {} of {}'s lie \
-         in the upper one ({difference}); more trials will not settle what decides a trial's regime: find \
-         that (the cell's regimes, in its section) and hold it fixed",
+         in the upper one ({difference}); more trials will not settle what decides a trial's regime: {decides}",
         pct(m.baseline_upper_share),
         c.baseline,
         pct(m.level_upper_share),

@@ -96,7 +96,7 @@ pub(crate) fn statistics(
 ) -> Result<Statistics, AnalyzeError> {
     let grouped = grouped(exp, plan, snapshot, validated(exp)?);
     let units = Units::new(snapshot, &grouped.sessions);
-    analyse(exp, plan, grouped, &units)
+    analyse(exp, plan, grouped, &units, &snapshot.trials.names)
 }
 
 /// Each group analysed, then each comparison made of them.
@@ -105,6 +105,7 @@ fn analyse(
     plan: &Plan,
     grouped: Grouped,
     units: &Units<'_>,
+    names: &crate::store::Names,
 ) -> Result<Statistics, AnalyzeError> {
     let Grouped { settings, counts, metrics, metric_index, groups, sessions: _, mut warnings } = grouped;
     // Straight into the two lists (in order): a list of results first, then its copy,
@@ -149,7 +150,7 @@ fn analyse(
     }
     for (cell, a) in cells.iter_mut().zip(&analysed) {
         let others = same_cell.get(&a.group.cell).map_or(&[][..], Vec::as_slice);
-        cell.regimes = super::regimes::regimes_stat(a, &analysed, others, &metrics);
+        cell.regimes = super::regimes::regimes_stat(a, &analysed, others, &metrics, plan, names);
         if cell.regimes.is_some() {
             // more trials narrow a mixture's mean, not what decides a trial's regime
             (cell.runs_needed, cell.runs_needed_exceeds) = (None, None);
@@ -238,7 +239,7 @@ fn summary(
     let Early { failures, reproduce, telemetry } = early;
     let units = Units::new(snapshot, &grouped.sessions);
     let Statistics { settings, counts, metrics, analysed, cells, comparisons, arms, effects, mut warnings } =
-        analyse(exp, plan, grouped, &units)?;
+        analyse(exp, plan, grouped, &units, &snapshot.trials.names)?;
     warnings.extend(lint::cell_warnings(plan, &metrics, &analysed, &primary_metrics(exp, &metrics)));
     let super::drift::Shifts { drifts, orders } =
         super::drift::shifts(&analysed, &metrics, &primary_metrics(exp, &metrics), &snapshot.trials.names);

@@ -76,6 +76,11 @@ pub(crate) struct Rows {
     pub hosts: Vec<Name>,
     /// Places in their rounds (the records' `position`; 0 where the trials do not say).
     pub positions: Vec<u32>,
+    /// The cell of the trial that ran just before on the same host in the same session
+    /// (a warm-up or failed one too), a name of [`Trials::names`]; none for a session's
+    /// first trial on its host. What may decide a trial's regime (docs/statistics.md, What
+    /// decides a regime).
+    pub before: Vec<Option<Name>>,
 }
 
 impl<'a> Table<'a> {
@@ -236,6 +241,7 @@ impl<'a> Table<'a> {
                 col("session"),
                 col("host"),
                 col("position"),
+                col("trial"),
             ])
             .sort(["key"], SortMultipleOptions::default().with_maintain_order(true))
             .collect()?;
@@ -247,6 +253,8 @@ impl<'a> Table<'a> {
         let session = analysed.column("session")?.u32()?;
         let host = analysed.column("host")?.u32()?;
         let position = analysed.column("position")?.u32()?;
+        let trial = analysed.column("trial")?.u32()?;
+        let before = before_on_host(self.trials);
         let names = &self.trials.names;
 
         let mut groups: Vec<(Group, Rows)> = Vec::new();
@@ -257,8 +265,9 @@ impl<'a> Table<'a> {
             .zip(started.iter())
             .zip(session.into_no_null_iter())
             .zip(host.into_no_null_iter())
-            .zip(position.into_no_null_iter());
-        for ((((((c, m), v), t), s), h), p) in rows {
+            .zip(position.into_no_null_iter())
+            .zip(trial.into_no_null_iter());
+        for (((((((c, m), v), t), s), h), p), i) in rows {
             let (c, m) = (c as usize, names.nth(m as usize));
             let same = groups.last().is_some_and(|(g, _)| g.cell == c && g.metric == m);
             if !same {
@@ -271,6 +280,7 @@ impl<'a> Table<'a> {
             rows.sessions.push(names.nth(s as usize));
             rows.hosts.push(names.nth(h as usize));
             rows.positions.push(p);
+            rows.before.push(before[i as usize]);
         }
         Ok(groups
             .into_iter()
@@ -286,6 +296,7 @@ impl<'a> Table<'a> {
                         sessions: order.iter().map(|&i| rows.sessions[i]).collect(),
                         hosts: order.iter().map(|&i| rows.hosts[i]).collect(),
                         positions: order.iter().map(|&i| rows.positions[i]).collect(),
+                        before: order.iter().map(|&i| rows.before[i]).collect(),
                     }),
                     ..group
                 }
@@ -306,6 +317,7 @@ pub(crate) fn groups(trials: &Trials, plan: &Plan) -> (Vec<Group>, TrialCounts) 
     // groups (one per metric: a few) found among its own.
     let by_cell = trials.by_cell(plan);
     let started = |t: u32| trials.started[t as usize];
+    let before = before_on_host(trials);
     let mut cells: Vec<(usize, TrialCounts, Vec<Group>)> = (0..by_cell.len())
         .into_par_iter()
         .map(|k| {
@@ -386,6 +398,7 @@ pub(crate) fn groups(trials: &Trials, plan: &Plan) -> (Vec<Group>, TrialCounts) 
                                 .iter()
                                 .map(|&t| trials.position.get(t).copied().unwrap_or(0))
                                 .collect(),
+                            before: at.iter().map(|&t| before[t]).collect(),
                         });
                         shared.push((these, order, rows));
                         shared.len() - 1
@@ -409,6 +422,32 @@ pub(crate) fn groups(trials: &Trials, plan: &Plan) -> (Vec<Group>, TrialCounts) 
         counts.failed += c.failed;
     }
     (cells.into_iter().flat_map(|(.., groups)| groups).collect(), counts)
+}
+
+/// Each trial's trial before on its host in its session: the cell of the one logged last
+/// before it with the same session and host. A host runs one trial at a time and logs
+/// each before the next starts, so its log order is the order its trials ran in.
+fn before_on_host(trials: &Trials) -> Vec<Option<Name>> {
+    // a run's sessions and hosts are few: the last cell of each, found by a look along a
+    // short list (the trial before's key first, almost always the one)
+    let mut last: Vec<((Name, Name), Name)> = Vec::new();
+    let mut hit = 0;
+    (0..trials.cell.len())
+        .map(|t| {
+            let key = (trials.session[t], trials.host[t]);
+            if last.get(hit).is_none_or(|(k, _)| *k != key) {
+                match last.iter().position(|(k, _)| *k == key) {
+                    Some(i) => hit = i,
+                    None => {
+                        last.push((key, trials.cell[t]));
+                        hit = last.len() - 1;
+                        return None;
+                    }
+                }
+            }
+            Some(std::mem::replace(&mut last[hit].1, trials.cell[t]))
+        })
+        .collect()
 }
 
 /// A cell's group's trials in log order, the order they were put in (`None`: already
@@ -503,6 +542,37 @@ mod tests {
         }
         f.snapshot.trials = Trials::from_records(&f.records);
         f
+    }
+
+    /// Each trial's trial before is the cell of the last trial logged before it with its
+    /// session and host (a warm-up or failed one too), whatever other hosts log between.
+    #[test]
+    fn the_trial_before_is_the_last_one_logged_on_the_same_host_in_the_same_session() {
+        for seed in 0..5 {
+            let mut f = varied(seed);
+            // the two sessions' hosts logging in turns, as two hosts of one run do
+            let first = f.records[0].session.clone();
+            let (one, two): (Vec<_>, Vec<_>) = f.records.drain(..).partition(|r| r.session == first);
+            let mut records = Vec::new();
+            let (mut a, mut b) = (one.into_iter(), two.into_iter());
+            loop {
+                match (a.next(), b.next()) {
+                    (None, None) => break,
+                    (x, y) => records.extend(x.into_iter().chain(y)),
+                }
+            }
+            let trials = Trials::from_records(&records);
+            let before = before_on_host(&trials);
+            for (i, r) in records.iter().enumerate() {
+                let naive = records[..i].iter().rev().find(|p| p.session == r.session && p.host == r.host);
+                let got = before[i].map(|name| trials.names.get(name));
+                assert_eq!(got, naive.map(|p| p.cell.as_str()), "seed {seed}, trial {i}");
+            }
+            assert!(
+                before.iter().filter(|b| b.is_none()).count() == 2,
+                "seed {seed}: one first trial per host"
+            );
+        }
     }
 
     /// The groups straight from the columns are the frame's, and the counts are the

@@ -15,6 +15,7 @@ use super::{Goal, Options, Rate};
 use crate::stats::StatsSettings;
 use crate::stats::cell::analyze_cell;
 use crate::stats::observations::Observations;
+use crate::stats::regimes::{BEFORE_ALPHA, MIN_GROUP, decided_by_before};
 use crate::vocab::MeanKind;
 
 /// The most false alarms a unimodal shape may raise (docs/statistics.md).
@@ -64,7 +65,22 @@ pub struct RegimesResult {
     pub false_alarms: Vec<NullRow>,
     /// Per share and separation, the share of mixtures found at each of [`POWER_NS`].
     pub power: Vec<PowerRow>,
+    /// The test of the trial before ([`decided_by_before`]): per number of kinds of trial
+    /// before, the share of cells whose regimes do not depend on it that it calls decided,
+    /// at each of [`NULL_NS`]; and per fidelity, the share of cells whose trial before
+    /// decides the regime that it finds, at each of [`POWER_NS`].
+    pub before_false_alarms: Vec<BeforeRow>,
+    pub before_power: Vec<BeforeRow>,
     pub misses: Vec<String>,
+}
+
+/// A row of the trial before's tables: the kinds of trial before (false alarms) or the
+/// chance that a trial lands in the regime its trial before decides (power).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BeforeRow {
+    pub kinds: usize,
+    pub fidelity: Option<f64>,
+    pub rates: Vec<(usize, Rate)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -162,7 +178,79 @@ pub fn run(options: &Options) -> Result<RegimesResult, String> {
             power.push(PowerRow { share, separation_sd: separation, rates });
         }
     }
-    Ok(RegimesResult { false_alarms, power, misses })
+    let (before_false_alarms, before_power) = before(options, &mut misses)?;
+    Ok(RegimesResult { false_alarms, power, before_false_alarms, before_power, misses })
+}
+
+/// The kinds of trial before of the false-alarm table, and the fidelities of the power
+/// table (its cells have two kinds).
+pub const BEFORE_KINDS: [usize; 3] = [2, 3, 5];
+pub const FIDELITIES: [f64; 3] = [0.8, 0.9, 1.0];
+/// The most simulated cells per row of the trial before's tables: each is a permutation
+/// test of 1999 shufflings, a thousand times the split's cost.
+pub const BEFORE_EXPERIMENTS: u64 = 4000;
+
+/// How often [`decided_by_before`] says a cell of `n` trials is decided by its trial
+/// before: each trial's kind of trial before drawn evenly among `kinds`, and its regime
+/// upper with chance 0.3 (`fidelity` `None`), or that of its kind (kind 0 lower, the others
+/// upper) with chance `fidelity`. Each regime holds at least [`MIN_GROUP`] trials, as a
+/// regime found does (a draw with fewer is drawn again).
+fn count_before(name: &str, options: &Options, n: usize, kinds: usize, fidelity: Option<f64>) -> Rate {
+    use rayon::prelude::*;
+    let experiments = options.experiments.min(BEFORE_EXPERIMENTS);
+    let hits = (0..experiments)
+        .into_par_iter()
+        .map(|i| {
+            let mut rng = Pcg64::seed_from_u64(experiment_seed(options.seed, name, 0, i));
+            loop {
+                let kind: Vec<usize> =
+                    (0..n).map(|_| ((unit_open(&mut rng) * kinds as f64) as usize).min(kinds - 1)).collect();
+                let upper: Vec<bool> = kind
+                    .iter()
+                    .map(|&k| match fidelity {
+                        None => unit_open(&mut rng) < 0.3,
+                        Some(f) => (k > 0) == (unit_open(&mut rng) < f),
+                    })
+                    .collect();
+                let high = upper.iter().filter(|&&u| u).count();
+                if high < MIN_GROUP || n - high < MIN_GROUP {
+                    continue;
+                }
+                let seed = experiment_seed(options.seed, name, 1, i);
+                let found = decided_by_before(&upper, &kind, seed).is_some_and(|b| b.p_value <= BEFORE_ALPHA);
+                break u64::from(found);
+            }
+        })
+        .sum();
+    Rate::new(hits, experiments, None)
+}
+
+/// The trial before's two tables.
+fn before(options: &Options, misses: &mut Vec<String>) -> Result<(Vec<BeforeRow>, Vec<BeforeRow>), String> {
+    let mut nulls = Vec::new();
+    for kinds in BEFORE_KINDS {
+        let mut rates = Vec::new();
+        for n in NULL_NS {
+            let rate = count_before(&format!("before-null-k{kinds}-n{n}"), options, n, kinds, None);
+            let rate = Rate::new(rate.hits, rate.of, Some(Goal::AtMost { alpha: FALSE_ALARMS }));
+            if rate.misses {
+                misses.push(format!("the trial before, {kinds} kinds, at n = {n}"));
+            }
+            rates.push((n, rate));
+        }
+        nulls.push(BeforeRow { kinds, fidelity: None, rates });
+    }
+    let mut power = Vec::new();
+    for fidelity in FIDELITIES {
+        let rates = POWER_NS
+            .iter()
+            .map(|&n| {
+                (n, count_before(&format!("before-power-{fidelity}-n{n}"), options, n, 2, Some(fidelity)))
+            })
+            .collect();
+        power.push(BeforeRow { kinds: 2, fidelity: Some(fidelity), rates });
+    }
+    Ok((nulls, power))
 }
 
 fn cell(r: &Rate) -> String {
@@ -201,6 +289,42 @@ pub fn tables(result: &RegimesResult, experiments: u64) -> String {
     out.push('\n');
     for row in &result.power {
         out.push_str(&format!("| {:.0} % | {} |", row.share * 100.0, row.separation_sd));
+        for (_, r) in &row.rates {
+            out.push_str(&format!(" {} |", cell(r)));
+        }
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "\nWhat decides a regime, the trial before (`decided_by_before`, p ≤ 1 %): {} simulated cells per \
+         row and n. False alarms (%, ± one SE): the regime (upper with chance 0.3) does not depend on the \
+         trial before, of 2, 3 or 5 kinds drawn evenly.\n\n| kinds |",
+        experiments.min(BEFORE_EXPERIMENTS)
+    ));
+    for n in NULL_NS {
+        out.push_str(&format!(" n = {n} |"));
+    }
+    out.push_str("\n| --: |");
+    out.push_str(&" --: |".repeat(NULL_NS.len()));
+    out.push('\n');
+    for row in &result.before_false_alarms {
+        out.push_str(&format!("| {} |", row.kinds));
+        for (_, r) in &row.rates {
+            out.push_str(&format!(" {} |", cell(r)));
+        }
+        out.push('\n');
+    }
+    out.push_str(
+        "\nPower (%, ± one SE): two kinds of trial before, evenly; after one a trial lands in the lower \
+         regime, after the other in the upper, each with the chance given.\n\n| chance |",
+    );
+    for n in POWER_NS {
+        out.push_str(&format!(" n = {n} |"));
+    }
+    out.push_str("\n| --: |");
+    out.push_str(&" --: |".repeat(POWER_NS.len()));
+    out.push('\n');
+    for row in &result.before_power {
+        out.push_str(&format!("| {:.0} % |", row.fidelity.unwrap_or(0.0) * 100.0));
         for (_, r) in &row.rates {
             out.push_str(&format!(" {} |", cell(r)));
         }

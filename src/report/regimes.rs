@@ -2,7 +2,7 @@
 //! mean and interval, and the cell's other metrics where its regimes differ
 //! (docs/statistics.md, Two regimes in a cell).
 
-use super::format::{cell_text, markdown_table, percent, scale};
+use super::format::{cell_text, markdown_table, p_clause, percent, scale};
 use crate::summary::{CellStat, Summary};
 
 /// The most trials a regime's row lists by number.
@@ -23,6 +23,8 @@ pub(super) fn section(summary: &Summary, metric: &str) -> Option<String> {
         ["cell", "regime", "trials", "share", "mean", "CI", "min", "max"].map(str::to_owned).to_vec();
     let mut rows = Vec::new();
     let mut beside = Vec::new();
+    // the trial before, tested and found not to tell the regimes apart: said after what differs
+    let mut not_before = Vec::new();
     for c in &cells {
         let Some(r) = c.regimes.as_deref() else { continue };
         let shown = scale(&c.unit, r.regimes.iter().map(|g| g.mean.abs()).fold(f64::INFINITY, f64::min));
@@ -54,6 +56,27 @@ pub(super) fn section(summary: &Summary, metric: &str) -> Option<String> {
             beside
                 .push(format!("- {label}: the regimes are its sessions (each session's trials lie in one)."));
         }
+        match &r.before {
+            Some(b) if b.decides => {
+                let after: Vec<String> = b
+                    .after
+                    .iter()
+                    .map(|a| format!("after {}: {} lower, {} upper", a.after, a.lower, a.upper))
+                    .collect();
+                beside.push(format!(
+                    "- {label}: the trial that ran just before on its host decides it ({}; it tells the \
+                     regime of {} of the trials): {}",
+                    p_clause("p", b.p_value),
+                    percent(b.predicted * 100.0),
+                    after.join("; ")
+                ));
+            }
+            Some(b) => not_before.push(format!(
+                "- {label}: the trial just before on its host does not tell the regimes apart ({}).",
+                p_clause("p", b.p_value)
+            )),
+            None => {}
+        }
         for b in &r.beside {
             let s = scale(
                 &b.unit,
@@ -81,6 +104,11 @@ pub(super) fn section(summary: &Summary, metric: &str) -> Option<String> {
     } else {
         out.push_str("\n\nWhat differs between the regimes, trial by trial (what may decide them):\n\n");
         out.push_str(&beside.join("\n"));
+        out.push('\n');
+    }
+    if !not_before.is_empty() {
+        out.push('\n');
+        out.push_str(&not_before.join("\n"));
         out.push('\n');
     }
     Some(out)

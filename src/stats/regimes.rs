@@ -185,6 +185,80 @@ pub(crate) fn find_regimes(
     Ok(Some(Regimes { ratio: split.ratio, critical, regimes: [regime(split.lower)?, regime(split.upper)?] }))
 }
 
+/// The test of the trial before (docs/statistics.md, What decides a regime) is a
+/// permutation test up to this many trials, the G-test's χ² beyond.
+pub(crate) const BEFORE_EXACT_UP_TO: usize = 2000;
+/// Its level: the trial before is said to decide the regime at p ≤ this, so a cell whose
+/// regime does not depend on it is told so falsely in at most 1 % of cells.
+pub(crate) const BEFORE_ALPHA: f64 = 0.01;
+
+/// What the trial before tells of a trial's regime.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct Before {
+    /// The p-value of "the regime does not depend on what ran before".
+    pub p_value: f64,
+    /// The share of trials in their kind of trial before's more common regime: how well
+    /// the trial before predicts the regime (1 when it decides it).
+    pub predicted: f64,
+    /// Per kind of trial before (`kinds`' values, 0 to k − 1): its trials in the lower
+    /// regime and in the upper.
+    pub counts: Vec<[usize; 2]>,
+}
+
+/// Whether the regime of each trial (`upper[i]`: trial i in the upper regime) depends on
+/// what ran on its host just before it (`kinds[i]`: the cell of that trial, as a number
+/// from 0, one number standing for "nothing before"). The statistic is the G-test's
+/// Σ O ln O over the table kinds × regimes (its margins are fixed under permutation); its
+/// p-value is the share of [`PERMUTATIONS`](super::drift::PERMUTATIONS) seeded
+/// shufflings of the regimes that reach it, up to [`BEFORE_EXACT_UP_TO`] trials, and the
+/// χ² of G with k − 1 degrees of freedom beyond. `None` when fewer than two kinds occur.
+pub(crate) fn decided_by_before(upper: &[bool], kinds: &[usize], seed: u64) -> Option<Before> {
+    use rand::SeedableRng;
+    use rand::seq::SliceRandom;
+    let n = upper.len();
+    let k = kinds.iter().max().map_or(0, |&m| m + 1);
+    if n != kinds.len() || n == 0 {
+        return None;
+    }
+    let table = |upper: &[bool]| {
+        let mut counts = vec![[0usize; 2]; k];
+        for (&u, &c) in upper.iter().zip(kinds) {
+            counts[c][usize::from(u)] += 1;
+        }
+        counts
+    };
+    let o_ln_o = |counts: &[[usize; 2]]| -> f64 {
+        counts.iter().flatten().filter(|&&o| o > 0).map(|&o| o as f64 * (o as f64).ln()).sum()
+    };
+    let counts = table(upper);
+    let occurring = counts.iter().filter(|c| c[0] + c[1] > 0).count();
+    if occurring < 2 {
+        return None;
+    }
+    let observed = o_ln_o(&counts);
+    let p_value = if n <= BEFORE_EXACT_UP_TO {
+        let permutations = super::drift::PERMUTATIONS;
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
+        let mut shuffled = upper.to_vec();
+        // ties of the statistic count as reaching it (a tolerance for the sums' rounding)
+        let reached = (0..permutations)
+            .filter(|_| {
+                shuffled.shuffle(&mut rng);
+                o_ln_o(&table(&shuffled)) >= observed - 1e-9 * observed.abs().max(1.0)
+            })
+            .count();
+        (1 + reached) as f64 / (1 + permutations) as f64
+    } else {
+        let ln = |x: usize| if x > 0 { x as f64 * (x as f64).ln() } else { 0.0 };
+        let rows: f64 = counts.iter().map(|c| ln(c[0] + c[1])).sum();
+        let ups = counts.iter().map(|c| c[1]).sum::<usize>();
+        let g = 2.0 * (observed - rows - ln(ups) - ln(n - ups) + ln(n));
+        1.0 - super::dist::chi_squared_cdf(g.max(0.0), (occurring - 1) as f64)?
+    };
+    let predicted = counts.iter().map(|c| c[0].max(c[1])).sum::<usize>() as f64 / n as f64;
+    Some(Before { p_value, predicted, counts })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -276,5 +350,68 @@ mod tests {
                 proptest::prop_assert_eq!(split.lower.len() + split.upper.len(), values.len());
             }
         }
+    }
+
+    /// A table of counts (kind, lower, upper) as the trials `decided_by_before` takes.
+    fn trials_of(table: &[[usize; 2]]) -> (Vec<bool>, Vec<usize>) {
+        let mut upper = Vec::new();
+        let mut kinds = Vec::new();
+        for (kind, &[low, high]) in table.iter().enumerate() {
+            for u in std::iter::repeat_n(false, low).chain(std::iter::repeat_n(true, high)) {
+                upper.push(u);
+                kinds.push(kind);
+            }
+        }
+        (upper, kinds)
+    }
+
+    #[test]
+    fn the_trial_before_deciding_every_regime_is_found() {
+        // lab-regimes' 1M cell: after the other cell's trial the lower regime, after its own the upper
+        let (upper, kinds) = trials_of(&[[15, 0], [0, 45]]);
+        let b = decided_by_before(&upper, &kinds, 1).unwrap();
+        assert_eq!(b.p_value, 1.0 / 2000.0);
+        assert_eq!(b.predicted, 1.0);
+        assert_eq!(b.counts, vec![[15, 0], [0, 45]]);
+        // one kind of trial before tells nothing
+        assert_eq!(decided_by_before(&[false, true, true], &[0, 0, 0], 1), None);
+    }
+
+    #[test]
+    fn the_g_test_beyond_the_permutations_is_scipys() {
+        // scipy.stats.chi2_contingency([[1000, 1010], [990, 1030], [240, 250]],
+        // correction=False, lambda_="log-likelihood"): G 0.24949466223577055, p 0.8827199102628052
+        let (upper, kinds) = trials_of(&[[1000, 1010], [990, 1030], [240, 250]]);
+        let b = decided_by_before(&upper, &kinds, 1).unwrap();
+        assert_close(b.p_value, 0.8827199102628052, "G-test p");
+        // below the permutations' limit the permutation p-value is near the G-test's:
+        // scipy gives p 0.0031999315476639837 for [[30, 12], [25, 40], [8, 9]]
+        let (upper, kinds) = trials_of(&[[30, 12], [25, 40], [8, 9]]);
+        let p = decided_by_before(&upper, &kinds, 1).unwrap().p_value;
+        assert!((0.001..0.01).contains(&p), "permutation p {p}");
+    }
+
+    #[test]
+    fn a_trial_before_that_decides_nothing_is_said_to_in_at_most_1_percent_of_cells() {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(36);
+        let cells = 1000;
+        let mut alarms = 0;
+        for _ in 0..cells {
+            let n = rng.random_range(5..=60);
+            let k = rng.random_range(2..=4);
+            let share = rng.random_range(0.1..0.5);
+            let upper: Vec<bool> = (0..n).map(|_| rng.random_bool(share)).collect();
+            let kinds: Vec<usize> = (0..n).map(|_| rng.random_range(0..k)).collect();
+            if upper.iter().all(|&u| u) || !upper.iter().any(|&u| u) {
+                continue;
+            }
+            let seed = rng.random();
+            if decided_by_before(&upper, &kinds, seed).is_some_and(|b| b.p_value <= BEFORE_ALPHA) {
+                alarms += 1;
+            }
+        }
+        // 1 % of 1000 is 10; 17 lies 2.2 binomial sds above it
+        assert!(alarms <= 17, "{alarms} false alarms in {cells} cells");
     }
 }

@@ -90,6 +90,37 @@ pub struct RegimesStat {
     /// The cell's other metrics (telemetry included) whose regimes differ: what may
     /// decide the regime.
     pub beside: Vec<RegimeBeside>,
+    /// What ran just before each trial on its host, against the regimes (docs/statistics.md,
+    /// What decides a regime); absent when the trials had fewer than two kinds of trial
+    /// before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before: Option<RegimeBefore>,
+}
+
+/// The trial before each of a regime cell's trials, against its regime: whether what ran
+/// just before on the host decides the regime.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct RegimeBefore {
+    /// The permutation test's p-value (the G-test's beyond 2000 trials) of "the regime
+    /// does not depend on the trial before".
+    pub p_value: f64,
+    /// p ≤ 0.01: the trial before decides the regime, as far as the test can tell.
+    pub decides: bool,
+    /// The share of trials in the regime most common after their kind of trial before.
+    pub predicted: f64,
+    /// Each kind of trial before (`this cell`, another cell's label, or nothing), the most
+    /// trials first, with its trials in the lower regime and in the upper.
+    pub after: Vec<RegimeAfter>,
+}
+
+/// One kind of trial before and the regimes of the trials after it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct RegimeAfter {
+    pub after: String,
+    pub lower: usize,
+    pub upper: usize,
 }
 
 /// One regime of a cell.

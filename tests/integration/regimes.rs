@@ -139,3 +139,43 @@ fn a_unimodal_cell_gets_no_regimes_warning() {
     );
     assert!(!report.contains("value is two regimes"), "{report}");
 }
+
+#[test]
+fn a_command_slow_after_another_cells_trial_is_two_regimes_decided_by_the_trial_before() {
+    // each trial leaves its job's name in last-job beside the cells' workdirs: a trial
+    // after its own cell's sleeps 0.1 s, after the other cell's 0.6 s, as dd in lab-regimes
+    // finds the page cache its own or the other cell's (docs/lab.md)
+    let (summary, report) = run("matrix:\n  job: [a, b]\n\
+         run: >-\n  prev=$(cat {{ workdir }}/../last-job 2>/dev/null); echo {{ job }} > {{ workdir }}/../last-job;\n  \
+         if [ \"$prev\" = {{ job }} ]; then sleep 0.1; else sleep 0.6; fi\n\
+         repetitions: 20\n\
+         order: interleaved\n\
+         seed: 3\n\
+         analysis:\n  compare:\n    - { factor: job, baseline: a }\n");
+    let cells = summary["cells"].as_array().unwrap();
+    let walls: Vec<&Value> = cells.iter().filter(|c| c["metric"] == "wall_time").collect();
+    assert_eq!(walls.len(), 2, "{summary}");
+    for cell in walls {
+        let regimes = &cell["regimes"];
+        assert!(regimes.is_object(), "two regimes: {cell}");
+        let before = &regimes["before"];
+        assert_eq!(before["decides"], true, "{before}");
+        assert!(before["p_value"].as_f64().unwrap() <= 0.01, "{before}");
+        // after this cell the lower regime (0.1 s), after the other cell the upper (0.6 s);
+        // a loaded machine may stretch a 0.1 s sleep past the boundary once
+        let after = before["after"].as_array().unwrap();
+        let of = |who: &str| after.iter().find(|a| a["after"].as_str().unwrap().contains(who));
+        let own = of("this cell").expect("trials after their own cell's");
+        let other = after
+            .iter()
+            .find(|a| a["after"].as_str().unwrap().starts_with("job="))
+            .expect("trials after the other cell's");
+        assert!(own["upper"].as_u64().unwrap() <= 1 && own["lower"].as_u64().unwrap() >= 2, "{before}");
+        assert_eq!(other["lower"], 0, "{before}");
+        assert!(before["predicted"].as_f64().unwrap() >= 0.9, "{before}");
+    }
+    assert!(report.contains("the trial that ran just before on its host decides it"), "{report}");
+    let c = summary["comparisons"].as_array().unwrap().iter().find(|c| c["metric"] == "wall_time").unwrap();
+    let sentence = c["sentence"].as_str().unwrap();
+    assert!(sentence.contains("the trial that ran just before on the host decides it"), "{sentence}");
+}
