@@ -233,10 +233,16 @@ pub(crate) fn annotate_mixtures(comparisons: &mut [ComparisonStat], arms: &[Arms
 /// `baseline` or `level` whose trial before was found to ([`tested_before`], the test its
 /// section reports).
 fn by_trial_before(analysed: &[Analysed], baseline: &[usize], level: &[usize]) -> bool {
-    baseline.iter().chain(level).filter_map(|&i| analysed.get(i)).any(|a| {
-        let found = a.analysis.regimes.as_ref().and_then(|r| tested_before(a, r));
-        found.is_some_and(|(_, b)| b.p_value <= BEFORE_ALPHA)
-    })
+    baseline
+        .iter()
+        .chain(level)
+        .filter_map(|&i| analysed.get(i))
+        .any(|a| a.analysis.regimes.as_ref().is_some_and(|r| decided_before(a, r)))
+}
+
+/// Whether the trial before decides `a`'s regimes ([`tested_before`] at [`BEFORE_ALPHA`]).
+pub(crate) fn decided_before(a: &Analysed, regimes: &Regimes) -> bool {
+    tested_before(a, regimes).is_some_and(|(_, b)| b.p_value <= BEFORE_ALPHA)
 }
 
 /// The verdict's sentence said of mixtures: the advice to run more trials cut off (more

@@ -178,4 +178,8 @@ fn a_command_slow_after_another_cells_trial_is_two_regimes_decided_by_the_trial_
     let c = summary["comparisons"].as_array().unwrap().iter().find(|c| c["metric"] == "wall_time").unwrap();
     let sentence = c["sentence"].as_str().unwrap();
     assert!(sentence.contains("the trial that ran just before on the host decides it"), "{sentence}");
+    let warnings = summary["warnings"].as_array().unwrap();
+    let warning = warnings.iter().find(|w| w["kind"] == "regimes").expect("a regimes warning");
+    let message = warning["message"].as_str().unwrap();
+    assert!(message.contains("the trial before on its host decides it"), "{message}");
 }

@@ -60,6 +60,8 @@ pub(crate) fn cell_warnings(
             let mut detail = parts.join(", ");
             if crate::analyze::regimes::by_session(a, r) {
                 detail.push_str("; the regimes are its sessions");
+            } else if crate::analyze::regimes::decided_before(a, r) {
+                detail.push_str("; the trial before on its host decides it");
             }
             add(WarningKind::Regimes, detail);
         }
