@@ -8,10 +8,11 @@ use std::sync::Arc;
 
 use super::analysed::Analysed;
 use super::comparisons::Arms;
+use super::table::Prior;
 use crate::plan::Plan;
 use crate::stats::regimes::{BEFORE_ALPHA, Before, Regimes, decided_by_before};
 use crate::stats::verdict::VerdictKind;
-use crate::store::{Name, Names};
+use crate::store::Names;
 use crate::summary::{
     ComparisonStat, MetricMeta, Mixtures, RegimeAfter, RegimeBefore, RegimeBeside, RegimeStat, RegimesStat,
 };
@@ -62,8 +63,8 @@ pub(crate) fn by_session(a: &Analysed, regimes: &Regimes) -> bool {
 /// ([`decided_by_before`]): the kinds of trial before, in the order first met (a cell's
 /// name, or none: a session's first trial on its host), and the test's answer; `None`
 /// when the trials had fewer than two kinds.
-fn tested_before(a: &Analysed, regimes: &Regimes) -> Option<(Vec<Option<Name>>, Before)> {
-    let mut kinds: Vec<Option<Name>> = Vec::new();
+fn tested_before(a: &Analysed, regimes: &Regimes) -> Option<(Vec<Prior>, Before)> {
+    let mut kinds: Vec<Prior> = Vec::new();
     let kind: Vec<usize> = a
         .group
         .rows
@@ -91,14 +92,14 @@ fn tested_before(a: &Analysed, regimes: &Regimes) -> Option<(Vec<Option<Name>>, 
 fn before_stat(a: &Analysed, regimes: &Regimes, plan: &Plan, names: &Names) -> Option<RegimeBefore> {
     let (kinds, found) = tested_before(a, regimes)?;
     let own = plan.cells[a.group.cell].id.0;
-    let label = |k: &Option<Name>| match k {
+    let label = |k: &Prior| match k.name(names) {
         None => "nothing (the session's first trial on its host)".to_owned(),
         Some(name) => {
-            let id = u64::from_str_radix(names.get(*name), 16).ok();
+            let id = u64::from_str_radix(names.get(name), 16).ok();
             match id.and_then(|id| plan.cells.iter().find(|c| c.id.0 == id)) {
                 Some(c) if c.id.0 == own => "this cell".to_owned(),
                 Some(c) => plan.label(c),
-                None => format!("cell {} (not in the plan)", names.get(*name)),
+                None => format!("cell {} (not in the plan)", names.get(name)),
             }
         }
     };

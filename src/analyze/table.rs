@@ -80,7 +80,25 @@ pub(crate) struct Rows {
     /// (a warm-up or failed one too), a name of [`Trials::names`]; none for a session's
     /// first trial on its host. What may decide a trial's regime (docs/statistics.md, What
     /// decides a regime).
-    pub before: Vec<Option<Name>>,
+    pub before: Vec<Prior>,
+}
+
+/// The cell of a trial's trial before ([`Rows::before`]) in four bytes: a name of
+/// [`Trials::names`] by its number, or none (the session's first trial on its host).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Prior(u32);
+
+impl Prior {
+    const NONE: Prior = Prior(u32::MAX);
+
+    fn of(name: Name) -> Prior {
+        Prior(u32::try_from(name.index()).expect("fewer than 4 billion names"))
+    }
+
+    /// The cell's name in `names`, the names it was taken from; `None` for none.
+    pub(crate) fn name(self, names: &crate::store::Names) -> Option<Name> {
+        (self != Prior::NONE).then(|| names.nth(self.0 as usize))
+    }
 }
 
 impl<'a> Table<'a> {
@@ -427,25 +445,26 @@ pub(crate) fn groups(trials: &Trials, plan: &Plan) -> (Vec<Group>, TrialCounts) 
 /// Each trial's trial before on its host in its session: the cell of the one logged last
 /// before it with the same session and host. A host runs one trial at a time and logs
 /// each before the next starts, so its log order is the order its trials ran in.
-fn before_on_host(trials: &Trials) -> Vec<Option<Name>> {
+fn before_on_host(trials: &Trials) -> Vec<Prior> {
     // a run's sessions and hosts are few: the last cell of each, found by a look along a
     // short list (the trial before's key first, almost always the one)
-    let mut last: Vec<((Name, Name), Name)> = Vec::new();
+    let mut last: Vec<((Name, Name), Prior)> = Vec::new();
     let mut hit = 0;
     (0..trials.cell.len())
         .map(|t| {
             let key = (trials.session[t], trials.host[t]);
+            let cell = Prior::of(trials.cell[t]);
             if last.get(hit).is_none_or(|(k, _)| *k != key) {
                 match last.iter().position(|(k, _)| *k == key) {
                     Some(i) => hit = i,
                     None => {
-                        last.push((key, trials.cell[t]));
+                        last.push((key, cell));
                         hit = last.len() - 1;
-                        return None;
+                        return Prior::NONE;
                     }
                 }
             }
-            Some(std::mem::replace(&mut last[hit].1, trials.cell[t]))
+            std::mem::replace(&mut last[hit].1, cell)
         })
         .collect()
 }
@@ -565,11 +584,11 @@ mod tests {
             let before = before_on_host(&trials);
             for (i, r) in records.iter().enumerate() {
                 let naive = records[..i].iter().rev().find(|p| p.session == r.session && p.host == r.host);
-                let got = before[i].map(|name| trials.names.get(name));
+                let got = before[i].name(&trials.names).map(|name| trials.names.get(name));
                 assert_eq!(got, naive.map(|p| p.cell.as_str()), "seed {seed}, trial {i}");
             }
             assert!(
-                before.iter().filter(|b| b.is_none()).count() == 2,
+                before.iter().filter(|b| b.name(&trials.names).is_none()).count() == 2,
                 "seed {seed}: one first trial per host"
             );
         }
