@@ -16,13 +16,20 @@ pub(crate) fn rows(records: &[BootRecord], snapshot: &Snapshot) -> Vec<BootRow> 
         }
     }
     let trials = &snapshot.trials;
+    // counted by the session's name number first (no string hashed per trial: a store may
+    // hold millions), then by boot; nothing to count for a store without boots
     let mut measured: HashMap<&str, usize> = HashMap::new();
-    for t in 0..trials.len() {
-        if trials.warmup[t] || !trials.status[t].is_measurement() {
-            continue;
+    if !records.is_empty() && !boot_of.is_empty() {
+        let mut per_name = vec![0usize; trials.names.len()];
+        for t in 0..trials.len() {
+            if !trials.warmup[t] && trials.status[t].is_measurement() {
+                per_name[trials.session[t].index()] += 1;
+            }
         }
-        if let Some(id) = boot_of.get(trials.names.get(trials.session[t])) {
-            *measured.entry(id).or_default() += 1;
+        for (n, &count) in per_name.iter().enumerate().filter(|(_, c)| **c > 0) {
+            if let Some(id) = boot_of.get(trials.names.get(trials.names.nth(n))) {
+                *measured.entry(id).or_default() += count;
+            }
         }
     }
     let mut out: Vec<BootRow> = Vec::new();
