@@ -47,10 +47,12 @@ schema:
 check:
     {{ margin }} check experiments/*.yaml
 
-# The whole test suite (installs what it drives first), then pandas and DuckDB reading a
-# store's columns as a user would (tests/interop/run.sh: pip installs them into a venv).
+# `cargo test -p margin-stats` runs one leaf crate's tests alone (docs/design.md, Crates).
+# The whole test suite, every crate of the workspace (installs what it drives first), then
+# pandas and DuckDB reading a store's columns as a user would (tests/interop/run.sh: pip
+# installs them into a venv).
 test: test-deps
-    cargo test --all-targets
+    cargo test --workspace --all-targets
     cargo build --quiet --bin margin
     tests/interop/run.sh "${CARGO_TARGET_DIR:-target}/debug/margin"
 
@@ -106,10 +108,10 @@ _install *packages:
 # warning (broken links), tests.
 # Exactly what CI checks.
 ci: test-deps
-    cargo fmt --check
-    cargo clippy --all-targets -- -D warnings
-    RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --document-private-items
-    cargo test --all-targets
+    cargo fmt --all --check
+    cargo clippy --workspace --all-targets -- -D warnings
+    RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --document-private-items
+    cargo test --workspace --all-targets
 
 # Planning a matrix of 1 000 000 cells, the per-trial overhead of `margin run` against
 # hyperfine and the durable floor, the trial loop against the floors in pairs

@@ -17,8 +17,10 @@ pub(crate) mod reason;
 pub(crate) mod report;
 pub mod run;
 pub mod spec;
-pub(crate) mod stats;
 pub mod store;
 pub(crate) mod summary;
-pub(crate) mod template;
-pub mod vocab;
+
+// The leaf crates (crates/), under the names the modules had: `crate::stats::…` as before.
+pub(crate) use margin_stats as stats;
+pub(crate) use margin_template as template;
+pub use margin_vocab as vocab;

@@ -20,7 +20,7 @@ use super::*;
 use crate::analyze::fixture::Fixture;
 use crate::analyze::summarize_store;
 use crate::stats::compare::Design;
-use crate::stats::reference::assert_close;
+use crate::stats::tolerance::assert_close;
 use crate::stats::verdict::VerdictKind;
 use crate::store::Status;
 use crate::summary::{Arm, ComparisonStat, Pending, WarningKind};

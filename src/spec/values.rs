@@ -9,41 +9,7 @@ use serde::Deserialize;
 use serde::de::{self, MapAccess, SeqAccess, Visitor};
 
 use super::{BootsSpec, Combination, Factor, Level, Located, Matrix, MonitorSpec, RepetitionsSpec};
-use crate::vocab::{Scalar, ScalarKind};
-
-impl<'de> Deserialize<'de> for Scalar {
-    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(ScalarVisitor)
-    }
-}
-
-struct ScalarVisitor;
-
-impl<'de> Visitor<'de> for ScalarVisitor {
-    type Value = Scalar;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a string, number or boolean")
-    }
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Scalar, E> {
-        Ok(Scalar { kind: ScalarKind::Bool, text: v.to_string() })
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Scalar, E> {
-        Ok(Scalar { kind: ScalarKind::Int, text: v.to_string() })
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Scalar, E> {
-        Ok(Scalar { kind: ScalarKind::Int, text: v.to_string() })
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Scalar, E> {
-        Ok(Scalar { kind: ScalarKind::Float, text: v.to_string() })
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Scalar, E> {
-        Ok(Scalar::str(v))
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Scalar, E> {
-        Err(E::custom("expected a string, number or boolean, found nothing (null)"))
-    }
-}
+use crate::vocab::{Scalar, ScalarVisitor};
 
 impl<'de> Deserialize<'de> for Level {
     fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

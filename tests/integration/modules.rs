@@ -1,4 +1,6 @@
-//! No import cycles between the crate's modules, checked from the `use` lines and paths in `src/`.
+//! No import cycles between a crate's modules, checked from the `use` lines and paths in `src/`
+//! and in each leaf crate's `crates/*/src/`; the leaves' place in the crates' order; the
+//! length of every source file.
 //!
 //! A module that (through others) imports itself cannot be understood, tested or moved
 //! on its own, so this test keeps the graph a DAG. It reads the source
@@ -33,27 +35,122 @@ type Edges = BTreeMap<String, BTreeMap<String, Vec<Reference>>>;
 
 #[test]
 fn module_graph_has_no_import_cycles() {
-    let graph = scan_crate(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
-    let cycles = cycle_report(&graph.edges);
+    let mut cycles = String::new();
+    for src in source_roots() {
+        let report = cycle_report(&scan_crate(&src).edges);
+        if !report.is_empty() {
+            let _ = writeln!(cycles, "in {}:{report}", src.strip_prefix(root()).unwrap().display());
+        }
+    }
     assert!(
         cycles.is_empty(),
         "import cycles between modules; break each by moving or dropping an import shown:\n{cycles}"
     );
 }
 
+/// The repository, whose `src/` is the main crate's.
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The `src/` folder of every crate of the workspace: the main crate's, then the leaves'
+/// under `crates/`.
+fn source_roots() -> Vec<PathBuf> {
+    let mut leaves: Vec<PathBuf> = leaf_crates().into_iter().map(|dir| dir.join("src")).collect();
+    leaves.insert(0, root().join("src"));
+    leaves
+}
+
+/// The folders under `crates/`, each a leaf crate.
+fn leaf_crates() -> Vec<PathBuf> {
+    let crates = root().join("crates");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&crates)
+        .unwrap_or_else(|e| panic!("{}: {e}", crates.display()))
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.is_dir())
+        .collect();
+    dirs.sort();
+    assert!(dirs.len() >= 3, "only {} crates under crates/: {dirs:?}", dirs.len());
+    dirs
+}
+
+/// The leaves need nothing of margin, and margin's crates have one order (docs/design.md,
+/// Crates): each leaf lists as margin's crates only those allowed below it, so cargo
+/// refuses an import against the direction; none lists polars (a leaf builds and tests in
+/// seconds); each takes the workspace's lints (`unsafe_code` and `unreachable_pub` denied).
+/// A new crate under `crates/` is refused until it is given its place here.
+#[test]
+fn leaf_crates_depend_only_on_the_leaves_below_them() {
+    let below: BTreeMap<&str, &[&str]> = BTreeMap::from([
+        ("vocab", &[][..]),
+        ("stats", &["margin-vocab"][..]),
+        ("template", &["margin-vocab"][..]),
+    ]);
+    let mut wrong = Vec::new();
+    for dir in leaf_crates() {
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        let Some(allowed) = below.get(name.as_str()) else {
+            wrong.push(format!("crates/{name}: a crate without a place in this test's order"));
+            continue;
+        };
+        let (ours, polars) = margin_and_polars_dependencies(&manifest);
+        if !ours.iter().all(|dep| allowed.contains(&dep.as_str())) {
+            wrong.push(format!("crates/{name} depends on {ours:?}; allowed: {allowed:?}"));
+        }
+        if polars {
+            wrong.push(format!("crates/{name} depends on polars"));
+        }
+        if !manifest.contains("\n[lints]\nworkspace = true\n") {
+            wrong.push(format!("crates/{name}: no `[lints] workspace = true`"));
+        }
+    }
+    assert!(wrong.is_empty(), "leaf crates out of their order:\n{}", wrong.join("\n"));
+}
+
+/// The `margin…` crates a manifest's dependency tables name, and whether they name polars.
+fn margin_and_polars_dependencies(manifest: &str) -> (Vec<String>, bool) {
+    let mut table = "";
+    let mut ours = Vec::new();
+    let mut polars = false;
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            table = line;
+            continue;
+        }
+        if !table.ends_with("dependencies]") {
+            continue;
+        }
+        let key = line.split(['=', '.']).next().unwrap_or_default().trim();
+        if key.starts_with("margin") {
+            ours.push(key.to_owned());
+        }
+        polars |= key == "polars";
+    }
+    (ours, polars)
+}
+
+#[test]
+fn dependencies_are_read_from_the_dependency_tables_only() {
+    let manifest = "[package]\nname = \"margin-x\"\n[features]\nmargin = []\n[dependencies]\n\
+                    margin-vocab.workspace = true\nserde = \"1\"\n[dev-dependencies]\n\
+                    margin-stats = { path = \"../stats\" }\npolars = \"1\"\n";
+    assert_eq!(
+        margin_and_polars_dependencies(manifest),
+        (vec!["margin-vocab".into(), "margin-stats".into()], true)
+    );
+}
+
 /// The data flows one way (docs/design.md §9): the stages that produce the data never
-/// import the ones that consume it, and the statistics core stays free of the pipeline.
+/// import the ones that consume it. (The statistics core and the vocabulary stay free of
+/// the pipeline as crates of their own: `leaf_crates_depend_only_on_the_leaves_below_them`.)
 #[test]
 fn earlier_stages_never_import_later_ones() {
-    let graph = scan_crate(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
-    let rules: [(&[&str], &[&str]); 3] = [
+    let graph = scan_crate(&root().join("src"));
+    let rules: [(&[&str], &[&str]); 2] = [
         (
             &["spec", "plan", "parse", "run", "store"],
             &["analyze", "report", "summary", "outlook", "cmd", "calibrate"],
-        ),
-        (
-            &["stats", "vocab"],
-            &["spec", "plan", "parse", "run", "store", "analyze", "report", "summary", "cmd"],
         ),
         // the report formats the summary the analysis made; it computes nothing itself
         (&["report"], &["analyze", "run", "store", "outlook", "cmd", "calibrate"]),
@@ -84,7 +181,7 @@ fn earlier_stages_never_import_later_ones() {
 fn command_files_stay_within_250_lines() {
     const MOST: usize = 250;
     let mut paths = Vec::new();
-    rust_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cmd"), &mut paths);
+    rust_files(&root().join("src/cmd"), &mut paths);
     assert!(paths.len() > 5, "only {} files under src/cmd: {paths:?}", paths.len());
     let long: Vec<String> =
         longer_than(&paths, MOST).map(|(path, lines)| format!("{}: {lines} lines", path.display())).collect();
@@ -95,20 +192,20 @@ fn command_files_stay_within_250_lines() {
     );
 }
 
-/// Files of one job (docs/design.md §9, issue 38): no file in `src/` holds more than 600
+/// Files of one job (docs/design.md §9, issue 38): no file in `src/` or `crates/*/src/` holds more than 600
 /// lines of code before its test module, counting the lines that are neither blank nor
 /// only a comment, and leaving out a `#[cfg(test)] mod … { … }` that ends the file. Test
 /// files (`tests.rs`, or under a `tests/` folder) are exempt.
 #[test]
 fn source_files_stay_within_600_lines_of_code() {
     const MOST: usize = 600;
-    let (src, paths) = src_files();
+    let paths = src_files();
     let is_test =
         |rel: &Path| rel.file_name().is_some_and(|f| f == "tests.rs") || rel.iter().any(|p| p == "tests");
     let mut counted = 0;
     let mut long = Vec::new();
     for path in &paths {
-        let rel = path.strip_prefix(&src).unwrap();
+        let rel = path.strip_prefix(root()).unwrap();
         if is_test(rel) {
             continue;
         }
@@ -116,24 +213,26 @@ fn source_files_stay_within_600_lines_of_code() {
         let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let lines = lines_of_code(&text);
         if lines > MOST {
-            long.push(format!("src/{}: {lines} lines of code", rel.display()));
+            long.push(format!("{}: {lines} lines of code", rel.display()));
         }
     }
     assert!(counted > 100, "only {counted} files counted under src: {paths:?}");
+    let leaves = paths.iter().filter(|p| p.strip_prefix(root().join("crates")).is_ok()).count();
+    assert!(leaves > 30, "only {leaves} files counted under crates/*/src");
     assert!(long.is_empty(), "files over {MOST} lines of code; split them by job:\n{}", long.join("\n"));
 }
 
-/// Files of one job, tests included (issue 38): no file in `src/` is longer than 700
+/// Files of one job, tests included (issue 38): no file in `src/` or `crates/*/src/` is longer than 700
 /// lines, counted whole (blank lines, comments, imports and test modules too), test files
 /// (`tests.rs`, and those under a `tests/` folder) as much as the others. A file's tests
 /// that would take it past this go beside it, into `tests.rs` or a `tests/` folder.
 #[test]
 fn source_files_stay_within_700_lines() {
     const MOST: usize = 700;
-    let (src, paths) = src_files();
+    let paths = src_files();
     assert!(paths.len() > 100, "only {} files under src: {paths:?}", paths.len());
     let long: Vec<String> = longer_than(&paths, MOST)
-        .map(|(path, lines)| format!("src/{}: {lines} lines", path.strip_prefix(&src).unwrap().display()))
+        .map(|(path, lines)| format!("{}: {lines} lines", path.strip_prefix(root()).unwrap().display()))
         .collect();
     assert!(long.is_empty(), "files over {MOST} lines; split them by job:\n{}", long.join("\n"));
 }
@@ -142,17 +241,18 @@ fn source_files_stay_within_700_lines() {
 /// belongs in docs/performance.md.
 #[test]
 fn the_readme_stays_within_300_lines() {
-    let readme = [Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")];
+    let readme = [root().join("README.md")];
     let long: Vec<usize> = longer_than(&readme, 300).map(|(_, lines)| lines).collect();
     assert!(long.is_empty(), "README.md has {long:?} lines, more than 300: move detail to docs/");
 }
 
-/// The crate's `src/` folder and every `.rs` file under it.
-fn src_files() -> (PathBuf, Vec<PathBuf>) {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+/// Every `.rs` file under the crates' `src/` folders.
+fn src_files() -> Vec<PathBuf> {
     let mut paths = Vec::new();
-    rust_files(&src, &mut paths);
-    (src, paths)
+    for src in source_roots() {
+        rust_files(&src, &mut paths);
+    }
+    paths
 }
 
 /// The files of `paths` longer than `most` lines, counted whole, with how long they are.
@@ -195,11 +295,11 @@ fn lines_of_code_leave_out_blanks_comments_and_a_trailing_test_module() {
 /// dependencies that are the crate's skeleton (commands store and analyse, runs plan).
 #[test]
 fn scan_finds_the_crate_modules_and_their_references() {
-    let graph = scan_crate(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
+    let graph = scan_crate(&root().join("src"));
     let edges: usize = graph.edges.values().map(BTreeMap::len).sum();
     assert!(graph.modules.len() > 30, "only {} modules: {:?}", graph.modules.len(), graph.modules);
     assert!(edges > 50, "only {edges} edges: {:#?}", graph.edges.keys());
-    for module in ["analyze", "stats", "parse", "run::facts", "spec", "store"] {
+    for module in ["analyze", "calibrate", "parse", "run::facts", "spec", "store"] {
         assert!(graph.modules.contains(module), "{module} missing from {:?}", graph.modules);
     }
     for test_only in ["store::tests", "run::facts::tests", "analyze::fixture"] {
@@ -211,6 +311,14 @@ fn scan_finds_the_crate_modules_and_their_references() {
     assert!(targets("cmd").iter().any(|t| t.starts_with("store")), "cmd → store: {:?}", targets("cmd"));
     assert!(targets("cmd").iter().any(|t| t.starts_with("analyze")), "cmd → analyze: {:?}", targets("cmd"));
     assert!(targets("run").iter().any(|t| t.starts_with("plan")), "run → plan: {:?}", targets("run"));
+    // and a leaf crate's, from its own root
+    let stats = scan_crate(&root().join("crates/stats/src"));
+    for module in ["compare", "robust::shift", "observations"] {
+        assert!(stats.modules.contains(module), "{module} missing from {:?}", stats.modules);
+    }
+    assert!(!stats.modules.contains("reference"), "stats' reference is test-only");
+    let from_robust: BTreeSet<&String> = stats.edges["robust::shift"].keys().collect();
+    assert!(from_robust.iter().any(|t| *t == "elementary"), "robust::shift → elementary: {from_robust:?}");
 }
 
 /// What the scan of `src/` found: the (non-test) modules and the references between them.
@@ -250,7 +358,7 @@ fn scan_crate(src: &Path) -> Graph {
         test_modules
             .extend(lexed.test_children.iter().map(|child| [module.clone(), vec![child.clone()]].concat()));
         files.push(SourceFile {
-            rel: format!("src/{}", rel_path.display()),
+            rel: src.strip_prefix(root()).unwrap_or(src).join(rel_path).display().to_string(),
             test_only: is_test_file(rel_path) || lexed.whole_file_is_test,
             module,
             tokens: lexed.tokens,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference values for pooling an effect over contexts (src/stats/pool.rs), in plain Python.
+"""Reference values for pooling an effect over contexts (crates/stats/src/pool.rs), in plain Python.
 
 Run from this directory:  python3 answers.py  (writes answers.json next to it).
 

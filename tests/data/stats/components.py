@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Variance components of trials within boots, by the textbook one-way random-effects
 ANOVA (method of moments, unbalanced; Searle, Casella & McCulloch §3.6), in plain Python:
-the independent computation src/stats/components.rs is tested against.
+the independent computation crates/stats/src/components.rs is tested against.
 
     python3 tests/data/stats/components.py
 """

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference values for margin's regime test (src/stats/regimes.rs), from numpy.
+"""Reference values for margin's regime test (crates/stats/src/regimes.rs), from numpy.
 
 Run from this directory:  python3 regimes.py  (writes regimes.json next to it; a minute).
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The robust method's rank statistics by brute force, in plain Python: the independent
-computation src/stats/robust/ is tested against (docs/statistics.md, The robust method).
+computation crates/stats/src/robust/ is tested against (docs/statistics.md, The robust method).
 
 Exact null distributions are enumerated outright — every split of the pooled values into
 the two samples (Mann–Whitney), every sign pattern of the differences (Wilcoxon) — rather

@@ -1,0 +1,113 @@
+//! The elementary statistics of a list of numbers: mean, variance, order statistics, ranks.
+
+pub fn mean(values: &[f64]) -> f64 {
+    values.iter().sum::<f64>() / values.len() as f64
+}
+
+/// Observations variance with n − 1 in the denominator (two passes, for accuracy); 0 for n < 2
+/// so callers need not special-case a single value before they check n.
+pub fn variance(values: &[f64]) -> f64 {
+    let n = values.len();
+    if n < 2 {
+        return 0.0;
+    }
+    let m = mean(values);
+    values.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1) as f64
+}
+
+/// The values in ascending order (`total_cmp`: values equal in that order are the same
+/// bits, so an unstable sort gives the same list as a stable one, faster).
+pub fn sorted(values: &[f64]) -> Vec<f64> {
+    let mut sorted = values.to_vec();
+    sorted.sort_unstable_by(f64::total_cmp);
+    sorted
+}
+
+/// The median of values in any order, which it reorders: the same number as
+/// [`median_of_sorted`] of them sorted, found by selection instead of a sort.
+pub fn median_in_place(values: &mut [f64]) -> f64 {
+    let n = values.len();
+    let (below, &mut middle, _) = values.select_nth_unstable_by(n / 2, f64::total_cmp);
+    if n % 2 == 1 {
+        middle
+    } else {
+        // the other middle value is the largest of those below it
+        let lower = below.iter().copied().max_by(f64::total_cmp).unwrap_or(middle);
+        (lower + middle) / 2.0
+    }
+}
+
+/// Median of sorted values: the mean of the middle two for even n (numpy, R).
+pub fn median_of_sorted(sorted: &[f64]) -> f64 {
+    let n = sorted.len();
+    if n % 2 == 1 { sorted[n / 2] } else { (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0 }
+}
+
+/// Quantile by linear interpolation between order statistics: numpy's default, R type 7
+/// (statrs's `Data::quantile` is type 8, which puts Tukey's fences elsewhere).
+pub(crate) fn quantile_of_sorted(sorted: &[f64], p: f64) -> f64 {
+    let h = (sorted.len() - 1) as f64 * p;
+    let below = h.floor() as usize;
+    let above = (below + 1).min(sorted.len() - 1);
+    sorted[below] + (h - below as f64) * (sorted[above] - sorted[below])
+}
+
+/// |x − median| for every value, in order.
+pub(crate) fn absolute_deviations(values: &[f64]) -> Vec<f64> {
+    deviations_from(values, median_in_place(&mut values.to_vec()))
+}
+
+/// |x − centre| for every value, in order.
+pub(crate) fn deviations_from(values: &[f64], centre: f64) -> Vec<f64> {
+    values.iter().map(|v| (v - centre).abs()).collect()
+}
+
+/// Median absolute deviation from the median, unscaled.
+pub fn mad(values: &[f64]) -> f64 {
+    median_in_place(&mut absolute_deviations(values))
+}
+
+/// Median absolute deviation from `median`, the values' median, unscaled.
+pub(crate) fn mad_about(values: &[f64], median: f64) -> f64 {
+    median_in_place(&mut deviations_from(values, median))
+}
+
+/// Ranks 1..=n with ties given their average rank, and the size of every group of tied
+/// values (1 for an untied value), as the rank tests need them.
+pub(crate) fn average_ranks(values: &[f64]) -> (Vec<f64>, Vec<usize>) {
+    // each value beside its place, sorted together (no lookup per comparison); tied
+    // values share their rank whatever their order: no need for a stable sort
+    let mut order: Vec<(f64, usize)> = values.iter().copied().zip(0..).collect();
+    order.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+    let mut ranks = vec![0.0; values.len()];
+    let mut groups = Vec::new();
+    let mut start = 0;
+    while start < order.len() {
+        let mut end = start + 1;
+        while end < order.len() && order[end].0 == order[start].0 {
+            end += 1;
+        }
+        // Positions start..end hold ranks start+1..=end; their average:
+        let rank = (start + end + 1) as f64 / 2.0;
+        for &(_, i) in &order[start..end] {
+            ranks[i] = rank;
+        }
+        groups.push(end - start);
+        start = end;
+    }
+    (ranks, groups)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_interpolate_linearly_like_numpy() {
+        let sorted = [1.0, 2.0, 4.0, 8.0];
+        // numpy.percentile([1, 2, 4, 8], [0, 25, 50, 75, 100]) = [1, 1.75, 3, 5, 8]
+        let got: Vec<f64> =
+            [0.0, 0.25, 0.5, 0.75, 1.0].iter().map(|&p| quantile_of_sorted(&sorted, p)).collect();
+        assert_eq!(got, vec![1.0, 1.75, 3.0, 5.0, 8.0]);
+    }
+}
