@@ -46,13 +46,14 @@ pub(super) const CV: f64 = 0.05;
 /// What the suite measured.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DriftResult {
-    pub false_alarms: Vec<Row>,
-    pub power: Vec<Row>,
+    pub false_alarms: Vec<RatesRow>,
+    pub power: Vec<RatesRow>,
     pub misses: Vec<String>,
 }
 
+/// One row of a table of rates: what was simulated, and its rate at each size.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Row {
+pub struct RatesRow {
     pub what: String,
     /// (cells, rounds, rate)
     pub rates: Vec<(usize, usize, Rate)>,
@@ -129,7 +130,7 @@ pub fn run(options: &Options) -> DriftResult {
             }
             rates.push((cells, rounds, r));
         }
-        false_alarms.push(Row { what: label.to_owned(), rates });
+        false_alarms.push(RatesRow { what: label.to_owned(), rates });
     }
     let mut power = Vec::new();
     for change in CHANGES {
@@ -148,7 +149,7 @@ pub fn run(options: &Options) -> DriftResult {
                 )
             })
             .collect();
-        power.push(Row { what, rates });
+        power.push(RatesRow { what, rates });
     }
     DriftResult { false_alarms, power, misses }
 }
@@ -171,7 +172,7 @@ pub fn tables(result: &DriftResult, experiments: u64) -> String {
 }
 
 /// A table of `rows`, a column per size (cells × rounds).
-pub(super) fn markdown(rows: &[Row], sizes: &[(usize, usize)], first: &str) -> String {
+pub(super) fn markdown(rows: &[RatesRow], sizes: &[(usize, usize)], first: &str) -> String {
     let mut out = format!("| {first} |");
     for (c, r) in sizes {
         out.push_str(&format!(" {c} × {r} |"));

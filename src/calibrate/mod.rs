@@ -27,8 +27,8 @@ use serde::Serialize;
 
 use crate::stats::runs::{RunsNeeded, runs_needed};
 use crate::stats::verdict::VerdictKind;
-pub use scenario::{Layout, OutlierSetting, Scenario, Shape, Trials};
-pub use simulate::{Prepared, SimCell, SimOutcome, Simulated, experiment_seed, simulate, true_ratio};
+pub use scenario::{Layout, OutlierSetting, Scenario, Shape, TrialsPerCell};
+pub use simulate::{PreparedScenario, SimCell, SimOutcome, Simulated, experiment_seed, simulate, true_ratio};
 
 /// The true ratios simulated: no change, +10 %, +20 %.
 pub const TRUTHS: [f64; 3] = [1.0, 1.1, 1.2];
@@ -360,7 +360,7 @@ fn matches(name: &str, filter: &str) -> bool {
 
 /// Simulates every experiment of one scenario and tallies them, truth by truth.
 pub fn run_scenario(scenario: &Scenario, options: &Options) -> Result<ScenarioResult, String> {
-    let prepared = Prepared::new(scenario)?;
+    let prepared = PreparedScenario::new(scenario)?;
     let mut tallies = Vec::with_capacity(TRUTHS.len());
     let mut failure = None;
     for (t, &nominal) in TRUTHS.iter().enumerate() {
@@ -462,11 +462,11 @@ fn summarise(
     let mean_boots_by_truth: Vec<f64> =
         tallies.iter().map(|(_, _, t)| t.units as f64 / (2 * t.analysed().max(1)) as f64).collect();
     let fixed_trials_for_target = match scenario.trials {
-        Trials::Adaptive { min, target, .. } => match runs_needed(scenario.cv, target, 1.0 - ALPHA) {
+        TrialsPerCell::Adaptive { min, target, .. } => match runs_needed(scenario.cv, target, 1.0 - ALPHA) {
             Some(RunsNeeded::Runs(n)) => Some((n as u32).max(min)),
             _ => None,
         },
-        Trials::Fixed { .. } | Trials::Verdict { .. } | Trials::Boots { .. } => None,
+        TrialsPerCell::Fixed { .. } | TrialsPerCell::Verdict { .. } | TrialsPerCell::Boots { .. } => None,
     };
     let mean_trials_misses =
         fixed_trials_for_target.is_some_and(|n| mean_trials > ADAPTIVE_N_FACTOR * f64::from(n));

@@ -12,7 +12,7 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64;
 use serde::Serialize;
 
-use super::drift::{Change, Row, placed_session};
+use super::drift::{Change, RatesRow, placed_session};
 use super::scenario::Shape;
 use super::simulate::experiment_seed;
 use super::{Goal, Options, Rate};
@@ -27,41 +27,41 @@ pub const POWER_SIZES: [(usize, usize); 3] = [(4, 5), (4, 15), (20, 10)];
 /// How a trial's value depends on its place in its round, in sds of a trial.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Effect {
+pub enum OrderEffect {
     /// The first trial of each round up by `sd` (a cache the round's start leaves cold).
     First { sd: f64 },
     /// Up by `sd` from the first place to the last, linearly.
     Places { sd: f64 },
 }
 
-impl Effect {
+impl OrderEffect {
     /// The shift of a trial at `place` (from 1) of a round of `cells`.
     fn at(self, place: usize, cells: usize) -> f64 {
         match self {
-            Effect::First { sd } => {
+            OrderEffect::First { sd } => {
                 if place == 1 {
                     sd
                 } else {
                     0.0
                 }
             }
-            Effect::Places { sd } => sd * (place - 1) as f64 / (cells - 1).max(1) as f64,
+            OrderEffect::Places { sd } => sd * (place - 1) as f64 / (cells - 1).max(1) as f64,
         }
     }
 }
 
-pub const EFFECTS: [Effect; 4] = [
-    Effect::First { sd: 1.0 },
-    Effect::First { sd: 2.0 },
-    Effect::Places { sd: 1.0 },
-    Effect::Places { sd: 2.0 },
+pub const EFFECTS: [OrderEffect; 4] = [
+    OrderEffect::First { sd: 1.0 },
+    OrderEffect::First { sd: 2.0 },
+    OrderEffect::Places { sd: 1.0 },
+    OrderEffect::Places { sd: 2.0 },
 ];
 
 /// What the suite measured.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct OrderResult {
-    pub false_alarms: Vec<Row>,
-    pub power: Vec<Row>,
+    pub false_alarms: Vec<RatesRow>,
+    pub power: Vec<RatesRow>,
     pub misses: Vec<String>,
 }
 
@@ -106,13 +106,13 @@ pub fn run(options: &Options) -> OrderResult {
             }
             rates.push((cells, rounds, r));
         }
-        false_alarms.push(Row { what: label.to_owned(), rates });
+        false_alarms.push(RatesRow { what: label.to_owned(), rates });
     }
     let mut power = Vec::new();
     for effect in EFFECTS {
         let what = match effect {
-            Effect::First { sd } => format!("first of each round {sd} sd higher"),
-            Effect::Places { sd } => format!("{sd} sd from the first place to the last"),
+            OrderEffect::First { sd } => format!("first of each round {sd} sd higher"),
+            OrderEffect::Places { sd } => format!("{sd} sd from the first place to the last"),
         };
         let rates = POWER_SIZES
             .iter()
@@ -131,7 +131,7 @@ pub fn run(options: &Options) -> OrderResult {
                 (cells, rounds, r)
             })
             .collect();
-        power.push(Row { what, rates });
+        power.push(RatesRow { what, rates });
     }
     OrderResult { false_alarms, power, misses }
 }

@@ -34,7 +34,7 @@ const CV: f64 = 0.05;
 
 /// One unimodal shape of the false-alarm table.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Null {
+pub struct NullShape {
     pub name: &'static str,
     /// `None`: uniform, flat over mean ± √3 sd.
     #[serde(skip)]
@@ -46,15 +46,15 @@ pub struct Null {
 /// The shapes: those the issue names (normal, log-normal, t₃), a flat one (a jitter spread
 /// evenly, the hardest: its halves leave a quarter of the spread within them) and those
 /// benchmarks print (whole numbers; one far value in every cell, an outlier, not a regime).
-pub fn nulls() -> Vec<Null> {
+pub fn nulls() -> Vec<NullShape> {
     vec![
-        Null { name: "normal cv5", shape: Some(Shape::Normal), cv: 0.05 },
-        Null { name: "normal cv25", shape: Some(Shape::Normal), cv: 0.25 },
-        Null { name: "log-normal cv50", shape: Some(Shape::LogNormal), cv: 0.5 },
-        Null { name: "t(3) cv5", shape: Some(Shape::StudentT3), cv: 0.05 },
-        Null { name: "uniform cv5", shape: None, cv: 0.05 },
-        Null { name: "quantised 100 ± 1", shape: Some(Shape::Quantised), cv: 0.01 },
-        Null { name: "one far value", shape: Some(Shape::Contaminated { share: 1.0 }), cv: 0.05 },
+        NullShape { name: "normal cv5", shape: Some(Shape::Normal), cv: 0.05 },
+        NullShape { name: "normal cv25", shape: Some(Shape::Normal), cv: 0.25 },
+        NullShape { name: "log-normal cv50", shape: Some(Shape::LogNormal), cv: 0.5 },
+        NullShape { name: "t(3) cv5", shape: Some(Shape::StudentT3), cv: 0.05 },
+        NullShape { name: "uniform cv5", shape: None, cv: 0.05 },
+        NullShape { name: "quantised 100 ± 1", shape: Some(Shape::Quantised), cv: 0.01 },
+        NullShape { name: "one far value", shape: Some(Shape::Contaminated { share: 1.0 }), cv: 0.05 },
     ]
 }
 

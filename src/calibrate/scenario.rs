@@ -38,7 +38,7 @@ impl Shape {
 /// How many trials each cell gets.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Trials {
+pub enum TrialsPerCell {
     /// This many per cell (with sessions: per session).
     Fixed { n: u32 },
     /// `repetitions: { min, max, target }`, decided by the runner's own rule.
@@ -86,7 +86,7 @@ pub struct Scenario {
     pub name: String,
     /// The row group in the table.
     pub group: &'static str,
-    pub trials: Trials,
+    pub trials: TrialsPerCell,
     /// Within-cell coefficient of variation, a fraction.
     pub cv: f64,
     pub shape: Shape,
@@ -107,7 +107,7 @@ impl Scenario {
         Scenario {
             name: name.into(),
             group,
-            trials: Trials::Fixed { n: 5 },
+            trials: TrialsPerCell::Fixed { n: 5 },
             cv: 0.05,
             shape: Shape::Normal,
             layout: Layout::Independent,
@@ -119,7 +119,7 @@ impl Scenario {
     }
 
     fn n(mut self, n: u32) -> Self {
-        self.trials = Trials::Fixed { n };
+        self.trials = TrialsPerCell::Fixed { n };
         self
     }
 
@@ -141,21 +141,23 @@ impl Scenario {
     /// What the scenario is, in words.
     pub fn describe(&self) -> String {
         let trials = match (self.trials, self.layout) {
-            (Trials::Fixed { n }, Layout::Sessions { per_level, blocks: 0, .. }) => {
+            (TrialsPerCell::Fixed { n }, Layout::Sessions { per_level, blocks: 0, .. }) => {
                 format!("{per_level} session(s) × {n} trials per level")
             }
-            (Trials::Fixed { n }, Layout::Sessions { per_level, blocks, .. }) => {
+            (TrialsPerCell::Fixed { n }, Layout::Sessions { per_level, blocks, .. }) => {
                 format!("{per_level} session(s) × {blocks} blocks × {n} trials per level")
             }
-            (Trials::Fixed { n }, Layout::Paired { blocks }) => {
+            (TrialsPerCell::Fixed { n }, Layout::Paired { blocks }) => {
                 format!("{blocks} blocks × {n} trials per level")
             }
-            (Trials::Fixed { n }, Layout::Independent) => format!("{n} trials per level"),
-            (Trials::Adaptive { min, max, target }, _) => {
+            (TrialsPerCell::Fixed { n }, Layout::Independent) => format!("{n} trials per level"),
+            (TrialsPerCell::Adaptive { min, max, target }, _) => {
                 format!("adaptive {{ min: {min}, max: {max}, target: {}% }}", fmt_pct(target))
             }
-            (Trials::Verdict { min, max }, _) => format!("{{ min: {min}, max: {max}, until: verdict }}"),
-            (Trials::Boots { per_boot, min, max, cost }, _) => format!(
+            (TrialsPerCell::Verdict { min, max }, _) => {
+                format!("{{ min: {min}, max: {max}, until: verdict }}")
+            }
+            (TrialsPerCell::Boots { per_boot, min, max, cost }, _) => format!(
                 "boots {{ min: {min}, max: {max}, until: verdict }}, {per_boot} trials a boot at first, a boot \
                  costing {cost} trials"
             ),
@@ -213,7 +215,7 @@ impl Scenario {
         if !blocks.is_empty() {
             y.push_str(&format!("  block: [{}]\n", blocks.join(", ")));
         }
-        if let Trials::Boots { .. } = self.trials {
+        if let TrialsPerCell::Boots { .. } = self.trials {
             // the booted host of the cells, as in a real experiment
             y.push_str("  host: [sim]\n");
         }
@@ -235,15 +237,15 @@ impl Scenario {
             "  value: {{ regex: '([0-9.]+)', unit: {unit}, better: {better}, mean: {mean} }}\n"
         ));
         match self.trials {
-            Trials::Fixed { n } => y.push_str(&format!("repetitions: {n}\n")),
-            Trials::Adaptive { min, max, target } => y.push_str(&format!(
+            TrialsPerCell::Fixed { n } => y.push_str(&format!("repetitions: {n}\n")),
+            TrialsPerCell::Adaptive { min, max, target } => y.push_str(&format!(
                 "repetitions: {{ min: {min}, max: {max}, target: {}% }}\n",
                 fmt_pct(target)
             )),
-            Trials::Verdict { min, max } => {
+            TrialsPerCell::Verdict { min, max } => {
                 y.push_str(&format!("repetitions: {{ min: {min}, max: {max}, until: verdict }}\n"))
             }
-            Trials::Boots { per_boot, min, max, .. } => {
+            TrialsPerCell::Boots { per_boot, min, max, .. } => {
                 // the runner's: the repetitions shared over the first `min` boots, the
                 // looks' α/K from the host's `boots:`
                 y.push_str(&format!("repetitions: {}\n", per_boot * min));
@@ -280,9 +282,9 @@ pub fn fmt_pct(fraction: f64) -> String {
 }
 
 /// The adaptive rule of the issue and of docs/experiment-file.md's example.
-pub const ADAPTIVE: Trials = Trials::Adaptive { min: 5, max: 30, target: 0.02 };
+pub const ADAPTIVE: TrialsPerCell = TrialsPerCell::Adaptive { min: 5, max: 30, target: 0.02 };
 /// Stopping on the answer, with the same bounds.
-pub const UNTIL_VERDICT: Trials = Trials::Verdict { min: 5, max: 30 };
+pub const UNTIL_VERDICT: TrialsPerCell = TrialsPerCell::Verdict { min: 5, max: 30 };
 /// The fixed n per level that gives about the power of [`UNTIL_VERDICT`] at a true
 /// +10 % (δ = 5 %), at CV 2 % and 5 % (measured: docs/statistics.md).
 pub const FIXED_LIKE_VERDICT: [(f64, &str, u32); 2] = [(0.02, "2", 7), (0.05, "5", 20)];
@@ -410,7 +412,7 @@ pub fn all() -> Vec<Scenario> {
 }
 
 /// The adaptive boots of the suite.
-pub const ADAPTIVE_BOOTS: Trials = Trials::Boots { per_boot: 5, min: 3, max: 12, cost: 10.0 };
+pub const ADAPTIVE_BOOTS: TrialsPerCell = TrialsPerCell::Boots { per_boot: 5, min: 3, max: 12, cost: 10.0 };
 
 /// The robust method (`analysis: { method: robust }`, docs/statistics.md, The robust
 /// method) on each shape at 5, 10 and 30 trials per level, and paired by six blocks: its

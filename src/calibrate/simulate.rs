@@ -8,7 +8,7 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64;
 use statrs::distribution::{ContinuousCDF, Normal};
 
-use super::scenario::{Layout, Scenario, Shape, Trials};
+use super::scenario::{Layout, Scenario, Shape, TrialsPerCell};
 use crate::analyze::boot_rule;
 use crate::analyze::stopping::Rule;
 use crate::analyze::{MemoryStore, statistics};
@@ -25,21 +25,21 @@ pub const METRIC: &str = "value";
 
 /// A scenario made ready to simulate: its experiment parsed once, its stopping rule.
 #[derive(Debug, Clone)]
-pub struct Prepared {
+pub struct PreparedScenario {
     pub scenario: Scenario,
     /// The experiment with an empty store, cloned for every simulated experiment.
     pub empty: MemoryStore,
     rule: Rule,
 }
 
-impl Prepared {
-    pub fn new(scenario: &Scenario) -> Result<Prepared, String> {
+impl PreparedScenario {
+    pub fn new(scenario: &Scenario) -> Result<PreparedScenario, String> {
         let mut empty = MemoryStore::load("experiments/calibrate.yaml", &scenario.yaml())
             .map_err(|e| format!("scenario {}: its experiment file: {e}", scenario.name))?;
         let (unit, better, mean) = scenario.metric();
         empty.metric(METRIC, unit, better, mean);
         let rule = Rule::new(&empty.exp, &empty.plan, empty.exp.spec.repetitions());
-        Ok(Prepared { scenario: scenario.clone(), empty, rule })
+        Ok(PreparedScenario { scenario: scenario.clone(), empty, rule })
     }
 }
 
@@ -103,14 +103,14 @@ fn splitmix(mut z: u64) -> u64 {
 }
 
 /// Simulates and analyses one experiment with the compared level's true ratio `ratio`.
-pub fn simulate(prepared: &Prepared, ratio: f64, seed: u64) -> Simulated {
+pub fn simulate(prepared: &PreparedScenario, ratio: f64, seed: u64) -> Simulated {
     let (store, cells) = simulate_trials(prepared, ratio, seed);
     let outcome = analyse(&store, &cells);
     Simulated { store, cells, outcome }
 }
 
 /// The trials of one simulated experiment, recorded in a store, before any analysis.
-pub fn simulate_trials(prepared: &Prepared, ratio: f64, seed: u64) -> (MemoryStore, Vec<SimCell>) {
+pub fn simulate_trials(prepared: &PreparedScenario, ratio: f64, seed: u64) -> (MemoryStore, Vec<SimCell>) {
     let s = &prepared.scenario;
     let mut rng = Pcg64::seed_from_u64(seed);
     let mut store = prepared.empty.clone();
@@ -139,9 +139,9 @@ pub fn simulate_trials(prepared: &Prepared, ratio: f64, seed: u64) -> (MemorySto
     }
     let mut values: Vec<Vec<f64>> = vec![Vec::new(); cells.len()];
     let max_trials = match s.trials {
-        Trials::Fixed { n } => n,
-        Trials::Adaptive { max, .. } | Trials::Verdict { max, .. } => max,
-        Trials::Boots { max, .. } => crate::stats::components::MAX_TRIALS_PER_BOOT as u32 * max,
+        TrialsPerCell::Fixed { n } => n,
+        TrialsPerCell::Adaptive { max, .. } | TrialsPerCell::Verdict { max, .. } => max,
+        TrialsPerCell::Boots { max, .. } => crate::stats::components::MAX_TRIALS_PER_BOOT as u32 * max,
     };
     let per_session = match s.layout {
         Layout::Sessions { per_level, .. } => max_trials * per_level,
@@ -167,7 +167,7 @@ pub fn simulate_trials(prepared: &Prepared, ratio: f64, seed: u64) -> (MemorySto
         if let Some(block) = block {
             levels.push(("block", block.as_str()));
         }
-        if let Trials::Boots { .. } = s.trials {
+        if let TrialsPerCell::Boots { .. } = s.trials {
             levels.push(("host", "sim"));
         }
         levels
@@ -195,7 +195,7 @@ pub fn simulate_trials(prepared: &Prepared, ratio: f64, seed: u64) -> (MemorySto
     };
 
     match (s.trials, s.layout) {
-        (Trials::Fixed { n }, Layout::Sessions { per_level, between, .. }) => {
+        (TrialsPerCell::Fixed { n }, Layout::Sessions { per_level, between, .. }) => {
             // Boots alternate between the levels; each shifts all its trials alike, in
             // every block it runs.
             for session in 1..=per_level {
@@ -211,7 +211,7 @@ pub fn simulate_trials(prepared: &Prepared, ratio: f64, seed: u64) -> (MemorySto
                 }
             }
         }
-        (Trials::Boots { per_boot, min, max, cost }, Layout::Sessions { between, .. }) => {
+        (TrialsPerCell::Boots { per_boot, min, max, cost }, Layout::Sessions { between, .. }) => {
             // The runner's blocks: each level booted once a block; from block `min` on, a
             // look at each count of the schedule, and the trials per boot decided once
             // after the first `min` blocks, by the runner's own rule.
@@ -238,8 +238,8 @@ pub fn simulate_trials(prepared: &Prepared, ratio: f64, seed: u64) -> (MemorySto
                 }
             }
         }
-        (Trials::Boots { .. }, _) => unreachable!("adaptive boots are simulated on sessions"),
-        (Trials::Fixed { n }, _) => {
+        (TrialsPerCell::Boots { .. }, _) => unreachable!("adaptive boots are simulated on sessions"),
+        (TrialsPerCell::Fixed { n }, _) => {
             store.session("s1", "sim", &[("kernel", "sim")]);
             for _ in 0..n {
                 for cell in 0..cells.len() {
@@ -247,7 +247,7 @@ pub fn simulate_trials(prepared: &Prepared, ratio: f64, seed: u64) -> (MemorySto
                 }
             }
         }
-        (Trials::Adaptive { .. } | Trials::Verdict { .. }, _) => {
+        (TrialsPerCell::Adaptive { .. } | TrialsPerCell::Verdict { .. }, _) => {
             // The runner's rounds: every unfinished cell gets one trial, then the rule
             // decides from the records (the cell's own, or, until a verdict, those of
             // every cell of its comparison) which cells are done.

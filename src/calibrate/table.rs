@@ -33,11 +33,11 @@ pub fn row(r: &ScenarioResult) -> String {
     if let Some(fixed) = r.fixed_trials_for_target {
         n.push_str(&format!(" (fixed {fixed})"));
     }
-    if matches!(r.scenario.trials, super::Trials::Verdict { .. }) {
+    if matches!(r.scenario.trials, super::TrialsPerCell::Verdict { .. }) {
         let by: Vec<String> = r.mean_trials_by_truth.iter().map(|n| format!("{n:.1}")).collect();
         n.push_str(&format!(" (0 / +10 / +20 %: {})", by.join(" / ")));
     }
-    if matches!(r.scenario.trials, super::Trials::Boots { .. }) {
+    if matches!(r.scenario.trials, super::TrialsPerCell::Boots { .. }) {
         let by: Vec<String> = r.mean_boots_by_truth.iter().map(|n| format!("{n:.1}")).collect();
         n.push_str(&format!(" (boots a level, 0 / +10 / +20 %: {})", by.join(" / ")));
     }

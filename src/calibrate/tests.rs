@@ -120,7 +120,7 @@ fn the_suite_reads_the_interval_an_independent_computation_gives() {
     let mut compared = 0;
     for name in names {
         let s = scenario(name);
-        let prepared = Prepared::new(&s).unwrap();
+        let prepared = PreparedScenario::new(&s).unwrap();
         let result = run_scenario(&s, &options(experiments, seed)).unwrap();
         for (t, &nominal) in TRUTHS.iter().enumerate() {
             let truth = true_ratio(&s, nominal);
@@ -172,7 +172,7 @@ fn every_scenario_is_an_experiment_file_margin_accepts() {
     names.dedup();
     assert_eq!(names.len(), all.len(), "names are unique");
     for s in &all {
-        let p = Prepared::new(s).unwrap();
+        let p = PreparedScenario::new(s).unwrap();
         let settings = crate::analyze::settings::settings(&p.empty.exp.spec);
         let expected = match s.outliers {
             OutlierSetting::Default => OutlierRule::default(),
@@ -181,12 +181,12 @@ fn every_scenario_is_an_experiment_file_margin_accepts() {
         assert_eq!(settings.outliers, expected, "{}", s.name);
         // adaptive cells' intervals are widened for the stopping (docs/statistics.md)
         let confidence = match s.trials {
-            Trials::Adaptive { .. } => 1.0 - 0.6 * ALPHA,
+            TrialsPerCell::Adaptive { .. } => 1.0 - 0.6 * ALPHA,
             // α spent over the 6 looks of { min 5, max 30 }: 5, 8, 12, 18, 27, 30
-            Trials::Verdict { .. } => 1.0 - ALPHA / 6.0,
+            TrialsPerCell::Verdict { .. } => 1.0 - ALPHA / 6.0,
             // over the 4 looks of boots { min 3, max 12 }: 3, 5, 8, 12
-            Trials::Boots { .. } => 1.0 - ALPHA / 4.0,
-            Trials::Fixed { .. } => 1.0 - ALPHA,
+            TrialsPerCell::Boots { .. } => 1.0 - ALPHA / 4.0,
+            TrialsPerCell::Fixed { .. } => 1.0 - ALPHA,
         };
         assert!((settings.confidence - confidence).abs() < 1e-12, "{}: {}", s.name, settings.confidence);
         let compare = &p.empty.exp.spec.analysis.compare;
@@ -199,16 +199,16 @@ fn every_scenario_is_an_experiment_file_margin_accepts() {
         );
         let sessions = matches!(s.layout, Layout::Sessions { .. });
         assert_eq!(p.empty.exp.spec.environment.len(), usize::from(sessions), "{}", s.name);
-        if let Trials::Adaptive { min, max, .. } = s.trials {
+        if let TrialsPerCell::Adaptive { min, max, .. } = s.trials {
             let Repetitions::Adaptive { min: m, max: x, target } = p.empty.exp.spec.repetitions() else {
                 panic!("{}: not adaptive", s.name)
             };
             assert_eq!((m, x, target.0), (min, max, 0.02), "{}", s.name);
         }
-        if let Trials::Verdict { min, max } = s.trials {
+        if let TrialsPerCell::Verdict { min, max } = s.trials {
             assert_eq!(p.empty.exp.spec.repetitions(), Repetitions::Verdict { min, max }, "{}", s.name);
         }
-        if let Trials::Boots { per_boot, min, .. } = s.trials {
+        if let TrialsPerCell::Boots { per_boot, min, .. } = s.trials {
             assert_eq!(p.empty.exp.spec.repetitions(), Repetitions::Fixed(per_boot * min), "{}", s.name);
             assert_eq!(crate::analyze::settings::boot_looks(&p.empty.exp.spec), [3, 5, 8, 12], "{}", s.name);
         }
@@ -266,7 +266,7 @@ fn the_draws_have_the_mean_and_spread_they_claim() {
 #[test]
 fn contamination_moves_one_value_in_a_tenth_of_the_cells() {
     let s = scenario("n10-cv5-contaminated");
-    let prepared = Prepared::new(&s).unwrap();
+    let prepared = PreparedScenario::new(&s).unwrap();
     let (mut cells, mut far) = (0, 0);
     for i in 0..1000 {
         let (_, sim_cells) = simulate_trials(&prepared, 1.0, experiment_seed(5, &s.name, 0, i));
@@ -285,7 +285,7 @@ fn contamination_moves_one_value_in_a_tenth_of_the_cells() {
 #[test]
 fn sessions_shift_their_trials_together() {
     let s = scenario("sessions4x5-between2.0");
-    let prepared = Prepared::new(&s).unwrap();
+    let prepared = PreparedScenario::new(&s).unwrap();
     let mut spread = Vec::new();
     for i in 0..400 {
         let (store, cells) = simulate_trials(&prepared, 1.0, experiment_seed(9, &s.name, 0, i));
@@ -309,8 +309,8 @@ fn sessions_shift_their_trials_together() {
 fn adaptive_cells_stop_where_the_rule_says() {
     for name in ["adaptive-cv2-normal", "adaptive-cv5-normal-none"] {
         let s = scenario(name);
-        let Trials::Adaptive { min, max, target } = s.trials else { panic!() };
-        let prepared = Prepared::new(&s).unwrap();
+        let TrialsPerCell::Adaptive { min, max, target } = s.trials else { panic!() };
+        let prepared = PreparedScenario::new(&s).unwrap();
         let margin = |x: &[f64]| {
             let n = x.len() as f64;
             // the interval the report gives: at 1 − 0.6·α, α = 0.05
@@ -382,7 +382,7 @@ fn results_depend_only_on_the_seed() {
 #[test]
 fn rates_are_work_over_time() {
     let s = scenario("rate-n5-cv5-normal");
-    let prepared = Prepared::new(&s).unwrap();
+    let prepared = PreparedScenario::new(&s).unwrap();
     let (mut a, mut b) = (Vec::new(), Vec::new());
     for i in 0..2000 {
         let (_, cells) = simulate_trials(&prepared, 1.2, experiment_seed(4, &s.name, 2, i));

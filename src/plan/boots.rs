@@ -92,16 +92,16 @@ pub fn blocks<T: Clone>(combos: &[T], per: u32, seed: u64) -> Vec<T> {
     out
 }
 
-/// A command and the values it reads from its environment.
-pub type Command = (String, Vec<(String, String)>);
+/// A boot recipe's command and the values it reads from its environment.
+pub type RecipeCommand = (String, Vec<(String, String)>);
 
 /// A recipe's commands for one boot.
 #[derive(Debug, Default)]
 pub struct Rendered {
-    pub select: Option<Command>,
-    pub reboot: Option<Command>,
-    pub restart: Option<Command>,
-    pub power_cycle: Option<Command>,
+    pub select: Option<RecipeCommand>,
+    pub reboot: Option<RecipeCommand>,
+    pub restart: Option<RecipeCommand>,
+    pub power_cycle: Option<RecipeCommand>,
 }
 
 /// Render a recipe's commands over a boot's levels, `host` and `boot` (its number).

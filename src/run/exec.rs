@@ -79,7 +79,7 @@ pub(crate) trait Executor: Send + Sync {
 
     /// Start a long-lived command (a service) and leave it running; its output goes to
     /// the invocation's files as it runs.
-    fn start(&self, invocation: &Invocation<'_>) -> std::io::Result<Box<dyn Started>> {
+    fn start(&self, invocation: &Invocation<'_>) -> std::io::Result<Box<dyn StartedService>> {
         let _ = invocation;
         Err(std::io::Error::other(format!("host `{}` cannot run services", self.host())))
     }
@@ -88,7 +88,7 @@ pub(crate) trait Executor: Send + Sync {
 }
 
 /// A service started by [`Executor::start`].
-pub(crate) trait Started: Send {
+pub(crate) trait StartedService: Send {
     /// `None` while it runs; how it ended once it has.
     fn ended(&mut self) -> Option<String>;
     /// Stop it with everything it started, reap it, make its output durable; how it ended.
@@ -98,7 +98,7 @@ pub(crate) trait Started: Send {
 /// Seconds a service has to end after SIGTERM before it is killed.
 pub(crate) const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
-impl Started for process::Background {
+impl StartedService for process::Background {
     fn ended(&mut self) -> Option<String> {
         process::Background::ended(self)
     }
@@ -180,7 +180,7 @@ impl Executor for LocalExecutor {
         Ok((e, Some(Snapshots { before, after })))
     }
 
-    fn start(&self, invocation: &Invocation<'_>) -> std::io::Result<Box<dyn Started>> {
+    fn start(&self, invocation: &Invocation<'_>) -> std::io::Result<Box<dyn StartedService>> {
         let env = self.marked(invocation);
         Ok(Box::new(process::start(&Invocation { env: &env, ..invocation.clone() })?))
     }

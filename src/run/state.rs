@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use indexmap::IndexMap;
 
-use super::exec::{Executor, Started};
+use super::exec::{Executor, StartedService};
 use super::{RunError, RunOptions, Stopping};
 use crate::parse::Recipe;
 use crate::plan::render::{Commands, ServiceCommands};
@@ -208,7 +208,7 @@ impl HostRun<'_> {
 /// A service running for a host's cells (`service.rs`).
 pub(crate) struct Up {
     pub(crate) commands: ServiceCommands,
-    pub(crate) process: Box<dyn Started>,
+    pub(crate) process: Box<dyn StartedService>,
     /// Its stderr file, relative to the store.
     pub(crate) raw: String,
 }

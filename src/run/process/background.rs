@@ -7,14 +7,14 @@ use std::time::Duration;
 use nix::sys::signal::{Signal, killpg};
 
 use super::spawn::dies_with_margin;
-use super::{Group, Invocation, direct_argv, reap};
+use super::{Invocation, ProcessGroup, direct_argv, reap};
 
 /// A long-lived command (a service, docs/experiment-file.md): started in a process group
 /// of its own like any command, listed for a second Ctrl-C, its output going straight to
 /// its raw files as it runs; stopped with its whole group, reaped, and its output made
 /// durable. Dropped unstopped (an error, a panic), it is killed.
 pub(crate) struct Background {
-    group: Option<Group>,
+    group: Option<ProcessGroup>,
     files: [(std::fs::File, std::path::PathBuf); 2],
     /// How it ended, once seen.
     ended: Option<String>,
@@ -57,7 +57,7 @@ pub(crate) fn start_argv(argv: &[&str], invocation: &Invocation<'_>) -> std::io:
         .stdout(out.try_clone()?)
         .stderr(err.try_clone()?);
     dies_with_margin(&mut command);
-    let group = Group::spawn(&mut command)?;
+    let group = ProcessGroup::spawn(&mut command)?;
     Ok(Background {
         group: Some(group),
         files: [(out, invocation.stdout.to_path_buf()), (err, invocation.stderr.to_path_buf())],

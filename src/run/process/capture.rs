@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use super::{Group, MAX_OUTPUT};
+use super::{MAX_OUTPUT, ProcessGroup};
 
 /// An anonymous file in memory that a child can write to like any file (no pipe: a
 /// grandchild left running cannot block the wait).
@@ -79,7 +79,7 @@ pub fn run_argv(
         .stdin(Stdio::null())
         .stdout(stdout.try_clone().map_err(cannot)?)
         .stderr(stderr.try_clone().map_err(cannot)?);
-    let mut group = Group::spawn(&mut command).map_err(cannot)?;
+    let mut group = ProcessGroup::spawn(&mut command).map_err(cannot)?;
     drop(command); // the parent's copies of the output files' descriptors
     let ended = group.wait(Some(timeout), &[&stdout, &stderr]).map_err(|e| e.to_string())?;
     drop(group);

@@ -13,12 +13,12 @@ use super::{MAX_OUTPUT, OUTPUT_CHECK, reap, spawn};
 /// A command started in a process group of its own (its pid is the group's id), listed
 /// in [`RUNNING`](super::registry::RUNNING) until dropped: the one way margin starts,
 /// times out, kills and reaps a process.
-pub(super) struct Group {
+pub(super) struct ProcessGroup {
     pub(super) pgid: Pid,
     /// A descriptor that becomes readable when the process ends, when its start gave one
     /// ([`spawn::start`]'s `clone`); else [`reap::ended_within`] opens one each time.
     pub(super) pidfd: Option<std::os::fd::OwnedFd>,
-    /// Kept unwaited: [`Group::wait`] reaps it itself, with its resource usage (none
+    /// Kept unwaited: [`ProcessGroup::wait`] reaps it itself, with its resource usage (none
     /// for a command started by [`spawn::start`]).
     _child: Option<std::process::Child>,
     _running: Running,
@@ -40,7 +40,7 @@ pub(super) struct Ended {
     pub(super) printed_too_much: bool,
 }
 
-impl Group {
+impl ProcessGroup {
     /// Start `command` in a new process group: a timeout then kills everything it started,
     /// and the terminal's Ctrl-C reaches margin alone.
     pub(super) fn spawn(command: &mut Command) -> std::io::Result<Self> {
@@ -48,20 +48,32 @@ impl Group {
         let start = Instant::now();
         let child = command.spawn()?;
         let pgid = Pid::from_raw(child.id() as i32);
-        Ok(Group { pgid, pidfd: None, _child: Some(child), _running: Running::new(pgid.as_raw()), start })
+        Ok(ProcessGroup {
+            pgid,
+            pidfd: None,
+            _child: Some(child),
+            _running: Running::new(pgid.as_raw()),
+            start,
+        })
     }
 
-    /// [`Group::spawn`] of a prepared command (`spawn.rs`'s way: no environment copied
+    /// [`ProcessGroup::spawn`] of a prepared command (`spawn.rs`'s way: no environment copied
     /// per start), its stdout and stderr going to the two files, stdin empty.
     pub(super) fn start(
-        prepared: &spawn::Prepared,
+        prepared: &spawn::PreparedCommand,
         stdout: &std::fs::File,
         stderr: &std::fs::File,
     ) -> std::io::Result<Self> {
         let start = Instant::now();
         let started = spawn::start(prepared, stdout, stderr)?;
         let pgid = started.pid;
-        Ok(Group { pgid, pidfd: started.pidfd, _child: None, _running: Running::new(pgid.as_raw()), start })
+        Ok(ProcessGroup {
+            pgid,
+            pidfd: started.pidfd,
+            _child: None,
+            _running: Running::new(pgid.as_raw()),
+            start,
+        })
     }
 
     /// Wait for the process to end, or until `timeout` has passed or its `outputs`

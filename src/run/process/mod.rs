@@ -6,14 +6,14 @@
 //! terminal's Ctrl-C reaches margin alone: the trial under way finishes and is recorded.
 //!
 //! Every command — a trial, a hook, a probe, a fact, an ssh call — goes through one
-//! [`Group`]: started with std's `Command` in a process group of its own, registered for
-//! a second Ctrl-C, waited for up to its timeout, killed with its whole group when the
+//! [`ProcessGroup`]: started with std's `Command` in a process group of its own, registered
+//! for a second Ctrl-C, waited for up to its timeout, killed with its whole group when the
 //! timeout passes, and reaped with `wait4`, which gives the CPU time of that one child and
-//! what it waited for — not of every child margin reaped meanwhile, such as the ssh
-//! clients of other hosts' trials. (duct would copy the whole environment into every
-//! command, which costs more per trial than the rest of margin's overhead, and its pipes
-//! stay open as long as a grandchild holds them.) Output goes to in-memory files, never
-//! pipes, so that a grandchild left running cannot block the wait either.
+//! what it waited for — not of every child margin reaped meanwhile, such as the ssh clients
+//! of other hosts' trials. (duct would copy the whole environment into every command, which
+//! costs more per trial than the rest of margin's overhead, and its pipes stay open as long
+//! as a grandchild holds them.) Output goes to in-memory files, never pipes, so that a
+//! grandchild left running cannot block the wait either.
 
 mod background;
 mod capture;
@@ -26,8 +26,8 @@ mod group;
 mod reap;
 mod registry;
 
-/// Starting a command from a form of it built once ([`spawn::Prepared`]): std's `Command`
-/// copies margin's whole environment into a new one at every start as soon as one
+/// Starting a command from a form of it built once ([`spawn::PreparedCommand`]): std's
+/// `Command` copies margin's whole environment into a new one at every start as soon as one
 /// variable is added (the store's marker always is), 15–25 µs a start here, as much as the
 /// rest of margin's work between two trials (issue 17). The command gets what std would
 /// give it: the same environment in the same order (margin's, the invocation's variables
@@ -57,7 +57,7 @@ use std::time::Duration;
 pub(crate) use background::{Background, start, start_argv};
 pub use capture::{capture, capture_argv, read_raw, run_argv};
 use capture::{memory_file, persist};
-use group::Group;
+use group::ProcessGroup;
 pub(crate) use registry::OnAbort;
 pub use registry::{aborting, kill_running, watch_signals};
 
@@ -228,7 +228,7 @@ fn execute_as(invocation: &Invocation<'_>, direct: Option<Vec<String>>) -> std::
 /// folder and environment are in `prepared`); `direct` when it is the command's own
 /// argument vector, not `sh -c`'s.
 fn execute_prepared(
-    prepared: &spawn::Prepared,
+    prepared: &spawn::PreparedCommand,
     invocation: &Invocation<'_>,
     direct: bool,
 ) -> std::io::Result<Execution> {
@@ -238,7 +238,7 @@ fn execute_prepared(
     // print nothing, and creating two files per trial costs more than running `true`.
     let stdout = memory_file("margin-stdout")?;
     let stderr = memory_file("margin-stderr")?;
-    let mut group = match Group::start(prepared, &stdout, &stderr) {
+    let mut group = match ProcessGroup::start(prepared, &stdout, &stderr) {
         Ok(group) => group,
         // A program the kernel will not run (a script without `#!`): the shell runs it. A
         // program removed since it was found on PATH: the shell says so (127), as a failed
@@ -293,12 +293,12 @@ fn execute_prepared(
 /// A program started as margin starts every local command ([`spawn`]), and nothing more
 /// of margin's work: what `examples/durable_floor.rs` times as its `clone` floor, to tell
 /// the start's cost from the rest of what margin does between two trials.
-pub struct Starter(std::rc::Rc<spawn::Prepared>);
+pub struct Starter(std::rc::Rc<spawn::PreparedCommand>);
 
 impl Starter {
     /// `argv`'s program (a path, or a name on `PATH`), to run in `dir` with `env` added.
     pub fn new(argv: &[String], dir: &str, env: &[(String, String)]) -> std::io::Result<Starter> {
-        Ok(Starter(std::rc::Rc::new(spawn::Prepared::new(argv, dir, env)?)))
+        Ok(Starter(std::rc::Rc::new(spawn::PreparedCommand::new(argv, dir, env)?)))
     }
 
     /// Start it, stdout and stderr into the files, and wait for it: how it ended.

@@ -23,7 +23,7 @@ use super::Invocation;
 /// whole environment and its folder, as C strings; the program's path when it was
 /// found (a name looked up on `PATH` as `posix_spawnp` would), and the NUL-terminated
 /// arrays of pointers to the arguments and the variables.
-pub(super) struct Prepared {
+pub(super) struct PreparedCommand {
     program: CString,
     path: Option<CString>,
     /// The arguments and the variables, which the pointers below point into.
@@ -34,7 +34,7 @@ pub(super) struct Prepared {
     envp_pointers: Vec<*const libc::c_char>,
 }
 
-/// What a [`Prepared`] was built from: a run starts the same command in the same
+/// What a [`PreparedCommand`] was built from: a run starts the same command in the same
 /// folder with the same variables again and again.
 #[derive(PartialEq)]
 struct Key {
@@ -51,7 +51,7 @@ const KEPT: usize = 8;
 std::thread_local! {
     /// The commands this thread prepared last, the latest first (each host's thread
     /// starts its own).
-    static LAST: RefCell<Vec<(Key, Rc<Prepared>)>> = const { RefCell::new(Vec::new()) };
+    static LAST: RefCell<Vec<(Key, Rc<PreparedCommand>)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// The prepared form of `invocation`'s command, `argv` (run directly when `direct`,
@@ -60,7 +60,7 @@ pub(super) fn prepared(
     invocation: &Invocation<'_>,
     direct: bool,
     argv: impl FnOnce() -> Vec<String>,
-) -> io::Result<Rc<Prepared>> {
+) -> io::Result<Rc<PreparedCommand>> {
     LAST.with_borrow_mut(|last| {
         let same = |key: &Key| {
             key.command == invocation.command
@@ -74,7 +74,7 @@ pub(super) fn prepared(
             last.insert(0, kept);
             return Ok(prepared);
         }
-        let prepared = Rc::new(Prepared::new(&argv(), invocation.dir, invocation.env)?);
+        let prepared = Rc::new(PreparedCommand::new(&argv(), invocation.dir, invocation.env)?);
         let key = Key {
             command: invocation.command.to_string(),
             direct,
@@ -93,8 +93,8 @@ fn c_string(bytes: Vec<u8>) -> io::Result<CString> {
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "nul byte found in provided data"))
 }
 
-impl Prepared {
-    pub(super) fn new(argv: &[String], dir: &str, env: &[(String, String)]) -> io::Result<Prepared> {
+impl PreparedCommand {
+    pub(super) fn new(argv: &[String], dir: &str, env: &[(String, String)]) -> io::Result<PreparedCommand> {
         let program =
             c_string(argv.first().ok_or_else(|| io::Error::other("nothing to run"))?.clone().into())?;
         let argv = argv.iter().map(|a| c_string(a.clone().into())).collect::<io::Result<_>>()?;
@@ -124,7 +124,7 @@ impl Prepared {
             strings.iter().map(|s| s.as_ptr()).chain([std::ptr::null()]).collect()
         };
         let (argv_pointers, envp_pointers) = (pointers(&argv), pointers(&envp));
-        Ok(Prepared {
+        Ok(PreparedCommand {
             program,
             path,
             _argv: argv,
@@ -179,7 +179,7 @@ impl Drop for Attributes {
 
 /// A started command: its pid (its process group's id too), and a descriptor that
 /// becomes readable when it ends, when the start gave one.
-pub(super) struct Started {
+pub(super) struct StartedProcess {
     pub(super) pid: Pid,
     pub(super) pidfd: Option<OwnedFd>,
 }
@@ -188,10 +188,10 @@ pub(super) struct Started {
 /// from `/dev/null`, stdout and stderr into the two files: by [`cloned`], or by
 /// `posix_spawnp` where that cannot.
 pub(super) fn start(
-    prepared: &Prepared,
+    prepared: &PreparedCommand,
     stdout: &std::fs::File,
     stderr: &std::fs::File,
-) -> io::Result<Started> {
+) -> io::Result<StartedProcess> {
     let null = null()?;
     let high = [above_stdio(null)?, above_stdio(stdout)?, above_stdio(stderr)?];
     let mut fds = [0; 3];
@@ -206,7 +206,7 @@ pub(super) fn start(
     }
     let pid = spawned(prepared, fds)?;
     drop(high);
-    Ok(Started { pid, pidfd: None })
+    Ok(StartedProcess { pid, pidfd: None })
 }
 
 /// Set once the kernel has refused [`cloned`]'s `clone`: `posix_spawnp` from then on.
@@ -248,7 +248,7 @@ struct ChildPlan {
 extern "C" fn child(plan: *mut libc::c_void) -> libc::c_int {
     // SAFETY: `plan` is the `ChildPlan` that `cloned` passed, alive for the whole call
     // (its thread is suspended until this child calls execve or ends); its pointers
-    // are to C strings and NUL-terminated arrays that `Prepared` owns. Each call
+    // are to C strings and NUL-terminated arrays that `PreparedCommand` owns. Each call
     // below takes pointers to those or to the plan's own fields.
     unsafe {
         let plan = &mut *plan.cast::<ChildPlan>();
@@ -325,7 +325,11 @@ std::thread_local! {
 /// Start `prepared` (the program at `path`) with `clone`, as the module says. `None`
 /// when the kernel refused the `clone` (remembered: `posix_spawnp` then starts it);
 /// the error when the child could not get as far as running the program (reaped).
-fn cloned(prepared: &Prepared, path: &CString, fds: [libc::c_int; 3]) -> io::Result<Option<Started>> {
+fn cloned(
+    prepared: &PreparedCommand,
+    path: &CString,
+    fds: [libc::c_int; 3],
+) -> io::Result<Option<StartedProcess>> {
     #[cfg(debug_assertions)]
     handlers_are_known();
     CHILD_STACK.with_borrow_mut(|stack| {
@@ -404,7 +408,7 @@ fn cloned(prepared: &Prepared, path: &CString, fds: [libc::c_int; 3]) -> io::Res
             let e = io::Error::from_raw_os_error(error);
             return Err(if at_exec { e } else { io::Error::new(e.kind(), e.to_string()) });
         }
-        Ok(Some(Started { pid, pidfd }))
+        Ok(Some(StartedProcess { pid, pidfd }))
     })
 }
 
@@ -437,7 +441,7 @@ fn handlers_are_known() {
 }
 
 /// Start `prepared` with `posix_spawnp`, stdin, stdout and stderr from `fds`.
-pub(super) fn spawned(prepared: &Prepared, fds: [libc::c_int; 3]) -> io::Result<Pid> {
+pub(super) fn spawned(prepared: &PreparedCommand, fds: [libc::c_int; 3]) -> io::Result<Pid> {
     let mut pid: libc::pid_t = 0;
     // SAFETY: every pointer handed to the posix_spawn* functions is to a live local
     // (the actions and attributes, initialised before any other use and destroyed by

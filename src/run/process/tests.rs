@@ -322,7 +322,8 @@ fn the_posix_spawn_start_gives_what_the_clone_start_gives() {
             let mut output = String::new();
             for argv in commands {
                 let argv: Vec<String> = argv.iter().map(|a| a.to_string()).collect();
-                let prepared = spawn::Prepared::new(&argv, dir.path().to_str().unwrap(), &env).unwrap();
+                let prepared =
+                    spawn::PreparedCommand::new(&argv, dir.path().to_str().unwrap(), &env).unwrap();
                 let (out, err) = (memory_file("out").unwrap(), memory_file("err").unwrap());
                 let pid = if by_clone {
                     let started = spawn::start(&prepared, &out, &err).unwrap();
@@ -367,7 +368,7 @@ fn a_start_by_clone_gives_the_pidfd_and_no_signal_blocked() {
         let dir = tempfile::tempdir().unwrap();
         let (out, err) = (memory_file("out").unwrap(), memory_file("err").unwrap());
         let prepared =
-            spawn::Prepared::new(&["true".to_string()], dir.path().to_str().unwrap(), &[]).unwrap();
+            spawn::PreparedCommand::new(&["true".to_string()], dir.path().to_str().unwrap(), &[]).unwrap();
         let started = spawn::start(&prepared, &out, &err).unwrap();
         assert!(started.pidfd.is_some(), "started by posix_spawnp: no pidfd");
         assert!(

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::marks::{ARMED, SERVICE_MARK, SWEEP, remote_command, rewrite, service_pgid, take_remote_marks};
 use super::{End, KILL_AFTER, SHORT, Ssh, quote};
-use crate::run::exec::{Executor, Started};
+use crate::run::exec::{Executor, StartedService};
 use crate::run::facts::Source;
 use crate::run::process::{self, Execution, Invocation};
 use crate::run::telemetry::{Monitor, Snapshots};
@@ -64,7 +64,7 @@ impl Executor for Ssh {
     /// group leader of its own there: it prints its pid (the group's id) first, on stderr,
     /// then becomes the command. Stopping it kills that group on the host, since ending
     /// the local ssh would leave it running.
-    fn start(&self, invocation: &Invocation<'_>) -> std::io::Result<Box<dyn Started>> {
+    fn start(&self, invocation: &Invocation<'_>) -> std::io::Result<Box<dyn StartedService>> {
         let inner = quote(invocation.command);
         let env = self.env_words(invocation);
         let exec = if env.is_empty() { "exec".to_string() } else { format!("exec env {}", env.trim_end()) };
@@ -344,7 +344,7 @@ struct SshStarted {
     _abort: Option<process::OnAbort>,
 }
 
-impl Started for SshStarted {
+impl StartedService for SshStarted {
     /// While the remote command runs, the ssh client that started it runs too; but the
     /// client sees the end a moment later, so the host is asked as well.
     fn ended(&mut self) -> Option<String> {
