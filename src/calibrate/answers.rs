@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use super::scenario::Shape;
 use super::simulate::{BLOCK_SD_LOG, WORK, draw, experiment_seed, standard_normal};
-use super::{ALPHA, Goal, MIN_COVERAGE, Options, Rate};
+use super::{ALPHA, CalibrateError, Goal, MIN_COVERAGE, Options, Rate};
 use crate::analyze::{MemoryStore, statistics};
 use crate::stats::pool::pool;
 use crate::stats::prediction::Place;
@@ -263,10 +263,10 @@ fn experiment(check: &Check, empty: &MemoryStore, truth: f64, seed: u64) -> Seen
 }
 
 /// Simulates every experiment of one check, truth by truth, on every core.
-pub fn run_check(check: &Check, options: &Options) -> Result<CheckResult, String> {
+pub fn run_check(check: &Check, options: &Options) -> Result<CheckResult, CalibrateError> {
     let empty = {
         let mut s = MemoryStore::load("experiments/calibrate.yaml", &check.yaml())
-            .map_err(|e| format!("check {}: its experiment file: {e}", check.name))?;
+            .map_err(|source| CalibrateError::Experiment { what: format!("check {}", check.name), source })?;
         let (unit, better, mean) = check.metric();
         s.metric("value", unit, better, mean);
         s

@@ -15,6 +15,7 @@
 
 pub mod answers;
 pub mod drift;
+mod error;
 pub mod order;
 pub mod regimes;
 pub mod scenario;
@@ -27,6 +28,7 @@ use serde::Serialize;
 
 use crate::stats::runs::{RunsNeeded, runs_needed};
 use crate::stats::verdict::VerdictKind;
+pub use error::CalibrateError;
 pub use scenario::{Layout, OutlierSetting, Scenario, Shape, TrialsPerCell};
 pub use simulate::{PreparedScenario, SimCell, SimOutcome, Simulated, experiment_seed, simulate, true_ratio};
 
@@ -359,7 +361,7 @@ fn matches(name: &str, filter: &str) -> bool {
 }
 
 /// Simulates every experiment of one scenario and tallies them, truth by truth.
-pub fn run_scenario(scenario: &Scenario, options: &Options) -> Result<ScenarioResult, String> {
+pub fn run_scenario(scenario: &Scenario, options: &Options) -> Result<ScenarioResult, CalibrateError> {
     let prepared = PreparedScenario::new(scenario)?;
     let mut tallies = Vec::with_capacity(TRUTHS.len());
     let mut failure = None;
@@ -517,7 +519,7 @@ fn summarise(
 
 /// Runs the selected scenarios one after the other (each on every core), calling `each`
 /// with every result as it comes.
-pub fn run(options: &Options, mut each: impl FnMut(&ScenarioResult)) -> Result<Report, String> {
+pub fn run(options: &Options, mut each: impl FnMut(&ScenarioResult)) -> Result<Report, CalibrateError> {
     let scenarios = select(&options.filters);
     let checks = answers::select(&options.filters);
     let with_regimes = options.filters.is_empty() || options.filters.iter().any(|f| matches(REGIMES, f));
@@ -530,14 +532,10 @@ pub fn run(options: &Options, mut each: impl FnMut(&ScenarioResult)) -> Result<R
             .chain(answers::checks().into_iter().map(|c| c.name))
             .chain([REGIMES.to_owned(), DRIFT.to_owned(), ORDER.to_owned()])
             .collect();
-        return Err(format!(
-            "no scenario matches {}; the scenarios are: {}",
-            options.filters.join(", "),
-            names.join(", ")
-        ));
+        return Err(CalibrateError::NoMatch { filters: options.filters.clone(), names });
     }
     if options.experiments == 0 {
-        return Err("--experiments must be at least 1".to_owned());
+        return Err(CalibrateError::NoExperiments);
     }
     let mut results = Vec::with_capacity(scenarios.len());
     for scenario in &scenarios {

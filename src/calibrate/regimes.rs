@@ -12,10 +12,10 @@ use serde::Serialize;
 use super::scenario::Shape;
 use super::simulate::{draw, experiment_seed, unit_open};
 use super::{Goal, Options, Rate};
-use crate::stats::StatsSettings;
 use crate::stats::cell::analyze_cell;
 use crate::stats::observations::Observations;
 use crate::stats::regimes::{BEFORE_ALPHA, MIN_GROUP, decided_by_before};
+use crate::stats::{StatsError, StatsSettings};
 use crate::vocab::MeanKind;
 
 /// The most false alarms a unimodal shape may raise (docs/statistics.md).
@@ -97,9 +97,9 @@ pub struct PowerRow {
 }
 
 /// Whether [`analyze_cell`] calls these values two regimes.
-fn two_regimes(values: &[f64], settings: &StatsSettings) -> Result<bool, String> {
-    let sample = Observations::new(values, MeanKind::Arithmetic).map_err(|e| e.to_string())?;
-    let analysis = analyze_cell(&sample, settings).map_err(|e| e.to_string())?;
+fn two_regimes(values: &[f64], settings: &StatsSettings) -> Result<bool, StatsError> {
+    let sample = Observations::new(values, MeanKind::Arithmetic)?;
+    let analysis = analyze_cell(&sample, settings)?;
     Ok(analysis.regimes.is_some())
 }
 
@@ -108,7 +108,7 @@ fn count(
     name: &str,
     options: &Options,
     cell: impl Fn(&mut Pcg64) -> Vec<f64> + Sync,
-) -> Result<Rate, String> {
+) -> Result<Rate, StatsError> {
     use rayon::prelude::*;
     let settings = StatsSettings::default();
     let hits = (0..options.experiments)
@@ -130,7 +130,7 @@ fn with_far_value(values: &mut [f64], sd: f64, rng: &mut Pcg64) {
 }
 
 /// Runs both tables.
-pub fn run(options: &Options) -> Result<RegimesResult, String> {
+pub fn run(options: &Options) -> Result<RegimesResult, StatsError> {
     let mut misses = Vec::new();
     let mut false_alarms = Vec::new();
     for null in nulls() {
@@ -226,7 +226,10 @@ fn count_before(name: &str, options: &Options, n: usize, kinds: usize, fidelity:
 }
 
 /// The trial before's two tables.
-fn before(options: &Options, misses: &mut Vec<String>) -> Result<(Vec<BeforeRow>, Vec<BeforeRow>), String> {
+fn before(
+    options: &Options,
+    misses: &mut Vec<String>,
+) -> Result<(Vec<BeforeRow>, Vec<BeforeRow>), StatsError> {
     let mut nulls = Vec::new();
     for kinds in BEFORE_KINDS {
         let mut rates = Vec::new();

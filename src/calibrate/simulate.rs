@@ -8,6 +8,7 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64;
 use statrs::distribution::{ContinuousCDF, Normal};
 
+use super::CalibrateError;
 use super::scenario::{Layout, Scenario, Shape, TrialsPerCell};
 use crate::analyze::boot_rule;
 use crate::analyze::stopping::Rule;
@@ -33,9 +34,11 @@ pub struct PreparedScenario {
 }
 
 impl PreparedScenario {
-    pub fn new(scenario: &Scenario) -> Result<PreparedScenario, String> {
-        let mut empty = MemoryStore::load("experiments/calibrate.yaml", &scenario.yaml())
-            .map_err(|e| format!("scenario {}: its experiment file: {e}", scenario.name))?;
+    pub fn new(scenario: &Scenario) -> Result<PreparedScenario, CalibrateError> {
+        let mut empty =
+            MemoryStore::load("experiments/calibrate.yaml", &scenario.yaml()).map_err(|source| {
+                CalibrateError::Experiment { what: format!("scenario {}", scenario.name), source }
+            })?;
         let (unit, better, mean) = scenario.metric();
         empty.metric(METRIC, unit, better, mean);
         let rule = Rule::new(&empty.exp, &empty.plan, empty.exp.spec.repetitions());

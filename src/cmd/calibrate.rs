@@ -42,7 +42,7 @@ pub fn run(args: &CalibrateArgs, out: &mut dyn Write) -> Result<(), Error> {
             written = out.write_all(table::row(result).as_bytes()).and_then(|()| out.flush());
         }
     })
-    .map_err(Error::Input)?;
+    .map_err(|e| Error::Input(e.to_string()))?;
     written.map_err(io)?;
     if json {
         serde_json::to_writer_pretty(&mut *out, &report).map_err(|e| io(e.into()))?;

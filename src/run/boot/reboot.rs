@@ -2,6 +2,7 @@
 //! the wait for a new `boot_id`, and the check of the levels read back.
 
 use super::*;
+use crate::run::process::CaptureError;
 
 impl Booting<'_> {
     /// One boot: the commands, the wait for a new boot, the check of its levels; each
@@ -64,9 +65,10 @@ impl Booting<'_> {
                     commands.reboot.clone().unwrap_or_else(|| ("reboot".to_string(), Vec::new()));
                 // the connection dropping under it is the reboot working (ssh's 255)
                 if let Err(why) = self.on_host(&reboot, &env)
-                    && !why.starts_with("exit code 255")
-                    && !why.starts_with("no answer")
-                    && !why.starts_with("a signal")
+                    && !matches!(
+                        why,
+                        CaptureError::Failed { code: Some(255) | None, .. } | CaptureError::NoAnswer(_)
+                    )
                 {
                     return lost(log, format!("`reboot` failed: {why}"));
                 }
@@ -132,7 +134,7 @@ impl Booting<'_> {
     }
 
     /// The boot the host answers in: its `boot_id`, over a connection of its own.
-    pub(super) fn probe(&self) -> Result<String, String> {
+    pub(super) fn probe(&self) -> Result<String, CaptureError> {
         let remote = format!("cat -- \"{}/proc/sys/kernel/random/boot_id\"", ssh::REMOTE_ROOT);
         let argv = ssh::oneshot_argv(self.entry, self.destination, &remote);
         let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
@@ -170,13 +172,13 @@ impl Booting<'_> {
     }
 
     /// Run `command` on the host, its values exported first.
-    fn on_host(&self, command: &str, env: &[(String, String)]) -> Result<String, String> {
+    fn on_host(&self, command: &str, env: &[(String, String)]) -> Result<String, CaptureError> {
         over_ssh((self.entry, self.destination), command, env, ON_HOST)
     }
 
     /// Run `restart` or `power_cycle` where the recipe says: on the `by:` host over ssh,
     /// else on this machine; either may take the boot's timeout.
-    fn on_controller(&self, command: &str, env: &[(String, String)]) -> Result<String, String> {
+    fn on_controller(&self, command: &str, env: &[(String, String)]) -> Result<String, CaptureError> {
         match self.by {
             Some(by) => over_ssh(by, command, env, self.timeout),
             None => on_this_machine(command, env, self.timeout),
@@ -202,7 +204,7 @@ fn over_ssh(
     command: &str,
     env: &[(String, String)],
     timeout: Duration,
-) -> Result<String, String> {
+) -> Result<String, CaptureError> {
     let mut script = String::new();
     for (k, v) in env {
         let v = shlex::try_quote(v).map(|q| q.into_owned()).unwrap_or_else(|_| "''".into());
@@ -216,6 +218,10 @@ fn over_ssh(
 
 /// Run `command` here, in the directory margin was started in (a recipe's relative paths
 /// are the user's), its values in its environment.
-fn on_this_machine(command: &str, env: &[(String, String)], timeout: Duration) -> Result<String, String> {
+fn on_this_machine(
+    command: &str,
+    env: &[(String, String)],
+    timeout: Duration,
+) -> Result<String, CaptureError> {
     crate::run::process::run_argv(&["sh", "-c", command], Path::new("."), timeout, env)
 }

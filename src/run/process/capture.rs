@@ -50,12 +50,43 @@ pub fn capture(command: &str, dir: &Path, timeout: Duration) -> Option<String> {
     capture_argv(&["sh", "-c", command], dir, timeout).ok()
 }
 
+/// Why a short command gave no output to use. Its callers tell an ssh that lost its
+/// connection (a host rebooting under it) from a command that failed by the variant; each
+/// says itself as a boot record, a host's failure or a probe shows it.
+#[derive(Debug, thiserror::Error)]
+pub enum CaptureError {
+    #[error("nothing to run")]
+    NothingToRun,
+    #[error("cannot start {program}: {source}")]
+    Start { program: String, source: std::io::Error },
+    /// Waiting for it failed.
+    #[error(transparent)]
+    Wait(std::io::Error),
+    #[error("no answer within {} s", .0.as_secs())]
+    NoAnswer(Duration),
+    #[error("it printed more than {} MiB", MAX_OUTPUT >> 20)]
+    TooMuch,
+    /// It ended with an exit code other than 0 (`None`: killed by a signal), and the last
+    /// line of its stderr (empty when it printed none).
+    #[error("{}", failed(*code, last))]
+    Failed { code: Option<i32>, last: String },
+    /// It succeeded and printed nothing, where its output was the point.
+    #[error("no output")]
+    NoOutput,
+}
+
+/// `exit code 3: the last line of stderr`, `a signal`.
+fn failed(code: Option<i32>, last: &str) -> String {
+    let status = code.map_or("a signal".to_string(), |c| format!("exit code {c}"));
+    if last.is_empty() { status } else { format!("{status}: {last}") }
+}
+
 /// Run a program and capture its trimmed stdout; `Err` holds why not (the end of
 /// stderr, or the exit status). What it leaves running in its group is left alone (ssh's
 /// master connection serves the next calls).
-pub fn capture_argv(argv: &[&str], dir: &Path, timeout: Duration) -> Result<String, String> {
+pub fn capture_argv(argv: &[&str], dir: &Path, timeout: Duration) -> Result<String, CaptureError> {
     let text = run_argv(argv, dir, timeout, &[])?;
-    if text.is_empty() { Err("no output".to_string()) } else { Ok(text) }
+    if text.is_empty() { Err(CaptureError::NoOutput) } else { Ok(text) }
 }
 
 /// [`capture_argv`] with `env` added to the program's environment, and an empty output
@@ -65,10 +96,10 @@ pub fn run_argv(
     dir: &Path,
     timeout: Duration,
     env: &[(String, String)],
-) -> Result<String, String> {
+) -> Result<String, CaptureError> {
     use std::io::{Read, Seek, SeekFrom};
-    let (program, args) = argv.split_first().ok_or("nothing to run")?;
-    let cannot = |e: std::io::Error| format!("cannot start {program}: {e}");
+    let (program, args) = argv.split_first().ok_or(CaptureError::NothingToRun)?;
+    let cannot = |source: std::io::Error| CaptureError::Start { program: (*program).to_owned(), source };
     let mut stdout = memory_file("margin-capture-stdout").map_err(cannot)?;
     let mut stderr = memory_file("margin-capture-stderr").map_err(cannot)?;
     let mut command = Command::new(program);
@@ -81,13 +112,13 @@ pub fn run_argv(
         .stderr(stderr.try_clone().map_err(cannot)?);
     let mut group = ProcessGroup::spawn(&mut command).map_err(cannot)?;
     drop(command); // the parent's copies of the output files' descriptors
-    let ended = group.wait(Some(timeout), &[&stdout, &stderr]).map_err(|e| e.to_string())?;
+    let ended = group.wait(Some(timeout), &[&stdout, &stderr]).map_err(CaptureError::Wait)?;
     drop(group);
     if ended.timed_out {
-        return Err(format!("no answer within {} s", timeout.as_secs()));
+        return Err(CaptureError::NoAnswer(timeout));
     }
     if ended.printed_too_much {
-        return Err(format!("it printed more than {} MiB", MAX_OUTPUT >> 20));
+        return Err(CaptureError::TooMuch);
     }
     let read = |file: &mut std::fs::File| {
         let mut bytes = Vec::new();
@@ -97,8 +128,7 @@ pub fn run_argv(
     if !ended.status.success() {
         let err = read(&mut stderr);
         let last = err.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
-        let status = ended.status.code().map_or("a signal".to_string(), |c| format!("exit code {c}"));
-        return Err(if last.is_empty() { status } else { format!("{status}: {last}") });
+        return Err(CaptureError::Failed { code: ended.status.code(), last: last.to_owned() });
     }
     Ok(read(&mut stdout).trim().to_string())
 }

@@ -146,7 +146,8 @@ fn a_capture_that_times_out_kills_the_whole_group() {
     let start = Instant::now();
     let command = format!("sleep {marker} & sleep {marker}; echo never");
     let got = capture_argv(&["sh", "-c", &command], dir.path(), Duration::from_millis(300));
-    assert!(got.as_ref().is_err_and(|e| e.starts_with("no answer within")), "{got:?}");
+    assert!(matches!(got, Err(CaptureError::NoAnswer(_))), "{got:?}");
+    assert_eq!(got.unwrap_err().to_string(), "no answer within 0 s");
     assert!(start.elapsed() < Duration::from_secs(5), "the wait did not hang on a grandchild");
     std::thread::sleep(Duration::from_millis(100));
     assert!(sleeping(&marker).is_empty(), "still running: {:?}", sleeping(&marker));
@@ -161,7 +162,7 @@ fn a_capture_does_not_wait_for_what_it_leaves_running() {
     let start = Instant::now();
     let command = format!("sleep {marker} & echo started");
     let got = capture_argv(&["sh", "-c", &command], dir.path(), Duration::from_secs(5));
-    assert_eq!(got.as_deref(), Ok("started"));
+    assert_eq!(got.unwrap(), "started");
     assert!(start.elapsed() < Duration::from_secs(3), "waited for the background sleep");
     // the background shell may not have become `sleep` yet
     let seen = Instant::now();
@@ -182,12 +183,18 @@ fn a_capture_says_the_exit_status_and_the_end_of_stderr() {
     let dir = tempfile::tempdir().unwrap();
     let t = Duration::from_secs(5);
     let got = capture_argv(&["sh", "-c", "echo out; echo first >&2; echo last >&2; exit 3"], dir.path(), t);
-    assert_eq!(got, Err("exit code 3: last".to_string()));
-    assert_eq!(capture_argv(&["sh", "-c", "exit 4"], dir.path(), t), Err("exit code 4".to_string()));
-    assert_eq!(capture_argv(&["sh", "-c", "kill -9 $$"], dir.path(), t), Err("a signal".to_string()));
-    let missing = capture_argv(&["/no/such/program"], dir.path(), t).unwrap_err();
+    let said = |argv: &[&str]| capture_argv(argv, dir.path(), t).unwrap_err();
+    let exit_3 = got.unwrap_err();
+    assert!(matches!(&exit_3, CaptureError::Failed { code: Some(3), last } if last == "last"), "{exit_3:?}");
+    assert_eq!(exit_3.to_string(), "exit code 3: last");
+    assert_eq!(said(&["sh", "-c", "exit 4"]).to_string(), "exit code 4");
+    let signal = said(&["sh", "-c", "kill -9 $$"]);
+    assert!(matches!(signal, CaptureError::Failed { code: None, .. }), "{signal:?}");
+    assert_eq!(signal.to_string(), "a signal");
+    let missing = said(&["/no/such/program"]).to_string();
     assert!(missing.starts_with("cannot start /no/such/program: "), "{missing}");
-    assert_eq!(capture_argv(&[], dir.path(), t), Err("nothing to run".to_string()));
+    assert_eq!(said(&[]).to_string(), "nothing to run");
+    assert_eq!(said(&["true"]).to_string(), "no output");
 }
 
 #[test]

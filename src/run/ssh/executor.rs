@@ -22,7 +22,9 @@ impl Executor for Ssh {
     /// the shell: it sets up the shared connection, and says whether it still works when
     /// the shell ended.
     fn check(&self) -> Result<(), String> {
-        process::capture_argv(&self.argv("echo margin"), &self.local_dir, SHORT).map(|_| ())
+        process::capture_argv(&self.argv("echo margin"), &self.local_dir, SHORT)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
     }
 
     /// End the long-lived shell, then close the shared connection (`ssh -O exit`).
@@ -354,7 +356,9 @@ impl StartedService for SshStarted {
         let argv: Vec<&str> = self.check.iter().flatten().map(String::as_str).collect();
         match process::capture_argv(&argv, &self.dir, SHORT) {
             // ssh's own failure says so; otherwise the process is gone there
-            Err(why) if why.starts_with("exit code 255") => Some(format!("it could not be checked: {why}")),
+            Err(why @ process::CaptureError::Failed { code: Some(255), .. }) => {
+                Some(format!("it could not be checked: {why}"))
+            }
             Err(_) if !argv.is_empty() => Some("it no longer runs on the host".to_string()),
             _ => None,
         }
