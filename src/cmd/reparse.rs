@@ -98,7 +98,7 @@ pub fn run(args: &ReparseArgs, out: &mut dyn Write) -> Result<(), Error> {
     let (mut changed, mut fixed, mut broken, mut kept) = (0, 0, 0, 0);
     // An imported file of several results is one raw file for its trials, which are
     // consecutive in the log: the last file parsed is parsed once for all of them.
-    let mut last: Option<(String, Result<crate::parse::Parsed, String>)> = None;
+    let mut last: Option<(String, Result<crate::parse::Parsed, crate::parse::ParseError>)> = None;
     for t in &mut records {
         let reparsable = matches!(t.status, Status::Ok | Status::ParseError | Status::Imported);
         let Some(raw) = t.raw.as_ref().filter(|_| reparsable && current.contains(&t.cell)) else {
@@ -123,7 +123,7 @@ pub fn run(args: &ReparseArgs, out: &mut dyn Write) -> Result<(), Error> {
                     kept += 1;
                     continue;
                 };
-                (raw.stdout.clone(), recipe.apply(&stdout, &stderr).map_err(|e| e.to_string()))
+                (raw.stdout.clone(), recipe.apply(&stdout, &stderr))
             }
         };
         let parsed = &last.insert(entry).1;
@@ -162,7 +162,7 @@ pub fn run(args: &ReparseArgs, out: &mut dyn Write) -> Result<(), Error> {
                     broken += 1;
                 }
                 t.status = Status::ParseError;
-                t.error = Some(e.clone());
+                t.error = Some(e.to_string());
             }
         }
         if (t.status, &t.metrics) != (before.0, &before.1) {

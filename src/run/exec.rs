@@ -68,7 +68,7 @@ pub(crate) trait Executor: Send + Sync {
 
     /// End what a killed run of this store left running on the host (src/run/orphans.rs
     /// does it for this machine): `pid command` of each, or why the host could not say.
-    fn end_left(&self) -> Result<Vec<String>, String> {
+    fn end_left(&self) -> Result<Vec<String>, process::CaptureError> {
         Ok(Vec::new())
     }
 
@@ -231,7 +231,7 @@ impl Executor for GangExecutor {
         }
     }
 
-    fn end_left(&self) -> Result<Vec<String>, String> {
+    fn end_left(&self) -> Result<Vec<String>, process::CaptureError> {
         let mut ended = Vec::new();
         for m in &self.members {
             ended.extend(m.ex.end_left()?.into_iter().map(|e| format!("{e} (on `{}`)", m.name)));

@@ -70,6 +70,16 @@ pub enum CaptureError {
     /// line of its stderr (empty when it printed none).
     #[error("{}", failed(*code, last))]
     Failed { code: Option<i32>, last: String },
+    /// Over a host's long-lived shell (`run::ssh`): the command's exit status did not come
+    /// back, and the last line of its stderr.
+    #[error("{}", with_last("its exit status was lost", last))]
+    StatusLost { last: String },
+    /// Over a host's long-lived shell: the shell ended under the command.
+    #[error("{}", with_last("the remote shell ended", last))]
+    ShellEnded { last: String },
+    /// Over a host's long-lived shell: no shell could be started.
+    #[error(transparent)]
+    Shell(std::io::Error),
     /// It succeeded and printed nothing, where its output was the point.
     #[error("no output")]
     NoOutput,
@@ -77,8 +87,12 @@ pub enum CaptureError {
 
 /// `exit code 3: the last line of stderr`, `a signal`.
 fn failed(code: Option<i32>, last: &str) -> String {
-    let status = code.map_or("a signal".to_string(), |c| format!("exit code {c}"));
-    if last.is_empty() { status } else { format!("{status}: {last}") }
+    with_last(&code.map_or("a signal".to_string(), |c| format!("exit code {c}")), last)
+}
+
+/// How it ended, then the last line of its stderr when there was one.
+fn with_last(status: &str, last: &str) -> String {
+    if last.is_empty() { status.to_owned() } else { format!("{status}: {last}") }
 }
 
 /// Run a program and capture its trimmed stdout; `Err` holds why not (the end of

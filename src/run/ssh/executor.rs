@@ -104,7 +104,7 @@ impl Executor for Ssh {
     /// run killed with `kill -9` left there (a service, a trial without `timeout`), which
     /// ending the local ssh client does not reach. Each is killed with its process group,
     /// until none is left (10 s at most).
-    fn end_left(&self) -> Result<Vec<String>, String> {
+    fn end_left(&self) -> Result<Vec<String>, process::CaptureError> {
         let Some((key, value)) = &self.marker else { return Ok(Vec::new()) };
         let wanted = quote(&format!("{key}={value}"));
         // in the host's shell: every process whose environment has the marker, killed with

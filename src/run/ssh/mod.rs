@@ -16,7 +16,7 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use super::facts::Source;
-use super::process::{self, Invocation};
+use super::process::{self, CaptureError, Invocation};
 use crate::spec::Host;
 
 pub(crate) use marks::SERVICE_MARK;
@@ -98,41 +98,38 @@ impl Ssh {
     /// Each of them as an ssh command of its own cost the host an sshd session and a
     /// login shell (0.16 s of CPU with a `.bashrc` that runs `pyenv init`): at 64 hosts
     /// their starts took most of the run.
-    fn capture(&self, remote: &str) -> Result<String, String> {
-        let said = self.in_shell(remote, Some(std::time::Instant::now() + SHORT))?;
-        let last = |bytes: &[u8]| {
-            let text = String::from_utf8_lossy(bytes);
+    fn capture(&self, remote: &str) -> Result<String, CaptureError> {
+        let said =
+            self.in_shell(remote, Some(std::time::Instant::now() + SHORT)).map_err(CaptureError::Shell)?;
+        let last = || {
+            let text = String::from_utf8_lossy(&said.err);
             text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string()
-        };
-        let failed = |status: String| {
-            let last = last(&said.err);
-            if last.is_empty() { status } else { format!("{status}: {last}") }
         };
         match said.end {
             End::Code(0) => {
                 let text = String::from_utf8_lossy(&said.out).trim().to_string();
-                if text.is_empty() { Err("no output".to_string()) } else { Ok(text) }
+                if text.is_empty() { Err(CaptureError::NoOutput) } else { Ok(text) }
             }
-            End::Code(code) if code > 0 => Err(failed(format!("exit code {code}"))),
-            End::Code(_) => Err(failed("its exit status was lost".to_string())),
-            End::TimedOut => Err(format!("no answer within {} s", SHORT.as_secs())),
-            End::TooMuch => Err(format!("it printed more than {} MiB", process::MAX_OUTPUT >> 20)),
-            End::Closed(_) => Err(failed("the remote shell ended".to_string())),
+            End::Code(code) if code > 0 => Err(CaptureError::Failed { code: Some(code), last: last() }),
+            End::Code(_) => Err(CaptureError::StatusLost { last: last() }),
+            End::TimedOut => Err(CaptureError::NoAnswer(SHORT)),
+            End::TooMuch => Err(CaptureError::TooMuch),
+            End::Closed(_) => Err(CaptureError::ShellEnded { last: last() }),
         }
     }
 
     /// Run `script` in the host's long-lived shell, started first when there is none (or
     /// the last one ended, or printed between commands); `Err`: no shell could be started.
     /// The host's thread holds the shell until the command's end lines came.
-    fn in_shell(&self, script: &str, deadline: Option<std::time::Instant>) -> Result<Exchange, String> {
+    fn in_shell(&self, script: &str, deadline: Option<std::time::Instant>) -> std::io::Result<Exchange> {
         let mut slot = self.shell.lock().unwrap_or_else(PoisonError::into_inner);
         let shell = match slot.take().map(|mut shell| (shell.is_idle(), shell)) {
             Some((true, shell)) => shell,
             Some((false, shell)) => {
                 shell.close();
-                Shell::open(&self.argv("exec sh"), &self.local_dir).map_err(|e| e.to_string())?
+                Shell::open(&self.argv("exec sh"), &self.local_dir)?
             }
-            None => Shell::open(&self.argv("exec sh"), &self.local_dir).map_err(|e| e.to_string())?,
+            None => Shell::open(&self.argv("exec sh"), &self.local_dir)?,
         };
         let shell = slot.insert(shell);
         // a second Ctrl-C ends it with the rest (`process::kill_running`)
