@@ -237,6 +237,34 @@ fn source_files_stay_within_700_lines() {
     assert!(long.is_empty(), "files over {MOST} lines; split them by job:\n{}", long.join("\n"));
 }
 
+/// `unsafe` only where margin starts a process (issue 38): no file of the crates' `src/`
+/// but `src/run/process/spawn.rs` has the keyword (comments and strings aside), and that
+/// one denies an `unsafe` block without its `// SAFETY:` comment.
+#[test]
+fn unsafe_code_lives_in_the_spawn_module_alone() {
+    const SPAWN: &str = "src/run/process/spawn.rs";
+    let mut found: Vec<String> = Vec::new();
+    for path in src_files() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let rel = path.strip_prefix(root()).unwrap().display().to_string();
+        let lines: Vec<usize> = tokenize(&strip_comments_and_literals(&text))
+            .iter()
+            .filter(|t| t.text == "unsafe")
+            .map(|t| t.line)
+            .collect();
+        if rel == SPAWN {
+            assert!(!lines.is_empty(), "{SPAWN} starts processes with no `unsafe`: has it moved?");
+            assert!(
+                text.contains("#![deny(clippy::undocumented_unsafe_blocks)]"),
+                "{SPAWN} must deny undocumented unsafe blocks"
+            );
+        } else if !lines.is_empty() {
+            found.push(format!("{rel}: lines {lines:?}"));
+        }
+    }
+    assert!(found.is_empty(), "`unsafe` outside {SPAWN}:\n{}", found.join("\n"));
+}
+
 /// README.md is read in five minutes: at most 300 lines (issue 38); the figures' history
 /// belongs in docs/performance.md.
 #[test]
