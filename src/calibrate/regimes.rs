@@ -260,79 +260,74 @@ fn cell(r: &Rate) -> String {
     format!("{:.2} ±{:.2}{}", r.rate * 100.0, r.se * 100.0, r.mark())
 }
 
-/// The two tables, in Markdown.
+/// A table of rates: `heads` (each with its column's alignment) then a column per n of
+/// `ns`, and a row per `rows` item (its first cells, then its rates).
+fn rates_table<'a>(
+    out: &mut String,
+    heads: &[(&str, &str)],
+    ns: &[usize],
+    rows: impl IntoIterator<Item = (Vec<String>, &'a [(usize, Rate)])>,
+) {
+    for (head, _) in heads {
+        out.push_str(&format!("| {head} "));
+    }
+    out.push('|');
+    for n in ns {
+        out.push_str(&format!(" n = {n} |"));
+    }
+    out.push('\n');
+    for (_, align) in heads {
+        out.push_str(&format!("| {align} "));
+    }
+    out.push('|');
+    out.push_str(&" --: |".repeat(ns.len()));
+    out.push('\n');
+    for (first, rates) in rows {
+        for text in first {
+            out.push_str(&format!("| {text} "));
+        }
+        out.push('|');
+        for (_, r) in rates {
+            out.push_str(&format!(" {} |", cell(r)));
+        }
+        out.push('\n');
+    }
+}
+
+/// The tables, in Markdown.
 pub fn tables(result: &RegimesResult, experiments: u64) -> String {
     let mut out = format!(
         "\nTwo regimes in a cell: {experiments} simulated cells per row and n, each analysed by the \
-         report's own cell analysis.\nFalse alarms (%, ± one SE) on one unimodal shape; ✗ above {} % + 3 SE.\n\n| shape |",
+         report's own cell analysis.\nFalse alarms (%, ± one SE) on one unimodal shape; ✗ above {} % + 3 SE.\n\n",
         FALSE_ALARMS * 100.0
     );
-    for n in NULL_NS {
-        out.push_str(&format!(" n = {n} |"));
-    }
-    out.push_str("\n| --- |");
-    out.push_str(&" --: |".repeat(NULL_NS.len()));
-    out.push('\n');
-    for row in &result.false_alarms {
-        out.push_str(&format!("| {} |", row.shape));
-        for (_, r) in &row.rates {
-            out.push_str(&format!(" {} |", cell(r)));
-        }
-        out.push('\n');
-    }
+    let rows = result.false_alarms.iter().map(|row| (vec![row.shape.to_owned()], &row.rates[..]));
+    rates_table(&mut out, &[("shape", "---")], &NULL_NS, rows);
     out.push_str(
         "\nPower (%, ± one SE): a normal regime (CV 5 %) and a second one d sd above it, each trial in the \
-         upper with the chance given.\n\n| upper share | d |",
+         upper with the chance given.\n\n",
     );
-    for n in POWER_NS {
-        out.push_str(&format!(" n = {n} |"));
-    }
-    out.push_str("\n| --: | --: |");
-    out.push_str(&" --: |".repeat(POWER_NS.len()));
-    out.push('\n');
-    for row in &result.power {
-        out.push_str(&format!("| {:.0} % | {} |", row.share * 100.0, row.separation_sd));
-        for (_, r) in &row.rates {
-            out.push_str(&format!(" {} |", cell(r)));
-        }
-        out.push('\n');
-    }
+    let rows = result.power.iter().map(|row| {
+        (vec![format!("{:.0} %", row.share * 100.0), row.separation_sd.to_string()], &row.rates[..])
+    });
+    rates_table(&mut out, &[("upper share", "--:"), ("d", "--:")], &POWER_NS, rows);
     out.push_str(&format!(
         "\nWhat decides a regime, the trial before (`decided_by_before`, p ≤ 1 %): {} simulated cells per \
          row and n. False alarms (%, ± one SE): the regime (upper with chance 0.3) does not depend on the \
-         trial before, of 2, 3 or 5 kinds drawn evenly.\n\n| kinds |",
+         trial before, of 2, 3 or 5 kinds drawn evenly.\n\n",
         experiments.min(BEFORE_EXPERIMENTS)
     ));
-    for n in NULL_NS {
-        out.push_str(&format!(" n = {n} |"));
-    }
-    out.push_str("\n| --: |");
-    out.push_str(&" --: |".repeat(NULL_NS.len()));
-    out.push('\n');
-    for row in &result.before_false_alarms {
-        out.push_str(&format!("| {} |", row.kinds));
-        for (_, r) in &row.rates {
-            out.push_str(&format!(" {} |", cell(r)));
-        }
-        out.push('\n');
-    }
+    let rows = result.before_false_alarms.iter().map(|row| (vec![row.kinds.to_string()], &row.rates[..]));
+    rates_table(&mut out, &[("kinds", "--:")], &NULL_NS, rows);
     out.push_str(
         "\nPower (%, ± one SE): two kinds of trial before, evenly; after one a trial lands in the lower \
-         regime, after the other in the upper, each with the chance given.\n\n| chance |",
+         regime, after the other in the upper, each with the chance given.\n\n",
     );
-    for n in POWER_NS {
-        out.push_str(&format!(" n = {n} |"));
-    }
-    out.push_str("\n| --: |");
-    out.push_str(&" --: |".repeat(POWER_NS.len()));
-    out.push('\n');
-    for row in &result.before_power {
-        out.push_str(&format!("| {:.0} % |", row.fidelity.unwrap_or(0.0) * 100.0));
-        for (_, r) in &row.rates {
-            out.push_str(&format!(" {} |", cell(r)));
-        }
-        out.push('\n');
-    }
+    let rows = result
+        .before_power
+        .iter()
+        .map(|row| (vec![format!("{:.0} %", row.fidelity.unwrap_or(0.0) * 100.0)], &row.rates[..]));
+    rates_table(&mut out, &[("chance", "--:")], &POWER_NS, rows);
     if !result.misses.is_empty() {
         out.push_str(&format!("\nMissed: {}\n", result.misses.join("; ")));
     }
