@@ -48,6 +48,23 @@ pub(super) struct Exchange {
     pub(super) end: End,
 }
 
+/// The first lines the remote shell runs: its own folder, for the statuses, in memory
+/// where the host has a place for it (under /tmp on the disk a benchmark writes, the
+/// status written between two trials waited for that disk's writeback: seconds with dirty
+/// limits set, and the next trial then started with the cache flushed), removed when the
+/// shell exits, also when its client is killed and the hang-up or a broken pipe ends it.
+/// A shell killed outright (SIGKILL) leaves its folder: the folder holds the shell's pid,
+/// and each new shell first removes the folders whose shell is gone (`kill -0` fails; one
+/// of another user's is not removable, and is left).
+fn setup_script(id: u64) -> String {
+    format!(
+        "for B in \"$XDG_RUNTIME_DIR\" /dev/shm \"${{TMPDIR:-/tmp}}\"; do [ -n \"$B\" ] && [ -d \"$B\" ] && [ -w \"$B\" ] && break; done; \
+         for D in \"$B\"/margin-shell-*; do [ -f \"$D/pid\" ] && {{ read P < \"$D/pid\"; }} 2>/dev/null && [ -n \"$P\" ] && ! kill -0 \"$P\" 2>/dev/null && rm -rf \"$D\"; done; \
+         T=\"$B/margin-shell-{id:016x}\"; unset B D P; mkdir -m 700 \"$T\" && trap 'rm -rf \"$T\"' EXIT && echo $$ > \"$T/pid\" || exit 1; \
+         trap 'exit 129' HUP; trap 'exit 141' PIPE; trap 'exit 143' TERM\n"
+    )
+}
+
 impl Shell {
     /// `ssh … 'exec sh'`, in a process group of its own; ready once it has answered.
     pub(super) fn open(argv: &[&str], local_dir: &Path) -> std::io::Result<Shell> {
@@ -69,18 +86,7 @@ impl Shell {
             return Err(std::io::Error::other("ssh started without its pipes"));
         };
         let mut shell = Shell { child, stdin, out, err };
-        // the shell's own folder, for the statuses (removed when it exits, also when its
-        // client is killed and the hang-up or a broken pipe ends it), in memory where
-        // the host has a place for it: under /tmp on the disk a benchmark writes, the
-        // status written between two trials waited for that disk's writeback (seconds,
-        // with dirty limits set: the next trial then started with the cache flushed);
-        // then a first command, which says the shell is ready
-        let setup = format!(
-            "for B in \"$XDG_RUNTIME_DIR\" /dev/shm \"${{TMPDIR:-/tmp}}\"; do [ -n \"$B\" ] && [ -d \"$B\" ] && [ -w \"$B\" ] && break; done; \
-             T=\"$B/margin-shell-{:016x}\"; unset B; mkdir -m 700 \"$T\" && trap 'rm -rf \"$T\"' EXIT || exit 1; \
-             trap 'exit 129' HUP; trap 'exit 141' PIPE; trap 'exit 143' TERM\n",
-            rand::random::<u64>()
-        );
+        let setup = setup_script(rand::random::<u64>());
         use std::io::Write;
         if shell.stdin.write_all(setup.as_bytes()).is_err() {
             shell.end();
@@ -272,4 +278,46 @@ fn take_end_status(out: &mut Vec<u8>, end: &str, added: usize) -> Option<i32> {
     let status = std::str::from_utf8(&out[at + end.len()..out.len() - 1]).ok()?.parse().ok()?;
     out.truncate(at);
     Some(status)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::setup_script;
+
+    /// The setup removes the folders of shells that are gone (a pid no process has), keeps
+    /// a live shell's and one without a pid (an older margin's), writes its own pid, and
+    /// its folder is gone when it exits.
+    #[test]
+    fn a_new_shell_removes_the_folders_of_shells_killed_outright() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = |name: &str, pid: Option<u32>| {
+            let d = dir.path().join(format!("margin-shell-{name}"));
+            std::fs::create_dir(&d).unwrap();
+            if let Some(pid) = pid {
+                std::fs::write(d.join("pid"), format!("{pid}\n")).unwrap();
+            }
+            d
+        };
+        let mut gone = std::process::Command::new("true").spawn().unwrap();
+        let dead = gone.id();
+        gone.wait().unwrap();
+        let stale = folder("00000000000000aa", Some(dead));
+        let live = folder("00000000000000bb", Some(std::process::id()));
+        let old = folder("00000000000000cc", None);
+        let script = format!("{}echo \"$T\"; cat \"$T/pid\"; echo $$\n", setup_script(0xdd));
+        let out = std::process::Command::new("sh")
+            .args(["-c", &script])
+            .env("XDG_RUNTIME_DIR", dir.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+        let text = String::from_utf8(out.stdout).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let own = dir.path().join("margin-shell-00000000000000dd");
+        assert_eq!(lines, [own.to_str().unwrap(), lines[2], lines[2]], "{text}");
+        assert!(!stale.exists(), "the folder of a shell that is gone stays");
+        assert!(live.exists() && old.exists(), "a live shell's folder, or one without a pid, was removed");
+        assert!(!own.exists(), "the shell's own folder outlives it");
+    }
 }
