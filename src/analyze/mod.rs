@@ -27,6 +27,7 @@ pub(crate) mod drift;
 pub(crate) mod export;
 pub(crate) mod lint;
 pub(crate) mod memory;
+pub(crate) mod prior;
 pub(crate) mod regimes;
 pub(crate) mod sessions;
 pub(crate) mod settings;

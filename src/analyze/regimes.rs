@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::analysed::Analysed;
 use super::comparisons::Arms;
-use super::table::Prior;
+use super::prior::Prior;
 use crate::plan::Plan;
 use crate::stats::regimes::{BEFORE_ALPHA, Before, Regimes, decided_by_before};
 use crate::stats::verdict::VerdictKind;

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use polars::prelude::*;
 
+use super::prior::{Prior, before_on_host};
 use crate::plan::Plan;
 use crate::store::{Name, Started, Status, Trials};
 use crate::summary::TrialCounts;
@@ -81,24 +82,6 @@ pub(crate) struct Rows {
     /// first trial on its host. What may decide a trial's regime (docs/statistics.md, What
     /// decides a regime).
     pub before: Vec<Prior>,
-}
-
-/// The cell of a trial's trial before ([`Rows::before`]) in four bytes: a name of
-/// [`Trials::names`] by its number, or none (the session's first trial on its host).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Prior(u32);
-
-impl Prior {
-    const NONE: Prior = Prior(u32::MAX);
-
-    fn of(name: Name) -> Prior {
-        Prior(u32::try_from(name.index()).expect("fewer than 4 billion names"))
-    }
-
-    /// The cell's name in `names`, the names it was taken from; `None` for none.
-    pub(crate) fn name(self, names: &crate::store::Names) -> Option<Name> {
-        (self != Prior::NONE).then(|| names.nth(self.0 as usize))
-    }
 }
 
 impl<'a> Table<'a> {
@@ -442,33 +425,6 @@ pub(crate) fn groups(trials: &Trials, plan: &Plan) -> (Vec<Group>, TrialCounts) 
     (cells.into_iter().flat_map(|(.., groups)| groups).collect(), counts)
 }
 
-/// Each trial's trial before on its host in its session: the cell of the one logged last
-/// before it with the same session and host. A host runs one trial at a time and logs
-/// each before the next starts, so its log order is the order its trials ran in.
-fn before_on_host(trials: &Trials) -> Vec<Prior> {
-    // a run's sessions and hosts are few: the last cell of each, found by a look along a
-    // short list (the trial before's key first, almost always the one)
-    let mut last: Vec<((Name, Name), Prior)> = Vec::new();
-    let mut hit = 0;
-    (0..trials.cell.len())
-        .map(|t| {
-            let key = (trials.session[t], trials.host[t]);
-            let cell = Prior::of(trials.cell[t]);
-            if last.get(hit).is_none_or(|(k, _)| *k != key) {
-                match last.iter().position(|(k, _)| *k == key) {
-                    Some(i) => hit = i,
-                    None => {
-                        last.push((key, cell));
-                        hit = last.len() - 1;
-                        return Prior::NONE;
-                    }
-                }
-            }
-            std::mem::replace(&mut last[hit].1, cell)
-        })
-        .collect()
-}
-
 /// A cell's group's trials in log order, the order they were put in (`None`: already
 /// in it), and their rows: for the cell's other groups of the same trials.
 type Shared = (Vec<u32>, Option<Vec<usize>>, Arc<Rows>);
@@ -507,7 +463,7 @@ pub(crate) fn status_name(status: Status) -> &'static str {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::analyze::fixture::Fixture;
     use crate::store::Status;
@@ -517,7 +473,7 @@ mod tests {
     /// missing from some trials), warm-ups, failures, imports, records of a cell the plan
     /// no longer has, two sessions on two hosts, trials logged out of start order, ties
     /// and unknown start times.
-    fn varied(seed: u64) -> Fixture {
+    pub(in crate::analyze) fn varied(seed: u64) -> Fixture {
         let mut f = Fixture::new(
             "experiments/grouping.yaml",
             "matrix: { a: [x, y, z], b: ['1', '2'] }\nrun: \"true\"\nanalysis: { compare: [{ factor: a, baseline: x }] }\n",
@@ -561,37 +517,6 @@ mod tests {
         }
         f.snapshot.trials = Trials::from_records(&f.records);
         f
-    }
-
-    /// Each trial's trial before is the cell of the last trial logged before it with its
-    /// session and host (a warm-up or failed one too), whatever other hosts log between.
-    #[test]
-    fn the_trial_before_is_the_last_one_logged_on_the_same_host_in_the_same_session() {
-        for seed in 0..5 {
-            let mut f = varied(seed);
-            // the two sessions' hosts logging in turns, as two hosts of one run do
-            let first = f.records[0].session.clone();
-            let (one, two): (Vec<_>, Vec<_>) = f.records.drain(..).partition(|r| r.session == first);
-            let mut records = Vec::new();
-            let (mut a, mut b) = (one.into_iter(), two.into_iter());
-            loop {
-                match (a.next(), b.next()) {
-                    (None, None) => break,
-                    (x, y) => records.extend(x.into_iter().chain(y)),
-                }
-            }
-            let trials = Trials::from_records(&records);
-            let before = before_on_host(&trials);
-            for (i, r) in records.iter().enumerate() {
-                let naive = records[..i].iter().rev().find(|p| p.session == r.session && p.host == r.host);
-                let got = before[i].name(&trials.names).map(|name| trials.names.get(name));
-                assert_eq!(got, naive.map(|p| p.cell.as_str()), "seed {seed}, trial {i}");
-            }
-            assert!(
-                before.iter().filter(|b| b.name(&trials.names).is_none()).count() == 2,
-                "seed {seed}: one first trial per host"
-            );
-        }
     }
 
     /// The groups straight from the columns are the frame's, and the counts are the
