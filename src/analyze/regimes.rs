@@ -14,7 +14,8 @@ use crate::stats::regimes::{BEFORE_ALPHA, Before, Regimes, decided_by_before};
 use crate::stats::verdict::VerdictKind;
 use crate::store::Names;
 use crate::summary::{
-    ComparisonStat, MetricMeta, Mixtures, RegimeAfter, RegimeBefore, RegimeBeside, RegimeStat, RegimesStat,
+    CellStat, ComparisonStat, MetricMeta, Mixtures, RegimeAfter, RegimeBefore, RegimeBeside, RegimeStat,
+    RegimesStat,
 };
 
 /// Another metric's regimes differ when their means differ by this factor or more, and
@@ -193,7 +194,12 @@ fn differs_by_regime(regimes: &Regimes, values: &[f64]) -> Option<[f64; 2]> {
 /// Marks every comparison with a side of two regimes: its means compare mixtures, and
 /// each side's share of trials above the regimes' boundary; an advice to run more trials
 /// becomes what would help instead (`comparisons` and `arms` in step).
-pub(crate) fn annotate_mixtures(comparisons: &mut [ComparisonStat], arms: &[Arms], analysed: &[Analysed]) {
+pub(crate) fn annotate_mixtures(
+    comparisons: &mut [ComparisonStat],
+    arms: &[Arms],
+    analysed: &[Analysed],
+    cells: &[CellStat],
+) {
     for (c, arm) in comparisons.iter_mut().zip(arms) {
         // regimes that are the sessions of a comparison across disjoint sessions are the
         // spread between sessions, which its verdict and advice are already made of
@@ -224,26 +230,17 @@ pub(crate) fn annotate_mixtures(comparisons: &mut [ComparisonStat], arms: &[Arms
             level_upper_share: level,
             share_difference: level - base,
         };
-        c.sentence = mixture_sentence(c, &mixtures, by_trial_before(analysed, &arm.baseline, &arm.level));
+        c.sentence = mixture_sentence(c, &mixtures, by_trial_before(cells, &arm.baseline, &arm.level));
         c.more_trials = None;
         c.mixtures = Some(Box::new(mixtures));
     }
 }
 
 /// Whether what ran just before decides the regimes of a side of two regimes: a cell of
-/// `baseline` or `level` whose trial before was found to ([`tested_before`], the test its
-/// section reports).
-fn by_trial_before(analysed: &[Analysed], baseline: &[usize], level: &[usize]) -> bool {
-    baseline
-        .iter()
-        .chain(level)
-        .filter_map(|&i| analysed.get(i))
-        .any(|a| a.analysis.regimes.as_ref().is_some_and(|r| decided_before(a, r)))
-}
-
-/// Whether the trial before decides `a`'s regimes ([`tested_before`] at [`BEFORE_ALPHA`]).
-pub(crate) fn decided_before(a: &Analysed, regimes: &Regimes) -> bool {
-    tested_before(a, regimes).is_some_and(|(_, b)| b.p_value <= BEFORE_ALPHA)
+/// `baseline` or `level` whose published regimes say so (`cells`, parallel to the
+/// analysed cells: the test [`before_stat`] ran, read rather than run again).
+fn by_trial_before(cells: &[CellStat], baseline: &[usize], level: &[usize]) -> bool {
+    baseline.iter().chain(level).filter_map(|&i| cells.get(i)).any(CellStat::decided_by_trial_before)
 }
 
 /// The verdict's sentence said of mixtures: the advice to run more trials cut off (more

@@ -158,7 +158,7 @@ fn analyse(
     }
     let (mut comparisons, arms) =
         compare_all(exp, plan, &metrics, &analysed, &settings, units, &mut warnings);
-    super::regimes::annotate_mixtures(&mut comparisons, &arms, &analysed);
+    super::regimes::annotate_mixtures(&mut comparisons, &arms, &analysed, &cells);
     adjust(&mut comparisons)?;
     let effects = super::answers::effects(&comparisons, &settings);
     Ok(Statistics { settings, counts, metrics, analysed, cells, comparisons, arms, effects, warnings })
@@ -240,7 +240,7 @@ fn summary(
     let units = Units::new(snapshot, &grouped.sessions);
     let Statistics { settings, counts, metrics, analysed, cells, comparisons, arms, effects, mut warnings } =
         analyse(exp, plan, grouped, &units, &snapshot.trials.names)?;
-    warnings.extend(lint::cell_warnings(plan, &metrics, &analysed, &primary_metrics(exp, &metrics)));
+    warnings.extend(lint::cell_warnings(plan, &metrics, &analysed, &cells, &primary_metrics(exp, &metrics)));
     let super::drift::Shifts { drifts, orders } =
         super::drift::shifts(&analysed, &metrics, &primary_metrics(exp, &metrics), &snapshot.trials.names);
     warnings.extend(super::drift::warnings(&drifts));

@@ -178,7 +178,7 @@ pub fn run(options: &Options) -> Result<RegimesResult, StatsError> {
             power.push(PowerRow { share, separation_sd: separation, rates });
         }
     }
-    let (before_false_alarms, before_power) = before(options, &mut misses)?;
+    let (before_false_alarms, before_power) = before(options, &mut misses);
     Ok(RegimesResult { false_alarms, power, before_false_alarms, before_power, misses })
 }
 
@@ -226,10 +226,7 @@ fn count_before(name: &str, options: &Options, n: usize, kinds: usize, fidelity:
 }
 
 /// The trial before's two tables.
-fn before(
-    options: &Options,
-    misses: &mut Vec<String>,
-) -> Result<(Vec<BeforeRow>, Vec<BeforeRow>), StatsError> {
+fn before(options: &Options, misses: &mut Vec<String>) -> (Vec<BeforeRow>, Vec<BeforeRow>) {
     let mut nulls = Vec::new();
     for kinds in BEFORE_KINDS {
         let mut rates = Vec::new();
@@ -253,7 +250,7 @@ fn before(
             .collect();
         power.push(BeforeRow { kinds: 2, fidelity: Some(fidelity), rates });
     }
-    Ok((nulls, power))
+    (nulls, power)
 }
 
 fn cell(r: &Rate) -> String {

@@ -68,6 +68,12 @@ impl CellStat {
     pub fn flagged_outliers(&self) -> &[f64] {
         if self.regimes.is_none() { &self.flagged } else { &[] }
     }
+
+    /// Whether the cell is two regimes that the trial before on its host decides
+    /// (its `regimes.before`).
+    pub fn decided_by_trial_before(&self) -> bool {
+        self.regimes.as_ref().and_then(|r| r.before.as_ref()).is_some_and(|b| b.decides)
+    }
 }
 
 /// A cell whose trials fall into two regimes, as the test of docs/statistics.md (Two

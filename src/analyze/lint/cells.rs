@@ -7,22 +7,25 @@ use super::{list, short};
 use crate::analyze::analysed::Analysed;
 use crate::plan::Plan;
 use crate::stats::stability::StabilityFlag;
-use crate::summary::{MetricMeta, Warning, WarningKind};
+use crate::summary::{CellStat, MetricMeta, Warning, WarningKind};
 
 /// Fewer analysed trials than this in a cell is worth a warning.
 const FEW_TRIALS: usize = 3;
 
-/// Per-cell warnings, one per kind and metric, naming the cells; only for the metrics
+/// Per-cell warnings, one per kind and metric, naming the cells (`cells`: their published
+/// form, parallel to `analysed`); only for the metrics
 /// the experiment is about (`primary`), so the engine's CPU times of short trials do not
 /// drown the report.
 pub(crate) fn cell_warnings(
     plan: &Plan,
     metrics: &[MetricMeta],
     analysed: &[Analysed],
+    cells: &[CellStat],
     primary: &std::collections::HashSet<&str>,
 ) -> Vec<Warning> {
     let mut found: BTreeMap<(WarningKind, usize), Vec<String>> = BTreeMap::new();
-    for a in analysed.iter().filter(|a| primary.contains(metrics[a.meta].name.as_str())) {
+    let mine = analysed.iter().zip(cells).filter(|(a, _)| primary.contains(metrics[a.meta].name.as_str()));
+    for (a, published) in mine {
         let unit = metrics[a.meta].unit.as_str();
         let label = plan.label(&plan.cells[a.group.cell]);
         let mut add = |kind, detail: String| {
@@ -60,7 +63,7 @@ pub(crate) fn cell_warnings(
             let mut detail = parts.join(", ");
             if crate::analyze::regimes::by_session(a, r) {
                 detail.push_str("; the regimes are its sessions");
-            } else if crate::analyze::regimes::decided_before(a, r) {
+            } else if published.decided_by_trial_before() {
                 detail.push_str("; the trial before on its host decides it");
             }
             add(WarningKind::Regimes, detail);
