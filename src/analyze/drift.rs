@@ -18,15 +18,16 @@ use crate::summary::{DriftStat, MetricMeta, OrderStat, Warning, WarningKind};
 /// all the metrics tested in it: each metric is tested at this over their number.
 pub(crate) const FALSE_ALARMS: f64 = 0.01;
 
-/// The trials of one session and metric, column-wise, in the order they were gathered
-/// (cell by cell): each trial's start time (µs), its cell × metric (an index into the
-/// analysed groups) and value, its place in its round (0: not known) and its centred rank
-/// among its cell's trials in the session ([`drift::centred_ranks_of`]); and the host of
-/// the first.
+/// The trials of one session and metric, column-wise: each trial's start time (µs), its
+/// cell × metric (an index into the analysed groups) and value, its place in its round
+/// (0: not known) and its centred rank among its cell's trials in the session
+/// ([`drift::centred_ranks_of`]); and the host of the first. Gathered cell by cell, then
+/// put in the order the trials started ([`Sequence::into_start_order`]), which the tests
+/// read in place.
 #[derive(Debug, Default)]
 struct Sequence {
     started: Vec<i64>,
-    cell: Vec<usize>,
+    cell: Vec<u32>,
     value: Vec<f64>,
     place: Vec<u32>,
     rank: Vec<f64>,
@@ -51,7 +52,8 @@ impl Sequence {
 
     /// The trials' indices by start (ties in the order gathered, as a stable sort keeps
     /// them). Start and index packed in one integer where they fit, as they do for any
-    /// session shorter than years: a sort of plain integers.
+    /// session shorter than years: a sort of plain integers, each key its own (the index
+    /// is in it), so the sort on every core need not be stable.
     fn by_start(&self) -> Vec<u32> {
         let n = self.len();
         let Some(&first) = self.started.iter().min() else { return Vec::new() };
@@ -60,19 +62,37 @@ impl Sequence {
         if u64::BITS - span.leading_zeros() + bits <= 64 {
             let mut keys: Vec<u64> =
                 self.started.iter().enumerate().map(|(i, &s)| s.abs_diff(first) << bits | i as u64).collect();
-            keys.sort_unstable();
+            keys.par_sort_unstable();
             keys.into_iter().map(|k| (k & ((1 << bits) - 1)) as u32).collect()
         } else {
             let mut keys: Vec<(i64, u32)> =
                 self.started.iter().enumerate().map(|(i, &s)| (s, i as u32)).collect();
-            keys.sort_unstable();
+            keys.par_sort_unstable();
             keys.into_iter().map(|(_, i)| i).collect()
         }
     }
 
-    /// `by_start`'s trials with a place, by place, each place's in the order they started:
-    /// a stable counting sort by place.
-    fn by_place(&self, by_start: &[u32]) -> Vec<u32> {
+    /// The same trials in the order they started ([`Sequence::by_start`]), each column
+    /// rearranged in turn.
+    fn into_start_order(self) -> Sequence {
+        fn gather<T: Copy>(column: Vec<T>, order: &[u32]) -> Vec<T> {
+            order.iter().map(|&i| column[i as usize]).collect()
+        }
+        let order = self.by_start();
+        Sequence {
+            started: gather(self.started, &order),
+            cell: gather(self.cell, &order),
+            value: gather(self.value, &order),
+            place: gather(self.place, &order),
+            rank: gather(self.rank, &order),
+            host: self.host,
+        }
+    }
+
+    /// The trials with a place, by place, each place's in the order they started (the
+    /// sequence's own, once [`Sequence::into_start_order`]): a stable counting sort by
+    /// place.
+    fn by_place(&self) -> Vec<u32> {
         let places = self.place.iter().max().map_or(0, |&p| p as usize + 1);
         let mut at = vec![0usize; places + 1];
         for &p in &self.place {
@@ -83,11 +103,11 @@ impl Sequence {
         }
         // place 0 (not known) is left out
         let unknown = at[1];
-        let mut out = vec![0u32; by_start.len() - unknown];
-        for &i in by_start {
-            let p = self.place[i as usize] as usize;
+        let mut out = vec![0u32; self.len() - unknown];
+        for (i, &p) in self.place.iter().enumerate() {
+            let p = p as usize;
             if p > 0 {
-                out[at[p] - unknown] = i;
+                out[at[p] - unknown] = i as u32;
                 at[p] += 1;
             }
         }
@@ -95,18 +115,13 @@ impl Sequence {
     }
 
     /// The points of the trials `order` says, in that order.
-    fn points(&self, order: &[u32]) -> Vec<Point> {
-        order.iter().map(|&i| Point { cell: self.cell[i as usize], value: self.value[i as usize] }).collect()
-    }
-
-    /// The ranks of the trials `order` says, in that order.
-    fn ranks(&self, order: &[u32]) -> Vec<f64> {
-        order.iter().map(|&i| self.rank[i as usize]).collect()
+    fn points(&self, order: impl Iterator<Item = usize>) -> Vec<Point> {
+        order.map(|i| Point { cell: self.cell[i] as usize, value: self.value[i] }).collect()
     }
 
     /// The cells of the trials `order` says, in that order.
-    fn cells(&self, order: &[u32]) -> Vec<usize> {
-        order.iter().map(|&i| self.cell[i as usize]).collect()
+    fn cells(&self, order: impl Iterator<Item = usize>) -> Vec<usize> {
+        order.map(|i| self.cell[i] as usize).collect()
     }
 }
 
@@ -177,7 +192,7 @@ pub(crate) fn shifts(
             for (&i, rank) in members.iter().zip(ranks) {
                 let i = i as usize;
                 s.started.push(rows.started[i].get().unwrap_or_default());
-                s.cell.push(index);
+                s.cell.push(index as u32);
                 s.value.push(a.all.values()[i]);
                 s.place.push(rows.positions[i]);
                 s.rank.push(rank);
@@ -208,14 +223,15 @@ pub(crate) fn shifts(
                 .bytes()
                 .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
             let alpha = FALSE_ALARMS / per_session.get(&key.0).copied().unwrap_or(1).max(1) as f64;
+            let trials = trials.into_start_order();
             let mut seen = vec![false; analysed.len()];
-            let cells = trials.cell.iter().filter(|&&c| !std::mem::replace(&mut seen[c], true)).count();
+            let cells =
+                trials.cell.iter().filter(|&&c| !std::mem::replace(&mut seen[c as usize], true)).count();
             let host = trials.host.map(|h| names.get(h).to_owned()).unwrap_or_default();
             let metric = &metrics[key.1].name;
-            let by_start = trials.by_start();
             let (drift, order) = rayon::join(
                 || {
-                    drift(&trials, &by_start, seed, alpha).map(|(d, at)| DriftStat {
+                    drift(&trials, seed, alpha).map(|(d, at)| DriftStat {
                         session: session.to_owned(),
                         host: host.clone(),
                         metric: metric.clone(),
@@ -228,12 +244,12 @@ pub(crate) fn shifts(
                         change_pct: d.ratio.map(|r| (r - 1.0) * 100.0),
                         p_value: d.p_value,
                         alpha,
-                        points: points(&trials, &by_start),
+                        points: points(&trials),
                     })
                 },
                 || {
                     // by place, each place's trials in the order they started
-                    let by_place = trials.by_place(&by_start);
+                    let by_place = trials.by_place();
                     self::order(&trials, &by_place, seed ^ 0x0de7, alpha).map(|(d, last)| OrderStat {
                         session: session.to_owned(),
                         host: host.clone(),
@@ -255,47 +271,46 @@ pub(crate) fn shifts(
     Shifts { drifts: drifts.into_iter().flatten().collect(), orders: orders.into_iter().flatten().collect() }
 }
 
-/// The trials `order` says (in the order they started) as a drift's plot shows them:
-/// seconds after the first started, and each value's difference from its cell's median,
-/// in %.
-fn points(trials: &Sequence, order: &[u32]) -> Vec<(f64, f64)> {
-    let mut by_cell: HashMap<usize, Vec<f64>> = HashMap::new();
-    for &i in order {
-        by_cell.entry(trials.cell[i as usize]).or_default().push(trials.value[i as usize]);
+/// The trials (in the order they started) as a drift's plot shows them: seconds after
+/// the first started, and each value's difference from its cell's median, in %.
+fn points(trials: &Sequence) -> Vec<(f64, f64)> {
+    let mut by_cell: HashMap<u32, Vec<f64>> = HashMap::new();
+    for (&cell, &value) in trials.cell.iter().zip(&trials.value) {
+        by_cell.entry(cell).or_default().push(value);
     }
-    let medians: HashMap<usize, f64> = by_cell
+    let medians: HashMap<u32, f64> = by_cell
         .into_iter()
         .map(|(cell, mut values)| (cell, crate::stats::elementary::median_in_place(&mut values)))
         .collect();
-    let first = order.first().map_or(0, |&i| trials.started[i as usize]);
-    order
-        .iter()
-        .map(|&i| {
-            let i = i as usize;
+    let first = trials.started.first().copied().unwrap_or(0);
+    (0..trials.len())
+        .map(|i| {
             let median = medians[&trials.cell[i]];
             ((trials.started[i] - first) as f64 / 1e6, (trials.value[i] / median - 1.0) * 100.0)
         })
         .collect()
 }
 
-/// The drift of the trials `order` says (in the order they started) below `alpha`, with
-/// the start of the first trial after the change.
-fn drift(trials: &Sequence, order: &[u32], seed: u64, alpha: f64) -> Option<(drift::Drift, i64)> {
-    let d = drift::test_ranked(&trials.ranks(order), || trials.cells(order), seed)
-        .filter(|d| d.p_value < alpha)?;
-    let at = trials.started[order[d.at] as usize];
-    Some((drift::Drift { ratio: drift::shift(&trials.points(order), d.at), ..d }, at))
+/// The drift of the trials (in the order they started) below `alpha`, with the start of
+/// the first trial after the change.
+fn drift(trials: &Sequence, seed: u64, alpha: f64) -> Option<(drift::Drift, i64)> {
+    let all = || 0..trials.len();
+    let d = drift::test_ranked(&trials.rank, || trials.cells(all()), seed).filter(|d| d.p_value < alpha)?;
+    let at = trials.started[d.at];
+    Some((drift::Drift { ratio: drift::shift(&trials.points(all()), d.at), ..d }, at))
 }
 
 /// The effect of the place in a round on the trials `order` says (by place) below
 /// `alpha`, with the last place before the change.
 fn order(trials: &Sequence, order: &[u32], seed: u64, alpha: f64) -> Option<(drift::Drift, u32)> {
-    let places: Vec<u32> = order.iter().map(|&i| trials.place[i as usize]).collect();
-    let d = drift::test_places_ranked(&trials.ranks(order), || trials.cells(order), &places, seed)
+    let these = || order.iter().map(|&i| i as usize);
+    let places: Vec<u32> = these().map(|i| trials.place[i]).collect();
+    let ranks: Vec<f64> = these().map(|i| trials.rank[i]).collect();
+    let d = drift::test_places_ranked(&ranks, || trials.cells(these()), &places, seed)
         .filter(|d| d.p_value < alpha)?;
     // a change found is after a place (a p-value below 1 has `at` ≥ 1)
     let last = *places.get(d.at.checked_sub(1)?)?;
-    Some((drift::Drift { ratio: drift::shift(&trials.points(order), d.at), ..d }, last))
+    Some((drift::Drift { ratio: drift::shift(&trials.points(these()), d.at), ..d }, last))
 }
 
 /// One warning per drift found.
@@ -368,11 +383,20 @@ mod tests {
             }
             let mut want: Vec<u32> = (0..n as u32).collect();
             want.sort_by_key(|&i| s.started[i as usize]);
-            let by_start = s.by_start();
-            assert_eq!(by_start, want, "by start, n = {n}");
+            assert_eq!(s.by_start(), want, "by start, n = {n}");
             want.retain(|&i| s.place[i as usize] > 0);
             want.sort_by_key(|&i| s.place[i as usize]);
-            assert_eq!(s.by_place(&by_start), want, "by place, n = {n}");
+            let (started, place) = (s.started.clone(), s.place.clone());
+            s.cell = (0..n as u32).collect();
+            s.value = vec![0.0; n];
+            s.rank = vec![0.0; n];
+            let s = s.into_start_order();
+            // the trials' own numbers (kept in `cell`) by place in the rearranged sequence
+            let by_place: Vec<u32> = s.by_place().iter().map(|&i| s.cell[i as usize]).collect();
+            assert_eq!(by_place, want, "by place, n = {n}");
+            assert!(s.started.is_sorted(), "in start order, n = {n}");
+            assert!(s.cell.iter().all(|&i| s.started.contains(&started[i as usize])), "n = {n}");
+            assert!(s.cell.iter().zip(&s.place).all(|(&i, &p)| place[i as usize] == p), "n = {n}");
         }
     }
 }
