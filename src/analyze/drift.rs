@@ -10,6 +10,7 @@ use std::collections::{HashMap, HashSet};
 use rayon::prelude::*;
 
 use super::analysed::Analysed;
+use super::table::Rows;
 use crate::stats::drift::{self, Point};
 use crate::store::{Name, Names};
 use crate::summary::{DriftStat, MetricMeta, OrderStat, Warning, WarningKind};
@@ -18,111 +19,124 @@ use crate::summary::{DriftStat, MetricMeta, OrderStat, Warning, WarningKind};
 /// all the metrics tested in it: each metric is tested at this over their number.
 pub(crate) const FALSE_ALARMS: f64 = 0.01;
 
-/// The trials of one session and metric, column-wise: each trial's start time (µs), its
-/// cell × metric (an index into the analysed groups) and value, its place in its round
-/// (0: not known) and its centred rank among its cell's trials in the session
-/// ([`drift::centred_ranks_of`]); and the host of the first. Gathered cell by cell, then
-/// put in the order the trials started ([`Sequence::into_start_order`]), which the tests
-/// read in place.
-#[derive(Debug, Default)]
-struct Sequence {
-    started: Vec<i64>,
-    cell: Vec<u32>,
-    value: Vec<f64>,
-    place: Vec<u32>,
+/// One trial of a sequence: the analysed group it is in (its index) and its place among
+/// that group's trials, where its start, place in its round and value are read.
+#[derive(Debug, Clone, Copy)]
+struct Member {
+    group: u32,
+    index: u32,
+}
+
+/// The trials of one session and metric, each its [`Member`] and its centred rank among
+/// its cell's trials in the session ([`drift::centred_ranks_of`]), and the host of the
+/// first. Gathered cell by cell, then put in the order the trials started
+/// ([`Sequence::into_start_order`]), which the tests read in place. The trials' columns
+/// stay in the groups': a sequence holds 16 bytes a trial.
+struct Sequence<'a> {
+    analysed: &'a [Analysed],
+    members: Vec<Member>,
     rank: Vec<f64>,
     host: Option<Name>,
 }
 
-impl Sequence {
+impl<'a> Sequence<'a> {
+    fn new(analysed: &'a [Analysed], n: usize) -> Sequence<'a> {
+        Sequence { analysed, members: Vec::with_capacity(n), rank: Vec::with_capacity(n), host: None }
+    }
+
     fn len(&self) -> usize {
-        self.started.len()
+        self.members.len()
     }
 
-    fn with_capacity(n: usize) -> Sequence {
+    fn rows(&self, i: usize) -> (&Rows, usize) {
+        let m = self.members[i];
+        (&self.analysed[m.group as usize].group.rows, m.index as usize)
+    }
+
+    /// When trial `i` started (µs; a trial without a start is not in a sequence).
+    fn started(&self, i: usize) -> i64 {
+        let (rows, at) = self.rows(i);
+        rows.started[at].get().unwrap_or_default()
+    }
+
+    /// Trial `i`'s place in its round (0: not known).
+    fn place(&self, i: usize) -> u32 {
+        let (rows, at) = self.rows(i);
+        rows.positions[at]
+    }
+
+    fn value(&self, i: usize) -> f64 {
+        let m = self.members[i];
+        self.analysed[m.group as usize].all.values()[m.index as usize]
+    }
+
+    fn cell(&self, i: usize) -> usize {
+        self.members[i].group as usize
+    }
+
+    /// The same trials in the order they started ([`by_start`]).
+    fn into_start_order(self) -> Sequence<'a> {
+        let order = by_start(self.len(), |i| self.started(i));
         Sequence {
-            started: Vec::with_capacity(n),
-            cell: Vec::with_capacity(n),
-            value: Vec::with_capacity(n),
-            place: Vec::with_capacity(n),
-            rank: Vec::with_capacity(n),
-            host: None,
-        }
-    }
-
-    /// The trials' indices by start (ties in the order gathered, as a stable sort keeps
-    /// them). Start and index packed in one integer where they fit, as they do for any
-    /// session shorter than years: a sort of plain integers, each key its own (the index
-    /// is in it), so the sort on every core need not be stable.
-    fn by_start(&self) -> Vec<u32> {
-        let n = self.len();
-        let Some(&first) = self.started.iter().min() else { return Vec::new() };
-        let span = self.started.iter().map(|&s| s.abs_diff(first)).max().unwrap_or(0);
-        let bits = usize::BITS - n.leading_zeros();
-        if u64::BITS - span.leading_zeros() + bits <= 64 {
-            let mut keys: Vec<u64> =
-                self.started.iter().enumerate().map(|(i, &s)| s.abs_diff(first) << bits | i as u64).collect();
-            keys.par_sort_unstable();
-            keys.into_iter().map(|k| (k & ((1 << bits) - 1)) as u32).collect()
-        } else {
-            let mut keys: Vec<(i64, u32)> =
-                self.started.iter().enumerate().map(|(i, &s)| (s, i as u32)).collect();
-            keys.par_sort_unstable();
-            keys.into_iter().map(|(_, i)| i).collect()
-        }
-    }
-
-    /// The same trials in the order they started ([`Sequence::by_start`]), each column
-    /// rearranged in turn.
-    fn into_start_order(self) -> Sequence {
-        fn gather<T: Copy>(column: Vec<T>, order: &[u32]) -> Vec<T> {
-            order.iter().map(|&i| column[i as usize]).collect()
-        }
-        let order = self.by_start();
-        Sequence {
-            started: gather(self.started, &order),
-            cell: gather(self.cell, &order),
-            value: gather(self.value, &order),
-            place: gather(self.place, &order),
-            rank: gather(self.rank, &order),
+            analysed: self.analysed,
+            members: order.iter().map(|&i| self.members[i as usize]).collect(),
+            rank: order.iter().map(|&i| self.rank[i as usize]).collect(),
             host: self.host,
         }
     }
 
-    /// The trials with a place, by place, each place's in the order they started (the
-    /// sequence's own, once [`Sequence::into_start_order`]): a stable counting sort by
-    /// place.
-    fn by_place(&self) -> Vec<u32> {
-        let places = self.place.iter().max().map_or(0, |&p| p as usize + 1);
-        let mut at = vec![0usize; places + 1];
-        for &p in &self.place {
-            at[p as usize + 1] += 1;
-        }
-        for p in 1..at.len() {
-            at[p] += at[p - 1];
-        }
-        // place 0 (not known) is left out
-        let unknown = at[1];
-        let mut out = vec![0u32; self.len() - unknown];
-        for (i, &p) in self.place.iter().enumerate() {
-            let p = p as usize;
-            if p > 0 {
-                out[at[p] - unknown] = i as u32;
-                at[p] += 1;
-            }
-        }
-        out
-    }
-
     /// The points of the trials `order` says, in that order.
     fn points(&self, order: impl Iterator<Item = usize>) -> Vec<Point> {
-        order.map(|i| Point { cell: self.cell[i] as usize, value: self.value[i] }).collect()
+        order.map(|i| Point { cell: self.cell(i), value: self.value(i) }).collect()
     }
 
     /// The cells of the trials `order` says, in that order.
     fn cells(&self, order: impl Iterator<Item = usize>) -> Vec<usize> {
-        order.map(|i| self.cell[i] as usize).collect()
+        order.map(|i| self.cell(i)).collect()
     }
+}
+
+/// The indices of `n` trials by their start, `started(i)` (ties in the order of their
+/// indices, as a stable sort keeps them). Start and index packed in one integer where
+/// they fit, as they do for any session shorter than years: a sort of plain integers,
+/// each key its own (the index is in it), so the sort on every core need not be stable.
+fn by_start(n: usize, started: impl Fn(usize) -> i64) -> Vec<u32> {
+    let Some(first) = (0..n).map(&started).min() else { return Vec::new() };
+    let span = (0..n).map(|i| started(i).abs_diff(first)).max().unwrap_or(0);
+    let bits = usize::BITS - n.leading_zeros();
+    if u64::BITS - span.leading_zeros() + bits <= 64 {
+        let mut keys: Vec<u64> = (0..n).map(|i| started(i).abs_diff(first) << bits | i as u64).collect();
+        keys.par_sort_unstable();
+        keys.into_iter().map(|k| (k & ((1 << bits) - 1)) as u32).collect()
+    } else {
+        let mut keys: Vec<(i64, u32)> = (0..n).map(|i| (started(i), i as u32)).collect();
+        keys.par_sort_unstable();
+        keys.into_iter().map(|(_, i)| i).collect()
+    }
+}
+
+/// The indices of the `n` trials with a place (`place(i)`; 0: not known), by place, each
+/// place's in the order of their indices: a stable counting sort by place.
+fn by_place(n: usize, place: impl Fn(usize) -> u32) -> Vec<u32> {
+    let places = (0..n).map(&place).max().map_or(0, |p| p as usize + 1);
+    let mut at = vec![0usize; places + 1];
+    for i in 0..n {
+        at[place(i) as usize + 1] += 1;
+    }
+    for p in 1..at.len() {
+        at[p] += at[p - 1];
+    }
+    // place 0 (not known) is left out
+    let unknown = at[1];
+    let mut out = vec![0u32; n - unknown];
+    for i in 0..n {
+        let p = place(i) as usize;
+        if p > 0 {
+            out[at[p] - unknown] = i as u32;
+            at[p] += 1;
+        }
+    }
+    out
 }
 
 /// What the sessions' trials showed: drifts in time, and effects of the order within a
@@ -183,20 +197,14 @@ pub(crate) fn shifts(
         *sizes.entry(*key).or_default() += members.len();
     }
     let mut sequences: HashMap<(Name, usize), Sequence> =
-        sizes.into_iter().map(|(key, n)| (key, Sequence::with_capacity(n))).collect();
+        sizes.into_iter().map(|(key, n)| (key, Sequence::new(analysed, n))).collect();
     for (index, cell) in ranked.into_iter().enumerate() {
-        let (a, rows) = (&analysed[index], &analysed[index].group.rows);
+        let rows = &analysed[index].group.rows;
         for (key, members, ranks) in cell {
-            let s = sequences.entry(key).or_default();
+            let Some(s) = sequences.get_mut(&key) else { continue };
             s.host = s.host.or_else(|| members.first().map(|&i| rows.hosts[i as usize]));
-            for (&i, rank) in members.iter().zip(ranks) {
-                let i = i as usize;
-                s.started.push(rows.started[i].get().unwrap_or_default());
-                s.cell.push(index as u32);
-                s.value.push(a.all.values()[i]);
-                s.place.push(rows.positions[i]);
-                s.rank.push(rank);
-            }
+            s.members.extend(members.iter().map(|&i| Member { group: index as u32, index: i }));
+            s.rank.extend(ranks);
         }
     }
     // each session's metrics share its false alarms
@@ -210,12 +218,12 @@ pub(crate) fn shifts(
     keys.sort_by_key(|(s, m)| (names.get(*s).to_owned(), *m));
     // the sequences are independent: tested in parallel, kept in the keys' order
     let sequences: Vec<((Name, usize), Sequence)> =
-        keys.into_iter().map(|key| (key, sequences.remove(&key).unwrap_or_default())).collect();
+        keys.into_iter().filter_map(|key| Some((key, sequences.remove(&key)?))).collect();
     let found: Vec<(Option<DriftStat>, Option<OrderStat>)> = sequences
         .into_par_iter()
         .map(|(key, trials)| {
             // a value not finite: no ranks to test (as `drift::test` says)
-            if !trials.value.iter().all(|v| v.is_finite()) {
+            if !(0..trials.len()).all(|i| trials.value(i).is_finite()) {
                 return (None, None);
             }
             let session = names.get(key.0);
@@ -226,7 +234,7 @@ pub(crate) fn shifts(
             let trials = trials.into_start_order();
             let mut seen = vec![false; analysed.len()];
             let cells =
-                trials.cell.iter().filter(|&&c| !std::mem::replace(&mut seen[c as usize], true)).count();
+                (0..trials.len()).filter(|&i| !std::mem::replace(&mut seen[trials.cell(i)], true)).count();
             let host = trials.host.map(|h| names.get(h).to_owned()).unwrap_or_default();
             let metric = &metrics[key.1].name;
             let (drift, order) = rayon::join(
@@ -249,14 +257,14 @@ pub(crate) fn shifts(
                 },
                 || {
                     // by place, each place's trials in the order they started
-                    let by_place = trials.by_place();
+                    let by_place = by_place(trials.len(), |i| trials.place(i));
                     self::order(&trials, &by_place, seed ^ 0x0de7, alpha).map(|(d, last)| OrderStat {
                         session: session.to_owned(),
                         host: host.clone(),
                         metric: metric.clone(),
                         trials: d.trials,
                         cells,
-                        places: by_place.last().map_or(0, |&i| trials.place[i as usize]),
+                        places: by_place.last().map_or(0, |&i| trials.place(i as usize)),
                         up_to_place: last,
                         change_pct: d.ratio.map(|r| (r - 1.0) * 100.0),
                         p_value: d.p_value,
@@ -274,19 +282,19 @@ pub(crate) fn shifts(
 /// The trials (in the order they started) as a drift's plot shows them: seconds after
 /// the first started, and each value's difference from its cell's median, in %.
 fn points(trials: &Sequence) -> Vec<(f64, f64)> {
-    let mut by_cell: HashMap<u32, Vec<f64>> = HashMap::new();
-    for (&cell, &value) in trials.cell.iter().zip(&trials.value) {
-        by_cell.entry(cell).or_default().push(value);
+    let mut by_cell: HashMap<usize, Vec<f64>> = HashMap::new();
+    for i in 0..trials.len() {
+        by_cell.entry(trials.cell(i)).or_default().push(trials.value(i));
     }
-    let medians: HashMap<u32, f64> = by_cell
+    let medians: HashMap<usize, f64> = by_cell
         .into_iter()
         .map(|(cell, mut values)| (cell, crate::stats::elementary::median_in_place(&mut values)))
         .collect();
-    let first = trials.started.first().copied().unwrap_or(0);
+    let first = if trials.len() > 0 { trials.started(0) } else { 0 };
     (0..trials.len())
         .map(|i| {
-            let median = medians[&trials.cell[i]];
-            ((trials.started[i] - first) as f64 / 1e6, (trials.value[i] / median - 1.0) * 100.0)
+            let median = medians[&trials.cell(i)];
+            ((trials.started(i) - first) as f64 / 1e6, (trials.value(i) / median - 1.0) * 100.0)
         })
         .collect()
 }
@@ -296,7 +304,7 @@ fn points(trials: &Sequence) -> Vec<(f64, f64)> {
 fn drift(trials: &Sequence, seed: u64, alpha: f64) -> Option<(drift::Drift, i64)> {
     let all = || 0..trials.len();
     let d = drift::test_ranked(&trials.rank, || trials.cells(all()), seed).filter(|d| d.p_value < alpha)?;
-    let at = trials.started[d.at];
+    let at = trials.started(d.at);
     Some((drift::Drift { ratio: drift::shift(&trials.points(all()), d.at), ..d }, at))
 }
 
@@ -304,7 +312,7 @@ fn drift(trials: &Sequence, seed: u64, alpha: f64) -> Option<(drift::Drift, i64)
 /// `alpha`, with the last place before the change.
 fn order(trials: &Sequence, order: &[u32], seed: u64, alpha: f64) -> Option<(drift::Drift, u32)> {
     let these = || order.iter().map(|&i| i as usize);
-    let places: Vec<u32> = these().map(|i| trials.place[i]).collect();
+    let places: Vec<u32> = these().map(|i| trials.place(i)).collect();
     let ranks: Vec<f64> = these().map(|i| trials.rank[i]).collect();
     let d = drift::test_places_ranked(&ranks, || trials.cells(these()), &places, seed)
         .filter(|d| d.p_value < alpha)?;
@@ -372,31 +380,21 @@ mod tests {
     #[test]
     fn by_start_and_by_place_are_stable_sorts() {
         for (n, spread) in [(1usize, 10i64), (60, 7), (1000, 1 << 20), (300, i64::MAX / 4)] {
-            let mut s = Sequence::default();
+            let (mut started, mut place) = (Vec::new(), Vec::new());
             let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
             for _ in 0..n {
                 x ^= x << 13;
                 x ^= x >> 7;
                 x ^= x << 17;
-                s.started.push((x % spread as u64) as i64 - spread / 2);
-                s.place.push((x >> 40) as u32 % 5);
+                started.push((x % spread as u64) as i64 - spread / 2);
+                place.push((x >> 40) as u32 % 5);
             }
             let mut want: Vec<u32> = (0..n as u32).collect();
-            want.sort_by_key(|&i| s.started[i as usize]);
-            assert_eq!(s.by_start(), want, "by start, n = {n}");
-            want.retain(|&i| s.place[i as usize] > 0);
-            want.sort_by_key(|&i| s.place[i as usize]);
-            let (started, place) = (s.started.clone(), s.place.clone());
-            s.cell = (0..n as u32).collect();
-            s.value = vec![0.0; n];
-            s.rank = vec![0.0; n];
-            let s = s.into_start_order();
-            // the trials' own numbers (kept in `cell`) by place in the rearranged sequence
-            let by_place: Vec<u32> = s.by_place().iter().map(|&i| s.cell[i as usize]).collect();
-            assert_eq!(by_place, want, "by place, n = {n}");
-            assert!(s.started.is_sorted(), "in start order, n = {n}");
-            assert!(s.cell.iter().all(|&i| s.started.contains(&started[i as usize])), "n = {n}");
-            assert!(s.cell.iter().zip(&s.place).all(|(&i, &p)| place[i as usize] == p), "n = {n}");
+            want.sort_by_key(|&i| started[i as usize]);
+            assert_eq!(by_start(n, |i| started[i]), want, "by start, n = {n}");
+            let mut want: Vec<u32> = (0..n as u32).filter(|&i| place[i as usize] > 0).collect();
+            want.sort_by_key(|&i| place[i as usize]);
+            assert_eq!(by_place(n, |i| place[i]), want, "by place, n = {n}");
         }
     }
 }
