@@ -12,12 +12,21 @@ default:
     @just --list
 
 # Run one experiment and write its report: `just experiment fio` (default: dd-write).
-experiment name="dd-write": (_benchmark name)
+experiment name="dd-write": _build-deps (_benchmark name)
     {{ margin }} run experiments/{{ name }}.yaml
 
 # Run every experiment that can run on this machine (the Xen ones need their hosts).
-experiments: (_benchmark "fio") (_benchmark "sysbench-cpu") (_benchmark "bonnie") (_benchmark "iperf3")
+experiments: _build-deps (_benchmark "fio") (_benchmark "sysbench-cpu") (_benchmark "bonnie") (_benchmark "iperf3")
     {{ margin }} run experiments/dd-write.yaml experiments/fio.yaml experiments/sysbench-cpu.yaml experiments/bonnie.yaml experiments/iperf3.yaml
+
+# make and a C compiler build jemalloc, margin's allocator (Cargo.toml), when missing.
+_build-deps:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    missing=()
+    command -v make > /dev/null || missing+=(make)
+    command -v cc > /dev/null || missing+=(gcc libc6-dev)
+    just _install "${missing[@]}"
 
 # Install the benchmark a shipped experiment runs, when it is missing (dd is coreutils').
 _benchmark name:
@@ -51,7 +60,7 @@ check:
 # The whole test suite, every crate of the workspace (installs what it drives first), then
 # pandas and DuckDB reading a store's columns as a user would (tests/interop/run.sh: pip
 # installs them into a venv).
-test: test-deps
+test: _build-deps test-deps
     cargo test --workspace --all-targets
     cargo build --quiet --bin margin
     tests/interop/run.sh "${CARGO_TARGET_DIR:-target}/debug/margin"
@@ -107,7 +116,7 @@ _install *packages:
 # Formatting, lints with warnings denied, the developers' documentation without a
 # warning (broken links), tests.
 # Exactly what CI checks.
-ci: test-deps
+ci: _build-deps test-deps
     cargo fmt --all --check
     cargo clippy --workspace --all-targets -- -D warnings
     RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --document-private-items
@@ -123,7 +132,7 @@ ci: test-deps
 # dev-dependencies' features, and its speed is not measured); the durable floor is built
 # in release, as margin is.
 # Benchmarks (release build; installs what they drive first).
-bench: bench-deps
+bench: _build-deps bench-deps
     cargo build --release --quiet --bin margin
     # the floor built as margin is, so that margin ÷ floor holds no debug build's slowness
     cargo build --release --quiet --example durable_floor

@@ -7,6 +7,20 @@ use clap::Parser;
 use margin::cli::Cli;
 use margin::cmd;
 
+/// jemalloc rather than glibc's malloc (Cargo.toml says why).
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
+/// jemalloc's options, which it reads from this symbol when it starts (its `malloc_conf`):
+/// pages freed go back to the system at once, not after its default decay of 10 s, which
+/// outlives a report (peak of a report of 10^6 trials: 263 MB resident with the default,
+/// 168 MB with this, in the same time). A C string, as jemalloc reads it; the one `unsafe`
+/// outside the spawn module, an attribute: the name is jemalloc's, and nothing else
+/// defines it.
+#[allow(unsafe_code)]
+#[unsafe(export_name = "_rjem_malloc_conf")]
+static MALLOC_CONF: &[u8; 34] = b"dirty_decay_ms:0,muzzy_decay_ms:0\0";
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let stdout = std::io::stdout();

@@ -1,5 +1,6 @@
 //! One integration test binary driving the real `margin` executable, a file per command.
 
+mod allocator;
 mod answers;
 mod boots;
 mod bounded;

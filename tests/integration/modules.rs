@@ -239,24 +239,30 @@ fn source_files_stay_within_700_lines() {
 
 /// `unsafe` only where margin starts a process (issue 38): no file of the crates' `src/`
 /// but `src/run/process/spawn.rs` has the keyword (comments and strings aside), and that
-/// one denies an `unsafe` block without its `// SAFETY:` comment.
+/// one denies an `unsafe` block without its `// SAFETY:` comment. One exception, an
+/// attribute and no code: the binary names jemalloc's options by the symbol jemalloc
+/// reads (`#[unsafe(export_name = "_rjem_malloc_conf")]` in src/main.rs, once).
 #[test]
 fn unsafe_code_lives_in_the_spawn_module_alone() {
     const SPAWN: &str = "src/run/process/spawn.rs";
+    const MAIN: &str = "src/main.rs";
     let mut found: Vec<String> = Vec::new();
     for path in src_files() {
         let text = std::fs::read_to_string(&path).unwrap();
         let rel = path.strip_prefix(root()).unwrap().display().to_string();
-        let lines: Vec<usize> = tokenize(&strip_comments_and_literals(&text))
-            .iter()
-            .filter(|t| t.text == "unsafe")
-            .map(|t| t.line)
-            .collect();
+        let tokens = tokenize(&strip_comments_and_literals(&text));
+        let lines: Vec<usize> = tokens.iter().filter(|t| t.text == "unsafe").map(|t| t.line).collect();
         if rel == SPAWN {
             assert!(!lines.is_empty(), "{SPAWN} starts processes with no `unsafe`: has it moved?");
             assert!(
                 text.contains("#![deny(clippy::undocumented_unsafe_blocks)]"),
                 "{SPAWN} must deny undocumented unsafe blocks"
+            );
+        } else if rel == MAIN {
+            let attribute = text.matches("#[unsafe(export_name = \"_rjem_malloc_conf\")]").count();
+            assert!(
+                lines.len() == attribute && attribute <= 1,
+                "{MAIN}: `unsafe` at lines {lines:?}, beyond the one attribute that names jemalloc's options"
             );
         } else if !lines.is_empty() {
             found.push(format!("{rel}: lines {lines:?}"));
