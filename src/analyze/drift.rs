@@ -27,21 +27,33 @@ struct Member {
     index: u32,
 }
 
-/// The trials of one session and metric, each its [`Member`] and its centred rank among
-/// its cell's trials in the session ([`drift::centred_ranks_of`]), and the host of the
-/// first. Gathered cell by cell, then put in the order the trials started
-/// ([`Sequence::into_start_order`]), which the tests read in place. The trials' columns
-/// stay in the groups': a sequence holds 16 bytes a trial.
+/// The trials of one session and metric, each its [`Member`], its centred rank among its
+/// cell's trials in the session ([`drift::centred_ranks_of`]) and its start (µs), and the
+/// host of the first. Gathered cell by cell, then put in the order the trials started
+/// ([`Sequence::into_start_order`]), which the tests read in place, with each trial's
+/// place in its round beside them. The values stay in the groups': a sequence holds 24
+/// bytes a trial, then 20.
 struct Sequence<'a> {
     analysed: &'a [Analysed],
     members: Vec<Member>,
     rank: Vec<f64>,
+    /// Gathered with the members; let go of once in start order.
+    started: Vec<i64>,
+    /// In start order only.
+    place: Vec<u32>,
     host: Option<Name>,
 }
 
 impl<'a> Sequence<'a> {
     fn new(analysed: &'a [Analysed], n: usize) -> Sequence<'a> {
-        Sequence { analysed, members: Vec::with_capacity(n), rank: Vec::with_capacity(n), host: None }
+        Sequence {
+            analysed,
+            members: Vec::with_capacity(n),
+            rank: Vec::with_capacity(n),
+            started: Vec::with_capacity(n),
+            place: Vec::new(),
+            host: None,
+        }
     }
 
     fn len(&self) -> usize {
@@ -59,12 +71,6 @@ impl<'a> Sequence<'a> {
         rows.started[at].get().unwrap_or_default()
     }
 
-    /// Trial `i`'s place in its round (0: not known).
-    fn place(&self, i: usize) -> u32 {
-        let (rows, at) = self.rows(i);
-        rows.positions[at]
-    }
-
     fn value(&self, i: usize) -> f64 {
         let m = self.members[i];
         self.analysed[m.group as usize].all.values()[m.index as usize]
@@ -74,15 +80,19 @@ impl<'a> Sequence<'a> {
         self.members[i].group as usize
     }
 
-    /// The same trials in the order they started ([`by_start`]).
+    /// The same trials in the order they started ([`by_start`]), with their places.
     fn into_start_order(self) -> Sequence<'a> {
-        let order = by_start(self.len(), |i| self.started(i));
-        Sequence {
-            analysed: self.analysed,
-            members: order.iter().map(|&i| self.members[i as usize]).collect(),
-            rank: order.iter().map(|&i| self.rank[i as usize]).collect(),
-            host: self.host,
-        }
+        let order = by_start(&self.started);
+        drop(self.started);
+        let members: Vec<Member> = order.iter().map(|&i| self.members[i as usize]).collect();
+        drop(self.members);
+        let rank = order.iter().map(|&i| self.rank[i as usize]).collect();
+        drop(self.rank);
+        let place = members
+            .iter()
+            .map(|m| self.analysed[m.group as usize].group.rows.positions[m.index as usize])
+            .collect();
+        Sequence { analysed: self.analysed, members, rank, started: Vec::new(), place, host: self.host }
     }
 
     /// The points of the trials `order` says, in that order.
@@ -96,41 +106,43 @@ impl<'a> Sequence<'a> {
     }
 }
 
-/// The indices of `n` trials by their start, `started(i)` (ties in the order of their
-/// indices, as a stable sort keeps them). Start and index packed in one integer where
-/// they fit, as they do for any session shorter than years: a sort of plain integers,
-/// each key its own (the index is in it), so the sort on every core need not be stable.
-fn by_start(n: usize, started: impl Fn(usize) -> i64) -> Vec<u32> {
-    let Some(first) = (0..n).map(&started).min() else { return Vec::new() };
-    let span = (0..n).map(|i| started(i).abs_diff(first)).max().unwrap_or(0);
+/// The trials' indices by start (ties in the order of their indices, as a stable sort
+/// keeps them). Start and index packed in one integer where they fit, as they do for any
+/// session shorter than years: a sort of plain integers, each key its own (the index is
+/// in it), so the sort on every core need not be stable.
+fn by_start(started: &[i64]) -> Vec<u32> {
+    let n = started.len();
+    let Some(&first) = started.iter().min() else { return Vec::new() };
+    let span = started.iter().map(|&s| s.abs_diff(first)).max().unwrap_or(0);
     let bits = usize::BITS - n.leading_zeros();
     if u64::BITS - span.leading_zeros() + bits <= 64 {
-        let mut keys: Vec<u64> = (0..n).map(|i| started(i).abs_diff(first) << bits | i as u64).collect();
+        let mut keys: Vec<u64> =
+            started.iter().enumerate().map(|(i, &s)| s.abs_diff(first) << bits | i as u64).collect();
         keys.par_sort_unstable();
         keys.into_iter().map(|k| (k & ((1 << bits) - 1)) as u32).collect()
     } else {
-        let mut keys: Vec<(i64, u32)> = (0..n).map(|i| (started(i), i as u32)).collect();
+        let mut keys: Vec<(i64, u32)> = started.iter().enumerate().map(|(i, &s)| (s, i as u32)).collect();
         keys.par_sort_unstable();
         keys.into_iter().map(|(_, i)| i).collect()
     }
 }
 
-/// The indices of the `n` trials with a place (`place(i)`; 0: not known), by place, each
+/// The indices of the trials with a place (`place`; 0: not known), by place, each
 /// place's in the order of their indices: a stable counting sort by place.
-fn by_place(n: usize, place: impl Fn(usize) -> u32) -> Vec<u32> {
-    let places = (0..n).map(&place).max().map_or(0, |p| p as usize + 1);
+fn by_place(place: &[u32]) -> Vec<u32> {
+    let places = place.iter().max().map_or(0, |&p| p as usize + 1);
     let mut at = vec![0usize; places + 1];
-    for i in 0..n {
-        at[place(i) as usize + 1] += 1;
+    for &p in place {
+        at[p as usize + 1] += 1;
     }
     for p in 1..at.len() {
         at[p] += at[p - 1];
     }
     // place 0 (not known) is left out
     let unknown = at[1];
-    let mut out = vec![0u32; n - unknown];
-    for i in 0..n {
-        let p = place(i) as usize;
+    let mut out = vec![0u32; place.len() - unknown];
+    for (i, &p) in place.iter().enumerate() {
+        let p = p as usize;
         if p > 0 {
             out[at[p] - unknown] = i as u32;
             at[p] += 1;
@@ -204,6 +216,7 @@ pub(crate) fn shifts(
             let Some(s) = sequences.get_mut(&key) else { continue };
             s.host = s.host.or_else(|| members.first().map(|&i| rows.hosts[i as usize]));
             s.members.extend(members.iter().map(|&i| Member { group: index as u32, index: i }));
+            s.started.extend(members.iter().map(|&i| rows.started[i as usize].get().unwrap_or_default()));
             s.rank.extend(ranks);
         }
     }
@@ -257,14 +270,14 @@ pub(crate) fn shifts(
                 },
                 || {
                     // by place, each place's trials in the order they started
-                    let by_place = by_place(trials.len(), |i| trials.place(i));
+                    let by_place = by_place(&trials.place);
                     self::order(&trials, &by_place, seed ^ 0x0de7, alpha).map(|(d, last)| OrderStat {
                         session: session.to_owned(),
                         host: host.clone(),
                         metric: metric.clone(),
                         trials: d.trials,
                         cells,
-                        places: by_place.last().map_or(0, |&i| trials.place(i as usize)),
+                        places: by_place.last().map_or(0, |&i| trials.place[i as usize]),
                         up_to_place: last,
                         change_pct: d.ratio.map(|r| (r - 1.0) * 100.0),
                         p_value: d.p_value,
@@ -312,7 +325,7 @@ fn drift(trials: &Sequence, seed: u64, alpha: f64) -> Option<(drift::Drift, i64)
 /// `alpha`, with the last place before the change.
 fn order(trials: &Sequence, order: &[u32], seed: u64, alpha: f64) -> Option<(drift::Drift, u32)> {
     let these = || order.iter().map(|&i| i as usize);
-    let places: Vec<u32> = these().map(|i| trials.place(i)).collect();
+    let places: Vec<u32> = these().map(|i| trials.place[i]).collect();
     let ranks: Vec<f64> = these().map(|i| trials.rank[i]).collect();
     let d = drift::test_places_ranked(&ranks, || trials.cells(these()), &places, seed)
         .filter(|d| d.p_value < alpha)?;
@@ -391,10 +404,10 @@ mod tests {
             }
             let mut want: Vec<u32> = (0..n as u32).collect();
             want.sort_by_key(|&i| started[i as usize]);
-            assert_eq!(by_start(n, |i| started[i]), want, "by start, n = {n}");
+            assert_eq!(by_start(&started), want, "by start, n = {n}");
             let mut want: Vec<u32> = (0..n as u32).filter(|&i| place[i as usize] > 0).collect();
             want.sort_by_key(|&i| place[i as usize]);
-            assert_eq!(by_place(n, |i| place[i]), want, "by place, n = {n}");
+            assert_eq!(by_place(&place), want, "by place, n = {n}");
         }
     }
 }

@@ -5,14 +5,41 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use indexmap::IndexMap;
+use rayon::prelude::*;
 
 use super::list;
 use crate::analyze::analysed::Analysed;
 use crate::analyze::comparisons::Arms;
+use crate::analyze::table::Rows;
 use crate::spec::Experiment;
 use crate::stats::verdict::VerdictKind;
 use crate::store::{BOOT_ID, Event, Name, Snapshot, Started};
 use crate::summary::{ComparisonStat, Warning, WarningKind};
+
+/// What the comparisons' warnings read of one analysed group's trials.
+struct GroupTimes {
+    /// The first and last start, of those known.
+    window: Option<(i64, i64)>,
+    /// A trial started at a time not known.
+    untimed: bool,
+    /// The sessions, each once, in order.
+    sessions: Vec<Name>,
+}
+
+impl GroupTimes {
+    fn of(rows: &Rows) -> GroupTimes {
+        let window =
+            rows.started.iter().filter_map(|s| s.get()).fold(None, |w: Option<(i64, i64)>, t| {
+                Some(w.map_or((t, t), |(lo, hi)| (lo.min(t), hi.max(t))))
+            });
+        let sessions: BTreeSet<Name> = rows.sessions.iter().copied().collect();
+        GroupTimes {
+            window,
+            untimed: rows.started.contains(&Started::NONE),
+            sessions: sessions.into_iter().collect(),
+        }
+    }
+}
 
 /// Warnings about the comparisons: disjoint time windows, hosts whose facts differ beyond
 /// the compared factor, levels measured in a single session, and verdicts that keeping
@@ -38,16 +65,16 @@ pub(crate) fn comparison_warnings(
     let mut single: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
     let mut sensitive = Vec::new();
     let mut facts_differ: HashMap<(BTreeSet<Name>, BTreeSet<Name>, String), Vec<String>> = HashMap::new();
+    // each group's time window, whether a trial has no start, and its sessions, once and
+    // on every core: a level is a few groups, and each is in many comparisons
+    let groups: Vec<GroupTimes> = analysed.par_iter().map(|a| GroupTimes::of(&a.group.rows)).collect();
     for (c, arm) in comparisons.iter().zip(arms) {
         let window = |cells: &[usize]| {
-            let times =
-                cells.iter().flat_map(|&i| analysed[i].group.rows.started.iter().filter_map(|s| s.get()));
-            times.fold(None, |w: Option<(i64, i64)>, t| {
-                Some(w.map_or((t, t), |(lo, hi)| (lo.min(t), hi.max(t))))
+            cells.iter().filter_map(|&i| groups[i].window).fold(None, |w: Option<(i64, i64)>, (lo, hi)| {
+                Some(w.map_or((lo, hi), |(l, h)| (l.min(lo), h.max(hi))))
             })
         };
-        let untimed =
-            |cells: &[usize]| cells.iter().any(|&i| analysed[i].group.rows.started.contains(&Started::NONE));
+        let untimed = |cells: &[usize]| cells.iter().any(|&i| groups[i].untimed);
         if untimed(&arm.baseline) || untimed(&arm.level) {
             unknown.entry(arm.entry).or_default().insert(format!("{} vs {}", c.level, c.baseline));
         } else if let (Some(a), Some(b)) = (window(&arm.baseline), window(&arm.level))
@@ -61,7 +88,7 @@ pub(crate) fn comparison_warnings(
             }
         }
         let sessions = |cells: &[usize]| -> BTreeSet<Name> {
-            cells.iter().flat_map(|&i| analysed[i].group.rows.sessions.iter().copied()).collect()
+            cells.iter().flat_map(|&i| groups[i].sessions.iter().copied()).collect()
         };
         let (sa, sb) = (sessions(&arm.baseline), sessions(&arm.level));
         for (level, s) in [(&c.baseline, &sa), (&c.level, &sb)] {
