@@ -80,19 +80,21 @@ impl<'a> Sequence<'a> {
         self.members[i].group as usize
     }
 
-    /// The same trials in the order they started ([`by_start`]), with their places.
+    /// The same trials in the order they started ([`by_start`]), with their places: each
+    /// column gathered on every core.
     fn into_start_order(self) -> Sequence<'a> {
         let order = by_start(&self.started);
         drop(self.started);
-        let members: Vec<Member> = order.iter().map(|&i| self.members[i as usize]).collect();
+        let members: Vec<Member> = order.par_iter().map(|&i| self.members[i as usize]).collect();
         drop(self.members);
-        let rank = order.iter().map(|&i| self.rank[i as usize]).collect();
+        let rank = order.par_iter().map(|&i| self.rank[i as usize]).collect();
         drop(self.rank);
+        let analysed = self.analysed;
         let place = members
-            .iter()
-            .map(|m| self.analysed[m.group as usize].group.rows.positions[m.index as usize])
+            .par_iter()
+            .map(|m| analysed[m.group as usize].group.rows.positions[m.index as usize])
             .collect();
-        Sequence { analysed: self.analysed, members, rank, started: Vec::new(), place, host: self.host }
+        Sequence { analysed, members, rank, started: Vec::new(), place, host: self.host }
     }
 
     /// The points of the trials `order` says, in that order.
