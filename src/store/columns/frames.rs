@@ -260,17 +260,27 @@ fn col(frame: &DataFrame, name: &str) -> io::Result<Series> {
     if c.null_count() != 0 && name != "started_at" {
         return Err(bad());
     }
-    Ok(c.as_materialized_series().rechunk())
+    Ok(c.as_materialized_series().clone())
+}
+
+/// The values of a column without nulls, chunk by chunk: a read's pages are chunks of their
+/// own, copied once into the vector (a rechunk first copied them all into one more).
+fn values<T: PolarsNumericType>(ca: &ChunkedArray<T>) -> Vec<T::Native> {
+    let mut out = Vec::with_capacity(ca.len());
+    for chunk in ca.downcast_iter() {
+        out.extend_from_slice(chunk.values());
+    }
+    out
 }
 
 /// A `UInt32` column's values.
 fn small(s: &Series) -> io::Result<Vec<u32>> {
-    Ok(s.u32().map_err(damaged)?.cont_slice().map_err(damaged)?.to_vec())
+    Ok(values(s.u32().map_err(damaged)?))
 }
 
 /// A `Float64` column's values.
 fn numbers(s: &Series) -> io::Result<Vec<f64>> {
-    Ok(s.f64().map_err(damaged)?.cont_slice().map_err(damaged)?.to_vec())
+    Ok(values(s.f64().map_err(damaged)?))
 }
 
 /// An `Enum` column over the names: their numbers.
@@ -303,9 +313,12 @@ fn trial_columns(dir: &Path, part: &Part, needed: Needed, names: &[Box<str>]) ->
         warmup: get("warmup")?.bool().map_err(damaged)?.iter().map(Option::unwrap_or_default).collect(),
         repetition: small(&get("repetition")?)?,
         // i64::MIN is no time a record's start reads as: none
-        started: match started.physical().cont_slice() {
-            Ok(all) => all.iter().map(|&s| Started::new(Some(s).filter(|&s| s != i64::MIN))).collect(),
-            Err(_) => started.physical().iter().map(|s| Started::new(s.filter(|&s| s != i64::MIN))).collect(),
+        started: match started.physical().null_count() {
+            0 => values(started.physical())
+                .into_iter()
+                .map(|s| Started::new(Some(s).filter(|&s| s != i64::MIN)))
+                .collect(),
+            _ => started.physical().iter().map(|s| Started::new(s.filter(|&s| s != i64::MIN))).collect(),
         },
         wall_time: numbers(&get("wall_time")?)?,
         ..TrialColumns::default()
@@ -429,23 +442,9 @@ fn enum_codes<'a>(s: &Series, words: impl IntoIterator<Item = &'a str>) -> io::R
     }
     let physical = s.to_physical_repr();
     let codes: Vec<u32> = match physical.dtype() {
-        DataType::UInt8 => physical
-            .u8()
-            .map_err(damaged)?
-            .cont_slice()
-            .map_err(damaged)?
-            .iter()
-            .map(|&c| u32::from(c))
-            .collect(),
-        DataType::UInt16 => physical
-            .u16()
-            .map_err(damaged)?
-            .cont_slice()
-            .map_err(damaged)?
-            .iter()
-            .map(|&c| u32::from(c))
-            .collect(),
-        _ => physical.u32().map_err(damaged)?.cont_slice().map_err(damaged)?.to_vec(),
+        DataType::UInt8 => values(physical.u8().map_err(damaged)?).into_iter().map(u32::from).collect(),
+        DataType::UInt16 => values(physical.u16().map_err(damaged)?).into_iter().map(u32::from).collect(),
+        _ => values(physical.u32().map_err(damaged)?),
     };
     let len = categories.categories().len() as u32;
     if codes.iter().any(|&c| c >= len) {
