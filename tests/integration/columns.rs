@@ -9,7 +9,11 @@
 
 use super::{as_a_user as margin, stderr, stdout};
 
-const EXP: &str = "matrix:\n  n: [1, 2, 3]\nrun: printf 'value=%s\\n' {{ n }}{{ repetition }}\n\
+/// Each trial sleeps 30 ms first, past a clock tick: the telemetry's CPU shares need
+/// /proc/stat's counters to move during the trial (a trial shorter than a tick has none),
+/// and a store of 1 ms trials had none now and then (the test failed so once, on a loaded
+/// machine).
+const EXP: &str = "matrix:\n  n: [1, 2, 3]\nrun: sleep 0.03; printf 'value=%s\\n' {{ n }}{{ repetition }}\n\
                    metrics:\n  value: { regex: 'value=(\\d+)', better: higher }\nrepetitions: 3\n";
 
 /// What the three readers say of the store: `status`, `report --json` (the summary), and
