@@ -10,7 +10,6 @@ use std::collections::{HashMap, HashSet};
 use rayon::prelude::*;
 
 use super::analysed::Analysed;
-use super::table::Rows;
 use crate::stats::drift::{self, Point};
 use crate::store::{Name, Names};
 use crate::summary::{DriftStat, MetricMeta, OrderStat, Warning, WarningKind};
@@ -27,74 +26,80 @@ struct Member {
     index: u32,
 }
 
-/// The trials of one session and metric, each its [`Member`], its centred rank among its
-/// cell's trials in the session ([`drift::centred_ranks_of`]) and its start (µs), and the
-/// host of the first. Gathered cell by cell, then put in the order the trials started
-/// ([`Sequence::into_start_order`]), which the tests read in place, with each trial's
-/// place in its round beside them. The values stay in the groups': a sequence holds 24
-/// bytes a trial, then 20.
-struct Sequence<'a> {
+/// The trials of one session and metric as gathered, cell by cell: each its [`Member`],
+/// its centred rank among its cell's trials in the session ([`drift::centred_ranks_of`])
+/// and its start (µs), and the host of the first. 24 bytes a trial: the values stay in
+/// the groups'.
+struct Gathered<'a> {
     analysed: &'a [Analysed],
     members: Vec<Member>,
     rank: Vec<f64>,
-    /// Gathered with the members; let go of once in start order.
     started: Vec<i64>,
-    /// In start order only.
-    place: Vec<u32>,
     host: Option<Name>,
 }
 
-impl<'a> Sequence<'a> {
-    fn new(analysed: &'a [Analysed], n: usize) -> Sequence<'a> {
-        Sequence {
+impl<'a> Gathered<'a> {
+    fn new(analysed: &'a [Analysed], n: usize) -> Gathered<'a> {
+        Gathered {
             analysed,
             members: Vec::with_capacity(n),
             rank: Vec::with_capacity(n),
             started: Vec::with_capacity(n),
-            place: Vec::new(),
             host: None,
         }
     }
 
-    fn len(&self) -> usize {
-        self.members.len()
-    }
-
-    fn rows(&self, i: usize) -> (&Rows, usize) {
-        let m = self.members[i];
-        (&self.analysed[m.group as usize].group.rows, m.index as usize)
-    }
-
-    /// When trial `i` started (µs; a trial without a start is not in a sequence).
-    fn started(&self, i: usize) -> i64 {
-        let (rows, at) = self.rows(i);
-        rows.started[at].get().unwrap_or_default()
-    }
-
-    fn value(&self, i: usize) -> f64 {
-        let m = self.members[i];
-        self.analysed[m.group as usize].all.values()[m.index as usize]
-    }
-
-    fn cell(&self, i: usize) -> usize {
-        self.members[i].group as usize
-    }
-
-    /// The same trials in the order they started ([`by_start`]), with their places: each
-    /// column gathered on every core.
+    /// The same trials in the order they started ([`by_start`]), with their places in
+    /// their rounds: each column gathered on every core.
     fn into_start_order(self) -> Sequence<'a> {
-        let order = by_start(&self.started);
-        drop(self.started);
-        let members: Vec<Member> = order.par_iter().map(|&i| self.members[i as usize]).collect();
-        drop(self.members);
-        let rank = order.par_iter().map(|&i| self.rank[i as usize]).collect();
-        drop(self.rank);
-        let analysed = self.analysed;
+        let Gathered { analysed, members, rank, started, host } = self;
+        let order = by_start(&started);
+        drop(started);
+        let members: Vec<Member> = order.par_iter().map(|&i| members[i as usize]).collect();
+        let rank = order.par_iter().map(|&i| rank[i as usize]).collect();
         let place = members
             .par_iter()
             .map(|m| analysed[m.group as usize].group.rows.positions[m.index as usize])
             .collect();
-        Sequence { analysed, members, rank, started: Vec::new(), place, host: self.host }
+        Sequence { analysed, members, rank, place, host }
+    }
+}
+
+/// The trials of one session and metric in the order they started, which the tests read
+/// in place: each its [`Member`], its centred rank and its place in its round (0: not
+/// known), and the host of the first. 20 bytes a trial.
+struct Sequence<'a> {
+    analysed: &'a [Analysed],
+    members: Vec<Member>,
+    rank: Vec<f64>,
+    place: Vec<u32>,
+    host: Option<Name>,
+}
+
+impl Sequence<'_> {
+    fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Trial `i`'s analysed group and its index there.
+    fn member(&self, i: usize) -> (&Analysed, usize) {
+        let m = self.members[i];
+        (&self.analysed[m.group as usize], m.index as usize)
+    }
+
+    /// When trial `i` started (µs; a trial without a start is not in a sequence).
+    fn started(&self, i: usize) -> i64 {
+        let (a, at) = self.member(i);
+        a.group.rows.started[at].get().unwrap_or_default()
+    }
+
+    fn value(&self, i: usize) -> f64 {
+        let (a, at) = self.member(i);
+        a.all.values()[at]
+    }
+
+    fn cell(&self, i: usize) -> usize {
+        self.members[i].group as usize
     }
 
     /// The points of the trials `order` says, in that order.
@@ -210,8 +215,8 @@ pub(crate) fn shifts(
     for (key, members, _) in ranked.iter().flatten() {
         *sizes.entry(*key).or_default() += members.len();
     }
-    let mut sequences: HashMap<(Name, usize), Sequence> =
-        sizes.into_iter().map(|(key, n)| (key, Sequence::new(analysed, n))).collect();
+    let mut sequences: HashMap<(Name, usize), Gathered> =
+        sizes.into_iter().map(|(key, n)| (key, Gathered::new(analysed, n))).collect();
     for (index, cell) in ranked.into_iter().enumerate() {
         let rows = &analysed[index].group.rows;
         for (key, members, ranks) in cell {
@@ -225,20 +230,24 @@ pub(crate) fn shifts(
     // each session's metrics share its false alarms
     let mut per_session: HashMap<Name, usize> = HashMap::new();
     for ((session, _), trials) in &sequences {
-        if trials.len() >= drift::MIN_TRIALS {
+        if trials.members.len() >= drift::MIN_TRIALS {
             *per_session.entry(*session).or_default() += 1;
         }
     }
     let mut keys: Vec<(Name, usize)> = sequences.keys().copied().collect();
     keys.sort_by_key(|(s, m)| (names.get(*s).to_owned(), *m));
     // the sequences are independent: tested in parallel, kept in the keys' order
-    let sequences: Vec<((Name, usize), Sequence)> =
+    let sequences: Vec<((Name, usize), Gathered)> =
         keys.into_iter().filter_map(|key| Some((key, sequences.remove(&key)?))).collect();
     let found: Vec<(Option<DriftStat>, Option<OrderStat>)> = sequences
         .into_par_iter()
         .map(|(key, trials)| {
             // a value not finite: no ranks to test (as `drift::test` says)
-            if !(0..trials.len()).all(|i| trials.value(i).is_finite()) {
+            if !trials
+                .members
+                .iter()
+                .all(|m| analysed[m.group as usize].all.values()[m.index as usize].is_finite())
+            {
                 return (None, None);
             }
             let session = names.get(key.0);
