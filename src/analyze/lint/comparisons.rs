@@ -28,10 +28,7 @@ struct GroupTimes {
 
 impl GroupTimes {
     fn of(rows: &Rows) -> GroupTimes {
-        let window =
-            rows.started.iter().filter_map(|s| s.get()).fold(None, |w: Option<(i64, i64)>, t| {
-                Some(w.map_or((t, t), |(lo, hi)| (lo.min(t), hi.max(t))))
-            });
+        let window = rows.started.iter().filter_map(|s| s.get()).map(|t| (t, t)).fold(None, widen);
         let sessions: BTreeSet<Name> = rows.sessions.iter().copied().collect();
         GroupTimes {
             window,
@@ -39,6 +36,11 @@ impl GroupTimes {
             sessions: sessions.into_iter().collect(),
         }
     }
+}
+
+/// Time window `w` widened to take in `(lo, hi)`.
+fn widen(w: Option<(i64, i64)>, (lo, hi): (i64, i64)) -> Option<(i64, i64)> {
+    Some(w.map_or((lo, hi), |(l, h)| (l.min(lo), h.max(hi))))
 }
 
 /// Warnings about the comparisons: disjoint time windows, hosts whose facts differ beyond
@@ -69,11 +71,7 @@ pub(crate) fn comparison_warnings(
     // on every core: a level is a few groups, and each is in many comparisons
     let groups: Vec<GroupTimes> = analysed.par_iter().map(|a| GroupTimes::of(&a.group.rows)).collect();
     for (c, arm) in comparisons.iter().zip(arms) {
-        let window = |cells: &[usize]| {
-            cells.iter().filter_map(|&i| groups[i].window).fold(None, |w: Option<(i64, i64)>, (lo, hi)| {
-                Some(w.map_or((lo, hi), |(l, h)| (l.min(lo), h.max(hi))))
-            })
-        };
+        let window = |cells: &[usize]| cells.iter().filter_map(|&i| groups[i].window).fold(None, widen);
         let untimed = |cells: &[usize]| cells.iter().any(|&i| groups[i].untimed);
         if untimed(&arm.baseline) || untimed(&arm.level) {
             unknown.entry(arm.entry).or_default().insert(format!("{} vs {}", c.level, c.baseline));

@@ -273,6 +273,11 @@ fn values<T: PolarsNumericType>(ca: &ChunkedArray<T>) -> Vec<T::Native> {
     out
 }
 
+/// The codes of a column without nulls of a narrower type, as `u32`, chunk by chunk.
+fn widened<T: PolarsNumericType<Native: Into<u32>>>(ca: &ChunkedArray<T>) -> Vec<u32> {
+    ca.downcast_iter().flat_map(|chunk| chunk.values().iter().map(|&c| c.into())).collect()
+}
+
 /// A `UInt32` column's values.
 fn small(s: &Series) -> io::Result<Vec<u32>> {
     Ok(values(s.u32().map_err(damaged)?))
@@ -314,9 +319,11 @@ fn trial_columns(dir: &Path, part: &Part, needed: Needed, names: &[Box<str>]) ->
         repetition: small(&get("repetition")?)?,
         // i64::MIN is no time a record's start reads as: none
         started: match started.physical().null_count() {
-            0 => values(started.physical())
-                .into_iter()
-                .map(|s| Started::new(Some(s).filter(|&s| s != i64::MIN)))
+            0 => started
+                .physical()
+                .downcast_iter()
+                .flat_map(|chunk| chunk.values().iter())
+                .map(|&s| Started::new(Some(s).filter(|&s| s != i64::MIN)))
                 .collect(),
             _ => started.physical().iter().map(|s| Started::new(s.filter(|&s| s != i64::MIN))).collect(),
         },
@@ -442,8 +449,8 @@ fn enum_codes<'a>(s: &Series, words: impl IntoIterator<Item = &'a str>) -> io::R
     }
     let physical = s.to_physical_repr();
     let codes: Vec<u32> = match physical.dtype() {
-        DataType::UInt8 => values(physical.u8().map_err(damaged)?).into_iter().map(u32::from).collect(),
-        DataType::UInt16 => values(physical.u16().map_err(damaged)?).into_iter().map(u32::from).collect(),
+        DataType::UInt8 => widened(physical.u8().map_err(damaged)?),
+        DataType::UInt16 => widened(physical.u16().map_err(damaged)?),
         _ => values(physical.u32().map_err(damaged)?),
     };
     let len = categories.categories().len() as u32;
