@@ -26,64 +26,67 @@ struct Member {
     index: u32,
 }
 
-/// The trials of one session and metric as gathered, cell by cell: each its [`Member`],
-/// its centred rank among its cell's trials in the session ([`drift::centred_ranks_of`])
-/// and its start (µs), and the host of the first. 24 bytes a trial: the values stay in
-/// the groups'.
+/// The trials of one session and metric as gathered, cell by cell: each its [`Member`]
+/// and its centred rank among its cell's trials in the session
+/// ([`drift::centred_ranks_of`]), the number of cells, and the host of the first. 16
+/// bytes a trial: the starts and the values stay in the groups'.
 struct Gathered<'a> {
     analysed: &'a [Analysed],
     members: Vec<Member>,
     rank: Vec<f64>,
-    started: Vec<i64>,
+    cells: usize,
     host: Option<Name>,
 }
 
 impl<'a> Gathered<'a> {
-    fn new(analysed: &'a [Analysed], n: usize) -> Gathered<'a> {
-        Gathered {
-            analysed,
-            members: Vec::with_capacity(n),
-            rank: Vec::with_capacity(n),
-            started: Vec::with_capacity(n),
-            host: None,
-        }
-    }
-
-    /// The same trials in the order they started ([`by_start`]), with their places in
-    /// their rounds: each column gathered on every core.
+    /// The same trials in the order they started ([`by_start`]), with their ranks and
+    /// their places in their rounds in that order, each gathered on every core; the
+    /// members stay as gathered.
     fn into_start_order(self) -> Sequence<'a> {
-        let Gathered { analysed, members, rank, started, host } = self;
-        let order = by_start(&started);
-        drop(started);
-        let members: Vec<Member> = order.par_iter().map(|&i| members[i as usize]).collect();
-        let rank = order.par_iter().map(|&i| rank[i as usize]).collect();
-        let place = members
+        let Gathered { analysed, members, rank, cells, host } = self;
+        let started = |m: &Member| analysed[m.group as usize].group.rows.started[m.index as usize];
+        let order = by_start(members.len(), |k| started(&members[k]).get().unwrap_or_default());
+        let gathered = rank;
+        let rank = order.par_iter().map(|&k| gathered[k as usize]).collect();
+        drop(gathered);
+        let place = order
             .par_iter()
-            .map(|m| analysed[m.group as usize].group.rows.positions[m.index as usize])
+            .map(|&k| {
+                let m = members[k as usize];
+                analysed[m.group as usize].group.rows.positions[m.index as usize]
+            })
             .collect();
-        Sequence { analysed, members, rank, place, host }
+        Sequence { analysed, members, order, rank, place, cells, host }
     }
 }
 
 /// The trials of one session and metric in the order they started, which the tests read
-/// in place: each its [`Member`], its centred rank and its place in its round (0: not
-/// known), and the host of the first. 20 bytes a trial.
+/// in place: the members as gathered and, in start order, each one's place among them,
+/// its centred rank and its place in its round (0: not known); the number of cells and
+/// the host of the first. 24 bytes a trial.
 struct Sequence<'a> {
     analysed: &'a [Analysed],
     members: Vec<Member>,
+    order: Vec<u32>,
     rank: Vec<f64>,
     place: Vec<u32>,
+    cells: usize,
     host: Option<Name>,
 }
 
 impl Sequence<'_> {
     fn len(&self) -> usize {
-        self.members.len()
+        self.order.len()
+    }
+
+    /// Trial `i`'s member, `i` in start order.
+    fn at(&self, i: usize) -> Member {
+        self.members[self.order[i] as usize]
     }
 
     /// Trial `i`'s analysed group and its index there.
     fn member(&self, i: usize) -> (&Analysed, usize) {
-        let m = self.members[i];
+        let m = self.at(i);
         (&self.analysed[m.group as usize], m.index as usize)
     }
 
@@ -99,7 +102,7 @@ impl Sequence<'_> {
     }
 
     fn cell(&self, i: usize) -> usize {
-        self.members[i].group as usize
+        self.at(i).group as usize
     }
 
     /// The points of the trials `order` says, in that order.
@@ -113,49 +116,65 @@ impl Sequence<'_> {
     }
 }
 
-/// The trials' indices by start (ties in the order of their indices, as a stable sort
+/// The indices `0..n` by `started` (ties in the order of their indices, as a stable sort
 /// keeps them). Start and index packed in one integer where they fit, as they do for any
 /// session shorter than years: a sort of plain integers, each key its own (the index is
 /// in it), so the sort on every core need not be stable.
-fn by_start(started: &[i64]) -> Vec<u32> {
-    let n = started.len();
-    let Some(&first) = started.iter().min() else { return Vec::new() };
-    let span = started.iter().map(|&s| s.abs_diff(first)).max().unwrap_or(0);
+fn by_start(n: usize, started: impl Fn(usize) -> i64 + Sync) -> Vec<u32> {
+    let (first, last) = (0..n)
+        .into_par_iter()
+        .map(|k| (started(k), started(k)))
+        .reduce(|| (i64::MAX, i64::MIN), |a, b| (a.0.min(b.0), a.1.max(b.1)));
+    if n == 0 {
+        return Vec::new();
+    }
+    let span = last.abs_diff(first);
     let bits = usize::BITS - n.leading_zeros();
     if u64::BITS - span.leading_zeros() + bits <= 64 {
         let mut keys: Vec<u64> =
-            started.iter().enumerate().map(|(i, &s)| s.abs_diff(first) << bits | i as u64).collect();
+            (0..n).into_par_iter().map(|k| started(k).abs_diff(first) << bits | k as u64).collect();
         keys.par_sort_unstable();
-        keys.into_iter().map(|k| (k & ((1 << bits) - 1)) as u32).collect()
+        keys.into_par_iter().map(|key| (key & ((1 << bits) - 1)) as u32).collect()
     } else {
-        let mut keys: Vec<(i64, u32)> = started.iter().enumerate().map(|(i, &s)| (s, i as u32)).collect();
+        let mut keys: Vec<(i64, u32)> = (0..n).into_par_iter().map(|k| (started(k), k as u32)).collect();
         keys.par_sort_unstable();
-        keys.into_iter().map(|(_, i)| i).collect()
+        keys.into_par_iter().map(|(_, k)| k).collect()
     }
 }
 
-/// The indices of the trials with a place (`place`; 0: not known), by place, each
-/// place's in the order of their indices: a stable counting sort by place.
-fn by_place(place: &[u32]) -> Vec<u32> {
-    let places = place.iter().max().map_or(0, |&p| p as usize + 1);
-    let mut at = vec![0usize; places + 1];
-    for &p in place {
-        at[p as usize + 1] += 1;
+/// The indices `0..n` with a place (`place`; 0: not known), by place, each place's in the
+/// order of their indices (a stable counting sort by place), and where the place changes
+/// between two of them (`cuts[k]`: between the `k`th and the next).
+fn by_place(n: usize, place: impl Fn(usize) -> u32) -> (Vec<u32>, Vec<bool>) {
+    let mut at: Vec<usize> = Vec::new();
+    for i in 0..n {
+        let p = place(i) as usize;
+        if at.len() < p + 2 {
+            at.resize(p + 2, 0);
+        }
+        at[p + 1] += 1;
     }
     for p in 1..at.len() {
         at[p] += at[p - 1];
     }
     // place 0 (not known) is left out
-    let unknown = at[1];
-    let mut out = vec![0u32; place.len() - unknown];
-    for (i, &p) in place.iter().enumerate() {
-        let p = p as usize;
+    let unknown = at.get(1).copied().unwrap_or(0);
+    let known = n - unknown;
+    let mut cuts = vec![false; known.saturating_sub(1)];
+    for &end in at.iter().skip(1) {
+        if end > unknown && end < n {
+            cuts[end - unknown - 1] = true;
+        }
+    }
+    let mut out = vec![0u32; known];
+    for i in 0..n {
+        let p = place(i) as usize;
         if p > 0 {
             out[at[p] - unknown] = i as u32;
             at[p] += 1;
         }
     }
-    out
+    (out, cuts)
 }
 
 /// What the sessions' trials showed: drifts in time, and effects of the order within a
@@ -174,11 +193,10 @@ pub(crate) fn shifts(
     primary: &HashSet<&str>,
     names: &Names,
 ) -> Shifts {
-    // each cell's trials of each session (their indices in the cell), ranked within them
-    // on every core; then each (session, metric)'s sequence gathered from the cells in
-    // their order, so that a trial's columns are copied once
-    type Ranked = Vec<((Name, usize), Vec<u32>, Vec<f64>)>;
-    let ranked: Vec<Ranked> = analysed
+    // each cell's trials of each session (their indices in the cell), on every core; then
+    // each (session, metric)'s sequence gathered from the cells in their order, each
+    // cell's trials ranked within it as they are copied
+    let sessions: Vec<Vec<((Name, usize), Vec<u32>)>> = analysed
         .par_iter()
         .map(|a| {
             let rows = &a.group.rows;
@@ -201,32 +219,18 @@ pub(crate) fn shifts(
                     None => by_session.push((key, vec![i as u32])),
                 }
             }
-            let values = a.all.values();
             by_session
-                .into_iter()
-                .map(|(key, members)| {
-                    let of: Vec<f64> = members.iter().map(|&i| values[i as usize]).collect();
-                    (key, members, drift::centred_ranks_of(&of))
-                })
-                .collect()
         })
         .collect();
-    let mut sizes: HashMap<(Name, usize), usize> = HashMap::new();
-    for (key, members, _) in ranked.iter().flatten() {
-        *sizes.entry(*key).or_default() += members.len();
-    }
-    let mut sequences: HashMap<(Name, usize), Gathered> =
-        sizes.into_iter().map(|(key, n)| (key, Gathered::new(analysed, n))).collect();
-    for (index, cell) in ranked.into_iter().enumerate() {
-        let rows = &analysed[index].group.rows;
-        for (key, members, ranks) in cell {
-            let Some(s) = sequences.get_mut(&key) else { continue };
-            s.host = s.host.or_else(|| members.first().map(|&i| rows.hosts[i as usize]));
-            s.members.extend(members.iter().map(|&i| Member { group: index as u32, index: i }));
-            s.started.extend(members.iter().map(|&i| rows.started[i as usize].get().unwrap_or_default()));
-            s.rank.extend(ranks);
+    // each (session, metric)'s pieces, cell by cell in the cells' order
+    let mut pieces: HashMap<(Name, usize), Vec<Piece>> = HashMap::new();
+    for (index, cell) in sessions.into_iter().enumerate() {
+        for (key, members) in cell {
+            pieces.entry(key).or_default().push((index as u32, members));
         }
     }
+    let mut sequences: HashMap<(Name, usize), Gathered> =
+        pieces.into_iter().map(|(key, pieces)| (key, gather(analysed, pieces))).collect();
     // each session's metrics share its false alarms
     let mut per_session: HashMap<Name, usize> = HashMap::new();
     for ((session, _), trials) in &sequences {
@@ -256,33 +260,30 @@ pub(crate) fn shifts(
                 .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
             let alpha = FALSE_ALARMS / per_session.get(&key.0).copied().unwrap_or(1).max(1) as f64;
             let trials = trials.into_start_order();
-            let mut seen = vec![false; analysed.len()];
-            let cells =
-                (0..trials.len()).filter(|&i| !std::mem::replace(&mut seen[trials.cell(i)], true)).count();
+            let cells = trials.cells;
             let host = trials.host.map(|h| names.get(h).to_owned()).unwrap_or_default();
             let metric = &metrics[key.1].name;
-            let (drift, order) = rayon::join(
-                || {
-                    drift(&trials, seed, alpha).map(|(d, at)| DriftStat {
-                        session: session.to_owned(),
-                        host: host.clone(),
-                        metric: metric.clone(),
-                        trials: d.trials,
-                        cells,
-                        before: d.at,
-                        change_at: jiff::Timestamp::from_microsecond(at)
-                            .map(|t| t.to_string())
-                            .unwrap_or_default(),
-                        change_pct: d.ratio.map(|r| (r - 1.0) * 100.0),
-                        p_value: d.p_value,
-                        alpha,
-                        points: points(&trials),
-                    })
-                },
-                || {
-                    // by place, each place's trials in the order they started
-                    let by_place = by_place(&trials.place);
-                    self::order(&trials, &by_place, seed ^ 0x0de7, alpha).map(|(d, last)| OrderStat {
+            let drift = drift(&trials, seed, alpha).map(|(d, at)| DriftStat {
+                session: session.to_owned(),
+                host: host.clone(),
+                metric: metric.clone(),
+                trials: d.trials,
+                cells,
+                before: d.at,
+                change_at: jiff::Timestamp::from_microsecond(at).map(|t| t.to_string()).unwrap_or_default(),
+                change_pct: d.ratio.map(|r| (r - 1.0) * 100.0),
+                p_value: d.p_value,
+                alpha,
+                points: points(&trials),
+            });
+            // by place, each place's trials in the order they started; their ranks taken
+            // into that order in place (the drift test done with them in start order)
+            let (by_place, cuts) = by_place(trials.len(), |i| trials.place[i]);
+            let mut trials = trials;
+            let ranks = in_order(std::mem::take(&mut trials.rank), &by_place);
+            let order =
+                self::order(&trials, &by_place, &cuts, ranks, seed ^ 0x0de7, alpha).map(|(d, last)| {
+                    OrderStat {
                         session: session.to_owned(),
                         host: host.clone(),
                         metric: metric.clone(),
@@ -293,14 +294,44 @@ pub(crate) fn shifts(
                         change_pct: d.ratio.map(|r| (r - 1.0) * 100.0),
                         p_value: d.p_value,
                         alpha,
-                    })
-                },
-            );
+                    }
+                });
             (drift, order)
         })
         .collect();
     let (drifts, orders) = found.into_iter().unzip::<_, _, Vec<_>, Vec<_>>();
     Shifts { drifts: drifts.into_iter().flatten().collect(), orders: orders.into_iter().flatten().collect() }
+}
+
+/// A cell's trials of one session and metric: the group's index and the trials' indices
+/// in it.
+type Piece = (u32, Vec<u32>);
+
+/// The trials of `pieces` one after another, each piece's ranked and copied on every core.
+fn gather(analysed: &[Analysed], pieces: Vec<Piece>) -> Gathered<'_> {
+    let n = pieces.iter().map(|(_, members)| members.len()).sum();
+    let host = pieces.first().and_then(|(g, members)| {
+        members.first().map(|&i| analysed[*g as usize].group.rows.hosts[i as usize])
+    });
+    let mut members = vec![Member { group: 0, index: 0 }; n];
+    let mut rank = vec![0.0; n];
+    let mut slots = Vec::with_capacity(pieces.len());
+    let (mut m, mut r) = (&mut members[..], &mut rank[..]);
+    for piece in &pieces {
+        let (these, rest) = std::mem::take(&mut m).split_at_mut(piece.1.len());
+        let (ranks, rest_r) = std::mem::take(&mut r).split_at_mut(piece.1.len());
+        (m, r) = (rest, rest_r);
+        slots.push((piece, these, ranks));
+    }
+    slots.into_par_iter().for_each(|((group, indices), these, ranks)| {
+        for (slot, &index) in these.iter_mut().zip(indices) {
+            *slot = Member { group: *group, index };
+        }
+        let values = analysed[*group as usize].all.values();
+        let of: Vec<f64> = indices.iter().map(|&i| values[i as usize]).collect();
+        ranks.copy_from_slice(&drift::centred_ranks_of(&of));
+    });
+    Gathered { analysed, members, rank, cells: pieces.len(), host }
 }
 
 /// The trials (in the order they started) as a drift's plot shows them: seconds after
@@ -332,17 +363,52 @@ fn drift(trials: &Sequence, seed: u64, alpha: f64) -> Option<(drift::Drift, i64)
     Some((drift::Drift { ratio: drift::shift(&trials.points(all()), d.at), ..d }, at))
 }
 
-/// The effect of the place in a round on the trials `order` says (by place) below
-/// `alpha`, with the last place before the change.
-fn order(trials: &Sequence, order: &[u32], seed: u64, alpha: f64) -> Option<(drift::Drift, u32)> {
+/// The effect of the place in a round on the trials `order` says (by place, the place
+/// changing where `cuts` says, their ranks `ranks` in that order) below `alpha`, with the
+/// last place before the change.
+fn order(
+    trials: &Sequence,
+    order: &[u32],
+    cuts: &[bool],
+    ranks: Vec<f64>,
+    seed: u64,
+    alpha: f64,
+) -> Option<(drift::Drift, u32)> {
     let these = || order.iter().map(|&i| i as usize);
-    let places: Vec<u32> = these().map(|i| trials.place[i]).collect();
-    let ranks: Vec<f64> = these().map(|i| trials.rank[i]).collect();
-    let d = drift::test_places_ranked(&ranks, || trials.cells(these()), &places, seed)
+    let d = drift::test_cuts_ranked(&ranks, || trials.cells(these()), cuts, seed)
         .filter(|d| d.p_value < alpha)?;
+    drop(ranks);
     // a change found is after a place (a p-value below 1 has `at` ≥ 1)
-    let last = *places.get(d.at.checked_sub(1)?)?;
+    let last = trials.place[*order.get(d.at.checked_sub(1)?)? as usize];
     Some((drift::Drift { ratio: drift::shift(&trials.points(these()), d.at), ..d }, last))
+}
+
+/// `values` taken in `order` (`out[k] = values[order[k]]`, each index once): in place
+/// when `order` takes every value, following each cycle of the permutation, so that a
+/// sequence's ranks are not held twice.
+fn in_order(mut values: Vec<f64>, order: &[u32]) -> Vec<f64> {
+    if order.len() != values.len() {
+        return order.iter().map(|&i| values[i as usize]).collect();
+    }
+    let mut done = vec![false; values.len()];
+    for start in 0..values.len() {
+        if done[start] {
+            continue;
+        }
+        let first = values[start];
+        let mut k = start;
+        loop {
+            done[k] = true;
+            let next = order[k] as usize;
+            if next == start {
+                values[k] = first;
+                break;
+            }
+            values[k] = values[next];
+            k = next;
+        }
+    }
+    values
 }
 
 /// One warning per drift found.
@@ -400,10 +466,29 @@ mod tests {
     use super::*;
 
     /// The two orders against stable sorts of the trials, on starts with ties, unknown
-    /// places (0) and places out of order, in sizes that pack and one that does not.
+    /// places (0) and places out of order, in sizes that pack and one that does not, and
+    /// the cuts between places against the sorted places'.
+    /// Taken in place or copied, the values in an order are those the order names.
+    #[test]
+    fn values_in_order_are_the_ones_the_order_names() {
+        let values: Vec<f64> = (0..50).map(|i| f64::from(i) * 1.5).collect();
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut order: Vec<u32> = (0..50).collect();
+        for i in (1..order.len()).rev() {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            order.swap(i, (x % (i as u64 + 1)) as usize);
+        }
+        let want: Vec<f64> = order.iter().map(|&i| values[i as usize]).collect();
+        assert_eq!(in_order(values.clone(), &order), want);
+        assert_eq!(in_order(values.clone(), &order[..20]), want[..20]);
+        assert_eq!(in_order(values, &[]), Vec::<f64>::new());
+    }
+
     #[test]
     fn by_start_and_by_place_are_stable_sorts() {
-        for (n, spread) in [(1usize, 10i64), (60, 7), (1000, 1 << 20), (300, i64::MAX / 4)] {
+        for (n, spread) in [(0usize, 1i64), (1, 10), (60, 7), (1000, 1 << 20), (300, i64::MAX / 4)] {
             let (mut started, mut place) = (Vec::new(), Vec::new());
             let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
             for _ in 0..n {
@@ -415,10 +500,12 @@ mod tests {
             }
             let mut want: Vec<u32> = (0..n as u32).collect();
             want.sort_by_key(|&i| started[i as usize]);
-            assert_eq!(by_start(&started), want, "by start, n = {n}");
+            assert_eq!(by_start(n, |k| started[k]), want, "by start, n = {n}");
             let mut want: Vec<u32> = (0..n as u32).filter(|&i| place[i as usize] > 0).collect();
             want.sort_by_key(|&i| place[i as usize]);
-            assert_eq!(by_place(&place), want, "by place, n = {n}");
+            let cuts: Vec<bool> =
+                want.windows(2).map(|w| place[w[0] as usize] != place[w[1] as usize]).collect();
+            assert_eq!(by_place(n, |i| place[i]), (want, cuts), "by place, n = {n}");
         }
     }
 }

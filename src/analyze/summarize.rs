@@ -240,13 +240,29 @@ fn summary(
     let units = Units::new(snapshot, &grouped.sessions);
     let Statistics { settings, counts, metrics, analysed, cells, comparisons, arms, effects, mut warnings } =
         analyse(exp, plan, grouped, &units, &snapshot.trials.names)?;
-    warnings.extend(lint::cell_warnings(plan, &metrics, &analysed, &cells, &primary_metrics(exp, &metrics)));
-    let super::drift::Shifts { drifts, orders } =
-        super::drift::shifts(&analysed, &metrics, &primary_metrics(exp, &metrics), &snapshot.trials.names);
+    // the lints and the drift tests read the analysis and nothing of each other: made side
+    // by side, so that the drift tests' stretches on one core leave the other to the lints
+    let primary = primary_metrics(exp, &metrics);
+    let ((cell_warnings, shifts), (command_warnings, comparison_warnings)) = rayon::join(
+        || {
+            rayon::join(
+                || lint::cell_warnings(plan, &metrics, &analysed, &cells, &primary),
+                || super::drift::shifts(&analysed, &metrics, &primary, &snapshot.trials.names),
+            )
+        },
+        || {
+            rayon::join(
+                || lint::command_warnings(exp, plan, snapshot, &analysed),
+                || lint::comparison_warnings(exp, snapshot, &analysed, &comparisons, &arms),
+            )
+        },
+    );
+    let super::drift::Shifts { drifts, orders } = shifts;
+    warnings.extend(cell_warnings);
     warnings.extend(super::drift::warnings(&drifts));
     warnings.extend(super::drift::order_warnings(&orders));
-    warnings.extend(lint::command_warnings(exp, plan, snapshot, &analysed));
-    warnings.extend(lint::comparison_warnings(exp, snapshot, &analysed, &comparisons, &arms));
+    warnings.extend(command_warnings);
+    warnings.extend(comparison_warnings);
     let (telemetry, machine) = telemetry::summarize(
         telemetry,
         &snapshot.trials.names,

@@ -201,15 +201,30 @@ pub fn test_places_ranked(
     places: &[u32],
     seed: u64,
 ) -> Option<Drift> {
+    if places.len() != u.len() || !places.is_sorted() {
+        return None;
+    }
+    let cuts: Vec<bool> = places.windows(2).map(|w| w[0] != w[1]).collect();
+    test_cuts_ranked(u, cells, &cuts, seed)
+}
+
+/// [`test_places_ranked`] of ranks `u` in the order of their places, given where the
+/// place changes (`cuts[i]`: between term `i` and `i + 1`, one fewer than the terms)
+/// rather than the places. `None` as for [`test_places`], and when no place changes.
+pub fn test_cuts_ranked(
+    u: &[f64],
+    cells: impl FnOnce() -> Vec<usize>,
+    cuts: &[bool],
+    seed: u64,
+) -> Option<Drift> {
     let n = u.len();
-    if places.len() != n || !places.is_sorted() || places.first() == places.last() {
+    if cuts.len() + 1 != n || !cuts.contains(&true) {
         return None;
     }
     usable(u)?;
-    let cuts: Vec<bool> = places.windows(2).map(|w| w[0] != w[1]).collect();
-    let (k, at) = standardised_cusum(u, &cuts);
+    let (k, at) = standardised_cusum(u, cuts);
     let p_value = if n <= EXACT_UP_TO {
-        permutation_p(&cells(), u, seed, |shuffled| standardised_cusum(shuffled, &cuts).0 >= k - 1e-12)
+        permutation_p(&cells(), u, seed, |shuffled| standardised_cusum(shuffled, cuts).0 >= k - 1e-12)
     } else {
         // a sum of t terms under shuffling of all ranks has variance t (n − t) Σu² / (n (n − 1))
         let variance: f64 = u.iter().map(|x| x * x).sum::<f64>() / (n as f64 * (n - 1) as f64);
