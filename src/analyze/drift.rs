@@ -196,7 +196,7 @@ pub(crate) fn shifts(
     // each cell's trials of each session (their indices in the cell), on every core; then
     // each (session, metric)'s sequence gathered from the cells in their order, each
     // cell's trials ranked within it as they are copied
-    let sessions: Vec<Vec<((Name, usize), Vec<u32>)>> = analysed
+    let sessions: Vec<Vec<(Key, Vec<u32>)>> = analysed
         .par_iter()
         .map(|a| {
             let rows = &a.group.rows;
@@ -302,6 +302,9 @@ pub(crate) fn shifts(
     let (drifts, orders) = found.into_iter().unzip::<_, _, Vec<_>, Vec<_>>();
     Shifts { drifts: drifts.into_iter().flatten().collect(), orders: orders.into_iter().flatten().collect() }
 }
+
+/// A sequence's session and metric (its index in the metrics).
+type Key = (Name, usize);
 
 /// A cell's trials of one session and metric: the group's index and the trials' indices
 /// in it.

@@ -4,16 +4,27 @@
 //!
 //! Every text column (cell, host, session, monitor sources, metric, unit, secondary
 //! name) is a polars `Enum` whose values are the trial columns' names in their order, so
-//! its codes are the names' numbers: written and read as integers, no text hashed, and to
-//! pandas or DuckDB a dictionary-encoded string column. The status and the mean are
-//! `Enum`s of their own words.
+//! its codes are the names' numbers, written as integers: to pandas or DuckDB a
+//! dictionary-encoded string column. The status and the mean are `Enum`s of their own
+//! words. A part is read back column by column through polars' Parquet decoder as Arrow
+//! arrays, each copied into the trial columns before the next is decoded; a text column's
+//! dictionary values are looked up once each, not row by row.
 
+use std::collections::HashMap;
 use std::fs;
 use std::io::{self, Cursor};
 use std::ops::Range;
 use std::path::Path;
 
+use polars::io::parquet::read::_internal::to_deserializer;
+use polars::io::parquet::read::FileMetadata;
 use polars::prelude::*;
+use polars_arrow::array::{
+    Array, BooleanArray, DictionaryArray, DictionaryKey, PrimitiveArray, Utf8ViewArray,
+};
+use polars_arrow::datatypes::{ArrowDataType, IntegerType, TimeUnit as ArrowTimeUnit};
+use polars_arrow::types::NativeType;
+use polars_buffer::Buffer;
 
 use super::{FileSum, Manifest, Part, damaged, hex};
 use crate::store::derived::bad;
@@ -165,10 +176,12 @@ pub(super) fn decode(dir: &Path, m: &Manifest, needed: Needed) -> io::Result<Tri
     let names: Vec<Box<str>> = m.names.iter().map(|s| s.clone().into_boxed_str()).collect();
     let mut t = Trials::default();
     let (mut first, mut shapes_of) = (0usize, Vec::new());
+    let words = Words::new(names.iter().map(|s| &**s));
     for part in &m.parts {
-        decode_part(dir, part, needed, &names, first, &mut t, &mut shapes_of)?;
+        decode_part(dir, part, needed, &words, first, &mut t, &mut shapes_of)?;
         first += part.trials;
     }
+    drop(words);
     let count = names.len();
     let name = |n: u32| if (n as usize) < count { Ok(Name::new(n as usize)) } else { Err(bad()) };
     t.metrics = m.metrics.iter().map(|(n, i)| Ok((name(*n)?, i.clone()))).collect::<io::Result<_>>()?;
@@ -201,7 +214,7 @@ pub(super) fn decode(dir: &Path, m: &Manifest, needed: Needed) -> io::Result<Tri
 }
 
 /// A part's file, when it is as the manifest says.
-fn file(dir: &Path, f: &FileSum) -> io::Result<Cursor<Vec<u8>>> {
+fn file(dir: &Path, f: &FileSum) -> io::Result<Buffer<u8>> {
     // a name that is not of a part's file in the folder is a damaged manifest
     let (kind, file) = f.name.split_once('/').ok_or_else(bad)?;
     if !KINDS.contains(&kind) || !file.starts_with("part-") || file.contains(['/', '\\']) {
@@ -211,19 +224,149 @@ fn file(dir: &Path, f: &FileSum) -> io::Result<Cursor<Vec<u8>>> {
     if bytes.len() as u64 != f.len || hex(&blake3::hash(&bytes)) != f.blake3 {
         return Err(bad());
     }
-    Ok(Cursor::new(bytes))
+    Ok(Buffer::from_vec(bytes))
 }
 
-/// The columns named of the Parquet file `f`, with `rows` rows.
-fn table(dir: &Path, f: &FileSum, columns: &[&str], rows: usize) -> io::Result<DataFrame> {
-    let frame = ParquetReader::new(file(dir, f)?)
-        .with_columns(Some(columns.iter().map(|c| c.to_string()).collect()))
-        .finish()
-        .map_err(damaged)?;
-    if frame.height() != rows || frame.width() != columns.len() {
+/// A part's Parquet file as read: its bytes and metadata, from which each column is
+/// decoded on its own, as Arrow arrays, and copied out ([`Table::arrays`]): at most one
+/// column's arrays are held beside the file at a time.
+struct Table {
+    bytes: Buffer<u8>,
+    metadata: Arc<FileMetadata>,
+    schema: Arc<ArrowSchema>,
+}
+
+/// The Parquet file `f`, with `rows` rows.
+fn table(dir: &Path, f: &FileSum, rows: usize) -> io::Result<Table> {
+    let bytes = file(dir, f)?;
+    let mut reader = ParquetReader::new(Cursor::new(bytes.clone()));
+    let metadata = reader.get_metadata().map_err(damaged)?.clone();
+    let schema = reader.schema().map_err(damaged)?;
+    if metadata.num_rows != rows {
         return Err(bad());
     }
-    Ok(frame)
+    Ok(Table { bytes, metadata, schema })
+}
+
+/// The words of `Enum` columns by their numbers, to look their dictionaries' values up.
+struct Words<'a>(HashMap<&'a str, u32>);
+
+impl<'a> Words<'a> {
+    fn new(words: impl IntoIterator<Item = &'a str>) -> Words<'a> {
+        Words(words.into_iter().enumerate().map(|(i, w)| (w, i as u32)).collect())
+    }
+}
+
+impl Table {
+    /// Column `name`'s pages, as Arrow arrays: a row group's after another's.
+    fn arrays(&self, name: &str) -> io::Result<Vec<Box<dyn Array>>> {
+        let field = self.schema.get(name).ok_or_else(bad)?;
+        let mut out = Vec::new();
+        for group in &self.metadata.row_groups {
+            let columns = group
+                .columns_under_root_iter(name)
+                .ok_or_else(bad)?
+                .map(|meta| {
+                    let range = meta.byte_range();
+                    (meta, self.bytes.clone().sliced(range.start as usize..range.end as usize))
+                })
+                .collect();
+            out.extend(to_deserializer(columns, field.clone(), None).map_err(damaged)?.0);
+        }
+        if out.iter().map(|a| a.len()).sum::<usize>() != self.metadata.num_rows {
+            return Err(bad());
+        }
+        Ok(out)
+    }
+
+    /// The `Enum` column `name` as the numbers of `words`. Its pages are Arrow dictionary
+    /// arrays, and each row's key is mapped through its dictionary, a look-up per distinct
+    /// value: polars' own import of an `Enum` hashes every row's text (a tenth of a
+    /// report's time at 10^6 trials).
+    fn codes(&self, name: &str, words: &Words) -> io::Result<Vec<u32>> {
+        let mut out = Vec::with_capacity(self.metadata.num_rows);
+        for array in self.arrays(name)? {
+            match array.dtype() {
+                ArrowDataType::Dictionary(IntegerType::UInt8, ..) => keyed::<u8>(&*array, words, &mut out)?,
+                ArrowDataType::Dictionary(IntegerType::UInt16, ..) => keyed::<u16>(&*array, words, &mut out)?,
+                ArrowDataType::Dictionary(IntegerType::UInt32, ..) => keyed::<u32>(&*array, words, &mut out)?,
+                _ => return Err(bad()),
+            }
+        }
+        Ok(out)
+    }
+
+    /// The column `name` of `T`s, without nulls.
+    fn values<T: NativeType>(&self, name: &str) -> io::Result<Vec<T>> {
+        let mut out = Vec::with_capacity(self.metadata.num_rows);
+        for array in self.arrays(name)? {
+            let array = array.as_any().downcast_ref::<PrimitiveArray<T>>().ok_or_else(bad)?;
+            if array.null_count() != 0 {
+                return Err(bad());
+            }
+            out.extend_from_slice(array.values());
+        }
+        Ok(out)
+    }
+
+    /// The boolean column `name`, without nulls.
+    fn flags(&self, name: &str) -> io::Result<Vec<bool>> {
+        let mut out = Vec::with_capacity(self.metadata.num_rows);
+        for array in self.arrays(name)? {
+            let array = array.as_any().downcast_ref::<BooleanArray>().ok_or_else(bad)?;
+            if array.null_count() != 0 {
+                return Err(bad());
+            }
+            out.extend(array.values_iter());
+        }
+        Ok(out)
+    }
+
+    /// The starts (`started_at`, µs since the epoch, UTC): none where null, or
+    /// `i64::MIN`, a time no record's start reads as.
+    fn starts(&self) -> io::Result<Vec<Started>> {
+        let mut out = Vec::with_capacity(self.metadata.num_rows);
+        for array in self.arrays("started_at")? {
+            if !matches!(array.dtype(), ArrowDataType::Timestamp(ArrowTimeUnit::Microsecond, _)) {
+                return Err(bad());
+            }
+            let array = array.as_any().downcast_ref::<PrimitiveArray<i64>>().ok_or_else(bad)?;
+            let start = |s: i64| Started::new(Some(s).filter(|&s| s != i64::MIN));
+            match array.null_count() {
+                0 => out.extend(array.values().iter().map(|&s| start(s))),
+                _ => out.extend(array.iter().map(|s| s.map_or(Started::new(None), |&s| start(s)))),
+            }
+        }
+        Ok(out)
+    }
+
+    /// A `u32` column's values, as [`Table::values`].
+    fn small(&self, name: &str) -> io::Result<Vec<u32>> {
+        self.values(name)
+    }
+
+    /// An `Enum` column over the names: their numbers.
+    fn names(&self, name: &str, names: &Words) -> io::Result<Vec<Name>> {
+        Ok(self.codes(name, names)?.into_iter().map(|c| Name::new(c as usize)).collect())
+    }
+}
+
+/// The rows of the dictionary array `array` (keys of type `K`, no nulls, its values
+/// text) as the numbers of `words`, after `out`'s.
+fn keyed<K: DictionaryKey>(array: &dyn Array, words: &Words, out: &mut Vec<u32>) -> io::Result<()> {
+    let array = array.as_any().downcast_ref::<DictionaryArray<K>>().ok_or_else(bad)?;
+    let values = array.values().as_any().downcast_ref::<Utf8ViewArray>().ok_or_else(bad)?;
+    if array.null_count() != 0 || values.null_count() != 0 {
+        return Err(bad());
+    }
+    // a value that is not one of the words is a damaged file
+    let number: Vec<u32> =
+        values.values_iter().map(|w| words.0.get(w).copied().ok_or_else(bad)).collect::<io::Result<_>>()?;
+    for &key in array.keys().values().iter() {
+        let key: usize = key.try_into().map_err(|_| bad())?;
+        out.push(*number.get(key).ok_or_else(bad)?);
+    }
+    Ok(())
 }
 
 /// The trial table's columns of a part, as read (those not needed empty).
@@ -254,115 +397,77 @@ struct MetricColumns {
     unit: Vec<Name>,
 }
 
-/// Column `name` of `frame`, in one chunk; no nulls but in `started_at`.
-fn col(frame: &DataFrame, name: &str) -> io::Result<Series> {
-    let c = frame.column(name).map_err(damaged)?;
-    if c.null_count() != 0 && name != "started_at" {
-        return Err(bad());
-    }
-    Ok(c.as_materialized_series().clone())
-}
-
-/// The values of a column without nulls, chunk by chunk: a read's pages are chunks of their
-/// own, copied once into the vector (a rechunk first copied them all into one more).
-fn values<T: PolarsNumericType>(ca: &ChunkedArray<T>) -> Vec<T::Native> {
-    let mut out = Vec::with_capacity(ca.len());
-    for chunk in ca.downcast_iter() {
-        out.extend_from_slice(chunk.values());
-    }
-    out
-}
-
-/// The codes of a column without nulls of a narrower type, as `u32`, chunk by chunk.
-fn widened<T: PolarsNumericType<Native: Into<u32>>>(ca: &ChunkedArray<T>) -> Vec<u32> {
-    ca.downcast_iter().flat_map(|chunk| chunk.values().iter().map(|&c| c.into())).collect()
-}
-
-/// A `UInt32` column's values.
-fn small(s: &Series) -> io::Result<Vec<u32>> {
-    Ok(values(s.u32().map_err(damaged)?))
-}
-
-/// A `Float64` column's values.
-fn numbers(s: &Series) -> io::Result<Vec<f64>> {
-    Ok(values(s.f64().map_err(damaged)?))
-}
-
-/// An `Enum` column over the names: their numbers.
-fn of_names(s: &Series, names: &[Box<str>]) -> io::Result<Vec<Name>> {
-    Ok(enum_codes(s, names.iter().map(|s| &**s))?.into_iter().map(|c| Name::new(c as usize)).collect())
-}
-
 /// The trial table of `part`: the columns `needed` says.
-fn trial_columns(dir: &Path, part: &Part, needed: Needed, names: &[Box<str>]) -> io::Result<TrialColumns> {
-    let mut columns = vec!["cell", "session", "status", "warmup", "repetition", "started_at", "wall_time"];
-    if needed != Needed::Progress {
-        columns.extend(["host", "monitored", "telemetry_shape", "position"]);
-    }
-    if needed == Needed::All {
-        columns.push("round");
-    }
-    let frame = table(dir, &part.files[0], &columns, part.trials)?;
-    let get = |name: &str| col(&frame, name);
-    let status = enum_codes(&get("status")?, STATUSES)?;
-    let started = get("started_at")?;
-    let started = started.datetime().map_err(damaged)?;
-    if started.time_unit() != TimeUnit::Microseconds {
-        return Err(bad());
-    }
-    let mut out = TrialColumns {
-        cell: of_names(&get("cell")?, names)?,
-        session: of_names(&get("session")?, names)?,
-        status: status.into_iter().map(|c| STATUS[c as usize]).collect(),
-        // no nulls: `col` checked
-        warmup: get("warmup")?.bool().map_err(damaged)?.iter().map(Option::unwrap_or_default).collect(),
-        repetition: small(&get("repetition")?)?,
-        // i64::MIN is no time a record's start reads as: none
-        started: match started.physical().null_count() {
-            0 => started
-                .physical()
-                .downcast_iter()
-                .flat_map(|chunk| chunk.values().iter())
-                .map(|&s| Started::new(Some(s).filter(|&s| s != i64::MIN)))
-                .collect(),
-            _ => started.physical().iter().map(|s| Started::new(s.filter(|&s| s != i64::MIN))).collect(),
+fn trial_columns(dir: &Path, part: &Part, needed: Needed, names: &Words) -> io::Result<TrialColumns> {
+    let table = table(dir, &part.files[0], part.trials)?;
+    let more = needed != Needed::Progress;
+    // the text columns on one core, the numbers on another
+    let (text, numbers) = rayon::join(
+        || -> io::Result<TrialColumns> {
+            Ok(TrialColumns {
+                cell: table.names("cell", names)?,
+                session: table.names("session", names)?,
+                status: table
+                    .codes("status", &Words::new(STATUSES))?
+                    .into_iter()
+                    .map(|c| STATUS[c as usize])
+                    .collect(),
+                host: if more { table.names("host", names)? } else { Vec::new() },
+                monitored: if more { table.names("monitored", names)? } else { Vec::new() },
+                ..TrialColumns::default()
+            })
         },
-        wall_time: numbers(&get("wall_time")?)?,
-        ..TrialColumns::default()
+        || -> io::Result<TrialColumns> {
+            Ok(TrialColumns {
+                warmup: table.flags("warmup")?,
+                repetition: table.small("repetition")?,
+                started: table.starts()?,
+                wall_time: table.values("wall_time")?,
+                shapes: if more { table.small("telemetry_shape")? } else { Vec::new() },
+                position: if more { table.small("position")? } else { Vec::new() },
+                ..TrialColumns::default()
+            })
+        },
+    );
+    let text = text?;
+    let mut out = TrialColumns {
+        cell: text.cell,
+        session: text.session,
+        status: text.status,
+        host: text.host,
+        monitored: text.monitored,
+        ..numbers?
     };
-    if needed != Needed::Progress {
-        out.host = of_names(&get("host")?, names)?;
-        out.monitored = of_names(&get("monitored")?, names)?;
-        out.shapes = small(&get("telemetry_shape")?)?;
-        out.position = small(&get("position")?)?;
-    }
     if needed == Needed::All {
-        let ids_table = table(dir, &part.files[3], &["id"], part.trials)?;
+        out.round = table.small("round")?;
+        drop(table);
+        // the ids' strings, which only `export` reads, through polars
+        let ids_file = ParquetReader::new(Cursor::new(file(dir, &part.files[3])?))
+            .with_columns(Some(vec!["id".to_string()]))
+            .finish()
+            .map_err(damaged)?;
+        let id = ids_file.column("id").map_err(damaged)?;
+        if ids_file.height() != part.trials || id.null_count() != 0 {
+            return Err(bad());
+        }
         let mut ids = Ids::default();
-        for id in col(&ids_table, "id")?.str().map_err(damaged)?.iter().map(Option::unwrap_or_default) {
+        for id in id.str().map_err(damaged)?.iter().map(Option::unwrap_or_default) {
             ids.push(id);
         }
         out.ids = Some(ids);
-        out.round = small(&get("round")?)?;
     }
     Ok(out)
 }
 
 /// The metric table of `part`: the columns `needed` says.
-fn metric_columns(dir: &Path, part: &Part, needed: Needed, names: &[Box<str>]) -> io::Result<MetricColumns> {
-    let mut columns = vec!["trial", "metric", "value", "mean"];
-    if needed == Needed::All {
-        columns.push("unit");
-    }
-    let frame = table(dir, &part.files[1], &columns, part.rows)?;
-    let get = |name: &str| col(&frame, name);
-    let mean = enum_codes(&get("mean")?, MEANS)?;
+fn metric_columns(dir: &Path, part: &Part, needed: Needed, names: &Words) -> io::Result<MetricColumns> {
+    let table = table(dir, &part.files[1], part.rows)?;
     Ok(MetricColumns {
-        trial: small(&get("trial")?)?,
-        metric: of_names(&get("metric")?, names)?,
-        value: numbers(&get("value")?)?,
-        mean: mean.into_iter().map(|c| MEAN[c as usize]).collect(),
-        unit: if needed == Needed::All { of_names(&get("unit")?, names)? } else { Vec::new() },
+        trial: table.small("trial")?,
+        metric: table.names("metric", names)?,
+        value: table.values("value")?,
+        mean: table.codes("mean", &Words::new(MEANS))?.into_iter().map(|c| MEAN[c as usize]).collect(),
+        unit: if needed == Needed::All { table.names("unit", names)? } else { Vec::new() },
     })
 }
 
@@ -373,7 +478,7 @@ fn decode_part(
     dir: &Path,
     part: &Part,
     needed: Needed,
-    names: &[Box<str>],
+    names: &Words,
     first: usize,
     t: &mut Trials,
     shapes: &mut Vec<u32>,
@@ -387,7 +492,7 @@ fn decode_part(
         },
         || match needed {
             Needed::Progress => Ok(None),
-            _ => numbers(&col(&table(dir, &part.files[2], &["value"], part.values)?, "value")?).map(Some),
+            _ => table(dir, &part.files[2], part.values)?.values("value").map(Some),
         },
     );
     let (trials, metrics, telemetry) = (trials?, metrics?, telemetry?);
@@ -438,24 +543,4 @@ fn join<T>(column: &mut Vec<T>, mut more: Vec<T>) {
     } else {
         column.append(&mut more);
     }
-}
-
-/// The codes of the `Enum` column `s`, when its values are the first of `words`.
-fn enum_codes<'a>(s: &Series, words: impl IntoIterator<Item = &'a str>) -> io::Result<Vec<u32>> {
-    let DataType::Enum(categories, _) = s.dtype() else { return Err(bad()) };
-    let mut words = words.into_iter();
-    if !categories.categories().values_iter().all(|c| words.next() == Some(c)) {
-        return Err(bad());
-    }
-    let physical = s.to_physical_repr();
-    let codes: Vec<u32> = match physical.dtype() {
-        DataType::UInt8 => widened(physical.u8().map_err(damaged)?),
-        DataType::UInt16 => widened(physical.u16().map_err(damaged)?),
-        _ => values(physical.u32().map_err(damaged)?),
-    };
-    let len = categories.categories().len() as u32;
-    if codes.iter().any(|&c| c >= len) {
-        return Err(bad());
-    }
-    Ok(codes)
 }

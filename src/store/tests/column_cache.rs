@@ -383,3 +383,33 @@ fn start_times_order_by_time_with_none_last() {
     assert_eq!(Started::new(Some(earliest)).get(), Some(earliest));
     assert_eq!(Started::NONE.get(), None);
 }
+
+/// The text columns are read as Parquet dictionaries whose keys are one, two or four
+/// bytes wide as the names number up to 2^8, 2^16 or more: stores of 3, 300 and 70 000
+/// cells read from their kept columns as from their log.
+#[test]
+fn text_columns_read_back_at_every_width_of_their_keys() {
+    for cells in [3usize, 300, 70_000] {
+        let records: Vec<TrialRecord> = (0..cells.max(600))
+            .map(|n| {
+                let mut r = trial(n as u32 + 1);
+                r.cell = format!("c{}", n % cells);
+                r.session = format!("s{}", n % 7);
+                r
+            })
+            .collect();
+        let (_dir, store) = kept_store(&records);
+        let mut warnings = Vec::new();
+        let trials = read_trials(&store.runs_path(), false, &mut warnings, u64::MAX, Needed::All).unwrap();
+        assert_eq!(
+            covered(&store),
+            Some((std::fs::metadata(store.runs_path()).unwrap().len(), records.len()))
+        );
+        let expected = Trials::from_records(&records);
+        assert_eq!(trials.names, expected.names, "{cells} cells");
+        assert_eq!(trials.cell, expected.cell, "{cells} cells");
+        assert_eq!(trials.session, expected.session, "{cells} cells");
+        assert!(trials == expected, "{cells} cells: the other columns differ");
+        assert!(warnings.is_empty(), "{warnings:?}");
+    }
+}
