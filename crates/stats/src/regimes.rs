@@ -104,10 +104,11 @@ pub fn split_ratio(values: &[f64]) -> Option<Split> {
     if n < MIN_TRIALS || values.iter().any(|x| !x.is_finite()) {
         return None;
     }
-    let y = test_scale(values);
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by(|&a, &b| y[a].total_cmp(&y[b]));
-    let sorted: Vec<f64> = order.iter().map(|&i| y[i]).collect();
+    // each value beside its place, sorted together (no lookup per comparison), ties in
+    // the order of their places: the order a stable sort of the places by value gives
+    let mut pairs: Vec<(f64, usize)> = test_scale(values).into_iter().zip(0..).collect();
+    pairs.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let (sorted, order): (Vec<f64>, Vec<usize>) = pairs.into_iter().unzip();
     let centre = sorted.iter().sum::<f64>() / n as f64;
     let centred: Vec<f64> = sorted.iter().map(|x| x - centre).collect();
     let total: f64 = centred.iter().map(|d| d * d).sum();
