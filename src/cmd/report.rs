@@ -15,8 +15,8 @@ use crate::spec::Experiment;
 use crate::store::Store;
 use crate::summary::Summary;
 
-/// summary.json's text on `out` (the file's very bytes, then a line break), its cells
-/// formatted in pieces on all cores as the file's are.
+/// summary.json's text on `out` (the file's very bytes, then a line break), its cells and
+/// comparisons formatted in pieces on all cores as the file's are.
 fn print_json(summary: &Summary, out: &mut dyn Write) -> Result<(), Error> {
     crate::summary::json::summary_to_writer(&mut *out, summary).map_err(io)?;
     writeln!(out).map_err(io)

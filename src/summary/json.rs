@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use serde::{Serialize, Serializer};
 use serde_json::ser::{CharEscape, CompactFormatter, Formatter};
 
-use super::{CellStat, Summary};
+use super::Summary;
 
 /// Writes `value` as summary.json is written.
 pub(crate) fn to_writer<W: Write, T: Serialize + ?Sized>(writer: W, value: &T) -> serde_json::Result<()> {
@@ -27,45 +27,75 @@ pub(crate) fn to_string<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<
 }
 
 thread_local! {
-    /// Set while [`summary_to_writer`] writes everything of a summary but its cells.
-    static CELLS_LEFT_OUT: Cell<bool> = const { Cell::new(false) };
+    /// Set while [`summary_to_writer`] writes everything of a summary but its cells and
+    /// its comparisons.
+    static LISTS_LEFT_OUT: Cell<bool> = const { Cell::new(false) };
 }
 
-/// How [`Summary::cells`] is written: as the list it is, or as an empty one while
-/// [`summary_to_writer`] writes the rest of the summary around them.
-pub(crate) fn cells<S: Serializer>(cells: &[CellStat], s: S) -> Result<S::Ok, S::Error> {
-    match CELLS_LEFT_OUT.get() {
-        true => s.collect_seq(std::iter::empty::<&CellStat>()),
-        false => s.collect_seq(cells),
+/// How [`Summary::cells`] and [`Summary::comparisons`] are written: as the lists they
+/// are, or as empty ones while [`summary_to_writer`] writes the rest of the summary around
+/// them.
+pub(crate) fn left_out<S: Serializer, T: Serialize>(items: &[T], s: S) -> Result<S::Ok, S::Error> {
+    match LISTS_LEFT_OUT.get() {
+        true => s.collect_seq(std::iter::empty::<&T>()),
+        false => s.collect_seq(items),
     }
 }
 
-/// Cells in a piece of [`summary_to_writer`]: a megabyte or two of text.
+/// Cells or comparisons in a piece of [`summary_to_writer`]: a megabyte or two of text.
 const PIECE: usize = 256;
 
 /// Writes a summary as [`to_writer`] does, the same bytes, with its cells (most of a
-/// large summary.json: every trial's value) formatted in pieces on all cores, a piece
-/// per core at a time, so that no more than those pieces are held: 0.4 s of a report on
-/// 10⁶ trials was this file written on one core, what the report waited for last.
+/// large summary.json: every trial's value) and its comparisons formatted in pieces on all
+/// cores, a piece per core at a time, so that no more than those pieces are held: 0.4 s
+/// of a report on 10⁶ trials was this file written on one core, what the report waited
+/// for last.
 pub(crate) fn summary_to_writer<W: Write>(w: W, summary: &Summary) -> io::Result<()> {
     pieces_to_writer(w, summary, PIECE)
 }
 
 fn pieces_to_writer<W: Write>(mut w: W, summary: &Summary, piece: usize) -> io::Result<()> {
-    if summary.cells.len() <= piece {
+    if summary.cells.len() + summary.comparisons.len() <= piece {
         return to_writer(w, summary).map_err(io::Error::from);
     }
-    // the rest, with `"cells": []` where the cells go: the only key at the top level's
-    // indentation that is `cells` (a string holds no line break: it is escaped)
-    CELLS_LEFT_OUT.set(true);
+    // the rest, with `"cells": []` and `"comparisons": []` where the lists go: the only
+    // keys at the top level's indentation that are theirs (a string holds no line break:
+    // it is escaped)
+    LISTS_LEFT_OUT.set(true);
     let shell = to_string(summary);
-    CELLS_LEFT_OUT.set(false);
+    LISTS_LEFT_OUT.set(false);
     let shell = shell.map_err(io::Error::from)?;
-    const KEY: &str = "\n  \"cells\": [";
-    let at =
-        shell.find(&format!("{KEY}]")).ok_or_else(|| io::Error::other("summary.json without its cells"))?;
-    let (head, tail) = (&shell[..at + KEY.len()], &shell[at + KEY.len() + "]".len()..]);
-    w.write_all(head.as_bytes())?;
+    let mut rest = &shell[..];
+    // each list's head written, then its items if it has any (the shell's `[]` is an
+    // empty list's text), then the text up to the next
+    let mut list = |w: &mut W, key: &str, write_items: &dyn Fn(&mut W) -> io::Result<()>, empty: bool| {
+        let key = format!("\n  \"{key}\": [");
+        let at = rest
+            .find(&format!("{key}]"))
+            .ok_or_else(|| io::Error::other(format!("summary.json without its {key}")))?;
+        w.write_all(&rest.as_bytes()[..at + key.len()])?;
+        if !empty {
+            write_items(w)?;
+            // the end of a list of objects: a line break, the key's indentation (the
+            // bracket is the shell's)
+            w.write_all(b"\n  ")?;
+        }
+        rest = &rest[at + key.len()..];
+        io::Result::Ok(())
+    };
+    list(&mut w, "cells", &|w| list_in_pieces(w, &summary.cells, piece), summary.cells.is_empty())?;
+    list(
+        &mut w,
+        "comparisons",
+        &|w| list_in_pieces(w, &summary.comparisons, piece),
+        summary.comparisons.is_empty(),
+    )?;
+    w.write_all(rest.as_bytes())
+}
+
+/// The items of a top-level list of objects, each after a line break and the indentation
+/// (a comma before all but the first), formatted in pieces on all cores.
+fn list_in_pieces<W: Write, T: Serialize + Sync>(w: &mut W, items: &[T], piece: usize) -> io::Result<()> {
     let threads = rayon::current_num_threads().max(1);
     // The waves of pieces are formatted on a thread of their own while the writer writes
     // the wave before: the kernel's copy of a file this size into the page cache took as
@@ -74,16 +104,14 @@ fn pieces_to_writer<W: Write>(mut w: W, summary: &Summary, piece: usize) -> io::
     std::thread::scope(|scope| -> io::Result<()> {
         let (send, formatted) = std::sync::mpsc::sync_channel::<serde_json::Result<Vec<u8>>>(threads);
         scope.spawn(move || {
-            for (wave, these) in summary.cells.chunks(piece * threads).enumerate() {
+            for (wave, these) in items.chunks(piece * threads).enumerate() {
                 let texts: Vec<serde_json::Result<Vec<u8>>> = these
                     .par_chunks(piece)
                     .enumerate()
-                    .map(|(k, cells)| {
+                    .map(|(k, items)| {
                         let mut out = Vec::new();
-                        for (i, cell) in cells.iter().enumerate() {
-                            // as the list's items are written: each after a line break and
-                            // the indentation (a comma before all but the first), at the
-                            // list's depth
+                        for (i, item) in items.iter().enumerate() {
+                            // as the list's items are written: at the list's depth
                             let first = wave == 0 && k == 0 && i == 0;
                             let layout = Layout {
                                 level: 2,
@@ -91,7 +119,7 @@ fn pieces_to_writer<W: Write>(mut w: W, summary: &Summary, piece: usize) -> io::
                                 item: Some(first),
                                 has_value: false,
                             };
-                            cell.serialize(&mut serde_json::Serializer::with_formatter(&mut out, layout))?;
+                            item.serialize(&mut serde_json::Serializer::with_formatter(&mut out, layout))?;
                         }
                         Ok(out)
                     })
@@ -109,10 +137,7 @@ fn pieces_to_writer<W: Write>(mut w: W, summary: &Summary, piece: usize) -> io::
             w.write_all(&text.map_err(io::Error::from)?)?;
         }
         Ok(())
-    })?;
-    // the end of a list of objects: a line break, the key's indentation, the bracket
-    w.write_all(b"\n  ]")?;
-    w.write_all(tail.as_bytes())
+    })
 }
 
 /// The layout: serde_json's `PrettyFormatter`, with lists of plain values on one line.
@@ -312,10 +337,11 @@ mod tests {
         assert_eq!(to_string(&value).unwrap(), expected);
     }
 
-    /// A summary written with its cells in pieces is the same text, byte for byte, as
-    /// written whole: pieces of one cell, of a few, and the last piece short.
+    /// A summary written with its cells and comparisons in pieces is the same text, byte
+    /// for byte, as written whole: pieces of one item, of a few, and the last piece short;
+    /// and with either list empty.
     #[test]
-    fn the_cells_written_in_pieces_are_the_summary_written_whole() {
+    fn the_lists_written_in_pieces_are_the_summary_written_whole() {
         use crate::analyze::{MemoryStore, summarize_store};
         use crate::vocab::{Better, MeanKind};
         let yaml = "matrix:\n  a: [1, 2, 3, 4, 5, 6, 7]\n  b: [x, y, z]\nrun: \"true\"\nanalysis:\n  compare:\n    - factor: a\n      baseline: '1'\n";
@@ -333,10 +359,32 @@ mod tests {
         assert_eq!(summary.cells.len(), 42);
         let whole = to_string(&summary).unwrap();
         assert!(whole.contains("\n  \"cells\": [\n    {"), "the cells are a list of objects");
+        assert!(whole.contains("\n  \"comparisons\": [\n    {"), "the comparisons are a list of objects");
+        assert!(summary.comparisons.len() > 5, "{} comparisons", summary.comparisons.len());
         for piece in [1, 5, 41, 42, 100] {
             let mut out = Vec::new();
             pieces_to_writer(&mut out, &summary, piece).unwrap();
             assert_eq!(String::from_utf8(out).unwrap(), whole, "pieces of {piece}");
+        }
+        // either list empty: its `[]` as written whole
+        for (no_cells, no_comparisons) in [(false, true), (true, false)] {
+            let mut other = summary.clone();
+            if no_cells {
+                other.cells.clear();
+            }
+            if no_comparisons {
+                other.comparisons.clear();
+            }
+            let whole = to_string(&other).unwrap();
+            for piece in [1, 5] {
+                let mut out = Vec::new();
+                pieces_to_writer(&mut out, &other, piece).unwrap();
+                assert_eq!(
+                    String::from_utf8(out).unwrap(),
+                    whole,
+                    "pieces of {piece}, {no_cells} {no_comparisons}"
+                );
+            }
         }
         // a disk that fills while the pieces are written: its error, not a hang or a panic
         struct Full(usize);

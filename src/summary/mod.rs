@@ -50,8 +50,9 @@ pub struct Summary {
     pub settings: AnalysisSettings,
     pub trials: TrialCounts,
     pub metrics: Vec<MetricMeta>,
-    #[serde(serialize_with = "json::cells")]
+    #[serde(serialize_with = "json::left_out")]
     pub cells: Vec<CellStat>,
+    #[serde(serialize_with = "json::left_out")]
     pub comparisons: Vec<ComparisonStat>,
     /// Each compared level's effect over the contexts it was compared in
     /// (docs/statistics.md, Effects across the matrix).
