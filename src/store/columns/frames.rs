@@ -263,14 +263,21 @@ impl Table {
         let field = self.schema.get(name).ok_or_else(bad)?;
         let mut out = Vec::new();
         for group in &self.metadata.row_groups {
+            // a column chunk outside the file is a damaged file, not a panic
             let columns = group
                 .columns_under_root_iter(name)
                 .ok_or_else(bad)?
                 .map(|meta| {
                     let range = meta.byte_range();
-                    (meta, self.bytes.clone().sliced(range.start as usize..range.end as usize))
+                    let (start, end) = (usize::try_from(range.start), usize::try_from(range.end));
+                    match (start, end) {
+                        (Ok(start), Ok(end)) if start <= end && end <= self.bytes.len() => {
+                            Ok((meta, self.bytes.clone().sliced(start..end)))
+                        }
+                        _ => Err(bad()),
+                    }
                 })
-                .collect();
+                .collect::<io::Result<_>>()?;
             out.extend(to_deserializer(columns, field.clone(), None).map_err(damaged)?.0);
         }
         if out.iter().map(|a| a.len()).sum::<usize>() != self.metadata.num_rows {
