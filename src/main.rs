@@ -15,7 +15,7 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 /// pages freed go back to the system at once, not after its default decay of 10 s, which
 /// outlives a report (peak of a report of 10^6 trials: 263 MB resident with the default,
 /// 168 MB with this, in the same time); and its memory is asked for in huge pages where
-/// the kernel has them (`thp:always`: a tenth of the report's time was the kernel
+/// the kernel has them (`thp:always`: a fifth of the report's CPU was the kernel
 /// filling 4 KiB pages one fault at a time; docs/performance.md). A C string, as jemalloc
 /// reads it; the one `unsafe` outside the spawn module, an attribute: the name is
 /// jemalloc's, and nothing else defines it.

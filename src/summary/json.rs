@@ -69,18 +69,18 @@ fn pieces_to_writer<W: Write>(mut w: W, summary: &Summary, piece: usize) -> io::
     // each list's head written, then its items if it has any (the shell's `[]` is an
     // empty list's text), then the text up to the next
     let mut list = |w: &mut W, key: &str, write_items: &dyn Fn(&mut W) -> io::Result<()>, empty: bool| {
-        let key = format!("\n  \"{key}\": [");
+        let head = format!("\n  \"{key}\": [");
         let at = rest
-            .find(&format!("{key}]"))
+            .find(&format!("{head}]"))
             .ok_or_else(|| io::Error::other(format!("summary.json without its {key}")))?;
-        w.write_all(&rest.as_bytes()[..at + key.len()])?;
+        w.write_all(&rest.as_bytes()[..at + head.len()])?;
         if !empty {
             write_items(w)?;
             // the end of a list of objects: a line break, the key's indentation (the
             // bracket is the shell's)
             w.write_all(b"\n  ")?;
         }
-        rest = &rest[at + key.len()..];
+        rest = &rest[at + head.len()..];
         io::Result::Ok(())
     };
     list(&mut w, "cells", &|w| list_in_pieces(w, &summary.cells, piece), summary.cells.is_empty())?;

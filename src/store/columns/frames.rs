@@ -7,8 +7,9 @@
 //! its codes are the names' numbers, written as integers: to pandas or DuckDB a
 //! dictionary-encoded string column. The status and the mean are `Enum`s of their own
 //! words. A part is read back column by column through polars' Parquet decoder as Arrow
-//! arrays, each copied into the trial columns before the next is decoded; a text column's
-//! dictionary values are looked up once each, not row by row.
+//! arrays, each let go once copied into the trial columns (the four tables and the trial
+//! table's text and numbers on all cores); a text column's dictionary values are looked up
+//! once each, as rows use them, not row by row.
 
 use std::collections::HashMap;
 use std::fs;
@@ -228,8 +229,9 @@ fn file(dir: &Path, f: &FileSum) -> io::Result<Buffer<u8>> {
 }
 
 /// A part's Parquet file as read: its bytes and metadata, from which each column is
-/// decoded on its own, as Arrow arrays, and copied out ([`Table::arrays`]): at most one
-/// column's arrays are held beside the file at a time.
+/// decoded on its own, as Arrow arrays, copied out and let go ([`Table::arrays`]): beside
+/// the file, the arrays of the columns being copied (two of the trial table's at once),
+/// not a frame of them all.
 struct Table {
     bytes: Buffer<u8>,
     metadata: Arc<FileMetadata>,
@@ -287,9 +289,9 @@ impl Table {
     }
 
     /// The `Enum` column `name` as the numbers of `words`. Its pages are Arrow dictionary
-    /// arrays, and each row's key is mapped through its dictionary, a look-up per distinct
-    /// value: polars' own import of an `Enum` hashes every row's text (a tenth of a
-    /// report's time at 10^6 trials).
+    /// arrays, and each row's key is mapped through its dictionary, a look-up per value
+    /// used: polars' own import of an `Enum` hashes every row's text (8 % of a report's
+    /// CPU at 10^6 trials).
     fn codes(&self, name: &str, words: &Words) -> io::Result<Vec<u32>> {
         let mut out = Vec::with_capacity(self.metadata.num_rows);
         for array in self.arrays(name)? {
@@ -366,12 +368,18 @@ fn keyed<K: DictionaryKey>(array: &dyn Array, words: &Words, out: &mut Vec<u32>)
     if array.null_count() != 0 || values.null_count() != 0 {
         return Err(bad());
     }
-    // a value that is not one of the words is a damaged file
-    let number: Vec<u32> =
-        values.values_iter().map(|w| words.0.get(w).copied().ok_or_else(bad)).collect::<io::Result<_>>()?;
+    // each dictionary value looked up when a row first uses it (a names column's
+    // dictionary is every name of the store, most of them another part's or another
+    // column's); a value that is not one of the words is a damaged file
+    const UNSEEN: u32 = u32::MAX;
+    let mut number = vec![UNSEEN; values.len()];
     for &key in array.keys().values().iter() {
         let key: usize = key.try_into().map_err(|_| bad())?;
-        out.push(*number.get(key).ok_or_else(bad)?);
+        let slot = number.get_mut(key).ok_or_else(bad)?;
+        if *slot == UNSEEN {
+            *slot = words.0.get(values.value(key)).copied().ok_or_else(bad)?;
+        }
+        out.push(*slot);
     }
     Ok(())
 }
@@ -480,7 +488,8 @@ fn metric_columns(dir: &Path, part: &Part, needed: Needed, names: &Words) -> io:
 
 /// Appends the columns of `part`, whose first trial is `first`, to `t` (its names the
 /// manifest's `names`), and its trials' secondary shapes to `shapes`. The tables
-/// are read and taken apart at once, each frame let go as soon as its columns are out.
+/// are read and taken apart at once, each column's arrays let go as soon as it is copied
+/// out.
 fn decode_part(
     dir: &Path,
     part: &Part,
