@@ -219,7 +219,7 @@ pub(crate) fn shifts(
             {
                 return Vec::new();
             }
-            let mut by_session: Vec<((Name, usize), Vec<u32>)> = Vec::new();
+            let mut by_session: Vec<(Key, Vec<u32>)> = Vec::new();
             for i in 0..n {
                 if rows.started[i].get().is_none() {
                     continue;
@@ -234,13 +234,13 @@ pub(crate) fn shifts(
         })
         .collect();
     // each (session, metric)'s pieces, cell by cell in the cells' order
-    let mut pieces: HashMap<(Name, usize), Vec<Piece>> = HashMap::new();
+    let mut pieces: HashMap<Key, Vec<Piece>> = HashMap::new();
     for (index, cell) in sessions.into_iter().enumerate() {
         for (key, members) in cell {
             pieces.entry(key).or_default().push((index as u32, members));
         }
     }
-    let mut sequences: HashMap<(Name, usize), Gathered> =
+    let mut sequences: HashMap<Key, Gathered> =
         pieces.into_iter().map(|(key, pieces)| (key, gather(analysed, pieces))).collect();
     // each session's metrics share its false alarms
     let mut per_session: HashMap<Name, usize> = HashMap::new();
@@ -249,10 +249,10 @@ pub(crate) fn shifts(
             *per_session.entry(*session).or_default() += 1;
         }
     }
-    let mut keys: Vec<(Name, usize)> = sequences.keys().copied().collect();
+    let mut keys: Vec<Key> = sequences.keys().copied().collect();
     keys.sort_by_key(|(s, m)| (names.get(*s).to_owned(), *m));
     // the sequences are independent: tested in parallel, kept in the keys' order
-    let sequences: Vec<((Name, usize), Gathered)> =
+    let sequences: Vec<(Key, Gathered)> =
         keys.into_iter().filter_map(|key| Some((key, sequences.remove(&key)?))).collect();
     let found: Vec<(Option<DriftStat>, Option<OrderStat>)> = sequences
         .into_par_iter()

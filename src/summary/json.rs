@@ -65,37 +65,31 @@ fn pieces_to_writer<W: Write>(mut w: W, summary: &Summary, piece: usize) -> io::
     let shell = to_string(summary);
     LISTS_LEFT_OUT.set(false);
     let shell = shell.map_err(io::Error::from)?;
-    let mut rest = &shell[..];
-    // each list's head written, then its items if it has any (the shell's `[]` is an
-    // empty list's text), then the text up to the next
-    let mut list = |w: &mut W, key: &str, write_items: &dyn Fn(&mut W) -> io::Result<()>, empty: bool| {
-        let head = format!("\n  \"{key}\": [");
-        let at = rest
-            .find(&format!("{head}]"))
-            .ok_or_else(|| io::Error::other(format!("summary.json without its {key}")))?;
-        w.write_all(&rest.as_bytes()[..at + head.len()])?;
-        if !empty {
-            write_items(w)?;
-            // the end of a list of objects: a line break, the key's indentation (the
-            // bracket is the shell's)
-            w.write_all(b"\n  ")?;
-        }
-        rest = &rest[at + head.len()..];
-        io::Result::Ok(())
-    };
-    list(&mut w, "cells", &|w| list_in_pieces(w, &summary.cells, piece), summary.cells.is_empty())?;
-    list(
-        &mut w,
-        "comparisons",
-        &|w| list_in_pieces(w, &summary.comparisons, piece),
-        summary.comparisons.is_empty(),
-    )?;
+    let rest = list_in_pieces(&mut w, &shell, "cells", &summary.cells, piece)?;
+    let rest = list_in_pieces(&mut w, rest, "comparisons", &summary.comparisons, piece)?;
     w.write_all(rest.as_bytes())
 }
 
-/// The items of a top-level list of objects, each after a line break and the indentation
-/// (a comma before all but the first), formatted in pieces on all cores.
-fn list_in_pieces<W: Write, T: Serialize + Sync>(w: &mut W, items: &[T], piece: usize) -> io::Result<()> {
+/// Writes `shell` up to the bracket that opens its top-level list `key`, then the list's
+/// `items` (a list of objects), each after a line break and the indentation (a comma
+/// before all but the first), formatted in pieces on all cores; returns what follows the
+/// bracket. An empty list writes no item: the shell's `[]` is its text.
+fn list_in_pieces<'s, W: Write, T: Serialize + Sync>(
+    w: &mut W,
+    shell: &'s str,
+    key: &str,
+    items: &[T],
+    piece: usize,
+) -> io::Result<&'s str> {
+    let head = format!("\n  \"{key}\": [");
+    let at = shell
+        .find(&format!("{head}]"))
+        .ok_or_else(|| io::Error::other(format!("summary.json without its {key}")))?;
+    w.write_all(&shell.as_bytes()[..at + head.len()])?;
+    let rest = &shell[at + head.len()..];
+    if items.is_empty() {
+        return Ok(rest);
+    }
     let threads = rayon::current_num_threads().max(1);
     // The waves of pieces are formatted on a thread of their own while the writer writes
     // the wave before: the kernel's copy of a file this size into the page cache took as
@@ -137,7 +131,11 @@ fn list_in_pieces<W: Write, T: Serialize + Sync>(w: &mut W, items: &[T], piece: 
             w.write_all(&text.map_err(io::Error::from)?)?;
         }
         Ok(())
-    })
+    })?;
+    // the end of a list of objects: a line break and the key's indentation (the bracket
+    // is the shell's)
+    w.write_all(b"\n  ")?;
+    Ok(rest)
 }
 
 /// The layout: serde_json's `PrettyFormatter`, with lists of plain values on one line.

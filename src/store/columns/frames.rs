@@ -11,7 +11,6 @@
 //! table's text and numbers on all cores); a text column's dictionary values are looked up
 //! once each, as rows use them, not row by row.
 
-use std::collections::HashMap;
 use std::fs;
 use std::io::{self, Cursor};
 use std::ops::Range;
@@ -174,15 +173,15 @@ fn frames(t: &Trials, range: Range<usize>) -> PolarsResult<[DataFrame; 4]> {
 
 /// The trial columns of the parts `m` lists, those `needed` says (the others empty).
 pub(super) fn decode(dir: &Path, m: &Manifest, needed: Needed) -> io::Result<Trials> {
-    let names: Vec<Box<str>> = m.names.iter().map(|s| s.clone().into_boxed_str()).collect();
+    // each name once: a repeated one is a damaged manifest
+    let names = m.names.iter().map(|s| s.clone().into_boxed_str()).collect();
+    let names = Names(Interned::from_items(names).ok_or_else(bad)?);
     let mut t = Trials::default();
     let (mut first, mut shapes_of) = (0usize, Vec::new());
-    let words = Words::new(names.iter().map(|s| &**s));
     for part in &m.parts {
-        decode_part(dir, part, needed, &words, first, &mut t, &mut shapes_of)?;
+        decode_part(dir, part, needed, &names, first, &mut t, &mut shapes_of)?;
         first += part.trials;
     }
-    drop(words);
     let count = names.len();
     let name = |n: u32| if (n as usize) < count { Ok(Name::new(n as usize)) } else { Err(bad()) };
     t.metrics = m.metrics.iter().map(|(n, i)| Ok((name(*n)?, i.clone()))).collect::<io::Result<_>>()?;
@@ -208,8 +207,7 @@ pub(super) fn decode(dir: &Path, m: &Manifest, needed: Needed) -> io::Result<Tri
         let values = std::mem::take(&mut t.secondary.values);
         t.secondary = SecondaryMetrics::from_parts(shapes, shapes_of, values).ok_or_else(bad)?;
     }
-    // each name once: a repeated one is a damaged manifest
-    t.names = Names(Interned::from_items(names).ok_or_else(bad)?);
+    t.names = names;
     t.keep(needed);
     Ok(t)
 }
@@ -250,13 +248,9 @@ fn table(dir: &Path, f: &FileSum, rows: usize) -> io::Result<Table> {
     Ok(Table { bytes, metadata, schema })
 }
 
-/// The words of `Enum` columns by their numbers, to look their dictionaries' values up.
-struct Words<'a>(HashMap<&'a str, u32>);
-
-impl<'a> Words<'a> {
-    fn new(words: impl IntoIterator<Item = &'a str>) -> Words<'a> {
-        Words(words.into_iter().enumerate().map(|(i, w)| (w, i as u32)).collect())
-    }
+/// The number of a word among `words`, for a column of a few words of its own.
+fn among<'a>(words: &'a [&str]) -> impl Fn(&str) -> Option<u32> + 'a {
+    move |w| words.iter().position(|&x| x == w).map(|i| i as u32)
 }
 
 impl Table {
@@ -288,17 +282,17 @@ impl Table {
         Ok(out)
     }
 
-    /// The `Enum` column `name` as the numbers of `words`. Its pages are Arrow dictionary
+    /// The `Enum` column `name` as the numbers `find` gives its words. Its pages are Arrow dictionary
     /// arrays, and each row's key is mapped through its dictionary, a look-up per value
     /// used: polars' own import of an `Enum` hashes every row's text (8 % of a report's
     /// CPU at 10^6 trials).
-    fn codes(&self, name: &str, words: &Words) -> io::Result<Vec<u32>> {
+    fn codes(&self, name: &str, find: &dyn Fn(&str) -> Option<u32>) -> io::Result<Vec<u32>> {
         let mut out = Vec::with_capacity(self.metadata.num_rows);
         for array in self.arrays(name)? {
             match array.dtype() {
-                ArrowDataType::Dictionary(IntegerType::UInt8, ..) => keyed::<u8>(&*array, words, &mut out)?,
-                ArrowDataType::Dictionary(IntegerType::UInt16, ..) => keyed::<u16>(&*array, words, &mut out)?,
-                ArrowDataType::Dictionary(IntegerType::UInt32, ..) => keyed::<u32>(&*array, words, &mut out)?,
+                ArrowDataType::Dictionary(IntegerType::UInt8, ..) => keyed::<u8>(&*array, find, &mut out)?,
+                ArrowDataType::Dictionary(IntegerType::UInt16, ..) => keyed::<u16>(&*array, find, &mut out)?,
+                ArrowDataType::Dictionary(IntegerType::UInt32, ..) => keyed::<u32>(&*array, find, &mut out)?,
                 _ => return Err(bad()),
             }
         }
@@ -349,20 +343,20 @@ impl Table {
         Ok(out)
     }
 
-    /// A `u32` column's values, as [`Table::values`].
-    fn small(&self, name: &str) -> io::Result<Vec<u32>> {
-        self.values(name)
-    }
-
     /// An `Enum` column over the names: their numbers.
-    fn names(&self, name: &str, names: &Words) -> io::Result<Vec<Name>> {
-        Ok(self.codes(name, names)?.into_iter().map(|c| Name::new(c as usize)).collect())
+    fn names(&self, name: &str, names: &Names) -> io::Result<Vec<Name>> {
+        let find = |w: &str| names.find(w).map(|n| n.index() as u32);
+        Ok(self.codes(name, &find)?.into_iter().map(|c| Name::new(c as usize)).collect())
     }
 }
 
 /// The rows of the dictionary array `array` (keys of type `K`, no nulls, its values
-/// text) as the numbers of `words`, after `out`'s.
-fn keyed<K: DictionaryKey>(array: &dyn Array, words: &Words, out: &mut Vec<u32>) -> io::Result<()> {
+/// text) as the numbers `find` gives its words, after `out`'s.
+fn keyed<K: DictionaryKey>(
+    array: &dyn Array,
+    find: &dyn Fn(&str) -> Option<u32>,
+    out: &mut Vec<u32>,
+) -> io::Result<()> {
     let array = array.as_any().downcast_ref::<DictionaryArray<K>>().ok_or_else(bad)?;
     let values = array.values().as_any().downcast_ref::<Utf8ViewArray>().ok_or_else(bad)?;
     if array.null_count() != 0 || values.null_count() != 0 {
@@ -377,7 +371,7 @@ fn keyed<K: DictionaryKey>(array: &dyn Array, words: &Words, out: &mut Vec<u32>)
         let key: usize = key.try_into().map_err(|_| bad())?;
         let slot = number.get_mut(key).ok_or_else(bad)?;
         if *slot == UNSEEN {
-            *slot = words.0.get(values.value(key)).copied().ok_or_else(bad)?;
+            *slot = find(values.value(key)).ok_or_else(bad)?;
         }
         out.push(*slot);
     }
@@ -413,7 +407,7 @@ struct MetricColumns {
 }
 
 /// The trial table of `part`: the columns `needed` says.
-fn trial_columns(dir: &Path, part: &Part, needed: Needed, names: &Words) -> io::Result<TrialColumns> {
+fn trial_columns(dir: &Path, part: &Part, needed: Needed, names: &Names) -> io::Result<TrialColumns> {
     let table = table(dir, &part.files[0], part.trials)?;
     let more = needed != Needed::Progress;
     // the text columns on one core, the numbers on another
@@ -423,7 +417,7 @@ fn trial_columns(dir: &Path, part: &Part, needed: Needed, names: &Words) -> io::
                 cell: table.names("cell", names)?,
                 session: table.names("session", names)?,
                 status: table
-                    .codes("status", &Words::new(STATUSES))?
+                    .codes("status", &among(&STATUSES))?
                     .into_iter()
                     .map(|c| STATUS[c as usize])
                     .collect(),
@@ -435,11 +429,11 @@ fn trial_columns(dir: &Path, part: &Part, needed: Needed, names: &Words) -> io::
         || -> io::Result<TrialColumns> {
             Ok(TrialColumns {
                 warmup: table.flags("warmup")?,
-                repetition: table.small("repetition")?,
+                repetition: table.values("repetition")?,
                 started: table.starts()?,
                 wall_time: table.values("wall_time")?,
-                shapes: if more { table.small("telemetry_shape")? } else { Vec::new() },
-                position: if more { table.small("position")? } else { Vec::new() },
+                shapes: if more { table.values("telemetry_shape")? } else { Vec::new() },
+                position: if more { table.values("position")? } else { Vec::new() },
                 ..TrialColumns::default()
             })
         },
@@ -454,7 +448,7 @@ fn trial_columns(dir: &Path, part: &Part, needed: Needed, names: &Words) -> io::
         ..numbers?
     };
     if needed == Needed::All {
-        out.round = table.small("round")?;
+        out.round = table.values("round")?;
         drop(table);
         // the ids' strings, which only `export` reads, through polars
         let ids_file = ParquetReader::new(Cursor::new(file(dir, &part.files[3])?))
@@ -475,13 +469,13 @@ fn trial_columns(dir: &Path, part: &Part, needed: Needed, names: &Words) -> io::
 }
 
 /// The metric table of `part`: the columns `needed` says.
-fn metric_columns(dir: &Path, part: &Part, needed: Needed, names: &Words) -> io::Result<MetricColumns> {
+fn metric_columns(dir: &Path, part: &Part, needed: Needed, names: &Names) -> io::Result<MetricColumns> {
     let table = table(dir, &part.files[1], part.rows)?;
     Ok(MetricColumns {
-        trial: table.small("trial")?,
+        trial: table.values("trial")?,
         metric: table.names("metric", names)?,
         value: table.values("value")?,
-        mean: table.codes("mean", &Words::new(MEANS))?.into_iter().map(|c| MEAN[c as usize]).collect(),
+        mean: table.codes("mean", &among(&MEANS))?.into_iter().map(|c| MEAN[c as usize]).collect(),
         unit: if needed == Needed::All { table.names("unit", names)? } else { Vec::new() },
     })
 }
@@ -494,7 +488,7 @@ fn decode_part(
     dir: &Path,
     part: &Part,
     needed: Needed,
-    names: &Words,
+    names: &Names,
     first: usize,
     t: &mut Trials,
     shapes: &mut Vec<u32>,
