@@ -350,3 +350,25 @@ pub(crate) fn sample_summary() -> Vec<Summary> {
     assert!(summary.telemetry.is_empty() && !with.telemetry.is_empty() && !summary.cells.is_empty());
     vec![summary, with]
 }
+
+#[test]
+fn a_file_written_again_replaces_the_old_one_whole_and_leaves_nothing_beside_it() {
+    use std::io::Read;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("summary.json");
+    // nothing there yet: renamed into place
+    super::write::write_file(&path, b"first").unwrap();
+    let mut reader = fs::File::open(&path).unwrap();
+    // over the old one: exchanged with it, which is then removed
+    super::write::write_file(&path, b"second").unwrap();
+    assert_eq!(fs::read_to_string(&path).unwrap(), "second");
+    // a reader that had opened the old file reads it whole
+    let mut old = String::new();
+    reader.read_to_string(&mut old).unwrap();
+    assert_eq!(old, "first");
+    let left: Vec<String> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["summary.json"]);
+}

@@ -44,7 +44,26 @@ pub(super) fn write_partial(
     Ok(partial)
 }
 
-/// The second half: the whole file renamed into place.
+/// The second half: the whole file put in place, atomically.
+///
+/// Over a file of that name, the two are exchanged (`renameat2`'s `RENAME_EXCHANGE`)
+/// and the old one, now under the temporary name, removed. A plain rename over an
+/// existing file makes ext4 allocate the new file's blocks then and there, before the
+/// rename returns (its `auto_da_alloc`, which keeps a renamed-over file from being empty
+/// after a crash): 26 ms of waiting for summary.json's 41 MB at 10⁶ trials, the
+/// report's longest single wait. A report is made again from the store by `margin
+/// report`; the store's own records are written durably before each next trial
+/// (docs/store.md). Where the exchange is not supported, or nothing is there yet, a
+/// rename.
 pub(super) fn publish(partial: &Path, path: &Path) -> Result<(), ReportError> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
+        if renameat2(AT_FDCWD, partial, AT_FDCWD, path, RenameFlags::RENAME_EXCHANGE).is_ok() {
+            // the old file: a report left beside its successor would only cost space
+            let _ = fs::remove_file(partial);
+            return Ok(());
+        }
+    }
     fs::rename(partial, path).map_err(|e| ReportError::io(path, e))
 }
