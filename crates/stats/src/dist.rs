@@ -60,6 +60,27 @@ pub fn t_quantile(p: f64, df: f64) -> Option<f64> {
     })
 }
 
+/// Whether Student's t quantile t_p(df), p > ½, is at most `x`, when the tail P(T > x)
+/// says so clearly: `Some(true)` when it is below 1 − p by more than a millionth of it,
+/// `Some(false)` when above by as much, `None` otherwise (and for df above [`LARGE_DF`],
+/// whose quantile is a formula): there only the quantile itself decides. One evaluation
+/// of the tail (an incomplete beta) where statrs finds the quantile by a search of
+/// several; the tail's error and the quantile's are a billionth of that band.
+pub(crate) fn t_quantile_clearly_at_most(p: f64, df: f64, x: f64) -> Option<bool> {
+    if !(p > 0.5 && p < 1.0) || !(df > 0.0 && df <= LARGE_DF) || x.is_nan() {
+        return None;
+    }
+    let tail = upper_tail(x, df)?;
+    let alpha = 1.0 - p;
+    if tail < alpha * (1.0 - 1e-6) {
+        Some(true)
+    } else if tail > alpha * (1.0 + 1e-6) {
+        Some(false)
+    } else {
+        None
+    }
+}
+
 /// A&S 26.7.5: t_p ≈ z + g1(z)/ν + g2(z)/ν² + g3(z)/ν³ + g4(z)/ν⁴.
 fn cornish_fisher(z: f64, df: f64) -> f64 {
     let z2 = z * z;
@@ -190,6 +211,39 @@ mod tests {
             let (x, df) = (number(&point["x"]), df(&point["df"]));
             let got = t_cdf(x, df).expect("valid arguments");
             assert_close(got, number(&point["value"]), &format!("t.cdf({x}, {df})"));
+        }
+    }
+
+    /// The tail's answer is the quantile's wherever it gives one: at points a relative
+    /// 10⁻¹² to 10⁻¹ either side of the quantile, for the dfs of a few trials to LARGE_DF,
+    /// fractional ones (Welch's) among them; and it answers away from the quantile.
+    #[test]
+    fn the_tail_decides_as_the_quantile_does_or_not_at_all() {
+        let mut undecided = 0;
+        for &p in &[0.6, 0.9, 0.975, 0.995, 0.9995] {
+            for &df in &[1.0, 1.5, 2.0, 3.7, 9.0, 29.5, 99.0, 197.3, 1000.0, 9999.9, LARGE_DF] {
+                let t = t_quantile(p, df).unwrap();
+                for k in 1..=11 {
+                    let step = 10f64.powi(-k);
+                    for x in [t * (1.0 - step), t * (1.0 + step), t - step, t + step] {
+                        match t_quantile_clearly_at_most(p, df, x) {
+                            Some(answer) => assert_eq!(answer, t <= x, "p {p}, df {df}, x {x}, t {t}"),
+                            None => undecided += 1,
+                        }
+                    }
+                }
+                assert_eq!(t_quantile_clearly_at_most(p, df, 2.0 * t), Some(true));
+                assert_eq!(t_quantile_clearly_at_most(p, df, t / 2.0), Some(false));
+                assert_eq!(t_quantile_clearly_at_most(p, df, -t), Some(false));
+                assert_eq!(t_quantile_clearly_at_most(p, df, f64::INFINITY), Some(true));
+            }
+        }
+        // near the quantile (within about 10⁻⁶ relative) the quantile is computed
+        assert!(undecided > 0 && undecided < 5 * 11 * 4 * 11 / 2, "{undecided}");
+        for (p, df, x) in
+            [(0.4, 5.0, 1.0), (1.0, 5.0, 1.0), (0.975, 2e4, 1.0), (0.975, 0.0, 1.0), (0.975, 5.0, f64::NAN)]
+        {
+            assert_eq!(t_quantile_clearly_at_most(p, df, x), None, "p {p}, df {df}, x {x}");
         }
     }
 

@@ -114,6 +114,10 @@ fn trials_to_narrow(
             Some((cv_a, cv_b)) => welch_df(cv_a.powi(2) / n as f64, n, cv_b.powi(2) / n as f64, n),
             None => (n - 1) as f64,
         };
+        // the tail at the target first: the quantile only where the two are close
+        if let Some(passes) = dist::t_quantile_clearly_at_most(q, df, target * (n as f64).sqrt() / spread) {
+            return Some(passes);
+        }
         Some(dist::t_quantile(q, df)? * spread / (n as f64).sqrt() <= target)
     })?;
     match needed {
