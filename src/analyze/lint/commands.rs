@@ -53,7 +53,8 @@ pub(crate) fn command_warnings(
         .into_iter()
         .map(|(cell, hosts)| (cell, hosts.into_iter().map(|h| snapshot.trials.names.get(h)).collect()))
         .collect();
-    let templates = Templates::new();
+    // the experiment's templates compiled once, not once for each cell
+    let templates = crate::plan::render::templates(exp);
     let findings: Vec<(Option<String>, Option<String>, Option<String>)> = cells
         .par_iter()
         .map(|(&index, hosts)| {
