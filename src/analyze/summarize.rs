@@ -96,17 +96,20 @@ pub(crate) fn statistics(
 ) -> Result<Statistics, AnalyzeError> {
     let grouped = grouped(exp, plan, snapshot, validated(exp)?);
     let units = Units::new(snapshot, &grouped.sessions);
-    analyse(exp, plan, grouped, &units, &snapshot.trials.names)
+    Ok(analyse(exp, plan, grouped, &units, &snapshot.trials.names, |_, _, _| ())?.0)
 }
 
-/// Each group analysed, then each comparison made of them.
-fn analyse(
+/// Each group analysed, then each comparison made of them, and `beside` of the analysed
+/// groups and their cells' statistics meanwhile (what reads them and not the
+/// comparisons), its answer returned with the statistics.
+fn analyse<R: Send>(
     exp: &Experiment,
     plan: &Plan,
     grouped: Grouped,
     units: &Units<'_>,
     names: &crate::store::Names,
-) -> Result<Statistics, AnalyzeError> {
+    beside: impl FnOnce(&[Analysed], &[CellStat], &[MetricMeta]) -> R + Send,
+) -> Result<(Statistics, R), AnalyzeError> {
     let Grouped { settings, counts, metrics, metric_index, groups, sessions: _, mut warnings } = grouped;
     // Straight into the two lists (in order): a list of results first, then its copy,
     // held every analysed cell twice.
@@ -156,12 +159,17 @@ fn analyse(
             (cell.runs_needed, cell.runs_needed_exceeds) = (None, None);
         }
     }
-    let (mut comparisons, arms) =
-        compare_all(exp, plan, &metrics, &analysed, &settings, units, &mut warnings);
+    let ((mut comparisons, arms), besides) = rayon::join(
+        || compare_all(exp, plan, &metrics, &analysed, &settings, units, &mut warnings),
+        || beside(&analysed, &cells, &metrics),
+    );
     super::regimes::annotate_mixtures(&mut comparisons, &arms, &analysed, &cells);
     adjust(&mut comparisons)?;
     let effects = super::answers::effects(&comparisons, &settings);
-    Ok(Statistics { settings, counts, metrics, analysed, cells, comparisons, arms, effects, warnings })
+    Ok((
+        Statistics { settings, counts, metrics, analysed, cells, comparisons, arms, effects, warnings },
+        besides,
+    ))
 }
 
 /// What the summary needs of the trial columns besides the groups, taken from them first
@@ -238,25 +246,26 @@ fn summary(
 ) -> Result<Summary, AnalyzeError> {
     let Early { failures, reproduce, telemetry } = early;
     let units = Units::new(snapshot, &grouped.sessions);
+    // the drift tests and the lints of the cells read the analysed groups, not the
+    // comparisons, nor each other: made beside the comparisons, so that the drift tests'
+    // stretches on one core leave the other to the rest
+    let names = &snapshot.trials.names;
+    let (statistics, ((cell_warnings, shifts), command_warnings)) =
+        analyse(exp, plan, grouped, &units, names, |analysed, cells, metrics| {
+            let primary = primary_metrics(exp, metrics);
+            rayon::join(
+                || {
+                    rayon::join(
+                        || lint::cell_warnings(plan, metrics, analysed, cells, &primary),
+                        || super::drift::shifts(analysed, metrics, &primary, names),
+                    )
+                },
+                || lint::command_warnings(exp, plan, snapshot, analysed),
+            )
+        })?;
     let Statistics { settings, counts, metrics, analysed, cells, comparisons, arms, effects, mut warnings } =
-        analyse(exp, plan, grouped, &units, &snapshot.trials.names)?;
-    // the lints and the drift tests read the analysis and nothing of each other: made side
-    // by side, so that the drift tests' stretches on one core leave the other to the lints
-    let primary = primary_metrics(exp, &metrics);
-    let ((cell_warnings, shifts), (command_warnings, comparison_warnings)) = rayon::join(
-        || {
-            rayon::join(
-                || lint::cell_warnings(plan, &metrics, &analysed, &cells, &primary),
-                || super::drift::shifts(&analysed, &metrics, &primary, &snapshot.trials.names),
-            )
-        },
-        || {
-            rayon::join(
-                || lint::command_warnings(exp, plan, snapshot, &analysed),
-                || lint::comparison_warnings(exp, snapshot, &analysed, &comparisons, &arms),
-            )
-        },
-    );
+        statistics;
+    let comparison_warnings = lint::comparison_warnings(exp, snapshot, &analysed, &comparisons, &arms);
     let super::drift::Shifts { drifts, orders } = shifts;
     warnings.extend(cell_warnings);
     warnings.extend(super::drift::warnings(&drifts));
