@@ -5,7 +5,7 @@
 use super::{margin, stderr};
 
 #[test]
-fn the_binary_runs_on_jemalloc_giving_freed_pages_back_at_once_in_huge_pages() {
+fn the_binary_runs_on_jemalloc_giving_freed_pages_back_soon_from_shared_arenas_in_huge_pages() {
     let out = margin().arg("--version").env("_RJEM_MALLOC_CONF", "confirm_conf:true").output().unwrap();
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
@@ -14,9 +14,9 @@ fn the_binary_runs_on_jemalloc_giving_freed_pages_back_at_once_in_huge_pages() {
         .lines()
         .find(|l| l.contains("global variable malloc_conf"))
         .unwrap_or_else(|| panic!("jemalloc did not read the binary's options:\n{err}"));
-    assert!(ours.contains("\"dirty_decay_ms:0,muzzy_decay_ms:0,thp:always\""), "{ours}");
+    assert!(ours.contains("\"dirty_decay_ms:50,muzzy_decay_ms:0,percpu_arena:phycpu,thp:always\""), "{ours}");
     // and applied them
-    for option in ["dirty_decay_ms:0", "muzzy_decay_ms:0", "thp:always"] {
+    for option in ["dirty_decay_ms:50", "muzzy_decay_ms:0", "percpu_arena:phycpu", "thp:always"] {
         assert!(err.contains(&format!("-- Set conf value: {option}\n")), "{option} not set:\n{err}");
     }
 }
