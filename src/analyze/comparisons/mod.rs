@@ -316,10 +316,11 @@ fn run_job(
             let (&(_, a), &(_, b)) =
                 (job.base.first().ok_or_else(what)?, job.other.first().ok_or_else(what)?);
             let (a, b) = (&analysed[a], &analysed[b]);
-            let (ua, ub) = (units.values(a, false), units.values(b, false));
-            if ua.keys().all(|u| !ub.contains_key(u)) {
+            let units_b = units.of_cell(b);
+            if units.of_cell(a).iter().all(|u| !units_b.contains(u)) {
                 // Disjoint boots: a boot's state is shared by its trials, so the boots are
                 // the observations, and a level's interval holds the variation between them.
+                let (ua, ub) = (units.values(a, false), units.values(b, false));
                 boots::unpaired(units, (a, b), [&ua, &ub], kind)
             } else {
                 Ok(trials::sides(a, b))

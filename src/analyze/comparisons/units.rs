@@ -64,6 +64,25 @@ impl<'a> Units<'a> {
         self.of_name.get(session.index()).copied().flatten().unwrap_or_else(|| self.names.get(session))
     }
 
+    /// The units of a cell's trials, each once: whether two cells share one is all an
+    /// unpaired comparison asks of them before it knows its design (their values are
+    /// wanted only when they share none).
+    pub(super) fn of_cell(&self, cell: &Analysed) -> Vec<&'a str> {
+        let mut out: Vec<&'a str> = Vec::new();
+        let mut last = None;
+        for &session in cell.group.rows.sessions.iter().take(cell.all.len()) {
+            if last == Some(session) {
+                continue;
+            }
+            last = Some(session);
+            let unit = self.of(session);
+            if !out.contains(&unit) {
+                out.push(unit);
+            }
+        }
+        out
+    }
+
     /// Each unit's values of a cell (all its trials, or those kept), in first-seen order,
     /// on the analysis scale.
     pub(super) fn values(&self, cell: &Analysed, kept: bool) -> IndexMap<&'a str, Vec<f64>> {
