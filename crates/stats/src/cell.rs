@@ -7,7 +7,7 @@ use super::describe::{CellSummary, summarize};
 use super::observations::Observations;
 use super::outliers::{self, Outliers};
 use super::regimes::{Regimes, find_regimes};
-use super::stability::{StabilityFlag, stability_flags, stability_flags_of};
+use super::stability::{StabilityFlag, stability_flags_of};
 use super::{StatsError, StatsSettings};
 
 /// One cell analysed the way the report needs it.
@@ -35,7 +35,9 @@ pub struct CellAnalysis {
 /// outlier rule selected, every one of them: then they are its outliers.
 pub fn analyze_cell(sample: &Observations, settings: &StatsSettings) -> Result<CellAnalysis, StatsError> {
     settings.validate()?;
-    let mut outliers = outliers::find_outliers(sample, &settings.outliers);
+    // read by the outlier rules and by the flags of all trials: found once
+    let modified_z = outliers::modified_z_scores(sample.analysed());
+    let mut outliers = outliers::find_outliers_scored(sample, &settings.outliers, modified_z.as_deref());
     let candidates = outliers.set_aside.clone();
     if !settings.set_aside {
         outliers.set_aside.clear();
@@ -44,9 +46,9 @@ pub fn analyze_cell(sample: &Observations, settings: &StatsSettings) -> Result<C
     let summary = summarize(&kept, settings)?;
     // the flags look at all trials: the same summary when none was set aside
     let flags = if outliers.set_aside.is_empty() {
-        stability_flags_of(sample, &summary, settings)
+        stability_flags_of(sample, &summary, settings, modified_z.as_deref())
     } else {
-        stability_flags(sample, settings)?
+        stability_flags_of(sample, &summarize(sample, settings)?, settings, modified_z.as_deref())
     };
     // a group the outlier rule takes whole is its outliers, not a regime
     let regimes = find_regimes(sample, settings)?.filter(|r| {

@@ -86,18 +86,30 @@ pub struct Outliers {
 
 /// Applies `rule` to the sample's values on its analysis scale (the reciprocals of a
 /// harmonic metric).
+#[cfg(test)]
 pub(crate) fn find_outliers(sample: &Observations, rule: &OutlierRule) -> Outliers {
+    find_outliers_scored(sample, rule, modified_z_scores(sample.analysed()).as_deref())
+}
+
+/// [`find_outliers`] given the values' modified z-scores (`modified_z`:
+/// [`modified_z_scores`] of the sample on its analysis scale), which a cell's analysis
+/// also flags its first trial by.
+pub(crate) fn find_outliers_scored(
+    sample: &Observations,
+    rule: &OutlierRule,
+    modified_z: Option<&[f64]>,
+) -> Outliers {
     let values = sample.analysed();
     if let OutlierRule::Studentized { rate } = *rule {
         let (set_aside, zero_spread) = studentized_selection(values, rate);
-        let labelled = modified_z_scores(values).unwrap_or_default();
+        let labelled = modified_z.unwrap_or_default();
         let flagged = (0..values.len())
             .filter(|i| set_aside.contains(i) || labelled.get(*i).is_some_and(|&z| z > MAD_CUTOFF))
             .collect();
         return Outliers { rule: *rule, flagged, set_aside, zero_spread };
     }
     let scores = match *rule {
-        OutlierRule::Mad { cutoff } => modified_z_scores(values).map(|s| (s, cutoff)),
+        OutlierRule::Mad { cutoff } => modified_z.map(|s| (s.to_vec(), cutoff)),
         OutlierRule::Iqr { cutoff } => fence_scores(values, cutoff).map(|s| (s, 0.0)),
         OutlierRule::None | OutlierRule::Studentized { .. } => {
             return Outliers { rule: *rule, flagged: Vec::new(), set_aside: Vec::new(), zero_spread: false };

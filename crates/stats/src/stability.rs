@@ -3,12 +3,11 @@
 
 use serde::Serialize;
 
-use super::describe::{CellSummary, summarize};
+use super::StatsSettings;
+use super::describe::CellSummary;
 use super::dist;
 use super::elementary::average_ranks;
 use super::observations::Observations;
-use super::outliers;
-use super::{StatsError, StatsSettings};
 
 /// A CV at or above this is flagged as unstable (docs/statistics.md, One cell).
 pub(crate) const HIGH_CV: f64 = 0.10;
@@ -45,18 +44,24 @@ pub enum StabilityFlag {
     Trend(Trend),
 }
 /// The stability warnings of docs/statistics.md (One cell) for all trials of `sample`, in trial order.
+#[cfg(test)]
 pub(crate) fn stability_flags(
     sample: &Observations,
     settings: &StatsSettings,
-) -> Result<Vec<StabilityFlag>, StatsError> {
-    Ok(stability_flags_of(sample, &summarize(sample, settings)?, settings))
+) -> Result<Vec<StabilityFlag>, super::StatsError> {
+    let modified_z = super::outliers::modified_z_scores(sample.analysed());
+    let summary = super::describe::summarize(sample, settings)?;
+    Ok(stability_flags_of(sample, &summary, settings, modified_z.as_deref()))
 }
 
-/// [`stability_flags`] with the sample's summary at hand (`summary` = `summarize(sample)`).
+/// [`stability_flags`] with the sample's summary and its values' modified z-scores at
+/// hand (`summary` = `summarize(sample)`, `modified_z` = `outliers::modified_z_scores`
+/// of its values on the analysis scale, which the outlier rules read too).
 pub(crate) fn stability_flags_of(
     sample: &Observations,
     summary: &CellSummary,
     settings: &StatsSettings,
+    modified_z: Option<&[f64]>,
 ) -> Vec<StabilityFlag> {
     let mut flags = Vec::new();
     if let Some(cv) = summary.cv.filter(|&cv| cv >= HIGH_CV) {
@@ -71,7 +76,7 @@ pub(crate) fn stability_flags_of(
             }
         }
     }
-    if let Some(scores) = outliers::modified_z_scores(sample.analysed())
+    if let Some(scores) = modified_z
         && scores[0] > FIRST_TRIAL_Z
     {
         flags.push(StabilityFlag::FirstTrialOutlier { value: sample.values()[0], modified_z: scores[0] });
