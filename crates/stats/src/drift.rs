@@ -70,19 +70,21 @@ pub(crate) fn centred_ranks(points: &[Point]) -> Vec<f64> {
 /// scaled to (0, 1) and less ½: (rank − ½) / n − ½, in the values' order.
 pub fn centred_ranks_of(values: &[f64]) -> Vec<f64> {
     let m = values.len() as f64;
-    let mut sorted: Vec<usize> = (0..values.len()).collect();
-    sorted.sort_unstable_by(|&a, &b| values[a].total_cmp(&values[b]));
+    // each value beside its place, sorted together (no lookup per comparison); tied
+    // values share their rank whatever their order
+    let mut sorted: Vec<(f64, u32)> = values.iter().copied().zip(0..).collect();
+    sorted.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
     let mut out = vec![0.0; values.len()];
     let mut k = 0;
     while k < sorted.len() {
         let mut j = k;
-        while j + 1 < sorted.len() && values[sorted[j + 1]] == values[sorted[k]] {
+        while j + 1 < sorted.len() && sorted[j + 1].0 == sorted[k].0 {
             j += 1;
         }
         // ranks k+1 ..= j+1 share their mean
         let rank = (k + j) as f64 / 2.0 + 1.0;
-        for &i in &sorted[k..=j] {
-            out[i] = (rank - 0.5) / m - 0.5;
+        for &(_, i) in &sorted[k..=j] {
+            out[i as usize] = (rank - 0.5) / m - 0.5;
         }
         k = j + 1;
     }
@@ -387,6 +389,26 @@ mod tests {
             Point { cell: 2, value: 7.0 },
         ]);
         assert_eq!(u, vec![-0.25, -0.25, 0.25, 0.25, 0.0]);
+        // against the definition: 1 + the values below + half the others equal, with
+        // many ties, a -0.0 beside 0.0, in every order
+        for seed in 0..20_u64 {
+            let values: Vec<f64> = (0..50_u64)
+                .map(|i| match (i * 7919 + seed * 104_729) % 13 {
+                    0 => -0.0,
+                    k => (k % 5) as f64 - 2.0,
+                })
+                .collect();
+            let m = values.len() as f64;
+            let want: Vec<f64> = values
+                .iter()
+                .map(|x| {
+                    let below = values.iter().filter(|y| *y < x).count() as f64;
+                    let equal = values.iter().filter(|y| *y == x).count() as f64;
+                    (1.0 + below + (equal - 1.0) / 2.0 - 0.5) / m - 0.5
+                })
+                .collect();
+            assert_eq!(centred_ranks_of(&values), want, "seed {seed}");
+        }
         // Kolmogorov's tail at its textbook points
         assert!((kolmogorov_tail(1.3581) - 0.05).abs() < 1e-3);
         assert!((kolmogorov_tail(1.6276) - 0.01).abs() < 1e-3);
