@@ -3,10 +3,11 @@
 
 use serde::Serialize;
 
-use super::describe::{CellSummary, summarize};
+use super::describe::{CellSummary, summarize_sorted};
+use super::elementary;
 use super::observations::Observations;
 use super::outliers::{self, Outliers};
-use super::regimes::{Regimes, find_regimes};
+use super::regimes::{Regimes, find_regimes_in};
 use super::stability::{StabilityFlag, stability_flags_of};
 use super::{StatsError, StatsSettings};
 
@@ -42,16 +43,25 @@ pub fn analyze_cell(sample: &Observations, settings: &StatsSettings) -> Result<C
     if !settings.set_aside {
         outliers.set_aside.clear();
     }
+    // the values' order, read by the summaries, the trend's ranks and the regime split:
+    // found once (the trials kept are those of all in the same order, less those set aside)
+    let ascending = elementary::ascending(sample.values());
     let kept = sample.without(&outliers.set_aside)?;
-    let summary = summarize(&kept, settings)?;
+    let kept_order: Vec<u32> = ascending
+        .iter()
+        .copied()
+        .filter(|&i| outliers.set_aside.binary_search(&(i as usize)).is_err())
+        .collect();
+    let summary = summarize_sorted(&kept, &elementary::in_order(sample.values(), &kept_order), settings)?;
     // the flags look at all trials: the same summary when none was set aside
     let flags = if outliers.set_aside.is_empty() {
-        stability_flags_of(sample, &summary, settings, modified_z.as_deref())
+        stability_flags_of(sample, &summary, settings, modified_z.as_deref(), &ascending)
     } else {
-        stability_flags_of(sample, &summarize(sample, settings)?, settings, modified_z.as_deref())
+        let all = summarize_sorted(sample, &elementary::in_order(sample.values(), &ascending), settings)?;
+        stability_flags_of(sample, &all, settings, modified_z.as_deref(), &ascending)
     };
     // a group the outlier rule takes whole is its outliers, not a regime
-    let regimes = find_regimes(sample, settings)?.filter(|r| {
+    let regimes = find_regimes_in(sample, settings, &ascending)?.filter(|r| {
         let smaller = r.regimes.iter().map(|g| &g.trials).min_by_key(|t| t.len()).expect("two regimes");
         !smaller.iter().all(|i| candidates.contains(i))
     });

@@ -38,6 +38,16 @@ pub struct CellSummary {
 
 /// The statistics of docs/statistics.md (One cell) for all trials of `sample`.
 pub fn summarize(sample: &Observations, settings: &StatsSettings) -> Result<CellSummary, StatsError> {
+    summarize_sorted(sample, &sorted(sample.values()), settings)
+}
+
+/// [`summarize`] with the sample's values sorted at hand (`sorted` =
+/// `elementary::sorted(sample.values())`).
+pub(crate) fn summarize_sorted(
+    sample: &Observations,
+    sorted: &[f64],
+    settings: &StatsSettings,
+) -> Result<CellSummary, StatsError> {
     settings.validate()?;
     let kind = sample.kind();
     let n = sample.len();
@@ -51,8 +61,7 @@ pub fn summarize(sample: &Observations, settings: &StatsSettings) -> Result<Cell
         // Harmonic: centre = 1/mean > 0, so this is cv × mean.
         MeanKind::Harmonic => sd / centre * mean,
     });
-    let sorted = sorted(sample.values());
-    let median = median_of_sorted(&sorted);
+    let median = median_of_sorted(sorted);
     Ok(CellSummary {
         mean_kind: kind,
         n,
@@ -64,7 +73,7 @@ pub fn summarize(sample: &Observations, settings: &StatsSettings) -> Result<Cell
         max: sorted[n - 1],
         mad: mad_about(sample.values(), median),
         interval: mean_interval(sample, settings.confidence),
-        median_interval: median_interval(&sorted, settings.confidence),
+        median_interval: median_interval(sorted, settings.confidence),
         runs_needed: cv.and_then(|cv| runs_needed(cv, settings.target_margin, settings.confidence)),
     })
 }

@@ -72,25 +72,43 @@ pub(crate) fn mad_about(values: &[f64], median: f64) -> f64 {
     median_in_place(&mut deviations_from(values, median))
 }
 
+/// The places of `values` in ascending order of value (`total_cmp`), ties in the order
+/// of their places: the order a stable sort of the places by value gives. One sort that
+/// a cell's summary, its trend's ranks and its regime split all read.
+pub(crate) fn ascending(values: &[f64]) -> Vec<u32> {
+    // each value beside its place, sorted together (no lookup per comparison)
+    let mut pairs: Vec<(f64, u32)> = values.iter().copied().zip(0..).collect();
+    pairs.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    pairs.into_iter().map(|(_, i)| i).collect()
+}
+
+/// The values at the places `ascending` lists, in that order.
+pub(crate) fn in_order(values: &[f64], ascending: &[u32]) -> Vec<f64> {
+    ascending.iter().map(|&i| values[i as usize]).collect()
+}
+
 /// Ranks 1..=n with ties given their average rank, and the size of every group of tied
 /// values (1 for an untied value), as the rank tests need them.
 pub(crate) fn average_ranks(values: &[f64]) -> (Vec<f64>, Vec<usize>) {
-    // each value beside its place, sorted together (no lookup per comparison); tied
-    // values share their rank whatever their order: no need for a stable sort
-    let mut order: Vec<(f64, usize)> = values.iter().copied().zip(0..).collect();
-    order.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+    average_ranks_in(values, &ascending(values))
+}
+
+/// [`average_ranks`] of `values` whose [`ascending`] order is at hand (ties may be in
+/// any order: they share their rank).
+pub(crate) fn average_ranks_in(values: &[f64], ascending: &[u32]) -> (Vec<f64>, Vec<usize>) {
     let mut ranks = vec![0.0; values.len()];
     let mut groups = Vec::new();
+    let value = |k: usize| values[ascending[k] as usize];
     let mut start = 0;
-    while start < order.len() {
+    while start < ascending.len() {
         let mut end = start + 1;
-        while end < order.len() && order[end].0 == order[start].0 {
+        while end < ascending.len() && value(end) == value(start) {
             end += 1;
         }
         // Positions start..end hold ranks start+1..=end; their average:
         let rank = (start + end + 1) as f64 / 2.0;
-        for &(_, i) in &order[start..end] {
-            ranks[i] = rank;
+        for &i in &ascending[start..end] {
+            ranks[i as usize] = rank;
         }
         groups.push(end - start);
         start = end;

@@ -97,17 +97,33 @@ fn test_scale(values: &[f64]) -> Vec<f64> {
     if values.iter().all(|&x| x > 0.0) { values.iter().map(|x| x.ln()).collect() } else { values.to_vec() }
 }
 
+/// Each value on the test's scale beside its place, in the order of the test scale, ties
+/// in the order of their places (as a stable sort of the places by it): the values' own
+/// order (`ascending`), unless a logarithm rounded two values to one (or was not
+/// increasing), which a sort then mends.
+fn on_test_scale_sorted(values: &[f64], ascending: &[u32]) -> Vec<(f64, usize)> {
+    let scale = test_scale(values);
+    let order = |a: &(f64, usize), b: &(f64, usize)| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1));
+    let mut pairs: Vec<(f64, usize)> = ascending.iter().map(|&i| (scale[i as usize], i as usize)).collect();
+    if !pairs.is_sorted_by(|a, b| order(a, b).is_le()) {
+        pairs.sort_unstable_by(order);
+    }
+    pairs
+}
+
 /// The best split of `values` (finite numbers, on the metric's scale); `None` below
 /// [`MIN_TRIALS`] values or when they are all equal.
 pub fn split_ratio(values: &[f64]) -> Option<Split> {
+    split_ratio_in(values, &crate::elementary::ascending(values))
+}
+
+/// [`split_ratio`] of `values` whose order is at hand (`elementary::ascending`).
+pub(crate) fn split_ratio_in(values: &[f64], ascending: &[u32]) -> Option<Split> {
     let n = values.len();
     if n < MIN_TRIALS || values.iter().any(|x| !x.is_finite()) {
         return None;
     }
-    // each value beside its place, sorted together (no lookup per comparison), ties in
-    // the order of their places: the order a stable sort of the places by value gives
-    let mut pairs: Vec<(f64, usize)> = test_scale(values).into_iter().zip(0..).collect();
-    pairs.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let pairs = on_test_scale_sorted(values, ascending);
     let (sorted, order): (Vec<f64>, Vec<usize>) = pairs.into_iter().unzip();
     let centre = sorted.iter().sum::<f64>() / n as f64;
     let centred: Vec<f64> = sorted.iter().map(|x| x - centre).collect();
@@ -169,8 +185,17 @@ pub struct Regimes {
 
 /// Tests every trial of `sample` for two regimes; `Some` when the cell is two.
 pub fn find_regimes(sample: &Observations, settings: &StatsSettings) -> Result<Option<Regimes>, StatsError> {
+    find_regimes_in(sample, settings, &crate::elementary::ascending(sample.values()))
+}
+
+/// [`find_regimes`] of a sample whose values' order is at hand (`elementary::ascending`).
+pub(crate) fn find_regimes_in(
+    sample: &Observations,
+    settings: &StatsSettings,
+    ascending: &[u32],
+) -> Result<Option<Regimes>, StatsError> {
     let Some(critical) = critical_value(sample.len()) else { return Ok(None) };
-    let Some(split) = split_ratio(sample.values()) else { return Ok(None) };
+    let Some(split) = split_ratio_in(sample.values(), ascending) else { return Ok(None) };
     if split.ratio >= critical {
         return Ok(None);
     }
@@ -260,6 +285,30 @@ pub fn decided_by_before(upper: &[bool], kinds: &[usize], seed: u64) -> Option<B
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The test scale's order taken from the values' is the stable sort's, where the
+    /// logarithm keeps two values apart or rounds them to one (large neighbours), on
+    /// values with ties, with negatives and zeros (no logarithm), -0.0 beside 0.0.
+    #[test]
+    fn the_test_scale_in_the_values_order_is_the_sorts() {
+        let big = 1.0e300_f64;
+        let lists: Vec<Vec<f64>> = vec![
+            vec![3.0, 1.0, 2.0, 2.0, 1.0, 5.0, 4.0, 1.0],
+            (0..40).map(|i| big + f64::from(i % 7) * big * f64::EPSILON).collect(),
+            (0..40).map(|i| f64::from((i * 13) % 11) * 1e8 + 1e17).collect(),
+            vec![0.0, -0.0, -1.0, 2.0, -0.0, 0.0, 3.0, -1.0],
+            (0..50).map(|i| ((i * 7919) % 97) as f64 / 7.0 + 0.5).collect(),
+        ];
+        for values in lists {
+            let mut want: Vec<(f64, usize)> = test_scale(&values).into_iter().zip(0..).collect();
+            want.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let got = on_test_scale_sorted(&values, &crate::elementary::ascending(&values));
+            assert_eq!(got.len(), want.len());
+            for (g, w) in got.iter().zip(&want) {
+                assert_eq!((g.0.to_bits(), g.1), (w.0.to_bits(), w.1), "{values:?}");
+            }
+        }
+    }
     use crate::reference::{assert_close, number};
     use crate::vocab::MeanKind;
     use serde_json::Value;

@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::StatsSettings;
 use super::describe::CellSummary;
 use super::dist;
-use super::elementary::average_ranks;
+use super::elementary::average_ranks_in;
 use super::observations::Observations;
 
 /// A CV at or above this is flagged as unstable (docs/statistics.md, One cell).
@@ -51,17 +51,20 @@ pub(crate) fn stability_flags(
 ) -> Result<Vec<StabilityFlag>, super::StatsError> {
     let modified_z = super::outliers::modified_z_scores(sample.analysed());
     let summary = super::describe::summarize(sample, settings)?;
-    Ok(stability_flags_of(sample, &summary, settings, modified_z.as_deref()))
+    let ascending = super::elementary::ascending(sample.values());
+    Ok(stability_flags_of(sample, &summary, settings, modified_z.as_deref(), &ascending))
 }
 
-/// [`stability_flags`] with the sample's summary and its values' modified z-scores at
-/// hand (`summary` = `summarize(sample)`, `modified_z` = `outliers::modified_z_scores`
-/// of its values on the analysis scale, which the outlier rules read too).
+/// [`stability_flags`] with the sample's summary, its values' modified z-scores and their
+/// order at hand (`summary` = `summarize(sample)`, `modified_z` =
+/// `outliers::modified_z_scores` of its values on the analysis scale, which the outlier
+/// rules read too, `ascending` = `elementary::ascending(sample.values())`).
 pub(crate) fn stability_flags_of(
     sample: &Observations,
     summary: &CellSummary,
     settings: &StatsSettings,
     modified_z: Option<&[f64]>,
+    ascending: &[u32],
 ) -> Vec<StabilityFlag> {
     let mut flags = Vec::new();
     if let Some(cv) = summary.cv.filter(|&cv| cv >= HIGH_CV) {
@@ -82,7 +85,7 @@ pub(crate) fn stability_flags_of(
         flags.push(StabilityFlag::FirstTrialOutlier { value: sample.values()[0], modified_z: scores[0] });
     }
     if sample.len() >= TREND_MIN_N
-        && let Some(trend) = spearman_trend(sample.values())
+        && let Some(trend) = spearman_trend_in(sample.values(), ascending)
         && trend.p_value < settings.alpha()
     {
         flags.push(StabilityFlag::Trend(trend));
@@ -94,12 +97,18 @@ pub(crate) fn stability_flags_of(
 /// t = ρ·√((n − 2)/((1 + ρ)(1 − ρ))) on n − 2 df. The ranks of 1/x are those of x
 /// reversed, so on a harmonic metric only the sign of ρ would change: the raw values
 /// are used. `None` below 3 values, for constant or non-finite values.
+#[cfg(test)]
 pub(crate) fn spearman_trend(values: &[f64]) -> Option<Trend> {
+    spearman_trend_in(values, &super::elementary::ascending(values))
+}
+
+/// [`spearman_trend`] of `values` whose order is at hand (`elementary::ascending`).
+fn spearman_trend_in(values: &[f64], ascending: &[u32]) -> Option<Trend> {
     let n = values.len();
     if n < 3 || values.iter().any(|v| !v.is_finite()) {
         return None;
     }
-    let (ranks, _) = average_ranks(values);
+    let (ranks, _) = average_ranks_in(values, ascending);
     // The order ranks are 1..=n; both rank vectors have mean (n + 1)/2.
     let centre = (n as f64 + 1.0) / 2.0;
     let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
