@@ -67,7 +67,7 @@ pub fn t_quantile(p: f64, df: f64) -> Option<f64> {
 /// of the tail (an incomplete beta) where statrs finds the quantile by a search of
 /// several; the tail's error and the quantile's are a billionth of that band.
 pub(crate) fn t_quantile_clearly_at_most(p: f64, df: f64, x: f64) -> Option<bool> {
-    if !(p > 0.5 && p < 1.0) || !(df > 0.0 && df <= LARGE_DF) || x.is_nan() {
+    if !(p > 0.5 && p < 1.0 && df > 0.0 && df <= LARGE_DF) || x.is_nan() {
         return None;
     }
     let tail = upper_tail(x, df)?;
