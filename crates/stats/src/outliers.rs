@@ -91,7 +91,7 @@ pub(crate) fn find_outliers(sample: &Observations, rule: &OutlierRule) -> Outlie
     find_outliers_scored(sample, rule, modified_z_scores(sample.analysed()).as_deref())
 }
 
-/// [`find_outliers`] given the values' modified z-scores (`modified_z`:
+/// `find_outliers` given the values' modified z-scores (`modified_z`:
 /// [`modified_z_scores`] of the sample on its analysis scale), which a cell's analysis
 /// also flags its first trial by.
 pub(crate) fn find_outliers_scored(

@@ -55,7 +55,7 @@ pub(crate) fn stability_flags(
     Ok(stability_flags_of(sample, &summary, settings, modified_z.as_deref(), &ascending))
 }
 
-/// [`stability_flags`] with the sample's summary, its values' modified z-scores and their
+/// `stability_flags` with the sample's summary, its values' modified z-scores and their
 /// order at hand (`summary` = `summarize(sample)`, `modified_z` =
 /// `outliers::modified_z_scores` of its values on the analysis scale, which the outlier
 /// rules read too, `ascending` = `elementary::ascending(sample.values())`).
@@ -102,7 +102,7 @@ pub(crate) fn spearman_trend(values: &[f64]) -> Option<Trend> {
     spearman_trend_in(values, &super::elementary::ascending(values))
 }
 
-/// [`spearman_trend`] of `values` whose order is at hand (`elementary::ascending`).
+/// `spearman_trend` of `values` whose order is at hand (`elementary::ascending`).
 fn spearman_trend_in(values: &[f64], ascending: &[u32]) -> Option<Trend> {
     let n = values.len();
     if n < 3 || values.iter().any(|v| !v.is_finite()) {
