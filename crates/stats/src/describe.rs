@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::elementary::{mad_about, mean, median_of_sorted, sorted, variance};
+use super::elementary::{mad_of_sorted, mean, median_of_sorted, sorted, variance};
 use super::interval::{MeanInterval, MedianInterval, mean_interval, median_interval};
 use super::observations::Observations;
 use super::runs::{RunsNeeded, runs_needed};
@@ -71,7 +71,7 @@ pub(crate) fn summarize_sorted(
         median,
         min: sorted[0],
         max: sorted[n - 1],
-        mad: mad_about(sample.values(), median),
+        mad: mad_of_sorted(sorted, median),
         interval: mean_interval(sample, settings.confidence),
         median_interval: median_interval(sorted, settings.confidence),
         runs_needed: cv.and_then(|cv| runs_needed(cv, settings.target_margin, settings.confidence)),

@@ -67,9 +67,36 @@ pub fn mad(values: &[f64]) -> f64 {
     median_in_place(&mut absolute_deviations(values))
 }
 
-/// Median absolute deviation from `median`, the values' median, unscaled.
+/// Median absolute deviation from `median`, the values' median, unscaled (by
+/// selection: the tests' reference for [`mad_of_sorted`]).
+#[cfg(test)]
 pub(crate) fn mad_about(values: &[f64], median: f64) -> f64 {
     median_in_place(&mut deviations_from(values, median))
+}
+
+/// `mad_about` of values sorted (`sorted`), their median `median`: the same number,
+/// without a copy or a selection. The deviations fall towards the median from below and
+/// rise from it above, so the smallest are met walking out from it on both sides at once.
+pub(crate) fn mad_of_sorted(sorted: &[f64], median: f64) -> f64 {
+    let n = sorted.len();
+    let deviation = |i: usize| (sorted[i] - median).abs();
+    // below: the values under the median, nearest first; above: the others
+    let split = sorted.partition_point(|&x| x < median);
+    let (mut below, mut above) = (split, split);
+    let (mut previous, mut current) = (f64::NAN, f64::NAN);
+    for _ in 0..=n / 2 {
+        let take_below =
+            below > 0 && (above == n || deviation(below - 1).total_cmp(&deviation(above)).is_le());
+        previous = current;
+        current = if take_below {
+            below -= 1;
+            deviation(below)
+        } else {
+            above += 1;
+            deviation(above - 1)
+        };
+    }
+    if n % 2 == 1 { current } else { (previous + current) / 2.0 }
 }
 
 /// The places of `values` in ascending order of value (`total_cmp`), ties in the order
@@ -119,6 +146,28 @@ pub(crate) fn average_ranks_in(values: &[f64], ascending: &[u32]) -> (Vec<f64>, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The MAD walked out from the median of sorted values is the selection's, bit for
+    /// bit: odd and even n, ties, negatives, -0.0, values on one side of the median only.
+    #[test]
+    fn mad_of_sorted_values_is_the_selections() {
+        let lists: Vec<Vec<f64>> = vec![
+            vec![1.0],
+            vec![1.0, 2.0],
+            vec![3.0, 3.0, 3.0, 3.0],
+            vec![-0.0, 0.0, 1.0, -1.0, 0.0],
+            vec![1.0, 1.0, 1.0, 1.0, 9.0, 10.0],
+            (0..101).map(|i| ((i * 7919) % 37) as f64 * 0.1 - 1.0).collect(),
+            (0..100).map(|i| 1.0e8 + ((i * 104_729) % 53) as f64 / 3.0).collect(),
+            (0..64).map(|i| if i % 3 == 0 { 5.0 } else { f64::from(i) }).collect(),
+        ];
+        for values in lists {
+            let sorted = sorted(&values);
+            let median = median_of_sorted(&sorted);
+            let want = mad_about(&values, median);
+            assert_eq!(mad_of_sorted(&sorted, median).to_bits(), want.to_bits(), "{values:?}");
+        }
+    }
 
     #[test]
     fn quantiles_interpolate_linearly_like_numpy() {

@@ -32,18 +32,20 @@ fn measurement() -> impl Strategy<Value = f64> {
 
 proptest! {
     /// The median by selection is the median of the sorted values, to the bit, for any
-    /// length, ties and signed zeros included; the MAD from it likewise.
+    /// length, ties and signed zeros included; the MAD from it likewise, by selection and
+    /// walked out from the median of the sorted values.
     #[test]
     fn the_selected_median_is_the_sorted_median(
         values in prop::collection::vec(prop_oneof![finite(), Just(0.0), Just(-0.0), Just(1.0)], 1..40),
     ) {
-        use super::elementary::{mad, mad_about, median_in_place, median_of_sorted, sorted};
+        use super::elementary::{mad, mad_about, mad_of_sorted, median_in_place, median_of_sorted, sorted};
         let median = median_of_sorted(&sorted(&values));
         prop_assert_eq!(median_in_place(&mut values.clone()).to_bits(), median.to_bits());
         let deviations: Vec<f64> = values.iter().map(|v| (v - median).abs()).collect();
         let by_sorting = median_of_sorted(&sorted(&deviations));
         prop_assert_eq!(mad(&values).to_bits(), by_sorting.to_bits());
         prop_assert_eq!(mad_about(&values, median).to_bits(), by_sorting.to_bits());
+        prop_assert_eq!(mad_of_sorted(&sorted(&values), median).to_bits(), by_sorting.to_bits());
     }
 
     #[test]
