@@ -227,7 +227,12 @@ pub(crate) fn shifts(
                 let key = (rows.sessions[i], a.meta);
                 match by_session.iter_mut().find(|(k, _)| *k == key) {
                     Some((_, members)) => members.push(i as u32),
-                    None => by_session.push((key, vec![i as u32])),
+                    None => {
+                        // room for the rest of the cell's trials: mostly one session has them all
+                        let mut members = Vec::with_capacity(n - i);
+                        members.push(i as u32);
+                        by_session.push((key, members));
+                    }
                 }
             }
             by_session
@@ -342,8 +347,13 @@ fn gather(analysed: &[Analysed], pieces: Vec<Piece>) -> Gathered<'_> {
             *slot = Member { group: *group, index };
         }
         let values = analysed[*group as usize].all.values();
-        let of: Vec<f64> = indices.iter().map(|&i| values[i as usize]).collect();
-        ranks.copy_from_slice(&drift::centred_ranks_of(&of));
+        // the cell's trials of the session, mostly all of them: their values as they are
+        if indices.len() == values.len() {
+            ranks.copy_from_slice(&drift::centred_ranks_of(values));
+        } else {
+            let of: Vec<f64> = indices.iter().map(|&i| values[i as usize]).collect();
+            ranks.copy_from_slice(&drift::centred_ranks_of(&of));
+        }
     });
     Gathered { analysed, members, rank, cells: pieces.len(), host }
 }
