@@ -10,6 +10,7 @@ use super::outliers::{self, Outliers};
 use super::regimes::{Regimes, find_regimes_in};
 use super::stability::{StabilityFlag, stability_flags_of};
 use super::{StatsError, StatsSettings};
+use crate::vocab::MeanKind;
 
 /// One cell analysed the way the report needs it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -36,28 +37,41 @@ pub struct CellAnalysis {
 /// outlier rule selected, every one of them: then they are its outliers.
 pub fn analyze_cell(sample: &Observations, settings: &StatsSettings) -> Result<CellAnalysis, StatsError> {
     settings.validate()?;
+    // the values' order, read by the modified z-scores, the summaries, the trend's ranks
+    // and the regime split: found once (the trials kept are those of all in the same
+    // order, less those set aside; the reciprocals of a harmonic metric's values are in
+    // the opposite order)
+    let ascending = elementary::ascending(sample.values());
+    let sorted_values = elementary::in_order(sample.values(), &ascending);
+    let reciprocals: Vec<f64>;
+    let sorted_analysed = match sample.kind() {
+        MeanKind::Arithmetic => &sorted_values,
+        MeanKind::Harmonic => {
+            reciprocals = ascending.iter().rev().map(|&i| sample.analysed()[i as usize]).collect();
+            &reciprocals
+        }
+    };
     // read by the outlier rules and by the flags of all trials: found once
-    let modified_z = outliers::modified_z_scores(sample.analysed());
+    let modified_z = outliers::modified_z_scores_sorted(sample.analysed(), sorted_analysed);
     let mut outliers = outliers::find_outliers_scored(sample, &settings.outliers, modified_z.as_deref());
     let candidates = outliers.set_aside.clone();
     if !settings.set_aside {
         outliers.set_aside.clear();
     }
-    // the values' order, read by the summaries, the trend's ranks and the regime split:
-    // found once (the trials kept are those of all in the same order, less those set aside)
-    let ascending = elementary::ascending(sample.values());
     let kept = sample.without(&outliers.set_aside)?;
-    let kept_order: Vec<u32> = ascending
-        .iter()
-        .copied()
-        .filter(|&i| outliers.set_aside.binary_search(&(i as usize)).is_err())
-        .collect();
-    let summary = summarize_sorted(&kept, &elementary::in_order(sample.values(), &kept_order), settings)?;
+    let aside = &outliers.set_aside;
+    let summary = if aside.is_empty() {
+        summarize_sorted(&kept, &sorted_values, settings)?
+    } else {
+        let kept_order: Vec<u32> =
+            ascending.iter().copied().filter(|&i| aside.binary_search(&(i as usize)).is_err()).collect();
+        summarize_sorted(&kept, &elementary::in_order(sample.values(), &kept_order), settings)?
+    };
     // the flags look at all trials: the same summary when none was set aside
-    let flags = if outliers.set_aside.is_empty() {
+    let flags = if aside.is_empty() {
         stability_flags_of(sample, &summary, settings, modified_z.as_deref(), &ascending)
     } else {
-        let all = summarize_sorted(sample, &elementary::in_order(sample.values(), &ascending), settings)?;
+        let all = summarize_sorted(sample, &sorted_values, settings)?;
         stability_flags_of(sample, &all, settings, modified_z.as_deref(), &ascending)
     };
     // a group the outlier rule takes whole is its outliers, not a regime

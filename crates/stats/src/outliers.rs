@@ -12,7 +12,7 @@
 
 use serde::Serialize;
 
-use super::elementary::{absolute_deviations, median_in_place, quantile_of_sorted, sorted};
+use super::elementary::{mad_of_sorted, median_of_sorted, quantile_of_sorted, sorted};
 use super::observations::Observations;
 
 /// Cells smaller than this only label their outliers (docs/statistics.md, Outliers).
@@ -92,7 +92,7 @@ pub(crate) fn find_outliers(sample: &Observations, rule: &OutlierRule) -> Outlie
 }
 
 /// `find_outliers` given the values' modified z-scores (`modified_z`:
-/// [`modified_z_scores`] of the sample on its analysis scale), which a cell's analysis
+/// [`modified_z_scores_sorted`] of the sample on its analysis scale), which a cell's analysis
 /// also flags its first trial by.
 pub(crate) fn find_outliers_scored(
     sample: &Observations,
@@ -202,11 +202,23 @@ fn studentized_selection(values: &[f64], rate: f64) -> (Vec<usize>, bool) {
     (out, zero_spread)
 }
 
-/// 0.6745·|x − median|/MAD for every value; `None` when MAD = 0.
+/// 0.6745·|x − median|/MAD for every value; `None` when MAD = 0 (by selection: the
+/// tests' form of [`modified_z_scores_sorted`]).
+#[cfg(test)]
 pub(crate) fn modified_z_scores(values: &[f64]) -> Option<Vec<f64>> {
+    use super::elementary::{absolute_deviations, median_in_place};
     let deviations = absolute_deviations(values);
     let mad = median_in_place(&mut deviations.clone());
     (mad > 0.0).then(|| deviations.iter().map(|d| MODIFIED_Z_SCALE * d / mad).collect())
+}
+
+/// 0.6745·|x − median|/MAD for every value of `values`, whose sorted copy is at hand
+/// (`sorted`); `None` when MAD = 0. The median and the MAD are read from the sorted
+/// values.
+pub(crate) fn modified_z_scores_sorted(values: &[f64], sorted: &[f64]) -> Option<Vec<f64>> {
+    let median = median_of_sorted(sorted);
+    let mad = mad_of_sorted(sorted, median);
+    (mad > 0.0).then(|| values.iter().map(|v| MODIFIED_Z_SCALE * (v - median).abs() / mad).collect())
 }
 
 /// How far each value lies outside Tukey's fences, in IQRs (≤ 0 inside); `None` when

@@ -48,6 +48,27 @@ proptest! {
         prop_assert_eq!(mad_of_sorted(&sorted(&values), median).to_bits(), by_sorting.to_bits());
     }
 
+    /// A cell's modified z-scores from its values sorted once are the selection's, to the
+    /// bit, on any finite values; and on a harmonic metric's reciprocals, the values'
+    /// order turned around is the reciprocals' sorted order.
+    #[test]
+    fn modified_z_scores_from_the_sorted_values_are_the_selections(
+        values in prop::collection::vec(prop_oneof![finite(), Just(0.0), Just(-0.0), Just(1.0)], 1..40),
+        rates in prop::collection::vec(prop_oneof![measurement(), Just(1.0), Just(2.0)], 1..40),
+    ) {
+        use super::elementary::{ascending, sorted};
+        use super::outliers::{modified_z_scores, modified_z_scores_sorted};
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<u64>>();
+        let z = |v: &[f64]| modified_z_scores(v).map(|z| bits(&z));
+        let z_sorted = |v: &[f64], s: &[f64]| modified_z_scores_sorted(v, s).map(|z| bits(&z));
+        prop_assert_eq!(z_sorted(&values, &sorted(&values)), z(&values));
+        let harmonic = Observations::new(&rates, MeanKind::Harmonic).unwrap();
+        let reciprocals = harmonic.analysed();
+        let turned: Vec<f64> = ascending(&rates).iter().rev().map(|&i| reciprocals[i as usize]).collect();
+        prop_assert_eq!(bits(&turned), bits(&sorted(reciprocals)));
+        prop_assert_eq!(z_sorted(reciprocals, &turned), z(reciprocals));
+    }
+
     #[test]
     fn nothing_panics_on_finite_input(
         a in prop::collection::vec(finite(), 1..24),

@@ -57,7 +57,7 @@ pub(crate) fn stability_flags(
 
 /// `stability_flags` with the sample's summary, its values' modified z-scores and their
 /// order at hand (`summary` = `summarize(sample)`, `modified_z` =
-/// `outliers::modified_z_scores` of its values on the analysis scale, which the outlier
+/// `outliers::modified_z_scores_sorted` of its values on the analysis scale, which the outlier
 /// rules read too, `ascending` = `elementary::ascending(sample.values())`).
 pub(crate) fn stability_flags_of(
     sample: &Observations,
