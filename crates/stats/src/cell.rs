@@ -63,9 +63,13 @@ pub fn analyze_cell(sample: &Observations, settings: &StatsSettings) -> Result<C
     let summary = if aside.is_empty() {
         summarize_sorted(&kept, &sorted_values, settings)?
     } else {
-        let kept_order: Vec<u32> =
-            ascending.iter().copied().filter(|&i| aside.binary_search(&(i as usize)).is_err()).collect();
-        summarize_sorted(&kept, &elementary::in_order(sample.values(), &kept_order), settings)?
+        let kept_sorted: Vec<f64> = ascending
+            .iter()
+            .zip(&sorted_values)
+            .filter(|&(&i, _)| aside.binary_search(&(i as usize)).is_err())
+            .map(|(_, &v)| v)
+            .collect();
+        summarize_sorted(&kept, &kept_sorted, settings)?
     };
     // the flags look at all trials: the same summary when none was set aside
     let flags = if aside.is_empty() {

@@ -70,25 +70,8 @@ pub(crate) fn centred_ranks(points: &[Point]) -> Vec<f64> {
 /// scaled to (0, 1) and less ½: (rank − ½) / n − ½, in the values' order.
 pub fn centred_ranks_of(values: &[f64]) -> Vec<f64> {
     let m = values.len() as f64;
-    // each value beside its place, sorted together (no lookup per comparison); tied
-    // values share their rank whatever their order
-    let mut sorted: Vec<(f64, u32)> = values.iter().copied().zip(0..).collect();
-    sorted.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
-    let mut out = vec![0.0; values.len()];
-    let mut k = 0;
-    while k < sorted.len() {
-        let mut j = k;
-        while j + 1 < sorted.len() && sorted[j + 1].0 == sorted[k].0 {
-            j += 1;
-        }
-        // ranks k+1 ..= j+1 share their mean
-        let rank = (k + j) as f64 / 2.0 + 1.0;
-        for &(_, i) in &sorted[k..=j] {
-            out[i as usize] = (rank - 0.5) / m - 0.5;
-        }
-        k = j + 1;
-    }
-    out
+    let (ranks, _) = crate::elementary::average_ranks(values);
+    ranks.into_iter().map(|rank| (rank - 0.5) / m - 0.5).collect()
 }
 
 /// The points' cells numbered 0, 1, … in order of first appearance when their ids are
