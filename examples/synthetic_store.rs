@@ -32,7 +32,7 @@ use margin::parse::Recipe;
 use margin::run::facts;
 use margin::store::levels_map;
 use margin::store::{Event, MetricInfo, SessionRecord, Status, Store, Telemetry, TrialRecord};
-use margin::vocab::{Better, MeanKind};
+use vocab::{Better, MeanKind};
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;

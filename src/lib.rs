@@ -19,8 +19,3 @@ pub mod run;
 pub mod spec;
 pub mod store;
 pub(crate) mod summary;
-
-// The leaf crates (crates/), under the names the modules had: `crate::stats::…` as before.
-pub(crate) use margin_stats as stats;
-pub(crate) use margin_template as template;
-pub use margin_vocab as vocab;

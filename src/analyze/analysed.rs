@@ -3,9 +3,9 @@
 
 use super::table::Group;
 use crate::plan::Plan;
-use crate::stats::cell::CellAnalysis;
-use crate::stats::observations::Observations;
-use crate::stats::runs::RunsNeeded;
+use stats::cell::CellAnalysis;
+use stats::observations::Observations;
+use stats::runs::RunsNeeded;
 use crate::summary::{CellStat, MetricMeta};
 
 /// One analysed cell × metric, with what the comparisons and lints need besides the
@@ -30,7 +30,7 @@ pub(crate) fn cell_stat(plan: &Plan, meta: &MetricMeta, a: &Analysed) -> CellSta
     // is cut at 0, the mean's own bound, which only raises its coverage — CPU time of
     // trials shorter than the kernel's tick reads 0 in most trials, and a symmetric
     // interval of such a cell reached below 0 (issue 39)
-    let floor = (crate::vocab::never_negative(&meta.unit) && values.iter().all(|&v| v >= 0.0)).then_some(0.0);
+    let floor = (vocab::never_negative(&meta.unit) && values.iter().all(|&v| v >= 0.0)).then_some(0.0);
     let cut = |low: f64| floor.map_or(low, |f: f64| low.max(f));
     let flagged = a.analysis.outliers.flagged.iter().filter(|i| !a.analysis.outliers.set_aside.contains(i));
     let (runs_needed, runs_needed_exceeds) = match s.runs_needed {

@@ -5,16 +5,16 @@
 
 use indexmap::IndexMap;
 
-use crate::stats::StatsSettings;
-use crate::stats::compare::{Comparison, Spread, welch_df};
-use crate::stats::notation::{change_and_interval, confidence_level};
-use crate::stats::observations::Observations;
-use crate::stats::pool::{LogRatio, pool};
-use crate::stats::prediction::prediction_interval;
-use crate::stats::verdict::VerdictKind;
+use stats::StatsSettings;
+use stats::compare::{Comparison, Spread, welch_df};
+use stats::notation::{change_and_interval, confidence_level};
+use stats::observations::Observations;
+use stats::pool::{LogRatio, pool};
+use stats::prediction::prediction_interval;
+use stats::verdict::VerdictKind;
 use crate::summary::{ComparisonStat, Effect, MetricMeta, Prediction};
-use crate::vocab::MeanKind;
-use crate::vocab::display::{scale, significant};
+use vocab::MeanKind;
+use vocab::display::{scale, significant};
 
 /// Adds to a comparison just made what pooling and a single trial need: its log-ratio,
 /// and, when one side (of an `independent` design) is a single trial and the other has

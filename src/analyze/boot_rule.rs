@@ -6,8 +6,8 @@
 use crate::analyze::summarize::statistics;
 use crate::plan::Plan;
 use crate::spec::Experiment;
-use crate::stats::components::trials_per_boot;
-use crate::stats::verdict::VerdictKind;
+use stats::components::trials_per_boot;
+use stats::verdict::VerdictKind;
 use crate::store::Snapshot;
 use crate::summary::ComparisonStat;
 

@@ -1,6 +1,6 @@
 //! Drift within a session in the summary (docs/statistics.md, Drift within a session):
 //! per session and primary metric, the trials of every cell in the order they started,
-//! tested by [`crate::stats::drift`]; a finding is a warning with the session, the
+//! tested by [`stats::drift`]; a finding is a warning with the session, the
 //! metric, when the change came and how large it was. The same trials taken by their
 //! place in their round are tested for an effect of the order within a round (Order
 //! within a round): a warning with the places on each side and the size.
@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet};
 use rayon::prelude::*;
 
 use super::analysed::Analysed;
-use crate::stats::drift::{self, Point};
+use stats::drift::{self, Point};
 use crate::store::{Name, Names};
 use crate::summary::{DriftStat, MetricMeta, OrderStat, Warning, WarningKind};
 
@@ -367,7 +367,7 @@ fn points(trials: &Sequence) -> Vec<(f64, f64)> {
     }
     let medians: HashMap<usize, f64> = by_cell
         .into_iter()
-        .map(|(cell, mut values)| (cell, crate::stats::elementary::median_in_place(&mut values)))
+        .map(|(cell, mut values)| (cell, stats::elementary::median_in_place(&mut values)))
         .collect();
     let first = if trials.len() > 0 { trials.started(0) } else { 0 };
     (0..trials.len())

@@ -13,7 +13,7 @@ use crate::diag::Diagnostics;
 use crate::plan::{self, Plan};
 use crate::spec::{self, Experiment};
 use crate::store::{MetricInfo, SessionRecord, Snapshot, Status, TrialRecord};
-use crate::vocab::{Better, MeanKind};
+use vocab::{Better, MeanKind};
 
 /// An experiment with a store held in memory, filled trial by trial. Cloning an empty one
 /// is the cheap way to get many stores of one experiment (no YAML is parsed again).

@@ -1,5 +1,5 @@
 //! The analysis pipeline: the store's trials grouped into cells, each cell and
-//! comparison of an experiment computed by [`crate::stats`] into the serialisable
+//! comparison of an experiment computed by [`stats`] into the serialisable
 //! summary, with the methodology warnings, and the trials exported for other tools as a
 //! tidy polars table.
 //!

@@ -2,7 +2,7 @@
 //! regime's share, mean and interval; the cell's other metrics where its regimes differ
 //! (what may decide the regime); and, for a comparison with such a side, that its means
 //! compare mixtures and how the regimes' shares differ between the sides. The test
-//! itself is [`crate::stats::regimes`].
+//! itself is [`stats::regimes`].
 
 use std::sync::Arc;
 
@@ -10,8 +10,8 @@ use super::analysed::Analysed;
 use super::comparisons::Arms;
 use super::prior::Prior;
 use crate::plan::Plan;
-use crate::stats::regimes::{BEFORE_ALPHA, Before, Regimes, decided_by_before};
-use crate::stats::verdict::VerdictKind;
+use stats::regimes::{BEFORE_ALPHA, Before, Regimes, decided_by_before};
+use stats::verdict::VerdictKind;
 use crate::store::Names;
 use crate::summary::{
     CellStat, ComparisonStat, MetricMeta, Mixtures, RegimeAfter, RegimeBefore, RegimeBeside, RegimeStat,
@@ -279,10 +279,10 @@ fn mixture_sentence(c: &ComparisonStat, m: &Mixtures, before: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::StatsSettings;
-    use crate::stats::observations::Observations;
-    use crate::stats::regimes::find_regimes;
-    use crate::vocab::MeanKind;
+    use stats::StatsSettings;
+    use stats::observations::Observations;
+    use stats::regimes::find_regimes;
+    use vocab::MeanKind;
 
     fn regimes(values: &[f64]) -> Regimes {
         let sample = Observations::new(values, MeanKind::Arithmetic).unwrap();

@@ -2,9 +2,9 @@
 //! turned into [`StatsSettings`], at the confidence its intervals need.
 
 use crate::spec::{OutlierMethod, Repetitions, Spec, parse_percent};
-use crate::stats::StatsSettings;
-use crate::stats::outliers::{DEFAULT_FALSE_FLAG_RATE, MAD_CUTOFF, OutlierRule};
-use crate::stats::runs::{RunsNeeded, runs_needed};
+use stats::StatsSettings;
+use stats::outliers::{DEFAULT_FALSE_FLAG_RATE, MAD_CUTOFF, OutlierRule};
+use stats::runs::{RunsNeeded, runs_needed};
 use crate::summary::RunsAtCv;
 
 /// The share of α an adaptive experiment's intervals keep: its cells stop when their

@@ -9,12 +9,12 @@ use crate::analyze::comparisons::{CellComparison, plan_comparisons};
 use crate::parse::Recipe;
 use crate::plan::Plan;
 use crate::spec::{Experiment, Repetitions};
-use crate::stats::StatsSettings;
-use crate::stats::interval::relative_margin;
-use crate::stats::observations::Observations;
-use crate::stats::verdict::{VerdictKind, trial_verdict};
+use stats::StatsSettings;
+use stats::interval::relative_margin;
+use stats::observations::Observations;
+use stats::verdict::{VerdictKind, trial_verdict};
 use crate::store::{Board, CellProgress};
-use crate::vocab::ENGINE_METRICS;
+use vocab::ENGINE_METRICS;
 
 /// The repetitions rule of one experiment, with the metrics the adaptive rule watches.
 #[derive(Debug, Clone)]
@@ -224,8 +224,8 @@ mod tests {
     use crate::analyze::fixture::Fixture;
     use crate::store::Status;
     use crate::store::progress;
-    use crate::vocab::Better;
-    use crate::vocab::MeanKind;
+    use vocab::Better;
+    use vocab::MeanKind;
 
     /// The mean a cell's margin is judged by is the one its own latest record asked for,
     /// not that of the first record in the log (a stale cell's, say).

@@ -17,15 +17,15 @@ use super::table::Group;
 use super::telemetry;
 use crate::plan::Plan;
 use crate::spec::Experiment;
-use crate::stats::cell::analyze_cell;
-use crate::stats::observations::Observations;
-use crate::stats::{StatsError, StatsSettings};
+use stats::cell::analyze_cell;
+use stats::observations::Observations;
+use stats::{StatsError, StatsSettings};
 use crate::store::{Name, Snapshot, Trials};
 use crate::summary::{
     AnalysisSettings, CellStat, ComparisonStat, Effect, MetricMeta, Pending, Reproduce, Summary, TrialCounts,
     TrialFailure, Warning, WarningKind,
 };
-use crate::vocab::{Better, MeanKind};
+use vocab::{Better, MeanKind};
 
 /// Why the summary could not be built. Bad data in one cell is a warning, not this.
 #[derive(Debug, thiserror::Error)]

@@ -167,7 +167,7 @@ impl<'a> Table<'a> {
             trial.push(i);
             metric.push(m);
             value.push(v);
-            unit.push(crate::vocab::secondary_unit(m));
+            unit.push(vocab::secondary_unit(m));
         }
         let mut columns: Vec<Column> = Vec::new();
         for (k, level) in self.levels.iter().enumerate() {
@@ -467,7 +467,7 @@ pub(super) mod tests {
     use super::*;
     use crate::analyze::fixture::Fixture;
     use crate::store::Status;
-    use crate::vocab::{Better, MeanKind};
+    use vocab::{Better, MeanKind};
 
     /// A store with every kind of row the grouping must sort out: two metrics (one of them
     /// missing from some trials), warm-ups, failures, imports, records of a cell the plan

@@ -18,9 +18,9 @@ use super::scenario::Shape;
 use super::simulate::{BLOCK_SD_LOG, WORK, draw, experiment_seed, standard_normal};
 use super::{ALPHA, CalibrateError, Goal, MIN_COVERAGE, Options, Rate};
 use crate::analyze::{MemoryStore, statistics};
-use crate::stats::pool::pool;
-use crate::stats::prediction::Place;
-use crate::vocab::{Better, MeanKind};
+use stats::pool::pool;
+use stats::prediction::Place;
+use vocab::{Better, MeanKind};
 
 /// The within-cell CV of every check.
 const CV: f64 = 0.05;

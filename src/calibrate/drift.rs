@@ -4,7 +4,7 @@
 //!
 //! A simulated session runs `cells` cells in rounds, each round in a fresh random order
 //! (margin's interleaved order), each cell at its own scale; its trials go through
-//! [`crate::stats::drift::test`] in the order they ran, and the session is flagged at
+//! [`stats::drift::test`] in the order they ran, and the session is flagged at
 //! p < 1 %, the level `margin report` uses for a session of one metric.
 
 use rand::SeedableRng;
@@ -16,7 +16,7 @@ use super::scenario::Shape;
 use super::simulate::{draw, experiment_seed};
 use super::{Goal, Options, Rate};
 use crate::analyze::drift::FALSE_ALARMS;
-use crate::stats::drift::{Point, test};
+use stats::drift::{Point, test};
 
 /// The sessions' sizes: (cells, rounds).
 pub const SIZES: [(usize, usize); 5] = [(1, 10), (4, 5), (4, 15), (20, 10), (20, 300)];

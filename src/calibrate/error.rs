@@ -2,7 +2,7 @@
 //! scenario that margin's own loader refuses.
 
 use crate::diag::Diagnostics;
-use crate::stats::StatsError;
+use stats::StatsError;
 
 /// Why `margin calibrate` ran nothing, or stopped.
 #[derive(Debug, thiserror::Error)]

@@ -26,8 +26,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Serialize;
 
-use crate::stats::runs::{RunsNeeded, runs_needed};
-use crate::stats::verdict::VerdictKind;
+use stats::runs::{RunsNeeded, runs_needed};
+use stats::verdict::VerdictKind;
 pub use error::CalibrateError;
 pub use scenario::{Layout, OutlierSetting, Scenario, Shape, TrialsPerCell};
 pub use simulate::{PreparedScenario, SimCell, SimOutcome, Simulated, experiment_seed, simulate, true_ratio};

@@ -5,7 +5,7 @@
 //!
 //! A simulated session is the drift test's ([`super::drift`]): `cells` cells in rounds,
 //! each round in a fresh random order; its trials go through
-//! [`crate::stats::drift::test_places`] by place, as `margin report` takes them, and the
+//! [`stats::drift::test_places`] by place, as `margin report` takes them, and the
 //! session is flagged at p < 1 %, the level of a session of one metric.
 
 use rand::SeedableRng;
@@ -17,7 +17,7 @@ use super::scenario::Shape;
 use super::simulate::experiment_seed;
 use super::{Goal, Options, Rate};
 use crate::analyze::drift::FALSE_ALARMS;
-use crate::stats::drift::{Point, test_places};
+use stats::drift::{Point, test_places};
 
 /// The sessions' sizes: (cells, rounds). One cell has one place: nothing to test.
 pub const SIZES: [(usize, usize); 4] = [(4, 5), (4, 15), (20, 10), (20, 300)];

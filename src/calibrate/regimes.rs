@@ -12,11 +12,11 @@ use serde::Serialize;
 use super::scenario::Shape;
 use super::simulate::{draw, experiment_seed, unit_open};
 use super::{Goal, Options, Rate};
-use crate::stats::cell::analyze_cell;
-use crate::stats::observations::Observations;
-use crate::stats::regimes::{BEFORE_ALPHA, MIN_GROUP, decided_by_before};
-use crate::stats::{StatsError, StatsSettings};
-use crate::vocab::MeanKind;
+use stats::cell::analyze_cell;
+use stats::observations::Observations;
+use stats::regimes::{BEFORE_ALPHA, MIN_GROUP, decided_by_before};
+use stats::{StatsError, StatsSettings};
+use vocab::MeanKind;
 
 /// The most false alarms a unimodal shape may raise (docs/statistics.md).
 pub const FALSE_ALARMS: f64 = 0.01;

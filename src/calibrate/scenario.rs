@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::vocab::{MeanKind, Method};
+use vocab::{MeanKind, Method};
 
 /// How one trial's value varies around its cell's centre.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -230,8 +230,8 @@ impl Scenario {
             MeanKind::Harmonic => "harmonic",
         };
         let better = match better {
-            crate::vocab::Better::Lower => "lower",
-            crate::vocab::Better::Higher => "higher",
+            vocab::Better::Lower => "lower",
+            vocab::Better::Higher => "higher",
         };
         y.push_str(&format!(
             "  value: {{ regex: '([0-9.]+)', unit: {unit}, better: {better}, mean: {mean} }}\n"
@@ -267,10 +267,10 @@ impl Scenario {
     }
 
     /// Unit, direction and mean of the simulated metric.
-    pub fn metric(&self) -> (&'static str, crate::vocab::Better, MeanKind) {
+    pub fn metric(&self) -> (&'static str, vocab::Better, MeanKind) {
         match self.mean {
-            MeanKind::Arithmetic => ("s", crate::vocab::Better::Lower, MeanKind::Arithmetic),
-            MeanKind::Harmonic => ("MB/s", crate::vocab::Better::Higher, MeanKind::Harmonic),
+            MeanKind::Arithmetic => ("s", vocab::Better::Lower, MeanKind::Arithmetic),
+            MeanKind::Harmonic => ("MB/s", vocab::Better::Higher, MeanKind::Harmonic),
         }
     }
 }

@@ -13,9 +13,9 @@ use super::scenario::{Layout, Scenario, Shape, TrialsPerCell};
 use crate::analyze::boot_rule;
 use crate::analyze::stopping::Rule;
 use crate::analyze::{MemoryStore, statistics};
-use crate::stats::verdict::VerdictKind;
+use stats::verdict::VerdictKind;
 use crate::store::Status;
-use crate::vocab::MeanKind;
+use vocab::MeanKind;
 
 /// The work behind one trial of a rate (MB): its value is this over the trial's time.
 pub const WORK: f64 = 100.0;
@@ -144,7 +144,7 @@ pub fn simulate_trials(prepared: &PreparedScenario, ratio: f64, seed: u64) -> (M
     let max_trials = match s.trials {
         TrialsPerCell::Fixed { n } => n,
         TrialsPerCell::Adaptive { max, .. } | TrialsPerCell::Verdict { max, .. } => max,
-        TrialsPerCell::Boots { max, .. } => crate::stats::components::MAX_TRIALS_PER_BOOT as u32 * max,
+        TrialsPerCell::Boots { max, .. } => stats::components::MAX_TRIALS_PER_BOOT as u32 * max,
     };
     let per_session = match s.layout {
         Layout::Sessions { per_level, .. } => max_trials * per_level,

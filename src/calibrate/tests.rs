@@ -11,8 +11,8 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 use super::simulate::{self, WORK, draw, rounded_mean, simulate_trials, standard_normal};
 use super::*;
 use crate::spec::Repetitions;
-use crate::stats::outliers::OutlierRule;
-use crate::vocab::MeanKind;
+use stats::outliers::OutlierRule;
+use vocab::MeanKind;
 
 fn scenario(name: &str) -> Scenario {
     scenario::all().into_iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no scenario {name}"))

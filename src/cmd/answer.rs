@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use crate::report::format::percent;
 use crate::report::glance::{RANKED_KINDS, ranked};
-use crate::stats::verdict::VerdictKind;
+use stats::verdict::VerdictKind;
 use crate::store::Store;
 use crate::summary::{ComparisonStat, Summary};
 
@@ -117,7 +117,7 @@ mod tests {
             "experiments/case.yaml",
             "matrix: { v: [a, b] }\nrun: \"true\"\nanalysis: { compare: [{ factor: v, baseline: a }] }\n",
         );
-        f.metric("wall_time", "s", crate::vocab::Better::Lower, crate::vocab::MeanKind::Arithmetic);
+        f.metric("wall_time", "s", vocab::Better::Lower, vocab::MeanKind::Arithmetic);
         for (level, value) in [("a", 1.0), ("a", 1.1), ("b", 2.0), ("b", 2.1)] {
             f.trial(&[("v", level)], &[("wall_time", value)]);
         }

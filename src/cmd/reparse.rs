@@ -9,7 +9,7 @@ use super::args::Reports;
 use super::{Error, io, load_all};
 use crate::parse::Recipe;
 use crate::store::{MetricInfo, Status, Store};
-use crate::vocab::is_measured_metric;
+use vocab::is_measured_metric;
 
 /// What reparsing one trial did: changed it, fixed a parse error, or broke its parse.
 struct Reparsed {

@@ -197,7 +197,7 @@ mod tests {
         for id in [0, 1, 0xabc, u64::MAX, 0x0123_4567_89ab_cdef] {
             let mut buf = Vec::new();
             push_hex(&mut buf, id);
-            assert_eq!(String::from_utf8(buf).unwrap(), crate::vocab::CellId(id).to_string());
+            assert_eq!(String::from_utf8(buf).unwrap(), vocab::CellId(id).to_string());
         }
     }
 

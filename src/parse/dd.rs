@@ -136,7 +136,7 @@ fn add_records(sample: &mut Sample, records: &Records, warnings: &mut Vec<String
 mod tests {
     use super::*;
     use crate::parse::testing::assert_metric;
-    use crate::vocab::MeanKind;
+    use vocab::MeanKind;
 
     fn parse_stderr(text: &str) -> Parsed {
         Dd.parse("", text).unwrap()

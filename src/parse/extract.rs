@@ -276,7 +276,7 @@ impl Parser for JsonExtractor {
 mod tests {
     use super::*;
     use crate::parse::testing::assert_metric;
-    use crate::vocab::Unit;
+    use vocab::Unit;
 
     const DD: &str = include_str!("../../tests/data/parse/dd-seed002.txt");
 

@@ -81,7 +81,7 @@ impl Parser for Fio {
             .map(|(_, prefix)| prefix.as_str())
             .collect();
         if !unsteady.is_empty() {
-            parsed.flags.push(crate::vocab::NOT_CONVERGED);
+            parsed.flags.push(vocab::NOT_CONVERGED);
             parsed.warnings.push(format!("fio: steady state not attained (job {})", unsteady.join(", ")));
         }
         Ok(parsed)
@@ -214,7 +214,7 @@ mod tests {
         let not = Fio
             .parse(include_str!("../../tests/data/parse/fio-3.33-steadystate-not-attained.json"), "")
             .unwrap();
-        assert_eq!(not.flags, [crate::vocab::NOT_CONVERGED]);
+        assert_eq!(not.flags, [vocab::NOT_CONVERGED]);
         assert_eq!(not.warnings, ["fio: steady state not attained (job ssread)"]);
         assert!(not.samples[0].get("ssread.read.bw").is_some());
         let plain = Fio.parse(include_str!("../../tests/data/parse/fio-3.33.json"), "").unwrap();

@@ -28,7 +28,7 @@ mod recipe;
 mod sysbench;
 mod time;
 
-use crate::vocab::{Better, MeanKind, Unit, UnitScale, UnknownUnit, parse_unit};
+use vocab::{Better, MeanKind, Unit, UnitScale, UnknownUnit, parse_unit};
 pub use recipe::{Recipe, check_samples};
 
 /// One number taken from a tool's output, in its canonical unit.
@@ -128,7 +128,7 @@ pub trait Parser: Send + Sync {
     fn parse(&self, stdout: &str, stderr: &str) -> Result<Parsed, ParseError>;
 }
 
-/// The built-in parser called `name` (one of [`PARSERS`](crate::vocab::PARSERS)).
+/// The built-in parser called `name` (one of [`PARSERS`](vocab::PARSERS)).
 pub fn builtin(name: &str) -> Option<&'static dyn Parser> {
     Some(match name {
         "dd" => &dd::Dd,
@@ -294,7 +294,7 @@ mod tests {
 
     #[test]
     fn registry_resolves_every_builtin_name_to_itself() {
-        for name in crate::vocab::PARSERS {
+        for name in vocab::PARSERS {
             let parser = builtin(name).unwrap_or_else(|| panic!("{name} is not registered"));
             assert_eq!(parser.name(), *name);
         }
@@ -305,7 +305,7 @@ mod tests {
     fn nothing_found_quotes_the_first_lines_of_both_streams() {
         let stdout = "line 1\n\nline 2\nline 3\nline 4\nline 5\nline 6\n";
         let long = "x".repeat(500);
-        for name in crate::vocab::PARSERS {
+        for name in vocab::PARSERS {
             let error = builtin(name).unwrap().parse(stdout, &long).unwrap_err();
             let message = error.to_string();
             assert!(message.contains("stdout| line 1\n"), "{name}: {message}");
@@ -338,7 +338,7 @@ mod tests {
     proptest! {
         #[test]
         fn parsers_never_panic_on_arbitrary_text(stdout in any::<String>(), stderr in any::<String>()) {
-            for name in crate::vocab::PARSERS {
+            for name in vocab::PARSERS {
                 let _ = builtin(name).unwrap().parse(&stdout, &stderr);
             }
         }
@@ -354,7 +354,7 @@ mod tests {
                 end -= 1;
             }
             let truncated = format!("{}{junk}", &fixture[..end]);
-            for name in crate::vocab::PARSERS {
+            for name in vocab::PARSERS {
                 let parser = builtin(name).unwrap();
                 let _ = parser.parse(&truncated, "");
                 let _ = parser.parse("", &truncated);
@@ -363,7 +363,7 @@ mod tests {
 
         #[test]
         fn parsed_values_are_always_finite(stdout in any::<String>()) {
-            for name in crate::vocab::PARSERS {
+            for name in vocab::PARSERS {
                 if let Ok(parsed) = builtin(name).unwrap().parse(&stdout, "") {
                     prop_assert!(parsed.samples.iter().all(|s| !s.is_empty()));
                     for metric in parsed.samples.iter().flat_map(|s| &s.metrics) {

@@ -92,7 +92,7 @@ impl Parser for Netperf {
             // iterations first (its "!!! WARNING" block, on stdout)
             let mut parsed = Parsed { samples: vec![sample], ..Parsed::default() };
             if not_confident(stdout) || not_confident(stderr) {
-                parsed.flags.push(crate::vocab::NOT_CONVERGED);
+                parsed.flags.push(vocab::NOT_CONVERGED);
                 parsed.warnings.push(
                     "netperf: the desired confidence was not achieved within the specified iterations".into(),
                 );
@@ -126,7 +126,7 @@ mod tests {
     fn confidence_not_achieved_is_a_flag() {
         let text = include_str!("../../tests/data/parse/netperf-2.4.5-tcp_stream.txt");
         let parsed = Netperf.parse(text, "").unwrap();
-        assert_eq!(parsed.flags, [crate::vocab::NOT_CONVERGED]);
+        assert_eq!(parsed.flags, [vocab::NOT_CONVERGED]);
         let crr =
             Netperf.parse(include_str!("../../tests/data/parse/netperf-2.4.5-tcp_crr.txt"), "").unwrap();
         assert!(crr.flags.is_empty(), "no -I, no warning");

@@ -5,7 +5,7 @@ use super::extract::{self, ExtractorError};
 use super::{Better, MeanKind, ParseError, Parsed, Parser, Sample, builtin};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::spec::{Experiment, MetricSpec, Spec};
-use crate::vocab::is_measured_metric;
+use vocab::is_measured_metric;
 
 /// A parser metric kept under a name, with the experiment's annotations.
 #[derive(Debug, Clone)]

@@ -11,7 +11,7 @@ use minijinja::value::Value;
 
 use super::{Plan, host_level};
 use crate::spec::{Boot, Experiment};
-use crate::template::{Context, Templates};
+use template::{Context, Templates};
 
 pub use crate::spec::DEFAULT_BOOTS;
 

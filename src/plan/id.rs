@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::spec::Spec;
-use crate::vocab::{CellId, Scalar, ScalarKind};
+use vocab::{CellId, Scalar, ScalarKind};
 
 /// The hash of everything but the levels, computed once per plan.
 pub(super) fn rules_hash(spec: &Spec) -> blake3::Hash {

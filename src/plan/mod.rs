@@ -17,8 +17,8 @@ use rayon::prelude::*;
 
 use crate::diag::{Diagnostic, Diagnostics, Pos};
 use crate::spec::{Experiment, Level, Repetitions};
-use crate::template::{Context, Templates, scalar_value};
-use crate::vocab::{CellId, Scalar};
+use template::{Context, Templates, scalar_value};
+use vocab::{CellId, Scalar};
 
 /// The default cap on the number of cells (`--max-cells` raises it).
 pub const DEFAULT_MAX_CELLS: usize = 100_000;

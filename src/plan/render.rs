@@ -10,8 +10,8 @@ use minijinja::value::Value;
 use super::{Cell, Plan};
 use crate::diag::{Diagnostic, pos_in_template};
 use crate::spec::{Experiment, Located};
-use crate::template::{Context, TemplateError, Templates, scalar_value};
-use crate::vocab::SERVICES;
+use template::{Context, TemplateError, Templates, scalar_value};
+use vocab::SERVICES;
 
 /// Where and how a trial runs: the values of the built-in names.
 #[derive(Debug, Clone)]

@@ -2,7 +2,7 @@
 //! metric pooled over its contexts (docs/statistics.md, Effects across the matrix).
 
 use super::format::{cell_text, confidence, markdown_table, p_clause};
-use crate::stats::notation::change_and_interval;
+use stats::notation::change_and_interval;
 use crate::summary::Summary;
 
 /// The table of `summary.effects`, and the line that says how to read it; `None` when no

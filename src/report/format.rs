@@ -5,9 +5,9 @@
 //! verdict sentences of summary.json, the terminal: [`ratio_change`], defined in
 //! the statistics core (which imports no later stage) and used from there.
 //!
-//! [`ratio_change`]: crate::stats::notation::ratio_change
+//! [`ratio_change`]: stats::notation::ratio_change
 
-pub(crate) use crate::vocab::display::{DIGITS, DisplayUnit, scale, significant};
+pub(crate) use vocab::display::{DIGITS, DisplayUnit, scale, significant};
 
 /// A percentage number: one decimal, two below 1 %, so small values keep a digit.
 pub(crate) fn percent(value: f64) -> String {
@@ -37,7 +37,7 @@ pub(crate) fn p_clause(name: &str, p: f64) -> String {
 /// A confidence level as people write it: 0.95 → `95 %`, 0.975 → `97.5 %` (the sentences'
 /// own, so that a header and a sentence never print one level two ways).
 pub(crate) fn confidence(level: f64) -> String {
-    crate::stats::notation::confidence_level(level)
+    stats::notation::confidence_level(level)
 }
 
 /// Escapes text for a Markdown table cell: pipes, and line breaks as spaces.
@@ -97,7 +97,7 @@ pub(crate) fn plural(n: usize, one: &str, many: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::notation::{change_and_interval, ratio_change, ratio_interval};
+    use stats::notation::{change_and_interval, ratio_change, ratio_interval};
 
     #[test]
     fn rates_use_decimal_prefixes_and_sizes_binary_ones() {

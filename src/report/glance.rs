@@ -5,10 +5,10 @@
 use std::cmp::Ordering;
 
 use super::format::{cell_text, markdown_table, percent};
-use crate::stats::notation::{change_and_interval, ratio_change};
-use crate::stats::verdict::VerdictKind;
+use stats::notation::{change_and_interval, ratio_change};
+use stats::verdict::VerdictKind;
 use crate::summary::{ComparisonStat, Prediction, Summary};
-use crate::vocab::Method;
+use vocab::Method;
 
 /// Every verdict, in the order a ranked list shows them: real differences, then the
 /// undecided (which more trials may settle), then the small and the absent differences.

@@ -4,9 +4,9 @@
 use std::collections::HashSet;
 
 use super::format::{confidence, percent, plural};
-use crate::stats::outliers::OutlierRule;
+use stats::outliers::OutlierRule;
 use crate::summary::Summary;
-use crate::vocab::Method;
+use vocab::Method;
 
 pub(super) fn counts_line(summary: &Summary) -> String {
     let t = &summary.trials;
@@ -41,7 +41,7 @@ pub(super) fn settings_line(summary: &Summary) -> String {
             "outliers: set aside by the studentized rule (a clean cell loses a value {} of the time), \
              labelled above a modified z-score of {}",
             percent(rate * 100.0),
-            crate::stats::outliers::MAD_CUTOFF
+            stats::outliers::MAD_CUTOFF
         ),
     };
     let adjusted = summary.comparisons.iter().filter(|c| c.p_adjusted.is_some()).count();

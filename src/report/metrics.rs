@@ -6,14 +6,14 @@ use super::format::{DisplayUnit, cell_text, dash, markdown_table, percent, scale
 use super::{SHOWN, telemetry};
 use crate::spec::Experiment;
 use crate::summary::{CellStat, Summary};
-use crate::vocab::Better;
+use vocab::Better;
 
 /// Whether `metric` is margin's own measure of a trial (`wall_time`, `user_time`,
 /// `system_time`, a gang member's too) that the report folds after the experiment's
 /// metrics: when some metric the trials reported has analysed cells and the experiment
 /// file does not name this one under `metrics:`.
 pub(super) fn fold(exp: &Experiment, summary: &Summary, metric: &str) -> bool {
-    let engine = crate::vocab::engine_metric;
+    let engine = vocab::engine_metric;
     let named = exp.spec.metrics.keys().any(|k| k.value == metric);
     let others = summary.cells.iter().any(|c| !engine(&c.metric));
     engine(metric) && !named && others
@@ -37,7 +37,7 @@ pub(super) fn metric_description(summary: &Summary, metric: &str) -> String {
         meta.mean_kind,
     );
     let cut = summary.cells.iter().any(|c| c.metric == metric && c.ci_low == Some(0.0) && c.min >= 0.0);
-    if cut && crate::vocab::never_negative(&meta.unit) {
+    if cut && vocab::never_negative(&meta.unit) {
         text.push_str(" An interval that reached below 0 is cut at 0: the quantity is never negative.");
     }
     if matches!(metric, "user_time" | "system_time")

@@ -273,7 +273,7 @@ pub(crate) fn drift_plot(d: &DriftStat) -> Result<String, PlotError> {
     let change = d.points.get(d.before).map(|p| p.0 / per);
     let median = |side: &[(f64, f64)]| {
         let mut ys: Vec<f64> = side.iter().map(|p| p.1).filter(|y| y.is_finite()).collect();
-        (!ys.is_empty()).then(|| crate::stats::elementary::median_in_place(&mut ys))
+        (!ys.is_empty()).then(|| stats::elementary::median_in_place(&mut ys))
     };
     let cut = d.before.min(d.points.len());
     let sides =

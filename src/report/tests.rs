@@ -19,12 +19,12 @@ use serde_json::Value;
 use super::*;
 use crate::analyze::fixture::Fixture;
 use crate::analyze::summarize_store;
-use crate::stats::compare::Design;
-use crate::stats::tolerance::assert_close;
-use crate::stats::verdict::VerdictKind;
+use stats::compare::Design;
+use stats::tolerance::assert_close;
+use stats::verdict::VerdictKind;
 use crate::store::Status;
 use crate::summary::{Arm, ComparisonStat, Pending, WarningKind};
-use crate::vocab::{Better, MeanKind};
+use vocab::{Better, MeanKind};
 
 static SEED: LazyLock<Value> = LazyLock::new(|| {
     serde_json::from_str(include_str!("../../tests/data/report/seed000.json")).expect("seed000.json is JSON")

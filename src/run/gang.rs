@@ -25,7 +25,7 @@ use crate::parse::Recipe;
 use crate::plan::render::{Builtins, Commands, render};
 use crate::spec::{Experiment, Gang};
 use crate::store::{MetricInfo, RawPaths, Status, Telemetry, TrialRecord};
-use crate::vocab::GANG_SKEW;
+use vocab::GANG_SKEW;
 
 /// What one member did in a gang's trial.
 struct MemberEnd {

@@ -15,7 +15,7 @@ use crate::plan::render::{Commands, ServiceCommands};
 use crate::plan::{Cell, Plan};
 use crate::spec::Experiment;
 use crate::store::{Appender, Board, CellProgress, Store};
-use crate::template::Templates;
+use template::Templates;
 
 /// What the progress display shows, in the order it happened.
 pub(crate) enum Shown {

@@ -13,7 +13,7 @@ use super::telemetry::{self, Monitor, Snapshots};
 use crate::parse::{Parsed, Recipe};
 use crate::plan::render::{Builtins, Commands, render};
 use crate::store::{MetricInfo, RawPaths, Status, Telemetry, TrialRecord};
-use crate::vocab::{Better, MeanKind};
+use vocab::{Better, MeanKind};
 
 /// What a trial left in the log.
 pub(crate) enum Recorded {
@@ -343,11 +343,11 @@ impl HostRun<'_> {
             telemetry::append(&path, &snapshots.render_for(&record.trial)).map_err(|e| io(&path, e))?;
         let mut metrics = snapshots.derive();
         if let Some(own) = own_written {
-            metrics.insert(crate::vocab::OWN_WRITTEN.to_string(), own);
+            metrics.insert(vocab::OWN_WRITTEN.to_string(), own);
         }
         for (name, value) in &metrics {
             if sh.exp.spec.metrics.keys().any(|k| &k.value == name) {
-                let unit = crate::vocab::telemetry_unit(name);
+                let unit = vocab::telemetry_unit(name);
                 let (better, mean) = sh.recipe.annotation(name);
                 record.metrics.insert(name.clone(), *value);
                 record.metric_info.insert(

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 
 use crate::store::{Event, SessionRecord, Store};
-use crate::vocab::CellId;
+use vocab::CellId;
 
 /// The name of a cell's workdir in one session: `<cell id>-<the session id's last 8
 /// digits>`. Fresh for each session, so that a kept one (`--keep-workdir`) or one left by

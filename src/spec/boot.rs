@@ -5,7 +5,7 @@ use serde::Deserialize;
 use super::validate::Checker;
 use super::{Located, RepetitionsSpec, look_schedule, parse_duration};
 use crate::diag::{excerpt, suggest};
-use crate::vocab::Scalar;
+use vocab::Scalar;
 
 /// A host's boot recipe: the commands that reboot it into the levels of the environment
 /// factors, rendered from those levels, and how long it may take to come back.

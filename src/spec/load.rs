@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use super::{Experiment, Level, Located, Spec, validate};
 use crate::diag::{Diagnostic, Diagnostics, Pos, suggest};
-use crate::vocab::{Scalar, ScalarKind};
+use vocab::{Scalar, ScalarKind};
 
 /// Load and validate one experiment file.
 pub fn load_file(path: &Path) -> Result<Experiment, Diagnostics> {
@@ -232,7 +232,7 @@ mod tests {
 
     use super::{anchored, load_str, unclosed_bracket};
     use crate::spec::Level;
-    use crate::vocab::ScalarKind;
+    use vocab::ScalarKind;
 
     /// Anchors, aliases and merge keys are standard YAML: a number reached through an
     /// alias is that number, not the alias's text.

@@ -17,7 +17,7 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 
 use crate::diag::Pos;
-use crate::vocab::{Better, MeanKind, Method, Scalar};
+use vocab::{Better, MeanKind, Method, Scalar};
 
 pub use boot::{Boot, Boots, BootsSpec, DEFAULT_BOOTS};
 pub use load::{load_file, load_str};
@@ -137,9 +137,9 @@ impl Spec {
     /// The telemetry sources in force: `monitor:`'s list, nothing for `none`, else the
     /// default (`cpu`, `disks`). The file has been validated, so every name is known.
     pub fn monitor(&self) -> Vec<&'static str> {
-        let known = |name: &str| crate::vocab::MONITOR_SOURCES.iter().copied().find(|s| *s == name);
+        let known = |name: &str| vocab::MONITOR_SOURCES.iter().copied().find(|s| *s == name);
         match self.monitor.as_ref().map(|m| &m.value) {
-            None => crate::vocab::MONITOR_DEFAULT.to_vec(),
+            None => vocab::MONITOR_DEFAULT.to_vec(),
             Some(MonitorSpec::Word(_)) => Vec::new(),
             Some(MonitorSpec::List(names)) => {
                 let mut out: Vec<&'static str> = Vec::new();

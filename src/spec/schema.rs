@@ -44,13 +44,13 @@ mod tests {
             .iter()
             .map(|v| v.as_str().unwrap())
             .collect();
-        assert_eq!(parsers, crate::vocab::PARSERS);
+        assert_eq!(parsers, vocab::PARSERS);
         let facts: Vec<&str> = schema["$defs"]["environmentFactor"]["properties"]["fact"]["enum"]
             .as_array()
             .unwrap()
             .iter()
             .map(|v| v.as_str().unwrap())
             .collect();
-        assert_eq!(facts, crate::vocab::FACTS);
+        assert_eq!(facts, vocab::FACTS);
     }
 }

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde::de::{self, MapAccess, SeqAccess, Visitor};
 
 use super::{BootsSpec, Combination, Factor, Level, Located, Matrix, MonitorSpec, RepetitionsSpec};
-use crate::vocab::{Scalar, ScalarVisitor};
+use vocab::{Scalar, ScalarVisitor};
 
 impl<'de> Deserialize<'de> for Level {
     fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

@@ -8,7 +8,7 @@ use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use crate::vocab::MeanKind;
+use vocab::MeanKind;
 
 /// How much of each end of the covered bytes is hashed to tell that the log is the one
 /// a derived file was made of.

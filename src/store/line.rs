@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 
 use super::record::Status;
-use crate::vocab::{Better, MeanKind};
+use vocab::{Better, MeanKind};
 
 /// A string that borrows from the line when it holds no escapes.
 pub(super) struct Text<'a>(pub(super) Cow<'a, str>);

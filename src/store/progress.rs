@@ -10,7 +10,7 @@ use super::names::Name;
 use super::record::{Event, SessionRecord, TrialRecord};
 use super::trials::Trials;
 use crate::plan::{Cell, Plan};
-use crate::vocab::MeanKind;
+use vocab::MeanKind;
 
 /// One cell's record so far.
 #[derive(Debug, Clone, Default, PartialEq)]

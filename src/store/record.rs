@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::jsontext::{push_integer, push_string};
 use crate::spec::Experiment;
-use crate::vocab::{Better, MeanKind};
+use vocab::{Better, MeanKind};
 
 /// Version of the record layout; bumped on any incompatible change.
 pub const SCHEMA: u32 = 1;

@@ -65,8 +65,8 @@ fn varied(n: u32) -> TrialRecord {
         format!("m{}", n % 3),
         MetricInfo {
             unit: "B/s".into(),
-            better: crate::vocab::Better::Higher,
-            mean: crate::vocab::MeanKind::Harmonic,
+            better: vocab::Better::Higher,
+            mean: vocab::MeanKind::Harmonic,
         },
     );
     if n.is_multiple_of(11) {

@@ -18,7 +18,7 @@ use super::names::{Name, Names};
 use super::record::{MetricInfo, Status, TrialRecord};
 use super::secondary::SecondaryMetrics;
 use crate::plan::Plan;
-use crate::vocab::MeanKind;
+use vocab::MeanKind;
 
 /// The plan's index of the cell each name is the id of, by the name's number.
 #[derive(Debug, Clone)]

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 use serde::Serialize;
 
-use crate::stats::stability::StabilityFlag;
-use crate::vocab::MeanKind;
+use stats::stability::StabilityFlag;
+use vocab::MeanKind;
 
 /// One cell × metric: its field names are a contract with scripts.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -8,7 +8,7 @@ use std::str::FromStr;
 use serde::Serialize;
 
 use super::{AnalysisSettings, ComparisonStat, Warning};
-use crate::stats::verdict::VerdictKind;
+use stats::verdict::VerdictKind;
 
 /// The name of the factor's level the baseline's trials get, and its label in the output.
 pub(crate) const BASELINE: &str = "baseline";

@@ -5,12 +5,12 @@
 use indexmap::IndexMap;
 use serde::Serialize;
 
-use crate::stats::compare::Design;
-use crate::stats::components::{Advice, Components};
-use crate::stats::pool::LogRatio;
-use crate::stats::prediction::Place;
-use crate::stats::verdict::VerdictKind;
-use crate::vocab::Method;
+use stats::compare::Design;
+use stats::components::{Advice, Components};
+use stats::pool::LogRatio;
+use stats::prediction::Place;
+use stats::verdict::VerdictKind;
+use vocab::Method;
 
 /// One side of a comparison: the trials (or, paired, the per-block means) it rests on.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -341,7 +341,7 @@ mod tests {
     #[test]
     fn the_lists_written_in_pieces_are_the_summary_written_whole() {
         use crate::analyze::{MemoryStore, summarize_store};
-        use crate::vocab::{Better, MeanKind};
+        use vocab::{Better, MeanKind};
         let yaml = "matrix:\n  a: [1, 2, 3, 4, 5, 6, 7]\n  b: [x, y, z]\nrun: \"true\"\nanalysis:\n  compare:\n    - factor: a\n      baseline: '1'\n";
         let mut m = MemoryStore::new("pieces.yaml", yaml);
         m.metric("rate", "B/s", Better::Higher, MeanKind::Arithmetic).session("s1", "h1", &[]);

@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
-use crate::stats::outliers::OutlierRule;
-use crate::vocab::{Better, MeanKind, Method};
+use stats::outliers::OutlierRule;
+use vocab::{Better, MeanKind, Method};
 
 /// The analysis settings in force, as a reader wants to see them.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -10,7 +10,7 @@ use super::outliers::{self, Outliers};
 use super::regimes::{Regimes, find_regimes_in};
 use super::stability::{StabilityFlag, stability_flags_of};
 use super::{StatsError, StatsSettings};
-use crate::vocab::MeanKind;
+use vocab::MeanKind;
 
 /// One cell analysed the way the report needs it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -133,7 +133,7 @@ mod tests {
         let steady = |i: usize| 12.5 + 0.1 * ((i * 7) % 5) as f64;
         let mut values: Vec<f64> = (0..20).map(steady).collect();
         (values[4], values[13]) = (19.0, 21.0);
-        let sample = Observations::new(&values, crate::vocab::MeanKind::Arithmetic).unwrap();
+        let sample = Observations::new(&values, vocab::MeanKind::Arithmetic).unwrap();
         let analysis = analyze_cell(&sample, &StatsSettings::default()).unwrap();
         assert_eq!(analysis.set_aside.len(), 2, "{analysis:?}");
         assert!(super::super::regimes::split_ratio(&values).unwrap().lower.len() == 18);
@@ -141,7 +141,7 @@ mod tests {
         for i in [1, 6, 9, 15] {
             values[i] = 20.0 + 0.1 * i as f64;
         }
-        let sample = Observations::new(&values, crate::vocab::MeanKind::Arithmetic).unwrap();
+        let sample = Observations::new(&values, vocab::MeanKind::Arithmetic).unwrap();
         let analysis = analyze_cell(&sample, &StatsSettings::default()).unwrap();
         let regimes = analysis.regimes.expect("six slow trials are a regime");
         assert_eq!(regimes.regimes[1].trials, vec![1, 4, 6, 9, 13, 15]);

@@ -237,7 +237,7 @@ mod tests {
         use crate::StatsSettings;
         use crate::compare::compare_independent;
         use crate::observations::Observations;
-        use crate::vocab::MeanKind;
+        use vocab::MeanKind;
         use rand::{RngExt, SeedableRng};
         let mut rng = rand_pcg::Pcg64::seed_from_u64(13);
         let mut normal = move || {

@@ -8,7 +8,7 @@ use super::interval::{MeanInterval, MedianInterval, mean_interval, median_interv
 use super::observations::Observations;
 use super::runs::{RunsNeeded, runs_needed};
 use super::{StatsError, StatsSettings};
-use crate::vocab::MeanKind;
+use vocab::MeanKind;
 
 /// Everything the report tables show for one cell and metric.
 #[derive(Debug, Clone, PartialEq, Serialize)]

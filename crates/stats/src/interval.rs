@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::dist;
 use super::elementary::{mean, variance};
 use super::observations::Observations;
-use crate::vocab::MeanKind;
+use vocab::MeanKind;
 
 /// The distribution-free median interval is given from this many trials (docs/statistics.md, One cell).
 pub(crate) const MEDIAN_CI_MIN_N: usize = 6;

@@ -35,10 +35,9 @@ mod properties;
 #[cfg(test)]
 pub(crate) mod reference;
 
-use margin_vocab as vocab;
 use serde::Serialize;
 
-use crate::vocab::{MeanKind, Method};
+use vocab::{MeanKind, Method};
 use outliers::OutlierRule;
 
 /// Why a statistic could not be computed from the data or settings it was given.

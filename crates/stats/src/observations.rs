@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use super::StatsError;
-use crate::vocab::MeanKind;
+use vocab::MeanKind;
 
 /// A cell's trial values in trial order, all finite, with the mean kind fixed once.
 ///

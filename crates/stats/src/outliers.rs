@@ -235,7 +235,7 @@ fn fence_scores(values: &[f64], cutoff: f64) -> Option<Vec<f64>> {
 mod tests {
     use super::*;
     use crate::reference::{entries, number, sample};
-    use crate::vocab::MeanKind;
+    use vocab::MeanKind;
 
     const MAD: OutlierRule = OutlierRule::Mad { cutoff: MAD_CUTOFF };
 

@@ -85,7 +85,7 @@ impl PredictionInterval {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::vocab::MeanKind;
+    use vocab::MeanKind;
 
     /// By hand: 10, 11, 12 have mean 11, sd 1; t(0.975, 2) = 4.302652729749464 (scipy);
     /// h = 4.30265·1·√(4/3) = 4.968275.

@@ -11,7 +11,7 @@ use super::observations::Observations;
 use super::runs::runs_needed;
 use super::stability::spearman_trend;
 use super::verdict::{Vocabulary, Wording, verdict};
-use crate::vocab::{Better, MeanKind};
+use vocab::{Better, MeanKind};
 
 const WORDING: Wording =
     Wording { baseline: "A", level: "B", better: Some(Better::Lower), vocabulary: Vocabulary::Speed };

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::observations::Observations;
 pub(crate) use crate::tolerance::assert_close;
-use crate::vocab::MeanKind;
+use vocab::MeanKind;
 
 pub(crate) static REFERENCE: LazyLock<Value> = LazyLock::new(|| {
     serde_json::from_str(include_str!("../../../tests/data/stats/reference.json"))

@@ -310,7 +310,7 @@ mod tests {
         }
     }
     use crate::reference::{assert_close, number};
-    use crate::vocab::MeanKind;
+    use vocab::MeanKind;
     use serde_json::Value;
     use std::sync::LazyLock;
 

@@ -131,7 +131,7 @@ fn spearman_trend_in(values: &[f64], ascending: &[u32]) -> Option<Trend> {
 mod tests {
     use super::*;
     use crate::reference::{REFERENCE, assert_close, number, sample};
-    use crate::vocab::MeanKind;
+    use vocab::MeanKind;
 
     fn cells() -> impl Iterator<Item = (&'static String, &'static serde_json::Value)> {
         REFERENCE["cells"].as_object().expect("cells").iter()

@@ -7,7 +7,7 @@
 use super::StatsError;
 use super::elementary::mean;
 use super::observations::Observations;
-use crate::vocab::MeanKind;
+use vocab::MeanKind;
 
 /// An unpaired side across disjoint boots: each boot's mean of its values (`groups`, on
 /// the analysis scale), on the metric's scale.

@@ -16,8 +16,8 @@ use super::robust::compare_design;
 pub use super::settle::Replicate;
 use super::settle::{advice_words, beyond_the_maximum, settle_words, too_many_units};
 use super::{StatsError, StatsSettings};
-use crate::vocab::Better;
-use crate::vocab::{MeanKind, Method};
+use vocab::Better;
+use vocab::{MeanKind, Method};
 
 /// The verdicts of summary.json (docs/statistics.md, Verdicts), in the order they are tried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -381,7 +381,7 @@ mod tests {
     use crate::compare::{compare_independent, compare_paired};
     use crate::observations::Observations;
     use crate::reference::sample;
-    use crate::vocab::MeanKind;
+    use vocab::MeanKind;
 
     const SECONDS: Wording = Wording {
         baseline: "bare",

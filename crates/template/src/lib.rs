@@ -21,7 +21,6 @@ mod values;
 
 use std::collections::HashSet;
 
-use margin_vocab as vocab;
 
 use minijinja::value::Value;
 use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior};

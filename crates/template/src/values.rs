@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use minijinja::value::Value;
 
-use crate::vocab::{Scalar, ScalarKind};
+use vocab::{Scalar, ScalarKind};
 
 /// A level as a template value: numbers and booleans keep their type, so
 /// `{% if count > 100 %}` compares numbers; anything else is its text.

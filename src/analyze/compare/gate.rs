@@ -2,11 +2,11 @@
 
 use std::collections::HashMap;
 
-use crate::stats::notation::{change_and_interval, ratio_change};
-use crate::stats::verdict::VerdictKind;
+use stats::notation::{change_and_interval, ratio_change};
+use stats::verdict::VerdictKind;
 use crate::summary::Summary;
 use crate::summary::compare::{FailOn, Tripped};
-use crate::vocab::Better;
+use vocab::Better;
 
 /// The comparisons that trip the gate: `significant` (beyond ±δ), in the worse direction
 /// for `worse`. `uncertain_size` — real, but perhaps within ±δ — trips neither.

@@ -24,7 +24,7 @@ use crate::spec::{Compare, Experiment, Located};
 use crate::store::{Event, SessionRecord, Snapshot, Store, TrialRecord, Trials};
 use crate::summary::Summary;
 use crate::summary::compare::{BASELINE, CANDIDATE, CompareOutput, FailOn, NotComparable, SideInfo};
-use crate::vocab::{CellId, Scalar};
+use vocab::{CellId, Scalar};
 use select::Selection;
 
 use super::{AnalyzeError, summarize_owned};

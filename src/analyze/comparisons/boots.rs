@@ -1,7 +1,7 @@
 //! The design of boots (or sessions) as units: levels measured in disjoint boots, whose
 //! trials share their boot's state, so the boots are the observations and a level's
 //! interval holds the variation between them (docs/statistics.md, Sessions and boots).
-//! The arithmetic is the statistics core's ([`crate::stats::units`]); here, which values
+//! The arithmetic is the statistics core's ([`stats::units`]); here, which values
 //! are whose.
 
 use indexmap::IndexMap;
@@ -9,12 +9,12 @@ use indexmap::IndexMap;
 use super::super::analysed::Analysed;
 use super::units::Units;
 use super::{KeptAndAll, Sides, trials};
-use crate::stats::StatsError;
-use crate::stats::components::{components, relative_components};
-use crate::stats::observations::Observations;
-use crate::stats::units::{Block, UnitLogs, unit_logs, unit_means};
+use stats::StatsError;
+use stats::components::{components, relative_components};
+use stats::observations::Observations;
+use stats::units::{Block, UnitLogs, unit_logs, unit_means};
 use crate::summary::Replication;
-use crate::vocab::MeanKind;
+use vocab::MeanKind;
 
 /// Unpaired levels in disjoint boots (`by_unit`: each side's boots and their values):
 /// each boot's mean one observation when each side has two boots or more; else the

@@ -4,16 +4,16 @@
 //! summary.json.
 
 use super::{Arms, Job, Sides};
-use crate::stats::compare::{Comparison, RatioInterval, compare_unit_logs};
-use crate::stats::elementary::{mean, median_of_sorted, sorted};
-use crate::stats::interval::{mean_interval, median_interval};
-use crate::stats::observations::Observations;
-use crate::stats::robust::compare_design;
-use crate::stats::units::UnitLogs;
-use crate::stats::verdict::{Replicate, VerdictKind, Vocabulary, Wording, unreplicated, verdict_per};
-use crate::stats::{StatsError, StatsSettings};
+use stats::compare::{Comparison, RatioInterval, compare_unit_logs};
+use stats::elementary::{mean, median_of_sorted, sorted};
+use stats::interval::{mean_interval, median_interval};
+use stats::observations::Observations;
+use stats::robust::compare_design;
+use stats::units::UnitLogs;
+use stats::verdict::{Replicate, VerdictKind, Vocabulary, Wording, unreplicated, verdict_per};
+use stats::{StatsError, StatsSettings};
 use crate::summary::{Arm, ComparisonStat, Median, MetricMeta};
-use crate::vocab::Method;
+use vocab::Method;
 
 /// The row of `job`, compared on `sides` by the metric's method, with its verdict, and
 /// the cells behind each side.

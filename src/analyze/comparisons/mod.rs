@@ -22,11 +22,11 @@ use rayon::prelude::*;
 use super::analysed::Analysed;
 use crate::plan::{Cell, Plan};
 use crate::spec::Experiment;
-use crate::stats::StatsError;
-use crate::stats::StatsSettings;
-use crate::stats::compare::holm;
-use crate::stats::observations::Observations;
-use crate::stats::units::UnitLogs;
+use stats::StatsError;
+use stats::StatsSettings;
+use stats::compare::holm;
+use stats::observations::Observations;
+use stats::units::UnitLogs;
 use crate::summary::{ComparisonStat, MetricMeta, Replication, Warning, WarningKind};
 
 pub(crate) use units::Units;
@@ -47,7 +47,7 @@ pub(crate) struct Arms {
 /// trials they are too coarse to compare, and every extra comparison costs power under
 /// Holm).
 pub(crate) fn primary_metrics<'m>(exp: &Experiment, metrics: &'m [MetricMeta]) -> HashSet<&'m str> {
-    let engine = crate::vocab::engine_metric;
+    let engine = vocab::engine_metric;
     let named = |m: &str| exp.spec.metrics.keys().any(|k| k.value == m);
     let parsed: HashSet<&str> = metrics.iter().map(|m| m.name.as_str()).filter(|m| !engine(m)).collect();
     let mut primary: HashSet<&str> =

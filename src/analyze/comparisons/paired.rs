@@ -7,10 +7,10 @@ use std::collections::HashMap;
 use super::super::analysed::Analysed;
 use super::units::Units;
 use super::{Job, Sides, boots};
-use crate::stats::StatsError;
-use crate::stats::compare::block_means;
-use crate::stats::observations::Observations;
-use crate::vocab::MeanKind;
+use stats::StatsError;
+use stats::compare::block_means;
+use stats::observations::Observations;
+use vocab::MeanKind;
 
 /// A block both sides ran: its level of the pairing key, the baseline's cell and the level's.
 pub(super) type Pair<'j, 'c> = (&'j str, &'c Analysed, &'c Analysed);

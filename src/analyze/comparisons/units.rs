@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use indexmap::IndexMap;
 
 use super::super::analysed::Analysed;
-use crate::stats::components::Components;
+use stats::components::Components;
 use crate::store::{BOOT_ID, Event, Name, Names, Snapshot, Trials};
 use crate::summary::Replication;
 

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::{list, short};
 use crate::analyze::analysed::Analysed;
 use crate::plan::Plan;
-use crate::stats::stability::StabilityFlag;
+use stats::stability::StabilityFlag;
 use crate::summary::{CellStat, MetricMeta, Warning, WarningKind};
 
 /// Fewer analysed trials than this in a cell is worth a warning.

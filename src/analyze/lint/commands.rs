@@ -16,7 +16,7 @@ use crate::plan::render::{Builtins, render};
 use crate::spec::Experiment;
 use crate::store::{Event, Name, Snapshot};
 use crate::summary::{Warning, WarningKind};
-use crate::template::Templates;
+use template::Templates;
 
 /// A test file must be at least this many times the host's memory for the page cache
 /// not to hold it.
@@ -179,7 +179,7 @@ mod tests {
     #[test]
     fn a_test_file_is_weighed_against_the_largest_memory_of_its_cells_hosts() {
         use crate::analyze::{MemoryStore, summarize_store};
-        use crate::vocab::{Better, MeanKind};
+        use vocab::{Better, MeanKind};
         let yaml =
             "matrix:\n  n: [64, 200000]\nrun: dd if=/dev/zero of=/tmp/f bs=1M count={{ n }} conv=fdatasync\n";
         let mut m = MemoryStore::new("hosts.yaml", yaml);

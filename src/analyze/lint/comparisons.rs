@@ -12,7 +12,7 @@ use crate::analyze::analysed::Analysed;
 use crate::analyze::comparisons::Arms;
 use crate::analyze::table::Rows;
 use crate::spec::Experiment;
-use crate::stats::verdict::VerdictKind;
+use stats::verdict::VerdictKind;
 use crate::store::{BOOT_ID, Event, Name, Snapshot, Started};
 use crate::summary::{ComparisonStat, Warning, WarningKind};
 

@@ -61,12 +61,12 @@ pub(crate) fn store_warnings(snapshot: &Snapshot, counts: &TrialCounts) -> Vec<W
 }
 
 /// A value in a warning: in the display unit the report's tables use for the metric's
-/// unit (`262.8 MB/s`, `149.9 ms`: [`crate::vocab::display::scale`]), with four
+/// unit (`262.8 MB/s`, `149.9 ms`: [`vocab::display::scale`]), with four
 /// significant digits; a unit it does not know, four significant digits and the unit,
 /// whatever its scale.
 fn short(value: f64, unit: &str) -> String {
     if matches!(unit, "B/s" | "bit/s" | "op/s" | "B" | "s") {
-        return crate::vocab::display::scale(unit, value).with_unit(value);
+        return vocab::display::scale(unit, value).with_unit(value);
     }
     let number = if value == 0.0 || !value.is_finite() {
         value.to_string()

@@ -18,7 +18,7 @@ use super::{COLUMNS, source_of};
 use crate::plan::Plan;
 use crate::store::{Name, Trials};
 use crate::summary::{MetricMeta, SecondaryStat};
-use crate::vocab::{DIRTY_BEFORE, GANG_SKEW, NOT_CONVERGED, OWN_WRITTEN, member_metric};
+use vocab::{DIRTY_BEFORE, GANG_SKEW, NOT_CONVERGED, OWN_WRITTEN, member_metric};
 
 /// Where one of a trial's values comes from: a secondary metric of its record (by its
 /// place among them), the largest of some (the busiest device, 0 without one) or their

@@ -28,7 +28,7 @@ use crate::store::{Name, Names, Snapshot};
 use crate::summary::{
     CellTelemetry, ComparisonStat, MetricMeta, TelemetryColumn, TelemetrySummary, Warning, WarningKind,
 };
-use crate::vocab::GANG_SKEW;
+use vocab::GANG_SKEW;
 
 /// The compact table's columns: name, unit, header, and the per-device prefix whose
 /// busiest device gives the whole host's figure (`None`: the metric itself).

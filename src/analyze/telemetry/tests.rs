@@ -6,7 +6,7 @@ use super::*;
 use crate::analyze::{MemoryStore, summarize_owned, summarize_store};
 use crate::store::{Telemetry, Trials};
 use crate::summary::{SecondaryStat, Summary, TelemetryDifference};
-use crate::vocab::{Better, DIRTY_BEFORE, MeanKind, NOT_CONVERGED, OWN_WRITTEN};
+use vocab::{Better, DIRTY_BEFORE, MeanKind, NOT_CONVERGED, OWN_WRITTEN};
 
 /// The store's records given telemetry (and flags) after the fact, as a run records
 /// them, and the summary of it: the same, to the byte, as a report's, which lets go of

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::super::lint;
 use super::Context;
-use crate::stats::elementary::mean;
+use stats::elementary::mean;
 use crate::store::Name;
 use crate::summary::{TelemetrySummary, Warning, WarningKind};
 

@@ -169,7 +169,7 @@ fn paired_levels_from_disjoint_boots_are_compared_by_their_boots() {
     assert!((c.ratio - diff.exp()).abs() < 1e-12, "{} vs {}", c.ratio, diff.exp());
     let (va, vb) = (var(la) / 2.0, var(lb) / 2.0);
     let df = (va + vb).powi(2) / (va * va + vb * vb);
-    let t = crate::stats::dist::t_quantile(0.975, df).unwrap();
+    let t = stats::dist::t_quantile(0.975, df).unwrap();
     let (low, high) = ((diff - t * (va + vb).sqrt()).exp(), (diff + t * (va + vb).sqrt()).exp());
     assert!((c.ci_low.unwrap() - low).abs() < 1e-9 && (c.ci_high.unwrap() - high).abs() < 1e-9, "{c:?}");
     assert_eq!(c.verdict, VerdictKind::Inconclusive, "{}", c.sentence);

@@ -34,7 +34,7 @@ fn seed_000_dnetc_margins_of_error_and_whether_the_kernels_differ() {
     assert_close(c.ratio, expected["ratio"].as_f64().unwrap(), "ratio");
     assert_eq!((c.ci_low, c.ci_high, c.p_value, c.mde_pct), (None, None, None, None));
     let bound = |key: &str| expected[key].as_f64().unwrap();
-    let within = crate::stats::notation::ratio_interval((bound("ci_low"), bound("ci_high")));
+    let within = stats::notation::ratio_interval((bound("ci_low"), bound("ci_high")));
     assert!(c.sentence.contains(&within), "{}", c.sentence);
     assert_eq!(c.verdict, VerdictKind::Unreplicated, "{}", c.sentence);
     let r = c.replication.as_ref().unwrap();

@@ -26,7 +26,7 @@ fn verdict_insufficient_with_a_single_trial_against_measured_ones() {
     let h = 4.302_652_729_749_464 * 0.2 * (4.0f64 / 3.0).sqrt();
     assert!((p.low - (5.1 - h)).abs() < 1e-9 && (p.high.unwrap() - (5.1 + h)).abs() < 1e-9, "{p:?}");
     assert_eq!((p.single_level.as_str(), p.value, p.measured_n), ("a", 12.5, 3));
-    assert_eq!((p.place, p.far), (crate::stats::prediction::Place::Above, true));
+    assert_eq!((p.place, p.far), (stats::prediction::Place::Above, true));
     assert!(
         c.sentence.starts_with(
             "the single trial of v=a, 12.50 s, lies far above the 95 % prediction interval of one more trial \

@@ -32,7 +32,7 @@ impl Booting<'_> {
             .filter_map(|(i, _)| progress.get(&i).and_then(|p| p.mean_wall))
             .collect();
         if ready.is_empty() || walls.is_empty() {
-            return crate::stats::components::BOOT_COST_IN_TRIALS;
+            return stats::components::BOOT_COST_IN_TRIALS;
         }
         let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
         (mean(&ready) / mean(&walls).max(1e-3)).clamp(1.0, 1e4)

@@ -12,7 +12,7 @@ use indexmap::IndexMap;
 
 use super::process;
 use crate::spec::Experiment;
-use crate::vocab::Scalar;
+use vocab::Scalar;
 
 /// Where facts come from.
 pub trait Source {

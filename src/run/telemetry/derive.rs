@@ -5,7 +5,7 @@
 use indexmap::IndexMap;
 
 use super::{MEMINFO, Snapshots, XL_LIST};
-use crate::vocab::DIRTY_BEFORE;
+use vocab::DIRTY_BEFORE;
 
 /// Bytes per sector in `/proc/diskstats`, whatever the device's own sector size
 /// (Documentation/admin-guide/iostats.rst: "sectors" are 512 bytes).

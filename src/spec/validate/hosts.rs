@@ -4,7 +4,7 @@
 use super::Checker;
 use crate::diag::{excerpt, suggest};
 use crate::spec::{Level, parse_duration};
-use crate::vocab::ENGINE_METRICS;
+use vocab::ENGINE_METRICS;
 
 impl Checker<'_> {
     pub(super) fn hosts(&mut self) {
@@ -140,7 +140,7 @@ impl Checker<'_> {
             let selects = exp.spec.metrics.iter().any(|(k, m)| {
                 m.value.regex.is_none()
                     && m.value.json.is_none()
-                    && !crate::vocab::is_measured_metric(&k.value)
+                    && !vocab::is_measured_metric(&k.value)
             });
             let open = exp.spec.parse.is_some() && !selects;
             for (metric, rule) in &g.aggregate {
@@ -148,7 +148,7 @@ impl Checker<'_> {
                     ENGINE_METRICS.contains(&metric.value.as_str()) || named.contains(&metric.value.as_str());
                 if !reported && !open {
                     let mut known: Vec<&str> = ENGINE_METRICS.to_vec();
-                    known.extend(named.iter().copied().filter(|n| !crate::vocab::is_telemetry_metric(n)));
+                    known.extend(named.iter().copied().filter(|n| !vocab::is_telemetry_metric(n)));
                     self.error_hint(
                         metric.pos,
                         format!(
@@ -159,7 +159,7 @@ impl Checker<'_> {
                         Some(format!("the trials report: {}", known.join(", "))),
                     );
                 }
-                if crate::vocab::is_telemetry_metric(&metric.value) {
+                if vocab::is_telemetry_metric(&metric.value) {
                     self.error_hint(
                         metric.pos,
                         format!(

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use super::Checker;
 use crate::diag::{Pos, excerpt, suggest};
 use crate::spec::{Level, Located};
-use crate::vocab::FACTS;
+use vocab::FACTS;
 
 impl Checker<'_> {
     pub(super) fn matrix(&mut self) {

@@ -5,7 +5,7 @@ use regex::Regex;
 
 use super::Checker;
 use crate::diag::{excerpt, suggest};
-use crate::vocab::{ENGINE_METRICS, MONITOR_SOURCES, PARSERS};
+use vocab::{ENGINE_METRICS, MONITOR_SOURCES, PARSERS};
 
 impl Checker<'_> {
     pub(super) fn metrics(&mut self) {
@@ -76,12 +76,12 @@ impl Checker<'_> {
                 );
             }
             if let Some(unit) = &m.unit
-                && let Err(e) = crate::vocab::parse_unit(&unit.value)
+                && let Err(e) = vocab::parse_unit(&unit.value)
             {
                 self.error(unit.pos, format!("metric `{}`: {e}", excerpt(&name.value)));
             }
             let has_source = sources.iter().any(|s| *s);
-            if !has_source && exp.spec.parse.is_none() && !crate::vocab::is_measured_metric(&name.value) {
+            if !has_source && exp.spec.parse.is_none() && !vocab::is_measured_metric(&name.value) {
                 self.error_hint(
                     name.pos,
                     format!(
@@ -129,10 +129,10 @@ impl Checker<'_> {
         }
         let selected = exp.spec.monitor();
         for name in exp.spec.metrics.keys() {
-            if !crate::vocab::is_telemetry_metric(&name.value) {
+            if !vocab::is_telemetry_metric(&name.value) {
                 continue;
             }
-            let source = crate::vocab::telemetry_source(&name.value);
+            let source = vocab::telemetry_source(&name.value);
             if !selected.contains(&source) {
                 self.error_hint(
                     name.pos,

@@ -15,8 +15,8 @@ mod templates;
 
 use crate::diag::{Diagnostic, Diagnostics, Pos, excerpt};
 use crate::spec::{Experiment, Level};
-use crate::template::Templates;
-use crate::vocab::{Scalar, TEMPLATE_VARIABLES};
+use template::Templates;
+use vocab::{Scalar, TEMPLATE_VARIABLES};
 
 pub(super) struct Checker<'a> {
     pub(super) exp: &'a Experiment,

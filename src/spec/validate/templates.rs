@@ -10,8 +10,8 @@ use regex::Regex;
 use super::Checker;
 use crate::diag::{Pos, excerpt, pos_in_template, suggest};
 use crate::spec::Located;
-use crate::template::check_syntax;
-use crate::vocab::{SERVICES, TEMPLATE_VARIABLES};
+use template::check_syntax;
+use vocab::{SERVICES, TEMPLATE_VARIABLES};
 
 impl Checker<'_> {
     /// Compile every template and check the names it uses exist.

@@ -33,7 +33,7 @@ use crate::store::names::{Interned, Name, Names};
 use crate::store::record::Status;
 use crate::store::secondary::SecondaryMetrics;
 use crate::store::trials::{Failed, Needed, Started, Trials};
-use crate::vocab::MeanKind;
+use vocab::MeanKind;
 
 /// A part's four tables, each in a folder of its own: a Parquet dataset to pandas,
 /// pyarrow, DuckDB or Spark (`pd.read_parquet("runs.columns/metrics")`). The trials' ids

@@ -20,7 +20,7 @@ fn the_columns_read_from_the_log_match_the_records() {
         r.metrics.insert(format!("m{}", n % 5), f64::from(n) / 7.0);
         r.metric_info.insert(
             "wall_time".into(),
-            MetricInfo { unit: "s".into(), better: crate::vocab::Better::Lower, mean: Default::default() },
+            MetricInfo { unit: "s".into(), better: vocab::Better::Lower, mean: Default::default() },
         );
         if n.is_multiple_of(11) {
             r.status = Status::Failed;

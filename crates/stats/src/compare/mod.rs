@@ -25,7 +25,7 @@ pub(crate) use power::{size_target, trials_to_settle, trials_to_size};
 
 use serde::Serialize;
 
-use crate::vocab::{MeanKind, Method};
+use vocab::{MeanKind, Method};
 
 /// How the two levels' trials relate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

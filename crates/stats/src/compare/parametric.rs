@@ -8,7 +8,7 @@ use super::{Comparison, Design, RatioInterval, Spread, WelchTest};
 use crate::elementary::{mean, variance};
 use crate::interval::t_half_width;
 use crate::observations::Observations;
-use crate::vocab::MeanKind;
+use vocab::MeanKind;
 use crate::{StatsError, StatsSettings, dist};
 
 /// Compares independent trials of B against A: Fieller's interval for R with

@@ -25,7 +25,7 @@ use super::compare::{
 use super::elementary::{mad, variance};
 use super::observations::Observations;
 use super::{StatsError, StatsSettings};
-use crate::vocab::Method;
+use vocab::Method;
 
 /// A side's relative spread as the robust interval sees it: 1.4826·MAD of the logs (the
 /// sd for normal data), times √(π/3), the Hodges–Lehmann estimate's efficiency against the
@@ -126,7 +126,7 @@ pub fn compare_design(
 mod tests {
     use super::*;
     use crate::reference::assert_close;
-    use crate::vocab::MeanKind;
+    use vocab::MeanKind;
 
     // The vectors and values of tests/data/stats/robust.py (its output: robust.out).
     pub(super) const A: [f64; 5] = [10.12, 9.87, 10.31, 10.05, 9.94];
