@@ -9,6 +9,7 @@ mod campaign;
 mod check;
 mod columns;
 mod compare;
+mod docs_paths;
 mod drift;
 mod first_run;
 mod gangs;
