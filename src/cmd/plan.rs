@@ -1,4 +1,8 @@
-//! `margin plan FILE`: the matrix expanded, as a table or as JSON; runs nothing.
+//! `margin plan FILE`: the matrix expanded, with where each cell stands from the store
+//! (trials so far and to come, the time they should take, or why it cannot run on this
+//! host), as a table followed by the boots margin would make, or as JSON. Runs no trial:
+//! only the `probe:` commands of environment factors, which decide the cells this host
+//! matches.
 
 use std::io::Write;
 use std::path::PathBuf;

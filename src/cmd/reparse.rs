@@ -1,6 +1,10 @@
-//! `margin reparse FILE|NAME`: run the parsers again over the stored raw outputs (after a
-//! parser fix, or a new extractor) without running anything; the log is rewritten
-//! atomically and the old one kept aside.
+//! `margin reparse FILE`: the experiment file's parsers run again over the stored raw
+//! outputs (after a parser fix, or a new extractor) without running anything. Only the
+//! trials of the file's current cells that measured, failed to parse or were imported are
+//! parsed again (a gang's from each member's output); the rest stay as they were. Under the
+//! store's lock, the new log is written whole and synced beside the old, the old renamed
+//! aside (`runs.<time>.before-reparse.ndjson`, with any lines that do not parse) and the
+//! new one put in its place.
 
 use std::io::Write;
 use std::path::PathBuf;

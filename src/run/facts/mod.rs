@@ -1,9 +1,9 @@
 //! Facts about a host (docs/design.md §6.8), and the environment levels detected from them.
 //!
-//! Facts are read through a [`Source`] so that the same code serves the local machine
-//! and, later, a host over ssh. The local source reads under a configurable root
-//! (`MARGIN_SYSROOT`), so tests present fixture trees of a Xen dom0, a domU, a KVM guest
-//! and bare metal.
+//! Facts are read through a [`Source`], so that the same code serves the local machine
+//! ([`Local`]) and a host over ssh (the ssh executor, which fetches all of [`FILES`] in one
+//! round trip). The local source reads under a configurable root (`MARGIN_SYSROOT`), so
+//! tests present fixture trees of a Xen dom0, a domU, a KVM guest and bare metal.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
