@@ -16,11 +16,12 @@
 #    and Holm-adjusted p-values are margin's to 1e-6: the two compute the same statistics.
 #    The same check runs on compare_duckdb.py's, which must also count the same outliers
 #    as compare.py and agree with its numbers to 1e-6 (compare_duckdb.py --agree).
-#    Beside them, when it is built (`cargo build --release --example polars_grouping`, next
-#    to MARGIN as release/examples/polars_grouping), the polars lazy query issue 37 asked
-#    about: the per-cell aggregates alone (n, sum, mean, sd, median, MAD, min, max,
-#    sessions) grouped by the integer cell code over the same store's runs.columns/, in
-#    the same turns: what polars would spend before any of margin's statistics.
+#    Beside them, when it is built (`cargo build --release --example polars_grouping`,
+#    next to MARGIN as release/examples/polars_grouping), a polars lazy query that could
+#    take over margin's own grouping: the per-cell aggregates alone (n, sum, mean, sd,
+#    median, MAD, min, max, sessions) grouped by the integer cell code over the same
+#    store's runs.columns/, in the same turns: what polars would spend before any of
+#    margin's statistics.
 # 2. `margin run` of 1 000 trials of `true`, every record durable, against
 #    `hyperfine -N --runs 1000 true` (which keeps nothing): bench/run.sh, three rounds in
 #    turns, every ratio and their median.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The trial loop alone, in pairs (issue 17's "what margin does between two trials"): the
-# time from one trial's start to the next, margin's against the durable floor's
+# The trial loop alone, in pairs (what margin does between two trials besides the spawn,
+# the wait and the durable write): the time from one trial's start to the next, margin's against the durable floor's
 # (examples/durable_floor.rs), each pair run back to back so that the machine's drift
 # from one second to the next, larger here than margin's whole difference, falls on both.
 #
@@ -22,7 +22,7 @@
 # the floor that keeps the outputs, margin with telemetry against the floor that keeps the
 # outputs and reads the same counters, the same two against the floors starting as margin
 # does, and what keeping the outputs and starting by `clone` cost or save the floor.
-# Goal (issue 17): ≤ 1.05.
+# Goal (docs/performance.md, The goals): ≤ 1.05.
 #
 # usage: bench/loop.sh path/to/margin path/to/durable_floor [PAIRS]   (default PAIRS: 20)
 set -euo pipefail

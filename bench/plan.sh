@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Planning speed and memory: `margin plan` on a matrix of 10^6 cells (six factors of ten
 # levels, plus a zipped group and an exclude), the plan written as JSON to /dev/null and
-# as text to /dev/null. Goal (issue 17): `plan --json` ≤ 1 s, in no more memory than before
-# (241 MB on 877e1e0).
+# as text to /dev/null. Goal (docs/performance.md): `plan --json` ≤ 1 s, in no more memory
+# than before (241 MB on 877e1e0).
 set -euo pipefail
 margin=${1:?usage: bench/plan.sh path/to/margin}
 dir=$(mktemp -d)

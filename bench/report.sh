@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
-# Report speed and memory: `margin report` on a synthetic store of 1 000 000 trials
-# (100 × 100 cells × 100 trials, four metrics each as `margin run` records them: wall,
-# user and system time, and dd's throughput, with the default `monitor:`'s nine
-# secondary metrics; every variant compared with its baseline).
-# Goal (issue 17): ≤ 2 s and ≤ 500 MB peak memory on the 2-core CI machine. The first
-# report parses the whole log and keeps its columns beside it (docs/store.md); the
-# second and third read the columns.
+# Report speed and memory: `margin report` on a synthetic store of 1 000 000 trials (100 ×
+# 100 cells × 100 trials, four metrics each as `margin run` records them: wall, user and
+# system time, and dd's throughput, with the default `monitor:`'s nine secondary metrics;
+# every variant compared with its baseline). Goal (docs/performance.md): ≤ 2 s and ≤ 500
+# MB peak memory on the 2-core CI machine. The first report parses the whole log and keeps
+# its columns beside it (docs/store.md); the second and third read the columns.
 #
 # usage: bench/report.sh path/to/margin path/to/synthetic_store [LEVELS [TRIALS]]
 # (`just bench` builds both; smaller LEVELS and TRIALS make a quick trial of the script).

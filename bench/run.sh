@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Per-trial overhead: 1 000 trials of `true` through `margin run` (every record made
 # durable with fdatasync before the next trial) against `hyperfine -N --runs 1000 true`.
-# Goals (issue 17): margin ≤ 1.05 × the durable floor below; ≤ 1.0 × hyperfine is out of
+# Goals (docs/performance.md): margin ≤ 1.05 × the durable floor below; ≤ 1.0 × hyperfine is out of
 # reach of any runner that makes each record durable, by what floor ÷ hyperfine says.
 #
 # A virtual machine's timings wander by ±5 % from one second to the next, so the two
@@ -35,7 +35,7 @@
 # default telemetry against the floor that also reads the same counters around each trial
 # (`durable_floor … counters`: /proc/stat and /proc/diskstats before and after, and
 # /proc/meminfo before, their text kept): what the kernel spends writing those files out
-# is in any runner that keeps them. Both are held to ≤ 1.05 × (issue 17).
+# is in any runner that keeps them. Both are held to ≤ 1.05 ×.
 # And the trial loop alone, from the runs of 1 200: the spacing of margin's `started_at`
 # times (first to last, over the trials between) against the floor's (`period_s`), which
 # leaves out the start-up and the closing report (whose reading of the records is part of

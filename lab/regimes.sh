@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Two regimes on purpose, in the lab (docs/lab.md, "Two regimes on purpose"; issue 36):
-# boots the lab bare unless a bare lab answers on the port already, mounts a tmpfs on the
-# guest's /tmp (margin's remote shell keeps its status file there: on the disk under test
-# its truncation would wait for the experiment's throttled writeback between trials), and
-# runs lab/experiments/lab-regimes.yaml as a user does (a scratch copy of lab/, a relative
+# Two regimes on purpose, in the lab (docs/lab.md, "Two regimes on purpose": the default
+# experiment's cell that is two regimes, made so): boots the lab bare unless a bare lab
+# answers on the port already, mounts a tmpfs on the guest's /tmp (margin's remote shell
+# keeps its status file there: on the disk under test its truncation would wait for the
+# experiment's throttled writeback between trials), and runs
+# lab/experiments/lab-regimes.yaml as a user does (a scratch copy of lab/, a relative
 # path, the default store, no MARGIN_*): dd 64 MiB without a sync flag, bs 64k and 1M
 # interleaved, with the guest's dirty limits and its sessions' writeback set so that a
 # write lands in the page cache after a trial of its own cell and is throttled to the
