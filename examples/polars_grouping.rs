@@ -1,4 +1,4 @@
-//! What issue 37's item 2 would cost: the per-cell aggregates margin's statistics start
+//! What polars doing margin's grouping would cost: the per-cell aggregates margin's statistics start
 //! from, computed by one polars lazy query over a store's column cache
 //! (`runs.columns/`), grouped by the integer cell code, timed beside the whole report.
 //!

@@ -29,7 +29,7 @@ pub(crate) fn cell_stat(plan: &Plan, meta: &MetricMeta, a: &Analysed) -> CellSta
     // a quantity that is never negative (a time, a size, a rate, a share): its interval
     // is cut at 0, the mean's own bound, which only raises its coverage — CPU time of
     // trials shorter than the kernel's tick reads 0 in most trials, and a symmetric
-    // interval of such a cell reached below 0 (issue 39)
+    // interval of such a cell reached below 0
     let floor = (vocab::never_negative(&meta.unit) && values.iter().all(|&v| v >= 0.0)).then_some(0.0);
     let cut = |low: f64| floor.map_or(low, |f: f64| low.max(f));
     let flagged = a.analysis.outliers.flagged.iter().filter(|i| !a.analysis.outliers.set_aside.contains(i));

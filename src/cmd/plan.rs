@@ -63,7 +63,7 @@ pub fn run(s: &PlanArgs, terminal: bool, out: &mut dyn Write) -> Result<(), Erro
     };
     // A plan of a million cells is millions of small allocations: the process gives them
     // back at once when it ends, which freeing them one by one took a tenth of
-    // `plan --json`'s time to do first (issue 17). `plan` is a command's last act.
+    // `plan --json`'s time to do first. `plan` is a command's last act.
     std::mem::forget(plan);
     written
 }

@@ -58,8 +58,8 @@ pub(super) fn rules_hash(spec: &Spec) -> blake3::Hash {
 ///
 /// The fields are laid end to end in one buffer and hashed at once: the same bytes, so
 /// the same id, as feeding them to a hasher one by one, which cost most of planning a
-/// million cells (issue 17; BLAKE3 is a tree hash over the bytes, whatever the chunks
-/// they arrive in).
+/// million cells (BLAKE3 is a tree hash over the bytes, whatever the chunks they arrive
+/// in).
 pub(super) fn cell_id(rules: &blake3::Hash, keys: &[String], levels: &[(u16, Arc<Scalar>)]) -> CellId {
     let mut sorted: Vec<(&str, &Scalar)> =
         levels.iter().map(|(k, v)| (keys[*k as usize].as_str(), v.as_ref())).collect();
@@ -89,7 +89,7 @@ pub(super) fn cell_id(rules: &blake3::Hash, keys: &[String], levels: &[(u16, Arc
 mod tests {
     use super::*;
 
-    /// The id of the fields fed one by one (how ids were made before issue 17): the
+    /// The id of the fields fed one by one (how ids were made first): the
     /// buffer hashed at once must give the very same ids, or stored trials lose their cells.
     fn incremental(rules: &blake3::Hash, fields: &[(&str, &Scalar)]) -> CellId {
         let mut h = blake3::Hasher::new();

@@ -163,8 +163,8 @@ mod tests {
         assert_eq!(ratio_change(f64::NAN), "—");
         // a ratio of negative means has no multiple: the percentage
         assert_eq!(ratio_change(-0.5), "-150.0 %");
-        // a change and its interval in one notation, the interval's (issue 39:
-        // "÷2.2 [÷5.09, -16.7 %]")
+        // a change and its interval in one notation, the interval's (a report once mixed
+        // them: "÷2.2 [÷5.09, -16.7 %]")
         assert_eq!(ratio_interval((0.6, 82.8)), "[×0.6, ×82.8]");
         let read = |ratio, bounds| {
             let (change, interval) = change_and_interval(ratio, bounds);

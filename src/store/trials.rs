@@ -342,7 +342,7 @@ impl Trials {
     /// Parse one line of `runs.ndjson` into the columns; `Err` leaves them as they were.
     pub fn push_json(&mut self, line: &[u8]) -> serde_json::Result<()> {
         // read as text once checked whole: from bytes, serde_json checks each string of the
-        // line on its own (60-odd a record, a tenth of the parse; issue 17); a line that is
+        // line on its own (60-odd a record, a tenth of the parse); a line that is
         // not UTF-8 is read as bytes, for the error a torn line has always been told by
         let line: Line<'_> = match std::str::from_utf8(line) {
             Ok(text) => serde_json::from_str(text)?,

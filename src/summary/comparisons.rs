@@ -90,7 +90,7 @@ pub struct ComparisonStat {
     /// comparison is of their means (docs/statistics.md, Sessions and boots).
     #[serde(skip_serializing_if = "Option::is_none")]
     // boxed, as `prediction` is: most comparisons have neither, and a report of 10⁵
-    // comparisons held 25 MB of room for them (issue 17)
+    // comparisons held 25 MB of room for them
     pub replication: Option<Box<Replication>>,
     /// One side or both two regimes: the means compare mixtures, and the regimes' shares
     /// on each side (docs/statistics.md, Two regimes in a cell).

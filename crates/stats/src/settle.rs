@@ -84,8 +84,8 @@ pub(super) fn too_many_units(unit: &str, a: &Components, b: &Components) -> Stri
 
 /// "about 4 more trials per level would settle it"; where that takes a level past the
 /// experiment's `max:` trials a cell, it says so and what would help instead, rather than
-/// a count no run of this file will reach (issue 39: "about 8937 more trials per level"
-/// with `max: 20`).
+/// a count no run of this file will reach (the default experiment once read "about 8937
+/// more trials per level" with `max: 20`).
 pub(super) fn beyond_the_maximum(
     n: usize,
     comparison: &Comparison,

@@ -85,8 +85,8 @@ mod tests {
 
     #[test]
     fn short_values_read_at_any_scale() {
-        // the units the report's tables scale, as they scale them (issue 39: "2.628e8 B/s"
-        // beside a table in MB/s)
+        // the units the report's tables scale, as they scale them (a warning once quoted
+        // "2.628e8 B/s" beside a table in MB/s)
         assert_eq!(short(1_761_729_679.78, "B/s"), "1.762 GB/s");
         assert_eq!(short(262_800_000.0, "B/s"), "262.8 MB/s");
         assert_eq!(short(0.149_873_53, "s"), "149.9 ms");

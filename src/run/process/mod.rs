@@ -29,7 +29,7 @@ mod registry;
 /// Starting a command from a form of it built once ([`spawn::PreparedCommand`]): std's
 /// `Command` copies margin's whole environment into a new one at every start as soon as one
 /// variable is added (the store's marker always is), 15–25 µs a start here, as much as the
-/// rest of margin's work between two trials (issue 17). The command gets what std would
+/// rest of margin's work between two trials. The command gets what std would
 /// give it: the same environment in the same order (margin's, the invocation's variables
 /// over it, sorted by name as std's map sorts them), its own process group, the folder,
 /// SIGPIPE back to its default, an empty signal mask, stdin from `/dev/null`, stdout and

@@ -167,7 +167,7 @@ fn host_args(host: &Host) -> Vec<String> {
 
 /// An ssh command of its own, on a connection of its own (no multiplexing: a master
 /// connection does not survive the host's reboot), for `remote`: what the boot loop
-/// probes and reboots with (run/boot.rs).
+/// probes and reboots with (run/boot/reboot.rs).
 pub(crate) fn oneshot_argv(host: &Host, destination: &str, remote: &str) -> Vec<String> {
     let mut argv: Vec<String> =
         ["ssh", "-o", "BatchMode=yes", "-o", "ControlMaster=no", "-o", "ControlPath=none"]

@@ -24,7 +24,7 @@ impl Snapshots {
         }
         if let Some((b, a)) = both("/proc/diskstats") {
             // borrowed from the text, not a map of names per snapshot: this runs between
-            // every two trials (issue 17). A line the same before and after is a device
+            // every two trials. A line the same before and after is a device
             // that moved nothing, and is not parsed at all.
             let lines: Vec<&str> = b.lines().collect();
             let mut parsed: Option<Vec<(&str, [u64; 2])>> = None;

@@ -27,7 +27,7 @@ pub(crate) fn dirty_part() -> Option<(String, String)> {
 /// The `Dirty:` and `Writeback:` lines of a `/proc/meminfo` text, in its order, each
 /// ended by a newline. Each name is looked for as a line's start and its first line taken
 /// (the kernel writes each once), rather than every line tested: this runs before every
-/// trial, and splitting the 50-odd lines cost 16 000 instructions (issue 17).
+/// trial, and splitting the 50-odd lines cost 16 000 instructions.
 fn dirty_lines(text: &str) -> String {
     // each name, and the name after a newline
     let line_at = |(name, after): (&str, &str)| {
