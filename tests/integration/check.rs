@@ -136,7 +136,7 @@ fn a_setup_that_differs_between_interleaved_cells_gets_a_note() {
     assert!(!check("same.yaml", same).contains("note:"));
 }
 
-/// A `regex:` tried on its metric's `sample:` before any trial (issue 39: a regex that
+/// A `regex:` tried on its metric's `sample:` before any trial (a regex that once
 /// matched nothing ran the whole matrix): `check`, `plan` and `run` refuse the file at the
 /// sample with exit 2, and `run` runs nothing; a regex that finds its number passes.
 #[test]

@@ -299,7 +299,7 @@ fn plan_shows_the_services_and_where_they_run() {
     );
 }
 
-/// `plan --json` writes each cell by hand (issue 17): the same text serde_json gives for
+/// `plan --json` writes each cell by hand (for speed): the same text serde_json gives for
 /// the same object, keys in the documented order, levels that need escapes escaped, the
 /// state, the trials done and the estimate once trials ran. As a user would: the
 /// default store beside the file, relative paths.

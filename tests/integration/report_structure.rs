@@ -242,7 +242,7 @@ fn a_generated_report_ranks_real_differences_first_and_reads_multiples() {
 
 /// Two levels inside each other's noise, with adaptive repetitions capped at 8 a cell:
 /// the advice does not stop at a count of trials no run of this file will reach; it says
-/// that count is past the maximum, and what would help instead (issue 39: "about 8937
+/// that count is past the maximum, and what would help instead (the default experiment once read "about 8937
 /// more trials per level would settle it" beside `max: 20`). The change and its interval
 /// read in one notation.
 #[test]

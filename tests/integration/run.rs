@@ -933,7 +933,7 @@ fn a_trial_left_running_by_a_killed_run_is_stopped_before_the_next_trial() {
     assert_eq!(f.ok_per_cell().values().copied().collect::<Vec<_>>(), [1]);
 }
 
-/// Hostile trials (issue 18): an output that never ends is stopped at 256 MiB with the
+/// Hostile trials: an output that never ends is stopped at 256 MiB with the
 /// reason, a thousand children left running are killed with the trial, and the run goes
 /// on to the next cell.
 #[test]
@@ -985,7 +985,7 @@ fn a_missing_benchmark_is_named_as_not_installed() {
 /// A trial gets the signal state std's `Command` gives a command, whatever margin itself
 /// catches (Ctrl-C and SIGTERM during a run) or ignores (SIGPIPE): nothing caught, nothing
 /// blocked, and what margin's own caller ignored still ignored, as `nohup` leaves SIGHUP
-/// (src/run/process.rs, `spawn`: margin starts commands by `clone`, not `posix_spawn`).
+/// (src/run/process/spawn.rs: margin starts commands by `clone`, not `posix_spawn`).
 /// The standard signals (1–31) are compared: glibc's `posix_spawn` leaves its own two
 /// (32 and 33) ignored in what it starts, which margin's start does not add to.
 #[test]
@@ -1070,7 +1070,7 @@ fn abandonments_of_one_reason_are_said_once() {
     assert!(rows[0].contains("3 failures; the last: regex: found no match"), "{failures}");
 }
 
-/// A mistake every cell makes (issue 39: a regex that matched nothing ran 1 260 trials
+/// A mistake every cell makes (a regex that matched nothing once ran 1 260 trials
 /// of a 420-cell matrix) stops the run once the first cells all failed the same way, and
 /// is said once; the exit code is 1, a failure of the runs. The next run, with the file
 /// unchanged, goes on to cells that have not failed yet before it stops again: a stop

@@ -80,7 +80,7 @@ fn status_reads_where_the_cells_stand_until_the_log_changes() {
 /// log"), and a resumed run writes its records over them, leaving the file's length and
 /// its last 64 KiB as they were. `status` must see those records all the same: what it
 /// keeps beside the log is keyed to where the log's text ends, not to the file's size
-/// (issue 39: `status` said 142 measured of 154 after such a kill).
+/// (`status` once said 142 measured of 154 after such a kill).
 #[test]
 fn status_counts_what_a_run_wrote_over_the_zeros_a_killed_run_left() {
     let dir = tempfile::tempdir().unwrap();

@@ -31,7 +31,7 @@ fn block_device(dir: &Path) -> Option<String> {
 /// it is on one, else the build's target folder, /var/tmp or the home folder.
 ///
 /// A test that needs one fails, saying why, where none is found: it never passes without
-/// checking anything (issue 39: where the folders sat on an overlay, both passed so).
+/// checking anything (where the folders sat on an overlay, both once passed so).
 fn on_a_disk() -> (tempfile::TempDir, String) {
     let mut candidates: Vec<PathBuf> = vec![std::env::temp_dir(), PathBuf::from(env!("CARGO_TARGET_TMPDIR"))];
     candidates.push(PathBuf::from("/var/tmp"));
