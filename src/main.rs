@@ -15,11 +15,10 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 /// pages freed go back to the system after 50 ms unused, not after its default decay of
 /// 10 s, which outlives a report; an arena per physical core (`percpu_arena:phycpu`)
 /// rather than four per core, so that what one thread frees another reuses; and memory
-/// asked for in huge pages where the kernel has them (`thp:always`). A report of 10^6
-/// trials: 263 MB resident with jemalloc's defaults; 0.47 s and 144 MB with pages given
-/// back at once (a tenth of its CPU the kernel taking pages away and zeroing new ones);
-/// 0.40 s and 138 MB with these (docs/performance.md, Memory and the allocator). A C
-/// string, as jemalloc reads it; the one `unsafe` outside the spawn module, an attribute:
+/// asked for in huge pages where the kernel has them (`thp:always`): a report keeps little
+/// more than its live heap resident, without a tenth of its CPU going to the kernel taking
+/// pages back and zeroing new ones (the figures: docs/performance.md, Memory and the
+/// allocator). A C string, as jemalloc reads it; the one `unsafe` outside the spawn module, an attribute:
 /// the name is jemalloc's, and nothing else defines it.
 #[allow(unsafe_code)]
 #[unsafe(export_name = "_rjem_malloc_conf")]

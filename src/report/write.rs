@@ -50,8 +50,7 @@ pub(super) fn write_partial(
 /// and the old one, now under the temporary name, removed. A plain rename over an
 /// existing file makes ext4 allocate the new file's blocks then and there, before the
 /// rename returns (its `auto_da_alloc`, which keeps a renamed-over file from being empty
-/// after a crash): 26 ms of waiting for summary.json's 41 MB at 10⁶ trials, the
-/// report's longest single wait. A report is made again from the store by `margin
+/// after a crash), the report's longest single wait (docs/performance.md). A report is made again from the store by `margin
 /// report`; the store's own records are written durably before each next trial
 /// (docs/store.md). Where the exchange is not supported, or nothing is there yet, a
 /// rename.

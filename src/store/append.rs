@@ -40,10 +40,8 @@ impl Appender {
     /// `reserve`: at most how many bytes of zeros to lay down past the end each time the
     /// log needs more room (0: the file grows with each record). A record written over zeros
     /// already on the disk leaves the file's size alone, so `fdatasync` flushes the data
-    /// without an ext4 journal commit. On this project's VM disk a bare loop of write +
-    /// `fdatasync` takes 135–150 µs per record that way against 215–255 µs appending,
-    /// and 1 000 trials of `true` through `margin run` went from 1.18–1.26 s to
-    /// 1.13–1.16 s (six runs each, in turns).
+    /// without an ext4 journal commit: a third less time a record (docs/performance.md, A
+    /// trial).
     pub(super) fn open(path: &Path, reserve: u64) -> Result<Self, StoreError> {
         let existed = regular_file(path)?;
         let io = |e| StoreError::io(path, e);
