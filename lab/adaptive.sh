@@ -9,17 +9,10 @@
 #
 # lab/adaptive.sh [MARGIN]   (default: the debug build, built first)
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=lab/lib.sh
-. "$here/lib.sh"
-lab_begin "${1:-}"
+source "$(dirname "$0")/lib.sh"
+lab_begin lab-adaptive "${1:-}"
 
-enter_scratch
-
-fail() { echo "lab-adaptive: FAILED: $*" >&2; exit 1; }
-
-started=$(date +%s)
-"$here/boot.sh" bare --port $port
+"$lab_dir/boot.sh" bare --port $port
 echo "== margin run lab/experiments/lab-adaptive.yaml (margin reboots the lab in blocks until settled)"
 "$margin" run lab/experiments/lab-adaptive.yaml 2>&1 | tee run.log || fail "margin run"
 
@@ -53,4 +46,4 @@ print(f"verdict ({c['verdict']}): {c['sentence']}")
 PY
 grep -q 'Each level is booted again until the comparisons across boots are resolved' reports/lab-adaptive/report.md \
     || fail "the report does not say how the boots stopped"
-echo "lab-adaptive: passed in $(( $(date +%s) - started )) s (store: $work/reports/lab-adaptive)"
+passed lab-adaptive

@@ -10,22 +10,14 @@
 #
 # lab/bonnie.sh [MARGIN]   (default: the debug build, built first)
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=lab/lib.sh
-. "$here/lib.sh"
-lab_begin "${1:-}"
+source "$(dirname "$0")/lib.sh"
+lab_begin lab-bonnie "${1:-}"
 # the guests destroyed before the lab stops: the dom0's xendomains would take minutes to
 # shut them down under TCG, past stop.sh's 90 s
 trap 'stop_guests $port margin-domu; "$lab_dir/stop.sh" --port $port > /dev/null 2>&1 || true' EXIT
 
-enter_scratch
-
-fail() { echo "lab-bonnie: FAILED: $*" >&2; exit 1; }
-
-# A CPU without AVX for the guest's sake (lab/domu.sh says why).
-export MARGIN_LAB_CPU=Nehalem
-started=$(date +%s)
-"$here/boot.sh" xen dom0_mem=768M --port $port
+export MARGIN_LAB_CPU=$guest_cpu
+"$lab_dir/boot.sh" xen dom0_mem=768M --port $port
 start_guests $port 420 margin-domu=10.0.99.2 || fail "the guest did not come up"
 echo "== margin run lab/experiments/lab-bonnie.yaml (bonnie++ in the dom0 and in the domU)"
 run_started=$(date +%s)
@@ -60,4 +52,4 @@ assert comparisons, "no comparison"
 for c in comparisons:
     print(f"{c['metric']} ({c['verdict']}): {c['sentence']}")
 PY
-echo "lab-bonnie: passed in $(($(date +%s) - started)) s (store: $work/reports/lab-bonnie)"
+passed lab-bonnie

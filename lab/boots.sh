@@ -10,18 +10,12 @@
 #
 # lab/boots.sh [MARGIN]   (default: the debug build, built first)
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=lab/lib.sh
-. "$here/lib.sh"
-lab_begin "${1:-}"
+source "$(dirname "$0")/lib.sh"
+lab_begin lab-boots "${1:-}"
 
 # the experiment's restart command is `lab/reboot.sh …`, relative to where margin runs
-enter_scratch
 
-fail() { echo "lab-boots: FAILED: $*" >&2; exit 1; }
-
-started=$(date +%s)
-"$here/boot.sh" bare --port $port
+"$lab_dir/boot.sh" bare --port $port
 echo "== margin run lab/experiments/lab-boots.yaml (margin reboots the lab 6 times)"
 "$margin" run lab/experiments/lab-boots.yaml || fail "margin run"
 "$margin" plan lab/experiments/lab-boots.yaml
@@ -40,4 +34,4 @@ times = ", ".join(f"{r['wanted']['kernel']} {r['ready_seconds']:.0f} s" for r in
 print(f"boots verified in order: {times}")
 EOF
 grep -q '^## Boots' reports/lab-boots/report.md || fail "no Boots section in the report"
-echo "lab-boots: passed in $(( $(date +%s) - started )) s (store: $work/reports/lab-boots)"
+passed lab-boots

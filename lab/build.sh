@@ -45,7 +45,7 @@ tmp=$golden.tmp
 rm -rf "$tmp"
 mkdir -p "$tmp/sources"
 for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
-    [ -f "$f" ] && grep -q '^[^#]' "$f" || continue
+    if ! [ -f "$f" ] || ! grep -q '^[^#]' "$f"; then continue; fi
     out=$tmp/sources/$(basename "$f")
     if [ -n "$host_suite" ] && [ "$host_suite" != "$suite" ]; then
         sed "s/\b$host_suite\b/$suite/g" "$f" > "$out"

@@ -11,22 +11,14 @@
 #
 # lab/dom0-domu.sh [MARGIN]   (default: the debug build, built first)
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=lab/lib.sh
-. "$here/lib.sh"
-lab_begin "${1:-}"
+source "$(dirname "$0")/lib.sh"
+lab_begin lab-dom0-domu "${1:-}"
 # the guests destroyed before the lab stops: the dom0's xendomains would take minutes to
 # shut them down under TCG, past stop.sh's 90 s
 trap 'stop_guests $port margin-domu; "$lab_dir/stop.sh" --port $port > /dev/null 2>&1 || true' EXIT
 
-enter_scratch
-
-fail() { echo "lab-dom0-domu: FAILED: $*" >&2; exit 1; }
-
-# A CPU without AVX for the guest's sake (lab/domu.sh says why).
-export MARGIN_LAB_CPU=Nehalem
-started=$(date +%s)
-"$here/boot.sh" xen dom0_mem=768M --port $port
+export MARGIN_LAB_CPU=$guest_cpu
+"$lab_dir/boot.sh" xen dom0_mem=768M --port $port
 start_guests $port 420 margin-domu=10.0.99.2 || fail "the guest did not come up"
 echo "== margin run lab/experiments/lab-dom0-domu.yaml (dom0 and domU taking turns on machine lab)"
 run_started=$(date +%s)
@@ -99,4 +91,4 @@ for c in summary["comparisons"]:
     print(f"verdict ({c['verdict']}): {c['sentence']}")
 PY
 grep -q '^# ' reports/lab-dom0-domu/report.md || fail "no report"
-echo "lab-dom0-domu: passed in $(($(date +%s) - started)) s (store: $work/reports/lab-dom0-domu)"
+passed lab-dom0-domu

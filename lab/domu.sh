@@ -10,20 +10,11 @@
 #
 # lab/domu.sh [MARGIN]   (default: the debug build, built first)
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=lab/lib.sh
-. "$here/lib.sh"
-lab_begin "${1:-}"
+source "$(dirname "$0")/lib.sh"
+lab_begin lab-domu "${1:-}"
 
-enter_scratch
-
-fail() { echo "lab-domu: FAILED: $*" >&2; exit 1; }
-
-# A CPU without AVX: with QEMU 7.2's `max` (AVX, XSAVE of YMM state under TCG) the guest's
-# systemd crashed in 2 of 4 boots (segfaults in libc); with Nehalem 4 of 4 came up.
-export MARGIN_LAB_CPU=Nehalem
-started=$(date +%s)
-"$here/boot.sh" xen dom0_mem=768M --port $port
+export MARGIN_LAB_CPU=$guest_cpu
+"$lab_dir/boot.sh" xen dom0_mem=768M --port $port
 echo "== margin run lab/experiments/lab-domu.yaml (margin restarts the guest through its dom0)"
 "$margin" run lab/experiments/lab-domu.yaml 2>&1 | tee run.log || fail "margin run"
 
@@ -46,4 +37,4 @@ last=$(python3 -c 'import json; print([json.loads(l) for l in open("reports/lab-
 running=$(lab_ssh $port "xl list margin-domu | awk 'NR == 2 { print \$4 }'") || fail "xl list on dom0"
 [ "$running" = "$last" ] || fail "the guest runs with $running vCPUs, the last boot wanted $last"
 grep -q '## Boots' reports/lab-domu/report.md || fail "the report has no Boots section"
-echo "lab-domu: passed in $(( $(date +%s) - started )) s (store: $work/reports/lab-domu)"
+passed lab-domu

@@ -10,22 +10,14 @@
 #
 # lab/gang.sh [MARGIN]   (default: the debug build, built first)
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=lab/lib.sh
-. "$here/lib.sh"
-lab_begin "${1:-}"
+source "$(dirname "$0")/lib.sh"
+lab_begin lab-gang "${1:-}"
 # the guests destroyed before the lab stops: the dom0's xendomains would take minutes to
 # shut them down under TCG, past stop.sh's 90 s
 trap 'stop_guests $port margin-domu margin-domu2; "$lab_dir/stop.sh" --port $port > /dev/null 2>&1 || true' EXIT
 
-enter_scratch
-
-fail() { echo "lab-gang: FAILED: $*" >&2; exit 1; }
-
-# A CPU without AVX for the guests' sake (lab/domu.sh says why).
-export MARGIN_LAB_CPU=Nehalem
-started=$(date +%s)
-"$here/boot.sh" xen dom0_mem=768M --port $port
+export MARGIN_LAB_CPU=$guest_cpu
+"$lab_dir/boot.sh" xen dom0_mem=768M --port $port
 start_guests $port 600 margin-domu=10.0.99.2 margin-domu2=10.0.99.3 || fail "the guests did not come up"
 lab_ssh $port "xl list"
 for a in 10.0.99.2 10.0.99.3; do
@@ -74,4 +66,4 @@ for c in summary["comparisons"]:
 PY
 grep -qi 'start skew' reports/lab-gang/report.md || fail "the report does not show the start skew"
 grep -i 'start skew' reports/lab-gang/report.md | head -5
-echo "lab-gang: passed in $(($(date +%s) - started)) s (store: $work/reports/lab-gang)"
+passed lab-gang

@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# The lab's shared pieces, sourced by build.sh, boot.sh, stop.sh and reboot.sh (docs/lab.md).
+# The lab's shared pieces, sourced by every lab script (docs/lab.md): the cache, ssh into
+# the lab and its guests, QEMU, and the preamble of the scripts that drive margin.
 # Everything lives under $MARGIN_LAB_CACHE (default ~/.cache/margin/lab), outside the
 # repository: the ssh key pair, the golden image (golden-HASH/) and one folder per
 # running lab (run-PORT/: the qcow2 overlay, QEMU's pidfile and the serial log).
@@ -32,6 +33,7 @@ lab_ssh() { # PORT COMMAND...
     shift
     local opts
     mapfile -t opts < <(ssh_opts "$port")
+    # shellcheck disable=SC2029 # COMMAND is the lab's shell's to expand, as ssh passes it
     ssh "${opts[@]}" root@127.0.0.1 "$@"
 }
 
@@ -140,19 +142,38 @@ margin_binary() {
 enter_scratch() {
     work=$(mktemp -d)
     cp -r "$lab_dir" "$work/lab"
-    cd "$work"
+    cd "$work" || die "cannot enter $work"
     local v
     for v in $(compgen -e | grep '^MARGIN_' || true); do unset "$v"; done
 }
 
 # The start of a lab script that drives margin: $margin (the one given, else the debug
-# build), the lab on $port 2222, and the lab stopped when the script ends, whichever way.
-# lab_begin [MARGIN]
+# build), the lab on $port 2222 and stopped when the script ends, whichever way (a script
+# whose guests must go first sets its own trap after), the script in a scratch copy of
+# lab/ (enter_scratch), and $started, when its lab work began. NAME is what `fail` and
+# `passed` say. lab_begin NAME [MARGIN]
 lab_begin() {
-    margin=$(margin_binary "$(dirname "$lab_dir")" "${1:-}")
+    lab_name=$1
+    # shellcheck disable=SC2034 # the sourcing script runs "$margin"
+    margin=$(margin_binary "$(dirname "$lab_dir")" "${2:-}")
     port=2222
     trap '"$lab_dir/stop.sh" --port $port > /dev/null 2>&1 || true' EXIT
+    enter_scratch
+    started=$(date +%s)
 }
+
+# A lab script's check failed: fail WHAT (after lab_begin).
+fail() { echo "$lab_name: FAILED: $*" >&2; exit 1; }
+
+# A lab script's end, its time and its store: passed STORE (the store's name under
+# reports/ of the scratch copy).
+passed() { echo "$lab_name: passed in $(($(date +%s) - started)) s (store: $work/reports/$1)"; }
+
+# QEMU's CPU model for a lab whose PV guests boot (MARGIN_LAB_CPU): one without AVX. With
+# QEMU 7.2's `max` (AVX, XSAVE of YMM state under TCG) the guest's systemd crashed in 2 of
+# 4 boots (segfaults in libc); with Nehalem 4 of 4 came up.
+# shellcheck disable=SC2034 # used by the scripts that source this file
+guest_cpu=Nehalem
 
 # ssh into a PV guest of the lab of PORT, through its dom0 (as the experiments' hosts do:
 # ProxyCommand): guest_ssh PORT ADDRESS COMMAND...

@@ -11,8 +11,7 @@
 # --no-wait it returns once QEMU runs again, as `reboot` on a real machine returns, and
 # whoever called it waits for the new boot (margin does, in lab/experiments/lab-wrong-boot.yaml).
 set -euo pipefail
-here=$(dirname "$0")
-source "$here/lib.sh"
+source "$(dirname "$0")/lib.sh"
 
 args=("$@") port=2222
 for ((i = 0; i < ${#args[@]}; i++)); do
@@ -31,5 +30,5 @@ case ${1:-} in
         set -- "${before[@]}" "$@"
         ;;
 esac
-"$here/stop.sh" --port "$port"
-exec "$here/boot.sh" "$@" --keep
+"$lab_dir/stop.sh" --port "$port"
+exec "$lab_dir/boot.sh" "$@" --keep

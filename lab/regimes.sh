@@ -15,27 +15,21 @@
 #
 # lab/regimes.sh [MARGIN]   (default: the debug build, built first)
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=lab/lib.sh
-. "$here/lib.sh"
-lab_begin "${1:-}"
-enter_scratch
+source "$(dirname "$0")/lib.sh"
+lab_begin lab-regimes "${1:-}"
 
-fail() { echo "lab-regimes: FAILED: $*" >&2; exit 1; }
-
-started=$(date +%s)
 # a bare lab already answering is used as it is (its /tmp and dirty limits are set below
 # and by the experiment's setup); a Xen one is stopped first
 if qemu_pid "$cache/run-$port" > /dev/null && lab_ssh $port true 2> /dev/null; then
     if lab_ssh $port 'test -e /sys/hypervisor/type'; then
         say "the lab on port $port is a Xen boot: stopping it to boot bare"
-        "$here/stop.sh" --port $port
-        "$here/boot.sh" bare --port $port
+        "$lab_dir/stop.sh" --port $port
+        "$lab_dir/boot.sh" bare --port $port
     else
         say "a bare lab answers on port $port: running in it"
     fi
 else
-    "$here/boot.sh" bare --port $port
+    "$lab_dir/boot.sh" bare --port $port
 fi
 lab_ssh $port 'mountpoint -q /tmp || mount -t tmpfs -o mode=1777 tmpfs /tmp' || fail "no tmpfs on the guest's /tmp"
 
@@ -159,4 +153,4 @@ assert "would settle it" not in report, [l for l in report.splitlines() if "woul
 assert "the trial that ran just before on its host decides it" in report, "report.md does not name the trial before"
 print("report.md: the 1M row reads '– (two regimes)', the regimes' table gives the shares, no 'would settle it'")
 PY
-echo "lab-regimes: passed in $(($(date +%s) - started)) s (store: $work/reports/lab-regimes)"
+passed lab-regimes

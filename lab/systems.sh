@@ -9,16 +9,10 @@
 #
 # lab/systems.sh [MARGIN]   (default: the debug build, built first)
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=lab/lib.sh
-. "$here/lib.sh"
-lab_begin "${1:-}"
-enter_scratch
+source "$(dirname "$0")/lib.sh"
+lab_begin lab-systems "${1:-}"
 
-fail() { echo "lab-systems: FAILED: $*" >&2; exit 1; }
-
-started=$(date +%s)
-MARGIN_LAB_CPU=Nehalem "$here/boot.sh" bare --port $port
+MARGIN_LAB_CPU=$guest_cpu "$lab_dir/boot.sh" bare --port $port
 echo "== margin run lab/experiments/lab-systems.yaml (margin reboots the lab 6 times)"
 "$margin" run lab/experiments/lab-systems.yaml || fail "margin run"
 
@@ -39,4 +33,4 @@ for c in comparisons:
     print(f"{c['level']} against {c['baseline']}: {c['verdict']}: {c['sentence']}")
 EOF_PY
 grep -q '^## Boots' reports/lab-systems/report.md || fail "no Boots section in the report"
-echo "lab-systems: passed in $(($(date +%s) - started)) s (store: $work/reports/lab-systems)"
+passed lab-systems

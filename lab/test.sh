@@ -13,13 +13,9 @@
 #
 # lab/test.sh [MARGIN]   (default: the debug build, built first)
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=lab/lib.sh
-. "$here/lib.sh"
-lab_begin "${1:-}"
-enter_scratch
+source "$(dirname "$0")/lib.sh"
+lab_begin lab-test "${1:-}"
 
-fail() { echo "lab-test: FAILED: $*" >&2; exit 1; }
 # the facts of the last session started, as JSON
 last_facts() {
     python3 -c '
@@ -44,8 +40,7 @@ except FileNotFoundError:
 print(sum(1 for l in lines if l.get("event") == value))' "$1" "$2"
 }
 
-started=$(date +%s)
-"$here/boot.sh" xen dom0_mem=768M --port $port
+"$lab_dir/boot.sh" xen dom0_mem=768M --port $port
 echo "== margin run, Xen dom0 (dom0_mem=768M)"
 "$margin" run lab/experiments/lab-dd.yaml || fail "margin run in the Xen boot"
 facts=$(last_facts)
@@ -88,7 +83,7 @@ cat wrong-2.log
 [ "$(count_events "$wrong/boots.ndjson" verified)" = 0 ] || fail "the wrong boot was verified"
 [ "$(count_events "$wrong/boots.ndjson" rejected)" = 1 ] || fail "the wrong boot was not rejected once"
 grep -q '"why":"booted kernel=bare, wanted kernel=xen' "$wrong/boots.ndjson" || fail "the rejection's reason: $(cat "$wrong/boots.ndjson")"
-grep -q 'booted kernel=bare, wanted kernel=xen' wrong-2.log && grep -q '1 boot failed (.max_failed: 1.)' wrong-2.log || fail "margin did not say why it refused the boot"
+{ grep -q 'booted kernel=bare, wanted kernel=xen' wrong-2.log && grep -q '1 boot failed (.max_failed: 1.)' wrong-2.log; } || fail "margin did not say why it refused the boot"
 [ ! -s "$wrong/runs.ndjson" ] || fail "a trial ran in the wrong boot: $(cat "$wrong/runs.ndjson")"
 echo "   boot refused (booted kernel=bare, wanted kernel=xen), asked for twice, no trial"
 echo "== margin run, bare"
@@ -100,4 +95,4 @@ facts=$(last_facts)
 [ "$(ok_trials xen 768M)" = 3 ] || fail "the xen 768M cell changed: $(ok_trials xen 768M)"
 "$margin" status lab/experiments/lab-dd.yaml
 grep -q 'hypervisor' reports/lab-dd/report.md || fail "no environment in the report"
-echo "lab-test: passed in $(( $(date +%s) - started )) s (store: $work/reports/lab-dd)"
+passed lab-dd
