@@ -114,12 +114,15 @@ _install *packages:
     fi
 
 # Formatting, lints with warnings denied, the developers' documentation without a
-# warning (broken links), tests.
+# warning (broken links), the shell and Python scripts beside the Rust (shellcheck and
+# ruff: .ci/scripts, which installs ruff into a venv of its own), tests.
 # Exactly what CI checks.
 ci: _build-deps test-deps
+    command -v shellcheck > /dev/null || just _install shellcheck
     cargo fmt --all --check
     cargo clippy --workspace --all-targets -- -D warnings
     RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --document-private-items
+    .ci/scripts
     cargo test --workspace --all-targets
 
 # Planning a matrix of 1 000 000 cells, the per-trial overhead of `margin run` against

@@ -173,7 +173,7 @@ def comparisons(frame, metric, harmonic):
 
 def analyse(path, harmonic, out):
     data = pd.read_csv(path, dtype={"blocks": str, "variant": str})
-    metrics = [c for c in data.columns if c not in KEYS + ["round"]]
+    metrics = [c for c in data.columns if c not in [*KEYS, "round"]]
     per_cell, compared = [], []
     for metric in metrics:
         frame = prepare(data, metric, metric in harmonic)

@@ -207,7 +207,7 @@ def write(out, columns):
         w.writerow(names)
         # numpy's float64 as Python's float (the shortest text that reads back the same)
         values = [columns[k].tolist() for k in names]
-        for row in zip(*values):
+        for row in zip(*values, strict=True):
             w.writerow("" if isinstance(v, float) and np.isnan(v) else v for v in row)
 
 

@@ -51,11 +51,11 @@ max=0
 for n in $fleets; do [ "$n" -gt "$max" ] && max=$n; done
 
 # A free port each: bound by the kernel and let go (as free_port() does in the tests).
-ports=($(python3 -c "
+read -r -a ports < <(python3 -c "
 import socket
 socks = [socket.socket() for _ in range($max)]
 for s in socks: s.bind(('127.0.0.1', 0))
-print(' '.join(str(s.getsockname()[1]) for s in socks))"))
+print(' '.join(str(s.getsockname()[1]) for s in socks))")
 for port in "${ports[@]}"; do
   cat > "$dir/sshd-$port.conf" <<CONF
 Port $port
@@ -84,6 +84,7 @@ reaped() {
   local sum=0 pid stat
   for pid in "$@"; do
     stat=$(cat "/proc/$pid/stat" 2> /dev/null) || continue
+    # shellcheck disable=SC2086 # the fields after the command's name, split on purpose
     set -- ${stat##*) }
     sum=$((sum + ${14} + ${15}))
   done
@@ -97,6 +98,7 @@ sample() {
   while kill -0 "$pid" 2> /dev/null; do
     stat=$(cat "/proc/$pid/stat" 2> /dev/null) && cpu=$(echo "${stat##*) }" | cut -d' ' -f12-15)
     t=$(awk '/^Threads:/ { print $2 }' "/proc/$pid/status" 2> /dev/null || echo 0)
+    # shellcheck disable=SC2012 # a descriptor's name is its number: ls counts them right
     f=$(ls "/proc/$pid/fd" 2> /dev/null | wc -l)
     s=$(pgrep -c -f "^ssh .*margin-ssh-$pid-" 2> /dev/null || true)
     [ "${t:-0}" -gt "$threads" ] && threads=$t

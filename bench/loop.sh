@@ -29,7 +29,7 @@ set -euo pipefail
 margin=${1:?usage: bench/loop.sh path/to/margin path/to/durable_floor [PAIRS]}
 floor=${2:?usage: bench/loop.sh path/to/margin path/to/durable_floor [PAIRS]}
 pairs=${3:-20}
-[ -d /dev/shm ] && [ -w /dev/shm ] || { echo "bench/loop.sh: needs a writable /dev/shm (tmpfs)" >&2; exit 1; }
+{ [ -d /dev/shm ] && [ -w /dev/shm ]; } || { echo "bench/loop.sh: needs a writable /dev/shm (tmpfs)" >&2; exit 1; }
 dir=$(mktemp -d -p /dev/shm)
 trap 'rm -rf "$dir"' EXIT
 cat > "$dir/on.yaml" <<YAML
@@ -56,6 +56,7 @@ for round in $(seq "$pairs"); do
   row="$(margin_period off) $(margin_period on) $(floor_period) $(floor_period outputs) $(floor_period counters outputs)"
   row="$row $(floor_period outputs clone) $(floor_period counters outputs clone)"
   rows+=("$row")
+  # shellcheck disable=SC2086 # the row's seven numbers, one argument each
   printf 'round %d: %.0f %.0f %.0f %.0f %.0f %.0f %.0f\n' "$round" $row
 done
 summary() { # summary WHAT AWK-EXPRESSION: the median and quartiles of the expression over the rounds
@@ -65,10 +66,13 @@ summary() { # summary WHAT AWK-EXPRESSION: the median and quartiles of the expre
         (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2,
         v[int((NR + 3) / 4)], v[int((3 * NR + 3) / 4)], v[1], v[NR], NR }'
 }
-summary "margin (monitor: none) / the plain floor" '$1 / $3'
-summary "margin (monitor: none) / the floor keeping the outputs" '$1 / $4'
-summary "margin (telemetry) / the floor keeping the outputs and reading the counters" '$2 / $5'
-summary "margin (monitor: none) / the floor keeping the outputs, starting as margin does" '$1 / $6'
-summary "margin (telemetry) / the floor keeping the outputs and reading the counters, starting as margin does" '$2 / $7'
-summary "the floor keeping the outputs / the plain floor" '$4 / $3'
-summary "the floor keeping the outputs, starting as margin does / starting by posix_spawn" '$6 / $4'
+# shellcheck disable=SC2016 # the expressions are awk's, over each round's columns
+{
+  summary "margin (monitor: none) / the plain floor" '$1 / $3'
+  summary "margin (monitor: none) / the floor keeping the outputs" '$1 / $4'
+  summary "margin (telemetry) / the floor keeping the outputs and reading the counters" '$2 / $5'
+  summary "margin (monitor: none) / the floor keeping the outputs, starting as margin does" '$1 / $6'
+  summary "margin (telemetry) / the floor keeping the outputs and reading the counters, starting as margin does" '$2 / $7'
+  summary "the floor keeping the outputs / the plain floor" '$4 / $3'
+  summary "the floor keeping the outputs, starting as margin does / starting by posix_spawn" '$6 / $4'
+}

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the benchmarks: `measure LABEL COMMAND…` prints the wall time and, with GNU
 # time installed, the peak memory of COMMAND (its stdout discarded).
 measure() {

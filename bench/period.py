@@ -9,10 +9,11 @@ import json
 import sys
 
 starts = []
-for line in open(sys.argv[1]):
-    line = line.strip("\0\n")  # the zeros a run lays ahead of its records
-    if line:
-        whole, _, fraction = json.loads(line)["started_at"].rstrip("Z").partition(".")
-        utc = datetime.datetime.fromisoformat(whole).replace(tzinfo=datetime.timezone.utc)
-        starts.append(utc.timestamp() + float("0." + (fraction or "0")))
+with open(sys.argv[1]) as log:
+    for text in log:
+        line = text.strip("\0\n")  # the zeros a run lays ahead of its records
+        if line:
+            whole, _, fraction = json.loads(line)["started_at"].rstrip("Z").partition(".")
+            utc = datetime.datetime.fromisoformat(whole).replace(tzinfo=datetime.timezone.utc)
+            starts.append(utc.timestamp() + float("0." + (fraction or "0")))
 print((starts[-1] - starts[0]) / (len(starts) - 1))

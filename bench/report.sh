@@ -26,7 +26,7 @@ echo "margin report, $((levels * levels)) cells × $trials trials (goal: ≤ 2 s
 for i in 1 2 3; do
   MARGIN_REPORTS="$dir/reports" measure "report run $i" "$margin" report "$dir/synthetic.yaml"
 done
-ls -l "$dir/reports/synthetic/report.md" "$dir/reports/synthetic/summary.json" | awk '{print $5, $9}'
+stat -c '%s %n' "$dir/reports/synthetic/report.md" "$dir/reports/synthetic/summary.json"
 # status: from the columns (runs.progress removed first), then with the log unchanged,
 # from runs.progress alone (docs/store.md, Where the cells stand)
 for i in 1 2; do

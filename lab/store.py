@@ -6,11 +6,13 @@ against a committed store: `python3 lab/store.py boots reports/lab-boots kernel 
 import json
 import sys
 from datetime import datetime
+from itertools import pairwise
 
 
 def lines(store, name):
     """The records of one of the store's logs (runs.ndjson, boots.ndjson, …)."""
-    return [json.loads(l) for l in open(f"{store}/{name}") if l.strip()]
+    with open(f"{store}/{name}") as log:
+        return [json.loads(line) for line in log if line.strip()]
 
 
 def summary(store):
@@ -62,13 +64,13 @@ def one_at_a_time(trials):
     """The trials' intervals (start, start + wall time, host) in order, once checked that
     none overlaps the next: one trial at a time on their shared machine."""
     iv = sorted((t(x["started_at"]), t(x["started_at"]) + x["wall_time"], x["host"]) for x in trials)
-    overlaps = [(a, b) for a, b in zip(iv, iv[1:]) if b[0] < a[1]]
+    overlaps = [(a, b) for a, b in pairwise(iv) if b[0] < a[1]]
     assert not overlaps, f"trials overlap: {overlaps}"
     return iv
 
 
 def smallest_gap(iv):
-    return min(b[0] - a[1] for a, b in zip(iv, iv[1:]))
+    return min(b[0] - a[1] for a, b in pairwise(iv))
 
 
 if __name__ == "__main__":

@@ -91,5 +91,5 @@ import experiments/xen-dd.yaml "${dd_cell[@]}" --set kernel=bare --set dom0_mem=
 # seeds 003 and 004 posted only tables of their own: nothing to import (see README.md).
 
 for name in "${experiments[@]}"; do
-    "$margin" report --reports "$reports" experiments/$name.yaml
+    "$margin" report --reports "$reports" "experiments/$name.yaml"
 done

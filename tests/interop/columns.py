@@ -8,6 +8,7 @@ which must be the one computed here from the log.
 usage: python columns.py STORE   (a store folder: runs.ndjson and runs.columns/ in it)
 """
 
+import contextlib
 import json
 import math
 import os
@@ -22,14 +23,12 @@ columns = os.path.join(store, "runs.columns")
 with open(os.path.join(store, "runs.ndjson"), encoding="utf-8") as log:
     # the zeros a run lays ahead, and a torn line, are no records
     records = []
-    for line in log:
-        line = line.strip("\0\n")
+    for text in log:
+        line = text.strip("\0\n")
         if not line:
             continue
-        try:
+        with contextlib.suppress(json.JSONDecodeError):
             records.append(json.loads(line))
-        except json.JSONDecodeError:
-            pass
 assert records, "no records in the log"
 
 # pandas: each table is a Parquet dataset (a folder of parts)
@@ -47,7 +46,7 @@ def started(r):
         return None
     return datetime.fromisoformat(r["started_at"].replace("Z", "+00:00")).astimezone(timezone.utc)
 
-for r, t in zip(records, trials.itertuples(index=False)):
+for r, t in zip(records, trials.itertuples(index=False), strict=True):
     got = (t.id, str(t.cell), str(t.host), str(t.session), str(t.status), bool(t.warmup),
            int(t.repetition), int(t.round), int(t.position), float(t.wall_time))
     want = (r["trial"], r["cell"], r["host"], r["session"], r["status"], r["warmup"],
@@ -60,7 +59,7 @@ for r, t in zip(records, trials.itertuples(index=False)):
         delta = abs((t.started_at.to_pydatetime() - s).total_seconds())
         assert delta < 1e-6, f"trial {t.trial}: started {t.started_at} != {s}"
 
-ids = dict(zip(trials["trial"], trials["id"]))
+ids = dict(zip(trials["trial"], trials["id"], strict=True))
 got = {(ids[m.trial], str(m.metric)): (m.value, str(m.unit)) for m in metrics.itertuples(index=False)}
 want = {
     (r["trial"], k): (v, r.get("metric_info", {}).get(k, {}).get("unit", ""))
@@ -92,7 +91,7 @@ for r in records:
         sums[(r["cell"], k)] = (n + 1, total + v)
 want = sorted((cell, metric, n, total / n) for (cell, metric), (n, total) in sums.items())
 assert len(rows) == len(want), f"{len(rows)} cells × metrics in DuckDB, {len(want)} in the log"
-for got_row, want_row in zip(rows, want):
+for got_row, want_row in zip(rows, want, strict=True):
     assert got_row[:3] == want_row[:3], f"{got_row} != {want_row}"
     assert math.isclose(got_row[3], want_row[3], rel_tol=1e-12), f"{got_row} != {want_row}"
 
