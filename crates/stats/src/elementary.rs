@@ -67,15 +67,9 @@ pub fn mad(values: &[f64]) -> f64 {
     median_in_place(&mut absolute_deviations(values))
 }
 
-/// Median absolute deviation from `median`, the values' median, unscaled (by
-/// selection: the tests' reference for [`mad_of_sorted`]).
-#[cfg(test)]
-pub(crate) fn mad_about(values: &[f64], median: f64) -> f64 {
-    median_in_place(&mut deviations_from(values, median))
-}
-
-/// `mad_about` of values sorted (`sorted`), their median `median`: the same number,
-/// without a copy or a selection. The deviations fall towards the median from below and
+/// The median absolute deviation of values sorted (`sorted`) from `median`, their median,
+/// unscaled: the selection's number (the tests hold it to `reference::mad_about`), without
+/// a copy or a selection. The deviations fall towards the median from below and
 /// rise from it above, so the smallest are met walking out from it on both sides at once.
 pub(crate) fn mad_of_sorted(sorted: &[f64], median: f64) -> f64 {
     let n = sorted.len();
@@ -146,6 +140,7 @@ pub(crate) fn average_ranks_in(values: &[f64], ascending: &[u32]) -> (Vec<f64>, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::reference::mad_about;
 
     /// The MAD walked out from the median of sorted values is the selection's, bit for
     /// bit: odd and even n, ties, negatives, -0.0, values on one side of the median only.

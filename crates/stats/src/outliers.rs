@@ -20,7 +20,7 @@ pub(crate) const MIN_N_TO_SET_ASIDE: usize = 5;
 /// At most this fraction of a cell is set aside, rounded down.
 pub(crate) const MAX_SET_ASIDE: f64 = 0.20;
 /// Iglewicz and Hoaglin's constant: 0.6745·(x − median)/MAD is a z-score for normal data.
-const MODIFIED_Z_SCALE: f64 = 0.6745;
+pub(crate) const MODIFIED_Z_SCALE: f64 = 0.6745;
 
 /// How outliers are recognised (`analysis.outliers` of the experiment file).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -88,7 +88,7 @@ pub struct Outliers {
 /// harmonic metric).
 #[cfg(test)]
 pub(crate) fn find_outliers(sample: &Observations, rule: &OutlierRule) -> Outliers {
-    find_outliers_scored(sample, rule, modified_z_scores(sample.analysed()).as_deref())
+    find_outliers_scored(sample, rule, crate::reference::modified_z_scores(sample.analysed()).as_deref())
 }
 
 /// `find_outliers` given the values' modified z-scores (`modified_z`:
@@ -200,16 +200,6 @@ fn studentized_selection(values: &[f64], rate: f64) -> (Vec<usize>, bool) {
     }
     out.sort_unstable();
     (out, zero_spread)
-}
-
-/// 0.6745·|x − median|/MAD for every value; `None` when MAD = 0 (by selection: the
-/// tests' form of [`modified_z_scores_sorted`]).
-#[cfg(test)]
-pub(crate) fn modified_z_scores(values: &[f64]) -> Option<Vec<f64>> {
-    use super::elementary::{absolute_deviations, median_in_place};
-    let deviations = absolute_deviations(values);
-    let mad = median_in_place(&mut deviations.clone());
-    (mad > 0.0).then(|| deviations.iter().map(|d| MODIFIED_Z_SCALE * d / mad).collect())
 }
 
 /// 0.6745·|x − median|/MAD for every value of `values`, whose sorted copy is at hand

@@ -38,7 +38,8 @@ proptest! {
     fn the_selected_median_is_the_sorted_median(
         values in prop::collection::vec(prop_oneof![finite(), Just(0.0), Just(-0.0), Just(1.0)], 1..40),
     ) {
-        use super::elementary::{mad, mad_about, mad_of_sorted, median_in_place, median_of_sorted, sorted};
+        use super::elementary::{mad, mad_of_sorted, median_in_place, median_of_sorted, sorted};
+        use super::reference::mad_about;
         let median = median_of_sorted(&sorted(&values));
         prop_assert_eq!(median_in_place(&mut values.clone()).to_bits(), median.to_bits());
         let deviations: Vec<f64> = values.iter().map(|v| (v - median).abs()).collect();
@@ -57,7 +58,8 @@ proptest! {
         rates in prop::collection::vec(prop_oneof![measurement(), Just(1.0), Just(2.0)], 1..40),
     ) {
         use super::elementary::{ascending, sorted};
-        use super::outliers::{modified_z_scores, modified_z_scores_sorted};
+        use super::outliers::modified_z_scores_sorted;
+        use super::reference::modified_z_scores;
         let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<u64>>();
         let z = |v: &[f64]| modified_z_scores(v).map(|z| bits(&z));
         let z_sorted = |v: &[f64], s: &[f64]| modified_z_scores_sorted(v, s).map(|z| bits(&z));

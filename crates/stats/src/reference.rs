@@ -1,10 +1,12 @@
 //! Test support: the numpy/scipy values of `tests/data/stats/reference.json`, produced
-//! by `reference.py` next to it, and the comparison the tests make with them.
+//! by `reference.py` next to it, and the comparison the tests make with them; and the
+//! oracles, the plain computations that the tests hold a faster form of margin's to.
 
 use std::sync::LazyLock;
 
 use serde_json::Value;
 
+use super::elementary::{absolute_deviations, deviations_from, median_in_place};
 use super::observations::Observations;
 pub(crate) use crate::tolerance::assert_close;
 use vocab::MeanKind;
@@ -40,4 +42,25 @@ pub(crate) fn sample(name: &str) -> Observations {
 /// The entries of a top-level list of the reference.
 pub(crate) fn entries(key: &str) -> &'static [Value] {
     REFERENCE[key].as_array().expect("a list in reference.json")
+}
+
+/// Median absolute deviation from `median`, the values' median, unscaled, by selection:
+/// the reference for [`crate::elementary::mad_of_sorted`].
+pub(crate) fn mad_about(values: &[f64], median: f64) -> f64 {
+    median_in_place(&mut deviations_from(values, median))
+}
+
+/// 0.6745·|x − median|/MAD for every value, `None` when MAD = 0, by selection: the
+/// reference for [`crate::outliers::modified_z_scores_sorted`].
+pub(crate) fn modified_z_scores(values: &[f64]) -> Option<Vec<f64>> {
+    let deviations = absolute_deviations(values);
+    let mad = median_in_place(&mut deviations.clone());
+    (mad > 0.0).then(|| deviations.iter().map(|d| crate::outliers::MODIFIED_Z_SCALE * d / mad).collect())
+}
+
+/// Cumulative distribution function of Student's t at `x` (df may be infinite), from the
+/// tail function margin's p-values use: what the tests check against scipy.
+pub(crate) fn t_cdf(x: f64, df: f64) -> Option<f64> {
+    let tail = crate::dist::upper_tail(x.abs(), df)?;
+    Some(if x <= 0.0 { tail } else { 1.0 - tail })
 }

@@ -49,7 +49,7 @@ pub(crate) fn stability_flags(
     sample: &Observations,
     settings: &StatsSettings,
 ) -> Result<Vec<StabilityFlag>, super::StatsError> {
-    let modified_z = super::outliers::modified_z_scores(sample.analysed());
+    let modified_z = crate::reference::modified_z_scores(sample.analysed());
     let summary = super::describe::summarize(sample, settings)?;
     let ascending = super::elementary::ascending(sample.values());
     Ok(stability_flags_of(sample, &summary, settings, modified_z.as_deref(), &ascending))
