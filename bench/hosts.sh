@@ -150,11 +150,14 @@ for n in $fleets; do
   remote=$(( $(reaped "${pids[@]}") - remote0 ))
   # per host from its records: trials ÷ (last end − first start), and any overlap
   stats=$(python3 - "$run/reports/fleet/runs.ndjson" <<'PY'
-import json, sys
+import json
+import sys
 from datetime import datetime
+from itertools import pairwise
 hosts = {}
-for line in open(sys.argv[1]):
-    r = json.loads(line)
+with open(sys.argv[1]) as log:
+    records = [json.loads(line) for line in log]
+for r in records:
     if r.get("warmup"):
         continue
     # RFC 3339 with nanoseconds: the fraction is read apart (datetime keeps microseconds)
@@ -164,7 +167,7 @@ for line in open(sys.argv[1]):
 rates, overlaps = [], 0
 for spans in hosts.values():
     spans.sort()
-    overlaps += sum(1 for a, b in zip(spans, spans[1:]) if b[0] + 0.002 < a[1])
+    overlaps += sum(1 for a, b in pairwise(spans) if b[0] + 0.002 < a[1])
     rates.append(len(spans) / (spans[-1][1] - spans[0][0]))
 rates.sort()
 print(len(hosts), sum(len(s) for s in hosts.values()), rates[len(rates) // 2], rates[0], overlaps)

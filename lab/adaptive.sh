@@ -32,11 +32,12 @@ later = [requested[r["boot"]].get("trials_per_boot") for r in verified[4:]]
 assert all(m is not None and m == later[0] for m in later), f"trials per boot past the first blocks: {later}"
 sessions = lines(store, "sessions.ndjson")
 ok = measured(store)
-for r, m in zip(verified[4:], later):
+for r, m in zip(verified[4:], later, strict=True):
     ids = {s["session"] for s in sessions if s.get("facts", {}).get("boot_id") == r["boot_id"]}
     n = sum(1 for t in ok if t["session"] in ids)
     assert n == m, f"boot {r['boot']}: {n} trials, logged {m}"
-summary = json.load(open(f"{store}/summary.json"))
+with open(f"{store}/summary.json") as file:
+    summary = json.load(file)
 assert summary["settings"]["boot_looks"] == [2, 3, 4], summary["settings"]
 c = summary["comparisons"][0]
 times = ", ".join(f"{r['wanted']['kernel']} {r['ready_seconds']:.0f} s" for r in verified)

@@ -26,6 +26,7 @@ echo "== margin run took $(($(date +%s) - run_started)) s"
 
 python3 - reports/lab-bonnie <<'PY' || fail "the store"
 import sys
+from itertools import pairwise
 sys.path.insert(0, "lab")
 from store import lines, one_at_a_time, smallest_gap, summary
 
@@ -39,7 +40,7 @@ for x in ok:
     assert not missing, f"trial {x['trial']} on {x['host']}: no {missing}"
 iv = one_at_a_time(trials)
 print(f"no overlap: {len(iv)} trials, smallest gap {smallest_gap(iv):.3f} s, "
-      f"host switches {sum(1 for a, b in zip(iv, iv[1:]) if a[2] != b[2])}")
+      f"host switches {sum(1 for a, b in pairwise(iv) if a[2] != b[2])}")
 for h in ("dom0", "domu"):
     xs = [x for x in ok if x["host"] == h]
     cells = "; ".join(

@@ -27,6 +27,7 @@ echo "== margin run took $(($(date +%s) - run_started)) s"
 
 python3 - reports/lab-dom0-domu <<'PY' || fail "the store"
 import sys
+from itertools import pairwise
 sys.path.insert(0, "lab")
 from store import lines, one_at_a_time, smallest_gap, summary, t
 
@@ -44,7 +45,7 @@ assert per == {(h, s): 4 for h in ("dom0", "domu") for s in ("none", "fdatasync"
 # 1. One trial at a time on the machine: each trial (its turn starts at started_at, its
 # timed command lasts wall_time after that) ends before the next one of either host starts.
 iv = one_at_a_time(trials)
-switches = sum(1 for a, b in zip(iv, iv[1:]) if a[2] != b[2])
+switches = sum(1 for a, b in pairwise(iv) if a[2] != b[2])
 # ... while both hosts' sessions were open at once (their threads ran side by side)
 sessions = lines(store, "sessions.ndjson")
 span = {}

@@ -49,7 +49,7 @@ for x in gang:
 iv = one_at_a_time(trials)
 print(f"no overlap between the cells' trials: {len(iv)} trials, smallest gap {smallest_gap(iv):.3f} s")
 print("gang start skew (ms): " + ", ".join(f"{s * 1e3:.1f}" for s in skews)
-      + f"; the gang's wall times (s): " + ", ".join(f"{x['wall_time']:.2f}" for x in gang))
+      + "; the gang's wall times (s): " + ", ".join(f"{x['wall_time']:.2f}" for x in gang))
 for h in ("domu", "domu2", "guests"):
     v = [x["metrics"]["throughput"] / 1e6 for x in ok if x["host"] == h and not x["warmup"]]
     print(f"{h}: throughput MB/s " + ", ".join(f"{y:.1f}" for y in v))

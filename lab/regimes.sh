@@ -43,6 +43,7 @@ echo "== the guest's settings afterwards:" \
 python3 - reports/lab-regimes <<'PY' || fail "the summary or the report"
 import math
 import sys
+from itertools import pairwise
 sys.path.insert(0, "lab")
 from store import lines, measured, per_level, summary, t
 
@@ -50,7 +51,9 @@ store = sys.argv[1]
 per = per_level(measured(store), "bs")
 assert per == {"64k": 30, "1M": 30}, f"measured trials per bs: {per}, wanted 30 each"
 s = summary(store)
-mb = lambda v: f"{v / 1e6:.1f}"
+
+def mb(v):
+    return f"{v / 1e6:.1f}"
 
 def cell(bs):
     [c] = [c for c in s["cells"] if c["metric"] == "throughput" and c["levels"].get("bs") == bs]
@@ -74,7 +77,7 @@ for bs in ("64k", "1M"):
         continue
     print(f"  margin: two regimes (W = {r['split_ratio']:.4f} < {r['critical']}), boundary "
           f"{mb(r['boundary'])} MB/s, by session: {r['by_session']}")
-    for name, g in zip(("lower", "upper"), r["regimes"]):
+    for name, g in zip(("lower", "upper"), r["regimes"], strict=False):
         ci = f"[{mb(g['ci_low'])}, {mb(g['ci_high'])}]" if g["ci_low"] and g["ci_high"] else "-"
         print(f"    {name}: {g['n']} trials ({g['share'] * 100:.0f} %), mean {mb(g['mean'])} MB/s {ci}, "
               f"{mb(g['min'])}-{mb(g['max'])}")
@@ -86,7 +89,8 @@ c = cell("1M")
 r = c.get("regimes")
 gap = widest_gap(c["values"])
 assert r, (f"bs=1M: margin reports one regime, while its values have a gap of x{gap[0]:.2f} "
-           f"({mb(gap[1])} -> {mb(gap[2])} MB/s); the cell: " + str({k: c[k] for k in ("n", "mean", "cv", "flagged", "set_aside", "runs_needed")}))
+           f"({mb(gap[1])} -> {mb(gap[2])} MB/s); the cell: "
+           + str({k: c[k] for k in ("n", "mean", "cv", "flagged", "set_aside", "runs_needed")}))
 low, high = r["regimes"]
 assert low["n"] >= 2 and high["n"] >= 2 and low["n"] + high["n"] == c["n"], r
 assert math.isclose(low["share"] + high["share"], 1.0) and math.isclose(high["share"], high["n"] / c["n"]), r
@@ -109,7 +113,7 @@ print(f"  {comp['sentence']}")
 cut = {x["cell"]: x["regimes"]["boundary"] for x in s["cells"] if x["metric"] == "throughput" and x.get("regimes")}
 log = sorted(lines(store, "runs.ndjson"), key=lambda x: t(x["started_at"]))
 after = {}
-for before, x in zip(log, log[1:]):
+for before, x in pairwise(log):
     if x["warmup"] or x["cell"] not in cut or x.get("status") != "ok":
         continue
     key = ("same cell" if before["cell"] == x["cell"] else "other cell",
@@ -125,7 +129,7 @@ for x in s["cells"]:
     b = x["regimes"].get("before")
     assert b and b["decides"], f"{x['label']}: margin does not say the trial before decides: {b}"
     mine = {}
-    for before, y in zip(log, log[1:]):
+    for before, y in pairwise(log):
         if y["warmup"] or y["cell"] != x["cell"] or y.get("status") != "ok":
             continue
         side = "upper" if y["metrics"]["throughput"] > x["regimes"]["boundary"] else "lower"
@@ -143,13 +147,15 @@ for w in s["warnings"]:
         print(f"order: {w['message']}")
 
 # report.md: the row, the regimes' table with the shares, no advice to run more trials
-report = open(f"{store}/report.md").read()
-row = [l for l in report.splitlines() if l.startswith("| host=lab bs=1M ")]
+with open(f"{store}/report.md") as file:
+    report = file.read()
+row = [line for line in report.splitlines() if line.startswith("| host=lab bs=1M ")]
 assert row and row[0].rstrip(" |").endswith("– (two regimes)"), f"the 1M row: {row}"
 assert "**Two regimes.**" in report, "no Two regimes section"
-shares = [l for l in report.splitlines() if "| lower " in l or "| upper " in l]
-assert any(f"{low['share'] * 100:.1f} %" in l for l in shares) and any(f"{high['share'] * 100:.1f} %" in l for l in shares), shares
-assert "would settle it" not in report, [l for l in report.splitlines() if "would settle it" in l]
+shares = [line for line in report.splitlines() if "| lower " in line or "| upper " in line]
+assert any(f"{low['share'] * 100:.1f} %" in line for line in shares), shares
+assert any(f"{high['share'] * 100:.1f} %" in line for line in shares), shares
+assert "would settle it" not in report, [line for line in report.splitlines() if "would settle it" in line]
 assert "the trial that ran just before on its host decides it" in report, "report.md does not name the trial before"
 print("report.md: the 1M row reads '– (two regimes)', the regimes' table gives the shares, no 'would settle it'")
 PY
