@@ -9,11 +9,11 @@ use crate::analyze::comparisons::{CellComparison, plan_comparisons};
 use crate::parse::Recipe;
 use crate::plan::Plan;
 use crate::spec::{Experiment, Repetitions};
+use crate::store::{Board, CellProgress};
 use stats::StatsSettings;
 use stats::interval::relative_margin;
 use stats::observations::Observations;
 use stats::verdict::{VerdictKind, trial_verdict};
-use crate::store::{Board, CellProgress};
 use vocab::ENGINE_METRICS;
 
 /// The repetitions rule of one experiment, with the metrics the adaptive rule watches.
@@ -221,7 +221,7 @@ impl Rule {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analyze::fixture::Fixture;
+    use crate::analyze::MemoryStore;
     use crate::store::Status;
     use crate::store::progress;
     use vocab::Better;
@@ -231,8 +231,10 @@ mod tests {
     /// not that of the first record in the log (a stale cell's, say).
     #[test]
     fn each_cell_is_judged_by_the_mean_its_latest_record_asked_for() {
-        let mut f =
-            Fixture::new("experiments/e.yaml", "matrix:\n  bs: [1k, 4k]\nrun: \"true\"\nrepetitions: 3\n");
+        let mut f = MemoryStore::new(
+            "experiments/e.yaml",
+            "matrix:\n  bs: [1k, 4k]\nrun: \"true\"\nrepetitions: 3\n",
+        );
         f.metric("rate", "B/s", Better::Higher, MeanKind::Arithmetic);
         f.record("00000000000000ff".into(), &[("bs", "1k")], &[("rate", 1.0)], Status::Ok);
         f.metric("rate", "B/s", Better::Higher, MeanKind::Harmonic);
@@ -250,8 +252,8 @@ mod tests {
         repetitions: { min: 5, max: 30, until: verdict }\nanalysis:\n  compare:\n    - { factor: v, baseline: a }\n";
 
     /// A store of the `until: verdict` experiment with these values of `a` and `b`.
-    fn until_verdict(a: &[f64], b: &[f64]) -> Fixture {
-        let mut f = Fixture::new("experiments/e.yaml", UNTIL_VERDICT);
+    fn until_verdict(a: &[f64], b: &[f64]) -> MemoryStore {
+        let mut f = MemoryStore::new("experiments/e.yaml", UNTIL_VERDICT);
         f.metric("value", "s", Better::Lower, MeanKind::Arithmetic);
         for (level, values) in [("a", a), ("b", b)] {
             for &x in values {
@@ -262,7 +264,7 @@ mod tests {
     }
 
     /// Whether each of the two cells is done, by the rule of the fixture's experiment.
-    fn done(f: &Fixture) -> (bool, bool) {
+    fn done(f: &MemoryStore) -> (bool, bool) {
         let rule = Rule::new(&f.exp, &f.plan, f.exp.spec.repetitions());
         let (board, _) = progress(&f.plan, &f.snapshot.trials);
         let none = CellProgress::default();
@@ -339,7 +341,7 @@ mod tests {
     #[test]
     fn cells_in_no_comparison_follow_min_and_max_always_stops() {
         let yaml = UNTIL_VERDICT.replace("analysis:\n  compare:\n    - { factor: v, baseline: a }\n", "");
-        let mut f = Fixture::new("experiments/e.yaml", &yaml);
+        let mut f = MemoryStore::new("experiments/e.yaml", &yaml);
         f.metric("value", "s", Better::Lower, MeanKind::Arithmetic);
         for x in [1.0, 5.0, 2.0, 9.0, 3.0] {
             f.trial(&[("v", "a")], &[("value", x)]).trial(&[("v", "b")], &[("value", x)]);

@@ -13,10 +13,9 @@
 //! have a file each ([`glance`], [`metrics`], [`regimes`], [`effects`], [`telemetry`],
 //! [`facts`], [`failures`]); [`format`](mod@format) rounds and scales numbers;
 //! [`write`](mod@write) puts a file in place whole; [`context`] lends the template the
-//! summary; [`compare`] is `margin compare`'s Markdown.
+//! summary; [`versus`] is `margin compare`'s Markdown.
 
 mod answers;
-pub(crate) mod compare;
 mod context;
 pub(crate) mod effects;
 mod facts;
@@ -29,6 +28,7 @@ mod metrics;
 pub(crate) mod plot;
 mod regimes;
 mod telemetry;
+pub(crate) mod versus;
 mod view;
 mod write;
 
