@@ -11,6 +11,8 @@
 //! other tools.
 //! [`telemetry`] summarises what the hosts did during the trials and warns from it.
 //! [`drift`] finds sessions whose trials changed while they ran.
+//! [`prediction`] places a single trial against the measured trials of the other side;
+//! [`effects`] pools each compared level's effect over the contexts it was compared in.
 //! [`versus`] sets two stores, or two selections of one, side by side
 //! (`margin compare`).
 //! [`regimes`] publishes the cells of two regimes and marks the comparisons of mixtures.
@@ -18,14 +20,15 @@
 //! suite.
 
 pub(crate) mod analysed;
-pub(crate) mod answers;
 pub(crate) mod boot_rule;
 pub(crate) mod boots;
 pub(crate) mod comparisons;
 pub(crate) mod drift;
+pub(crate) mod effects;
 pub(crate) mod export;
 pub(crate) mod lint;
 pub(crate) mod memory;
+pub(crate) mod prediction;
 pub(crate) mod prior;
 pub(crate) mod regimes;
 pub(crate) mod sessions;

@@ -9,13 +9,13 @@
 //! Here: writing the report's files ([`write_report`]) and its errors. [`view`] renders
 //! report.md from the template, with what the template sees; [`figures`] chooses the
 //! plots and their rows, [`plot`] draws them; [`header`] writes the opening lines (the
-//! counts, the settings), [`answers`] each comparison's answer in words; the sections
+//! counts, the settings), [`answer`] each comparison's answer in words; the sections
 //! have a file each ([`glance`], [`metrics`], [`regimes`], [`effects`], [`telemetry`],
 //! [`facts`], [`failures`]); [`format`](mod@format) rounds and scales numbers;
 //! [`write`](mod@write) puts a file in place whole; [`context`] lends the template the
 //! summary; [`versus`] is `margin compare`'s Markdown.
 
-mod answers;
+mod answer;
 mod context;
 pub(crate) mod effects;
 mod facts;

@@ -4,6 +4,7 @@
 //! summary.json.
 
 use super::{Arms, Job, Sides};
+use crate::summary::{Arm, ComparisonStat, Median, MetricMeta};
 use stats::compare::{Comparison, RatioInterval, compare_unit_logs};
 use stats::elementary::{mean, median_of_sorted, sorted};
 use stats::interval::{mean_interval, median_interval};
@@ -12,7 +13,6 @@ use stats::robust::compare_design;
 use stats::units::UnitLogs;
 use stats::verdict::{Replicate, VerdictKind, Vocabulary, Wording, unreplicated, verdict_per};
 use stats::{StatsError, StatsSettings};
-use crate::summary::{Arm, ComparisonStat, Median, MetricMeta};
 use vocab::Method;
 
 /// The row of `job`, compared on `sides` by the metric's method, with its verdict, and
@@ -156,14 +156,8 @@ pub(super) fn judge(
         method: comparison.method,
         coverage_pct: comparison.coverage.map(|c| c * 100.0),
     };
-    super::super::answers::annotate(
-        &mut stat,
-        (&comparison, &all),
-        (&a_all, &b_all),
-        meta,
-        settings,
-        single.is_some(),
-    );
+    super::super::effects::log_ratios(&mut stat, (&comparison, &all));
+    super::super::prediction::predict(&mut stat, (&a_all, &b_all), meta, settings, single.is_some());
     Ok((stat, arms))
 }
 
