@@ -13,8 +13,8 @@ use super::scenario::{Layout, Scenario, Shape, TrialsPerCell};
 use crate::analyze::boot_rule;
 use crate::analyze::stopping::Rule;
 use crate::analyze::{MemoryStore, statistics};
-use stats::verdict::VerdictKind;
 use crate::store::Status;
+use stats::verdict::VerdictKind;
 use vocab::MeanKind;
 
 /// The work behind one trial of a rate (MB): its value is this over the trial's time.
@@ -262,7 +262,7 @@ pub fn simulate_trials(prepared: &PreparedScenario, ratio: f64, seed: u64) -> (M
                     at.expect("every simulated cell is a cell of the plan")
                 })
                 .collect();
-            let mut board = crate::store::Board::new();
+            let mut cells = crate::store::ProgressByCell::new();
             let mut done = vec![false; cells.len()];
             while done.iter().any(|d| !d) {
                 for cell in 0..cells.len() {
@@ -271,11 +271,11 @@ pub fn simulate_trials(prepared: &PreparedScenario, ratio: f64, seed: u64) -> (M
                     }
                     add(&mut store, &mut rng, cell, 0.0);
                     let record = store.records.last().expect("a trial was just recorded");
-                    board.entry(plan_index[cell]).or_default().add_record(record);
+                    cells.entry(plan_index[cell]).or_default().add_record(record);
                 }
                 for cell in 0..cells.len() {
-                    let p = &board[&plan_index[cell]];
-                    done[cell] = done[cell] || prepared.rule.is_done(plan_index[cell], p, &board);
+                    let p = &cells[&plan_index[cell]];
+                    done[cell] = done[cell] || prepared.rule.is_done(plan_index[cell], p, &cells);
                 }
             }
         }
