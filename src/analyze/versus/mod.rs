@@ -102,6 +102,32 @@ impl Side {
         let sessions = sessions.iter().filter(|s| used.contains(s.session.as_str())).cloned().collect();
         Ok(Side { exp, store, selection: selection.cloned(), records, sessions })
     }
+
+    /// What the output says of this side: where it is, what was selected, its sessions,
+    /// their labels and its measured trials.
+    fn info(&self) -> SideInfo {
+        let measured = |r: &&TrialRecord| r.status.is_measurement() && !r.warmup;
+        let mut labels: Vec<String> = Vec::new();
+        for label in self.sessions.iter().filter_map(|x| x.label.as_ref()) {
+            if !labels.contains(label) {
+                labels.push(label.clone());
+            }
+        }
+        SideInfo {
+            experiment: self.exp.name.clone(),
+            experiment_file: self.exp.path.display().to_string(),
+            store: self.store.dir.display().to_string(),
+            selection: self.selection.as_ref().map(ToString::to_string),
+            sessions: self
+                .sessions
+                .iter()
+                .filter(|x| x.event == Event::Start)
+                .map(|x| x.session.clone())
+                .collect(),
+            labels,
+            trials: self.records.iter().filter(measured).count(),
+        }
+    }
 }
 
 /// Each cell of a side's records: its levels and the cell ids its trials ran under.
@@ -222,32 +248,9 @@ pub(crate) fn versus(
     let summary = summary.map_err(|source| VersusError::Analyze { experiment: exp.name.clone(), source })?;
 
     let failed = gate::tripped(&summary, fail_on);
-    let info = |s: &Side| {
-        let measured = |r: &&TrialRecord| r.status.is_measurement() && !r.warmup;
-        let mut labels: Vec<String> = Vec::new();
-        for label in s.sessions.iter().filter_map(|x| x.label.as_ref()) {
-            if !labels.contains(label) {
-                labels.push(label.clone());
-            }
-        }
-        SideInfo {
-            experiment: s.exp.name.clone(),
-            experiment_file: s.exp.path.display().to_string(),
-            store: s.store.dir.display().to_string(),
-            selection: s.selection.as_ref().map(ToString::to_string),
-            sessions: s
-                .sessions
-                .iter()
-                .filter(|x| x.event == Event::Start)
-                .map(|x| x.session.clone())
-                .collect(),
-            labels,
-            trials: s.records.iter().filter(measured).count(),
-        }
-    };
     let output = Versus {
-        baseline: info(base),
-        candidate: info(cand),
+        baseline: base.info(),
+        candidate: cand.info(),
         settings: summary.settings.clone(),
         not_comparable,
         only_baseline: only(&a_cells, &b_cells),
