@@ -13,7 +13,7 @@ use crate::plan::{DEFAULT_MAX_CELLS, Plan};
 use crate::run::display::{Bar, Lines, Progress};
 use crate::run::{self, Outcome, RunOptions};
 use crate::spec::Experiment;
-use crate::store::{ProgressByCell, CellProgress, Store};
+use crate::store::{CellProgress, ProgressByCell, Store};
 
 /// `margin run`'s arguments.
 #[derive(Debug, clap::Args)]

@@ -15,7 +15,7 @@ use crate::plan::{Cell, Plan};
 use crate::run::LOCAL_HOST;
 use crate::run::{RunError, RunOptions, facts, host_of, machines_of, repetitions, ssh_entry};
 use crate::spec::{Experiment, Repetitions};
-use crate::store::{ProgressByCell, CellProgress, Event, SessionRecord, Snapshot};
+use crate::store::{CellProgress, Event, ProgressByCell, SessionRecord, Snapshot};
 use crate::summary::Pending;
 
 /// For `plan` and `status`: each cell's progress, whether it runs here, and an estimate.

@@ -45,7 +45,7 @@ use std::path::PathBuf;
 
 use crate::plan::Plan;
 use crate::spec::{Experiment, Repetitions};
-use crate::store::{ProgressByCell, CellProgress, StoreError};
+use crate::store::{CellProgress, ProgressByCell, StoreError};
 
 /// A cell's host is the plan's to say (`crate::plan::host_of`); re-exported for the runner's callers.
 pub use crate::plan::{LOCAL_HOST, host_of};

@@ -14,7 +14,7 @@ use crate::parse::Recipe;
 use crate::plan::render::{Commands, ServiceCommands};
 use crate::plan::{Cell, Plan};
 use crate::spec::Experiment;
-use crate::store::{Appender, ProgressByCell, CellProgress, Store};
+use crate::store::{Appender, CellProgress, ProgressByCell, Store};
 use template::Templates;
 
 /// What the progress display shows, in the order it happened.
