@@ -30,7 +30,7 @@ pub struct MemoryStore {
     host: String,
     /// The status of the trials [`MemoryStore::trial`] adds.
     status: Status,
-    /// Minutes since the fixture's epoch: each trial starts one minute after the last.
+    /// Minutes since the store's epoch: each trial starts one minute after the last.
     clock: i64,
     /// Trials recorded so far per cell id: the next one's repetition number.
     repetitions: HashMap<String, u32>,
@@ -46,6 +46,14 @@ impl MemoryStore {
     #[cfg(test)]
     pub fn new(path: &str, yaml: &str) -> MemoryStore {
         MemoryStore::load(path, yaml).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    /// Loads one of `tests/data/report/` (as [`MemoryStore::new`]).
+    #[cfg(test)]
+    pub fn file(name: &str) -> MemoryStore {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/report").join(name);
+        let text = std::fs::read_to_string(&path).unwrap();
+        MemoryStore::new(&format!("experiments/{name}"), &text)
     }
 
     /// Loads the experiment from YAML text (named `path`), with its problems on error.

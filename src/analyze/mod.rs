@@ -11,22 +11,24 @@
 //! other tools.
 //! [`telemetry`] summarises what the hosts did during the trials and warns from it.
 //! [`drift`] finds sessions whose trials changed while they ran.
-//! [`compare`](mod@compare) sets two stores, or two selections of one, side by side
+//! [`prediction`] places a single trial against the measured trials of the other side;
+//! [`effects`] pools each compared level's effect over the contexts it was compared in.
+//! [`versus`] sets two stores, or two selections of one, side by side
 //! (`margin compare`).
 //! [`regimes`] publishes the cells of two regimes and marks the comparisons of mixtures.
 //! [`memory`] builds an experiment's store in memory, for the tests and the calibration
 //! suite.
 
 pub(crate) mod analysed;
-pub(crate) mod answers;
 pub(crate) mod boot_rule;
 pub(crate) mod boots;
-pub(crate) mod compare;
 pub(crate) mod comparisons;
 pub(crate) mod drift;
+pub(crate) mod effects;
 pub(crate) mod export;
 pub(crate) mod lint;
 pub(crate) mod memory;
+pub(crate) mod prediction;
 pub(crate) mod prior;
 pub(crate) mod regimes;
 pub(crate) mod sessions;
@@ -35,9 +37,7 @@ pub(crate) mod stopping;
 pub(crate) mod summarize;
 pub(crate) mod table;
 pub(crate) mod telemetry;
-
-#[cfg(test)]
-pub(crate) mod fixture;
+pub(crate) mod versus;
 
 pub(crate) use export::{Format, export};
 pub(crate) use memory::MemoryStore;

@@ -9,11 +9,11 @@ use crate::analyze::comparisons::{CellComparison, plan_comparisons};
 use crate::parse::Recipe;
 use crate::plan::Plan;
 use crate::spec::{Experiment, Repetitions};
+use crate::store::{CellProgress, ProgressByCell};
 use stats::StatsSettings;
 use stats::interval::relative_margin;
 use stats::observations::Observations;
 use stats::verdict::{VerdictKind, trial_verdict};
-use crate::store::{Board, CellProgress};
 use vocab::ENGINE_METRICS;
 
 /// The repetitions rule of one experiment, with the metrics the adaptive rule watches.
@@ -95,24 +95,24 @@ impl Rule {
     }
 
     /// Whether the rule looks at other cells than the one it decides on (`until:
-    /// verdict`): callers then keep a [`Board`] of every cell's progress.
+    /// verdict`): callers then keep a [`ProgressByCell`] of every cell's progress.
     pub(crate) fn needs_board(&self) -> bool {
         self.verdict.is_some()
     }
 
-    /// Trials of cell `cell` (progress `p`; the others' on `board`) still to run at least
+    /// Trials of cell `cell` (progress `p`; the other cells' in `others`) still to run at least
     /// (fixed: exactly; adaptive: up to `min`), and at most.
-    pub(crate) fn remaining(&self, cell: usize, p: &CellProgress, board: &Board) -> (u32, u32) {
+    pub(crate) fn remaining(&self, cell: usize, p: &CellProgress, others: &ProgressByCell) -> (u32, u32) {
         let (min, max) = self.repetitions.bounds();
-        if self.is_done(cell, p, board) {
+        if self.is_done(cell, p, others) {
             return (0, 0);
         }
         (min.saturating_sub(p.ok).max(1), max.saturating_sub(p.ok))
     }
 
     /// Whether cell `cell`, with progress `p`, needs no more trials. Only `until:
-    /// verdict` reads the other cells' progress on `board` (an empty one does otherwise).
-    pub(crate) fn is_done(&self, cell: usize, p: &CellProgress, board: &Board) -> bool {
+    /// verdict` reads the other cells' progress, `others` (an empty one does otherwise).
+    pub(crate) fn is_done(&self, cell: usize, p: &CellProgress, others: &ProgressByCell) -> bool {
         match self.repetitions {
             Repetitions::Fixed(n) => p.ok >= n,
             Repetitions::Adaptive { min, max, target } => {
@@ -120,16 +120,16 @@ impl Rule {
                     || (p.ok >= min && self.margins(p).iter().all(|(_, m)| m.is_some_and(|m| m <= target.0)))
             }
             Repetitions::Verdict { min, max } => {
-                p.ok >= max || (p.ok >= min && self.comparisons_resolved(cell, p, board))
+                p.ok >= max || (p.ok >= min && self.comparisons_resolved(cell, p, others))
             }
         }
     }
 
     /// `until: verdict`: whether every comparison the cell takes part in is resolved at
     /// its latest look; a cell in none follows `min`.
-    fn comparisons_resolved(&self, cell: usize, p: &CellProgress, board: &Board) -> bool {
+    fn comparisons_resolved(&self, cell: usize, p: &CellProgress, others: &ProgressByCell) -> bool {
         let Some(v) = &self.verdict else { return false };
-        let get = |i: usize| if i == cell { Some(p) } else { board.get(&i) };
+        let get = |i: usize| if i == cell { Some(p) } else { others.get(&i) };
         v.of_cell.get(&cell).is_none_or(|list| list.iter().all(|&c| self.resolved(&v.comparisons[c], &get)))
     }
 
@@ -221,7 +221,7 @@ impl Rule {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analyze::fixture::Fixture;
+    use crate::analyze::MemoryStore;
     use crate::store::Status;
     use crate::store::progress;
     use vocab::Better;
@@ -231,8 +231,10 @@ mod tests {
     /// not that of the first record in the log (a stale cell's, say).
     #[test]
     fn each_cell_is_judged_by_the_mean_its_latest_record_asked_for() {
-        let mut f =
-            Fixture::new("experiments/e.yaml", "matrix:\n  bs: [1k, 4k]\nrun: \"true\"\nrepetitions: 3\n");
+        let mut f = MemoryStore::new(
+            "experiments/e.yaml",
+            "matrix:\n  bs: [1k, 4k]\nrun: \"true\"\nrepetitions: 3\n",
+        );
         f.metric("rate", "B/s", Better::Higher, MeanKind::Arithmetic);
         f.record("00000000000000ff".into(), &[("bs", "1k")], &[("rate", 1.0)], Status::Ok);
         f.metric("rate", "B/s", Better::Higher, MeanKind::Harmonic);
@@ -250,8 +252,8 @@ mod tests {
         repetitions: { min: 5, max: 30, until: verdict }\nanalysis:\n  compare:\n    - { factor: v, baseline: a }\n";
 
     /// A store of the `until: verdict` experiment with these values of `a` and `b`.
-    fn until_verdict(a: &[f64], b: &[f64]) -> Fixture {
-        let mut f = Fixture::new("experiments/e.yaml", UNTIL_VERDICT);
+    fn until_verdict(a: &[f64], b: &[f64]) -> MemoryStore {
+        let mut f = MemoryStore::new("experiments/e.yaml", UNTIL_VERDICT);
         f.metric("value", "s", Better::Lower, MeanKind::Arithmetic);
         for (level, values) in [("a", a), ("b", b)] {
             for &x in values {
@@ -262,13 +264,13 @@ mod tests {
     }
 
     /// Whether each of the two cells is done, by the rule of the fixture's experiment.
-    fn done(f: &Fixture) -> (bool, bool) {
+    fn done(f: &MemoryStore) -> (bool, bool) {
         let rule = Rule::new(&f.exp, &f.plan, f.exp.spec.repetitions());
-        let (board, _) = progress(&f.plan, &f.snapshot.trials);
+        let (cells, _) = progress(&f.plan, &f.snapshot.trials);
         let none = CellProgress::default();
         let of = |level: &str| {
             let cell = f.plan.cells.iter().position(|c| f.plan.label(c) == format!("v={level}")).unwrap();
-            rule.is_done(cell, board.get(&cell).unwrap_or(&none), &board)
+            rule.is_done(cell, cells.get(&cell).unwrap_or(&none), &cells)
         };
         (of("a"), of("b"))
     }
@@ -329,9 +331,9 @@ mod tests {
         assert_eq!(judge(7), VerdictKind::Significant);
         assert_eq!(done(&f), (false, false));
         let rule = Rule::new(&f.exp, &f.plan, f.exp.spec.repetitions());
-        let (board, _) = progress(&f.plan, &f.snapshot.trials);
+        let (cells, _) = progress(&f.plan, &f.snapshot.trials);
         assert_eq!(
-            rule.latest_look(&rule.verdict.as_ref().unwrap().comparisons[0], &|i| board.get(&i)),
+            rule.latest_look(&rule.verdict.as_ref().unwrap().comparisons[0], &|i| cells.get(&i)),
             Some(5)
         );
     }
@@ -339,7 +341,7 @@ mod tests {
     #[test]
     fn cells_in_no_comparison_follow_min_and_max_always_stops() {
         let yaml = UNTIL_VERDICT.replace("analysis:\n  compare:\n    - { factor: v, baseline: a }\n", "");
-        let mut f = Fixture::new("experiments/e.yaml", &yaml);
+        let mut f = MemoryStore::new("experiments/e.yaml", &yaml);
         f.metric("value", "s", Better::Lower, MeanKind::Arithmetic);
         for x in [1.0, 5.0, 2.0, 9.0, 3.0] {
             f.trial(&[("v", "a")], &[("value", x)]).trial(&[("v", "b")], &[("value", x)]);

@@ -17,14 +17,14 @@ use super::table::Group;
 use super::telemetry;
 use crate::plan::Plan;
 use crate::spec::Experiment;
-use stats::cell::analyze_cell;
-use stats::observations::Observations;
-use stats::{StatsError, StatsSettings};
 use crate::store::{Name, Snapshot, Trials};
 use crate::summary::{
     AnalysisSettings, CellStat, ComparisonStat, Effect, MetricMeta, Pending, Reproduce, Summary, TrialCounts,
     TrialFailure, Warning, WarningKind,
 };
+use stats::cell::analyze_cell;
+use stats::observations::Observations;
+use stats::{StatsError, StatsSettings};
 use vocab::{Better, MeanKind};
 
 /// Why the summary could not be built. Bad data in one cell is a warning, not this.
@@ -165,7 +165,7 @@ fn analyse<R: Send>(
     );
     super::regimes::annotate_mixtures(&mut comparisons, &arms, &analysed, &cells);
     adjust(&mut comparisons)?;
-    let effects = super::answers::effects(&comparisons, &settings);
+    let effects = super::effects::effects(&comparisons, &settings);
     Ok((
         Statistics { settings, counts, metrics, analysed, cells, comparisons, arms, effects, warnings },
         besides,

@@ -465,7 +465,7 @@ pub(crate) fn status_name(status: Status) -> &'static str {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use crate::analyze::fixture::Fixture;
+    use crate::analyze::MemoryStore;
     use crate::store::Status;
     use vocab::{Better, MeanKind};
 
@@ -473,8 +473,8 @@ pub(super) mod tests {
     /// missing from some trials), warm-ups, failures, imports, records of a cell the plan
     /// no longer has, two sessions on two hosts, trials logged out of start order, ties
     /// and unknown start times.
-    pub(in crate::analyze) fn varied(seed: u64) -> Fixture {
-        let mut f = Fixture::new(
+    pub(in crate::analyze) fn varied(seed: u64) -> MemoryStore {
+        let mut f = MemoryStore::new(
             "experiments/grouping.yaml",
             "matrix: { a: [x, y, z], b: ['1', '2'] }\nrun: \"true\"\nanalysis: { compare: [{ factor: a, baseline: x }] }\n",
         );

@@ -13,8 +13,8 @@ use super::scenario::{Layout, Scenario, Shape, TrialsPerCell};
 use crate::analyze::boot_rule;
 use crate::analyze::stopping::Rule;
 use crate::analyze::{MemoryStore, statistics};
-use stats::verdict::VerdictKind;
 use crate::store::Status;
+use stats::verdict::VerdictKind;
 use vocab::MeanKind;
 
 /// The work behind one trial of a rate (MB): its value is this over the trial's time.
@@ -112,79 +112,142 @@ pub fn simulate(prepared: &PreparedScenario, ratio: f64, seed: u64) -> Simulated
     Simulated { store, cells, outcome }
 }
 
+/// One cell of a simulated experiment: its level (`a`, the baseline, or `b`), its block,
+/// and the true centre of the quantity drawn.
+type Truth = (&'static str, Option<String>, f64);
+
 /// The trials of one simulated experiment, recorded in a store, before any analysis.
 pub fn simulate_trials(prepared: &PreparedScenario, ratio: f64, seed: u64) -> (MemoryStore, Vec<SimCell>) {
     let s = &prepared.scenario;
     let mut rng = Pcg64::seed_from_u64(seed);
     let mut store = prepared.empty.clone();
-    let factor = s.factor();
-    let blocks = s.blocks();
+    let truths = truths(s, ratio, &mut rng);
+    let mut trials = Trials::new(s, &truths, &store, &mut rng);
+    let (rng, store_ref) = (&mut rng, &mut store);
+    match (s.trials, s.layout) {
+        (TrialsPerCell::Fixed { n }, Layout::Sessions { per_level, between, .. }) => {
+            // Boots alternate between the levels; each shifts all its trials alike, in
+            // every block it runs.
+            for session in 1..=per_level {
+                trials.boot_each_level(store_ref, rng, session, between, n);
+            }
+        }
+        (TrialsPerCell::Boots { per_boot, min, max, cost }, Layout::Sessions { between, .. }) => {
+            trials.adaptive_boots(store_ref, rng, (per_boot, min, max, cost), between);
+        }
+        (TrialsPerCell::Boots { .. }, _) => unreachable!("adaptive boots are simulated on sessions"),
+        (TrialsPerCell::Fixed { n }, _) => {
+            store_ref.session("s1", "sim", &[("kernel", "sim")]);
+            for _ in 0..n {
+                for cell in 0..truths.len() {
+                    trials.add(store_ref, rng, cell, 0.0);
+                }
+            }
+        }
+        (TrialsPerCell::Adaptive { .. } | TrialsPerCell::Verdict { .. }, _) => {
+            trials.rounds(store_ref, rng, &prepared.rule);
+        }
+    }
 
-    // The cells: (level, block, true centre of the drawn quantity).
-    let mut cells: Vec<(&'static str, Option<String>, f64)> = Vec::new();
+    let values = trials.values;
+    let cells: Vec<SimCell> = truths
+        .into_iter()
+        .zip(values)
+        .map(|((level, block, _), values)| SimCell { level, block, values })
+        .collect();
+    (store, cells)
+}
+
+/// The cells: (level, block, true centre of the drawn quantity); each block's centre
+/// drawn from `rng`.
+fn truths(s: &Scenario, ratio: f64, rng: &mut Pcg64) -> Vec<Truth> {
+    let mut cells: Vec<Truth> = Vec::new();
     let level_centre = |level: &str, base: f64| match (level, s.mean) {
         ("a", _) => base,
         (_, MeanKind::Arithmetic) => base * ratio,
         // a rate R times higher takes 1/R of the time
         (_, MeanKind::Harmonic) => base / ratio,
     };
+    let blocks = s.blocks();
     if blocks.is_empty() {
         for level in ["a", "b"] {
             cells.push((level, None, level_centre(level, s.centre)));
         }
     } else {
         for block in &blocks {
-            let centre = s.centre * (BLOCK_SD_LOG * standard_normal(&mut rng)).exp();
+            let centre = s.centre * (BLOCK_SD_LOG * standard_normal(rng)).exp();
             for level in ["a", "b"] {
                 cells.push((level, Some(block.clone()), level_centre(level, centre)));
             }
         }
     }
-    let mut values: Vec<Vec<f64>> = vec![Vec::new(); cells.len()];
-    let max_trials = match s.trials {
-        TrialsPerCell::Fixed { n } => n,
-        TrialsPerCell::Adaptive { max, .. } | TrialsPerCell::Verdict { max, .. } => max,
-        TrialsPerCell::Boots { max, .. } => stats::components::MAX_TRIALS_PER_BOOT as u32 * max,
-    };
-    let per_session = match s.layout {
-        Layout::Sessions { per_level, .. } => max_trials * per_level,
-        _ => max_trials,
-    };
-    // A contaminated cell: which of its trials is moved, and by how many sd.
-    let contamination: Vec<Option<(u32, f64)>> = cells
-        .iter()
-        .map(|_| match s.shape {
-            Shape::Contaminated { share } if unit_open(&mut rng) < share => {
-                let at = (unit_open(&mut rng) * f64::from(per_session)) as u32;
-                let size = 3.0 + 7.0 * unit_open(&mut rng);
-                let sign = if unit_open(&mut rng) < 0.5 { -1.0 } else { 1.0 };
-                Some((at.min(per_session - 1), sign * size))
-            }
-            _ => None,
-        })
-        .collect();
+    cells
+}
 
-    let levels_of = |cell: usize| -> Vec<(&str, &str)> {
-        let (level, block, _) = &cells[cell];
-        let mut levels = vec![(factor, *level)];
-        if let Some(block) = block {
-            levels.push(("block", block.as_str()));
-        }
-        if let TrialsPerCell::Boots { .. } = s.trials {
-            levels.push(("host", "sim"));
-        }
-        levels
-    };
-    // Each cell's levels and id, looked up in the plan once rather than at every trial.
-    let levels: Vec<Vec<(&str, &str)>> = (0..cells.len()).map(levels_of).collect();
-    let ids: Vec<String> = levels.iter().map(|l| store.cell(l)).collect();
-    // Draws and records the next trial of `cell`, its centre shifted by `offset` sd.
-    let mut add = |store: &mut MemoryStore, rng: &mut Pcg64, cell: usize, offset: f64| {
-        let centre = cells[cell].2;
+/// How the trials of a simulated experiment's cells are drawn and recorded, and the
+/// values drawn so far.
+struct Trials<'a> {
+    s: &'a Scenario,
+    cells: &'a [Truth],
+    /// A contaminated cell: which of its trials is moved, and by how many sd.
+    contamination: Vec<Option<(u32, f64)>>,
+    /// Each cell's levels and id, looked up in the plan once rather than at every trial.
+    levels: Vec<Vec<(&'a str, &'a str)>>,
+    ids: Vec<String>,
+    /// Each cell's values in trial order.
+    values: Vec<Vec<f64>>,
+}
+
+impl<'a> Trials<'a> {
+    /// The cells' levels and ids in `store`'s plan, and which are contaminated (drawn
+    /// from `rng`).
+    fn new(s: &'a Scenario, cells: &'a [Truth], store: &MemoryStore, rng: &mut Pcg64) -> Trials<'a> {
+        let max_trials = match s.trials {
+            TrialsPerCell::Fixed { n } => n,
+            TrialsPerCell::Adaptive { max, .. } | TrialsPerCell::Verdict { max, .. } => max,
+            TrialsPerCell::Boots { max, .. } => stats::components::MAX_TRIALS_PER_BOOT as u32 * max,
+        };
+        let per_session = match s.layout {
+            Layout::Sessions { per_level, .. } => max_trials * per_level,
+            _ => max_trials,
+        };
+        let contamination: Vec<Option<(u32, f64)>> = cells
+            .iter()
+            .map(|_| match s.shape {
+                Shape::Contaminated { share } if unit_open(rng) < share => {
+                    let at = (unit_open(rng) * f64::from(per_session)) as u32;
+                    let size = 3.0 + 7.0 * unit_open(rng);
+                    let sign = if unit_open(rng) < 0.5 { -1.0 } else { 1.0 };
+                    Some((at.min(per_session - 1), sign * size))
+                }
+                _ => None,
+            })
+            .collect();
+        let factor = s.factor();
+        let levels_of = |cell: usize| -> Vec<(&'a str, &'a str)> {
+            let (level, block, _) = &cells[cell];
+            let mut levels = vec![(factor, *level)];
+            if let Some(block) = block {
+                levels.push(("block", block.as_str()));
+            }
+            if let TrialsPerCell::Boots { .. } = s.trials {
+                levels.push(("host", "sim"));
+            }
+            levels
+        };
+        let levels: Vec<Vec<(&str, &str)>> = (0..cells.len()).map(levels_of).collect();
+        let ids: Vec<String> = levels.iter().map(|l| store.cell(l)).collect();
+        Trials { s, cells, contamination, levels, ids, values: vec![Vec::new(); cells.len()] }
+    }
+
+    /// Draws and records the next trial of `cell`, its centre shifted by `offset` sd.
+    fn add(&mut self, store: &mut MemoryStore, rng: &mut Pcg64, cell: usize, offset: f64) {
+        let s = self.s;
+        let centre = self.cells[cell].2;
         let sd = s.cv * centre;
-        let index = values[cell].len() as u32;
+        let index = self.values[cell].len() as u32;
         let mut x = draw(s.shape, centre + offset * sd, sd, rng);
-        if let Some((at, shift)) = contamination[cell]
+        if let Some((at, shift)) = self.contamination[cell]
             && at == index
         {
             x += shift * sd;
@@ -193,100 +256,80 @@ pub fn simulate_trials(prepared: &PreparedScenario, ratio: f64, seed: u64) -> (M
             MeanKind::Arithmetic => x,
             MeanKind::Harmonic => WORK / x,
         };
-        values[cell].push(value);
-        store.record(ids[cell].clone(), &levels[cell], &[(METRIC, value)], Status::Ok);
-    };
+        self.values[cell].push(value);
+        store.record(self.ids[cell].clone(), &self.levels[cell], &[(METRIC, value)], Status::Ok);
+    }
 
-    match (s.trials, s.layout) {
-        (TrialsPerCell::Fixed { n }, Layout::Sessions { per_level, between, .. }) => {
-            // Boots alternate between the levels; each shifts all its trials alike, in
-            // every block it runs.
-            for session in 1..=per_level {
-                for level in ["a", "b"] {
-                    let id = format!("{level}{session}");
-                    store.session(&id, "sim", &[("kernel", level)]);
-                    let offset = between * standard_normal(&mut rng);
-                    for cell in (0..cells.len()).filter(|&c| cells[c].0 == level) {
-                        for _ in 0..n {
-                            add(&mut store, &mut rng, cell, offset);
-                        }
-                    }
-                }
-            }
-        }
-        (TrialsPerCell::Boots { per_boot, min, max, cost }, Layout::Sessions { between, .. }) => {
-            // The runner's blocks: each level booted once a block; from block `min` on, a
-            // look at each count of the schedule, and the trials per boot decided once
-            // after the first `min` blocks, by the runner's own rule.
-            let looks = crate::spec::look_schedule(min, max);
-            let mut m = per_boot;
-            for block in 1..=max {
-                let done = block - 1;
-                let (exp, plan) = (&store.exp, &store.plan);
-                if done >= min && looks.contains(&done) && boot_rule::settled(exp, plan, &store.snapshot) {
-                    break;
-                }
-                if done == min {
-                    m = boot_rule::further_trials(exp, plan, &store.snapshot, cost).unwrap_or(2);
-                }
-                for level in ["a", "b"] {
-                    let id = format!("{level}{block}");
-                    store.session(&id, "sim", &[("kernel", level)]);
-                    let offset = between * standard_normal(&mut rng);
-                    for cell in (0..cells.len()).filter(|&c| cells[c].0 == level) {
-                        for _ in 0..m {
-                            add(&mut store, &mut rng, cell, offset);
-                        }
-                    }
-                }
-            }
-        }
-        (TrialsPerCell::Boots { .. }, _) => unreachable!("adaptive boots are simulated on sessions"),
-        (TrialsPerCell::Fixed { n }, _) => {
-            store.session("s1", "sim", &[("kernel", "sim")]);
-            for _ in 0..n {
-                for cell in 0..cells.len() {
-                    add(&mut store, &mut rng, cell, 0.0);
-                }
-            }
-        }
-        (TrialsPerCell::Adaptive { .. } | TrialsPerCell::Verdict { .. }, _) => {
-            // The runner's rounds: every unfinished cell gets one trial, then the rule
-            // decides from the records (the cell's own, or, until a verdict, those of
-            // every cell of its comparison) which cells are done.
-            store.session("s1", "sim", &[("kernel", "sim")]);
-            let plan_index: Vec<usize> = ids
-                .iter()
-                .map(|id| {
-                    let at = store.plan.cells.iter().position(|c| c.id.to_string() == *id);
-                    at.expect("every simulated cell is a cell of the plan")
-                })
-                .collect();
-            let mut board = crate::store::Board::new();
-            let mut done = vec![false; cells.len()];
-            while done.iter().any(|d| !d) {
-                for cell in 0..cells.len() {
-                    if done[cell] {
-                        continue;
-                    }
-                    add(&mut store, &mut rng, cell, 0.0);
-                    let record = store.records.last().expect("a trial was just recorded");
-                    board.entry(plan_index[cell]).or_default().add_record(record);
-                }
-                for cell in 0..cells.len() {
-                    let p = &board[&plan_index[cell]];
-                    done[cell] = done[cell] || prepared.rule.is_done(plan_index[cell], p, &board);
+    /// Boot number `boot` of each level, `a` then `b`: a session whose trials are all
+    /// shifted by one draw of `between` sd, `n` trials in each of the level's cells.
+    fn boot_each_level(&mut self, store: &mut MemoryStore, rng: &mut Pcg64, boot: u32, between: f64, n: u32) {
+        for level in ["a", "b"] {
+            let id = format!("{level}{boot}");
+            store.session(&id, "sim", &[("kernel", level)]);
+            let offset = between * standard_normal(rng);
+            for cell in (0..self.cells.len()).filter(|&c| self.cells[c].0 == level) {
+                for _ in 0..n {
+                    self.add(store, rng, cell, offset);
                 }
             }
         }
     }
 
-    let cells: Vec<SimCell> = cells
-        .into_iter()
-        .zip(values)
-        .map(|((level, block, _), values)| SimCell { level, block, values })
-        .collect();
-    (store, cells)
+    /// The runner's blocks: each level booted once a block; from block `min` on, a look
+    /// at each count of the schedule, and the trials per boot decided once after the
+    /// first `min` blocks, by the runner's own rule.
+    fn adaptive_boots(
+        &mut self,
+        store: &mut MemoryStore,
+        rng: &mut Pcg64,
+        (per_boot, min, max, cost): (u32, u32, u32, f64),
+        between: f64,
+    ) {
+        let looks = crate::spec::look_schedule(min, max);
+        let mut m = per_boot;
+        for block in 1..=max {
+            let done = block - 1;
+            let (exp, plan) = (&store.exp, &store.plan);
+            if done >= min && looks.contains(&done) && boot_rule::settled(exp, plan, &store.snapshot) {
+                break;
+            }
+            if done == min {
+                m = boot_rule::further_trials(exp, plan, &store.snapshot, cost).unwrap_or(2);
+            }
+            self.boot_each_level(store, rng, block, between, m);
+        }
+    }
+
+    /// The runner's rounds: every unfinished cell gets one trial, then the rule decides
+    /// from the records (the cell's own, or, until a verdict, those of every cell of its
+    /// comparison) which cells are done.
+    fn rounds(&mut self, store: &mut MemoryStore, rng: &mut Pcg64, rule: &Rule) {
+        store.session("s1", "sim", &[("kernel", "sim")]);
+        let plan_index: Vec<usize> = self
+            .ids
+            .iter()
+            .map(|id| {
+                let at = store.plan.cells.iter().position(|c| c.id.to_string() == *id);
+                at.expect("every simulated cell is a cell of the plan")
+            })
+            .collect();
+        let mut progress = crate::store::ProgressByCell::new();
+        let mut done = vec![false; self.cells.len()];
+        while done.iter().any(|d| !d) {
+            for cell in 0..self.cells.len() {
+                if done[cell] {
+                    continue;
+                }
+                self.add(store, rng, cell, 0.0);
+                let record = store.records.last().expect("a trial was just recorded");
+                progress.entry(plan_index[cell]).or_default().add_record(record);
+            }
+            for cell in 0..self.cells.len() {
+                let p = &progress[&plan_index[cell]];
+                done[cell] = done[cell] || rule.is_done(plan_index[cell], p, &progress);
+            }
+        }
+    }
 }
 
 /// Runs margin's analysis over the store and reads its one comparison.

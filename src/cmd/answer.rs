@@ -11,9 +11,9 @@ use std::path::PathBuf;
 
 use crate::report::format::percent;
 use crate::report::glance::{RANKED_KINDS, ranked};
-use stats::verdict::VerdictKind;
 use crate::store::Store;
 use crate::summary::{ComparisonStat, Summary};
+use stats::verdict::VerdictKind;
 
 /// How many comparisons a terminal is shown.
 pub const ON_A_TERMINAL: usize = 20;
@@ -109,11 +109,11 @@ pub fn counts(summary: &Summary) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analyze::fixture::Fixture;
+    use crate::analyze::MemoryStore;
 
     /// A summary with one comparison per `(verdict, ratio)`, named `c0`, `c1`, … in order.
     fn summary(of: &[(VerdictKind, f64)]) -> Summary {
-        let mut f = Fixture::new(
+        let mut f = MemoryStore::new(
             "experiments/case.yaml",
             "matrix: { v: [a, b] }\nrun: \"true\"\nanalysis: { compare: [{ factor: v, baseline: a }] }\n",
         );

@@ -1,6 +1,6 @@
 //! `margin compare A [B]`: two stores, or two selections of one store, set side by side by
-//! the report's own analysis ([`crate::analyze::compare`]), printed as Markdown
-//! ([`crate::report::compare`]) or JSON. With `--fail-on`, a gate for CI (docs/design.md
+//! the report's own analysis ([`crate::analyze::versus`]), printed as Markdown
+//! ([`crate::report::versus`]) or JSON. With `--fail-on`, a gate for CI (docs/design.md
 //! §4, Exit codes). This is the command: it reads the sides, prints, and ends.
 
 use std::io::Write;
@@ -9,14 +9,14 @@ use std::path::{Path, PathBuf};
 use super::args::Reports;
 use super::target::{Target, resolve};
 use super::{Error, io, load_all};
-use crate::analyze::compare::{CompareError, Side, compare};
-use crate::report::compare::markdown;
+use crate::analyze::versus::{Side, VersusError, versus};
 use crate::report::format::percent;
+use crate::report::versus::markdown;
 use crate::store::Store;
 
 // the words of the command line, defined where the comparison is
-use crate::analyze::compare::select::Selection;
-use crate::summary::compare::FailOn;
+use crate::analyze::versus::select::Selection;
+use crate::summary::versus::FailOn;
 
 /// `margin compare`'s arguments.
 #[derive(Debug, clap::Args)]
@@ -68,7 +68,7 @@ pub fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<(), Error> {
             base.store.dir.display()
         )));
     }
-    let (output, summary) = compare(&base, &cand, args.fail_on).map_err(error)?;
+    let (output, summary) = versus(&base, &cand, args.fail_on).map_err(error)?;
     if args.json {
         let text = crate::summary::json::to_string(&output).map_err(|e| Error::Output(e.into()))?;
         writeln!(out, "{text}").map_err(io)?;
@@ -119,9 +119,9 @@ fn side(target: &Path, selection: Option<&Selection>, reports: &Path) -> Result<
 
 /// The comparison's error as the command's: the analysis failing is said as a report's
 /// failure is; a selection that keeps nothing (or names nothing) is bad input.
-fn error(e: CompareError) -> Error {
+fn error(e: VersusError) -> Error {
     match e {
-        CompareError::Analyze { experiment, source } => Error::Analyze { experiment, source },
+        VersusError::Analyze { experiment, source } => Error::Analyze { experiment, source },
         other => Error::Input(other.to_string()),
     }
 }

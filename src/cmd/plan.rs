@@ -44,10 +44,9 @@ pub fn run(s: &PlanArgs, terminal: bool, out: &mut dyn Write) -> Result<(), Erro
     plan::render::check_renders(&exp, &plan, RENDERED_CELLS).map_err(crate::diag::Diagnostics::from)?;
     crate::parse::check_samples(&exp)?;
     let store = Store::new(&s.reports.root, &exp.name);
-    let (standing, ..) = store.standing(&plan)?;
+    let (progress, ..) = store.progress(&plan)?;
     let outlook =
-        outlook::outlook_of(&exp, &plan, standing.progress, standing.set_aside, &RunOptions::default())?
-            .cells;
+        outlook::outlook_of(&exp, &plan, progress.cells, progress.set_aside, &RunOptions::default())?.cells;
     let written = if s.json {
         write_json(&exp, &s.file, &plan, &outlook, out).map_err(io)
     } else {

@@ -13,7 +13,7 @@ use crate::plan::{DEFAULT_MAX_CELLS, Plan};
 use crate::run::display::{Bar, Lines, Progress};
 use crate::run::{self, Outcome, RunOptions};
 use crate::spec::Experiment;
-use crate::store::{Board, CellProgress, Store};
+use crate::store::{CellProgress, ProgressByCell, Store};
 
 /// `margin run`'s arguments.
 #[derive(Debug, clap::Args)]
@@ -219,11 +219,11 @@ impl run::Stopping for Rule {
         Rule::needs_board(self)
     }
 
-    fn is_done(&self, cell: usize, progress: &CellProgress, board: &Board) -> bool {
+    fn is_done(&self, cell: usize, progress: &CellProgress, board: &ProgressByCell) -> bool {
         Rule::is_done(self, cell, progress, board)
     }
 
-    fn remaining(&self, cell: usize, progress: &CellProgress, board: &Board) -> (u32, u32) {
+    fn remaining(&self, cell: usize, progress: &CellProgress, board: &ProgressByCell) -> (u32, u32) {
         Rule::remaining(self, cell, progress, board)
     }
 

@@ -77,9 +77,9 @@ pub fn run(args: &StatusArgs, out: &mut dyn Write) -> Result<(), Error> {
     let files: Vec<PathBuf> = targets.iter().map(|t| t.file.clone()).collect();
     for ((exp, plan), target) in load_all(&files, DEFAULT_MAX_CELLS)?.into_iter().zip(&targets) {
         let store = target.store(reports, &exp);
-        let (standing, sessions, warnings) = store.standing(&plan)?;
+        let (progress, sessions, warnings) = store.progress(&plan)?;
         let outlook::Outlook { cells: outlook, set_aside } =
-            outlook::outlook_of(&exp, &plan, standing.progress, standing.set_aside, &RunOptions::default())?;
+            outlook::outlook_of(&exp, &plan, progress.cells, progress.set_aside, &RunOptions::default())?;
         let done = outlook.iter().filter(|o| o.done).count();
         let pending = outlook.iter().filter(|o| o.pending.is_some()).count();
         // Abandoned: cells not done that the last run on their host gave up on.
@@ -91,7 +91,7 @@ pub fn run(args: &StatusArgs, out: &mut dyn Write) -> Result<(), Error> {
             .filter(|(c, o)| !o.done && o.pending.is_none() && gave_up.contains_key(&c.id.to_string()))
             .count();
         let here = outlook.len() - done - pending - abandoned;
-        let (measured, failed, imported) = (standing.measured, standing.failed, standing.imported);
+        let (measured, failed, imported) = (progress.measured, progress.failed, progress.imported);
         writeln!(out, "{} ({})", exp.name, target.file_used()).map_err(io)?;
         writeln!(
             out,
@@ -114,7 +114,7 @@ pub fn run(args: &StatusArgs, out: &mut dyn Write) -> Result<(), Error> {
             writeln!(out, "  set aside: {set_aside} records of cells whose commands have changed")
                 .map_err(io)?;
         }
-        let last = standing.last_started.and_then(|t| jiff::Timestamp::from_microsecond(t).ok());
+        let last = progress.last_started.and_then(|t| jiff::Timestamp::from_microsecond(t).ok());
         match last {
             Some(at) => writeln!(out, "  last trial: {at}").map_err(io)?,
             None => writeln!(out, "  never run (store: {})", store.dir.display()).map_err(io)?,

@@ -15,7 +15,7 @@ use crate::plan::{Cell, Plan};
 use crate::run::LOCAL_HOST;
 use crate::run::{RunError, RunOptions, facts, host_of, machines_of, repetitions, ssh_entry};
 use crate::spec::{Experiment, Repetitions};
-use crate::store::{Board, CellProgress, Event, SessionRecord, Snapshot};
+use crate::store::{CellProgress, Event, ProgressByCell, SessionRecord, Snapshot};
 use crate::summary::Pending;
 
 /// For `plan` and `status`: each cell's progress, whether it runs here, and an estimate.
@@ -63,12 +63,12 @@ pub(crate) fn outlook(
     outlook_of(exp, plan, progress, set_aside, options)
 }
 
-/// [`outlook`] from the cells' progress (a store's [`crate::store::Standing`]), for
+/// [`outlook`] from the cells' progress (a store's [`crate::store::Progress`]), for
 /// commands that need no more of the trials.
 pub(crate) fn outlook_of(
     exp: &Experiment,
     plan: &Plan,
-    progress: Board,
+    progress: ProgressByCell,
     set_aside: usize,
     options: &RunOptions,
 ) -> Result<Outlook, RunError> {

@@ -9,14 +9,13 @@
 //! Here: writing the report's files ([`write_report`]) and its errors. [`view`] renders
 //! report.md from the template, with what the template sees; [`figures`] chooses the
 //! plots and their rows, [`plot`] draws them; [`header`] writes the opening lines (the
-//! counts, the settings), [`answers`] each comparison's answer in words; the sections
+//! counts, the settings), [`answer`] each comparison's answer in words; the sections
 //! have a file each ([`glance`], [`metrics`], [`regimes`], [`effects`], [`telemetry`],
 //! [`facts`], [`failures`]); [`format`](mod@format) rounds and scales numbers;
 //! [`write`](mod@write) puts a file in place whole; [`context`] lends the template the
-//! summary; [`compare`] is `margin compare`'s Markdown.
+//! summary; [`versus`] is `margin compare`'s Markdown.
 
-mod answers;
-pub(crate) mod compare;
+mod answer;
 mod context;
 pub(crate) mod effects;
 mod facts;
@@ -29,6 +28,7 @@ mod metrics;
 pub(crate) mod plot;
 mod regimes;
 mod telemetry;
+pub(crate) mod versus;
 mod view;
 mod write;
 

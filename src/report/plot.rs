@@ -5,6 +5,9 @@
 //! the x axis in the metric's display unit. SVG text needs no fonts: plotters only
 //! estimates label widths, and the viewer renders them.
 
+use plotters::coord::Shift;
+use plotters::coord::ranged1d::{Ranged, ValueFormatter};
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -95,8 +98,6 @@ pub(crate) fn dot_plot(
     let with_common = !common.is_empty();
     let legend_y = LEGEND_Y + if with_common { LINE } else { 0 };
     let height = CHROME + ROW * n as u32 + if with_common { LINE as u32 } else { 0 };
-    // Row i is drawn at y = n − 1 − i, so the plot reads top to bottom like the table.
-    let at = |i: usize| (n - 1 - i) as f64;
 
     let mut svg = String::new();
     {
@@ -120,120 +121,162 @@ pub(crate) fn dot_plot(
             b.margin(12).margin_top(top + 18).margin_left(label_width).x_label_area_size(36);
             b
         };
+        let sheet = Sheet { axis: format!("{metric}{unit}"), scale, rows, label_width, x0 };
         // the same drawing on either axis (plotters' linear and log axes are two types)
-        macro_rules! draw {
-            ($chart:ident) => {{
-                $chart
-                    .configure_mesh()
-                    .disable_y_mesh()
-                    .light_line_style(TRANSPARENT)
-                    .y_labels(0)
-                    .x_desc(format!("{metric}{unit}"))
-                    .x_label_formatter(&|x| significant(*x, 3))
-                    .draw()
-                    .map_err(|e| fail(&e))?;
-
-                // Row labels, drawn by hand so that each sits exactly on its row.
-                let right =
-                    ("sans-serif", 12).into_font().color(&BLACK).pos(Pos::new(HPos::Right, VPos::Center));
-                for (i, row) in rows.iter().enumerate() {
-                    let (_, y) = $chart.backend_coord(&(x0, at(i)));
-                    root.draw(&Text::new(row.label.clone(), (label_width as i32 - 4, y), right.clone()))
-                        .map_err(|e| fail(&e))?;
-                }
-
-                for (i, row) in rows.iter().enumerate() {
-                    let c = PALETTE[row.colour % PALETTE.len()];
-                    // Trials just above the row's centre, jittered deterministically so that equal
-                    // values stay visible; outliers crossed; the mean and its interval
-                    // just below.
-                    let above = |k: usize| at(i) + 0.12 + 0.05 * (k % 4) as f64;
-                    let points = row
-                        .cell
-                        .values
-                        .iter()
-                        .enumerate()
-                        .map(|(k, v)| Circle::new((v / scale.factor, above(k)), 3, c.mix(0.55).filled()));
-                    $chart.draw_series(points).map_err(|e| fail(&e))?;
-                    // outliers, set aside or flagged and kept (the default), crossed
-                    let aside = row
-                        .cell
-                        .set_aside
-                        .iter()
-                        .chain(row.cell.flagged_outliers())
-                        .map(|v| Cross::new((v / scale.factor, above(0)), 5, BLACK.stroke_width(1)));
-                    $chart.draw_series(aside).map_err(|e| fail(&e))?;
-                    let y = at(i) - 0.12;
-                    let mean = row.cell.mean / scale.factor;
-                    if let (Some(lo), Some(hi)) = (row.cell.ci_low, row.cell.ci_high) {
-                        let bar = ErrorBar::new_horizontal(
-                            y,
-                            lo / scale.factor,
-                            mean,
-                            hi / scale.factor,
-                            c.stroke_width(2),
-                            8,
-                        );
-                        $chart.draw_series(std::iter::once(bar)).map_err(|e| fail(&e))?;
-                    }
-                    $chart
-                        .draw_series(std::iter::once(TriangleMarker::new((mean, y), 6, c.filled())))
-                        .map_err(|e| fail(&e))?;
-                    // a cell of two regimes: each regime's mean and interval, grey, above its
-                    // trials, and the boundary between them across the row
-                    if let Some(r) = row.cell.regimes.as_deref() {
-                        let grey = RGBColor(90, 90, 90);
-                        let y = at(i) + 0.38;
-                        for g in &r.regimes {
-                            let m = g.mean / scale.factor;
-                            if let (Some(lo), Some(hi)) = (g.ci_low, g.ci_high) {
-                                let bar = ErrorBar::new_horizontal(
-                                    y,
-                                    lo / scale.factor,
-                                    m,
-                                    hi / scale.factor,
-                                    grey.stroke_width(1),
-                                    5,
-                                );
-                                $chart.draw_series(std::iter::once(bar)).map_err(|e| fail(&e))?;
-                            }
-                            $chart
-                                .draw_series(std::iter::once(Circle::new((m, y), 4, grey.stroke_width(1))))
-                                .map_err(|e| fail(&e))?;
-                        }
-                        let b = r.boundary / scale.factor;
-                        let line =
-                            PathElement::new(vec![(b, at(i) - 0.3), (b, at(i) + 0.45)], grey.stroke_width(1));
-                        $chart.draw_series(std::iter::once(line)).map_err(|e| fail(&e))?;
-                    }
-                }
-            }};
-        }
         if log {
             let mut chart = builder()
                 .build_cartesian_2d((x0..x1).log_scale(), -0.5..(n as f64 - 0.5))
                 .map_err(|e| fail(&e))?;
-            draw!(chart);
+            sheet.draw(&mut chart, &root, &fail)?;
         } else {
             let mut chart =
                 builder().build_cartesian_2d(x0..x1, -0.5..(n as f64 - 0.5)).map_err(|e| fail(&e))?;
-            draw!(chart);
+            sheet.draw(&mut chart, &root, &fail)?;
         }
 
         if with_legend {
-            let left = ("sans-serif", 12).into_font().color(&BLACK).pos(Pos::new(HPos::Left, VPos::Center));
-            let mut x = label_width as i32;
-            for (colour, name) in legend.iter().enumerate() {
-                let c = PALETTE[colour % PALETTE.len()];
-                root.draw(&Circle::new((x + 5, legend_y), 5, c.filled())).map_err(|e| fail(&e))?;
-                root.draw(&Text::new(name.clone(), (x + 14, legend_y), left.clone()))
-                    .map_err(|e| fail(&e))?;
-                x += 14 + CHAR as i32 * name.chars().count() as i32 + 24;
-            }
+            draw_legend(&root, legend, (label_width as i32, legend_y), &fail)?;
         }
         root.present().map_err(|e| fail(&e))?;
     }
     Ok(svg)
+}
+
+/// How a plot's failure is said: the metric's [`PlotError`] with the backend's words.
+type Fail<'f> = dyn Fn(&dyn std::fmt::Display) -> PlotError + 'f;
+
+/// What the chart of a plot shows, whichever its x axis: the rows, their labels, the
+/// values in `scale`.
+struct Sheet<'s, 'r> {
+    /// The x axis' description: the metric and its unit.
+    axis: String,
+    scale: &'s DisplayUnit,
+    rows: &'s [Row<'r>],
+    label_width: u32,
+    /// The left end of the x axis, where each row's label is placed.
+    x0: f64,
+}
+
+impl Sheet<'_, '_> {
+    /// Where row `i` is drawn: at y = n − 1 − i, so that the plot reads top to bottom like
+    /// the table.
+    fn at(&self, i: usize) -> f64 {
+        (self.rows.len() - 1 - i) as f64
+    }
+
+    /// The axis, the row labels (drawn on `root`) and each row's points on `chart`.
+    fn draw<DB: DrawingBackend, X>(
+        &self,
+        chart: &mut ChartContext<'_, DB, Cartesian2d<X, RangedCoordf64>>,
+        root: &DrawingArea<DB, Shift>,
+        fail: &Fail,
+    ) -> Result<(), PlotError>
+    where
+        X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    {
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .light_line_style(TRANSPARENT)
+            .y_labels(0)
+            .x_desc(self.axis.as_str())
+            .x_label_formatter(&|x| significant(*x, 3))
+            .draw()
+            .map_err(|e| fail(&e))?;
+
+        // Row labels, drawn by hand so that each sits exactly on its row.
+        let right = ("sans-serif", 12).into_font().color(&BLACK).pos(Pos::new(HPos::Right, VPos::Center));
+        for (i, row) in self.rows.iter().enumerate() {
+            let (_, y) = chart.backend_coord(&(self.x0, self.at(i)));
+            root.draw(&Text::new(row.label.clone(), (self.label_width as i32 - 4, y), right.clone()))
+                .map_err(|e| fail(&e))?;
+        }
+        for (i, row) in self.rows.iter().enumerate() {
+            self.draw_row(chart, row, self.at(i), fail)?;
+        }
+        Ok(())
+    }
+
+    /// One row at y = `at`: its trials, outliers crossed, its mean and interval, and a
+    /// cell of two regimes' regimes.
+    fn draw_row<DB: DrawingBackend, X>(
+        &self,
+        chart: &mut ChartContext<'_, DB, Cartesian2d<X, RangedCoordf64>>,
+        row: &Row,
+        at: f64,
+        fail: &Fail,
+    ) -> Result<(), PlotError>
+    where
+        X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    {
+        let factor = self.scale.factor;
+        let c = PALETTE[row.colour % PALETTE.len()];
+        // Trials just above the row's centre, jittered deterministically so that equal
+        // values stay visible; outliers crossed; the mean and its interval just below.
+        let above = |k: usize| at + 0.12 + 0.05 * (k % 4) as f64;
+        let points = row
+            .cell
+            .values
+            .iter()
+            .enumerate()
+            .map(|(k, v)| Circle::new((v / factor, above(k)), 3, c.mix(0.55).filled()));
+        chart.draw_series(points).map_err(|e| fail(&e))?;
+        // outliers, set aside or flagged and kept (the default), crossed
+        let aside = row
+            .cell
+            .set_aside
+            .iter()
+            .chain(row.cell.flagged_outliers())
+            .map(|v| Cross::new((v / factor, above(0)), 5, BLACK.stroke_width(1)));
+        chart.draw_series(aside).map_err(|e| fail(&e))?;
+        let y = at - 0.12;
+        let mean = row.cell.mean / factor;
+        if let (Some(lo), Some(hi)) = (row.cell.ci_low, row.cell.ci_high) {
+            let bar = ErrorBar::new_horizontal(y, lo / factor, mean, hi / factor, c.stroke_width(2), 8);
+            chart.draw_series(std::iter::once(bar)).map_err(|e| fail(&e))?;
+        }
+        chart
+            .draw_series(std::iter::once(TriangleMarker::new((mean, y), 6, c.filled())))
+            .map_err(|e| fail(&e))?;
+        // a cell of two regimes: each regime's mean and interval, grey, above its
+        // trials, and the boundary between them across the row
+        if let Some(r) = row.cell.regimes.as_deref() {
+            let grey = RGBColor(90, 90, 90);
+            let y = at + 0.38;
+            for g in &r.regimes {
+                let m = g.mean / factor;
+                if let (Some(lo), Some(hi)) = (g.ci_low, g.ci_high) {
+                    let bar =
+                        ErrorBar::new_horizontal(y, lo / factor, m, hi / factor, grey.stroke_width(1), 5);
+                    chart.draw_series(std::iter::once(bar)).map_err(|e| fail(&e))?;
+                }
+                chart
+                    .draw_series(std::iter::once(Circle::new((m, y), 4, grey.stroke_width(1))))
+                    .map_err(|e| fail(&e))?;
+            }
+            let b = r.boundary / factor;
+            let line = PathElement::new(vec![(b, at - 0.3), (b, at + 0.45)], grey.stroke_width(1));
+            chart.draw_series(std::iter::once(line)).map_err(|e| fail(&e))?;
+        }
+        Ok(())
+    }
+}
+
+/// The legend on its line at `(x, y)`: a dot of each colour and the name it stands for.
+fn draw_legend<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    legend: &[String],
+    (mut x, y): (i32, i32),
+    fail: &Fail,
+) -> Result<(), PlotError> {
+    let left = ("sans-serif", 12).into_font().color(&BLACK).pos(Pos::new(HPos::Left, VPos::Center));
+    for (colour, name) in legend.iter().enumerate() {
+        let c = PALETTE[colour % PALETTE.len()];
+        root.draw(&Circle::new((x + 5, y), 5, c.filled())).map_err(|e| fail(&e))?;
+        root.draw(&Text::new(name.clone(), (x + 14, y), left.clone())).map_err(|e| fail(&e))?;
+        x += 14 + CHAR as i32 * name.chars().count() as i32 + 24;
+    }
+    Ok(())
 }
 
 /// Whether the values span so much that a linear axis would squash the lower ones: all

@@ -17,13 +17,13 @@ use std::sync::LazyLock;
 use serde_json::Value;
 
 use super::*;
-use crate::analyze::fixture::Fixture;
+use crate::analyze::MemoryStore;
 use crate::analyze::summarize_store;
+use crate::store::Status;
+use crate::summary::{Arm, ComparisonStat, Pending, WarningKind};
 use stats::compare::Design;
 use stats::tolerance::assert_close;
 use stats::verdict::VerdictKind;
-use crate::store::Status;
-use crate::summary::{Arm, ComparisonStat, Pending, WarningKind};
 use vocab::{Better, MeanKind};
 
 static SEED: LazyLock<Value> = LazyLock::new(|| {
@@ -34,7 +34,7 @@ fn numbers(value: &Value) -> Vec<f64> {
     value.as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect()
 }
 
-fn report(f: &Fixture, pending: &[Pending]) -> (Summary, String) {
+fn report(f: &MemoryStore, pending: &[Pending]) -> (Summary, String) {
     let summary = Arc::new(summarize_store(&f.exp, &f.plan, &f.snapshot, pending).unwrap());
     let plots = plots(&f.exp, &f.plan, &summary).unwrap();
     let markdown = render(&f.exp, &summary, &plots, "2024-01-01 00:00:00 UTC").unwrap();
@@ -70,7 +70,7 @@ fn verdict_case_with(analysis: &str, baseline: &[f64], level: &[f64]) -> (Compar
     let yaml = format!(
         "matrix: {{ v: [a, b] }}\nrun: \"true\"\nrepetitions: 5\nanalysis:\n{analysis}  compare: [{{ factor: v, baseline: a }}]\n"
     );
-    let mut f = Fixture::new("experiments/case.yaml", &yaml);
+    let mut f = MemoryStore::new("experiments/case.yaml", &yaml);
     f.metric("wall_time", "s", Better::Lower, MeanKind::Arithmetic);
     for (level, values) in [("a", baseline), ("b", level)] {
         for &v in values {
@@ -87,8 +87,8 @@ const BASE: [f64; 5] = [10.0, 10.1, 9.9, 10.05, 9.95];
 
 /// The store the snapshot is taken of: dd by block size and sync mode on a small host,
 /// with a warm-up, a failure, an outlier, a stale record and a pending cell.
-fn dd_store() -> Fixture {
-    let mut f = Fixture::new(
+fn dd_store() -> MemoryStore {
+    let mut f = MemoryStore::new(
         "experiments/dd.yaml",
         r#"description: dd write throughput by sync mode.
 matrix:
@@ -266,7 +266,7 @@ fn an_experiment_may_bring_its_own_template() {
         )
     };
     let path = dir.path().join("exp.yaml");
-    let mut f = Fixture::new(path.to_str().unwrap(), &spec("short.md.j2"));
+    let mut f = MemoryStore::new(path.to_str().unwrap(), &spec("short.md.j2"));
     f.metric("wall_time", "s", Better::Lower, MeanKind::Arithmetic);
     for (level, values) in [("a", BASE), ("b", [12.0, 12.1, 11.9, 12.05, 11.95])] {
         for v in values {
@@ -276,7 +276,7 @@ fn an_experiment_may_bring_its_own_template() {
     let (_, markdown) = report(&f, &[]);
     assert_eq!(markdown, "b: significant +1.2 %\n");
 
-    let typo = Fixture::new(path.to_str().unwrap(), &spec("typo.md.j2"));
+    let typo = MemoryStore::new(path.to_str().unwrap(), &spec("typo.md.j2"));
     let summary = Arc::new(summarize_store(&typo.exp, &typo.plan, &typo.snapshot, &[]).unwrap());
     let err = render(&typo.exp, &summary, &[], "now").unwrap_err();
     assert!(matches!(err, ReportError::Template { line: Some(2), .. }), "{err}");

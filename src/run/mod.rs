@@ -45,7 +45,7 @@ use std::path::PathBuf;
 
 use crate::plan::Plan;
 use crate::spec::{Experiment, Repetitions};
-use crate::store::{Board, CellProgress, StoreError};
+use crate::store::{CellProgress, ProgressByCell, StoreError};
 
 /// A cell's host is the plan's to say (`crate::plan::host_of`); re-exported for the runner's callers.
 pub use crate::plan::{LOCAL_HOST, host_of};
@@ -59,9 +59,9 @@ pub trait Stopping: Sync {
     fn needs_board(&self) -> bool;
     /// Whether cell `cell` (an index into the plan's cells), with `progress`, is done;
     /// `board` holds the others' progress when [`Stopping::needs_board`].
-    fn is_done(&self, cell: usize, progress: &CellProgress, board: &Board) -> bool;
+    fn is_done(&self, cell: usize, progress: &CellProgress, board: &ProgressByCell) -> bool;
     /// Trials the cell still needs, fewest and most.
-    fn remaining(&self, cell: usize, progress: &CellProgress, board: &Board) -> (u32, u32);
+    fn remaining(&self, cell: usize, progress: &CellProgress, board: &ProgressByCell) -> (u32, u32);
     /// Adaptive boots: whether the trials in `snapshot` settle every comparison across
     /// boots (then no further block of boots is needed).
     fn settled_across_boots(&self, _snapshot: &crate::store::Snapshot) -> bool {

@@ -15,7 +15,7 @@ use super::{DEFAULT_MAX_FAILURES, Outcome, RunError, RunOptions, Stopping, facts
 use crate::parse::Recipe;
 use crate::plan::Plan;
 use crate::spec::{Experiment, parse_duration};
-use crate::store::{Board, Start, Store};
+use crate::store::{ProgressByCell, Start, Store};
 
 /// Run the cells of `plan` that match their host and still need trials.
 pub(crate) fn run(
@@ -95,7 +95,7 @@ pub(crate) fn run_on(
     })?;
     let Start { mut progress, set_aside, sessions, warnings } = start;
     drop((sessions, warnings));
-    let board = if rule.needs_board() { progress.clone() } else { Board::new() };
+    let board = if rule.needs_board() { progress.clone() } else { ProgressByCell::new() };
     let templates = crate::plan::render::templates(exp);
     let shared = Shared {
         exp,

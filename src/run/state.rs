@@ -14,7 +14,7 @@ use crate::parse::Recipe;
 use crate::plan::render::{Commands, ServiceCommands};
 use crate::plan::{Cell, Plan};
 use crate::spec::Experiment;
-use crate::store::{Appender, Board, CellProgress, Store};
+use crate::store::{Appender, CellProgress, ProgressByCell, Store};
 use template::Templates;
 
 /// What the progress display shows, in the order it happened.
@@ -55,7 +55,7 @@ pub(crate) struct Shared<'a> {
     pub(crate) rule: &'a dyn Stopping,
     /// Every cell's progress, for a rule that looks at other cells (`until: verdict`:
     /// a comparison's cells may run on other hosts); empty otherwise.
-    pub(crate) board: Mutex<Board>,
+    pub(crate) board: Mutex<ProgressByCell>,
     pub(crate) recipe: Recipe,
     pub(crate) templates: Templates,
     /// Whether a cell's commands are rendered anew for every trial (`plan::render::renders_per_trial`).
@@ -81,7 +81,7 @@ pub(crate) struct Shared<'a> {
 
 impl Shared<'_> {
     /// The progress of every cell, for the repetitions rule.
-    pub(crate) fn board(&self) -> MutexGuard<'_, Board> {
+    pub(crate) fn board(&self) -> MutexGuard<'_, ProgressByCell> {
         self.board.lock().unwrap_or_else(PoisonError::into_inner)
     }
 

@@ -20,10 +20,8 @@ mod progress;
 mod read;
 mod record;
 mod secondary;
-mod standing;
 mod trials;
 
-use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::os::unix::fs::MetadataExt;
@@ -38,12 +36,11 @@ pub use append::Appender;
 pub use boots::{BootEvent, BootRecord};
 pub use copy::{Kept, spec_hash};
 pub use names::{Name, Names};
-pub use progress::{Board, CellProgress, levels_map, progress, progress_labelled};
+pub use progress::{CellProgress, Progress, ProgressByCell, levels_map, progress, progress_labelled};
 pub use record::{
     BOOT_ID, CellProblem, Event, MetricInfo, RawPaths, SCHEMA, SessionRecord, Status, Telemetry, TrialRecord,
 };
 pub use secondary::SecondaryMetrics;
-pub use standing::Standing;
 pub use trials::{ByCell, CellIndex, Failed, Needed, Started, Trials};
 
 /// Why the store could not be used.
@@ -88,7 +85,7 @@ pub struct Snapshot {
 #[derive(Debug, Clone, Default)]
 pub struct Start {
     /// Each cell's progress, by its index in the plan.
-    pub progress: HashMap<usize, CellProgress>,
+    pub progress: ProgressByCell,
     /// Records of cells whose commands have changed since (set aside).
     pub set_aside: usize,
     pub sessions: Vec<SessionRecord>,
@@ -212,13 +209,13 @@ impl Store {
     /// sessions when given, the session log, and what reading the two said. The trials
     /// are read from the columns a cell's progress needs and let go before the run
     /// begins (docs/store.md, Where the cells stand).
-    /// Without a label, that is where the cells stand ([`Store::standing`]): read from
+    /// Without a label, that is where the cells stand ([`Store::progress`]): read from
     /// `runs.progress` and the records after it, and kept, so that a `status` after the
     /// run reads only the run's records.
     pub fn start_locked(&self, plan: &Plan, label: Option<&str>) -> Result<Start, StoreError> {
         if label.is_none() {
-            let (standing, sessions, warnings) = self.standing(plan)?;
-            let Standing { progress, set_aside, .. } = standing;
+            let (progress, sessions, warnings) = self.progress(plan)?;
+            let Progress { cells: progress, set_aside, .. } = progress;
             return Ok(Start { progress, set_aside, sessions, warnings });
         }
         let mut warnings = Vec::new();
@@ -241,57 +238,57 @@ impl Store {
     /// two: for `status` and `plan`, which need no more of the trials. Read from
     /// `runs.progress` when the trial log has not changed since it was kept there (not a
     /// byte of the log, nor of its columns, is read then); otherwise from the log, through
-    /// its columns, and kept for the next time (src/store/standing.rs).
-    pub fn standing(&self, plan: &Plan) -> Result<(Standing, Vec<SessionRecord>, Vec<String>), StoreError> {
+    /// its columns, and kept for the next time (src/store/progress/file.rs).
+    pub fn progress(&self, plan: &Plan) -> Result<(Progress, Vec<SessionRecord>, Vec<String>), StoreError> {
         let writing = self.being_written();
         let mut said = Vec::new();
         let sessions = read_log(&self.sessions_path(), writing, &mut said)?;
         let path = self.runs_path();
         if !regular_file(&path)? {
-            return Ok((Standing::default(), sessions, said));
+            return Ok((Progress::default(), sessions, said));
         }
         let io = |e| StoreError::io(&path, e);
         let file = File::open(&path).map_err(io)?;
         let meta = file.metadata().map_err(io)?;
-        let kept = standing::path_for(&path);
+        let kept = progress::file::path_for(&path);
         // where the text ends, before the zeros a killed run left: records written over
         // them leave the file's size as it was
         let text = written_end(&file, meta.len()).map_err(io)?;
         // kept only when what was read is the whole of the file first opened
-        let keep = |standing: &Standing| {
+        let keep = |progress: &Progress| {
             let same = fs::metadata(&path)
                 .is_ok_and(|now| (now.dev(), now.ino(), now.len()) == (meta.dev(), meta.ino(), meta.len()))
                 && written_end(&file, meta.len()).is_ok_and(|now| now == text);
             if !writing && same && text > 0 {
-                let _ = standing::write(&kept, &file, &meta, text, plan, standing);
+                let _ = progress::file::write(&kept, &file, &meta, text, plan, progress);
             }
         };
-        let known = if writing { None } else { standing::read(&kept, &file, &meta, text, plan) };
+        let known = if writing { None } else { progress::file::read(&kept, &file, &meta, text, plan) };
         // the records a run appended since, alone, when they all parse (a torn line's
         // warning names its line, which only a whole read counts)
         let known = match known {
-            Some((standing, end)) if end == text => Some(standing),
-            Some((mut standing, end)) => read_tail(&path, &file, end)?.map(|tail| {
-                standing.extend(plan, &tail);
-                keep(&standing);
-                standing
+            Some((progress, end)) if end == text => Some(progress),
+            Some((mut progress, end)) => read_tail(&path, &file, end)?.map(|tail| {
+                progress.extend(plan, &tail);
+                keep(&progress);
+                progress
             }),
             None => None,
         };
-        let standing = match known {
-            Some(standing) => standing,
+        let progress = match known {
+            Some(progress) => progress,
             None => {
                 let mut warnings = Vec::new();
                 let trials =
                     read_trials(&path, writing, &mut warnings, KEEP_COLUMNS_AFTER, Needed::Progress)?;
-                let standing = Standing::of(plan, &trials, warnings);
-                keep(&standing);
-                standing
+                let progress = Progress::of(plan, &trials, warnings);
+                keep(&progress);
+                progress
             }
         };
-        let mut warnings = standing.warnings.clone();
+        let mut warnings = progress.warnings.clone();
         warnings.extend(said);
-        Ok((standing, sessions, warnings))
+        Ok((progress, sessions, warnings))
     }
 
     /// Whether a `margin run` of another process is writing the store now: the lock's

@@ -114,7 +114,7 @@ pub(super) fn read_log<T: DeserializeOwned + Send>(
 /// the lines parsed here hold at least `min_parsed` bytes and an eighth of what the
 /// columns covered, they are kept too, up to the last record read: a part of their own.
 ///
-/// `needed`: the table is only for where the cells stand (`Standing::of`) or for a
+/// `needed`: the table is only for where the cells stand (`Progress::of`) or for a
 /// report, and holds only the columns that needs ([`Needed`]), read alone from
 /// `runs.columns/` when the lines after them are too few for the columns to be kept
 /// (when they are, all the columns are read, and the table has all).

@@ -1,10 +1,10 @@
 //! The store's tests: here the records and stores they are made of; beside it, in
 //! `tests/`: [`log`] (records appended and read back, torn lines, the lock), [`room`]
 //! (the zeros laid ahead of the records while a run writes), [`column_cache`] (the
-//! columns read from the log and kept beside it), [`cell_standing`] (where the cells
+//! columns read from the log and kept beside it), [`cell_progress`] (where the cells
 //! stand, read and kept).
 
-mod cell_standing;
+mod cell_progress;
 mod column_cache;
 mod log;
 mod room;
@@ -63,11 +63,7 @@ fn varied(n: u32) -> TrialRecord {
     r.metrics.insert(format!("m{}", n % 3), f64::from(n) / 7.0);
     r.metric_info.insert(
         format!("m{}", n % 3),
-        MetricInfo {
-            unit: "B/s".into(),
-            better: vocab::Better::Higher,
-            mean: vocab::MeanKind::Harmonic,
-        },
+        MetricInfo { unit: "B/s".into(), better: vocab::Better::Higher, mean: vocab::MeanKind::Harmonic },
     );
     if n.is_multiple_of(11) {
         r.status = [Status::Failed, Status::Timeout, Status::ParseError][n as usize % 3];
@@ -163,9 +159,9 @@ fn folder(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
 }
 
 /// A plan of seven cells, and records of them (and of a cell it no longer has).
-fn standing_case() -> (crate::plan::Plan, Vec<TrialRecord>) {
+fn progress_case() -> (crate::plan::Plan, Vec<TrialRecord>) {
     let exp = crate::spec::load_str(
-        std::path::Path::new("experiments/standing.yaml"),
+        std::path::Path::new("experiments/progress.yaml"),
         "matrix: { n: [0, 1, 2, 3, 4, 5, 6] }\nrun: \"true\"\nrepetitions: 5\n",
     )
     .unwrap();

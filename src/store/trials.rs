@@ -419,7 +419,7 @@ impl Trials {
         }
     }
 
-    /// Keeps only the columns a cell's progress is made of (`Standing::of`, and a run's
+    /// Keeps only the columns a cell's progress is made of (`Progress::of`, and a run's
     /// start, which counts a label's sessions: cell, session, status, warm-up, repetition,
     /// start, wall time, and each trial's metrics with their values and means; the names,
     /// failures and warnings): the others are emptied. What

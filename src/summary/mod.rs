@@ -12,10 +12,9 @@
 //! cells), [`drifts`] (sessions whose trials drifted or depended on their order),
 //! [`environment`] (the machines' facts, how to run it again). Every one is re-exported
 //! here: `crate::summary::CellStat`. Beside them: [`json`] writes the file, `schema.rs`
-//! (tests) derives its JSON Schema, [`compare`] is what `margin compare` answers.
+//! (tests) derives its JSON Schema, [`versus`] is what `margin compare` answers.
 
 mod cells;
-pub(crate) mod compare;
 mod comparisons;
 mod drifts;
 mod environment;
@@ -25,6 +24,7 @@ mod runs;
 mod schema;
 mod settings;
 mod telemetry;
+pub(crate) mod versus;
 mod warnings;
 
 pub(crate) use cells::{CellStat, RegimeAfter, RegimeBefore, RegimeBeside, RegimeStat, RegimesStat};

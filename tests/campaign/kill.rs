@@ -34,6 +34,10 @@ fn experiment(repetitions: usize) -> String {
     )
 }
 
+#[allow(
+    clippy::too_many_lines,
+    reason = "test code: a campaign is a script of kills and checks, read top to bottom"
+)]
 pub(crate) fn campaign(margin: &Margin, root: &Path, cfg: &Config) -> Tally {
     let yaml = experiment(cfg.repetitions);
     let mut failures = Vec::new();

@@ -24,6 +24,10 @@ const OTHER: &str = "matrix:\n  m: [1, 2]\nrun: echo value={{ m }}\n\
 
 const LIMIT: Duration = Duration::from_secs(120);
 
+#[allow(
+    clippy::too_many_lines,
+    reason = "test code: a campaign is a script of readers and checks, read top to bottom"
+)]
 pub(crate) fn campaign(margin: &Margin, root: &Path, cfg: &Config) -> Tally {
     let mut rng = Rng::new(cfg.seed);
     let mut failures = Vec::new();

@@ -4,6 +4,7 @@
 //! summary.json.
 
 use super::{Arms, Job, Sides};
+use crate::summary::{Arm, ComparisonStat, Median, MetricMeta, Replication};
 use stats::compare::{Comparison, RatioInterval, compare_unit_logs};
 use stats::elementary::{mean, median_of_sorted, sorted};
 use stats::interval::{mean_interval, median_interval};
@@ -12,7 +13,6 @@ use stats::robust::compare_design;
 use stats::units::UnitLogs;
 use stats::verdict::{Replicate, VerdictKind, Vocabulary, Wording, unreplicated, verdict_per};
 use stats::{StatsError, StatsSettings};
-use crate::summary::{Arm, ComparisonStat, Median, MetricMeta};
 use vocab::Method;
 
 /// The row of `job`, compared on `sides` by the metric's method, with its verdict, and
@@ -30,23 +30,7 @@ pub(super) fn judge(
     let settings = &own;
     let Sides { kept: [a_kept, b_kept], all: [a_all, b_all], pairs, mut replication, single, unit_logs } =
         sides;
-    // The robust method compares trials by their ranks, every value (no outlier rule);
-    // across disjoint boots the boots' means are the observations, too few for ranks, so
-    // there it falls back to the parametric method and says so.
-    let positive = |o: &Observations| o.values().iter().all(|v| *v > 0.0);
-    let falls_back = match settings.method {
-        Method::Robust if replication.is_some() => Some(format!(
-            "the robust method ranks trials, and these levels were measured in disjoint {unit}s: their \
-             {unit}s' means are compared by the parametric method",
-            unit = replication.as_ref().map_or("boot", |r| r.unit)
-        )),
-        Method::Robust if !positive(&a_all) || !positive(&b_all) => Some(
-            "the robust method ranks the logarithms of the values, and a value here is 0 or below: \
-             compared by the parametric method"
-                .to_owned(),
-        ),
-        _ => None,
-    };
+    let falls_back = falls_back(settings.method, replication.as_ref(), [&a_all, &b_all]);
     let parametric = StatsSettings { method: Method::Parametric, ..settings.clone() };
     let settings = if falls_back.is_some() { &parametric } else { settings };
     let robust = settings.method == Method::Robust;
@@ -65,15 +49,7 @@ pub(super) fn judge(
     };
     let wording =
         Wording { baseline: &job.baseline, level: &job.level, better: Some(meta.better), vocabulary };
-    let replicate = match &replication {
-        Some(r) => Replicate::Unit {
-            unit: r.unit,
-            trials: r.trials_per_unit.1.max(1),
-            components: r.baseline_components.zip(r.level_components),
-            units: r.baseline_units.min(r.level_units),
-        },
-        None => Replicate::Trial,
-    };
+    let replicate = replicate(replication.as_ref());
     let judge = |c: &Comparison| match &replication {
         Some(r) if r.baseline_units < 2 || r.level_units < 2 => {
             unreplicated(c, settings, &wording, r.unit, (r.baseline_units, r.level_units))
@@ -116,13 +92,7 @@ pub(super) fn judge(
         entry: job.entry,
     };
     let unreplicated = judged.kind == VerdictKind::Unreplicated;
-    let (ci_low, ci_high) = match comparison.interval {
-        // unreplicated: the interval within the boots is no interval of the levels' ratio
-        // (it leaves out how boots differ); the sentence gives it for what it is
-        _ if unreplicated => (None, None),
-        RatioInterval::Bounded { low, high } => (Some(low), Some(high)),
-        RatioInterval::NoEstimate | RatioInterval::Unbounded | RatioInterval::TooFew { .. } => (None, None),
-    };
+    let (ci_low, ci_high) = interval(&comparison.interval, unreplicated);
     let mut stat = ComparisonStat {
         factor: job.factor,
         baseline: job.baseline,
@@ -156,15 +126,55 @@ pub(super) fn judge(
         method: comparison.method,
         coverage_pct: comparison.coverage.map(|c| c * 100.0),
     };
-    super::super::answers::annotate(
-        &mut stat,
-        (&comparison, &all),
-        (&a_all, &b_all),
-        meta,
-        settings,
-        single.is_some(),
-    );
+    super::super::effects::log_ratios(&mut stat, (&comparison, &all));
+    super::super::prediction::predict(&mut stat, (&a_all, &b_all), meta, settings, single.is_some());
     Ok((stat, arms))
+}
+
+/// Why the robust method gives way to the parametric one, if it does. The robust method
+/// compares trials by their ranks, every value (no outlier rule); across disjoint boots
+/// the boots' means are the observations, too few for ranks, so there it falls back to
+/// the parametric method and says so; and so it does where a value (`all` of either
+/// side) is 0 or below, which has no logarithm.
+fn falls_back(method: Method, replication: Option<&Replication>, all: [&Observations; 2]) -> Option<String> {
+    let positive = |o: &Observations| o.values().iter().all(|v| *v > 0.0);
+    match method {
+        Method::Robust if replication.is_some() => Some(format!(
+            "the robust method ranks trials, and these levels were measured in disjoint {unit}s: their \
+             {unit}s' means are compared by the parametric method",
+            unit = replication.map_or("boot", |r| r.unit)
+        )),
+        Method::Robust if !positive(all[0]) || !positive(all[1]) => Some(
+            "the robust method ranks the logarithms of the values, and a value here is 0 or below: \
+             compared by the parametric method"
+                .to_owned(),
+        ),
+        _ => None,
+    }
+}
+
+/// What a verdict is replicated by: trials, or the boots (sessions) of `replication`.
+fn replicate(replication: Option<&Replication>) -> Replicate<'_> {
+    match replication {
+        Some(r) => Replicate::Unit {
+            unit: r.unit,
+            trials: r.trials_per_unit.1.max(1),
+            components: r.baseline_components.zip(r.level_components),
+            units: r.baseline_units.min(r.level_units),
+        },
+        None => Replicate::Trial,
+    }
+}
+
+/// The bounds of the ratio's interval, when it has some. Unreplicated, none: the interval
+/// within the boots is no interval of the levels' ratio (it leaves out how boots differ);
+/// the sentence gives it for what it is.
+fn interval(interval: &RatioInterval, unreplicated: bool) -> (Option<f64>, Option<f64>) {
+    match *interval {
+        _ if unreplicated => (None, None),
+        RatioInterval::Bounded { low, high } => (Some(low), Some(high)),
+        RatioInterval::NoEstimate | RatioInterval::Unbounded | RatioInterval::TooFew { .. } => (None, None),
+    }
 }
 
 fn arm(sample: &Observations, settings: &StatsSettings) -> Arm {

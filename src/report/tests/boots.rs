@@ -7,7 +7,7 @@ use super::*;
 /// (level, session, boot, centre of its values).
 fn boots_case(sessions: &[(&str, &str, &str, f64)]) -> ComparisonStat {
     let yaml = "matrix: { v: [a, b] }\nrun: \"true\"\nrepetitions: 5\nanalysis: { compare: [{ factor: v, baseline: a }] }\n";
-    let mut f = Fixture::new("experiments/boots.yaml", yaml);
+    let mut f = MemoryStore::new("experiments/boots.yaml", yaml);
     f.metric("wall_time", "s", Better::Lower, MeanKind::Arithmetic);
     for &(level, session, boot, centre) in sessions {
         f.session(session, "local", &[("boot_id", boot)]);
@@ -129,7 +129,7 @@ fn levels_from_disjoint_boots_are_compared_by_their_boots() {
 /// disjoint boots: (level, boot, shift of the boot's values, as a fraction).
 fn paired_boots_case(boots: &[(&str, &str, f64)]) -> ComparisonStat {
     let yaml = "matrix: { v: [a, b], block: [p1, p2, p3] }\nrun: \"true\"\nrepetitions: 3\nanalysis: { compare: [{ factor: v, baseline: a, paired_by: block }] }\n";
-    let mut f = Fixture::new("experiments/paired-boots.yaml", yaml);
+    let mut f = MemoryStore::new("experiments/paired-boots.yaml", yaml);
     f.metric("wall_time", "s", Better::Lower, MeanKind::Arithmetic);
     for &(level, boot, shift) in boots {
         f.session(boot, "local", &[("boot_id", boot)]);

@@ -40,7 +40,7 @@ fn groups_hold_their_values_in_start_order() {
 /// (seed 002's labels, 80 characters, had lost their start).
 #[test]
 fn plot_rows_name_what_differs_and_long_labels_fit_the_image() {
-    let mut f = Fixture::new(
+    let mut f = MemoryStore::new(
         "experiments/long.yaml",
         r#"matrix:
   kernel_flavour_of_the_machine: [xen-paravirtualised-dom0, bare-metal-reference]
@@ -131,7 +131,7 @@ fn pending_cells_are_grouped_by_why_they_wait() {
 #[test]
 fn an_interval_of_a_quantity_that_is_never_negative_stops_at_0() {
     let yaml = "matrix: { v: [a] }\nrun: \"true\"\n";
-    let mut f = Fixture::new("experiments/ticks.yaml", yaml);
+    let mut f = MemoryStore::new("experiments/ticks.yaml", yaml);
     f.metric("user_time", "s", Better::Lower, MeanKind::Arithmetic);
     f.metric("score", "", Better::Higher, MeanKind::Arithmetic);
     for i in 0..12 {
@@ -155,7 +155,7 @@ fn an_interval_of_a_quantity_that_is_never_negative_stops_at_0() {
 fn a_plot_of_values_spanning_decades_is_on_a_log_axis_and_shows_regimes() {
     let yaml =
         "matrix: { bs: [4k, 1M] }\nrun: \"true\"\nparse: dd\nmetrics:\n  throughput: { better: higher }\n";
-    let mut f = Fixture::new("experiments/span.yaml", yaml);
+    let mut f = MemoryStore::new("experiments/span.yaml", yaml);
     f.metric("throughput", "B/s", Better::Higher, MeanKind::Harmonic);
     for i in 0..10 {
         let wobble = 1.0 + 0.01 * (i % 3) as f64;
@@ -173,7 +173,7 @@ fn a_plot_of_values_spanning_decades_is_on_a_log_axis_and_shows_regimes() {
     assert!(svg.contains(r##"stroke="#5A5A5A""##) && svg.contains(r#"fill="none""#), "{svg}");
 
     // within one decade the axis stays linear
-    let mut f = Fixture::new("experiments/narrow.yaml", yaml);
+    let mut f = MemoryStore::new("experiments/narrow.yaml", yaml);
     f.metric("throughput", "B/s", Better::Higher, MeanKind::Harmonic);
     for i in 0..5 {
         f.trial(&[("bs", "4k")], &[("throughput", 6.0e7 + 1e5 * i as f64)]);
@@ -191,7 +191,7 @@ fn a_plot_of_values_spanning_decades_is_on_a_log_axis_and_shows_regimes() {
 fn margins_own_measures_are_folded_after_the_experiments_metrics() {
     let yaml =
         "matrix: { bs: [4k, 1M] }\nrun: \"true\"\nparse: dd\nmetrics:\n  throughput: { better: higher }\n";
-    let mut f = Fixture::new("experiments/fold.yaml", yaml);
+    let mut f = MemoryStore::new("experiments/fold.yaml", yaml);
     f.metric("throughput", "B/s", Better::Higher, MeanKind::Harmonic);
     f.metric("wall_time", "s", Better::Lower, MeanKind::Arithmetic);
     for i in 0..4 {
@@ -208,7 +208,7 @@ fn margins_own_measures_are_folded_after_the_experiments_metrics() {
     assert!(at("<summary>margin's own measures of each trial: wall_time</summary>") < at("### wall_time"));
     assert!(at("### wall_time") < at("</details>"));
 
-    let mut f = Fixture::new("experiments/own.yaml", "matrix: { bs: [4k] }\nrun: \"true\"\n");
+    let mut f = MemoryStore::new("experiments/own.yaml", "matrix: { bs: [4k] }\nrun: \"true\"\n");
     f.metric("wall_time", "s", Better::Lower, MeanKind::Arithmetic);
     for i in 0..3 {
         f.trial(&[("bs", "4k")], &[("wall_time", 0.1 + 0.001 * i as f64)]);

@@ -8,7 +8,7 @@ use super::*;
 #[test]
 fn seed_000_dnetc_margins_of_error_and_whether_the_kernels_differ() {
     let seed = &SEED["dnetc"];
-    let mut f = Fixture::file("seed000-dnetc.yaml");
+    let mut f = MemoryStore::file("seed000-dnetc.yaml");
     f.metric("time", "s", Better::Lower, MeanKind::Arithmetic).importing();
     let cores: Vec<&str> = seed["cores"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
     for (kernel, boot, hypervisor, release) in [
@@ -63,7 +63,7 @@ fn seed_000_dnetc_margins_of_error_and_whether_the_kernels_differ() {
 
     // The same numbers as if both kernels had run in one session: pair by pair, scipy's
     // paired log-ratio interval, and more trials would settle it.
-    let mut f = Fixture::new(
+    let mut f = MemoryStore::new(
         "experiments/seed000-dnetc-one-session.yaml",
         "matrix: { kernel: [bare, xen], core: [c1, c2, c3, c4, c5, c6] }\nrun: \"true\"\nanalysis: { compare: [{ factor: kernel, baseline: bare, paired_by: core }] }\n",
     );
@@ -86,7 +86,7 @@ fn seed_000_dnetc_margins_of_error_and_whether_the_kernels_differ() {
 #[test]
 fn seed_000_bonnie_block_writes_are_slower_in_the_domu() {
     let seed = &SEED["bonnie"];
-    let mut f = Fixture::file("seed000-bonnie.yaml");
+    let mut f = MemoryStore::file("seed000-bonnie.yaml");
     f.metric("put_block", "B/s", Better::Higher, MeanKind::Harmonic).importing();
     for (domain, host) in [("dom0", "quadopt"), ("domU", "quadopt_domU")] {
         f.session(domain, host, &[("hypervisor", "xen"), ("xen_role", domain)]);

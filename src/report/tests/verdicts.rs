@@ -138,7 +138,7 @@ fn verdicts_that_rest_on_an_outlier_are_flagged() {
 /// keeping it would give.
 #[test]
 fn outliers_set_aside_on_request() {
-    let mut f = Fixture::new(
+    let mut f = MemoryStore::new(
         "experiments/case.yaml",
         "matrix: { v: [a, b] }\nrun: \"true\"\nrepetitions: 6\nanalysis:\n  outliers: { method: mad, set_aside: true }\n  compare: [{ factor: v, baseline: a }]\n",
     );

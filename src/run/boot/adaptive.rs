@@ -69,7 +69,7 @@ impl Booting<'_> {
     pub(super) fn needs_trials(&self, rule: &dyn Stopping) -> Result<bool, RunError> {
         let snapshot = self.store.load()?;
         let progress = progress(self.plan, self.options, &snapshot, rule.needs_board());
-        let board = if rule.needs_board() { progress.clone() } else { crate::store::Board::new() };
+        let board = if rule.needs_board() { progress.clone() } else { crate::store::ProgressByCell::new() };
         Ok(self.plan.cells.iter().enumerate().any(|(i, c)| {
             host_of(self.plan, c) == self.host
                 && !rule.is_done(i, &progress.get(&i).cloned().unwrap_or_default(), &board)

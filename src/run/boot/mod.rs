@@ -96,7 +96,7 @@ pub fn run(
     // its own levels' cells
     let snapshot = store.load()?;
     let progress = progress(plan, &options, &snapshot, rule.needs_board());
-    let board = if rule.needs_board() { progress.clone() } else { crate::store::Board::new() };
+    let board = if rule.needs_board() { progress.clone() } else { crate::store::ProgressByCell::new() };
     for (i, cell) in plan.cells.iter().enumerate() {
         let host = host_of(plan, cell);
         if !hosts.iter().any(|h| h == host) {
@@ -160,7 +160,7 @@ impl Stopping for UpTo {
         &self,
         _cell: usize,
         progress: &crate::store::CellProgress,
-        _board: &crate::store::Board,
+        _board: &crate::store::ProgressByCell,
     ) -> bool {
         progress.ok >= self.0.unwrap_or(0)
     }
@@ -169,7 +169,7 @@ impl Stopping for UpTo {
         &self,
         _cell: usize,
         progress: &crate::store::CellProgress,
-        _board: &crate::store::Board,
+        _board: &crate::store::ProgressByCell,
     ) -> (u32, u32) {
         let left = self.0.unwrap_or(0).saturating_sub(progress.ok);
         (left, left)

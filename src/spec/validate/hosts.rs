@@ -3,7 +3,7 @@
 
 use super::Checker;
 use crate::diag::{excerpt, suggest};
-use crate::spec::{Level, parse_duration};
+use crate::spec::{Gang, Level, Located, parse_duration};
 use vocab::ENGINE_METRICS;
 
 impl Checker<'_> {
@@ -105,100 +105,8 @@ impl Checker<'_> {
                     Some("list its hosts: `hosts: [domu1, domu2]`; a single host is a level of `host` by itself".into()),
                 );
             }
-            let mut seen: Vec<&str> = Vec::new();
-            for member in &g.hosts {
-                if seen.contains(&member.value.as_str()) {
-                    self.error_hint(
-                        member.pos,
-                        format!(
-                            "gang `{}`: host `{}` is listed twice",
-                            excerpt(&name.value),
-                            excerpt(&member.value)
-                        ),
-                        Some("a host runs one trial at a time: list each host once".into()),
-                    );
-                } else if !hosts.contains(&member.value.as_str()) {
-                    let hint = suggest(&member.value, hosts.iter().copied()).or_else(|| {
-                        Some(format!("declare it: `hosts: {{ {}: {{ ssh: user@machine }} }}`", member.value))
-                    });
-                    self.error_hint(
-                        member.pos,
-                        format!(
-                            "gang `{}`: host `{}` is not declared under `hosts:`",
-                            excerpt(&name.value),
-                            excerpt(&member.value)
-                        ),
-                        hint,
-                    );
-                }
-                seen.push(&member.value);
-            }
-            // the metrics a trial reports: margin's own, those `metrics:` names (a parser's
-            // selection, or extractors) and, when `metrics:` selects none, whatever the
-            // parser finds (checked when the trial runs)
-            let named: Vec<&str> = exp.spec.metrics.keys().map(|k| k.value.as_str()).collect();
-            let selects = exp.spec.metrics.iter().any(|(k, m)| {
-                m.value.regex.is_none()
-                    && m.value.json.is_none()
-                    && !vocab::is_measured_metric(&k.value)
-            });
-            let open = exp.spec.parse.is_some() && !selects;
-            for (metric, rule) in &g.aggregate {
-                let reported =
-                    ENGINE_METRICS.contains(&metric.value.as_str()) || named.contains(&metric.value.as_str());
-                if !reported && !open {
-                    let mut known: Vec<&str> = ENGINE_METRICS.to_vec();
-                    known.extend(named.iter().copied().filter(|n| !vocab::is_telemetry_metric(n)));
-                    self.error_hint(
-                        metric.pos,
-                        format!(
-                            "gang `{}`: no trial reports the metric `{}` to aggregate",
-                            excerpt(&name.value),
-                            excerpt(&metric.value)
-                        ),
-                        Some(format!("the trials report: {}", known.join(", "))),
-                    );
-                }
-                if vocab::is_telemetry_metric(&metric.value) {
-                    self.error_hint(
-                        metric.pos,
-                        format!(
-                            "gang `{}`: `{}` is what a machine did, not a trial's result: it is not aggregated",
-                            excerpt(&name.value),
-                            excerpt(&metric.value)
-                        ),
-                        Some("each member's counters are kept as `metric@host`".into()),
-                    );
-                }
-                if metric.value.contains('@') {
-                    self.error_hint(
-                        metric.pos,
-                        format!(
-                            "gang `{}`: `{}` names a member's metric",
-                            excerpt(&name.value),
-                            excerpt(&metric.value)
-                        ),
-                        Some(
-                            "aggregate the metric by its own name: the members' values are `metric@host`"
-                                .into(),
-                        ),
-                    );
-                }
-                if !crate::spec::AGGREGATES.contains(&rule.value.as_str()) {
-                    let hint = suggest(&rule.value, crate::spec::AGGREGATES.iter().copied())
-                        .or_else(|| Some(format!("one of: {}", crate::spec::AGGREGATES.join(", "))));
-                    self.error_hint(
-                        rule.pos,
-                        format!(
-                            "gang `{}`: unknown aggregate `{}` for `{}`",
-                            excerpt(&name.value),
-                            excerpt(&rule.value),
-                            excerpt(&metric.value)
-                        ),
-                        hint,
-                    );
-                }
-            }
+            self.gang_members(name, g, &hosts);
+            self.gang_aggregates(name, g);
         }
         let used = |gang: &str| {
             exp.spec
@@ -216,6 +124,107 @@ impl Checker<'_> {
                 format!("gang `{}` is declared but no level of `host` names it", excerpt(&name.value)),
                 Some(format!("add it to the matrix: `host: [..., {}]`", name.value)),
             );
+        }
+    }
+
+    /// A gang's `hosts:`: each declared, and listed once.
+    fn gang_members(&mut self, name: &Located<String>, g: &Gang, hosts: &[&str]) {
+        let mut seen: Vec<&str> = Vec::new();
+        for member in &g.hosts {
+            if seen.contains(&member.value.as_str()) {
+                self.error_hint(
+                    member.pos,
+                    format!(
+                        "gang `{}`: host `{}` is listed twice",
+                        excerpt(&name.value),
+                        excerpt(&member.value)
+                    ),
+                    Some("a host runs one trial at a time: list each host once".into()),
+                );
+            } else if !hosts.contains(&member.value.as_str()) {
+                let hint = suggest(&member.value, hosts.iter().copied()).or_else(|| {
+                    Some(format!("declare it: `hosts: {{ {}: {{ ssh: user@machine }} }}`", member.value))
+                });
+                self.error_hint(
+                    member.pos,
+                    format!(
+                        "gang `{}`: host `{}` is not declared under `hosts:`",
+                        excerpt(&name.value),
+                        excerpt(&member.value)
+                    ),
+                    hint,
+                );
+            }
+            seen.push(&member.value);
+        }
+    }
+
+    /// A gang's `aggregate:`: metrics the trials report, each a result (not a machine's
+    /// counter, nor a member's), by a known rule.
+    fn gang_aggregates(&mut self, name: &Located<String>, g: &Gang) {
+        let exp = self.exp;
+        // the metrics a trial reports: margin's own, those `metrics:` names (a parser's
+        // selection, or extractors) and, when `metrics:` selects none, whatever the
+        // parser finds (checked when the trial runs)
+        let named: Vec<&str> = exp.spec.metrics.keys().map(|k| k.value.as_str()).collect();
+        let selects = exp.spec.metrics.iter().any(|(k, m)| {
+            m.value.regex.is_none() && m.value.json.is_none() && !vocab::is_measured_metric(&k.value)
+        });
+        let open = exp.spec.parse.is_some() && !selects;
+        for (metric, rule) in &g.aggregate {
+            let reported =
+                ENGINE_METRICS.contains(&metric.value.as_str()) || named.contains(&metric.value.as_str());
+            if !reported && !open {
+                let mut known: Vec<&str> = ENGINE_METRICS.to_vec();
+                known.extend(named.iter().copied().filter(|n| !vocab::is_telemetry_metric(n)));
+                self.error_hint(
+                    metric.pos,
+                    format!(
+                        "gang `{}`: no trial reports the metric `{}` to aggregate",
+                        excerpt(&name.value),
+                        excerpt(&metric.value)
+                    ),
+                    Some(format!("the trials report: {}", known.join(", "))),
+                );
+            }
+            if vocab::is_telemetry_metric(&metric.value) {
+                self.error_hint(
+                    metric.pos,
+                    format!(
+                        "gang `{}`: `{}` is what a machine did, not a trial's result: it is not aggregated",
+                        excerpt(&name.value),
+                        excerpt(&metric.value)
+                    ),
+                    Some("each member's counters are kept as `metric@host`".into()),
+                );
+            }
+            if metric.value.contains('@') {
+                self.error_hint(
+                    metric.pos,
+                    format!(
+                        "gang `{}`: `{}` names a member's metric",
+                        excerpt(&name.value),
+                        excerpt(&metric.value)
+                    ),
+                    Some(
+                        "aggregate the metric by its own name: the members' values are `metric@host`".into(),
+                    ),
+                );
+            }
+            if !crate::spec::AGGREGATES.contains(&rule.value.as_str()) {
+                let hint = suggest(&rule.value, crate::spec::AGGREGATES.iter().copied())
+                    .or_else(|| Some(format!("one of: {}", crate::spec::AGGREGATES.join(", "))));
+                self.error_hint(
+                    rule.pos,
+                    format!(
+                        "gang `{}`: unknown aggregate `{}` for `{}`",
+                        excerpt(&name.value),
+                        excerpt(&rule.value),
+                        excerpt(&metric.value)
+                    ),
+                    hint,
+                );
+            }
         }
     }
 

@@ -1,5 +1,5 @@
-//! `runs.progress`: where each cell stands ([`Standing`]: the progress the stopping rule
-//! weighs, and the counts `margin status` shows), kept beside the trial log so that
+//! `runs.progress`: the cells' [`Progress`] (what the stopping rule weighs, and the counts
+//! `margin status` shows), kept beside the trial log so that
 //! `status` and `plan` read nothing of the log, nor of its columns, when it has not changed
 //! since (docs/store.md, "Where the cells stand").
 //!
@@ -12,7 +12,6 @@
 //! by one byte, another plan, a damaged file: ignored, the log is read (through its
 //! columns) and the file written anew.
 
-use std::collections::HashMap;
 use std::fs::{File, Metadata};
 use std::io;
 use std::os::unix::fs::{FileExt, MetadataExt};
@@ -20,64 +19,18 @@ use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 
-use super::derived::{
+use super::super::derived::{
     Decoder, Encoder, bad, edges, mean_code, mean_of, open_derived, read_whole, write_derived,
 };
-use super::progress::{CellProgress, progress};
-use super::record::Status;
-use super::trials::Trials;
+use super::{CellProgress, Progress, ProgressByCell};
 use crate::plan::Plan;
 
-/// What the file starts with; the last digit is the version of the layout below.
+/// What the file starts with; the last digit is the version of the layout below. (The
+/// word is the type's older name, kept: a store's files are read by later versions.)
 const MAGIC: &[u8; 16] = b"margin-standing1";
 
-/// Where the cells of a plan stand, from the whole trial log: what `margin status` and
-/// `margin plan` need of it.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Standing {
-    /// The progress of the cells that have records, by index into [`Plan::cells`]
-    /// ([`progress`]).
-    pub progress: HashMap<usize, CellProgress>,
-    /// Records of cells the plan no longer has.
-    pub set_aside: usize,
-    /// Measurements (not warm-ups), failed trials and imported ones, of every cell.
-    pub measured: usize,
-    pub failed: usize,
-    pub imported: usize,
-    /// When the last trial started, µs since the epoch.
-    pub last_started: Option<i64>,
-    /// What reading the trial log said of its lines (a torn record).
-    pub warnings: Vec<String>,
-}
-
-impl Standing {
-    /// The standing of `plan`'s cells in `trials`, with the warnings reading them gave.
-    pub fn of(plan: &Plan, trials: &Trials, warnings: Vec<String>) -> Standing {
-        let (progress, set_aside) = progress(plan, trials);
-        let mut standing = Standing { progress, set_aside, warnings, ..Standing::default() };
-        standing.count(trials);
-        standing
-    }
-
-    /// This standing extended by the records after those it was made of (`tail`), as
-    /// [`Standing::of`] all of them would be.
-    pub(super) fn extend(&mut self, plan: &Plan, tail: &Trials) {
-        super::progress::extend(&mut self.progress, &mut self.set_aside, plan, tail);
-        self.count(tail);
-    }
-
-    /// Adds the measurements, failures and imports of `trials`, and their latest start.
-    fn count(&mut self, trials: &Trials) {
-        self.measured +=
-            (0..trials.len()).filter(|&t| trials.status[t].is_measurement() && !trials.warmup[t]).count();
-        self.failed += trials.failed.len();
-        self.imported += trials.status.iter().filter(|&&s| s == Status::Imported).count();
-        self.last_started = self.last_started.max(trials.started.iter().filter_map(|s| s.get()).max());
-    }
-}
-
 /// `runs.progress` beside `runs.ndjson`.
-pub(super) fn path_for(log: &Path) -> PathBuf {
+pub(in crate::store) fn path_for(log: &Path) -> PathBuf {
     log.with_extension("progress")
 }
 
@@ -90,16 +43,16 @@ fn plan_key(plan: &Plan) -> [u8; 32] {
     *hasher.finalize().as_bytes()
 }
 
-/// The standing kept for `log` and `plan`, when the log is what it was then, or that
+/// The progress kept for `log` and `plan`, when the log is what it was then, or that
 /// and whole lines after it, and where its text ended then: `text` is where it ends now
 /// ([`super::written_end`]).
-pub(super) fn read(
+pub(in crate::store) fn read(
     path: &Path,
     log: &File,
     meta: &Metadata,
     text: u64,
     plan: &Plan,
-) -> Option<(Standing, u64)> {
+) -> Option<(Progress, u64)> {
     let (mut r, sum) = open_derived(path, MAGIC)?;
     let (dev, ino, end) = (r.u64().ok()?, r.u64().ok()?, r.u64().ok()?);
     let (mut head, mut tail, mut key) = ([0u8; 32], [0u8; 32], [0u8; 32]);
@@ -117,19 +70,19 @@ pub(super) fn read(
     if edges(log, end).ok()? != (head, tail) {
         return None;
     }
-    let standing = decode(&mut r, plan.cells.len()).ok()?;
-    read_whole(r, &sum).then_some((standing, end))
+    let progress = decode(&mut r, plan.cells.len()).ok()?;
+    read_whole(r, &sum).then_some((progress, end))
 }
 
-/// Keep `standing` as that of `plan` in `log`'s text, which ends at `text`: written
+/// Keep `progress` as that of `plan` in `log`'s text, which ends at `text`: written
 /// beside, renamed over the old file. Errors are the caller's to ignore.
-pub(super) fn write(
+pub(in crate::store) fn write(
     path: &Path,
     log: &File,
     meta: &Metadata,
     text: u64,
     plan: &Plan,
-    standing: &Standing,
+    progress: &Progress,
 ) -> io::Result<()> {
     let (head, tail) = edges(log, text)?;
     write_derived(path, MAGIC, |w| {
@@ -139,18 +92,18 @@ pub(super) fn write(
         w.bytes(&head)?;
         w.bytes(&tail)?;
         w.bytes(&plan_key(plan))?;
-        encode(w, standing)
+        encode(w, progress)
     })
 }
 
-fn encode(w: &mut Encoder, s: &Standing) -> io::Result<()> {
+fn encode(w: &mut Encoder, s: &Progress) -> io::Result<()> {
     for n in [s.set_aside, s.measured, s.failed, s.imported] {
         w.len(n)?;
     }
     w.optional(s.last_started, |w, t| w.u64(t as u64))?;
     w.list(&s.warnings, |w, text| w.text(text))?;
-    // in the plan's order, so that the same standing is the same bytes
-    let mut cells: Vec<(&usize, &CellProgress)> = s.progress.iter().collect();
+    // in the plan's order, so that the same progress is the same bytes
+    let mut cells: Vec<(&usize, &CellProgress)> = s.cells.iter().collect();
     cells.sort_by_key(|(i, _)| **i);
     w.list(&cells, |w, (cell, p)| {
         w.len(**cell)?;
@@ -173,7 +126,7 @@ fn encode(w: &mut Encoder, s: &Standing) -> io::Result<()> {
     })
 }
 
-fn decode(r: &mut Decoder, cells: usize) -> io::Result<Standing> {
+fn decode(r: &mut Decoder, cells: usize) -> io::Result<Progress> {
     let (set_aside, measured, failed, imported) = (r.len()?, r.len()?, r.len()?, r.len()?);
     let last_started = r.optional(|r| Ok(r.u64()? as i64))?;
     let warnings = r.list(Decoder::text)?;
@@ -199,9 +152,9 @@ fn decode(r: &mut Decoder, cells: usize) -> io::Result<Standing> {
         Ok((cell, progress))
     })?;
     let n = progress.len();
-    let progress: HashMap<usize, CellProgress> = progress.into_iter().collect();
+    let progress: ProgressByCell = progress.into_iter().collect();
     if progress.len() != n {
         return Err(bad());
     }
-    Ok(Standing { progress, set_aside, measured, failed, imported, last_started, warnings })
+    Ok(Progress { cells: progress, set_aside, measured, failed, imported, last_started, warnings })
 }

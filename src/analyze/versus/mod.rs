@@ -5,8 +5,8 @@
 //! as not comparable, and so are the differences between the two sides' machines. With
 //! `--fail-on`, a gate for CI (docs/design.md §4, Exit codes).
 //!
-//! [`select`] keeps the trials of a side, [`compare`] analyses the two as one experiment
-//! into a [`CompareOutput`], [`facts`] lists how the machines differ and [`gate`] what
+//! [`select`] keeps the trials of a side, [`versus`](versus()) analyses the two as one experiment
+//! into a [`Versus`], [`facts`] lists how the machines differ and [`gate`] what
 //! trips `--fail-on`. The command (`cmd::compare`) loads the sides and prints.
 
 mod facts;
@@ -23,15 +23,15 @@ use crate::plan::{Cell, Plan};
 use crate::spec::{Compare, Experiment, Located};
 use crate::store::{Event, SessionRecord, Snapshot, Store, TrialRecord, Trials};
 use crate::summary::Summary;
-use crate::summary::compare::{BASELINE, CANDIDATE, CompareOutput, FailOn, NotComparable, SideInfo};
-use vocab::{CellId, Scalar};
+use crate::summary::versus::{BASELINE, CANDIDATE, FailOn, NotComparable, SideInfo, Versus};
 use select::Selection;
+use vocab::{CellId, Scalar};
 
 use super::{AnalyzeError, summarize_owned};
 
 /// Why a side cannot be read as asked, or the two cannot be analysed.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum CompareError {
+pub(crate) enum VersusError {
     /// `label=…` names a label no session of the store has.
     #[error(
         "{}: no session has the label `{label}`; its labels: {}\nhint: `margin run FILE --label {label}` \
@@ -89,18 +89,44 @@ impl Side {
         selection: Option<&Selection>,
         records: Vec<TrialRecord>,
         sessions: Vec<SessionRecord>,
-    ) -> Result<Side, CompareError> {
+    ) -> Result<Side, VersusError> {
         let records = match selection {
             None => records,
             Some(sel) => select::select(&store.dir, sel, records, &sessions)?,
         };
         if !records.iter().any(|r| r.status.is_measurement() && !r.warmup) {
             let selection = selection.map(ToString::to_string);
-            return Err(CompareError::NoMeasurement { store: store.dir.clone(), selection });
+            return Err(VersusError::NoMeasurement { store: store.dir.clone(), selection });
         }
         let used: BTreeSet<&str> = records.iter().map(|r| r.session.as_str()).collect();
         let sessions = sessions.iter().filter(|s| used.contains(s.session.as_str())).cloned().collect();
         Ok(Side { exp, store, selection: selection.cloned(), records, sessions })
+    }
+
+    /// What the output says of this side: where it is, what was selected, its sessions,
+    /// their labels and its measured trials.
+    fn info(&self) -> SideInfo {
+        let measured = |r: &&TrialRecord| r.status.is_measurement() && !r.warmup;
+        let mut labels: Vec<String> = Vec::new();
+        for label in self.sessions.iter().filter_map(|x| x.label.as_ref()) {
+            if !labels.contains(label) {
+                labels.push(label.clone());
+            }
+        }
+        SideInfo {
+            experiment: self.exp.name.clone(),
+            experiment_file: self.exp.path.display().to_string(),
+            store: self.store.dir.display().to_string(),
+            selection: self.selection.as_ref().map(ToString::to_string),
+            sessions: self
+                .sessions
+                .iter()
+                .filter(|x| x.event == Event::Start)
+                .map(|x| x.session.clone())
+                .collect(),
+            labels,
+            trials: self.records.iter().filter(measured).count(),
+        }
     }
 }
 
@@ -131,11 +157,11 @@ fn side_id(id: &str, side: &str) -> CellId {
 /// The two sides as one experiment with a factor `side` (baseline, candidate) compared
 /// within each cell, analysed by [`summarize_owned`] as a report would be; the summary
 /// too, for the Markdown's table.
-pub(crate) fn compare(
+pub(crate) fn versus(
     base: &Side,
     cand: &Side,
     fail_on: Option<FailOn>,
-) -> Result<(CompareOutput, Summary), CompareError> {
+) -> Result<(Versus, Summary), VersusError> {
     let (a_cells, b_cells) = (cells(&base.records), cells(&cand.records));
     let mut comparable: Vec<(&IndexMap<String, String>, &str)> = Vec::new();
     let mut not_comparable = Vec::new();
@@ -219,35 +245,12 @@ pub(crate) fn compare(
         at,
     )];
     let ((), summary) = summarize_owned(&exp, &plan, snapshot, |_| ());
-    let summary = summary.map_err(|source| CompareError::Analyze { experiment: exp.name.clone(), source })?;
+    let summary = summary.map_err(|source| VersusError::Analyze { experiment: exp.name.clone(), source })?;
 
     let failed = gate::tripped(&summary, fail_on);
-    let info = |s: &Side| {
-        let measured = |r: &&TrialRecord| r.status.is_measurement() && !r.warmup;
-        let mut labels: Vec<String> = Vec::new();
-        for label in s.sessions.iter().filter_map(|x| x.label.as_ref()) {
-            if !labels.contains(label) {
-                labels.push(label.clone());
-            }
-        }
-        SideInfo {
-            experiment: s.exp.name.clone(),
-            experiment_file: s.exp.path.display().to_string(),
-            store: s.store.dir.display().to_string(),
-            selection: s.selection.as_ref().map(ToString::to_string),
-            sessions: s
-                .sessions
-                .iter()
-                .filter(|x| x.event == Event::Start)
-                .map(|x| x.session.clone())
-                .collect(),
-            labels,
-            trials: s.records.iter().filter(measured).count(),
-        }
-    };
-    let output = CompareOutput {
-        baseline: info(base),
-        candidate: info(cand),
+    let output = Versus {
+        baseline: base.info(),
+        candidate: cand.info(),
         settings: summary.settings.clone(),
         not_comparable,
         only_baseline: only(&a_cells, &b_cells),

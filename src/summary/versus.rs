@@ -1,6 +1,6 @@
 //! What `margin compare` answers (`--json`, and the Markdown made of it): the two sides,
 //! a row per compared cell and metric, what could not be compared, how the machines
-//! differ, and the gate. [`crate::analyze::compare`] fills it, [`crate::report::compare`]
+//! differ, and the gate. [`crate::analyze::versus`] fills it, [`crate::report::versus`]
 //! writes it as Markdown.
 
 use std::str::FromStr;
@@ -90,7 +90,7 @@ pub(crate) struct Tripped {
 
 /// `margin compare --json`: everything the Markdown says.
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct CompareOutput {
+pub(crate) struct Versus {
     pub(crate) baseline: SideInfo,
     pub(crate) candidate: SideInfo,
     /// The analysis settings (the baseline experiment's), as in summary.json.

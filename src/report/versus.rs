@@ -1,11 +1,11 @@
 //! The Markdown `margin compare` prints: the two sides, the verdict table (the report's
 //! glance table), what could not be compared, how the machines differ, the warnings and
-//! the gate, from the [`CompareOutput`] the analysis made.
+//! the gate, from the [`Versus`] the analysis made.
 
 use super::format::{cell_text, markdown_table};
 use super::glance;
 use crate::summary::Summary;
-use crate::summary::compare::{BASELINE, CANDIDATE, CompareOutput, SideInfo};
+use crate::summary::versus::{BASELINE, CANDIDATE, SideInfo, Versus};
 
 /// The fact that names the boot a session ran in (the store's `BOOT_ID`, which the report
 /// does not import: it formats the summary and reads no store).
@@ -27,7 +27,7 @@ fn side_line(name: &str, s: &SideInfo) -> String {
 
 /// The Markdown `compare` prints: the sides, the verdict table (the report's glance
 /// table), what could not be compared, how the machines differ, the warnings, the gate.
-pub(crate) fn markdown(o: &CompareOutput, summary: &Summary) -> String {
+pub(crate) fn markdown(o: &Versus, summary: &Summary) -> String {
     let mut text = String::from("# margin compare: candidate vs baseline\n\n");
     text.push_str(&side_line(BASELINE, &o.baseline));
     text.push('\n');

@@ -6,7 +6,7 @@ use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
 
-use super::CompareError;
+use super::VersusError;
 use crate::store::{Event, SessionRecord, TrialRecord};
 
 /// One condition of a selection.
@@ -94,7 +94,7 @@ pub(super) fn select(
     selection: &Selection,
     records: Vec<TrialRecord>,
     sessions: &[SessionRecord],
-) -> Result<Vec<TrialRecord>, CompareError> {
+) -> Result<Vec<TrialRecord>, VersusError> {
     let starts: Vec<&SessionRecord> = sessions.iter().filter(|s| s.event == Event::Start).collect();
     let mut keep_sessions: Option<BTreeSet<&str>> = None;
     fn narrow<'s>(keep: &mut Option<BTreeSet<&'s str>>, ids: BTreeSet<&'s str>) {
@@ -117,7 +117,7 @@ pub(super) fn select(
                     let mut known: Vec<&str> = starts.iter().filter_map(|s| s.label.as_deref()).collect();
                     known.dedup();
                     let (store, label) = (dir.to_owned(), label.clone());
-                    return Err(CompareError::NoLabel { store, label, known: names(known) });
+                    return Err(VersusError::NoLabel { store, label, known: names(known) });
                 }
                 narrow(&mut keep_sessions, ids);
             }
@@ -131,9 +131,9 @@ pub(super) fn select(
                     let known = names(starts.iter().map(|s| s.session.as_str()).collect());
                     let (store, id) = (dir.to_owned(), id.clone());
                     return Err(if ids.is_empty() {
-                        CompareError::NoSession { store, id, known }
+                        VersusError::NoSession { store, id, known }
                     } else {
-                        CompareError::AmbiguousSession { store, id, known }
+                        VersusError::AmbiguousSession { store, id, known }
                     });
                 }
                 narrow(&mut keep_sessions, ids);

@@ -1,13 +1,16 @@
 //! Where each cell stands, from its trial records: how many were recorded, how many
 //! are measurements, their values and wall times. A fold over the trial log; whether
-//! that is enough trials is the stopping rule's to say (`analyze::stopping`).
+//! that is enough trials is the stopping rule's to say (`analyze::stopping`). [`file`]
+//! keeps the whole trial log's [`Progress`] beside it, in `runs.progress`.
+
+pub(super) mod file;
 
 use std::collections::{HashMap, HashSet};
 
 use indexmap::IndexMap;
 
 use super::names::Name;
-use super::record::{Event, SessionRecord, TrialRecord};
+use super::record::{Event, SessionRecord, Status, TrialRecord};
 use super::trials::Trials;
 use crate::plan::{Cell, Plan};
 use vocab::MeanKind;
@@ -75,13 +78,57 @@ impl CellProgress {
 }
 
 /// The progress of the cells that have records, by index into [`Plan::cells`].
-pub type Board = HashMap<usize, CellProgress>;
+pub type ProgressByCell = HashMap<usize, CellProgress>;
+
+/// Where the cells of a plan stand, from the whole trial log: what `margin status` and
+/// `margin plan` need of it (kept in `runs.progress`: [`file`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Progress {
+    /// The progress of the cells that have records ([`progress`]).
+    pub cells: ProgressByCell,
+    /// Records of cells the plan no longer has.
+    pub set_aside: usize,
+    /// Measurements (not warm-ups), failed trials and imported ones, of every cell.
+    pub measured: usize,
+    pub failed: usize,
+    pub imported: usize,
+    /// When the last trial started, µs since the epoch.
+    pub last_started: Option<i64>,
+    /// What reading the trial log said of its lines (a torn record).
+    pub warnings: Vec<String>,
+}
+
+impl Progress {
+    /// The progress of `plan`'s cells in `trials`, with the warnings reading them gave.
+    pub fn of(plan: &Plan, trials: &Trials, warnings: Vec<String>) -> Progress {
+        let (cells, set_aside) = progress(plan, trials);
+        let mut progress = Progress { cells, set_aside, warnings, ..Progress::default() };
+        progress.count(trials);
+        progress
+    }
+
+    /// This progress extended by the records after those it was made of (`tail`), as
+    /// [`Progress::of`] all of them would be.
+    pub(super) fn extend(&mut self, plan: &Plan, tail: &Trials) {
+        extend(&mut self.cells, &mut self.set_aside, plan, tail);
+        self.count(tail);
+    }
+
+    /// Adds the measurements, failures and imports of `trials`, and their latest start.
+    fn count(&mut self, trials: &Trials) {
+        self.measured +=
+            (0..trials.len()).filter(|&t| trials.status[t].is_measurement() && !trials.warmup[t]).count();
+        self.failed += trials.failed.len();
+        self.imported += trials.status.iter().filter(|&&s| s == Status::Imported).count();
+        self.last_started = self.last_started.max(trials.started.iter().filter_map(|s| s.get()).max());
+    }
+}
 
 /// The progress of every cell of the plan, from the records (records of other cell ids
 /// are not counted: they belong to an older version of the commands).
 /// Only cells with records get an entry: a plan of a million cells and an empty store
 /// costs nothing here.
-pub fn progress(plan: &Plan, trials: &Trials) -> (HashMap<usize, CellProgress>, usize) {
+pub fn progress(plan: &Plan, trials: &Trials) -> (ProgressByCell, usize) {
     progress_where(plan, trials, |_| true, true)
 }
 
@@ -97,7 +144,7 @@ pub fn progress_labelled(
     sessions: &[SessionRecord],
     label: Option<&str>,
     values: bool,
-) -> (HashMap<usize, CellProgress>, usize) {
+) -> (ProgressByCell, usize) {
     let Some(label) = label else { return progress_where(plan, trials, |_| true, values) };
     let labelled: HashSet<Name> = sessions
         .iter()
@@ -114,7 +161,7 @@ fn progress_where(
     trials: &Trials,
     counts: impl Fn(usize) -> bool + Sync,
     values: bool,
-) -> (HashMap<usize, CellProgress>, usize) {
+) -> (ProgressByCell, usize) {
     use rayon::prelude::*;
     if trials.is_empty() {
         return (HashMap::new(), 0);
@@ -136,14 +183,14 @@ fn progress_where(
     (out, by_cell.outside)
 }
 
-/// Adds the records of `trials` — those after the ones `board` and its count of records
+/// Adds the records of `trials` — those after the ones `cells` and its count of records
 /// set aside were made of — to them: as [`progress`] of all the records would have them.
-pub(super) fn extend(board: &mut Board, set_aside: &mut usize, plan: &Plan, trials: &Trials) {
+fn extend(cells: &mut ProgressByCell, set_aside: &mut usize, plan: &Plan, trials: &Trials) {
     let by_cell = trials.by_cell(plan);
     let measured = |i: usize| trials.status[i].is_measurement() && !trials.warmup[i];
     for k in 0..by_cell.len() {
         let (cell, these) = by_cell.get(k);
-        fold(board.entry(cell).or_default(), trials, these, measured, true);
+        fold(cells.entry(cell).or_default(), trials, these, measured, true);
     }
     *set_aside += by_cell.outside;
 }

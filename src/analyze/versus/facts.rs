@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use indexmap::IndexMap;
 
 use crate::store::{Event, SessionRecord};
-use crate::summary::compare::FactDifference;
+use crate::summary::versus::FactDifference;
 
 /// The facts (and margin's version and the boot) whose values differ between the sides'
 /// sessions; the host name is one of them when the machines differ.

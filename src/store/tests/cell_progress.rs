@@ -1,5 +1,5 @@
 //! Where the cells stand: from the progress columns alone, a report's read of the
-//! columns, and the standing kept beside the log.
+//! columns, and the progress kept beside the log.
 
 use super::*;
 
@@ -8,8 +8,8 @@ use super::*;
 /// they stand from the whole table; when the lines appended are too many, the columns
 /// are read whole and kept anew.
 #[test]
-fn the_progress_columns_alone_give_the_whole_tables_standing() {
-    let (plan, records) = standing_case();
+fn the_progress_columns_alone_give_the_whole_tables_progress() {
+    let (plan, records) = progress_case();
     let (_dir, store) = kept_store(&records[..560]);
     let path = store.runs_path();
     assert_eq!(covered(&store).map(|c| c.1), Some(560));
@@ -23,7 +23,7 @@ fn the_progress_columns_alone_give_the_whole_tables_standing() {
             if progress_only { Needed::Progress } else { Needed::All },
         )
         .unwrap();
-        (Standing::of(&plan, &trials, warnings), trials)
+        (Progress::of(&plan, &trials, warnings), trials)
     };
     let mut file = OpenOptions::new().append(true).open(&path).unwrap();
     file.write_all(lines_of(&records[560..]).as_bytes()).unwrap();
@@ -73,7 +73,7 @@ fn the_progress_columns_alone_give_the_whole_tables_standing() {
 /// appended, the whole table, and the columns kept anew.
 #[test]
 fn a_reports_read_is_the_whole_table_less_what_a_report_does_without() {
-    let (_, mut records) = standing_case();
+    let (_, mut records) = progress_case();
     // ids as runs write them (UUIDs) among the others
     for r in records.iter_mut().step_by(2) {
         r.trial = uuid::Uuid::now_v7().to_string();
@@ -120,8 +120,8 @@ fn a_reports_read_is_the_whole_table_less_what_a_report_does_without() {
 /// appended alone; after a torn line, another plan or damage to the file, from the log
 /// again.
 #[test]
-fn the_standing_kept_beside_the_log_is_the_logs() {
-    let (plan, records) = standing_case();
+fn the_progress_kept_beside_the_log_is_the_logs() {
+    let (plan, records) = progress_case();
     let dir = tempfile::tempdir().unwrap();
     let store = Store::new(dir.path(), "e");
     store.create().unwrap();
@@ -129,17 +129,17 @@ fn the_standing_kept_beside_the_log_is_the_logs() {
     let of_log = |store: &Store, plan: &crate::plan::Plan| {
         let snapshot = store.load().unwrap();
         (
-            Standing::of(plan, &snapshot.trials, snapshot.warnings.clone()),
+            Progress::of(plan, &snapshot.trials, snapshot.warnings.clone()),
             snapshot.sessions,
             snapshot.warnings,
         )
     };
     let expected = of_log(&store, &plan);
     assert!(expected.0.set_aside > 0 && expected.0.failed > 0 && expected.0.imported > 0);
-    assert!(expected.0.progress.len() == 7 && expected.0.progress.values().any(|p| p.values.len() > 1));
-    let kept = standing::path_for(&store.runs_path());
+    assert!(expected.0.cells.len() == 7 && expected.0.cells.values().any(|p| p.values.len() > 1));
+    let kept = progress::file::path_for(&store.runs_path());
     assert!(!kept.exists());
-    assert_eq!(store.standing(&plan).unwrap(), expected);
+    assert_eq!(store.progress(&plan).unwrap(), expected);
     assert!(kept.exists());
 
     // from the file alone: the log's columns are gone, and its middle is not read
@@ -149,7 +149,7 @@ fn the_standing_kept_beside_the_log_is_the_logs() {
     assert!(len > 160 << 10, "the middle is past the hashed ends");
     let middle = std::fs::read(store.runs_path()).unwrap()[(len / 2) as usize..][..4].to_vec();
     log.write_all_at(b"XXXX", len / 2).unwrap();
-    assert_eq!(store.standing(&plan).unwrap(), expected, "read from runs.progress, not the log");
+    assert_eq!(store.progress(&plan).unwrap(), expected, "read from runs.progress, not the log");
     log.write_all_at(&middle, len / 2).unwrap();
 
     // appended records: those alone read, the file extended by them as a whole read
@@ -159,11 +159,11 @@ fn the_standing_kept_beside_the_log_is_the_logs() {
     let expected = of_log(&store, &plan);
     std::fs::remove_dir_all(columns::path_for(&store.runs_path())).ok();
     log.write_all_at(b"XXXX", len / 2).unwrap();
-    assert_eq!(store.standing(&plan).unwrap(), expected, "the kept standing and the records after it");
+    assert_eq!(store.progress(&plan).unwrap(), expected, "the kept progress and the records after it");
     log.write_all_at(&middle, len / 2).unwrap();
     let extended = std::fs::read(&kept).unwrap();
     std::fs::remove_file(&kept).unwrap();
-    assert_eq!(store.standing(&plan).unwrap(), expected);
+    assert_eq!(store.progress(&plan).unwrap(), expected);
     assert_eq!(std::fs::read(&kept).unwrap(), extended, "as a read of the whole log keeps it");
     let measured = records.iter().filter(|r| r.status.is_measurement() && !r.warmup).count();
     assert_eq!(expected.0.measured, measured);
@@ -171,32 +171,32 @@ fn the_standing_kept_beside_the_log_is_the_logs() {
     file.write_all(b"{\"trial\": \"torn").unwrap();
     let torn = of_log(&store, &plan);
     assert_eq!(torn.2.len(), 1);
-    assert_eq!(store.standing(&plan).unwrap(), torn);
-    assert_eq!(store.standing(&plan).unwrap(), torn);
+    assert_eq!(store.progress(&plan).unwrap(), torn);
+    assert_eq!(store.progress(&plan).unwrap(), torn);
 
     // another plan (a cell less): not this file's
     let exp = crate::spec::load_str(
-        std::path::Path::new("experiments/standing.yaml"),
+        std::path::Path::new("experiments/progress.yaml"),
         "matrix: { n: [0, 1, 2, 3, 4, 5] }\nrun: \"true\"\nrepetitions: 5\n",
     )
     .unwrap();
     let fewer = crate::plan::expand(&exp, 100).unwrap();
-    assert_eq!(store.standing(&fewer).unwrap(), of_log(&store, &fewer));
+    assert_eq!(store.progress(&fewer).unwrap(), of_log(&store, &fewer));
     assert_ne!(of_log(&store, &fewer).0, torn.0);
 
     // a damaged file, a flip anywhere: ignored and written anew
-    assert_eq!(store.standing(&plan).unwrap(), torn);
+    assert_eq!(store.progress(&plan).unwrap(), torn);
     let good = std::fs::read(&kept).unwrap();
     for at in [0, 20, 60, good.len() / 2, good.len() - 1] {
         let mut bad = good.clone();
         bad[at] ^= 0x40;
         std::fs::write(&kept, &bad).unwrap();
-        assert_eq!(store.standing(&plan).unwrap(), torn, "a flip at {at}");
+        assert_eq!(store.progress(&plan).unwrap(), torn, "a flip at {at}");
         assert_eq!(std::fs::read(&kept).unwrap(), good, "rebuilt after a flip at {at}");
     }
     std::fs::write(&kept, &good[..good.len() - 3]).unwrap();
-    assert_eq!(store.standing(&plan).unwrap(), torn);
+    assert_eq!(store.progress(&plan).unwrap(), torn);
     // a log moved aside (`--fresh`): a new file, nothing stands
     store.move_aside().unwrap();
-    assert_eq!(store.standing(&plan).unwrap().0, Standing::default());
+    assert_eq!(store.progress(&plan).unwrap().0, Progress::default());
 }
