@@ -24,6 +24,7 @@ pub mod prediction;
 pub mod regimes;
 pub mod robust;
 pub mod runs;
+pub mod series;
 pub mod settle;
 pub mod stability;
 pub mod tolerance;
