@@ -29,6 +29,7 @@ pub(crate) mod lint;
 pub(crate) mod memory;
 pub(crate) mod prior;
 pub(crate) mod regimes;
+pub(crate) mod series;
 pub(crate) mod sessions;
 pub(crate) mod settings;
 pub(crate) mod stopping;

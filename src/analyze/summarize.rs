@@ -17,14 +17,14 @@ use super::table::Group;
 use super::telemetry;
 use crate::plan::Plan;
 use crate::spec::Experiment;
-use stats::cell::analyze_cell;
-use stats::observations::Observations;
-use stats::{StatsError, StatsSettings};
 use crate::store::{Name, Snapshot, Trials};
 use crate::summary::{
     AnalysisSettings, CellStat, ComparisonStat, Effect, MetricMeta, Pending, Reproduce, Summary, TrialCounts,
     TrialFailure, Warning, WarningKind,
 };
+use stats::cell::analyze_cell;
+use stats::observations::Observations;
+use stats::{StatsError, StatsSettings};
 use vocab::{Better, MeanKind};
 
 /// Why the summary could not be built. Bad data in one cell is a warning, not this.
@@ -266,6 +266,8 @@ fn summary(
     let Statistics { settings, counts, metrics, analysed, cells, comparisons, arms, effects, mut warnings } =
         statistics;
     let comparison_warnings = lint::comparison_warnings(exp, snapshot, &analysed, &comparisons, &arms);
+    let series =
+        super::series::series_all(exp, plan, &metrics, &analysed, &units, settings.confidence, &mut warnings);
     let super::drift::Shifts { drifts, orders } = shifts;
     warnings.extend(cell_warnings);
     warnings.extend(super::drift::warnings(&drifts));
@@ -289,6 +291,7 @@ fn summary(
         boots: Vec::new(),
         drifts,
         order_effects: orders,
+        series,
         experiment: exp.name.clone(),
         description: exp.spec.description.clone(),
         settings: AnalysisSettings {

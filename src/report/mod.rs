@@ -28,6 +28,7 @@ mod header;
 mod metrics;
 pub(crate) mod plot;
 mod regimes;
+mod series;
 mod telemetry;
 mod view;
 mod write;

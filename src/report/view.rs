@@ -17,7 +17,7 @@ use super::figures::Plot;
 use super::format::{dash, p_value, percent, scale, signed_percent};
 use super::header::{counts_line, settings_line};
 use super::metrics::{fold, metric_description, metric_table};
-use super::{BUILTIN_TEMPLATE, ReportError, SHOWN, context, effects, glance, regimes, telemetry};
+use super::{BUILTIN_TEMPLATE, ReportError, SHOWN, context, effects, glance, regimes, series, telemetry};
 use crate::spec::Experiment;
 use crate::summary::{ComparisonStat, Summary};
 
@@ -38,6 +38,8 @@ struct View<'a> {
     more_answers: Option<String>,
     /// Effects across the matrix: the table of `summary.effects` and its legend.
     effects: Option<String>,
+    /// Change points along each series the experiment asks for, or none.
+    series: Option<String>,
     metrics: Vec<MetricView>,
     environment: Option<String>,
     /// Whether any fact differs between the machine states (the rows marked ≠).
@@ -110,6 +112,7 @@ pub(crate) fn render(
         answers: shown.iter().map(|c| answer(summary, c)).collect(),
         more_answers: more(summary.comparisons.len(), "comparisons"),
         effects: effects::section(summary),
+        series: series::section(summary),
         metrics: summary
             .metrics
             .iter()
@@ -175,9 +178,7 @@ fn environment() -> Environment<'static> {
     env.add_filter("pct", |value: Option<f64>| value.map_or_else(dash, percent));
     env.add_filter("signed_pct", |value: Option<f64>| value.map_or_else(dash, signed_percent));
     // `{{ c.ratio | change }}` → "+12.3 %", "×217", "÷3.1" (docs/statistics.md, Verdicts).
-    env.add_filter("change", |ratio: Option<f64>| {
-        ratio.map_or_else(dash, stats::notation::ratio_change)
-    });
+    env.add_filter("change", |ratio: Option<f64>| ratio.map_or_else(dash, stats::notation::ratio_change));
     env.add_filter("p", |value: Option<f64>| value.map_or_else(dash, p_value));
     env
 }

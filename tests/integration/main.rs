@@ -25,6 +25,7 @@ mod robust;
 mod run;
 mod schema;
 mod seeds;
+mod series;
 mod services;
 mod standing;
 mod store_copy;

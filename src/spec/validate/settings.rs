@@ -178,7 +178,9 @@ impl Checker<'_> {
                         levels.len(),
                         if levels.len() == 1 { "" } else { "s" }
                     ),
-                    Some(format!("two levels are a comparison: `compare: [{{ factor: {factor}, baseline: … }}]`")),
+                    Some(format!(
+                        "two levels are a comparison: `compare: [{{ factor: {factor}, baseline: … }}]`"
+                    )),
                 );
             }
             if a.compare.iter().any(|c| c.value.factor.value == factor) {
