@@ -21,6 +21,7 @@ use crate::observations::Observations;
 use crate::{StatsError, dist};
 use vocab::MeanKind;
 
+pub mod sequence;
 #[cfg(test)]
 mod tests;
 
