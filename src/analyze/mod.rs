@@ -25,6 +25,7 @@ pub(crate) mod compare;
 pub(crate) mod comparisons;
 pub(crate) mod drift;
 pub(crate) mod export;
+pub(crate) mod history;
 pub(crate) mod lint;
 pub(crate) mod memory;
 pub(crate) mod prior;

@@ -25,6 +25,7 @@ mod figures;
 pub(crate) mod format;
 pub(crate) mod glance;
 mod header;
+pub(crate) mod history;
 mod metrics;
 pub(crate) mod plot;
 mod regimes;

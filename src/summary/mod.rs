@@ -19,6 +19,7 @@ pub(crate) mod compare;
 mod comparisons;
 mod drifts;
 mod environment;
+pub(crate) mod history;
 pub(crate) mod json;
 mod runs;
 #[cfg(test)]

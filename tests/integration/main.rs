@@ -12,6 +12,7 @@ mod compare;
 mod drift;
 mod first_run;
 mod gangs;
+mod history;
 mod hosts;
 mod import;
 mod modules;
