@@ -30,6 +30,7 @@ mod metrics;
 pub(crate) mod plot;
 mod regimes;
 mod series;
+mod series_plot;
 mod telemetry;
 mod view;
 mod write;

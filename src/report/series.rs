@@ -3,6 +3,7 @@
 //! the segments between the changes, or how large a step would have been found
 //! (docs/statistics.md, Change points in a series).
 
+use super::figures::Plot;
 use super::format::{cell_text, confidence, markdown_table, percent, scale};
 use crate::summary::{SeriesStat, Summary};
 use stats::notation::change_and_interval;
@@ -10,7 +11,7 @@ use stats::series::SeriesVerdict;
 use vocab::Better;
 
 /// The section's text; `None` when the experiment asks for no series.
-pub(crate) fn section(summary: &Summary) -> Option<String> {
+pub(crate) fn section(summary: &Summary, plots: &[Plot]) -> Option<String> {
     let first = summary.series.first()?;
     let mut out = format!(
         "Change points are called at a {} % chance per series of a false one (family-wise over its \
@@ -19,10 +20,18 @@ pub(crate) fn section(summary: &Summary) -> Option<String> {
         vocab::display::significant(first.series.alpha * 100.0, 2),
         confidence(first.series.confidence),
     );
-    for s in &summary.series {
+    for (i, s) in summary.series.iter().enumerate() {
         out.push('\n');
         out.push_str(&one(summary, s));
         out.push('\n');
+        match plots.iter().find(|p| p.series == Some(i)).map(|p| (&p.path, &p.svg)) {
+            Some((path, Ok(_))) => out.push_str(&format!(
+                "\n![{} along {}: each level's trials, its mean and interval, the segments' means as steps]({path})\n",
+                s.metric, s.factor
+            )),
+            Some((_, Err(why))) => out.push_str(&format!("\nNo plot: {why}.\n")),
+            None => {}
+        }
     }
     Some(out)
 }

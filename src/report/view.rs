@@ -100,8 +100,9 @@ pub(crate) fn render(
     let template =
         env.template_from_named_str(&name, &source).map_err(|e| ReportError::template(&name, &e))?;
     let shown: Vec<&ComparisonStat> = glance::ranked(&summary.comparisons).into_iter().take(SHOWN).collect();
-    let metric_plot =
-        |m: &crate::summary::MetricMeta| plots.iter().find(|p| p.metric == m.name && p.drift.is_none());
+    let metric_plot = |m: &crate::summary::MetricMeta| {
+        plots.iter().find(|p| p.metric == m.name && p.drift.is_none() && p.series.is_none())
+    };
     let view = View {
         generated_at,
         margin_version: env!("CARGO_PKG_VERSION"),
@@ -112,7 +113,7 @@ pub(crate) fn render(
         answers: shown.iter().map(|c| answer(summary, c)).collect(),
         more_answers: more(summary.comparisons.len(), "comparisons"),
         effects: effects::section(summary),
-        series: series::section(summary),
+        series: series::section(summary, plots),
         metrics: summary
             .metrics
             .iter()

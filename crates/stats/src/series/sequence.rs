@@ -349,4 +349,52 @@ mod tests {
         assert!(exact as f64 / trials as f64 >= 0.9, "{exact} of {trials} placed right");
         assert!(covered as f64 / exact as f64 >= 0.93, "{covered} of {exact} intervals covered");
     }
+
+    /// The table in docs/statistics.md (Change points across runs): `cargo test -p
+    /// margin-stats --release table_of_change_points_across_runs -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "minutes: the published table"]
+    fn table_of_change_points_across_runs() {
+        let settings = SeriesSettings::default();
+        let mut rng = Pcg64::seed_from_u64(2026);
+        let sims = 10_000;
+        println!(
+            "| runs | scatter | A/A: false change | step 2·MoE: found | placed exactly | interval covers |"
+        );
+        println!("| ---: | --- | ---: | ---: | ---: | ---: |");
+        for &n in &[6, 10, 30, 100] {
+            for heavy in [false, true] {
+                let aa = (0..sims)
+                    .filter(|_| {
+                        let m = runs(&mut rng, n, 0.03, n, 1.0, heavy);
+                        find_changes_in_runs(&m, MeanKind::Arithmetic, &settings).unwrap().verdict
+                            == SeriesVerdict::Changes
+                    })
+                    .count();
+                // a step of twice one run's margin of error (1.96 sd) in the middle
+                let step = (2.0 * 1.96 * 0.03f64).exp();
+                let (mut found, mut exact, mut covered) = (0, 0, 0);
+                for _ in 0..sims {
+                    let m = runs(&mut rng, n, 0.03, n / 2, step, heavy);
+                    let s = find_changes_in_runs(&m, MeanKind::Arithmetic, &settings).unwrap();
+                    if !s.change_points.is_empty() {
+                        found += 1;
+                    }
+                    if let Some(c) = s.change_points.iter().find(|c| c.after + 1 == n / 2) {
+                        exact += 1;
+                        covered += usize::from(c.low < step && step < c.high);
+                    }
+                }
+                let pct = |k: usize, of: usize| 100.0 * k as f64 / of.max(1) as f64;
+                println!(
+                    "| {n} | {} | {:.2} % | {:.1} % | {:.1} % | {:.1} % |",
+                    if heavy { "t₃" } else { "normal" },
+                    pct(aa, sims),
+                    pct(found, sims),
+                    pct(exact, found),
+                    pct(covered, exact)
+                );
+            }
+        }
+    }
 }
