@@ -41,6 +41,10 @@ pub enum Command {
     /// commands differ are listed as not comparable, and so are the differences between
     /// the two sides' machines. Exit 1 with `--fail-on` when it trips, for CI gates.
     Compare(cmd::compare::CompareArgs),
+    /// The runs of one or more stores in time order, and for each cell and metric where it
+    /// changed across them: each run one observation, change points with their steps'
+    /// intervals. Exit 1 with `--fail-on worse` when a newest change is worse beyond ±δ.
+    History(cmd::history::HistoryArgs),
     /// Write the tidy table (one row per trial × metric) for pandas, R, DuckDB, Spark.
     Export(cmd::export::ExportArgs),
     /// Print the JSON Schema of the experiment file, for editor completion.
@@ -67,6 +71,7 @@ impl Command {
             Command::Status(args) => cmd::status::run(args, out),
             Command::Report(args) => cmd::report::run(args, terminal, out),
             Command::Compare(args) => cmd::compare::run(args, out),
+            Command::History(args) => cmd::history::run(args, out),
             Command::Export(args) => cmd::export::run(args),
             Command::Schema => cmd::schema(out).map_err(cmd::Error::Output),
             Command::Calibrate(args) => cmd::calibrate::run(args, out),

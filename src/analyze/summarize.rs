@@ -266,6 +266,8 @@ fn summary(
     let Statistics { settings, counts, metrics, analysed, cells, comparisons, arms, effects, mut warnings } =
         statistics;
     let comparison_warnings = lint::comparison_warnings(exp, snapshot, &analysed, &comparisons, &arms);
+    let series =
+        super::series::series_all(exp, plan, &metrics, &analysed, &units, settings.confidence, &mut warnings);
     let super::drift::Shifts { drifts, orders } = shifts;
     warnings.extend(cell_warnings);
     warnings.extend(super::drift::warnings(&drifts));
@@ -289,6 +291,7 @@ fn summary(
         boots: Vec::new(),
         drifts,
         order_effects: orders,
+        series,
         experiment: exp.name.clone(),
         description: exp.spec.description.clone(),
         settings: AnalysisSettings {

@@ -16,6 +16,7 @@ pub mod calibrate;
 pub mod check;
 pub mod compare;
 pub mod export;
+pub mod history;
 pub mod import;
 pub mod plan;
 pub mod reparse;

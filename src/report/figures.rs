@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use super::ReportError;
 use super::format::scale;
 use super::plot;
+use super::series_plot::series_plot;
 use crate::plan::Plan;
 use crate::spec::Experiment;
 use crate::summary::{CellStat, Summary};
@@ -21,6 +22,8 @@ pub(crate) struct Plot {
     /// A drift's plot (values against time, docs/statistics.md): what it shows, for its
     /// caption. `None`: the metric's dot plot.
     pub drift: Option<String>,
+    /// A series' plot: its index in `summary.series`.
+    pub series: Option<usize>,
 }
 
 /// Draws the plot of every metric, coloured by the first compared factor.
@@ -42,7 +45,7 @@ pub(crate) fn plots(exp: &Experiment, plan: &Plan, summary: &Summary) -> Result<
                 true => "no analysed trials".to_string(),
                 false => "more cells than a plot can show; see the table".to_string(),
             };
-            out.push(Plot { metric: meta.name.clone(), path, svg: Err(why), drift: None });
+            out.push(Plot { metric: meta.name.clone(), path, svg: Err(why), drift: None, series: None });
             continue;
         }
         // Colours by the compared factor's levels in plan order; rows grouped by the
@@ -92,7 +95,7 @@ pub(crate) fn plots(exp: &Experiment, plan: &Plan, summary: &Summary) -> Result<
             }
             None => Ok(plot::dot_plot(&meta.name, &display, &rows, &legend, "")?),
         };
-        out.push(Plot { metric: meta.name.clone(), path, svg, drift: None });
+        out.push(Plot { metric: meta.name.clone(), path, svg, drift: None, series: None });
     }
     // each drift found, its trials against time: a plot that cannot be drawn is said
     for (i, d) in summary.drifts.iter().enumerate() {
@@ -102,7 +105,30 @@ pub(crate) fn plots(exp: &Experiment, plan: &Plan, summary: &Summary) -> Result<
             d.metric, d.session, d.host
         );
         let svg = plot::drift_plot(d).map_err(|e| e.to_string());
-        out.push(Plot { metric: d.metric.clone(), path, svg, drift: Some(caption) });
+        out.push(Plot { metric: d.metric.clone(), path, svg, drift: Some(caption), series: None });
+    }
+    // each series, its levels' trials and the segments' means as steps
+    for (i, s) in summary.series.iter().enumerate() {
+        let path = unique_name(&mut used, &format!("series-{}-{}-{}", s.metric, s.factor, i + 1));
+        let values: Vec<Vec<f64>> = s
+            .level_names
+            .iter()
+            .map(|level| {
+                summary
+                    .cells
+                    .iter()
+                    .filter(|c| {
+                        c.metric == s.metric
+                            && c.levels.get(&s.factor) == Some(level)
+                            && s.context.iter().all(|(k, v)| c.levels.get(k) == Some(v))
+                    })
+                    .flat_map(|c| c.values.iter().copied())
+                    .collect()
+            })
+            .collect();
+        let display = scale(&s.unit, typical(s.series.levels.iter().map(|l| l.estimate.mean)));
+        let svg = series_plot(s, &values, &display).map_err(|e| e.to_string());
+        out.push(Plot { metric: s.metric.clone(), path, svg, drift: None, series: Some(i) });
     }
     Ok(out)
 }

@@ -17,7 +17,7 @@ use super::figures::Plot;
 use super::format::{dash, p_value, percent, scale, signed_percent};
 use super::header::{counts_line, settings_line};
 use super::metrics::{fold, metric_description, metric_table};
-use super::{BUILTIN_TEMPLATE, ReportError, SHOWN, context, effects, glance, regimes, telemetry};
+use super::{BUILTIN_TEMPLATE, ReportError, SHOWN, context, effects, glance, regimes, series, telemetry};
 use crate::spec::Experiment;
 use crate::summary::{ComparisonStat, Summary};
 
@@ -38,6 +38,8 @@ struct View<'a> {
     more_answers: Option<String>,
     /// Effects across the matrix: the table of `summary.effects` and its legend.
     effects: Option<String>,
+    /// Change points along each series the experiment asks for, or none.
+    series: Option<String>,
     metrics: Vec<MetricView>,
     environment: Option<String>,
     /// Whether any fact differs between the machine states (the rows marked ≠).
@@ -98,8 +100,9 @@ pub(crate) fn render(
     let template =
         env.template_from_named_str(&name, &source).map_err(|e| ReportError::template(&name, &e))?;
     let shown: Vec<&ComparisonStat> = glance::ranked(&summary.comparisons).into_iter().take(SHOWN).collect();
-    let metric_plot =
-        |m: &crate::summary::MetricMeta| plots.iter().find(|p| p.metric == m.name && p.drift.is_none());
+    let metric_plot = |m: &crate::summary::MetricMeta| {
+        plots.iter().find(|p| p.metric == m.name && p.drift.is_none() && p.series.is_none())
+    };
     let view = View {
         generated_at,
         margin_version: env!("CARGO_PKG_VERSION"),
@@ -110,6 +113,7 @@ pub(crate) fn render(
         answers: shown.iter().map(|c| answer(summary, c)).collect(),
         more_answers: more(summary.comparisons.len(), "comparisons"),
         effects: effects::section(summary),
+        series: series::section(summary, plots),
         metrics: summary
             .metrics
             .iter()

@@ -480,6 +480,10 @@ pub struct Analysis {
     pub outliers: Option<OutlierSettings>,
     #[serde(default)]
     pub compare: Vec<Located<Compare>>,
+    /// Factors whose levels, in the order the matrix writes them, are a series: the report
+    /// finds where the metric changed along them (docs/statistics.md, Series).
+    #[serde(default)]
+    pub series: Vec<Located<Series>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -513,6 +517,14 @@ pub struct Compare {
     pub factor: Located<String>,
     pub baseline: Located<Scalar>,
     pub paired_by: Option<Located<String>>,
+}
+
+/// The levels of `factor`, in the order written, as a series: where along them did each
+/// metric change, within each combination of the other factors.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Series {
+    pub factor: Located<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -18,10 +18,12 @@ mod cells;
 mod comparisons;
 mod drifts;
 mod environment;
+pub(crate) mod history;
 pub(crate) mod json;
 mod runs;
 #[cfg(test)]
 mod schema;
+mod series;
 mod settings;
 mod telemetry;
 pub(crate) mod versus;
@@ -32,6 +34,7 @@ pub(crate) use comparisons::{Arm, ComparisonStat, Effect, Median, Mixtures, Pred
 pub(crate) use drifts::{DriftStat, OrderStat};
 pub(crate) use environment::{EnvColumn, Environment, FactRow, Reproduce, SessionInfo};
 pub(crate) use runs::{BootRow, CellFailure, Pending, TrialFailure};
+pub(crate) use series::SeriesStat;
 pub(crate) use settings::{AnalysisSettings, MetricMeta, RunsAtCv, TrialCounts};
 pub(crate) use telemetry::{
     CellTelemetry, ComparisonKey, ComparisonNotConverged, SecondaryStat, TelemetryColumn,
@@ -80,4 +83,8 @@ pub struct Summary {
     /// Order within a round).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub order_effects: Vec<OrderStat>,
+    /// The series the experiment asks for (`analysis.series`): each metric along each
+    /// series factor, in each context.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub series: Vec<SeriesStat>,
 }

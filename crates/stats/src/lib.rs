@@ -24,6 +24,7 @@ pub mod prediction;
 pub mod regimes;
 pub mod robust;
 pub mod runs;
+pub mod series;
 pub mod settle;
 pub mod stability;
 pub mod tolerance;
@@ -37,8 +38,8 @@ pub(crate) mod reference;
 
 use serde::Serialize;
 
-use vocab::{MeanKind, Method};
 use outliers::OutlierRule;
+use vocab::{MeanKind, Method};
 
 /// Why a statistic could not be computed from the data or settings it was given.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

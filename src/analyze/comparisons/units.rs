@@ -67,7 +67,7 @@ impl<'a> Units<'a> {
     /// The units of a cell's trials, each once: whether two cells share one is all an
     /// unpaired comparison asks of them before it knows its design (their values are
     /// wanted only when they share none).
-    pub(super) fn of_cell(&self, cell: &Analysed) -> Vec<&'a str> {
+    pub(crate) fn of_cell(&self, cell: &Analysed) -> Vec<&'a str> {
         let mut out: Vec<&'a str> = Vec::new();
         let mut last = None;
         for &session in cell.group.rows.sessions.iter().take(cell.all.len()) {
@@ -85,7 +85,7 @@ impl<'a> Units<'a> {
 
     /// Each unit's values of a cell (all its trials, or those kept), in first-seen order,
     /// on the analysis scale.
-    pub(super) fn values(&self, cell: &Analysed, kept: bool) -> IndexMap<&'a str, Vec<f64>> {
+    pub(crate) fn values(&self, cell: &Analysed, kept: bool) -> IndexMap<&'a str, Vec<f64>> {
         let aside = &cell.analysis.outliers.set_aside;
         // a cell's units are few (its sessions' boots): found in a short list, each
         // value's mostly the one before's, and hashed once each at the end
@@ -110,6 +110,11 @@ impl<'a> Units<'a> {
         out.into_iter().collect()
     }
 
+    /// What a unit is: `boot` when every session named its boot, else `session`.
+    pub(crate) fn unit_name(&self) -> &'static str {
+        if self.all_boots { "boot" } else { "session" }
+    }
+
     /// The boots (or sessions) behind a comparison between disjoint ones: how many each
     /// side has (`sides`: unit → its trials), how many trials they hold, and each side's
     /// variance components.
@@ -120,7 +125,7 @@ impl<'a> Units<'a> {
     ) -> Replication {
         let sizes = sides.iter().flat_map(|s| s.values().map(Vec::len));
         Replication {
-            unit: if self.all_boots { "boot" } else { "session" },
+            unit: self.unit_name(),
             baseline_units: sides[0].len(),
             level_units: sides[1].len(),
             trials_per_unit: (sizes.clone().max().unwrap_or(0), sizes.min().unwrap_or(0)),

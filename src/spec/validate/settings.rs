@@ -150,6 +150,51 @@ impl Checker<'_> {
                 }
             }
         }
+        self.series(a, &keys);
+    }
+
+    /// `analysis.series`: a factor of the matrix with 3 levels or more, not also compared
+    /// against a baseline (its levels are read as an order, not as a level and the rest),
+    /// listed once.
+    fn series(&mut self, a: &crate::spec::Analysis, keys: &[String]) {
+        let mut seen: Vec<&str> = Vec::new();
+        for entry in &a.series {
+            let f = &entry.value.factor;
+            let factor = f.value.as_str();
+            let levels = self.levels_of(factor).or_else(|| {
+                self.zip_group(factor).and_then(|k| k.first().and_then(|first| self.levels_of(first)))
+            });
+            let Some(levels) = levels else {
+                let hint = suggest(factor, keys.iter().map(String::as_str));
+                self.error_hint(f.pos, format!("series: unknown factor `{}`", excerpt(factor)), hint);
+                continue;
+            };
+            if levels.len() < 3 {
+                self.error_hint(
+                    f.pos,
+                    format!(
+                        "series: factor `{}` has {} level{}; a series needs 3 or more",
+                        excerpt(factor),
+                        levels.len(),
+                        if levels.len() == 1 { "" } else { "s" }
+                    ),
+                    Some(format!(
+                        "two levels are a comparison: `compare: [{{ factor: {factor}, baseline: … }}]`"
+                    )),
+                );
+            }
+            if a.compare.iter().any(|c| c.value.factor.value == factor) {
+                self.error_hint(
+                    f.pos,
+                    format!("series: factor `{}` is also compared against a baseline", excerpt(factor)),
+                    Some("a factor is either a series (its levels in order) or compared (each level against one); keep one".into()),
+                );
+            }
+            if seen.contains(&factor) {
+                self.error(f.pos, format!("series: factor `{}` is listed twice", excerpt(factor)));
+            }
+            seen.push(factor);
+        }
     }
 
     /// `analysis.outliers`: a cutoff for `mad` and `iqr`, a false-flag rate for

@@ -204,7 +204,7 @@ fn command_files_stay_within_250_lines() {
     );
 }
 
-/// Files of one job (docs/design.md §9, issue 38): no file in `src/` or `crates/*/src/` holds more than 600
+/// Files of one job (docs/design.md §9): no file in `src/` or `crates/*/src/` holds more than 600
 /// lines of code before its test module, counting the lines that are neither blank nor
 /// only a comment, and leaving out a `#[cfg(test)] mod … { … }` that ends the file. Test
 /// files (`tests.rs`, or under a `tests/` folder) are exempt.
@@ -234,7 +234,7 @@ fn source_files_stay_within_600_lines_of_code() {
     assert!(long.is_empty(), "files over {MOST} lines of code; split them by job:\n{}", long.join("\n"));
 }
 
-/// Files of one job, tests included (issue 38): no file in `src/` or `crates/*/src/` is longer than 700
+/// Files of one job, tests included: no file in `src/` or `crates/*/src/` is longer than 700
 /// lines, counted whole (blank lines, comments, imports and test modules too), test files
 /// (`tests.rs`, and those under a `tests/` folder) as much as the others. A file's tests
 /// that would take it past this go beside it, into `tests.rs` or a `tests/` folder.
@@ -282,7 +282,7 @@ fn unsafe_code_is_allowed_in_the_spawn_module_alone() {
     assert!(found.is_empty(), "`unsafe_code` allowed outside {SPAWN}:\n{}", found.join("\n"));
 }
 
-/// README.md is read in five minutes: at most 300 lines (issue 38); the figures' history
+/// README.md is read in five minutes: at most 300 lines; the figures' history
 /// belongs in docs/performance.md.
 #[test]
 fn the_readme_stays_within_300_lines() {

@@ -1,0 +1,136 @@
+//! The report's section on series: for each metric along each series factor, in each
+//! context, where it changed (the step as a change with its interval, worse or better),
+//! the segments between the changes, or how large a step would have been found
+//! (docs/statistics.md, Change points in a series).
+
+use super::figures::Plot;
+use super::format::{cell_text, confidence, markdown_table, percent, scale};
+use crate::summary::{SeriesStat, Summary};
+use stats::notation::change_and_interval;
+use stats::series::SeriesVerdict;
+use vocab::Better;
+
+/// The section's text; `None` when the experiment asks for no series.
+pub(crate) fn section(summary: &Summary, plots: &[Plot]) -> Option<String> {
+    let first = summary.series.first()?;
+    let mut out = format!(
+        "Change points are called at a {} % chance per series of a false one (family-wise over its \
+         levels); a step's interval is at {} confidence. A change found in one run is suspected until its \
+         two sides are measured again.\n",
+        vocab::display::significant(first.series.alpha * 100.0, 2),
+        confidence(first.series.confidence),
+    );
+    for (i, s) in summary.series.iter().enumerate() {
+        out.push('\n');
+        out.push_str(&one(summary, s));
+        out.push('\n');
+        match plots.iter().find(|p| p.series == Some(i)).map(|p| (&p.path, &p.svg)) {
+            Some((path, Ok(_))) => out.push_str(&format!(
+                "\n![{} along {}: each level's trials, its mean and interval, the segments' means as steps]({path})\n",
+                s.metric, s.factor
+            )),
+            Some((_, Err(why))) => out.push_str(&format!("\nNo plot: {why}.\n")),
+            None => {}
+        }
+    }
+    Some(out)
+}
+
+/// One series: its heading, its sentence, its segments.
+fn one(summary: &Summary, s: &SeriesStat) -> String {
+    let context: Vec<String> = s.context.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let mut text = format!(
+        "### {} along {}{}\n\n",
+        s.metric,
+        s.factor,
+        if context.is_empty() { String::new() } else { format!(" ({})", context.join(" ")) }
+    );
+    let n = s.level_names.len();
+    let per = match s.observation {
+        "trial" => "the trials as observations (the levels shared their sessions)".to_owned(),
+        unit => format!("each {unit}'s mean an observation (each level ran in {unit}s of its own)"),
+    };
+    let better = summary.metrics.iter().find(|m| m.name == s.metric).map(|m| m.better);
+    match s.series.verdict {
+        SeriesVerdict::Changes => {
+            let steps: Vec<String> = s
+                .series
+                .change_points
+                .iter()
+                .map(|c| {
+                    let (change, interval) = change_and_interval(c.ratio, (c.low, c.high));
+                    let way = match (better, c.ratio > 1.0) {
+                        (Some(Better::Higher), true) | (Some(Better::Lower), false) => "better",
+                        (Some(_), _) => "worse",
+                        (None, _) => "changed",
+                    };
+                    format!(
+                        "between `{}` and `{}`: {change} {interval}, {way}",
+                        s.level_names[c.after],
+                        s.level_names[c.after + 1]
+                    )
+                })
+                .collect();
+            text.push_str(&format!(
+                "**Changed {}** along {n} levels, {per}: {}.\n\n",
+                if steps.len() == 1 { "once".to_owned() } else { format!("{} times", steps.len()) },
+                steps.join("; ")
+            ));
+        }
+        SeriesVerdict::NoChange => {
+            let found = s.series.detectable.map_or_else(String::new, |d| {
+                format!(
+                    ": a step of ±{} in the middle of the series (±{} next to its ends) would have been found \
+                     80 % of the time",
+                    percent(d.middle * 100.0),
+                    percent(d.edge * 100.0)
+                )
+            });
+            text.push_str(&format!("**No change found** along {n} levels, {per}{found}.\n\n"));
+        }
+        SeriesVerdict::Unreplicated => text.push_str(&format!(
+            "**Unreplicated**: each of the {n} levels has one observation ({per}), so how much they vary is \
+             unmeasured and no change is claimed; measure each level in 2 or more {}s.\n\n",
+            if s.observation == "trial" { "trial" } else { s.observation }
+        )),
+    }
+    if !s.missing.is_empty() {
+        let names: Vec<String> = s.missing.iter().map(|m| format!("`{m}`")).collect();
+        text.push_str(&format!("Not in the series (no analysed trials): {}.\n\n", names.join(", ")));
+    }
+    text.push_str(&segments(s));
+    text
+}
+
+/// The segments: which levels, how many observations, the mean and its interval.
+fn segments(s: &SeriesStat) -> String {
+    let header: Vec<String> =
+        ["levels", "observations", "mean", &format!("{} CI", confidence(s.series.confidence))]
+            .iter()
+            .map(|h| (*h).to_owned())
+            .collect();
+    let show = |v: f64| scale(&s.unit, v).with_unit(v);
+    let rows: Vec<Vec<String>> = s
+        .series
+        .segments
+        .iter()
+        .map(|g| {
+            let levels = if g.first == g.last {
+                format!("`{}`", s.level_names[g.first])
+            } else {
+                format!(
+                    "`{}` … `{}` ({})",
+                    s.level_names[g.first],
+                    s.level_names[g.last],
+                    g.last - g.first + 1
+                )
+            };
+            let interval = match (g.estimate.low, g.estimate.high) {
+                (Some(l), Some(h)) => format!("[{}, {}]", show(l), show(h)),
+                _ => "–".to_owned(),
+            };
+            vec![cell_text(&levels), g.units.to_string(), show(g.estimate.mean), interval]
+        })
+        .collect();
+    markdown_table(&header, &rows, 1)
+}

@@ -1,0 +1,69 @@
+//! Series (`analysis.series`): a metric along the ordered levels of a factor, its change
+//! points found with their steps' intervals, or none; run as the README says, in a folder
+//! of the user's, the default store.
+
+use super::run_experiment;
+
+/// An experiment of 20 levels `v01`…`v20` whose value is 100 until level `step_at`
+/// and `100 × factor` from there, with normal noise of 3 % drawn from a seed of the level
+/// and the trial's count within it: the same values whatever order the trials ran in.
+fn stepping(dir: &std::path::Path, step_at: u32, factor: f64) -> String {
+    let counts = dir.join("counts");
+    std::fs::create_dir_all(&counts).unwrap();
+    let levels: Vec<String> = (1..=20).map(|v| format!("v{v:02}")).collect();
+    format!(
+        r#"matrix:
+  version: [{levels}]
+run: >-
+  f={counts}/{{{{ version }}}}; c=$(( $(cat $f 2> /dev/null || echo 0) + 1 )); echo $c > $f;
+  awk -v level={{{{ version }}}} -v c=$c 'BEGIN {{ v = substr(level, 2) + 0; srand(v * 1000 + c);
+  u = rand(); w = rand(); z = sqrt(-2 * log(u + 1e-12)) * cos(6.283185307 * w);
+  printf "value %.6f\n", 100 * (v >= {step_at} ? {factor} : 1) * (1 + 0.03 * z) }}'
+metrics:
+  value: {{ regex: 'value ([\d.]+)', better: lower }}
+repetitions: 4
+analysis:
+  series:
+    - {{ factor: version }}
+"#,
+        levels = levels.join(", "),
+        counts = counts.display(),
+    )
+}
+
+#[test]
+fn a_step_at_level_13_is_found_between_12_and_13_with_an_interval_covering_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (summary, report) = run_experiment(dir.path(), &stepping(dir.path(), 13, 1.08));
+    let series = summary["series"].as_array().unwrap();
+    assert_eq!(series.len(), 1, "{series:?}");
+    let s = &series[0];
+    assert_eq!(s["verdict"], "changes", "{s}");
+    assert_eq!(s["observation"], "trial");
+    let changes = s["change_points"].as_array().unwrap();
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    let names = s["level_names"].as_array().unwrap();
+    let after = changes[0]["after"].as_u64().unwrap() as usize;
+    assert_eq!((names[after].as_str(), names[after + 1].as_str()), (Some("v12"), Some("v13")));
+    let (low, high) = (changes[0]["low"].as_f64().unwrap(), changes[0]["high"].as_f64().unwrap());
+    assert!(low < 1.08 && 1.08 < high, "the step's interval [{low}, {high}] misses ×1.08");
+    assert_eq!(s["segments"].as_array().unwrap().len(), 2);
+    assert!(report.contains("## Series: where it changed"), "{report}");
+    assert!(report.contains("between `v12` and `v13`: +"), "{report}");
+    assert!(report.contains(", worse."), "a rise of a lower-is-better metric is worse:\n{report}");
+    // no comparison asked for, and the report does not pretend one is missing
+    assert!(!report.contains("No comparisons yet"), "{report}");
+}
+
+#[test]
+fn a_series_without_a_step_has_no_change_point_and_says_what_it_could_have_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let (summary, report) = run_experiment(dir.path(), &stepping(dir.path(), 99, 1.0));
+    let s = &summary["series"][0];
+    assert_eq!(s["verdict"], "no_change", "{s}");
+    assert!(s["change_points"].as_array().unwrap().is_empty());
+    let middle = s["detectable"]["middle"].as_f64().unwrap();
+    // 80 trials of 3 % noise: a step in the middle of the series of a few per cent
+    assert!(middle > 0.005 && middle < 0.05, "detectable step {middle}");
+    assert!(report.contains("**No change found** along 20 levels"), "{report}");
+}
