@@ -74,7 +74,7 @@ pub fn run(args: &RunArgs, terminal: bool, out: &mut dyn Write) -> Result<(), Er
     let experiments = load_all(&args.files, args.max_cells)?;
     if let Some(only) = &options.host {
         for (exp, plan) in &experiments {
-            let mut hosts: Vec<&str> = plan.cells.iter().map(|c| run::host_of(plan, c)).collect();
+            let mut hosts: Vec<&str> = plan.cells.iter().map(|c| crate::plan::host_of(plan, c)).collect();
             hosts.dedup();
             if !hosts.contains(&only.as_str()) {
                 hosts.sort_unstable();

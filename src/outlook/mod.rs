@@ -11,9 +11,8 @@ pub(crate) mod table;
 use std::collections::HashMap;
 
 use crate::analyze::stopping::Rule;
-use crate::plan::{Cell, Plan};
-use crate::run::LOCAL_HOST;
-use crate::run::{RunError, RunOptions, facts, host_of, machines_of, repetitions, ssh_entry};
+use crate::plan::{Cell, LOCAL_HOST, Plan, host_of};
+use crate::run::{RunError, RunOptions, facts, machines_of, repetitions, ssh_entry};
 use crate::spec::{Experiment, Repetitions};
 use crate::store::{Board, CellProgress, Event, SessionRecord, Snapshot};
 use crate::summary::Pending;

@@ -3,10 +3,10 @@
 //! `max_failures` failed trials — or with every other cell of the host, when the first
 //! cells to run all fail the same way ([`Streak`]).
 
-use super::LOCAL_HOST;
 use super::state::{CellState, HostRun, Shown};
 use super::trial::Recorded;
 use super::workdir::WorkdirName;
+use crate::plan::LOCAL_HOST;
 use crate::plan::render::Commands;
 use crate::reason;
 

@@ -143,7 +143,7 @@ impl LocalExecutor {
 
 impl Executor for LocalExecutor {
     fn host(&self) -> &str {
-        super::LOCAL_HOST
+        crate::plan::LOCAL_HOST
     }
 
     fn create_workdir(&self, _experiment: &str, name: &WorkdirName) -> std::io::Result<String> {

@@ -13,6 +13,7 @@ use std::time::SystemTime;
 
 use indexmap::IndexMap;
 
+use super::RunError;
 use super::exec::{Executor, GangExecutor};
 use super::process::{self, Execution, Invocation};
 use super::state::{CellState, HostRun, Places, Turn};
@@ -20,8 +21,8 @@ use super::telemetry::{self, Snapshots};
 pub(crate) use super::trial::record_sample;
 use super::trial::{Hook, Recorded, failure_text, io, record_engine, run_hook};
 use super::workdir::WorkdirName;
-use super::{LOCAL_HOST, RunError};
 use crate::parse::Recipe;
+use crate::plan::LOCAL_HOST;
 use crate::plan::render::{Builtins, Commands, render};
 use crate::spec::{Experiment, Gang};
 use crate::store::{MetricInfo, RawPaths, Status, Telemetry, TrialRecord};

@@ -18,7 +18,7 @@
 //! recorded and the run goes on, until a cell fails `max_failures` times in a session. An
 //! unreachable host is reported and the other hosts carry on.
 
-mod boot;
+pub(crate) mod boot;
 mod cell;
 pub mod display;
 pub(crate) mod exec;
@@ -42,14 +42,35 @@ mod trial;
 pub(crate) mod workdir;
 
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
 
-use crate::plan::Plan;
+use display::Progress;
+
+use crate::plan::{LOCAL_HOST, Plan};
 use crate::spec::{Experiment, Repetitions};
-use crate::store::{Board, CellProgress, StoreError};
+use crate::store::{Board, CellProgress, Store, StoreError};
 
-/// A cell's host is the plan's to say (`crate::plan::host_of`); re-exported for the runner's callers.
-pub use crate::plan::{LOCAL_HOST, host_of};
-pub use boot::{outline as boot_outline, run};
+/// Run the cells of `plan` that still need trials: those of hosts with a boot recipe boot
+/// by boot ([`boot`]), the others in one session ([`session`]).
+pub fn run(
+    exp: &Experiment,
+    plan: &Plan,
+    store: &Store,
+    options: &RunOptions,
+    rule: &dyn Stopping,
+    interrupt: &AtomicBool,
+    ui: &mut dyn Progress,
+) -> Result<Outcome, RunError> {
+    let mut booted = crate::plan::boots::booted_hosts(exp, plan);
+    if let Some(only) = &options.host {
+        booted.retain(|h| h == only);
+    }
+    // a boot's own session (`boots_left`) is one session
+    if booted.is_empty() || options.boots_left.is_some() {
+        return session::run(exp, plan, store, options, rule, interrupt, ui);
+    }
+    boot::by_boot(exp, plan, store, options, rule, interrupt, ui, booted)
+}
 
 /// Whether a cell needs more trials: the stopping rule, which the caller supplies
 /// (`analyze::stopping::Rule`), so that run/ counts trials and never judges them.

@@ -11,9 +11,9 @@ use super::display::{Progress, TrialLine};
 use super::exec::Executor;
 use super::host::{ControlDir, HostCells, Msg, executor};
 use super::state::{Counts, HostRun, Machine, Places, Shared, Shown};
-use super::{DEFAULT_MAX_FAILURES, Outcome, RunError, RunOptions, Stopping, facts, host_of, workdir};
+use super::{DEFAULT_MAX_FAILURES, Outcome, RunError, RunOptions, Stopping, facts, workdir};
 use crate::parse::Recipe;
-use crate::plan::Plan;
+use crate::plan::{Plan, host_of};
 use crate::spec::{Experiment, parse_duration};
 use crate::store::{Board, Start, Store};
 

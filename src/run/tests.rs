@@ -187,7 +187,7 @@ fn hosts_share_a_machine_when_they_say_so_or_are_this_one() {
     let machine = |h: &str| super::machine_of(&exp, h);
     assert_eq!(machine("dom0"), machine("domu"));
     assert_eq!(machine("here"), machine("there"));
-    assert_eq!(machine("here"), machine(super::LOCAL_HOST));
+    assert_eq!(machine("here"), machine(crate::plan::LOCAL_HOST));
     let distinct: HashSet<String> = ["dom0", "other", "here"].into_iter().map(machine).collect();
     assert_eq!(distinct.len(), 3, "{distinct:?}");
 }

@@ -407,7 +407,8 @@ impl HostRun<'_> {
         let monitor = &sh.monitor;
         // where margin measures both the trial's own writes and the disks' (a local
         // host): the pages already waiting to be written, for `foreign_writes`
-        let local = self.executor.host() == super::LOCAL_HOST && monitor.files.contains(&"/proc/diskstats");
+        let local =
+            self.executor.host() == crate::plan::LOCAL_HOST && monitor.files.contains(&"/proc/diskstats");
         let dirty = if local { telemetry::dirty_part() } else { None };
         let (e, mut snapshots) = self
             .executor

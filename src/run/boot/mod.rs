@@ -16,9 +16,9 @@ use indexmap::IndexMap;
 use super::display::Progress;
 use super::host::ControlDir;
 use super::trial::now;
-use super::{Outcome, RunError, RunOptions, Stopping, facts, host_of, session, ssh};
-use crate::plan::Plan;
+use super::{Outcome, RunError, RunOptions, Stopping, facts, session, ssh};
 use crate::plan::boots::{BootPlan, Rendered, boot_plan, booted_hosts, combinations, render_boot};
+use crate::plan::{Plan, host_of};
 use crate::spec::{Boot, Boots, Experiment, Host, parse_duration};
 use crate::store::{Appender, BootEvent, BootRecord, Store};
 
@@ -28,7 +28,7 @@ mod reboot;
 
 use outline::jiff_like;
 pub(crate) use outline::levels_text;
-pub use outline::outline;
+pub(crate) use outline::outline;
 
 /// How long a host may take from the reboot command to answering in a new boot.
 pub(crate) const DEFAULT_BOOT_TIMEOUT: Duration = Duration::from_secs(600);
@@ -40,9 +40,10 @@ const POLL: Duration = Duration::from_secs(2);
 /// ends when ssh notices the host gone).
 const ON_HOST: Duration = Duration::from_secs(60);
 
-/// Run the cells of `plan`: those of hosts with a boot recipe boot by boot, the others in
-/// one session as ever (`session::run`).
-pub fn run(
+/// Run the cells of `plan` when `hosts` boot (`run::run` decides): those hosts boot by
+/// boot, the other cells first in one session as ever (`session::run`).
+#[expect(clippy::too_many_arguments, reason = "those of `run::run`, and the hosts that boot")]
+pub(super) fn by_boot(
     exp: &Experiment,
     plan: &Plan,
     store: &Store,
@@ -50,14 +51,8 @@ pub fn run(
     rule: &dyn Stopping,
     interrupt: &AtomicBool,
     ui: &mut dyn Progress,
+    hosts: Vec<String>,
 ) -> Result<Outcome, RunError> {
-    let mut hosts = booted_hosts(exp, plan);
-    if let Some(only) = &options.host {
-        hosts.retain(|h| h == only);
-    }
-    if hosts.is_empty() || options.boots_left.is_some() {
-        return session::run(exp, plan, store, options, rule, interrupt, ui);
-    }
     let mut options = options.clone();
     if options.fresh {
         // once, before the first boot is logged: the boot log goes aside with the others
