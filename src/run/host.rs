@@ -11,10 +11,10 @@ use indexmap::IndexMap;
 use super::exec::{Executor, LocalExecutor};
 use super::state::{CellState, Counts, HostRun};
 use super::trial::now;
-use super::{RunError, facts, ssh, ssh_entry};
+use super::{Abandoned, CleanupFailed, HostError, HostFailure, Pending, RunError, facts, ssh, ssh_entry};
 use crate::plan::Cell;
 use crate::spec::Experiment;
-use crate::store::{CellProblem, CellProgress, Event, SessionRecord, Store, levels_map};
+use crate::store::{CellProblem, CellProgress, Event, ProblemKind, SessionRecord, Store, levels_map};
 
 /// What host threads tell the thread that writes the session log and the progress.
 pub(crate) enum Msg {
@@ -25,7 +25,7 @@ pub(crate) enum Msg {
 /// A host, connected, its facts gathered: its session record and what it will run.
 pub(crate) struct Ready {
     pub(crate) session: SessionRecord,
-    pub(crate) pending: Vec<(String, String)>,
+    pub(crate) pending: Vec<Pending>,
     pub(crate) todo: usize,
     pub(crate) min: u64,
     pub(crate) max: u64,
@@ -35,11 +35,11 @@ pub(crate) struct Ready {
 pub(crate) struct Done {
     pub(crate) end: SessionRecord,
     pub(crate) counts: Counts,
-    pub(crate) abandoned: Vec<(String, String)>,
-    pub(crate) cleanup_failed: Vec<(String, String)>,
-    pub(crate) pending: Vec<(String, String)>,
+    pub(crate) abandoned: Vec<Abandoned>,
+    pub(crate) cleanup_failed: Vec<CleanupFailed>,
+    pub(crate) pending: Vec<Pending>,
     pub(crate) complete: usize,
-    pub(crate) host_error: Option<(String, String)>,
+    pub(crate) host_error: Option<HostFailure>,
     pub(crate) interrupted: bool,
     pub(crate) error: Option<RunError>,
 }
@@ -109,12 +109,12 @@ impl<'a> HostRun<'a> {
         let mut complete = 0;
         match self.executor.check() {
             Err(why) => {
-                let why = format!("host `{host}` unreachable: {why}");
+                let why = HostError::Unreachable { host: host.clone(), why };
                 for (index, cell, progress) in &cells {
                     if sh.rule.is_done(*index, progress, &sh.board()) {
                         complete += 1;
                     } else {
-                        pending.push((sh.plan.label(cell), why.clone()));
+                        pending.push(Pending { label: sh.plan.label(cell), why: why.to_string() });
                     }
                 }
                 self.host_error = Some(why);
@@ -131,8 +131,8 @@ impl<'a> HostRun<'a> {
                         complete += 1;
                         continue;
                     }
-                    if let Some(reason) = facts::pending_reason(&detected, sh.plan.levels(cell)) {
-                        pending.push((label, reason));
+                    if let Some(why) = facts::pending_reason(&detected, sh.plan.levels(cell)) {
+                        pending.push(Pending { label, why });
                         continue;
                     }
                     let services = crate::plan::render::render_services(&sh.templates, sh.exp, sh.plan, cell)
@@ -191,16 +191,16 @@ impl<'a> HostRun<'a> {
         let mut late_pending = Vec::new();
         if let Some(why) = &self.host_error {
             for st in states.iter().filter(|st| !st.done && st.abandoned.is_none()) {
-                late_pending.push((st.label.clone(), why.clone()));
+                late_pending.push(Pending { label: st.label.clone(), why: why.to_string() });
             }
         }
         complete += states.iter().filter(|st| st.done && !st.paused).count();
         for st in states.iter().filter(|st| st.paused) {
             let trials = if st.taken == 1 { "1 trial".to_string() } else { format!("{} trials", st.taken) };
-            late_pending.push((
-                st.label.clone(),
-                format!("ran its share of this boot ({trials}); later boots run the rest"),
-            ));
+            late_pending.push(Pending {
+                label: st.label.clone(),
+                why: format!("ran its share of this boot ({trials}); later boots run the rest"),
+            });
         }
         record.event = Event::End;
         record.at = now();
@@ -211,15 +211,13 @@ impl<'a> HostRun<'a> {
         record.problems = states
             .iter()
             .flat_map(|st| {
-                let problem = |what: &str, why: &String| CellProblem {
-                    cell: st.cell.id.to_string(),
-                    what: what.to_string(),
-                    why: why.clone(),
-                };
-                let abandoned = st.abandoned.as_ref().map(|why| problem("abandoned", why));
-                abandoned
-                    .into_iter()
-                    .chain(st.cleanup_failed.as_ref().map(|why| problem("cleanup failed", why)))
+                let problem =
+                    |what: ProblemKind, why: String| CellProblem { cell: st.cell.id.to_string(), what, why };
+                let abandoned =
+                    st.abandoned.as_ref().map(|why| problem(ProblemKind::Abandoned, why.to_string()));
+                abandoned.into_iter().chain(
+                    st.cleanup_failed.as_ref().map(|why| problem(ProblemKind::CleanupFailed, why.clone())),
+                )
             })
             .collect();
         record.outcome = Some(match (&result, &self.host_error) {
@@ -236,15 +234,17 @@ impl<'a> HostRun<'a> {
             counts: self.counts,
             abandoned: states
                 .iter()
-                .filter_map(|st| st.abandoned.as_ref().map(|why| (st.label.clone(), why.clone())))
+                .filter_map(|st| st.abandoned.clone().map(|why| Abandoned { label: st.label.clone(), why }))
                 .collect(),
             cleanup_failed: states
                 .iter()
-                .filter_map(|st| st.cleanup_failed.as_ref().map(|why| (st.label.clone(), why.clone())))
+                .filter_map(|st| {
+                    st.cleanup_failed.clone().map(|why| CleanupFailed { label: st.label.clone(), why })
+                })
                 .collect(),
             pending: late_pending,
             complete,
-            host_error: self.host_error.clone().map(|e| (host, e)),
+            host_error: self.host_error.take().map(|why| HostFailure { host, why }),
             interrupted: self.interrupted,
             error: result.err(),
         };

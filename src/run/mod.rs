@@ -23,6 +23,7 @@ mod cell;
 pub mod display;
 pub(crate) mod exec;
 pub mod facts;
+mod failure;
 #[cfg(test)]
 mod fake;
 pub(crate) mod gang;
@@ -45,10 +46,11 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 use display::Progress;
+pub use failure::{GaveUp, HostError, RunError, WorkdirError};
 
 use crate::plan::{LOCAL_HOST, Plan};
 use crate::spec::{Experiment, Repetitions};
-use crate::store::{Board, CellProgress, Store, StoreError};
+use crate::store::{Board, CellProgress, Store};
 
 /// Run the cells of `plan` that still need trials: those of hosts with a boot recipe boot
 /// by boot ([`boot`]), the others in one session ([`session`]).
@@ -122,7 +124,7 @@ pub struct RunOptions {
 }
 
 /// What a run did, over all its hosts.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct Outcome {
     /// One session per host.
     pub sessions: Vec<String>,
@@ -132,14 +134,14 @@ pub struct Outcome {
     pub timed_out: u32,
     pub parse_errors: u32,
     pub warmups: u32,
-    /// Cells given up after too many failures (label, last error).
-    pub abandoned: Vec<(String, String)>,
-    /// Cells whose `cleanup` failed (label, why).
-    pub cleanup_failed: Vec<(String, String)>,
-    /// Cells that cannot run now (label, reason): another boot, another host, a host down.
-    pub pending: Vec<(String, String)>,
-    /// Hosts that could not be reached or dropped the connection (host, error).
-    pub host_errors: Vec<(String, String)>,
+    /// Cells given up for a session.
+    pub abandoned: Vec<Abandoned>,
+    /// Cells whose `cleanup` failed.
+    pub cleanup_failed: Vec<CleanupFailed>,
+    /// Cells that cannot run now: another boot, another host, a host down.
+    pub pending: Vec<Pending>,
+    /// Hosts that could not be reached, dropped the connection or failed their boots.
+    pub host_errors: Vec<HostFailure>,
     /// Cells that have all their trials (this run or before).
     pub complete: usize,
     pub cells: usize,
@@ -159,22 +161,32 @@ impl Outcome {
     }
 }
 
-/// Why a run stopped before its end.
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error("{what}: {source}")]
-    Io { what: String, source: std::io::Error },
+/// A cell given up for a session, by its label.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Abandoned {
+    pub label: String,
+    pub why: GaveUp,
 }
 
-impl RunError {
-    pub fn is_disk_full(&self) -> bool {
-        match self {
-            RunError::Store(e) => e.is_disk_full(),
-            RunError::Io { source, .. } => source.kind() == std::io::ErrorKind::StorageFull,
-        }
-    }
+/// A cell whose `cleanup` failed, by its label, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CleanupFailed {
+    pub label: String,
+    pub why: String,
+}
+
+/// A cell that cannot run now, by its label, and what it waits for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pending {
+    pub label: String,
+    pub why: String,
+}
+
+/// A host whose session stopped, and why.
+#[derive(Debug)]
+pub struct HostFailure {
+    pub host: String,
+    pub why: HostError,
 }
 
 /// The repetitions rule after `--repetitions`.

@@ -11,7 +11,7 @@ use super::display::{Progress, TrialLine};
 use super::exec::Executor;
 use super::host::{ControlDir, HostCells, Msg, executor};
 use super::state::{Counts, HostRun, Machine, Places, Shared, Shown};
-use super::{DEFAULT_MAX_FAILURES, Outcome, RunError, RunOptions, Stopping, facts, workdir};
+use super::{DEFAULT_MAX_FAILURES, Outcome, Pending, RunError, RunOptions, Stopping, facts, workdir};
 use crate::parse::Recipe;
 use crate::plan::{Plan, host_of};
 use crate::spec::{Experiment, parse_duration};
@@ -49,7 +49,7 @@ pub(crate) fn run_on(
     ui: &mut dyn Progress,
     connect: &Connect<'_>,
 ) -> Result<Outcome, RunError> {
-    facts::check_sysroot().map_err(|e| RunError::Io { what: "facts".into(), source: e })?;
+    facts::check_sysroot().map_err(RunError::Sysroot)?;
     let _lock = store.lock("run")?;
     // read once, after the lock: nobody else writes the logs from here on
     let mut start = store.start_locked(plan, options.label.as_deref())?;
@@ -65,13 +65,7 @@ pub(crate) fn run_on(
             }
         }
         Err(left) => {
-            let pids: Vec<String> = left.iter().map(|o| o.pid.to_string()).collect();
-            return Err(RunError::Io {
-                what: format!("processes a killed run left running (pid {})", pids.join(", ")),
-                source: std::io::Error::other(
-                    "they are still there 10 s after SIGKILL; end them, then run again",
-                ),
-            });
+            return Err(RunError::OrphansLeft { pids: left.iter().map(|o| o.pid).collect() });
         }
     }
     for dir in workdir::remove_stale(store, &start.sessions) {
@@ -89,10 +83,8 @@ pub(crate) fn run_on(
     for w in &start.warnings {
         ui.note(&format!("warning: {w}"));
     }
-    let recipe = Recipe::from_spec(&exp.spec).map_err(|(name, e)| RunError::Io {
-        what: format!("metric `{name}`"),
-        source: std::io::Error::other(e.to_string()),
-    })?;
+    let recipe =
+        Recipe::from_spec(&exp.spec).map_err(|(metric, source)| RunError::Recipe { metric, source })?;
     let Start { mut progress, set_aside, sessions, warnings } = start;
     drop((sessions, warnings));
     let board = if rule.needs_board() { progress.clone() } else { Board::new() };
@@ -137,9 +129,8 @@ pub(crate) fn run_on(
             if shared.rule.is_done(i, &progress, &shared.board()) {
                 outcome.complete += 1;
             } else {
-                outcome
-                    .pending
-                    .push((plan.label(cell), format!("runs on host `{host}`, not selected (--host)")));
+                let why = format!("runs on host `{host}`, not selected (--host)");
+                outcome.pending.push(Pending { label: plan.label(cell), why });
             }
             continue;
         }
@@ -161,10 +152,7 @@ pub(crate) fn run_on(
     // ssh's multiplexing sockets, only when some host is remote
     let remote = groups.iter().map(|(host, _)| *host).chain(service_hosts.iter().map(String::as_str));
     let control = match remote.clone().any(|host| super::reaches_ssh(exp, host)) {
-        true => Some(
-            ControlDir::new()
-                .map_err(|e| RunError::Io { what: "ssh control directory".into(), source: e })?,
-        ),
+        true => Some(ControlDir::new().map_err(RunError::ControlDir)?),
         false => None,
     };
     let executors: Vec<Box<dyn Executor>> =

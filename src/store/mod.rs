@@ -40,7 +40,8 @@ pub use copy::{Kept, spec_hash};
 pub use names::{Name, Names};
 pub use progress::{Board, CellProgress, levels_map, progress, progress_labelled};
 pub use record::{
-    BOOT_ID, CellProblem, Event, MetricInfo, RawPaths, SCHEMA, SessionRecord, Status, Telemetry, TrialRecord,
+    BOOT_ID, CellProblem, Event, MetricInfo, ProblemKind, RawPaths, SCHEMA, SessionRecord, Status, Telemetry,
+    TrialRecord,
 };
 pub use secondary::SecondaryMetrics;
 pub use standing::Standing;

@@ -16,7 +16,7 @@ use indexmap::IndexMap;
 use super::display::Progress;
 use super::host::ControlDir;
 use super::trial::now;
-use super::{Outcome, RunError, RunOptions, Stopping, facts, session, ssh};
+use super::{HostError, HostFailure, Outcome, Pending, RunError, RunOptions, Stopping, facts, session, ssh};
 use crate::plan::boots::{BootPlan, Rendered, boot_plan, booted_hosts, combinations, render_boot};
 use crate::plan::{Plan, host_of};
 use crate::spec::{Boot, Boots, Experiment, Host, parse_duration};
@@ -70,9 +70,9 @@ pub(super) fn by_boot(
     if others {
         let mut o = options.clone();
         o.skip_hosts = hosts.clone();
-        let outcome = session::run(exp, plan, store, &o, rule, interrupt, ui)?;
+        let mut outcome = session::run(exp, plan, store, &o, rule, interrupt, ui)?;
         total.complete += outcome.complete;
-        total.pending.extend(outcome.pending.iter().cloned());
+        total.pending.append(&mut outcome.pending);
         merge(&mut total, outcome);
     }
     let mut stopped: Vec<(String, String)> = Vec::new();
@@ -83,8 +83,8 @@ pub(super) fn by_boot(
         }
         let booting = Booting::new(exp, plan, store, &options, host)?;
         if let Some(why) = booting.run(rule, interrupt, ui, &mut total)? {
-            total.host_errors.push((host.clone(), why.clone()));
-            stopped.push((host.clone(), why));
+            stopped.push((host.clone(), why.to_string()));
+            total.host_errors.push(HostFailure { host: host.clone(), why });
         }
     }
     // what the boot hosts' cells stand at, from the store: a boot's session knows only
@@ -100,7 +100,7 @@ pub(super) fn by_boot(
         let p = progress.get(&i).cloned().unwrap_or_default();
         if rule.is_done(i, &p, &board) {
             total.complete += 1;
-        } else if total.abandoned.iter().any(|(label, _)| *label == plan.label(cell)) {
+        } else if total.abandoned.iter().any(|a| a.label == plan.label(cell)) {
             // said with its reason
         } else {
             let why = match stopped.iter().find(|(h, _)| h == host) {
@@ -112,7 +112,7 @@ pub(super) fn by_boot(
                          in the host's `boot:`, and run again"
                     .to_string(),
             };
-            total.pending.push((plan.label(cell), why));
+            total.pending.push(Pending { label: plan.label(cell), why });
         }
     }
     Ok(total)
@@ -234,10 +234,8 @@ impl<'a> Booting<'a> {
         options: &'a RunOptions,
         host: &'a str,
     ) -> Result<Self, RunError> {
-        let (entry, destination) = super::ssh_entry(exp, host).ok_or_else(|| RunError::Io {
-            what: format!("host `{host}`"),
-            source: std::io::Error::other("a host with `boot:` needs `ssh:`"),
-        })?;
+        let (entry, destination) =
+            super::ssh_entry(exp, host).ok_or_else(|| RunError::BootWithoutSsh { host: host.to_string() })?;
         let recipe = &entry.boot.as_ref().expect("booted_hosts: a host with a boot recipe").value;
         // a `by:` host without `ssh:` is this machine (checked: a key of `hosts:`)
         let by = controller(exp, recipe);
@@ -279,7 +277,7 @@ impl<'a> Booting<'a> {
         interrupt: &AtomicBool,
         ui: &mut dyn Progress,
         total: &mut Outcome,
-    ) -> Result<Option<String>, RunError> {
+    ) -> Result<Option<HostError>, RunError> {
         let host = self.host;
         let count = self.boots.boots.len();
         if count == 0 {
@@ -292,13 +290,7 @@ impl<'a> Booting<'a> {
             std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok().map(|s| s.trim().to_string());
         let now_in = self.probe().ok();
         if now_in.is_some() && now_in == here {
-            return Err(RunError::Io {
-                what: format!("host `{host}`"),
-                source: std::io::Error::other(
-                    "it is the machine margin runs on (the same boot_id): margin never reboots the machine \
-                     it runs on; run margin on another machine that reaches this one over ssh",
-                ),
-            });
+            return Err(RunError::BootsItself { host: host.to_string() });
         }
         let mut log = self.store.boot_appender()?;
         let mut failed =
@@ -329,12 +321,12 @@ impl<'a> Booting<'a> {
                 return Ok(None);
             }
             if failed >= self.max_failed {
-                let last = self.records_why();
-                let boots = if failed == 1 { "boot" } else { "boots" };
-                return Ok(Some(format!(
-                    "host `{host}`: {failed} {boots} failed (`max_failed: {}`){last}; fix the host and run again",
-                    self.max_failed
-                )));
+                return Ok(Some(HostError::BootsFailed {
+                    host: host.to_string(),
+                    failed,
+                    max_failed: self.max_failed,
+                    last: self.records_why(),
+                }));
             }
             if let Some(blocks) = self.settled_at(index, rule)? {
                 ui.note(&format!(
