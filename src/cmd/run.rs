@@ -102,7 +102,8 @@ pub fn run(args: &RunArgs, terminal: bool, out: &mut dyn Write) -> Result<(), Er
             if std::io::stderr().is_terminal() { Box::new(Bar::new()) } else { Box::new(Lines) };
         writeln!(out, "{}: {}", exp.name, describe(plan, options)).map_err(io)?;
         let rule = Rule::new(exp, plan, run::repetitions(plan, options));
-        let outcome = match run::run(exp, plan, &store, options, &rule, &interrupt, ui.as_mut()) {
+        let run = run::Run { exp, plan, store: &store, options, rule: &rule, interrupt: &interrupt };
+        let outcome = match run::run(&run, ui.as_mut()) {
             Ok(outcome) => outcome,
             Err(source) if source.is_disk_full() => {
                 let log = store.runs_path();

@@ -52,26 +52,31 @@ use crate::plan::{LOCAL_HOST, Plan};
 use crate::spec::{Experiment, Repetitions};
 use crate::store::{Board, CellProgress, Store};
 
-/// Run the cells of `plan` that still need trials: those of hosts with a boot recipe boot
-/// by boot ([`boot`]), the others in one session ([`session`]).
-pub fn run(
-    exp: &Experiment,
-    plan: &Plan,
-    store: &Store,
-    options: &RunOptions,
-    rule: &dyn Stopping,
-    interrupt: &AtomicBool,
-    ui: &mut dyn Progress,
-) -> Result<Outcome, RunError> {
-    let mut booted = crate::plan::boots::booted_hosts(exp, plan);
-    if let Some(only) = &options.host {
+/// A run: what it runs (the experiment, its plan), where it records (the store), how
+/// (the options, the stopping rule), and the flag Ctrl-C sets. The boot loop runs each
+/// boot's session with options and a rule of its own (`Run { options, ..run }`).
+#[derive(Clone, Copy)]
+pub struct Run<'a> {
+    pub exp: &'a Experiment,
+    pub plan: &'a Plan,
+    pub store: &'a Store,
+    pub options: &'a RunOptions,
+    pub rule: &'a dyn Stopping,
+    pub interrupt: &'a AtomicBool,
+}
+
+/// Run the cells of the plan that still need trials: those of hosts with a boot recipe
+/// boot by boot ([`boot`]), the others in one session ([`session`]).
+pub fn run(run: &Run<'_>, ui: &mut dyn Progress) -> Result<Outcome, RunError> {
+    let mut booted = crate::plan::boots::booted_hosts(run.exp, run.plan);
+    if let Some(only) = &run.options.host {
         booted.retain(|h| h == only);
     }
     // a boot's own session (`boots_left`) is one session
-    if booted.is_empty() || options.boots_left.is_some() {
-        return session::run(exp, plan, store, options, rule, interrupt, ui);
+    if booted.is_empty() || run.options.boots_left.is_some() {
+        return session::run(run, ui);
     }
-    boot::by_boot(exp, plan, store, options, rule, interrupt, ui, booted)
+    boot::by_boot(run, ui, booted)
 }
 
 /// Whether a cell needs more trials: the stopping rule, which the caller supplies

@@ -41,7 +41,15 @@ fn run_fake(yaml: &str, seed: u64, script: impl Fn(&str) -> Scripted + Send + Sy
     };
     let rule = Rule::new(&exp, &plan, exp.spec.repetitions());
     let interrupt = AtomicBool::new(false);
-    let outcome = run_on(&exp, &plan, &store, &options, &rule, &interrupt, &mut Quiet, &connect).unwrap();
+    let run = super::Run {
+        exp: &exp,
+        plan: &plan,
+        store: &store,
+        options: &options,
+        rule: &rule,
+        interrupt: &interrupt,
+    };
+    let outcome = run_on(&run, &mut Quiet, &connect).unwrap();
     let (records, warnings) = store.records().unwrap();
     assert!(warnings.is_empty(), "{warnings:?}");
     let calls = calls.lock().unwrap().clone();

@@ -16,7 +16,9 @@ use indexmap::IndexMap;
 use super::display::Progress;
 use super::host::ControlDir;
 use super::trial::now;
-use super::{HostError, HostFailure, Outcome, Pending, RunError, RunOptions, Stopping, facts, session, ssh};
+use super::{
+    HostError, HostFailure, Outcome, Pending, Run, RunError, RunOptions, Stopping, facts, session, ssh,
+};
 use crate::plan::boots::{BootPlan, Rendered, boot_plan, booted_hosts, combinations, render_boot};
 use crate::plan::{Plan, host_of};
 use crate::spec::{Boot, Boots, Experiment, Host, parse_duration};
@@ -42,18 +44,9 @@ const ON_HOST: Duration = Duration::from_secs(60);
 
 /// Run the cells of `plan` when `hosts` boot (`run::run` decides): those hosts boot by
 /// boot, the other cells first in one session as ever (`session::run`).
-#[expect(clippy::too_many_arguments, reason = "those of `run::run`, and the hosts that boot")]
-pub(super) fn by_boot(
-    exp: &Experiment,
-    plan: &Plan,
-    store: &Store,
-    options: &RunOptions,
-    rule: &dyn Stopping,
-    interrupt: &AtomicBool,
-    ui: &mut dyn Progress,
-    hosts: Vec<String>,
-) -> Result<Outcome, RunError> {
-    let mut options = options.clone();
+pub(super) fn by_boot(run: &Run<'_>, ui: &mut dyn Progress, hosts: Vec<String>) -> Result<Outcome, RunError> {
+    let Run { exp, plan, store, rule, interrupt, .. } = *run;
+    let mut options = run.options.clone();
     if options.fresh {
         // once, before the first boot is logged: the boot log goes aside with the others
         let _lock = store.lock("run")?;
@@ -70,7 +63,7 @@ pub(super) fn by_boot(
     if others {
         let mut o = options.clone();
         o.skip_hosts = hosts.clone();
-        let mut outcome = session::run(exp, plan, store, &o, rule, interrupt, ui)?;
+        let mut outcome = session::run(&Run { options: &o, ..*run }, ui)?;
         total.complete += outcome.complete;
         total.pending.append(&mut outcome.pending);
         merge(&mut total, outcome);
@@ -429,6 +422,8 @@ impl<'a> Booting<'a> {
         options.skip_hosts.sort();
         options.skip_hosts.dedup();
         let rule: &dyn Stopping = if until.0.is_some() { &until } else { rule };
-        session::run(self.exp, self.plan, self.store, &options, rule, interrupt, ui)
+        let run =
+            Run { exp: self.exp, plan: self.plan, store: self.store, options: &options, rule, interrupt };
+        session::run(&run, ui)
     }
 }
