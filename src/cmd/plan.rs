@@ -53,7 +53,7 @@ pub fn run(s: &PlanArgs, terminal: bool, out: &mut dyn Write) -> Result<(), Erro
         let limit = if s.all || !terminal { usize::MAX } else { TERMINAL_CELLS };
         write_text(&exp, &s.file, &plan, &outlook, limit, out).map_err(io).and_then(|()| {
             // the boots margin will make, in their order (docs/experiment-file.md, boots)
-            let boots = crate::run::boot_outline(&exp, &plan, &store, &RunOptions::default(), false);
+            let boots = crate::run::boot::outline(&exp, &plan, &store, &RunOptions::default(), false);
             if !boots.is_empty() {
                 writeln!(out).map_err(io)?;
             }

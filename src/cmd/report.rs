@@ -31,7 +31,7 @@ pub fn write(
     exp: &Experiment,
     plan: &Plan,
     store: &Store,
-    reasons: &[(String, String)],
+    reasons: &[crate::run::Pending],
 ) -> Result<(Option<PathBuf>, Summary), Error> {
     let before = store.fingerprint();
     let snapshot = store.load_for_report()?;
@@ -51,8 +51,8 @@ pub fn write(
         analyze::summarize_owned(exp, plan, snapshot, |snapshot| outlook::pending(exp, plan, snapshot));
     let mut pending = pending?;
     for p in &mut pending {
-        if let Some((_, why)) = reasons.iter().find(|(label, _)| *label == p.cell) {
-            p.reason.clone_from(why);
+        if let Some(r) = reasons.iter().find(|r| r.label == p.cell) {
+            p.reason.clone_from(&r.why);
         }
     }
     let experiment = || exp.name.clone();

@@ -11,7 +11,7 @@ use crate::analyze::stopping::Rule;
 use crate::outlook::dry_run::{DryRunError, write_dry_run};
 use crate::plan::{DEFAULT_MAX_CELLS, Plan};
 use crate::run::display::{Bar, Lines, Progress};
-use crate::run::{self, Outcome, RunOptions};
+use crate::run::{self, Abandoned, CleanupFailed, GaveUp, HostFailure, Outcome, Pending, RunOptions};
 use crate::spec::Experiment;
 use crate::store::{CellProgress, ProgressByCell, Store};
 
@@ -74,7 +74,7 @@ pub fn run(args: &RunArgs, terminal: bool, out: &mut dyn Write) -> Result<(), Er
     let experiments = load_all(&args.files, args.max_cells)?;
     if let Some(only) = &options.host {
         for (exp, plan) in &experiments {
-            let mut hosts: Vec<&str> = plan.cells.iter().map(|c| run::host_of(plan, c)).collect();
+            let mut hosts: Vec<&str> = plan.cells.iter().map(|c| crate::plan::host_of(plan, c)).collect();
             hosts.dedup();
             if !hosts.contains(&only.as_str()) {
                 hosts.sort_unstable();
@@ -102,7 +102,8 @@ pub fn run(args: &RunArgs, terminal: bool, out: &mut dyn Write) -> Result<(), Er
             if std::io::stderr().is_terminal() { Box::new(Bar::new()) } else { Box::new(Lines) };
         writeln!(out, "{}: {}", exp.name, describe(plan, options)).map_err(io)?;
         let rule = Rule::new(exp, plan, run::repetitions(plan, options));
-        let outcome = match run::run(exp, plan, &store, options, &rule, &interrupt, ui.as_mut()) {
+        let run = run::Run { exp, plan, store: &store, options, rule: &rule, interrupt: &interrupt };
+        let outcome = match run::run(&run, ui.as_mut()) {
             Ok(outcome) => outcome,
             Err(source) if source.is_disk_full() => {
                 let log = store.runs_path();
@@ -153,15 +154,19 @@ fn summary(exp: &Experiment, o: &Outcome, out: &mut dyn Write) -> std::io::Resul
         o.ok, o.failed, o.timed_out, o.parse_errors
     )?;
     writeln!(out, "  store: {} (seed {})", o.store.display(), o.seed)?;
-    for (host, why) in &o.host_errors {
+    for HostFailure { host, why } in &o.host_errors {
         writeln!(out, "  host {host} failed: {why}")?;
     }
     if o.set_aside > 0 {
         writeln!(out, "  set aside: {} records of cells whose commands have changed since", o.set_aside)?;
     }
     // a session stopped early on a mistake every cell made: said once, for all its cells
-    let (stopped, abandoned): (Vec<_>, Vec<_>) =
-        o.abandoned.iter().cloned().partition(|(_, why)| why.starts_with(crate::reason::STOPPED));
+    let (stopped, abandoned): (Vec<&Abandoned>, Vec<&Abandoned>) =
+        o.abandoned.iter().partition(|a| matches!(a.why, GaveUp::SameWay { .. }));
+    let pairs = |cells: Vec<&Abandoned>| -> Vec<(String, String)> {
+        cells.into_iter().map(|a| (a.label.clone(), a.why.to_string())).collect()
+    };
+    let (stopped, abandoned) = (pairs(stopped), pairs(abandoned));
     for (why, labels) in crate::reason::by_reason(&stopped) {
         let cells = if labels.len() == 1 { "1 cell".to_string() } else { format!("{} cells", labels.len()) };
         writeln!(out, "  stopped early, {cells} left to run: {why}")?;
@@ -179,12 +184,12 @@ fn summary(exp: &Experiment, o: &Outcome, out: &mut dyn Write) -> std::io::Resul
             )?,
         }
     }
-    for (label, why) in &o.cleanup_failed {
+    for CleanupFailed { label, why } in &o.cleanup_failed {
         writeln!(out, "  cleanup failed {label}: {why}")?;
     }
     if !o.pending.is_empty() {
         writeln!(out, "  pending, for another host or boot:")?;
-        for (label, why) in &o.pending {
+        for Pending { label, why } in &o.pending {
             writeln!(out, "    {label}: {why}")?;
         }
         writeln!(

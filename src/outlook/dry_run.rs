@@ -5,10 +5,10 @@ use std::io::Write;
 
 use super::CellOutlook;
 use crate::diag::Diagnostics;
-use crate::plan::Plan;
 use crate::plan::render::{Builtins, Commands, render, templates};
+use crate::plan::{LOCAL_HOST, Plan};
 use crate::run::workdir::{self, WorkdirName};
-use crate::run::{LOCAL_HOST, RunOptions, ssh_entry};
+use crate::run::{RunOptions, ssh_entry};
 use crate::spec::Experiment;
 use crate::store::Store;
 
@@ -94,7 +94,7 @@ pub(crate) fn write_dry_run(
         show(out, "             ", &cmds)?;
     }
     // the boots margin would make, and the commands of the next (docs/experiment-file.md, boots)
-    for line in crate::run::boot_outline(exp, plan, store, options, true) {
+    for line in crate::run::boot::outline(exp, plan, store, options, true) {
         writeln!(out, "{line}").map_err(io)?;
     }
     Ok(())

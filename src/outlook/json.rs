@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::CellOutlook;
 use crate::jsontext::{push_integer, push_string};
-use crate::plan::{FactorSummary, Plan};
+use crate::plan::{FactorSummary, Plan, host_of};
 use crate::run;
 use crate::spec::{Experiment, Repetitions};
 
@@ -72,7 +72,7 @@ pub(crate) fn write_json(
     let (tmin, tmax) = plan.trials();
     let mut machines: Vec<(&str, String)> = Vec::new();
     for cell in &plan.cells {
-        let host = run::host_of(plan, cell);
+        let host = host_of(plan, cell);
         if !machines.iter().any(|(h, _)| *h == host) {
             machines.push((host, run::machines_of(exp, host).join(", ")));
         }
@@ -132,7 +132,7 @@ pub(crate) fn write_json(
             buf.push(b':');
             push_string(&mut buf, &v.text);
         }
-        let host = run::host_of(plan, cell);
+        let host = host_of(plan, cell);
         let (host, machine) = match machines.iter().find(|(h, _, _)| *h == host) {
             Some((_, host, machine)) => (host.as_str(), machine.as_str()),
             None => ("\"\"", "\"\""),

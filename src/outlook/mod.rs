@@ -11,11 +11,10 @@ pub(crate) mod table;
 use std::collections::HashMap;
 
 use crate::analyze::stopping::Rule;
-use crate::plan::{Cell, Plan};
-use crate::run::LOCAL_HOST;
-use crate::run::{RunError, RunOptions, facts, host_of, machines_of, repetitions, ssh_entry};
+use crate::plan::{Cell, LOCAL_HOST, Plan, host_of};
+use crate::run::{RunError, RunOptions, facts, machines_of, repetitions, ssh_entry};
 use crate::spec::{Experiment, Repetitions};
-use crate::store::{CellProgress, Event, ProgressByCell, SessionRecord, Snapshot};
+use crate::store::{ProgressByCell, CellProgress, Event, ProblemKind, SessionRecord, Snapshot};
 use crate::summary::Pending;
 
 /// For `plan` and `status`: each cell's progress, whether it runs here, and an estimate.
@@ -72,7 +71,7 @@ pub(crate) fn outlook_of(
     set_aside: usize,
     options: &RunOptions,
 ) -> Result<Outlook, RunError> {
-    facts::check_sysroot().map_err(|e| RunError::Io { what: "facts".into(), source: e })?;
+    facts::check_sysroot().map_err(RunError::Sysroot)?;
     let dir = std::env::temp_dir();
     let source = facts::Local::new(&dir);
     let detected = facts::detect(exp, &facts::gather(&source), &source);
@@ -204,7 +203,11 @@ pub(crate) fn last_abandoned(
         let Some(run) = last_runs.iter().find(|r| r.host == host && r.abandoned.contains(&id)) else {
             continue;
         };
-        let why = run.problems.iter().find(|p| p.cell == id && p.what == "abandoned").map(|p| p.why.clone());
+        let why = run
+            .problems
+            .iter()
+            .find(|p| p.cell == id && p.what == ProblemKind::Abandoned)
+            .map(|p| p.why.clone());
         out.insert(id, why.unwrap_or_else(|| "too many failures".to_string()));
     }
     out

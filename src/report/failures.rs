@@ -53,7 +53,8 @@ fn cell_failures_table(summary: &Summary) -> Option<String> {
     if summary.cell_failures.is_empty() {
         return None;
     }
-    let mut groups: indexmap::IndexMap<(String, String, String), Vec<&crate::summary::CellFailure>> =
+    // by what went wrong (`ProblemKind`), the host and the reason's key
+    let mut groups: indexmap::IndexMap<(_, String, String), Vec<&crate::summary::CellFailure>> =
         indexmap::IndexMap::new();
     for f in &summary.cell_failures {
         let key = crate::reason::same_way(&f.why, &crate::reason::levels_of_label(&f.cell));
@@ -73,7 +74,7 @@ fn cell_failures_table(summary: &Summary) -> Option<String> {
             };
             vec![
                 cell_text(&cells),
-                f.what.clone(),
+                f.what.to_string(),
                 cell_text(&f.host),
                 f.at.clone(),
                 cell_text(&first_line(&f.why)),

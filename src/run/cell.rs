@@ -3,10 +3,11 @@
 //! `max_failures` failed trials — or with every other cell of the host, when the first
 //! cells to run all fail the same way ([`Streak`]).
 
-use super::LOCAL_HOST;
 use super::state::{CellState, HostRun, Shown};
 use super::trial::Recorded;
 use super::workdir::WorkdirName;
+use super::{GaveUp, HostError};
+use crate::plan::LOCAL_HOST;
 use crate::plan::render::Commands;
 use crate::reason;
 
@@ -22,10 +23,10 @@ impl HostRun<'_> {
             Ok(dir) => st.workdir = Some(dir),
             Err(e) => {
                 if self.executor.host() == LOCAL_HOST {
-                    self.abandon(st, format!("cannot create the workdir: {e}"));
+                    self.abandon(st, GaveUp::Workdir(e.to_string()));
                 } else {
-                    self.host_error =
-                        Some(format!("host `{}`: cannot create the workdir: {e}", self.executor.host()));
+                    let host = self.executor.host().to_string();
+                    self.host_error = Some(HostError::Workdir { host, error: e });
                 }
                 return;
             }
@@ -33,7 +34,7 @@ impl HostRun<'_> {
         let (setup, env) = match self.render(st, st.progress.attempts + 1) {
             Ok(c) => (c.setup, c.env),
             Err(e) => {
-                self.abandon(st, e);
+                self.abandon(st, GaveUp::Render(e));
                 return;
             }
         };
@@ -43,7 +44,7 @@ impl HostRun<'_> {
             let done = self.hook(st, "setup", &cmd, &env, &format!("{}-{}", self.session, st.cell.id));
             drop(turn);
             if let Err(why) = done {
-                self.abandon(st, why);
+                self.abandon(st, GaveUp::Setup(why));
             }
         }
     }
@@ -73,7 +74,7 @@ impl HostRun<'_> {
         st.workdir = None;
     }
 
-    pub(crate) fn abandon(&mut self, st: &mut CellState<'_>, why: String) {
+    pub(crate) fn abandon(&mut self, st: &mut CellState<'_>, why: GaveUp) {
         self.note(format!("{}: abandoned for this session: {why}", st.label));
         self.shared.show(Shown::CellEnded);
         st.abandoned = Some(why);
@@ -85,10 +86,7 @@ impl HostRun<'_> {
         let Recorded::Failure(error) = recorded else { return };
         st.failures += 1;
         if st.failures >= self.shared.max_failures {
-            let failures =
-                if st.failures == 1 { "1 failure".to_string() } else { format!("{} failures", st.failures) };
-            let why = format!("{failures}; the last: {error}");
-            self.abandon(st, why);
+            self.abandon(st, GaveUp::Failures { failures: st.failures, last: error });
             self.finish_cell(st);
         }
     }
@@ -144,19 +142,19 @@ impl Streak {
     }
 
     /// Why the session stops here, when it does.
-    pub(crate) fn stops(&self) -> Option<String> {
+    pub(crate) fn stops(&self) -> Option<GaveUp> {
         if self.off || self.cells.len() < reason::STOP_AFTER_CELLS {
             return None;
         }
-        self.first.as_ref().map(|(_, why)| reason::stopped(why, self.trials))
+        self.first.as_ref().map(|(_, first)| GaveUp::SameWay { first: first.clone(), trials: self.trials })
     }
 }
 
 impl HostRun<'_> {
     /// Stop the session: every cell still to run is abandoned for it, with one reason,
     /// said once.
-    pub(crate) fn stop_same_way(&mut self, states: &mut [CellState<'_>], why: String) {
-        self.note(why.clone());
+    pub(crate) fn stop_same_way(&mut self, states: &mut [CellState<'_>], why: GaveUp) {
+        self.note(why.to_string());
         for st in states.iter_mut().filter(|st| st.active()) {
             self.shared.show(Shown::CellEnded);
             st.abandoned = Some(why.clone());

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
 
+use super::WorkdirError;
 use super::facts::{self, Source};
 use super::process::{self, Execution, Invocation};
 use super::telemetry::{LocalCounters, Monitor, Snapshots};
@@ -23,7 +24,7 @@ pub(crate) trait Executor: Send + Sync {
     /// End the connection, if there is one.
     fn close(&self) {}
     /// Create the cell's scratch directory on the host; its absolute path.
-    fn create_workdir(&self, experiment: &str, name: &WorkdirName) -> std::io::Result<String>;
+    fn create_workdir(&self, experiment: &str, name: &WorkdirName) -> Result<String, WorkdirError>;
     fn remove_workdir(&self, path: &str);
     fn execute(&self, invocation: &Invocation<'_>) -> std::io::Result<Execution>;
     /// A trial's command with the host's counters read right before and right after it
@@ -143,10 +144,10 @@ impl LocalExecutor {
 
 impl Executor for LocalExecutor {
     fn host(&self) -> &str {
-        super::LOCAL_HOST
+        crate::plan::LOCAL_HOST
     }
 
-    fn create_workdir(&self, _experiment: &str, name: &WorkdirName) -> std::io::Result<String> {
+    fn create_workdir(&self, _experiment: &str, name: &WorkdirName) -> Result<String, WorkdirError> {
         let dir = self.workroot.join(name.as_str());
         std::fs::create_dir_all(&self.workroot)?;
         std::fs::create_dir(&dir)?; // new: a folder of that name is not scratch
@@ -240,7 +241,7 @@ impl Executor for GangExecutor {
     }
 
     /// One workdir per member (`<cell>@<host>-<session>`); the first member's names them all.
-    fn create_workdir(&self, experiment: &str, name: &WorkdirName) -> std::io::Result<String> {
+    fn create_workdir(&self, experiment: &str, name: &WorkdirName) -> Result<String, WorkdirError> {
         let mut made: Vec<String> = Vec::new();
         for m in &self.members {
             match m.ex.create_workdir(experiment, &name.member(&m.name)) {
@@ -249,7 +250,7 @@ impl Executor for GangExecutor {
                     for (m, dir) in self.members.iter().zip(&made) {
                         m.ex.remove_workdir(dir);
                     }
-                    return Err(std::io::Error::other(format!("member `{}`: {e}", m.name)));
+                    return Err(WorkdirError::Member { member: m.name.clone(), error: Box::new(e) });
                 }
             }
         }

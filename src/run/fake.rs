@@ -5,6 +5,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use super::WorkdirError;
 use super::exec::Executor;
 use super::facts::Source;
 use super::process::{Execution, Invocation};
@@ -59,7 +60,7 @@ impl Executor for FakeExecutor {
         &self.host
     }
 
-    fn create_workdir(&self, _experiment: &str, name: &WorkdirName) -> std::io::Result<String> {
+    fn create_workdir(&self, _experiment: &str, name: &WorkdirName) -> Result<String, WorkdirError> {
         self.call(format!("mkdir {}", name.as_str()));
         Ok(format!("/fake/{}", name.as_str()))
     }

@@ -18,10 +18,11 @@ use super::process::{self, Execution, Invocation};
 use super::state::{CellState, HostRun, Places, Turn};
 use super::telemetry::{self, Snapshots};
 pub(crate) use super::trial::record_sample;
-use super::trial::{Hook, Recorded, failure_text, io, record_engine, run_hook};
+use super::trial::{Hook, Recorded, failure_text, record_engine, run_hook};
 use super::workdir::WorkdirName;
-use super::{LOCAL_HOST, RunError};
+use super::{GaveUp, HostError, RunError};
 use crate::parse::Recipe;
+use crate::plan::LOCAL_HOST;
 use crate::plan::render::{Builtins, Commands, render};
 use crate::spec::{Experiment, Gang};
 use crate::store::{MetricInfo, RawPaths, Status, Telemetry, TrialRecord};
@@ -216,7 +217,7 @@ impl HostRun<'_> {
                     _ => None,
                 }) {
                     // not a benchmark result: nothing is recorded, the gang's cells wait
-                    self.host_error = Some(why);
+                    self.host_error = Some(HostError::Lost(why));
                     return Ok(Recorded::Nothing);
                 }
                 if self.host_error.is_some() {
@@ -335,9 +336,10 @@ impl HostRun<'_> {
                 // another member's `prepare` failed: this one was prepared, never started
                 continue;
             };
-            let (e, snapshots, started) = ran.map_err(|e| RunError::Io {
-                what: format!("cannot run `{}` on `{host}`", job.commands.run),
-                source: e,
+            let (e, snapshots, started) = ran.map_err(|source| RunError::MemberCommand {
+                command: job.commands.run.clone(),
+                member: host.to_string(),
+                source,
             })?;
             if e.not_started.is_some() {
                 problems.push(failure_text(&format!("host `{host}`: the run command"), &e, &job.err));
@@ -355,8 +357,8 @@ impl HostRun<'_> {
             record.wall_time = record.wall_time.max(wall);
             if let Some(snapshots) = snapshots {
                 let path = sh.store.dir.join(&relative);
-                let at =
-                    telemetry::append(&path, &snapshots.render_for(&job.key)).map_err(|e| io(&path, e))?;
+                let at = telemetry::append(&path, &snapshots.render_for(&job.key))
+                    .map_err(|e| RunError::file(&path, e))?;
                 offset.get_or_insert(at);
                 for (name, value) in snapshots.derive() {
                     secondary.insert(format!("{name}@{host}"), value);
@@ -382,8 +384,8 @@ impl HostRun<'_> {
                 continue;
             }
             if sh.recipe.reads_output() && parse_problem.is_none() {
-                let stdout = process::read_raw(&job.out).map_err(|e| io(&job.out, e))?;
-                let stderr = process::read_raw(&job.err).map_err(|e| io(&job.err, e))?;
+                let stdout = process::read_raw(&job.out).map_err(|e| RunError::file(&job.out, e))?;
+                let stderr = process::read_raw(&job.err).map_err(|e| RunError::file(&job.err, e))?;
                 parse_problem = parse_member(&sh.recipe, host, &stdout, &stderr, record).err();
             }
         }
@@ -429,17 +431,17 @@ impl HostRun<'_> {
             Err(e) => {
                 let local = gang.members.iter().all(|m| m.ex.host() == LOCAL_HOST);
                 match local {
-                    true => self.abandon(st, format!("cannot create the workdir: {e}")),
+                    true => self.abandon(st, GaveUp::Workdir(e.to_string())),
                     false => {
-                        self.host_error =
-                            Some(format!("gang `{}`: cannot create the workdirs: {e}", gang.host()))
+                        let gang = gang.host().to_string();
+                        self.host_error = Some(HostError::GangWorkdirs { gang, error: e });
                     }
                 }
                 return;
             }
         }
         if let Err(why) = self.gang_hook(gang, st, "setup", st.progress.attempts + 1) {
-            self.abandon(st, why);
+            self.abandon(st, GaveUp::Setup(why));
         }
     }
 

@@ -11,10 +11,10 @@ use indexmap::IndexMap;
 use super::exec::{Executor, LocalExecutor};
 use super::state::{CellState, Counts, HostRun};
 use super::trial::now;
-use super::{RunError, facts, ssh, ssh_entry};
+use super::{Abandoned, CleanupFailed, HostError, HostFailure, Pending, RunError, facts, ssh, ssh_entry};
 use crate::plan::Cell;
 use crate::spec::Experiment;
-use crate::store::{CellProblem, CellProgress, Event, SessionRecord, Store, levels_map};
+use crate::store::{CellProblem, CellProgress, Event, ProblemKind, SessionRecord, Store, levels_map};
 
 /// What host threads tell the thread that writes the session log and the progress.
 pub(crate) enum Msg {
@@ -25,7 +25,7 @@ pub(crate) enum Msg {
 /// A host, connected, its facts gathered: its session record and what it will run.
 pub(crate) struct Ready {
     pub(crate) session: SessionRecord,
-    pub(crate) pending: Vec<(String, String)>,
+    pub(crate) pending: Vec<Pending>,
     pub(crate) todo: usize,
     pub(crate) min: u64,
     pub(crate) max: u64,
@@ -35,11 +35,11 @@ pub(crate) struct Ready {
 pub(crate) struct Done {
     pub(crate) end: SessionRecord,
     pub(crate) counts: Counts,
-    pub(crate) abandoned: Vec<(String, String)>,
-    pub(crate) cleanup_failed: Vec<(String, String)>,
-    pub(crate) pending: Vec<(String, String)>,
+    pub(crate) abandoned: Vec<Abandoned>,
+    pub(crate) cleanup_failed: Vec<CleanupFailed>,
+    pub(crate) pending: Vec<Pending>,
     pub(crate) complete: usize,
-    pub(crate) host_error: Option<(String, String)>,
+    pub(crate) host_error: Option<HostFailure>,
     pub(crate) interrupted: bool,
     pub(crate) error: Option<RunError>,
 }
@@ -102,68 +102,9 @@ impl<'a> HostRun<'a> {
         let mut record = SessionRecord {
             keep_workdir: sh.options.keep_workdir,
             label: sh.options.label.clone(),
-            ..SessionRecord::start(self.session.clone(), host.clone(), sh.exp, sh.seed)
+            ..SessionRecord::start(self.session.clone(), host, sh.exp, sh.seed)
         };
-        let mut pending = Vec::new();
-        let mut states = Vec::new();
-        let mut complete = 0;
-        match self.executor.check() {
-            Err(why) => {
-                let why = format!("host `{host}` unreachable: {why}");
-                for (index, cell, progress) in &cells {
-                    if sh.rule.is_done(*index, progress, &sh.board()) {
-                        complete += 1;
-                    } else {
-                        pending.push((sh.plan.label(cell), why.clone()));
-                    }
-                }
-                self.host_error = Some(why);
-            }
-            Ok(()) => {
-                let src = self.executor.facts();
-                record.facts = facts::gather(src);
-                let detected = facts::detect(sh.exp, &record.facts, src);
-                record.environment = detected.levels.clone();
-                for (index, cell, progress) in cells {
-                    let done = sh.rule.is_done(index, &progress, &sh.board());
-                    let label = sh.plan.label(cell);
-                    if done {
-                        complete += 1;
-                        continue;
-                    }
-                    if let Some(reason) = facts::pending_reason(&detected, sh.plan.levels(cell)) {
-                        pending.push((label, reason));
-                        continue;
-                    }
-                    let services = crate::plan::render::render_services(&sh.templates, sh.exp, sh.plan, cell)
-                        .map_err(|e| e.value);
-                    // a boot's share: what is left over the boots of its levels left
-                    let share = sh.options.boots_left.map(|boots| {
-                        let (fewest, _) = sh.rule.remaining(index, &progress, &sh.board());
-                        fewest.div_ceil(boots.max(1)).max(1)
-                    });
-                    states.push(CellState {
-                        index,
-                        cell,
-                        services,
-                        levels: levels_map(sh.plan, cell),
-                        label,
-                        progress,
-                        workdir: None,
-                        warmups_left: sh.plan.warmup,
-                        failures: 0,
-                        done: false,
-                        share,
-                        taken: 0,
-                        paused: false,
-                        abandoned: None,
-                        cleanup_failed: None,
-                        commands: None,
-                        member_commands: None,
-                    });
-                }
-            }
-        }
+        let Begun { pending, mut states, complete } = self.begin(cells, &mut record);
         self.service_machines = states
             .iter()
             .flat_map(|st| st.services.iter().flatten())
@@ -188,19 +129,98 @@ impl<'a> HostRun<'a> {
         for st in states.iter_mut() {
             self.finish_cell(st);
         }
-        let mut late_pending = Vec::new();
-        if let Some(why) = &self.host_error {
-            for st in states.iter().filter(|st| !st.done && st.abandoned.is_none()) {
-                late_pending.push((st.label.clone(), why.clone()));
+        let done = self.end(&states, result, record, complete);
+        let _ = tx.send(Msg::Done(Box::new(done)));
+    }
+
+    /// Connect, gather the host's facts and detect its environment (into `record`), and
+    /// take the cells that match it and still need trials; an unreachable host's cells
+    /// wait.
+    fn begin(&mut self, cells: HostCells<'a>, record: &mut SessionRecord) -> Begun<'a> {
+        let sh = self.shared;
+        let mut begun = Begun { pending: Vec::new(), states: Vec::new(), complete: 0 };
+        if let Err(why) = self.executor.check() {
+            let why = HostError::Unreachable { host: record.host.clone(), why };
+            for (index, cell, progress) in &cells {
+                if sh.rule.is_done(*index, progress, &sh.board()) {
+                    begun.complete += 1;
+                } else {
+                    begun.pending.push(Pending { label: sh.plan.label(cell), why: why.to_string() });
+                }
+            }
+            self.host_error = Some(why);
+            return begun;
+        }
+        let src = self.executor.facts();
+        record.facts = facts::gather(src);
+        let detected = facts::detect(sh.exp, &record.facts, src);
+        record.environment = detected.levels.clone();
+        for (index, cell, progress) in cells {
+            if sh.rule.is_done(index, &progress, &sh.board()) {
+                begun.complete += 1;
+            } else if let Some(why) = facts::pending_reason(&detected, sh.plan.levels(cell)) {
+                begun.pending.push(Pending { label: sh.plan.label(cell), why });
+            } else {
+                begun.states.push(self.cell_state(index, cell, progress));
             }
         }
-        complete += states.iter().filter(|st| st.done && !st.paused).count();
+        begun
+    }
+
+    /// A cell as the session starts it.
+    fn cell_state(&self, index: usize, cell: &'a Cell, progress: CellProgress) -> CellState<'a> {
+        let sh = self.shared;
+        let services =
+            crate::plan::render::render_services(&sh.templates, sh.exp, sh.plan, cell).map_err(|e| e.value);
+        // a boot's share: what is left over the boots of its levels left
+        let share = sh.options.boots_left.map(|boots| {
+            let (fewest, _) = sh.rule.remaining(index, &progress, &sh.board());
+            fewest.div_ceil(boots.max(1)).max(1)
+        });
+        CellState {
+            index,
+            cell,
+            services,
+            levels: levels_map(sh.plan, cell),
+            label: sh.plan.label(cell),
+            progress,
+            workdir: None,
+            warmups_left: sh.plan.warmup,
+            failures: 0,
+            done: false,
+            share,
+            taken: 0,
+            paused: false,
+            abandoned: None,
+            cleanup_failed: None,
+            commands: None,
+            member_commands: None,
+        }
+    }
+
+    /// The session's end: its record (what went wrong with cells, how it ended) and what
+    /// the run counts of it.
+    fn end(
+        &mut self,
+        states: &[CellState<'_>],
+        result: Result<(), RunError>,
+        mut record: SessionRecord,
+        complete: usize,
+    ) -> Done {
+        let sh = self.shared;
+        let mut pending = Vec::new();
+        if let Some(why) = &self.host_error {
+            for st in states.iter().filter(|st| !st.done && st.abandoned.is_none()) {
+                pending.push(Pending { label: st.label.clone(), why: why.to_string() });
+            }
+        }
+        let complete = complete + states.iter().filter(|st| st.done && !st.paused).count();
         for st in states.iter().filter(|st| st.paused) {
             let trials = if st.taken == 1 { "1 trial".to_string() } else { format!("{} trials", st.taken) };
-            late_pending.push((
-                st.label.clone(),
-                format!("ran its share of this boot ({trials}); later boots run the rest"),
-            ));
+            pending.push(Pending {
+                label: st.label.clone(),
+                why: format!("ran its share of this boot ({trials}); later boots run the rest"),
+            });
         }
         record.event = Event::End;
         record.at = now();
@@ -208,20 +228,7 @@ impl<'a> HostRun<'a> {
         record.environment = IndexMap::new();
         record.abandoned =
             states.iter().filter(|st| st.abandoned.is_some()).map(|st| st.cell.id.to_string()).collect();
-        record.problems = states
-            .iter()
-            .flat_map(|st| {
-                let problem = |what: &str, why: &String| CellProblem {
-                    cell: st.cell.id.to_string(),
-                    what: what.to_string(),
-                    why: why.clone(),
-                };
-                let abandoned = st.abandoned.as_ref().map(|why| problem("abandoned", why));
-                abandoned
-                    .into_iter()
-                    .chain(st.cleanup_failed.as_ref().map(|why| problem("cleanup failed", why)))
-            })
-            .collect();
+        record.problems = states.iter().flat_map(problems).collect();
         record.outcome = Some(match (&result, &self.host_error) {
             (Err(e), _) => format!("stopped: {e}"),
             (Ok(()), Some(why)) => format!("stopped: {why}"),
@@ -231,23 +238,41 @@ impl<'a> HostRun<'a> {
             }
             (Ok(()), None) => "completed".to_string(),
         });
-        let done = Done {
+        let host = record.host.clone();
+        Done {
             end: record,
             counts: self.counts,
             abandoned: states
                 .iter()
-                .filter_map(|st| st.abandoned.as_ref().map(|why| (st.label.clone(), why.clone())))
+                .filter_map(|st| st.abandoned.clone().map(|why| Abandoned { label: st.label.clone(), why }))
                 .collect(),
             cleanup_failed: states
                 .iter()
-                .filter_map(|st| st.cleanup_failed.as_ref().map(|why| (st.label.clone(), why.clone())))
+                .filter_map(|st| {
+                    st.cleanup_failed.clone().map(|why| CleanupFailed { label: st.label.clone(), why })
+                })
                 .collect(),
-            pending: late_pending,
+            pending,
             complete,
-            host_error: self.host_error.clone().map(|e| (host, e)),
+            host_error: self.host_error.take().map(|why| HostFailure { host, why }),
             interrupted: self.interrupted,
             error: result.err(),
-        };
-        let _ = tx.send(Msg::Done(Box::new(done)));
+        }
     }
+}
+
+/// What a session starts with: the cells that wait (another environment, the host
+/// unreachable), those it runs, and how many are complete already.
+struct Begun<'a> {
+    pending: Vec<Pending>,
+    states: Vec<CellState<'a>>,
+    complete: usize,
+}
+
+/// What went wrong with a cell in the session, outside its trials, for its end record.
+fn problems(st: &CellState<'_>) -> impl Iterator<Item = CellProblem> {
+    let problem = |what: ProblemKind, why: String| CellProblem { cell: st.cell.id.to_string(), what, why };
+    let abandoned = st.abandoned.as_ref().map(|why| problem(ProblemKind::Abandoned, why.to_string()));
+    let cleanup = st.cleanup_failed.as_ref().map(|why| problem(ProblemKind::CleanupFailed, why.clone()));
+    abandoned.into_iter().chain(cleanup)
 }

@@ -18,11 +18,12 @@
 //! recorded and the run goes on, until a cell fails `max_failures` times in a session. An
 //! unreachable host is reported and the other hosts carry on.
 
-mod boot;
+pub(crate) mod boot;
 mod cell;
 pub mod display;
 pub(crate) mod exec;
 pub mod facts;
+mod failure;
 #[cfg(test)]
 mod fake;
 pub(crate) mod gang;
@@ -42,14 +43,41 @@ mod trial;
 pub(crate) mod workdir;
 
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
 
-use crate::plan::Plan;
+use display::Progress;
+pub use failure::{GaveUp, HostError, RunError, WorkdirError};
+
+use crate::plan::{LOCAL_HOST, Plan};
 use crate::spec::{Experiment, Repetitions};
-use crate::store::{CellProgress, ProgressByCell, StoreError};
+use crate::store::{ProgressByCell, CellProgress, Store};
 
-/// A cell's host is the plan's to say (`crate::plan::host_of`); re-exported for the runner's callers.
-pub use crate::plan::{LOCAL_HOST, host_of};
-pub use boot::{outline as boot_outline, run};
+/// A run: what it runs (the experiment, its plan), where it records (the store), how
+/// (the options, the stopping rule), and the flag Ctrl-C sets. The boot loop runs each
+/// boot's session with options and a rule of its own (`Run { options, ..run }`).
+#[derive(Clone, Copy)]
+pub struct Run<'a> {
+    pub exp: &'a Experiment,
+    pub plan: &'a Plan,
+    pub store: &'a Store,
+    pub options: &'a RunOptions,
+    pub rule: &'a dyn Stopping,
+    pub interrupt: &'a AtomicBool,
+}
+
+/// Run the cells of the plan that still need trials: those of hosts with a boot recipe
+/// boot by boot ([`boot`]), the others in one session ([`session`]).
+pub fn run(run: &Run<'_>, ui: &mut dyn Progress) -> Result<Outcome, RunError> {
+    let mut booted = crate::plan::boots::booted_hosts(run.exp, run.plan);
+    if let Some(only) = &run.options.host {
+        booted.retain(|h| h == only);
+    }
+    // a boot's own session (`boots_left`) is one session
+    if booted.is_empty() || run.options.boots_left.is_some() {
+        return session::run(run, ui);
+    }
+    boot::by_boot(run, ui, booted)
+}
 
 /// Whether a cell needs more trials: the stopping rule, which the caller supplies
 /// (`analyze::stopping::Rule`), so that run/ counts trials and never judges them.
@@ -101,7 +129,7 @@ pub struct RunOptions {
 }
 
 /// What a run did, over all its hosts.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct Outcome {
     /// One session per host.
     pub sessions: Vec<String>,
@@ -111,14 +139,14 @@ pub struct Outcome {
     pub timed_out: u32,
     pub parse_errors: u32,
     pub warmups: u32,
-    /// Cells given up after too many failures (label, last error).
-    pub abandoned: Vec<(String, String)>,
-    /// Cells whose `cleanup` failed (label, why).
-    pub cleanup_failed: Vec<(String, String)>,
-    /// Cells that cannot run now (label, reason): another boot, another host, a host down.
-    pub pending: Vec<(String, String)>,
-    /// Hosts that could not be reached or dropped the connection (host, error).
-    pub host_errors: Vec<(String, String)>,
+    /// Cells given up for a session.
+    pub abandoned: Vec<Abandoned>,
+    /// Cells whose `cleanup` failed.
+    pub cleanup_failed: Vec<CleanupFailed>,
+    /// Cells that cannot run now: another boot, another host, a host down.
+    pub pending: Vec<Pending>,
+    /// Hosts that could not be reached, dropped the connection or failed their boots.
+    pub host_errors: Vec<HostFailure>,
     /// Cells that have all their trials (this run or before).
     pub complete: usize,
     pub cells: usize,
@@ -138,22 +166,32 @@ impl Outcome {
     }
 }
 
-/// Why a run stopped before its end.
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error("{what}: {source}")]
-    Io { what: String, source: std::io::Error },
+/// A cell given up for a session, by its label.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Abandoned {
+    pub label: String,
+    pub why: GaveUp,
 }
 
-impl RunError {
-    pub fn is_disk_full(&self) -> bool {
-        match self {
-            RunError::Store(e) => e.is_disk_full(),
-            RunError::Io { source, .. } => source.kind() == std::io::ErrorKind::StorageFull,
-        }
-    }
+/// A cell whose `cleanup` failed, by its label, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CleanupFailed {
+    pub label: String,
+    pub why: String,
+}
+
+/// A cell that cannot run now, by its label, and what it waits for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pending {
+    pub label: String,
+    pub why: String,
+}
+
+/// A host whose session stopped, and why.
+#[derive(Debug)]
+pub struct HostFailure {
+    pub host: String,
+    pub why: HostError,
 }
 
 /// The repetitions rule after `--repetitions`.

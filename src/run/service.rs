@@ -127,7 +127,7 @@ impl HostRun<'_> {
             (raw_dir.join(format!("{key}.service.out")), raw_dir.join(format!("{key}.service.err")));
         let raw = format!("raw/{key}.service.err");
         // locally in the store folder, as probes are; on an ssh host in the login folder
-        let dir = if executor.host() == super::LOCAL_HOST {
+        let dir = if executor.host() == crate::plan::LOCAL_HOST {
             sh.store.dir.display().to_string()
         } else {
             ".".into()
@@ -166,7 +166,7 @@ impl HostRun<'_> {
     /// " on host srv", or nothing for this machine.
     fn on(&self, commands: &ServiceCommands) -> String {
         match commands.host.as_str() {
-            super::LOCAL_HOST => String::new(),
+            crate::plan::LOCAL_HOST => String::new(),
             host => format!(" on host `{host}`"),
         }
     }
@@ -256,7 +256,7 @@ impl HostRun<'_> {
         }
         let Some(alive) = up.commands.alive.clone() else { return Ok(()) };
         let Some(executor) = self.places.executors.get(&up.commands.host).copied() else { return Ok(()) };
-        let dir = if executor.host() == super::LOCAL_HOST {
+        let dir = if executor.host() == crate::plan::LOCAL_HOST {
             self.shared.store.dir.display().to_string()
         } else {
             ".".into()

@@ -9,7 +9,7 @@ use std::time::Duration;
 use indexmap::IndexMap;
 
 use super::exec::{Executor, StartedService};
-use super::{RunError, RunOptions, Stopping};
+use super::{GaveUp, HostError, RunError, RunOptions, Stopping};
 use crate::parse::Recipe;
 use crate::plan::render::{Commands, ServiceCommands};
 use crate::plan::{Cell, Plan};
@@ -118,7 +118,7 @@ pub(crate) struct HostRun<'a> {
     pub(crate) service_machines: Vec<String>,
     pub(crate) session: String,
     pub(crate) counts: Counts,
-    pub(crate) host_error: Option<String>,
+    pub(crate) host_error: Option<HostError>,
     pub(crate) interrupted: bool,
 }
 
@@ -234,7 +234,7 @@ pub(crate) struct CellState<'p> {
     pub(crate) taken: u32,
     /// Done with its share of this boot, not with its trials: the next boot runs more.
     pub(crate) paused: bool,
-    pub(crate) abandoned: Option<String>,
+    pub(crate) abandoned: Option<GaveUp>,
     /// Why this session's `cleanup` of the cell failed.
     pub(crate) cleanup_failed: Option<String>,
     /// Its commands as rendered for its first trial in this session, for the next ones

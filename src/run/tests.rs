@@ -41,7 +41,15 @@ fn run_fake(yaml: &str, seed: u64, script: impl Fn(&str) -> Scripted + Send + Sy
     };
     let rule = Rule::new(&exp, &plan, exp.spec.repetitions());
     let interrupt = AtomicBool::new(false);
-    let outcome = run_on(&exp, &plan, &store, &options, &rule, &interrupt, &mut Quiet, &connect).unwrap();
+    let run = super::Run {
+        exp: &exp,
+        plan: &plan,
+        store: &store,
+        options: &options,
+        rule: &rule,
+        interrupt: &interrupt,
+    };
+    let outcome = run_on(&run, &mut Quiet, &connect).unwrap();
     let (records, warnings) = store.records().unwrap();
     assert!(warnings.is_empty(), "{warnings:?}");
     let calls = calls.lock().unwrap().clone();
@@ -70,7 +78,7 @@ fn a_full_disk_is_known_by_its_kind() {
     assert!(full(io::Error::from_raw_os_error(28)).is_disk_full());
     assert!(full(io::Error::from(io::ErrorKind::StorageFull)).is_disk_full());
     assert!(!full(io::Error::from(io::ErrorKind::PermissionDenied)).is_disk_full());
-    let io = RunError::Io { what: "facts".into(), source: io::Error::from(io::ErrorKind::StorageFull) };
+    let io = RunError::file("raw/x.out".as_ref(), io::Error::from(io::ErrorKind::StorageFull));
     assert!(io.is_disk_full());
 }
 
@@ -114,8 +122,10 @@ fn a_cell_is_abandoned_after_max_failures_and_the_others_go_on() {
     let of = |v: &str| ran.records.iter().filter(|r| level(r) == v).count();
     assert_eq!((of("a"), of("b"), of("c")), (4, 2, 4));
     assert_eq!(ran.outcome.abandoned.len(), 1);
-    assert_eq!(ran.outcome.abandoned[0].0, "v=b");
-    assert!(ran.outcome.abandoned[0].1.starts_with("2 failures; the last: "), "{:?}", ran.outcome.abandoned);
+    assert_eq!(ran.outcome.abandoned[0].label, "v=b");
+    let why = &ran.outcome.abandoned[0].why;
+    assert!(matches!(why, super::GaveUp::Failures { failures: 2, .. }), "{why:?}");
+    assert!(why.to_string().starts_with("2 failures; the last: "), "{why}");
     assert_eq!((ran.outcome.ok, ran.outcome.failed), (8, 2));
 }
 
@@ -187,7 +197,7 @@ fn hosts_share_a_machine_when_they_say_so_or_are_this_one() {
     let machine = |h: &str| super::machine_of(&exp, h);
     assert_eq!(machine("dom0"), machine("domu"));
     assert_eq!(machine("here"), machine("there"));
-    assert_eq!(machine("here"), machine(super::LOCAL_HOST));
+    assert_eq!(machine("here"), machine(crate::plan::LOCAL_HOST));
     let distinct: HashSet<String> = ["dom0", "other", "here"].into_iter().map(machine).collect();
     assert_eq!(distinct.len(), 3, "{distinct:?}");
 }

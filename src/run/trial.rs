@@ -5,11 +5,11 @@ use std::path::Path;
 use std::sync::PoisonError;
 use std::sync::atomic::Ordering;
 
-use super::RunError;
 use super::exec::Executor;
 use super::process::{self, Execution, Invocation};
 use super::state::{CellState, Finished, HostRun, Shared, Shown};
 use super::telemetry::{self, Monitor, Snapshots};
+use super::{HostError, RunError};
 use crate::parse::{Parsed, Recipe};
 use crate::plan::render::{Builtins, Commands, render};
 use crate::store::{MetricInfo, RawPaths, Status, Telemetry, TrialRecord};
@@ -25,20 +25,19 @@ pub(crate) enum Recorded {
     Nothing,
 }
 
-/// Why a host's trial could not go on.
-enum Stop {
+/// How a trial's commands went: to a record (whatever it says), or stopped with no
+/// benchmark result to record.
+enum Executed {
+    /// The record says how the trial ended.
+    Recorded,
     /// The writer could not store a record (it holds the error).
-    Store,
-    /// The host is gone.
-    Host,
+    StoreStopped,
+    /// The host is gone (`HostRun::host_error` says why).
+    HostGone,
 }
 
 pub(crate) fn now() -> String {
     jiff::Timestamp::now().to_string()
-}
-
-pub(super) fn io(path: &Path, source: std::io::Error) -> RunError {
-    RunError::Io { what: path.display().to_string(), source }
 }
 
 /// The last lines of a file, for a failure message.
@@ -208,7 +207,7 @@ impl HostRun<'_> {
     /// A hook's failure as its reason; a host gone is the host's error too.
     pub(super) fn hook_failed(&mut self, failure: HookFailure) -> String {
         if failure.host_gone {
-            self.host_error = Some(failure.why.clone());
+            self.host_error = Some(HostError::Lost(failure.why.clone()));
         }
         failure.why
     }
@@ -243,10 +242,10 @@ impl HostRun<'_> {
             _ if service_problem.is_some() => record.error = service_problem,
             None => {} // it did not render: `record.error` says why
             Some(cmds) => match self.execute(st, cmds, &raw, &out, &err, &mut record)? {
-                Ok(()) => {}
+                Executed::Recorded => {}
                 // not a benchmark result (the host or the store stopped): nothing is
                 // recorded, the host's cells wait
-                Err(Stop::Host | Stop::Store) => return Ok(Recorded::Nothing),
+                Executed::HostGone | Executed::StoreStopped => return Ok(Recorded::Nothing),
             },
         }
         Ok(self.keep(st, record, warmup))
@@ -339,8 +338,8 @@ impl HostRun<'_> {
         let sh = self.shared;
         let relative = format!("raw/{}.telemetry", record.session);
         let path = sh.store.dir.join(&relative);
-        let offset =
-            telemetry::append(&path, &snapshots.render_for(&record.trial)).map_err(|e| io(&path, e))?;
+        let offset = telemetry::append(&path, &snapshots.render_for(&record.trial))
+            .map_err(|e| RunError::file(&path, e))?;
         let mut metrics = snapshots.derive();
         if let Some(own) = own_written {
             metrics.insert(vocab::OWN_WRITTEN.to_string(), own);
@@ -377,20 +376,20 @@ impl HostRun<'_> {
         out: &Path,
         err: &Path,
         record: &mut TrialRecord,
-    ) -> Result<Result<(), Stop>, RunError> {
+    ) -> Result<Executed, RunError> {
         let sh = self.shared;
         let trial = record.trial.clone();
         if let Some(prepare) = &cmds.prepare
             && let Err(why) = self.hook(st, "prepare", prepare, &cmds.env, &trial)
         {
             if self.host_error.is_some() {
-                return Ok(Err(Stop::Host));
+                return Ok(Executed::HostGone);
             }
             record.error = Some(why);
-            return Ok(Ok(()));
+            return Ok(Executed::Recorded);
         }
         if sh.stop.load(Ordering::SeqCst) {
-            return Ok(Err(Stop::Store));
+            return Ok(Executed::StoreStopped);
         }
         // the raw output is made durable before the record that points at it
         let dir = st.workdir.as_deref().unwrap_or(".");
@@ -407,12 +406,13 @@ impl HostRun<'_> {
         let monitor = &sh.monitor;
         // where margin measures both the trial's own writes and the disks' (a local
         // host): the pages already waiting to be written, for `foreign_writes`
-        let local = self.executor.host() == super::LOCAL_HOST && monitor.files.contains(&"/proc/diskstats");
+        let local =
+            self.executor.host() == crate::plan::LOCAL_HOST && monitor.files.contains(&"/proc/diskstats");
         let dirty = if local { telemetry::dirty_part() } else { None };
         let (e, mut snapshots) = self
             .executor
             .execute_monitored(&invocation, monitor)
-            .map_err(|e| RunError::Io { what: format!("cannot run `{}`", cmds.run), source: e })?;
+            .map_err(|source| RunError::Command { command: cmds.run.clone(), source })?;
         let own = match (&mut snapshots, dirty, e.written) {
             (Some(s), Some(part), Some(written)) => {
                 s.before.parts.push(part);
@@ -422,19 +422,19 @@ impl HostRun<'_> {
             _ => None,
         };
         if let Some(why) = e.host_error {
-            self.host_error = Some(why);
-            return Ok(Err(Stop::Host));
+            self.host_error = Some(HostError::Lost(why));
+            return Ok(Executed::HostGone);
         }
         let concluded = match &cmds.conclude {
             Some(conclude) => self.hook(st, "conclude", conclude, &cmds.env, &trial),
             None => Ok(()),
         };
         if self.host_error.is_some() {
-            return Ok(Err(Stop::Host));
+            return Ok(Executed::HostGone);
         }
         if e.not_started.is_some() {
             record.error = Some(failure_text("the run command", &e, err));
-            return Ok(Ok(()));
+            return Ok(Executed::Recorded);
         }
         // The command ran, so its output was saved: linked whatever the ending (an exit, a
         // timeout, a signal), since a raw output is a measurement's evidence.
@@ -455,22 +455,22 @@ impl HostRun<'_> {
         if e.timed_out {
             record.status = Status::Timeout;
             record.error = Some(failure_text("the run command", &e, err));
-            return Ok(Ok(()));
+            return Ok(Executed::Recorded);
         }
         if !e.succeeded() {
             record.error = Some(failure_text("the run command", &e, err));
-            return Ok(Ok(()));
+            return Ok(Executed::Recorded);
         }
         if let Err(why) = concluded {
             record.error = Some(why);
-            return Ok(Ok(()));
+            return Ok(Executed::Recorded);
         }
         if !sh.recipe.reads_output() {
             record.status = Status::Ok;
-            return Ok(Ok(()));
+            return Ok(Executed::Recorded);
         }
-        let stdout = process::read_raw(out).map_err(|e| io(out, e))?;
-        let stderr = process::read_raw(err).map_err(|e| io(err, e))?;
+        let stdout = process::read_raw(out).map_err(|e| RunError::file(out, e))?;
+        let stderr = process::read_raw(err).map_err(|e| RunError::file(err, e))?;
         match sh.recipe.apply(&stdout, &stderr).map_err(|e| e.to_string()) {
             Err(why) => {
                 record.status = Status::ParseError;
@@ -484,6 +484,6 @@ impl HostRun<'_> {
                 Ok(()) => record.status = Status::Ok,
             },
         }
-        Ok(Ok(()))
+        Ok(Executed::Recorded)
     }
 }

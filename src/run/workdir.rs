@@ -71,7 +71,7 @@ pub(crate) fn remove_stale(store: &Store, sessions: &[SessionRecord]) -> Vec<Pat
         sessions.iter().filter(|s| s.event == Event::End).map(|s| s.session.as_str()).collect();
     let killed: HashSet<&str> = sessions
         .iter()
-        .filter(|s| s.event == Event::Start && s.host == super::LOCAL_HOST && !s.keep_workdir)
+        .filter(|s| s.event == Event::Start && s.host == crate::plan::LOCAL_HOST && !s.keep_workdir)
         .filter(|s| !ended.contains(s.session.as_str()))
         .map(|s| session_tag(&s.session))
         .collect();

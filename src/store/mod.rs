@@ -38,7 +38,8 @@ pub use copy::{Kept, spec_hash};
 pub use names::{Name, Names};
 pub use progress::{CellProgress, Progress, ProgressByCell, levels_map, progress, progress_labelled};
 pub use record::{
-    BOOT_ID, CellProblem, Event, MetricInfo, RawPaths, SCHEMA, SessionRecord, Status, Telemetry, TrialRecord,
+    BOOT_ID, CellProblem, Event, MetricInfo, ProblemKind, RawPaths, SCHEMA, SessionRecord, Status, Telemetry,
+    TrialRecord,
 };
 pub use secondary::SecondaryMetrics;
 pub use trials::{ByCell, CellIndex, Failed, Needed, Started, Trials};

@@ -330,9 +330,28 @@ pub enum Event {
 pub struct CellProblem {
     /// The cell's id.
     pub cell: String,
-    /// `abandoned` or `cleanup failed`.
-    pub what: String,
+    pub what: ProblemKind,
     pub why: String,
+}
+
+/// What went wrong with a cell in a session, as the session log and summary.json spell it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ProblemKind {
+    /// Given up for the session (`run::GaveUp` says why).
+    #[serde(rename = "abandoned")]
+    Abandoned,
+    /// Its `cleanup` failed.
+    #[serde(rename = "cleanup failed")]
+    CleanupFailed,
+}
+
+impl std::fmt::Display for ProblemKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ProblemKind::Abandoned => "abandoned",
+            ProblemKind::CleanupFailed => "cleanup failed",
+        })
+    }
 }
 
 /// The fact naming the boot a session ran in (`/proc/sys/kernel/random/boot_id`): two

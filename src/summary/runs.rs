@@ -50,7 +50,8 @@ pub struct CellFailure {
     /// When the session ended.
     pub at: String,
     /// `abandoned` or `cleanup failed`.
-    pub what: String,
+    #[cfg_attr(test, schemars(with = "String"))]
+    pub what: crate::store::ProblemKind,
     pub why: String,
 }
 

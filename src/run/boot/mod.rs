@@ -16,9 +16,11 @@ use indexmap::IndexMap;
 use super::display::Progress;
 use super::host::ControlDir;
 use super::trial::now;
-use super::{Outcome, RunError, RunOptions, Stopping, facts, host_of, session, ssh};
-use crate::plan::Plan;
+use super::{
+    HostError, HostFailure, Outcome, Pending, Run, RunError, RunOptions, Stopping, facts, session, ssh,
+};
 use crate::plan::boots::{BootPlan, Rendered, boot_plan, booted_hosts, combinations, render_boot};
+use crate::plan::{Plan, host_of};
 use crate::spec::{Boot, Boots, Experiment, Host, parse_duration};
 use crate::store::{Appender, BootEvent, BootRecord, Store};
 
@@ -28,7 +30,7 @@ mod reboot;
 
 use outline::jiff_like;
 pub(crate) use outline::levels_text;
-pub use outline::outline;
+pub(crate) use outline::outline;
 
 /// How long a host may take from the reboot command to answering in a new boot.
 pub(crate) const DEFAULT_BOOT_TIMEOUT: Duration = Duration::from_secs(600);
@@ -40,25 +42,11 @@ const POLL: Duration = Duration::from_secs(2);
 /// ends when ssh notices the host gone).
 const ON_HOST: Duration = Duration::from_secs(60);
 
-/// Run the cells of `plan`: those of hosts with a boot recipe boot by boot, the others in
-/// one session as ever (`session::run`).
-pub fn run(
-    exp: &Experiment,
-    plan: &Plan,
-    store: &Store,
-    options: &RunOptions,
-    rule: &dyn Stopping,
-    interrupt: &AtomicBool,
-    ui: &mut dyn Progress,
-) -> Result<Outcome, RunError> {
-    let mut hosts = booted_hosts(exp, plan);
-    if let Some(only) = &options.host {
-        hosts.retain(|h| h == only);
-    }
-    if hosts.is_empty() || options.boots_left.is_some() {
-        return session::run(exp, plan, store, options, rule, interrupt, ui);
-    }
-    let mut options = options.clone();
+/// Run the cells of `plan` when `hosts` boot (`run::run` decides): those hosts boot by
+/// boot, the other cells first in one session as ever (`session::run`).
+pub(super) fn by_boot(run: &Run<'_>, ui: &mut dyn Progress, hosts: Vec<String>) -> Result<Outcome, RunError> {
+    let Run { exp, plan, store, rule, interrupt, .. } = *run;
+    let mut options = run.options.clone();
     if options.fresh {
         // once, before the first boot is logged: the boot log goes aside with the others
         let _lock = store.lock("run")?;
@@ -75,9 +63,9 @@ pub fn run(
     if others {
         let mut o = options.clone();
         o.skip_hosts = hosts.clone();
-        let outcome = session::run(exp, plan, store, &o, rule, interrupt, ui)?;
+        let mut outcome = session::run(&Run { options: &o, ..*run }, ui)?;
         total.complete += outcome.complete;
-        total.pending.extend(outcome.pending.iter().cloned());
+        total.pending.append(&mut outcome.pending);
         merge(&mut total, outcome);
     }
     let mut stopped: Vec<(String, String)> = Vec::new();
@@ -88,8 +76,8 @@ pub fn run(
         }
         let booting = Booting::new(exp, plan, store, &options, host)?;
         if let Some(why) = booting.run(rule, interrupt, ui, &mut total)? {
-            total.host_errors.push((host.clone(), why.clone()));
-            stopped.push((host.clone(), why));
+            stopped.push((host.clone(), why.to_string()));
+            total.host_errors.push(HostFailure { host: host.clone(), why });
         }
     }
     // what the boot hosts' cells stand at, from the store: a boot's session knows only
@@ -105,7 +93,7 @@ pub fn run(
         let p = progress.get(&i).cloned().unwrap_or_default();
         if rule.is_done(i, &p, &board) {
             total.complete += 1;
-        } else if total.abandoned.iter().any(|(label, _)| *label == plan.label(cell)) {
+        } else if total.abandoned.iter().any(|a| a.label == plan.label(cell)) {
             // said with its reason
         } else {
             let why = match stopped.iter().find(|(h, _)| h == host) {
@@ -117,7 +105,7 @@ pub fn run(
                          in the host's `boot:`, and run again"
                     .to_string(),
             };
-            total.pending.push((plan.label(cell), why));
+            total.pending.push(Pending { label: plan.label(cell), why });
         }
     }
     Ok(total)
@@ -239,10 +227,8 @@ impl<'a> Booting<'a> {
         options: &'a RunOptions,
         host: &'a str,
     ) -> Result<Self, RunError> {
-        let (entry, destination) = super::ssh_entry(exp, host).ok_or_else(|| RunError::Io {
-            what: format!("host `{host}`"),
-            source: std::io::Error::other("a host with `boot:` needs `ssh:`"),
-        })?;
+        let (entry, destination) =
+            super::ssh_entry(exp, host).ok_or_else(|| RunError::BootWithoutSsh { host: host.to_string() })?;
         let recipe = &entry.boot.as_ref().expect("booted_hosts: a host with a boot recipe").value;
         // a `by:` host without `ssh:` is this machine (checked: a key of `hosts:`)
         let by = controller(exp, recipe);
@@ -284,7 +270,7 @@ impl<'a> Booting<'a> {
         interrupt: &AtomicBool,
         ui: &mut dyn Progress,
         total: &mut Outcome,
-    ) -> Result<Option<String>, RunError> {
+    ) -> Result<Option<HostError>, RunError> {
         let host = self.host;
         let count = self.boots.boots.len();
         if count == 0 {
@@ -297,13 +283,7 @@ impl<'a> Booting<'a> {
             std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok().map(|s| s.trim().to_string());
         let now_in = self.probe().ok();
         if now_in.is_some() && now_in == here {
-            return Err(RunError::Io {
-                what: format!("host `{host}`"),
-                source: std::io::Error::other(
-                    "it is the machine margin runs on (the same boot_id): margin never reboots the machine \
-                     it runs on; run margin on another machine that reaches this one over ssh",
-                ),
-            });
+            return Err(RunError::BootsItself { host: host.to_string() });
         }
         let mut log = self.store.boot_appender()?;
         let mut failed =
@@ -334,12 +314,12 @@ impl<'a> Booting<'a> {
                 return Ok(None);
             }
             if failed >= self.max_failed {
-                let last = self.records_why();
-                let boots = if failed == 1 { "boot" } else { "boots" };
-                return Ok(Some(format!(
-                    "host `{host}`: {failed} {boots} failed (`max_failed: {}`){last}; fix the host and run again",
-                    self.max_failed
-                )));
+                return Ok(Some(HostError::BootsFailed {
+                    host: host.to_string(),
+                    failed,
+                    max_failed: self.max_failed,
+                    last: self.records_why(),
+                }));
             }
             if let Some(blocks) = self.settled_at(index, rule)? {
                 ui.note(&format!(
@@ -442,6 +422,8 @@ impl<'a> Booting<'a> {
         options.skip_hosts.sort();
         options.skip_hosts.dedup();
         let rule: &dyn Stopping = if until.0.is_some() { &until } else { rule };
-        session::run(self.exp, self.plan, self.store, &options, rule, interrupt, ui)
+        let run =
+            Run { exp: self.exp, plan: self.plan, store: self.store, options: &options, rule, interrupt };
+        session::run(&run, ui)
     }
 }

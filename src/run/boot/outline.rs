@@ -20,7 +20,7 @@ pub(super) fn jiff_like(d: Duration) -> String {
 /// What `margin plan` and `margin run --dry-run` say of a host's boots: the plan in
 /// order, which boots are done, the time the rest should take, and (for a dry run) the
 /// commands of the next.
-pub fn outline(
+pub(crate) fn outline(
     exp: &Experiment,
     plan: &Plan,
     store: &Store,

@@ -28,14 +28,16 @@ pub trait Source {
     }
 }
 
+/// `MARGIN_SYSROOT` set to something that is not a folder.
+#[derive(Debug, thiserror::Error)]
+#[error("MARGIN_SYSROOT={}: not a folder (it stands for / when reading the host's facts)", .0.display())]
+pub struct SysrootError(PathBuf);
+
 /// `MARGIN_SYSROOT`, when set, must be a folder: a mistyped one would read as a machine
 /// with no facts at all.
-pub fn check_sysroot() -> std::io::Result<()> {
+pub fn check_sysroot() -> Result<(), SysrootError> {
     match std::env::var_os("MARGIN_SYSROOT") {
-        Some(root) if !Path::new(&root).is_dir() => Err(std::io::Error::other(format!(
-            "MARGIN_SYSROOT={}: not a folder (it stands for / when reading the host's facts)",
-            Path::new(&root).display()
-        ))),
+        Some(root) if !Path::new(&root).is_dir() => Err(SysrootError(PathBuf::from(root))),
         _ => Ok(()),
     }
 }

@@ -42,7 +42,9 @@ pub(crate) fn start(invocation: &Invocation<'_>) -> std::io::Result<Background> 
 
 /// [`start`] of a program and its arguments (`invocation.command` is not used).
 pub(crate) fn start_argv(argv: &[&str], invocation: &Invocation<'_>) -> std::io::Result<Background> {
-    let (program, args) = argv.split_first().ok_or_else(|| std::io::Error::other("nothing to run"))?;
+    let (program, args) = argv
+        .split_first()
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "nothing to run"))?;
     let mut command = Command::new(program);
     command.args(args);
     let open = |path: &Path| {

@@ -79,10 +79,31 @@ pub enum CaptureError {
     ShellEnded { last: String },
     /// Over a host's long-lived shell: no shell could be started.
     #[error(transparent)]
-    Shell(std::io::Error),
+    Shell(ShellError),
     /// It succeeded and printed nothing, where its output was the point.
     #[error("no output")]
     NoOutput,
+}
+
+/// Why a host's long-lived shell (`run::ssh`) could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum ShellError {
+    /// ssh could not be started.
+    #[error(transparent)]
+    Spawn(#[from] std::io::Error),
+    #[error("ssh started without its pipes")]
+    NoPipes,
+    /// Its setup could not be written to it.
+    #[error("the remote shell did not start")]
+    NotStarted,
+    #[error("the remote shell did not answer within {} s", .0.as_secs())]
+    NoAnswer(Duration),
+    /// It ended before it was ready; the last line of its stderr.
+    #[error("{0}")]
+    Said(String),
+    /// It ended before it was ready, saying nothing; how (`shell::End`).
+    #[error("the remote shell did not start ({0})")]
+    Ended(String),
 }
 
 /// `exit code 3: the last line of stderr`, `a signal`.

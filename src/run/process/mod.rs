@@ -55,7 +55,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 pub(crate) use background::{Background, start, start_argv};
-pub use capture::{CaptureError, capture, capture_argv, read_raw, run_argv};
+pub use capture::{CaptureError, ShellError, capture, capture_argv, read_raw, run_argv};
 use capture::{memory_file, persist};
 use group::ProcessGroup;
 pub(crate) use registry::OnAbort;

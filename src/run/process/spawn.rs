@@ -95,8 +95,12 @@ fn c_string(bytes: Vec<u8>) -> io::Result<CString> {
 
 impl PreparedCommand {
     pub(super) fn new(argv: &[String], dir: &str, env: &[(String, String)]) -> io::Result<PreparedCommand> {
-        let program =
-            c_string(argv.first().ok_or_else(|| io::Error::other("nothing to run"))?.clone().into())?;
+        let program = c_string(
+            argv.first()
+                .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "nothing to run"))?
+                .clone()
+                .into(),
+        )?;
         let argv = argv.iter().map(|a| c_string(a.clone().into())).collect::<io::Result<_>>()?;
         // as std's `Command` builds it: margin's variables, the command's over them,
         // in the order of a map sorted by name, each `NAME=value`

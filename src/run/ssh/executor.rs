@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use super::marks::{ARMED, SERVICE_MARK, SWEEP, remote_command, rewrite, service_pgid, take_remote_marks};
 use super::{End, KILL_AFTER, SHORT, Ssh, quote};
+use crate::run::WorkdirError;
 use crate::run::exec::{Executor, StartedService};
 use crate::run::facts::Source;
 use crate::run::process::{self, Execution, Invocation};
@@ -41,9 +42,9 @@ impl Executor for Ssh {
     }
 
     /// `margin-work/<experiment>/<cell>` under the remote home, made absolute there.
-    fn create_workdir(&self, experiment: &str, name: &WorkdirName) -> std::io::Result<String> {
+    fn create_workdir(&self, experiment: &str, name: &WorkdirName) -> Result<String, WorkdirError> {
         let q = quote(&name.remote(experiment));
-        self.capture(&format!("mkdir -p {q} && cd {q} && pwd -P")).map_err(std::io::Error::other)
+        Ok(self.capture(&format!("mkdir -p {q} && cd {q} && pwd -P"))?)
     }
 
     fn remove_workdir(&self, path: &str) {

@@ -16,7 +16,7 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use super::facts::Source;
-use super::process::{self, CaptureError, Invocation};
+use super::process::{self, CaptureError, Invocation, ShellError};
 use crate::spec::Host;
 
 pub(crate) use marks::SERVICE_MARK;
@@ -121,7 +121,7 @@ impl Ssh {
     /// Run `script` in the host's long-lived shell, started first when there is none (or
     /// the last one ended, or printed between commands); `Err`: no shell could be started.
     /// The host's thread holds the shell until the command's end lines came.
-    fn in_shell(&self, script: &str, deadline: Option<std::time::Instant>) -> std::io::Result<Exchange> {
+    fn in_shell(&self, script: &str, deadline: Option<std::time::Instant>) -> Result<Exchange, ShellError> {
         let mut slot = self.shell.lock().unwrap_or_else(PoisonError::into_inner);
         let shell = match slot.take().map(|mut shell| (shell.is_idle(), shell)) {
             Some((true, shell)) => shell,

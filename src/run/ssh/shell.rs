@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::run::process;
+use crate::run::process::{self, ShellError};
 
 /// How long a new shell has to say it is ready (the connection is already up: `check`).
 const SHELL_READY: Duration = Duration::from_secs(60);
@@ -67,7 +67,7 @@ fn setup_script(id: u64) -> String {
 
 impl Shell {
     /// `ssh … 'exec sh'`, in a process group of its own; ready once it has answered.
-    pub(super) fn open(argv: &[&str], local_dir: &Path) -> std::io::Result<Shell> {
+    pub(super) fn open(argv: &[&str], local_dir: &Path) -> Result<Shell, ShellError> {
         use std::os::unix::process::CommandExt;
         use std::process::Stdio;
         let mut child = std::process::Command::new(argv[0])
@@ -83,14 +83,14 @@ impl Shell {
         else {
             let _ = child.kill();
             let _ = child.wait();
-            return Err(std::io::Error::other("ssh started without its pipes"));
+            return Err(ShellError::NoPipes);
         };
         let mut shell = Shell { child, stdin, out, err };
         let setup = setup_script(rand::random::<u64>());
         use std::io::Write;
         if shell.stdin.write_all(setup.as_bytes()).is_err() {
             shell.end();
-            return Err(std::io::Error::other("the remote shell did not start"));
+            return Err(ShellError::NotStarted);
         }
         let said = shell.exchange("true", Some(std::time::Instant::now() + SHELL_READY));
         match said.end {
@@ -98,13 +98,11 @@ impl Shell {
             end => {
                 let text = String::from_utf8_lossy(&said.err);
                 let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
-                Err(std::io::Error::other(match end {
-                    End::TimedOut => {
-                        format!("the remote shell did not answer within {} s", SHELL_READY.as_secs())
-                    }
-                    _ if !last.is_empty() => last.to_string(),
-                    end => format!("the remote shell did not start ({end:?})"),
-                }))
+                Err(match end {
+                    End::TimedOut => ShellError::NoAnswer(SHELL_READY),
+                    _ if !last.is_empty() => ShellError::Said(last.to_string()),
+                    end => ShellError::Ended(format!("{end:?}")),
+                })
             }
         }
     }
