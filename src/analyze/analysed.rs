@@ -3,10 +3,10 @@
 
 use super::table::Group;
 use crate::plan::Plan;
+use crate::summary::{CellStat, MetricMeta};
 use stats::cell::CellAnalysis;
 use stats::observations::Observations;
 use stats::runs::RunsNeeded;
-use crate::summary::{CellStat, MetricMeta};
 
 /// One analysed cell × metric, with what the comparisons and lints need besides the
 /// published statistics.
@@ -69,6 +69,8 @@ pub(crate) fn cell_stat(plan: &Plan, meta: &MetricMeta, a: &Analysed) -> CellSta
         sessions: distinct(&a.group.rows.sessions),
         // filled by the caller, who has the cell's other metrics
         regimes: None,
+        // filled by the caller, who has the comparisons across boots
+        units: None,
     }
 }
 

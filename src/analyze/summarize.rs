@@ -17,14 +17,14 @@ use super::table::Group;
 use super::telemetry;
 use crate::plan::Plan;
 use crate::spec::Experiment;
-use stats::cell::analyze_cell;
-use stats::observations::Observations;
-use stats::{StatsError, StatsSettings};
 use crate::store::{Name, Snapshot, Trials};
 use crate::summary::{
     AnalysisSettings, CellStat, ComparisonStat, Effect, MetricMeta, Pending, Reproduce, Summary, TrialCounts,
     TrialFailure, Warning, WarningKind,
 };
+use stats::cell::analyze_cell;
+use stats::observations::Observations;
+use stats::{StatsError, StatsSettings};
 use vocab::{Better, MeanKind};
 
 /// Why the summary could not be built. Bad data in one cell is a warning, not this.
@@ -163,6 +163,18 @@ fn analyse<R: Send>(
         || compare_all(exp, plan, &metrics, &analysed, &settings, units, &mut warnings),
         || beside(&analysed, &cells, &metrics),
     );
+    // the cells of comparisons across boots: their trials boot by boot
+    let mut across: Vec<usize> = comparisons
+        .iter()
+        .zip(&arms)
+        .filter(|(c, _)| c.replication.is_some())
+        .flat_map(|(_, a)| a.baseline.iter().chain(&a.level).copied())
+        .collect();
+    across.sort_unstable();
+    across.dedup();
+    for i in across {
+        cells[i].units = Some(Box::new(super::boots::cell_units(&analysed[i], units, &settings)));
+    }
     super::regimes::annotate_mixtures(&mut comparisons, &arms, &analysed, &cells);
     adjust(&mut comparisons)?;
     let effects = super::answers::effects(&comparisons, &settings);

@@ -16,6 +16,7 @@
 //! summary; [`compare`] is `margin compare`'s Markdown.
 
 mod answers;
+mod boots;
 pub(crate) mod compare;
 mod context;
 pub(crate) mod effects;

@@ -27,7 +27,9 @@ mod settings;
 mod telemetry;
 mod warnings;
 
-pub(crate) use cells::{CellStat, RegimeAfter, RegimeBefore, RegimeBeside, RegimeStat, RegimesStat};
+pub(crate) use cells::{
+    CellStat, CellUnits, RegimeAfter, RegimeBefore, RegimeBeside, RegimeStat, RegimesStat, UnitMean,
+};
 pub(crate) use comparisons::{Arm, ComparisonStat, Effect, Median, Mixtures, Prediction, Replication};
 pub(crate) use drifts::{DriftStat, OrderStat};
 pub(crate) use environment::{EnvColumn, Environment, FactRow, Reproduce, SessionInfo};

@@ -6,9 +6,9 @@ use std::collections::HashMap;
 use indexmap::IndexMap;
 
 use super::super::analysed::Analysed;
-use stats::components::Components;
 use crate::store::{BOOT_ID, Event, Name, Names, Snapshot, Trials};
 use crate::summary::Replication;
+use stats::components::Components;
 
 /// The unit each session's trials vary by between levels: its boot when it recorded
 /// one (two runs in one boot are one unit), else the session itself (each import is one).
@@ -59,6 +59,11 @@ impl<'a> Units<'a> {
         Units { of_name, names: &trials.names, all_boots }
     }
 
+    /// What a unit is: `boot` when every session recorded its boot, else `session`.
+    pub(crate) fn unit(&self) -> &'static str {
+        if self.all_boots { "boot" } else { "session" }
+    }
+
     fn of(&self, session: Name) -> &'a str {
         // every trial's session has its unit; another name is its own
         self.of_name.get(session.index()).copied().flatten().unwrap_or_else(|| self.names.get(session))
@@ -85,7 +90,7 @@ impl<'a> Units<'a> {
 
     /// Each unit's values of a cell (all its trials, or those kept), in first-seen order,
     /// on the analysis scale.
-    pub(super) fn values(&self, cell: &Analysed, kept: bool) -> IndexMap<&'a str, Vec<f64>> {
+    pub(crate) fn values(&self, cell: &Analysed, kept: bool) -> IndexMap<&'a str, Vec<f64>> {
         let aside = &cell.analysis.outliers.set_aside;
         // a cell's units are few (its sessions' boots): found in a short list, each
         // value's mostly the one before's, and hashed once each at the end
@@ -119,10 +124,13 @@ impl<'a> Units<'a> {
         (baseline_components, level_components): (Option<Components>, Option<Components>),
     ) -> Replication {
         let sizes = sides.iter().flat_map(|s| s.values().map(Vec::len));
+        let trials = |side: &IndexMap<&str, Vec<f64>>| side.values().map(Vec::len).sum();
         Replication {
-            unit: if self.all_boots { "boot" } else { "session" },
+            unit: self.unit(),
             baseline_units: sides[0].len(),
             level_units: sides[1].len(),
+            baseline_trials: trials(sides[0]),
+            level_trials: trials(sides[1]),
             trials_per_unit: (sizes.clone().max().unwrap_or(0), sizes.min().unwrap_or(0)),
             baseline_components,
             level_components,

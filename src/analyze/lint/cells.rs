@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use super::{list, short};
 use crate::analyze::analysed::Analysed;
 use crate::plan::Plan;
-use stats::stability::StabilityFlag;
 use crate::summary::{CellStat, MetricMeta, Warning, WarningKind};
+use stats::stability::StabilityFlag;
 
 /// Fewer analysed trials than this in a cell is worth a warning.
 const FEW_TRIALS: usize = 3;

@@ -12,9 +12,9 @@ use crate::analyze::analysed::Analysed;
 use crate::analyze::comparisons::Arms;
 use crate::analyze::table::Rows;
 use crate::spec::Experiment;
-use stats::verdict::VerdictKind;
 use crate::store::{BOOT_ID, Event, Name, Snapshot, Started};
 use crate::summary::{ComparisonStat, Warning, WarningKind};
+use stats::verdict::VerdictKind;
 
 /// What the comparisons' warnings read of one analysed group's trials.
 struct GroupTimes {

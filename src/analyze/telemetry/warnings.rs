@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 
 use super::super::lint;
 use super::Context;
-use stats::elementary::mean;
 use crate::store::Name;
 use crate::summary::{TelemetrySummary, Warning, WarningKind};
+use stats::elementary::mean;
 
 /// A write throughput's bytes over the trial are "absorbed" when the busiest disk wrote
 /// less than this share of them.
