@@ -1,5 +1,92 @@
-//! The Boots section: each boot margin made (its levels, outcome, time to ready, trials)
-//! and each cell's mean boot by boot, where its comparisons count boots.
+//! The Boots section's means: each cell compared across boots, boot by boot — its mean
+//! and interval in each boot margin made, and how much its boots differ beyond their
+//! trials (the boots themselves are the template's table of `summary.boots`).
+
+use super::SHOWN;
+use super::figures::typical;
+use super::format::{DisplayUnit, cell_text, dash, markdown_table, percent, scale};
+use super::metrics::fold;
+use crate::spec::Experiment;
+use crate::summary::{CellStat, Summary};
 
 /// The section's heading, as other sections name it.
 pub(super) const HEADING: &str = "Boots";
+
+/// For each metric the report shows (margin's own folded measures left out when others
+/// are there), its cells compared across boots, a row per cell and boot: the boot's
+/// number and `boot_id` (as the table of boots lists it), its trials, their mean and
+/// interval; then how much each cell's boots differ. `None` without such cells.
+pub(super) fn means(exp: &Experiment, summary: &Summary) -> Option<String> {
+    let confidence = super::format::confidence(summary.settings.interval_confidence);
+    let mut parts = Vec::new();
+    for meta in summary.metrics.iter().filter(|m| !fold(exp, summary, &m.name)) {
+        let cells: Vec<&CellStat> =
+            summary.cells.iter().filter(|c| c.metric == meta.name && c.units.is_some()).collect();
+        if cells.is_empty() {
+            continue;
+        }
+        let display: DisplayUnit = scale(&meta.unit, typical(cells.iter().map(|c| c.mean)));
+        let symbol = if display.symbol.is_empty() { String::new() } else { format!(" ({})", display.symbol) };
+        let header: Vec<String> =
+            ["cell", "boot", "trials", &format!("mean{symbol}"), "±", "± %"].map(str::to_owned).into();
+        let mut rows: Vec<Vec<String>> = Vec::new();
+        let mut spreads: Vec<String> = Vec::new();
+        for c in &cells {
+            let Some(u) = &c.units else { continue };
+            for (i, b) in u.per_unit.iter().enumerate() {
+                let label = if c.label.is_empty() { "(all trials)".to_owned() } else { cell_text(&c.label) };
+                rows.push(vec![
+                    if i == 0 { label } else { String::new() },
+                    boot_name(summary, &b.id),
+                    b.n.to_string(),
+                    display.number(b.mean),
+                    b.moe.map_or_else(|| "no error estimate".to_owned(), |m| display.number(m)),
+                    b.moe_pct.map_or_else(dash, percent),
+                ]);
+            }
+            let label = if c.label.is_empty() { "(all trials)" } else { c.label.as_str() };
+            spreads.push(match &u.components {
+                Some(k) => format!(
+                    "- {label}: its {unit}s differ by {} beyond their trials (the CV of their centres), its \
+                     trials within a {unit} by {}",
+                    percent(k.between_cv * 100.0),
+                    percent(k.within_cv * 100.0),
+                    unit = u.unit
+                ),
+                None if u.per_unit.len() < 2 => {
+                    format!("- {label}: one {unit}, so how much {unit}s differ is unmeasured", unit = u.unit)
+                }
+                None => format!(
+                    "- {label}: no {unit} of 2 trials, so how much its trials vary within a {unit} is \
+                     unmeasured",
+                    unit = u.unit
+                ),
+            });
+        }
+        let more = rows.len().saturating_sub(SHOWN);
+        rows.truncate(SHOWN);
+        let mut part = format!(
+            "### {} in each boot\n\nEach boot's mean of the cell's trials kept; ± is the half-width of the \
+             {confidence} confidence interval of that mean, from the boot's own trials.\n\n{}",
+            meta.name,
+            markdown_table(&header, &rows, 2)
+        );
+        if more > 0 {
+            part.push_str(&format!("\n\n… {more} more rows in summary.json (`cells[].units`)"));
+        }
+        part.push_str("\n\n");
+        part.push_str(&spreads.join("\n"));
+        parts.push(part);
+    }
+    (!parts.is_empty()).then(|| parts.join("\n\n"))
+}
+
+/// A boot as the table of boots names it, "3 `8d84eb4c`", or the unit's id when margin did
+/// not make that boot (a session of its own, a boot before the plan's first).
+fn boot_name(summary: &Summary, id: &str) -> String {
+    let short: String = id.chars().take(8).collect();
+    match summary.boots.iter().find(|b| b.boot_id.as_deref() == Some(id)) {
+        Some(b) => format!("{} `{short}`", b.boot),
+        None => format!("`{short}`"),
+    }
+}

@@ -40,6 +40,9 @@ struct View<'a> {
     effects: Option<String>,
     metrics: Vec<MetricView>,
     environment: Option<String>,
+    /// The Boots section's tables of each cell's mean in each boot, where cells are
+    /// compared across boots.
+    boot_means: Option<String>,
     /// Whether any fact differs between the machine states (the rows marked ≠).
     environment_differs: bool,
     failures: Option<String>,
@@ -130,6 +133,7 @@ pub(crate) fn render(
             })
             .collect(),
         environment: environment_table(summary),
+        boot_means: super::boots::means(exp, summary),
         environment_differs: summary.environment.rows.iter().any(|r| r.differs),
         failures: failures_table(summary),
         sessions: sessions_table(summary),

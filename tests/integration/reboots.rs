@@ -247,6 +247,33 @@ fn one_run_boots_each_kernel_three_times_in_a_balanced_order_and_compares_across
     }
     let boots = &summary["boots"];
     assert_eq!(boots.as_array().map(Vec::len), Some(6), "{boots}");
+    // the answer in boots: each side's boots and their trials, not "n = 3 and 3"; the
+    // cells' interval within boots, and the boots (of how many trials) a cell needs
+    assert_eq!(report.matches("; 3 boots and 3 boots, 6 trials each (2 a boot)").count(), 2, "{report}");
+    assert!(!report.contains("n = 3 and 3"), "{report}");
+    let header = report.lines().find(|l| l.starts_with("| cell ") && l.contains(" CV ")).unwrap();
+    assert!(header.contains("± within boots") && header.ends_with("| boots needed |"), "{header}");
+    // the Boots section, before Environment, gives each cell's mean in each of its boots
+    let (at_boots, at_env) = (report.find("## Boots").unwrap(), report.find("## Environment").unwrap());
+    assert!(at_boots < at_env, "{report}");
+    let section = &report[report.find("### time in each boot").expect("each boot's means")..at_env];
+    let rows: Vec<&str> = section.lines().filter(|l| l.starts_with("| ") && l.contains(" `")).collect();
+    assert_eq!(rows.len(), 12, "4 cells × 3 boots: {section}");
+    for (i, row) in rows.iter().enumerate() {
+        let kernel = wanted_of(&rows, i, &report);
+        let number: usize =
+            row.split('|').nth(2).unwrap().split_whitespace().next().unwrap().parse().unwrap();
+        assert_eq!(wanted[number - 1], kernel, "{row}\n{section}");
+        assert!(row.contains(" |      2 | "), "2 trials of the cell in each boot: {row}");
+    }
+}
+
+/// The kernel of the cell whose rows of each boot's means `rows[i]` is one of (the cell
+/// named on the first row of its boots).
+fn wanted_of<'r>(rows: &[&'r str], i: usize, report: &str) -> &'r str {
+    let first =
+        rows[..=i].iter().rev().find(|r| r.starts_with("| host=")).unwrap_or_else(|| panic!("{report}"));
+    if first.contains("kernel=xen") { "xen" } else { "bare" }
 }
 
 #[test]
