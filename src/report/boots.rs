@@ -84,9 +84,17 @@ pub(super) fn means(exp: &Experiment, summary: &Summary) -> Option<String> {
 /// A boot as the table of boots names it, "3 `8d84eb4c`", or the unit's id when margin did
 /// not make that boot (a session of its own, a boot before the plan's first).
 fn boot_name(summary: &Summary, id: &str) -> String {
-    let short: String = id.chars().take(8).collect();
+    let short = short_id(id);
     match summary.boots.iter().find(|b| b.boot_id.as_deref() == Some(id)) {
         Some(b) => format!("{} `{short}`", b.boot),
         None => format!("`{short}`"),
     }
+}
+
+/// A boot's id as the report shows it: a kernel's `boot_id` (a uuid) by its first 8
+/// characters, as the table of boots does; an id of another form (an import's name for
+/// its boot) whole.
+pub(super) fn short_id(id: &str) -> String {
+    let uuid = id.len() == 36 && id.chars().filter(|c| *c == '-').count() == 4;
+    if uuid { id.chars().take(8).collect() } else { id.to_owned() }
 }

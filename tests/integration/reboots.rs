@@ -266,6 +266,19 @@ fn one_run_boots_each_kernel_three_times_in_a_balanced_order_and_compares_across
         assert_eq!(wanted[number - 1], kernel, "{row}\n{section}");
         assert!(row.contains(" |      2 | "), "2 trials of the cell in each boot: {row}");
     }
+    // the environment: a column per kernel, headed by its boots and levels, not one per
+    // session headed by a uuid; the boot ids, which differ in every boot, not marked ≠
+    let env = &report[at_env..report.find("## Failures").unwrap()];
+    let header = env.lines().find(|l| l.starts_with("| fact ")).unwrap();
+    for kernel in ["bare", "xen"] {
+        let numbers: Vec<String> =
+            (1..=6).filter(|n| wanted[n - 1] == kernel).map(|n| n.to_string()).collect();
+        let heading = format!("| box · boots {} · kernel={kernel} ", numbers.join(", "));
+        assert!(header.contains(&heading), "{heading}\n{env}");
+    }
+    assert_eq!(header.matches(" · boots ").count(), 2, "{env}");
+    assert!(env.contains("\n| boot_id ") && !env.contains("≠ boot_id"), "{env}");
+    assert!(env.contains("≠ hypervisor"), "{env}");
 }
 
 /// The kernel of the cell whose rows of each boot's means `rows[i]` is one of (the cell
