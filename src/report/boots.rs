@@ -1,13 +1,15 @@
-//! The Boots section's means: each cell compared across boots, boot by boot — its mean
-//! and interval in each boot margin made, and how much its boots differ beyond their
-//! trials (the boots themselves are the template's table of `summary.boots`).
+//! The boots in the report: the Boots section's means — each cell compared across boots,
+//! boot by boot, its mean and interval in each boot margin made, and how much its boots
+//! differ beyond their trials (the boots themselves are the template's table of
+//! `summary.boots`) — and the boots that failed, at the top when no trial ran and in
+//! Failures.
 
 use super::SHOWN;
 use super::figures::typical;
 use super::format::{DisplayUnit, cell_text, dash, markdown_table, percent, scale};
 use super::metrics::fold;
 use crate::spec::Experiment;
-use crate::summary::{CellStat, Summary};
+use crate::summary::{BootRow, CellStat, Summary};
 
 /// The section's heading, as other sections name it.
 pub(super) const HEADING: &str = "Boots";
@@ -97,4 +99,83 @@ fn boot_name(summary: &Summary, id: &str) -> String {
 pub(super) fn short_id(id: &str) -> String {
     let uuid = id.len() == 36 && id.chars().filter(|c| *c == '-').count() == 4;
     if uuid { id.chars().take(8).collect() } else { id.to_owned() }
+}
+
+/// The boots that failed: refused (they came back in other levels) or lost (they never
+/// came back), each try once.
+pub(super) fn failed(summary: &Summary) -> impl Iterator<Item = &BootRow> {
+    summary.boots.iter().filter(|b| b.outcome == "rejected" || b.outcome == "lost")
+}
+
+/// What the report's top says where there is no comparison: that every boot margin asked
+/// for failed and why (each reason once, with its boots), when no trial ran in any boot;
+/// that the experiment file asks for no comparison; or that no baseline has analysed
+/// trials yet.
+pub(super) fn no_answer(exp: &Experiment, summary: &Summary) -> String {
+    let failed: Vec<&BootRow> = failed(summary).collect();
+    let measured = summary.boots.iter().any(|b| b.outcome == "verified" && b.trials > 0);
+    if !failed.is_empty() && !measured {
+        // each reason once, with the boots it refused
+        let mut reasons: indexmap::IndexMap<(&str, &str, &str), indexmap::IndexMap<u32, u32>> =
+            indexmap::IndexMap::new();
+        for b in &failed {
+            let why = b.why.as_deref().unwrap_or("no reason recorded");
+            *reasons
+                .entry((b.host.as_str(), b.outcome.as_str(), why))
+                .or_default()
+                .entry(b.boot)
+                .or_default() += 1;
+        }
+        let lines: Vec<String> = reasons
+            .iter()
+            .map(|((host, outcome, why), boots)| {
+                let which = if boots.len() == 1 { "boot" } else { "boots" };
+                let boots: Vec<String> = boots
+                    .iter()
+                    .map(
+                        |(boot, tries)| {
+                            if *tries > 1 { format!("{boot} ({tries} tries)") } else { boot.to_string() }
+                        },
+                    )
+                    .collect();
+                let outcome = if *outcome == "rejected" { "refused" } else { "lost" };
+                format!("- host `{host}`, {which} {}: {outcome}: {why}", boots.join(", "))
+            })
+            .collect();
+        let tries = if failed.len() == 1 { "1 try".to_owned() } else { format!("{} tries", failed.len()) };
+        return format!(
+            "No answer: no trial ran, because every boot margin asked for failed ({tries}); a refused boot \
+             came back in other levels than wanted and runs no trial ({HEADING} and Failures, below, list \
+             them):\n\n{}",
+            lines.join("\n")
+        );
+    }
+    if exp.spec.analysis.compare.is_empty() {
+        "No comparisons: the experiment file asks for none (`analysis.compare`).".to_owned()
+    } else if summary.cells.is_empty() {
+        "No comparisons yet: no trial has been analysed (Failures and Pending cells, below, say why)."
+            .to_owned()
+    } else {
+        "No comparisons yet: no baseline of `analysis.compare` has analysed trials.".to_owned()
+    }
+}
+
+/// The Failures section's table of the boots that failed, each try a row.
+pub(super) fn failed_table(summary: &Summary) -> Option<String> {
+    let rows: Vec<Vec<String>> = failed(summary)
+        .map(|b| {
+            vec![
+                cell_text(&b.host),
+                if b.attempt > 1 { format!("{} (try {})", b.boot, b.attempt) } else { b.boot.to_string() },
+                cell_text(&b.wanted),
+                if b.outcome == "rejected" { "refused".to_owned() } else { b.outcome.clone() },
+                cell_text(b.why.as_deref().unwrap_or("")),
+            ]
+        })
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let header = ["host", "boot", "wanted", "outcome", "why"].map(str::to_owned);
+    Some(markdown_table(&header, &rows, header.len()))
 }

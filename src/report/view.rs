@@ -36,6 +36,9 @@ struct View<'a> {
     /// The same comparisons in the same order, in words; and a line counting the rest.
     answers: Vec<Answer>,
     more_answers: Option<String>,
+    /// Without comparisons: why there is none (every boot refused, none asked for, no
+    /// baseline analysed yet).
+    no_answer: String,
     /// Effects across the matrix: the table of `summary.effects` and its legend.
     effects: Option<String>,
     metrics: Vec<MetricView>,
@@ -112,6 +115,7 @@ pub(crate) fn render(
         glance_legend: glance::legend(summary, &shown),
         answers: shown.iter().map(|c| answer(summary, c)).collect(),
         more_answers: more(summary.comparisons.len(), "comparisons"),
+        no_answer: super::boots::no_answer(exp, summary),
         effects: effects::section(summary),
         metrics: summary
             .metrics

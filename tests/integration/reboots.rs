@@ -310,8 +310,33 @@ fn a_boot_into_the_wrong_kernel_is_refused_and_records_no_trial() {
     assert!(why.contains(&format!("booted kernel={got}, wanted kernel={wanted}")), "{why}");
     assert!(trials(&store).is_empty(), "no trial in a wrong boot");
     let text = stdout(&out);
+    let _ = std::fs::write(std::env::temp_dir().join("margin-wrong-boot-stdout.txt"), &text);
     assert!(text.contains("2 boots failed"), "{text}");
     assert!(text.contains(&format!("booted kernel={got}, wanted kernel={wanted}")), "{text}");
+    // pending on the ssh host, named; the host's failure said once, not for every cell
+    assert!(text.contains("0 of 4 cells complete, 4 pending on host `box`"), "{text}");
+    assert_eq!(text.matches("2 boots failed").count(), 1, "{text}");
+    assert!(text.contains("    4 cells (host=box kernel=bare n=1, "), "{text}");
+    assert!(text.contains("): host box failed (above)\n"), "{text}");
+    // the report's top says the boots were refused and why, each reason once with its
+    // boots, not that the file asks for no comparison; Failures lists them
+    let report = std::fs::read_to_string(store.join("report.md")).unwrap();
+    let _ = std::fs::write(std::env::temp_dir().join("margin-wrong-boot-report.md"), &report);
+    let top = &report[report.find("## The answer").unwrap()..report.find("## Results by metric").unwrap()];
+    assert!(
+        top.contains("No answer: no trial ran, because every boot margin asked for failed (2 tries)"),
+        "{top}"
+    );
+    assert!(!top.contains("asks for none"), "{top}");
+    for b in &rejected {
+        let line = format!(": refused: {}", b["why"].as_str().unwrap());
+        assert_eq!(top.matches(&line).count(), 1, "each reason once: {line}\n{top}");
+    }
+    let failures = &report[report.find("## Failures").unwrap()..report.find("## Pending cells").unwrap()];
+    assert!(!failures.contains("None."), "{failures}");
+    let rows: Vec<&str> = failures.lines().filter(|l| l.starts_with("| box ")).collect();
+    assert_eq!(rows.len(), 2, "{failures}");
+    assert!(rows.iter().all(|r| r.contains("| refused | booted kernel=")), "{failures}");
 }
 
 #[test]
