@@ -48,6 +48,12 @@ pub(super) fn means(exp: &Experiment, summary: &Summary) -> Option<String> {
             }
             let label = if c.label.is_empty() { "(all trials)" } else { c.label.as_str() };
             spreads.push(match &u.components {
+                Some(k) if k.between_cv == 0.0 => format!(
+                    "- {label}: its {unit}s differ no more than their trials predict, its trials within a \
+                     {unit} by {}",
+                    percent(k.within_cv * 100.0),
+                    unit = u.unit
+                ),
                 Some(k) => format!(
                     "- {label}: its {unit}s differ by {} beyond their trials (the CV of their centres), its \
                      trials within a {unit} by {}",

@@ -63,8 +63,12 @@ fn column_heading(summary: &Summary, c: &crate::summary::EnvColumn) -> String {
         .collect();
     if !made.is_empty() {
         let numbers: Vec<String> = made.iter().map(|b| b.boot.to_string()).collect();
-        let mut levels: Vec<&str> = made.iter().map(|b| b.wanted.as_str()).collect();
-        levels.dedup();
+        let mut levels: Vec<&str> = Vec::new();
+        for b in &made {
+            if !levels.contains(&b.wanted.as_str()) {
+                levels.push(&b.wanted);
+            }
+        }
         let boots = if numbers.len() == 1 { "boot" } else { "boots" };
         let others = c.boots.len() - made.len();
         let others = match others {
