@@ -69,6 +69,8 @@ pub(crate) fn cell_stat(plan: &Plan, meta: &MetricMeta, a: &Analysed) -> CellSta
         sessions: distinct(&a.group.rows.sessions),
         // filled by the caller, who has the cell's other metrics
         regimes: None,
+        // filled by the caller, who has the comparisons across boots
+        units: None,
     }
 }
 

@@ -1,10 +1,50 @@
 //! The boots margin made, for the report: the boot log's tries, each as it ended, with
-//! the trials measured in it (the sessions that ran in its `boot_id`).
+//! the trials measured in it (the sessions that ran in its `boot_id`); and a cell's trials
+//! boot by boot where its comparisons count boots.
 
 use std::collections::HashMap;
 
+use super::analysed::Analysed;
+use super::comparisons::Units;
 use crate::store::{BOOT_ID, BootEvent, BootRecord, Event, Snapshot};
-use crate::summary::BootRow;
+use crate::summary::{BootRow, CellUnits, UnitMean};
+use stats::StatsSettings;
+use stats::components::{relative_components, units_needed};
+use stats::elementary::mean;
+use stats::interval::mean_interval;
+use stats::observations::Observations;
+
+/// A cell compared across boots (or sessions), boot by boot: each boot's mean of its
+/// trials kept and that mean's interval, the cell's variance components, and the boots
+/// of how many trials its own mean would need to reach the target margin (the
+/// "runs needed" of a cell whose unit is the boot).
+pub(crate) fn cell_units(a: &Analysed, units: &Units<'_>, settings: &StatsSettings) -> CellUnits {
+    let by_unit = units.values(a, true);
+    let kind = a.kept.kind();
+    let per_unit = by_unit
+        .iter()
+        .map(|(id, values)| {
+            // the values are on the analysis scale: back to the metric's own for the sample
+            let own: Vec<f64> = values.iter().map(|&v| kind.transform(v)).collect();
+            let sample = Observations::new(&own, kind).ok();
+            let interval = sample.as_ref().and_then(|s| mean_interval(s, settings.confidence));
+            let finite = |x: f64| x.is_finite().then_some(x);
+            UnitMean {
+                id: (*id).to_owned(),
+                n: values.len(),
+                mean: kind.transform(mean(values)),
+                moe: interval.map(|i| i.moe),
+                moe_pct: interval.and_then(|i| i.moe_rel).map(|r| r * 100.0),
+                ci_low: interval.and_then(|i| finite(i.low)),
+                ci_high: interval.and_then(|i| finite(i.high)),
+            }
+        })
+        .collect();
+    let groups: Vec<Vec<f64>> = by_unit.into_values().collect();
+    let components = relative_components(&groups);
+    let needed = components.and_then(|c| units_needed(&c, settings.target_margin, settings.confidence));
+    CellUnits { unit: units.unit(), per_unit, components, needed }
+}
 
 /// One row per try of each boot, host by host in the order they ran.
 pub(crate) fn rows(records: &[BootRecord], snapshot: &Snapshot) -> Vec<BootRow> {

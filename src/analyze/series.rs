@@ -165,7 +165,7 @@ fn observation(job: &Job, analysed: &[Analysed], units: &Units<'_>) -> &'static 
             }
         }
     }
-    units.unit_name()
+    units.unit()
 }
 
 /// A level's observations: its cells' kept trials, or each unit's mean of them.

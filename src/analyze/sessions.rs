@@ -1,6 +1,7 @@
 //! What the store records besides the numbers: the trials that failed, the cells that
 //! were abandoned, the facts of the machines, and how to run the experiment again.
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 
 use indexmap::IndexMap;
@@ -8,7 +9,7 @@ use indexmap::IndexMap;
 use super::table::status_name;
 use crate::plan::Plan;
 use crate::spec::Experiment;
-use crate::store::{Event, Snapshot, Trials};
+use crate::store::{BOOT_ID, Event, Snapshot, Trials};
 use crate::summary::{CellFailure, EnvColumn, Environment, FactRow, Reproduce, SessionInfo, TrialFailure};
 
 /// Every trial of a current cell that did not yield metrics, in the order they ran.
@@ -62,31 +63,96 @@ pub(crate) fn cell_failures(plan: &Plan, snapshot: &Snapshot) -> Vec<CellFailure
     out
 }
 
-/// One column per host and distinct set of facts, in the order the sessions started.
+/// One column per host and distinct set of facts, in the order the sessions started;
+/// what changes in every boot by nature ([`stable`]) neither splits a column nor marks a
+/// row as differing, so the boots of one combination of levels are one column.
 pub(crate) fn environment(snapshot: &Snapshot) -> Environment {
-    let mut columns: Vec<(EnvColumn, &IndexMap<String, String>)> = Vec::new();
+    type Stable<'s> = IndexMap<&'s str, Cow<'s, str>>;
+    let mut columns: Vec<(EnvColumn, Stable<'_>)> = Vec::new();
     for session in snapshot.sessions.iter().filter(|s| s.event == Event::Start) {
-        match columns.iter_mut().find(|(c, facts)| c.host == session.host && **facts == session.facts) {
-            Some((column, _)) => column.sessions.push(session.session.clone()),
+        let facts: Stable<'_> =
+            session.facts.iter().filter_map(|(k, v)| Some((k.as_str(), stable(k, v)?))).collect();
+        let boot = session.facts.get(BOOT_ID);
+        match columns.iter_mut().find(|(c, f)| c.host == session.host && *f == facts) {
+            Some((column, _)) => {
+                column.sessions.push(session.session.clone());
+                if let Some(boot) = boot.filter(|b| !column.boots.contains(b)) {
+                    column.boots.push(boot.clone());
+                }
+            }
             None => columns.push((
-                EnvColumn { host: session.host.clone(), sessions: vec![session.session.clone()] },
-                &session.facts,
+                EnvColumn {
+                    host: session.host.clone(),
+                    sessions: vec![session.session.clone()],
+                    boots: boot.into_iter().cloned().collect(),
+                },
+                facts,
             )),
         }
     }
     let mut keys: IndexMap<&str, ()> = IndexMap::new();
-    for (_, facts) in &columns {
-        keys.extend(facts.keys().map(|k| (k.as_str(), ())));
+    for session in snapshot.sessions.iter().filter(|s| s.event == Event::Start) {
+        keys.extend(session.facts.keys().map(|k| (k.as_str(), ())));
     }
     let rows = keys
         .keys()
         .map(|&fact| {
-            let values: Vec<Option<String>> = columns.iter().map(|(_, f)| f.get(fact).cloned()).collect();
+            if fact == BOOT_ID {
+                // each column's boots, the boot_id is what tells them apart
+                let values = columns.iter().map(|(c, _)| (!c.boots.is_empty()).then(|| c.boots.join(", ")));
+                return FactRow {
+                    fact: fact.to_owned(),
+                    values: values.collect(),
+                    differs: false,
+                    volatile: true,
+                };
+            }
+            let values: Vec<Option<String>> =
+                columns.iter().map(|(_, f)| f.get(fact).map(|v| v.clone().into_owned())).collect();
             let differs = values.iter().any(|v| *v != values[0]);
-            FactRow { fact: fact.to_owned(), values, differs }
+            FactRow { fact: fact.to_owned(), values, differs, volatile: false }
         })
         .collect();
     Environment { columns: columns.into_iter().map(|(c, _)| c).collect(), rows }
+}
+
+/// `xl info`'s lines that change from boot to boot (or moment to moment) by nature: the
+/// memory free and shared, the claims outstanding, the clock rate calibrated at boot.
+const XL_INFO_VOLATILE: [&str; 5] =
+    ["free_memory", "sharing_freed_memory", "sharing_used_memory", "outstanding_claims", "cpu_mhz"];
+
+/// A fact as the environment compares it: what stays the same from boot to boot of one
+/// machine state. `None` for the boot's id, which changes in every boot; `xl info` less
+/// its [`XL_INFO_VOLATILE`] lines; `xl vcpu-list` less the columns of the moment (the
+/// CPU a vCPU runs on, its state, its CPU seconds), keeping each vCPU and its affinity.
+fn stable<'v>(fact: &str, value: &'v str) -> Option<Cow<'v, str>> {
+    match fact {
+        BOOT_ID => None,
+        "xl_info" => Some(Cow::Owned(
+            value
+                .lines()
+                .filter(|l| l.split_once(':').is_none_or(|(k, _)| !XL_INFO_VOLATILE.contains(&k.trim())))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        )),
+        "xl_vcpu_list" => Some(Cow::Owned(
+            value
+                .lines()
+                .map(|l| {
+                    // Name ID VCPU CPU State Time(s) Affinity…: the 4th to 6th columns go
+                    let words: Vec<&str> = l.split_whitespace().collect();
+                    match words.as_slice() {
+                        [name, id, vcpu, _, _, _, rest @ ..] => {
+                            [&[*name, *id, *vcpu][..], rest].concat().join(" ")
+                        }
+                        _ => words.join(" "),
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        )),
+        _ => Some(Cow::Borrowed(value)),
+    }
 }
 
 pub(crate) fn reproduce(exp: &Experiment, snapshot: &Snapshot) -> Reproduce {
@@ -137,5 +203,47 @@ pub(crate) fn reproduce(exp: &Experiment, snapshot: &Snapshot) -> Reproduce {
         spec_hash,
         margin_version: env!("CARGO_PKG_VERSION").to_owned(),
         sessions,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The lab's real `xl info` and `xl vcpu-list Domain-0` of two boots of one dom0_mem
+    /// (reports/lab-boots, boots 3 and 4): what changes by nature goes, the rest stays,
+    /// and the two boots then agree.
+    #[test]
+    fn what_changes_in_every_boot_is_left_out_of_the_facts_compared() {
+        let info = |free: &str, mhz: &str| {
+            format!(
+                "host                   : margin-lab\nnr_cpus                : 2\ncpu_mhz                : {mhz}\n\
+                 total_memory           : 2047\nfree_memory            : {free}\nsharing_freed_memory   : 0\n\
+                 outstanding_claims     : 0\nxen_commandline        : dom0_mem=1024M,max:1024M dom0_max_vcpus=2"
+            )
+        };
+        let (a, b) = (info("1000", "2445.429"), info("998", "2445.411"));
+        let (sa, sb) = (stable("xl_info", &a).unwrap(), stable("xl_info", &b).unwrap());
+        assert_eq!(sa, sb);
+        assert_eq!(
+            sa,
+            "host                   : margin-lab\nnr_cpus                : 2\ntotal_memory           : 2047\n\
+             xen_commandline        : dom0_mem=1024M,max:1024M dom0_max_vcpus=2"
+        );
+        let vcpus = |state: &str, time: &str| {
+            format!(
+                "Name                                ID  VCPU   CPU State   Time(s) Affinity (Hard / Soft)\n\
+                 Domain-0                             0     0    0   {state}     {time}  all / all\n\
+                 Domain-0                             0     1    1   r--     187.5  0-1 / all"
+            )
+        };
+        let (a, b) = (vcpus("r--", "283.3"), vcpus("-b-", "210.6"));
+        assert_eq!(stable("xl_vcpu_list", &a), stable("xl_vcpu_list", &b));
+        assert_eq!(
+            stable("xl_vcpu_list", &a).unwrap(),
+            "Name ID VCPU Affinity (Hard / Soft)\nDomain-0 0 0 all / all\nDomain-0 0 1 0-1 / all"
+        );
+        assert_eq!(stable(BOOT_ID, "b0ada5d8-40a5-4ff0-905b-64dbec8e60f8"), None);
+        assert_eq!(stable("memory", "2060390400").as_deref(), Some("2060390400"));
     }
 }

@@ -163,6 +163,18 @@ fn analyse<R: Send>(
         || compare_all(exp, plan, &metrics, &analysed, &settings, units, &mut warnings),
         || beside(&analysed, &cells, &metrics),
     );
+    // the cells of comparisons across boots: their trials boot by boot
+    let mut across: Vec<usize> = comparisons
+        .iter()
+        .zip(&arms)
+        .filter(|(c, _)| c.replication.is_some())
+        .flat_map(|(_, a)| a.baseline.iter().chain(&a.level).copied())
+        .collect();
+    across.sort_unstable();
+    across.dedup();
+    for i in across {
+        cells[i].units = Some(Box::new(super::boots::cell_units(&analysed[i], units, &settings)));
+    }
     super::regimes::annotate_mixtures(&mut comparisons, &arms, &analysed, &cells);
     adjust(&mut comparisons)?;
     let effects = super::effects::effects(&comparisons, &settings);

@@ -138,9 +138,23 @@ fn describe(plan: &Plan, options: &RunOptions) -> String {
 
 fn summary(exp: &Experiment, o: &Outcome, out: &mut dyn Write) -> std::io::Result<()> {
     let state = if o.interrupted { " (interrupted)" } else { "" };
+    // where the pending cells wait: on the hosts they name (the ssh hosts a run drives),
+    // else on the machine margin runs on
+    let mut hosts: Vec<&str> = Vec::new();
+    for (label, _) in &o.pending {
+        let host = label.split(' ').filter_map(|kv| kv.split_once('=')).find(|(k, _)| *k == "host");
+        if let Some((_, h)) = host.filter(|(_, h)| !hosts.contains(h)) {
+            hosts.push(h);
+        }
+    }
+    let place = match hosts.as_slice() {
+        [] => "on this host".to_owned(),
+        [one] => format!("on host `{one}`"),
+        many => format!("on hosts `{}`", many.join("`, `")),
+    };
     writeln!(
         out,
-        "{}{state}: {} of {} cells complete, {} pending on this host, {} abandoned",
+        "{}{state}: {} of {} cells complete, {} pending {place}, {} abandoned",
         exp.name,
         o.complete,
         o.cells,
@@ -189,8 +203,21 @@ fn summary(exp: &Experiment, o: &Outcome, out: &mut dyn Write) -> std::io::Resul
     }
     if !o.pending.is_empty() {
         writeln!(out, "  pending, for another host or boot:")?;
+        // cells that wait for the same reason said once, and a host's failure said above
+        // not again
+        let mut by_why: indexmap::IndexMap<&str, Vec<&str>> = indexmap::IndexMap::new();
         for Pending { label, why } in &o.pending {
-            writeln!(out, "    {label}: {why}")?;
+            by_why.entry(why.as_str()).or_default().push(label.as_str());
+        }
+        for (why, labels) in by_why {
+            let failed = o.host_errors.iter().find(|f| f.why.to_string() == why);
+            let why = failed.map_or_else(|| why.to_owned(), |f| format!("host {} failed (above)", f.host));
+            match labels.as_slice() {
+                [label] => writeln!(out, "    {label}: {why}")?,
+                _ => {
+                    writeln!(out, "    {} cells ({}): {why}", labels.len(), crate::reason::some_of(&labels))?
+                }
+            }
         }
         writeln!(
             out,

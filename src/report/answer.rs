@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::format::{confidence, p_clause, percent, plural, scale};
 use super::{glance, telemetry};
-use crate::summary::{Arm, ComparisonStat, Summary};
+use crate::summary::{Arm, ComparisonStat, Replication, Summary};
 
 #[derive(Debug, Serialize)]
 pub(super) struct Answer {
@@ -21,7 +21,18 @@ pub(super) fn answer(summary: &Summary, c: &ComparisonStat) -> Answer {
         title.push_str(&format!(" ({})", c.context_text()));
     }
     let confidence = confidence(summary.settings.interval_confidence);
-    let side = |name: &str, arm: &Arm| {
+    // what a side's ± spans: its boots' means where they are the observations, the
+    // trials within its boots where one side had one boot
+    let of = |units: usize| match &c.replication {
+        Some(r) if r.baseline_units >= 2 && r.level_units >= 2 => format!(", its {}s' means", r.unit),
+        Some(r) if units == 1 => format!(", within its {}", r.unit),
+        Some(r) => format!(", its trials within their {}s", r.unit),
+        None => String::new(),
+    };
+    let units = |baseline: bool| {
+        c.replication.as_ref().map_or(0, |r| if baseline { r.baseline_units } else { r.level_units })
+    };
+    let side = |name: &str, arm: &Arm, of: String| {
         let display = scale(&c.unit, arm.mean);
         if let Some(m) = &arm.median {
             let display = scale(&c.unit, m.value);
@@ -41,16 +52,25 @@ pub(super) fn answer(summary: &Summary, c: &ComparisonStat) -> Answer {
         }
         match (arm.moe, arm.moe_pct) {
             (Some(moe), Some(pct)) => {
-                format!("{name} {} (±{})", display.plus_minus(arm.mean, moe), percent(pct))
+                format!("{name} {} (±{}{of})", display.plus_minus(arm.mean, moe), percent(pct))
             }
             _ => format!("{name} {} (n = {}: no error estimate)", display.with_unit(arm.mean), arm.n),
         }
     };
-    let mut detail =
-        vec![format!("{}, {}", side(&c.baseline, &c.baseline_arm), side(&c.level, &c.level_arm))];
-    match (&c.paired_by, c.pairs.len()) {
-        (Some(by), k) => detail.push(format!("paired by {by} ({})", plural(k, "pair", "pairs"))),
-        (None, _) => detail.push(format!("n = {} and {}", c.baseline_arm.n, c.level_arm.n)),
+    let mut detail = vec![format!(
+        "{}, {}",
+        side(&c.baseline, &c.baseline_arm, of(units(true))),
+        side(&c.level, &c.level_arm, of(units(false)))
+    )];
+    if let Some(by) = &c.paired_by {
+        detail.push(format!("paired by {by} ({})", plural(c.pairs.len(), "pair", "pairs")));
+    }
+    match (&c.replication, &c.paired_by) {
+        // across boots the boots are what the interval counts: said as boots, with their
+        // trials, and whose spread the ± above holds
+        (Some(r), _) => detail.push(units_words(r)),
+        (None, Some(_)) => {}
+        (None, None) => detail.push(format!("n = {} and {}", c.baseline_arm.n, c.level_arm.n)),
     }
     if let Some(p) = c.p_value {
         let adjusted = c
@@ -73,4 +93,22 @@ pub(super) fn answer(summary: &Summary, c: &ComparisonStat) -> Answer {
         detail.push(flag);
     }
     Answer { title, sentence: c.sentence.clone(), detail: detail.join("; ") }
+}
+
+/// "3 boots and 3 boots, 9 trials each (3 a boot)": the units behind each side of a
+/// comparison across boots (or sessions), and the trials in them.
+fn units_words(r: &Replication) -> String {
+    let unit = |n: usize| plural(n, r.unit, &format!("{}s", r.unit));
+    let trials = if r.baseline_trials == r.level_trials {
+        format!("{} each", plural(r.baseline_trials, "trial", "trials"))
+    } else {
+        format!("{} and {} trials", r.baseline_trials, r.level_trials)
+    };
+    let per = match r.trials_per_unit {
+        // one unit a side: its trials are the side's
+        _ if r.baseline_units == 1 && r.level_units == 1 => String::new(),
+        (most, fewest) if most == fewest => format!(" ({most} a {})", r.unit),
+        (most, fewest) => format!(" ({fewest}–{most} a {})", r.unit),
+    };
+    format!("{} and {}, {trials}{per}", unit(r.baseline_units), unit(r.level_units))
 }

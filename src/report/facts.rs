@@ -15,27 +15,76 @@ pub(super) fn environment_table(summary: &Summary) -> Option<String> {
         return None;
     }
     let mut header = vec!["fact".to_owned()];
-    header.extend(env.columns.iter().map(|c| {
-        // a machine state many imports or runs shared: how many, the first and the last
-        // (the Sessions table below lists them all)
-        let sessions = match c.sessions.as_slice() {
-            [first, .., last] if c.sessions.len() > 2 => {
-                format!("{} sessions, {first} … {last}", c.sessions.len())
-            }
-            all => all.join(", "),
-        };
-        cell_text(&format!("{} ({})", c.host, sessions))
-    }));
+    header.extend(env.columns.iter().map(|c| cell_text(&column_heading(summary, c))));
     let rows: Vec<Vec<String>> = env
         .rows
         .iter()
         .map(|r| {
             let mut row = vec![if r.differs { format!("≠ {}", r.fact) } else { r.fact.clone() }];
-            row.extend(r.values.iter().map(|v| v.as_deref().map_or_else(dash, |v| fact_text(&r.fact, v))));
+            row.extend(r.values.iter().map(|v| {
+                match v.as_deref() {
+                    None => dash(),
+                    // the boots' ids, short as the Boots section shows them
+                    Some(v) if r.volatile => {
+                        cell_text(&v.split(", ").map(super::boots::short_id).collect::<Vec<_>>().join(", "))
+                    }
+                    Some(v) => fact_text(&r.fact, v),
+                }
+            }));
             row
         })
         .collect();
-    Some(markdown_table(&header, &rows, header.len()))
+    let mut table = markdown_table(&header, &rows, header.len());
+    let xl = env.rows.iter().any(|r| r.fact == "xl_info" || r.fact == "xl_vcpu_list");
+    if env.rows.iter().any(|r| r.volatile) || xl {
+        let note = if xl {
+            "`boot_id` changes in every boot by nature, and so do `xl info`'s free memory and cpu_mhz and \
+             `xl vcpu-list`'s CPU, state and CPU seconds (left out of those rows): none of them is compared"
+        } else {
+            "`boot_id` changes in every boot by nature, so it is not compared"
+        };
+        table.push_str(&format!(
+            "\n\n{note}, and boots that agree in every other fact are one column (sessions.ndjson keeps \
+             each session's facts whole)."
+        ));
+    }
+    Some(table)
+}
+
+/// A column's heading: the host, then its boots as the Boots section numbers them and
+/// the levels they were booted for (`lab · boots 1, 5 · kernel=bare`); without boots
+/// margin made, its sessions (how many, the first and the last; the Sessions table lists
+/// them all).
+fn column_heading(summary: &Summary, c: &crate::summary::EnvColumn) -> String {
+    let made: Vec<&crate::summary::BootRow> = c
+        .boots
+        .iter()
+        .filter_map(|id| summary.boots.iter().find(|b| b.boot_id.as_deref() == Some(id.as_str())))
+        .collect();
+    if !made.is_empty() {
+        let numbers: Vec<String> = made.iter().map(|b| b.boot.to_string()).collect();
+        let mut levels: Vec<&str> = Vec::new();
+        for b in &made {
+            if !levels.contains(&b.wanted.as_str()) {
+                levels.push(&b.wanted);
+            }
+        }
+        let boots = if numbers.len() == 1 { "boot" } else { "boots" };
+        let others = c.boots.len() - made.len();
+        let others = match others {
+            0 => String::new(),
+            1 => " and 1 other".to_owned(),
+            n => format!(" and {n} others"),
+        };
+        return format!("{} · {boots} {}{others} · {}", c.host, numbers.join(", "), levels.join("; "));
+    }
+    let sessions = match c.sessions.as_slice() {
+        [first, .., last] if c.sessions.len() > 2 => {
+            format!("{} sessions, {first} … {last}", c.sessions.len())
+        }
+        all => all.join(", "),
+    };
+    format!("{} ({})", c.host, sessions)
 }
 
 /// A fact as people read it: the memory in GiB rather than bytes, long values cut.

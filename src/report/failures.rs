@@ -32,17 +32,17 @@ pub(super) fn pending_groups(summary: &Summary) -> Vec<PendingGroup> {
     groups.into_values().collect()
 }
 
-/// The trials that failed, then the cells a session abandoned or could not clean up.
+/// The boots that failed, the trials that failed, then the cells a session abandoned or
+/// could not clean up.
 pub(super) fn failures_table(summary: &Summary) -> Option<String> {
-    let trials = trial_failures_table(summary);
-    let cells = cell_failures_table(summary);
-    match (trials, cells) {
-        (None, None) => None,
-        (Some(t), None) => Some(t),
-        (None, Some(c)) => Some(c),
-        // a blank line between: two tables on adjacent lines are one table in Markdown
-        (Some(t), Some(c)) => Some(format!("{t}\n\n{c}")),
-    }
+    // the boots that failed first: a refused boot leaves its cells to run
+    let tables: Vec<String> =
+        [super::boots::failed_table(summary), trial_failures_table(summary), cell_failures_table(summary)]
+            .into_iter()
+            .flatten()
+            .collect();
+    // a blank line between: two tables on adjacent lines are one table in Markdown
+    (!tables.is_empty()).then(|| tables.join("\n\n"))
 }
 
 /// The cells a session abandoned or could not clean up, one row per reason: cells that

@@ -5,7 +5,7 @@ use super::figures::typical;
 use super::format::{DisplayUnit, cell_text, dash, markdown_table, percent, scale};
 use super::{SHOWN, telemetry};
 use crate::spec::Experiment;
-use crate::summary::{CellStat, Summary};
+use crate::summary::{CellStat, CellUnits, Summary};
 use vocab::Better;
 
 /// Whether `metric` is margin's own measure of a trial (`wall_time`, `user_time`,
@@ -39,6 +39,23 @@ pub(super) fn metric_description(summary: &Summary, metric: &str) -> String {
     let cut = summary.cells.iter().any(|c| c.metric == metric && c.ci_low == Some(0.0) && c.min >= 0.0);
     if cut && vocab::never_negative(&meta.unit) {
         text.push_str(" An interval that reached below 0 is cut at 0: the quantity is never negative.");
+    }
+    if let Some(unit) = across_unit(summary, metric) {
+        let each = if summary.boots.is_empty() {
+            format!("each {unit}'s mean is in summary.json, the cell's `units`")
+        } else {
+            format!("each {unit}'s mean is in {}, below", super::boots::HEADING)
+        };
+        text.push_str(&format!(
+            " These cells are compared across {unit}s, and their comparisons count {unit}s, not trials \
+             (docs/statistics.md, Sessions and boots): the ± and CI here take the trials as independent, \
+             so they hold how the trials vary within a {unit}, not how the {unit}s differ ({each}; each \
+             comparison's sentence gives the interval of its {unit}s' means). {}s needed: how many {unit}s, \
+             of how many trials each, would bring the interval of the cell's {unit}s' means to ±{} \
+             (8 times in 10 if {unit}s and trials vary as measured; > 100 where more {unit}s would not).",
+            capitalised(unit),
+            percent(summary.settings.target_pct),
+        ));
     }
     if matches!(metric, "user_time" | "system_time")
         && summary.cells.iter().any(|c| c.metric == metric && c.median == 0.0)
@@ -75,7 +92,21 @@ pub(super) fn metric_table(summary: &Summary, metric: &str) -> String {
     let Some(first) = cells.first() else { return String::new() };
     let display: DisplayUnit = scale(&first.unit, typical(cells.iter().map(|c| c.mean)));
     let n = |x: f64| display.number(x);
-    let header = ["cell", "n", "mean", "±", "± %", "CI", "CV", "median", "outliers", "runs needed"];
+    // compared across boots: the trials' interval is within-boot, and the boots are what
+    // more of would narrow the comparison
+    let across = across_unit(summary, metric);
+    let all_across = cells.iter().all(|c| c.units.is_some());
+    let (pm, ci, needed) = match across {
+        Some(unit) if all_across => {
+            (format!("± within {unit}s"), format!("CI within {unit}s"), format!("{unit}s needed"))
+        }
+        Some(unit) => {
+            (format!("± within {unit}s"), format!("CI within {unit}s"), format!("runs ({unit}s) needed"))
+        }
+        None => ("±".to_owned(), "CI".to_owned(), "runs needed".to_owned()),
+    };
+    let header: Vec<String> =
+        ["cell", "n", "mean", &pm, "± %", &ci, "CV", "median", "outliers", &needed].map(str::to_owned).into();
     let not_converged = telemetry::not_converged_cells(summary);
     let rows: Vec<Vec<String>> = cells
         .iter()
@@ -102,11 +133,9 @@ pub(super) fn metric_table(summary: &Summary, metric: &str) -> String {
             if aside.is_empty() && !c.flagged.is_empty() {
                 aside.push("– (two regimes)".to_owned());
             }
-            let runs = match (c.runs_needed, c.runs_needed_exceeds) {
-                (Some(r), _) => r.to_string(),
-                (None, Some(max)) => format!("> {max}"),
-                (None, None) if c.regimes.is_some() => "– (two regimes)".to_owned(),
-                (None, None) => dash(),
+            let runs = match &c.units {
+                Some(u) => units_needed(u, all_across),
+                None => runs_needed(c),
             };
             vec![
                 label,
@@ -122,5 +151,40 @@ pub(super) fn metric_table(summary: &Summary, metric: &str) -> String {
             ]
         })
         .collect();
-    markdown_table(&header.map(str::to_owned), &rows, 1)
+    markdown_table(&header, &rows, 1)
+}
+
+/// A cell's runs needed for the target margin, or why it has none.
+fn runs_needed(c: &CellStat) -> String {
+    match (c.runs_needed, c.runs_needed_exceeds) {
+        (Some(r), _) => r.to_string(),
+        (None, Some(max)) => format!("> {max}"),
+        (None, None) if c.regimes.is_some() => "– (two regimes)".to_owned(),
+        (None, None) => dash(),
+    }
+}
+
+/// A cell compared across boots: the boots, of how many trials each, its mean needs
+/// ("14 × 3 trials"); `> 100` beyond any practical number; what it lacks for an estimate.
+/// `header_says`: the column's header names the unit.
+fn units_needed(u: &CellUnits, header_says: bool) -> String {
+    let unit = |n: usize| if n == 1 { u.unit.to_owned() } else { format!("{}s", u.unit) };
+    match (&u.needed, &u.components) {
+        (Some(n), _) if header_says => format!("{} × {} trials", n.units, n.trials_per_unit),
+        (Some(n), _) => format!("{} {} × {} trials", n.units, unit(n.units), n.trials_per_unit),
+        (None, Some(_)) => format!("> {} {}", stats::components::MAX_BOOTS, unit(2)),
+        // one boot, or no boot of two trials: how much they differ is unmeasured
+        (None, None) if u.per_unit.len() < 2 => format!("≥ 2 {} (1 so far)", unit(2)),
+        (None, None) => format!("≥ 2 trials a {}", u.unit),
+    }
+}
+
+/// The unit (`boot`, `session`) the metric's cells are compared across, when some are.
+pub(super) fn across_unit(summary: &Summary, metric: &str) -> Option<&'static str> {
+    summary.cells.iter().filter(|c| c.metric == metric).find_map(|c| c.units.as_ref().map(|u| u.unit))
+}
+
+fn capitalised(word: &str) -> String {
+    let mut chars = word.chars();
+    chars.next().map_or_else(String::new, |first| first.to_uppercase().chain(chars).collect())
 }

@@ -16,6 +16,7 @@
 //! summary; [`versus`] is `margin compare`'s Markdown.
 
 mod answer;
+mod boots;
 mod context;
 pub(crate) mod effects;
 mod facts;

@@ -36,12 +36,18 @@ struct View<'a> {
     /// The same comparisons in the same order, in words; and a line counting the rest.
     answers: Vec<Answer>,
     more_answers: Option<String>,
+    /// Without comparisons: why there is none (every boot refused, none asked for, no
+    /// baseline analysed yet).
+    no_answer: String,
     /// Effects across the matrix: the table of `summary.effects` and its legend.
     effects: Option<String>,
     /// Change points along each series the experiment asks for, or none.
     series: Option<String>,
     metrics: Vec<MetricView>,
     environment: Option<String>,
+    /// The Boots section's tables of each cell's mean in each boot, where cells are
+    /// compared across boots.
+    boot_means: Option<String>,
     /// Whether any fact differs between the machine states (the rows marked ≠).
     environment_differs: bool,
     failures: Option<String>,
@@ -112,6 +118,7 @@ pub(crate) fn render(
         glance_legend: glance::legend(summary, &shown),
         answers: shown.iter().map(|c| answer(summary, c)).collect(),
         more_answers: more(summary.comparisons.len(), "comparisons"),
+        no_answer: super::boots::no_answer(exp, summary),
         effects: effects::section(summary),
         series: series::section(summary, plots),
         metrics: summary
@@ -134,6 +141,7 @@ pub(crate) fn render(
             })
             .collect(),
         environment: environment_table(summary),
+        boot_means: super::boots::means(exp, summary),
         environment_differs: summary.environment.rows.iter().any(|r| r.differs),
         failures: failures_table(summary),
         sessions: sessions_table(summary),

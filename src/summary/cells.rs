@@ -6,6 +6,7 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 use serde::Serialize;
 
+use stats::components::{Components, UnitsNeeded};
 use stats::stability::StabilityFlag;
 use vocab::MeanKind;
 
@@ -59,6 +60,44 @@ pub struct CellStat {
     #[serde(skip_serializing_if = "Option::is_none")]
     // boxed: most cells have none
     pub regimes: Option<Box<RegimesStat>>,
+    /// The cell is compared across boots (or sessions: docs/statistics.md, Sessions and
+    /// boots): its mean in each of them, and the boots its own mean would need.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub units: Option<Box<CellUnits>>,
+}
+
+/// A cell's trials boot by boot, where its comparisons count boots rather than trials.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct CellUnits {
+    /// `boot`, or `session` where a session named no boot.
+    pub unit: &'static str,
+    /// Each boot's trials kept, in the order the boots ran.
+    pub per_unit: Vec<UnitMean>,
+    /// The spread of the trials within a boot and of the boots' centres, relative to the
+    /// mean, with 2 boots or more and one of 2 trials.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub components: Option<Components>,
+    /// The boots, and trials in each, that would bring the interval of the cell's mean
+    /// (of its boots' means) to the target margin; absent beyond 100 boots, or without
+    /// components.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub needed: Option<UnitsNeeded>,
+}
+
+/// One boot's (or session's) trials of a cell.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct UnitMean {
+    /// The boot's `boot_id` (or the session's id).
+    pub id: String,
+    pub n: usize,
+    pub mean: f64,
+    /// The interval of the mean of its trials, as the cell's own is made.
+    pub moe: Option<f64>,
+    pub moe_pct: Option<f64>,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
 }
 
 impl CellStat {

@@ -163,6 +163,9 @@ pub struct Replication {
     pub unit: &'static str,
     pub baseline_units: usize,
     pub level_units: usize,
+    /// The trials behind each side, over all its units.
+    pub baseline_trials: usize,
+    pub level_trials: usize,
     /// The most trials one of the units holds, and the fewest.
     pub trials_per_unit: (usize, usize),
     /// Each side's spread within its units and between them (one-way random-effects

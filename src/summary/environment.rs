@@ -5,7 +5,8 @@ use indexmap::IndexMap;
 use serde::Serialize;
 
 /// The facts of every machine state trials ran in: one column per host and distinct set
-/// of facts (a host rebooted into another kernel is two columns).
+/// of facts (a host rebooted into another kernel is two columns; rebooted into the same
+/// one, one column: what changes in every boot by nature is not compared).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Environment {
@@ -18,6 +19,8 @@ pub struct Environment {
 pub struct EnvColumn {
     pub host: String,
     pub sessions: Vec<String>,
+    /// The `boot_id`s of its sessions, each once, in the order they started.
+    pub boots: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -25,8 +28,14 @@ pub struct EnvColumn {
 pub struct FactRow {
     pub fact: String,
     /// One per column; `None` where that column lacks the fact.
+    /// `xl_info` and `xl_vcpu_list` without what changes from boot to boot by nature
+    /// (the memory free, the clock rate calibrated at boot; the CPU seconds, where and
+    /// whether each vCPU runs): sessions.ndjson keeps them whole.
     pub values: Vec<Option<String>>,
     pub differs: bool,
+    /// It changes in every boot by nature (`boot_id`: each column's boots, joined by
+    /// ", "), so it is never marked as differing.
+    pub volatile: bool,
 }
 
 /// Everything needed to run the experiment again.

@@ -29,7 +29,9 @@ mod telemetry;
 pub(crate) mod versus;
 mod warnings;
 
-pub(crate) use cells::{CellStat, RegimeAfter, RegimeBefore, RegimeBeside, RegimeStat, RegimesStat};
+pub(crate) use cells::{
+    CellStat, CellUnits, RegimeAfter, RegimeBefore, RegimeBeside, RegimeStat, RegimesStat, UnitMean,
+};
 pub(crate) use comparisons::{Arm, ComparisonStat, Effect, Median, Mixtures, Prediction, Replication};
 pub(crate) use drifts::{DriftStat, OrderStat};
 pub(crate) use environment::{EnvColumn, Environment, FactRow, Reproduce, SessionInfo};

@@ -247,6 +247,46 @@ fn one_run_boots_each_kernel_three_times_in_a_balanced_order_and_compares_across
     }
     let boots = &summary["boots"];
     assert_eq!(boots.as_array().map(Vec::len), Some(6), "{boots}");
+    // the answer in boots: each side's boots and their trials, not "n = 3 and 3"; the
+    // cells' interval within boots, and the boots (of how many trials) a cell needs
+    assert_eq!(report.matches("; 3 boots and 3 boots, 6 trials each (2 a boot)").count(), 2, "{report}");
+    assert!(!report.contains("n = 3 and 3"), "{report}");
+    let header = report.lines().find(|l| l.starts_with("| cell ") && l.contains(" CV ")).unwrap();
+    assert!(header.contains("± within boots") && header.ends_with("| boots needed |"), "{header}");
+    // the Boots section, before Environment, gives each cell's mean in each of its boots
+    let (at_boots, at_env) = (report.find("## Boots").unwrap(), report.find("## Environment").unwrap());
+    assert!(at_boots < at_env, "{report}");
+    let section = &report[report.find("### time in each boot").expect("each boot's means")..at_env];
+    let rows: Vec<&str> = section.lines().filter(|l| l.starts_with("| ") && l.contains(" `")).collect();
+    assert_eq!(rows.len(), 12, "4 cells × 3 boots: {section}");
+    for (i, row) in rows.iter().enumerate() {
+        let kernel = wanted_of(&rows, i, &report);
+        let number: usize =
+            row.split('|').nth(2).unwrap().split_whitespace().next().unwrap().parse().unwrap();
+        assert_eq!(wanted[number - 1], kernel, "{row}\n{section}");
+        assert!(row.contains(" |      2 | "), "2 trials of the cell in each boot: {row}");
+    }
+    // the environment: a column per kernel, headed by its boots and levels, not one per
+    // session headed by a uuid; the boot ids, which differ in every boot, not marked ≠
+    let env = &report[at_env..report.find("## Failures").unwrap()];
+    let header = env.lines().find(|l| l.starts_with("| fact ")).unwrap();
+    for kernel in ["bare", "xen"] {
+        let numbers: Vec<String> =
+            (1..=6).filter(|n| wanted[n - 1] == kernel).map(|n| n.to_string()).collect();
+        let heading = format!("| box · boots {} · kernel={kernel} ", numbers.join(", "));
+        assert!(header.contains(&heading), "{heading}\n{env}");
+    }
+    assert_eq!(header.matches(" · boots ").count(), 2, "{env}");
+    assert!(env.contains("\n| boot_id ") && !env.contains("≠ boot_id"), "{env}");
+    assert!(env.contains("≠ hypervisor"), "{env}");
+}
+
+/// The kernel of the cell whose rows of each boot's means `rows[i]` is one of (the cell
+/// named on the first row of its boots).
+fn wanted_of<'r>(rows: &[&'r str], i: usize, report: &str) -> &'r str {
+    let first =
+        rows[..=i].iter().rev().find(|r| r.starts_with("| host=")).unwrap_or_else(|| panic!("{report}"));
+    if first.contains("kernel=xen") { "xen" } else { "bare" }
 }
 
 #[test]
@@ -270,8 +310,33 @@ fn a_boot_into_the_wrong_kernel_is_refused_and_records_no_trial() {
     assert!(why.contains(&format!("booted kernel={got}, wanted kernel={wanted}")), "{why}");
     assert!(trials(&store).is_empty(), "no trial in a wrong boot");
     let text = stdout(&out);
+    let _ = std::fs::write(std::env::temp_dir().join("margin-wrong-boot-stdout.txt"), &text);
     assert!(text.contains("2 boots failed"), "{text}");
     assert!(text.contains(&format!("booted kernel={got}, wanted kernel={wanted}")), "{text}");
+    // pending on the ssh host, named; the host's failure said once, not for every cell
+    assert!(text.contains("0 of 4 cells complete, 4 pending on host `box`"), "{text}");
+    assert_eq!(text.matches("2 boots failed").count(), 1, "{text}");
+    assert!(text.contains("    4 cells (host=box kernel=bare n=1, "), "{text}");
+    assert!(text.contains("): host box failed (above)\n"), "{text}");
+    // the report's top says the boots were refused and why, each reason once with its
+    // boots, not that the file asks for no comparison; Failures lists them
+    let report = std::fs::read_to_string(store.join("report.md")).unwrap();
+    let _ = std::fs::write(std::env::temp_dir().join("margin-wrong-boot-report.md"), &report);
+    let top = &report[report.find("## The answer").unwrap()..report.find("## Results by metric").unwrap()];
+    assert!(
+        top.contains("No answer: no trial ran, because every boot margin asked for failed (2 tries)"),
+        "{top}"
+    );
+    assert!(!top.contains("asks for none"), "{top}");
+    for b in &rejected {
+        let line = format!(": refused: {}", b["why"].as_str().unwrap());
+        assert_eq!(top.matches(&line).count(), 1, "each reason once: {line}\n{top}");
+    }
+    let failures = &report[report.find("## Failures").unwrap()..report.find("## Pending cells").unwrap()];
+    assert!(!failures.contains("None."), "{failures}");
+    let rows: Vec<&str> = failures.lines().filter(|l| l.starts_with("| box ")).collect();
+    assert_eq!(rows.len(), 2, "{failures}");
+    assert!(rows.iter().all(|r| r.contains("| refused | booted kernel=")), "{failures}");
 }
 
 #[test]

@@ -385,7 +385,12 @@ fn environment_cells_wait_for_a_matching_host_and_accumulate() {
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(text.contains("2 of 4 cells complete, 2 pending on this host"), "{text}");
-    assert!(text.contains("kernel=bare n=1: needs kernel=bare; this host is kernel=xen"), "{text}");
+    assert!(
+        text.contains(
+            "2 cells (kernel=bare n=1, kernel=bare n=2): needs kernel=bare; this host is kernel=xen"
+        ),
+        "{text}"
+    );
     assert!(text.contains("run `margin run"), "{text}");
     let kernels: HashSet<String> =
         f.records().0.iter().map(|r| r["levels"]["kernel"].as_str().unwrap().to_string()).collect();

@@ -59,6 +59,11 @@ impl<'a> Units<'a> {
         Units { of_name, names: &trials.names, all_boots }
     }
 
+    /// What a unit is: `boot` when every session recorded its boot, else `session`.
+    pub(crate) fn unit(&self) -> &'static str {
+        if self.all_boots { "boot" } else { "session" }
+    }
+
     fn of(&self, session: Name) -> &'a str {
         // every trial's session has its unit; another name is its own
         self.of_name.get(session.index()).copied().flatten().unwrap_or_else(|| self.names.get(session))
@@ -110,11 +115,6 @@ impl<'a> Units<'a> {
         out.into_iter().collect()
     }
 
-    /// What a unit is: `boot` when every session named its boot, else `session`.
-    pub(crate) fn unit_name(&self) -> &'static str {
-        if self.all_boots { "boot" } else { "session" }
-    }
-
     /// The boots (or sessions) behind a comparison between disjoint ones: how many each
     /// side has (`sides`: unit → its trials), how many trials they hold, and each side's
     /// variance components.
@@ -124,10 +124,13 @@ impl<'a> Units<'a> {
         (baseline_components, level_components): (Option<Components>, Option<Components>),
     ) -> Replication {
         let sizes = sides.iter().flat_map(|s| s.values().map(Vec::len));
+        let trials = |side: &IndexMap<&str, Vec<f64>>| side.values().map(Vec::len).sum();
         Replication {
-            unit: self.unit_name(),
+            unit: self.unit(),
             baseline_units: sides[0].len(),
             level_units: sides[1].len(),
+            baseline_trials: trials(sides[0]),
+            level_trials: trials(sides[1]),
             trials_per_unit: (sizes.clone().max().unwrap_or(0), sizes.min().unwrap_or(0)),
             baseline_components,
             level_components,

@@ -48,8 +48,10 @@ fn seed_000_dnetc_margins_of_error_and_whether_the_kernels_differ() {
         "{markdown}"
     );
     assert!(
-        markdown
-            .contains("bare 16.43 ± 0.18 s (±1.1 %), xen 16.84 ± 0.58 s (±3.4 %); paired by core (6 pairs)"),
+        markdown.contains(
+            "bare 16.43 ± 0.18 s (±1.1 %, within its session), xen 16.84 ± 0.58 s (±3.4 %, within its \
+                       session); paired by core (6 pairs); 1 session and 1 session, 6 trials each."
+        ),
         "{markdown}"
     );
     assert!(markdown.contains("run each level in 2 or more sessions"), "{markdown}");
@@ -122,7 +124,10 @@ fn seed_000_bonnie_block_writes_are_slower_in_the_domu() {
     let cell = summary.cells.iter().find(|c| c.levels["domain"] == "dom0").unwrap();
     assert_eq!(cell.mean_kind, MeanKind::Harmonic);
     assert!(
-        markdown.contains("dom0 51.93 ± 0.53 MB/s (±1.0 %), domU 41.60 ± 0.45 MB/s (±1.1 %); n = 4 and 8.\n"),
+        markdown.contains(
+            "dom0 51.93 ± 0.53 MB/s (±1.0 %, within its session), domU 41.60 ± 0.45 MB/s (±1.1 %, within its \
+             session); 1 session and 1 session, 4 and 8 trials.\n"
+        ),
         "{markdown}"
     );
     assert!(markdown.contains("Values in MB/s; higher is better; harmonic mean."), "{markdown}");
