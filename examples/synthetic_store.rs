@@ -32,10 +32,10 @@ use margin::parse::Recipe;
 use margin::run::facts;
 use margin::store::levels_map;
 use margin::store::{Event, MetricInfo, SessionRecord, Status, Store, Telemetry, TrialRecord};
-use vocab::{Better, MeanKind};
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
+use vocab::{Better, MeanKind};
 
 /// Fixed, so that every benchmark run reads the same store.
 const SEED: u64 = 0x5eed_0005;

@@ -3,10 +3,10 @@
 
 use super::table::Group;
 use crate::plan::Plan;
+use crate::summary::{CellStat, MetricMeta};
 use stats::cell::CellAnalysis;
 use stats::observations::Observations;
 use stats::runs::RunsNeeded;
-use crate::summary::{CellStat, MetricMeta};
 
 /// One analysed cell × metric, with what the comparisons and lints need besides the
 /// published statistics.

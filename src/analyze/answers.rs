@@ -5,6 +5,7 @@
 
 use indexmap::IndexMap;
 
+use crate::summary::{ComparisonStat, Effect, MetricMeta, Prediction};
 use stats::StatsSettings;
 use stats::compare::{Comparison, Spread, welch_df};
 use stats::notation::{change_and_interval, confidence_level};
@@ -12,7 +13,6 @@ use stats::observations::Observations;
 use stats::pool::{LogRatio, pool};
 use stats::prediction::prediction_interval;
 use stats::verdict::VerdictKind;
-use crate::summary::{ComparisonStat, Effect, MetricMeta, Prediction};
 use vocab::MeanKind;
 use vocab::display::{scale, significant};
 

@@ -6,10 +6,10 @@
 use crate::analyze::summarize::statistics;
 use crate::plan::Plan;
 use crate::spec::Experiment;
-use stats::components::trials_per_boot;
-use stats::verdict::VerdictKind;
 use crate::store::Snapshot;
 use crate::summary::ComparisonStat;
+use stats::components::trials_per_boot;
+use stats::verdict::VerdictKind;
 
 /// The metrics whose comparisons decide: those the experiment declares, else the wall
 /// time (as `until: verdict` watches them).

@@ -10,9 +10,9 @@ use std::collections::{HashMap, HashSet};
 use rayon::prelude::*;
 
 use super::analysed::Analysed;
-use stats::drift::{self, Point};
 use crate::store::{Name, Names};
 use crate::summary::{DriftStat, MetricMeta, OrderStat, Warning, WarningKind};
+use stats::drift::{self, Point};
 
 /// The most sessions of a store in which a stationary one raises a drift warning, over
 /// all the metrics tested in it: each metric is tested at this over their number.

@@ -10,13 +10,13 @@ use super::analysed::Analysed;
 use super::comparisons::Arms;
 use super::prior::Prior;
 use crate::plan::Plan;
-use stats::regimes::{BEFORE_ALPHA, Before, Regimes, decided_by_before};
-use stats::verdict::VerdictKind;
 use crate::store::Names;
 use crate::summary::{
     CellStat, ComparisonStat, MetricMeta, Mixtures, RegimeAfter, RegimeBefore, RegimeBeside, RegimeStat,
     RegimesStat,
 };
+use stats::regimes::{BEFORE_ALPHA, Before, Regimes, decided_by_before};
+use stats::verdict::VerdictKind;
 
 /// Another metric's regimes differ when their means differ by this factor or more, and
 /// the ranges of its values in the two regimes do not overlap.

@@ -2,10 +2,10 @@
 //! turned into [`StatsSettings`], at the confidence its intervals need.
 
 use crate::spec::{OutlierMethod, Repetitions, Spec, parse_percent};
+use crate::summary::RunsAtCv;
 use stats::StatsSettings;
 use stats::outliers::{DEFAULT_FALSE_FLAG_RATE, MAD_CUTOFF, OutlierRule};
 use stats::runs::{RunsNeeded, runs_needed};
-use crate::summary::RunsAtCv;
 
 /// The share of α an adaptive experiment's intervals keep: its cells stop when their
 /// interval is narrow enough, which happens more often when the spread came out small by

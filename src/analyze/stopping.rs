@@ -9,11 +9,11 @@ use crate::analyze::comparisons::{CellComparison, plan_comparisons};
 use crate::parse::Recipe;
 use crate::plan::Plan;
 use crate::spec::{Experiment, Repetitions};
+use crate::store::{Board, CellProgress};
 use stats::StatsSettings;
 use stats::interval::relative_margin;
 use stats::observations::Observations;
 use stats::verdict::{VerdictKind, trial_verdict};
-use crate::store::{Board, CellProgress};
 use vocab::ENGINE_METRICS;
 
 /// The repetitions rule of one experiment, with the metrics the adaptive rule watches.

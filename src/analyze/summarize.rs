@@ -17,14 +17,14 @@ use super::table::Group;
 use super::telemetry;
 use crate::plan::Plan;
 use crate::spec::Experiment;
-use stats::cell::analyze_cell;
-use stats::observations::Observations;
-use stats::{StatsError, StatsSettings};
 use crate::store::{Name, Snapshot, Trials};
 use crate::summary::{
     AnalysisSettings, CellStat, ComparisonStat, Effect, MetricMeta, Pending, Reproduce, Summary, TrialCounts,
     TrialFailure, Warning, WarningKind,
 };
+use stats::cell::analyze_cell;
+use stats::observations::Observations;
+use stats::{StatsError, StatsSettings};
 use vocab::{Better, MeanKind};
 
 /// Why the summary could not be built. Bad data in one cell is a warning, not this.
@@ -260,7 +260,11 @@ fn summary(
                         || super::drift::shifts(analysed, metrics, &primary, names),
                     )
                 },
-                || lint::command_warnings(exp, plan, snapshot, analysed),
+                || {
+                    lint::command_warnings(exp, plan, snapshot, analysed, &|cell| {
+                        telemetry.least_written(cell)
+                    })
+                },
             )
         })?;
     let Statistics { settings, counts, metrics, analysed, cells, comparisons, arms, effects, mut warnings } =

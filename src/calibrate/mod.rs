@@ -26,11 +26,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Serialize;
 
-use stats::runs::{RunsNeeded, runs_needed};
-use stats::verdict::VerdictKind;
 pub use error::CalibrateError;
 pub use scenario::{Layout, OutlierSetting, Scenario, Shape, TrialsPerCell};
 pub use simulate::{PreparedScenario, SimCell, SimOutcome, Simulated, experiment_seed, simulate, true_ratio};
+use stats::runs::{RunsNeeded, runs_needed};
+use stats::verdict::VerdictKind;
 
 /// The true ratios simulated: no change, +10 %, +20 %.
 pub const TRUTHS: [f64; 3] = [1.0, 1.1, 1.2];

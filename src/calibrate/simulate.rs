@@ -13,8 +13,8 @@ use super::scenario::{Layout, Scenario, Shape, TrialsPerCell};
 use crate::analyze::boot_rule;
 use crate::analyze::stopping::Rule;
 use crate::analyze::{MemoryStore, statistics};
-use stats::verdict::VerdictKind;
 use crate::store::Status;
+use stats::verdict::VerdictKind;
 use vocab::MeanKind;
 
 /// The work behind one trial of a rate (MB): its value is this over the trial's time.

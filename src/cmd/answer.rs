@@ -11,9 +11,9 @@ use std::path::PathBuf;
 
 use crate::report::format::percent;
 use crate::report::glance::{RANKED_KINDS, ranked};
-use stats::verdict::VerdictKind;
 use crate::store::Store;
 use crate::summary::{ComparisonStat, Summary};
+use stats::verdict::VerdictKind;
 
 /// How many comparisons a terminal is shown.
 pub const ON_A_TERMINAL: usize = 20;

@@ -28,8 +28,8 @@ mod recipe;
 mod sysbench;
 mod time;
 
-use vocab::{Better, MeanKind, Unit, UnitScale, UnknownUnit, parse_unit};
 pub use recipe::{Recipe, check_samples};
+use vocab::{Better, MeanKind, Unit, UnitScale, UnknownUnit, parse_unit};
 
 /// One number taken from a tool's output, in its canonical unit.
 #[derive(Debug, Clone, PartialEq, Serialize)]

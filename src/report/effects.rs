@@ -2,8 +2,8 @@
 //! metric pooled over its contexts (docs/statistics.md, Effects across the matrix).
 
 use super::format::{cell_text, confidence, markdown_table, p_clause};
-use stats::notation::change_and_interval;
 use crate::summary::Summary;
+use stats::notation::change_and_interval;
 
 /// The table of `summary.effects`, and the line that says how to read it; `None` when no
 /// level was compared in two or more contexts with an interval.

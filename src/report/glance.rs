@@ -5,9 +5,9 @@
 use std::cmp::Ordering;
 
 use super::format::{cell_text, markdown_table, percent};
+use crate::summary::{ComparisonStat, Prediction, Summary};
 use stats::notation::{change_and_interval, ratio_change};
 use stats::verdict::VerdictKind;
-use crate::summary::{ComparisonStat, Prediction, Summary};
 use vocab::Method;
 
 /// Every verdict, in the order a ranked list shows them: real differences, then the

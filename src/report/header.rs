@@ -4,8 +4,8 @@
 use std::collections::HashSet;
 
 use super::format::{confidence, percent, plural};
-use stats::outliers::OutlierRule;
 use crate::summary::Summary;
+use stats::outliers::OutlierRule;
 use vocab::Method;
 
 pub(super) fn counts_line(summary: &Summary) -> String {

@@ -19,11 +19,11 @@ use serde_json::Value;
 use super::*;
 use crate::analyze::fixture::Fixture;
 use crate::analyze::summarize_store;
+use crate::store::Status;
+use crate::summary::{Arm, ComparisonStat, Pending, WarningKind};
 use stats::compare::Design;
 use stats::tolerance::assert_close;
 use stats::verdict::VerdictKind;
-use crate::store::Status;
-use crate::summary::{Arm, ComparisonStat, Pending, WarningKind};
 use vocab::{Better, MeanKind};
 
 static SEED: LazyLock<Value> = LazyLock::new(|| {

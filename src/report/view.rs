@@ -175,9 +175,7 @@ fn environment() -> Environment<'static> {
     env.add_filter("pct", |value: Option<f64>| value.map_or_else(dash, percent));
     env.add_filter("signed_pct", |value: Option<f64>| value.map_or_else(dash, signed_percent));
     // `{{ c.ratio | change }}` → "+12.3 %", "×217", "÷3.1" (docs/statistics.md, Verdicts).
-    env.add_filter("change", |ratio: Option<f64>| {
-        ratio.map_or_else(dash, stats::notation::ratio_change)
-    });
+    env.add_filter("change", |ratio: Option<f64>| ratio.map_or_else(dash, stats::notation::ratio_change));
     env.add_filter("p", |value: Option<f64>| value.map_or_else(dash, p_value));
     env
 }

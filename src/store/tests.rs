@@ -63,11 +63,7 @@ fn varied(n: u32) -> TrialRecord {
     r.metrics.insert(format!("m{}", n % 3), f64::from(n) / 7.0);
     r.metric_info.insert(
         format!("m{}", n % 3),
-        MetricInfo {
-            unit: "B/s".into(),
-            better: vocab::Better::Higher,
-            mean: vocab::MeanKind::Harmonic,
-        },
+        MetricInfo { unit: "B/s".into(), better: vocab::Better::Higher, mean: vocab::MeanKind::Harmonic },
     );
     if n.is_multiple_of(11) {
         r.status = [Status::Failed, Status::Timeout, Status::ParseError][n as usize % 3];

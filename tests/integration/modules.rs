@@ -81,11 +81,8 @@ fn leaf_crates() -> Vec<PathBuf> {
 /// A new crate under `crates/` is refused until it is given its place here.
 #[test]
 fn leaf_crates_depend_only_on_the_leaves_below_them() {
-    let below: BTreeMap<&str, &[&str]> = BTreeMap::from([
-        ("vocab", &[][..]),
-        ("stats", &["vocab"][..]),
-        ("template", &["vocab"][..]),
-    ]);
+    let below: BTreeMap<&str, &[&str]> =
+        BTreeMap::from([("vocab", &[][..]), ("stats", &["vocab"][..]), ("template", &["vocab"][..])]);
     let mut wrong = Vec::new();
     for dir in leaf_crates() {
         let name = dir.file_name().unwrap().to_string_lossy().into_owned();
@@ -139,10 +136,7 @@ fn dependencies_are_read_from_the_dependency_tables_only() {
     let manifest = "[package]\nname = \"margin-x\"\n[features]\nmargin = []\n[dependencies]\n\
                     vocab.workspace = true\nserde = \"1\"\n[dev-dependencies]\n\
                     stats = { package = \"margin-stats\", path = \"../stats\" }\npolars = \"1\"\n";
-    assert_eq!(
-        margin_and_polars_dependencies(manifest),
-        (vec!["vocab".into(), "stats".into()], true)
-    );
+    assert_eq!(margin_and_polars_dependencies(manifest), (vec!["vocab".into(), "stats".into()], true));
 }
 
 /// The data flows one way (docs/design.md §9): the stages that produce the data never

@@ -237,8 +237,8 @@ mod tests {
         use crate::StatsSettings;
         use crate::compare::compare_independent;
         use crate::observations::Observations;
-        use vocab::MeanKind;
         use rand::{RngExt, SeedableRng};
+        use vocab::MeanKind;
         let mut rng = rand_pcg::Pcg64::seed_from_u64(13);
         let mut normal = move || {
             let (u, v): (f64, f64) = (1.0 - rng.random::<f64>(), rng.random::<f64>());

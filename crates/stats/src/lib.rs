@@ -37,8 +37,8 @@ pub(crate) mod reference;
 
 use serde::Serialize;
 
-use vocab::{MeanKind, Method};
 use outliers::OutlierRule;
+use vocab::{MeanKind, Method};
 
 /// Why a statistic could not be computed from the data or settings it was given.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -310,9 +310,9 @@ mod tests {
         }
     }
     use crate::reference::{assert_close, number};
-    use vocab::MeanKind;
     use serde_json::Value;
     use std::sync::LazyLock;
+    use vocab::MeanKind;
 
     static REFERENCE: LazyLock<Value> = LazyLock::new(|| {
         serde_json::from_str(include_str!("../../../tests/data/stats/regimes.json"))

@@ -21,7 +21,6 @@ mod values;
 
 use std::collections::HashSet;
 
-
 use minijinja::value::Value;
 use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior};
 

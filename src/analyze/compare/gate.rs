@@ -2,10 +2,10 @@
 
 use std::collections::HashMap;
 
-use stats::notation::{change_and_interval, ratio_change};
-use stats::verdict::VerdictKind;
 use crate::summary::Summary;
 use crate::summary::compare::{FailOn, Tripped};
+use stats::notation::{change_and_interval, ratio_change};
+use stats::verdict::VerdictKind;
 use vocab::Better;
 
 /// The comparisons that trip the gate: `significant` (beyond ±δ), in the worse direction

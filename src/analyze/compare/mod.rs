@@ -24,8 +24,8 @@ use crate::spec::{Compare, Experiment, Located};
 use crate::store::{Event, SessionRecord, Snapshot, Store, TrialRecord, Trials};
 use crate::summary::Summary;
 use crate::summary::compare::{BASELINE, CANDIDATE, CompareOutput, FailOn, NotComparable, SideInfo};
-use vocab::{CellId, Scalar};
 use select::Selection;
+use vocab::{CellId, Scalar};
 
 use super::{AnalyzeError, summarize_owned};
 

@@ -9,11 +9,11 @@ use indexmap::IndexMap;
 use super::super::analysed::Analysed;
 use super::units::Units;
 use super::{KeptAndAll, Sides, trials};
+use crate::summary::Replication;
 use stats::StatsError;
 use stats::components::{components, relative_components};
 use stats::observations::Observations;
 use stats::units::{Block, UnitLogs, unit_logs, unit_means};
-use crate::summary::Replication;
 use vocab::MeanKind;
 
 /// Unpaired levels in disjoint boots (`by_unit`: each side's boots and their values):

@@ -4,6 +4,7 @@
 //! summary.json.
 
 use super::{Arms, Job, Sides};
+use crate::summary::{Arm, ComparisonStat, Median, MetricMeta};
 use stats::compare::{Comparison, RatioInterval, compare_unit_logs};
 use stats::elementary::{mean, median_of_sorted, sorted};
 use stats::interval::{mean_interval, median_interval};
@@ -12,7 +13,6 @@ use stats::robust::compare_design;
 use stats::units::UnitLogs;
 use stats::verdict::{Replicate, VerdictKind, Vocabulary, Wording, unreplicated, verdict_per};
 use stats::{StatsError, StatsSettings};
-use crate::summary::{Arm, ComparisonStat, Median, MetricMeta};
 use vocab::Method;
 
 /// The row of `job`, compared on `sides` by the metric's method, with its verdict, and

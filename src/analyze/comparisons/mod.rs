@@ -22,12 +22,12 @@ use rayon::prelude::*;
 use super::analysed::Analysed;
 use crate::plan::{Cell, Plan};
 use crate::spec::Experiment;
+use crate::summary::{ComparisonStat, MetricMeta, Replication, Warning, WarningKind};
 use stats::StatsError;
 use stats::StatsSettings;
 use stats::compare::holm;
 use stats::observations::Observations;
 use stats::units::UnitLogs;
-use crate::summary::{ComparisonStat, MetricMeta, Replication, Warning, WarningKind};
 
 pub(crate) use units::Units;
 

@@ -6,9 +6,9 @@ use std::collections::HashMap;
 use indexmap::IndexMap;
 
 use super::super::analysed::Analysed;
-use stats::components::Components;
 use crate::store::{BOOT_ID, Event, Name, Names, Snapshot, Trials};
 use crate::summary::Replication;
+use stats::components::Components;
 
 /// The unit each session's trials vary by between levels: its boot when it recorded
 /// one (two runs in one boot are one unit), else the session itself (each import is one).

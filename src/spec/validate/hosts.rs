@@ -138,9 +138,7 @@ impl Checker<'_> {
             // parser finds (checked when the trial runs)
             let named: Vec<&str> = exp.spec.metrics.keys().map(|k| k.value.as_str()).collect();
             let selects = exp.spec.metrics.iter().any(|(k, m)| {
-                m.value.regex.is_none()
-                    && m.value.json.is_none()
-                    && !vocab::is_measured_metric(&k.value)
+                m.value.regex.is_none() && m.value.json.is_none() && !vocab::is_measured_metric(&k.value)
             });
             let open = exp.spec.parse.is_some() && !selects;
             for (metric, rule) in &g.aggregate {

@@ -8,8 +8,8 @@ use super::{Comparison, Design, RatioInterval, Spread, WelchTest};
 use crate::elementary::{mean, variance};
 use crate::interval::t_half_width;
 use crate::observations::Observations;
-use vocab::MeanKind;
 use crate::{StatsError, StatsSettings, dist};
+use vocab::MeanKind;
 
 /// Compares independent trials of B against A: Fieller's interval for R with
 /// Welch–Satterthwaite df, Welch's test and the MDE.
