@@ -172,4 +172,66 @@ mod tests {
         let t = within_sessions(&[2.0, 1.0, 3.0, 4.0, 5.0, 6.0], &names(&[0; 6]), 3).unwrap();
         assert!(t.p_value > ALPHA, "{t:?}");
     }
+
+    /// The calibration: steady cells — values independent within each session, the
+    /// sessions (boots) shifted apart by 2 sd where there are several — flagged at most
+    /// 1 % of the time (within 3 standard errors) at every shape and size. The table in
+    /// docs/statistics.md (One cell) is this test's output at 4000 cells a row
+    /// (`MARGIN_TREND_CELLS=4000 cargo test --lib steady_cells_are_flagged -- --nocapture`);
+    /// `cargo test` runs 1000 a row.
+    #[test]
+    fn steady_cells_are_flagged_at_most_1_percent() {
+        use rand::RngExt;
+        let cells: usize =
+            std::env::var("MARGIN_TREND_CELLS").ok().and_then(|n| n.parse().ok()).unwrap_or(1000);
+        let normal = |rng: &mut Pcg64| {
+            let (u, v): (f64, f64) = (rng.random::<f64>().max(f64::MIN_POSITIVE), rng.random());
+            (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+        };
+        let shapes: [(&str, &dyn Fn(&mut Pcg64) -> f64); 4] = [
+            ("normal", &|rng| 100.0 + 5.0 * normal(rng)),
+            ("log-normal", &|rng| 100.0 * (0.05 * normal(rng)).exp()),
+            ("t(3)", &|rng| {
+                let chi: f64 = (0..3).map(|_| normal(rng).powi(2)).sum();
+                100.0 + 5.0 * normal(rng) / (chi / 3.0).sqrt()
+            }),
+            ("quantised", &|rng| (100.0 + normal(rng)).round()),
+        ];
+        // (sessions, trials in each)
+        let sizes = [(1, 6), (1, 10), (1, 30), (2, 3), (2, 10), (6, 3), (4, 10)];
+        let mut table = String::from("| shape |");
+        for (s, t) in sizes {
+            table.push_str(&format!(" {s} × {t} |"));
+        }
+        table.push_str(&format!("\n| --- |{}\n", " --: |".repeat(sizes.len())));
+        let se = (ALPHA * (1.0 - ALPHA) / cells as f64).sqrt();
+        let mut misses = Vec::new();
+        for (name, draw) in shapes {
+            table.push_str(&format!("| {name} |"));
+            for (sessions, each) in sizes {
+                let mut rng = Pcg64::seed_from_u64(0x7e4d + (sessions * 100 + each) as u64);
+                let flagged = (0..cells)
+                    .filter(|&cell| {
+                        let (mut values, mut of) = (Vec::new(), Vec::new());
+                        for s in 0..sessions {
+                            let boot = 10.0 * normal(&mut rng);
+                            for _ in 0..each {
+                                values.push(draw(&mut rng) + boot);
+                                of.push(s);
+                            }
+                        }
+                        within_sessions(&values, &of, cell as u64).is_some_and(|t| t.p_value < ALPHA)
+                    })
+                    .count();
+                let rate = flagged as f64 / cells as f64;
+                table.push_str(&format!(" {:.2} ±{:.2} |", 100.0 * rate, 100.0 * se));
+                if rate > ALPHA + 3.0 * se {
+                    misses.push(format!("{name} at {sessions} × {each}: {:.2} %", 100.0 * rate));
+                }
+            }
+            table.push('\n');
+        }
+        println!("{table}");
+        assert!(misses.is_empty(), "{misses:?}\n{table}");
+    }
 }
