@@ -59,7 +59,7 @@ pub(crate) fn cell_warnings(
             }
         }
         let seed = 0x7e4d ^ ((a.group.cell as u64) << 16) ^ a.meta as u64;
-        if let Some(t) = trend::within_sessions(&a.group.values, &a.group.rows.sessions, seed)
+        if let Some(t) = trend::within_sessions(a.all.values(), &a.group.rows.sessions, seed)
             && t.p_value < trend::ALPHA / tested[&a.group.cell] as f64
         {
             let sessions = match t.sessions {
@@ -111,4 +111,39 @@ pub(crate) fn cell_warnings(
             Warning::new(kind, format!("{what}: {}", list(&cells)))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::analyze::{MemoryStore, summarize_store};
+    use crate::summary::WarningKind;
+    use vocab::{Better, MeanKind};
+
+    /// Two sessions (boots) far apart: a steady cell is no trend, whatever the Spearman
+    /// of all its trials says; a cell that rises within each session is one.
+    #[test]
+    fn a_trend_is_found_within_sessions_and_boots_that_differ_are_none() {
+        let yaml = "matrix:\n  c: [steady, rise]\nrun: 'true'\nmetrics:\n  value: { regex: 'v ([0-9]+)' }\n";
+        let mut m = MemoryStore::new("t.yaml", yaml);
+        m.metric("value", "", Better::Lower, MeanKind::Arithmetic);
+        for (session, shift) in [("s1", 0.0), ("s2", 1000.0)] {
+            m.session(session, "local", &[]);
+            for r in 0..5 {
+                m.trial(&[("c", "rise")], &[("value", shift + f64::from(r))]);
+                m.trial(&[("c", "steady")], &[("value", shift + f64::from((r * 3) % 5))]);
+            }
+        }
+        let summary = summarize_store(&m.exp, &m.plan, &m.snapshot, &[]).unwrap();
+        let trend: Vec<&str> = summary
+            .warnings
+            .iter()
+            .filter(|w| w.kind == WarningKind::Trend)
+            .map(|w| w.message.as_str())
+            .collect();
+        let [only] = trend[..] else { panic!("{trend:?}") };
+        assert!(
+            only.ends_with(": c=rise (Spearman ρ = 1.00 within each of 2 sessions, p = 0.0005)"),
+            "{only}"
+        );
+    }
 }
