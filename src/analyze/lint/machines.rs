@@ -38,11 +38,14 @@ pub(super) struct Difference {
     pub resources: Vec<String>,
 }
 
+/// A session's facts, or its detected levels: name → value.
+type Facts = IndexMap<String, String>;
+
 /// The sessions' facts and detected levels, by session id.
 pub(super) struct Machines<'a> {
     exp: &'a Experiment,
     names: &'a Names,
-    sessions: HashMap<&'a str, (&'a IndexMap<String, String>, &'a IndexMap<String, String>)>,
+    sessions: HashMap<&'a str, (&'a Facts, &'a Facts)>,
 }
 
 impl<'a> Machines<'a> {
@@ -56,7 +59,7 @@ impl<'a> Machines<'a> {
         Machines { exp, names: &snapshot.trials.names, sessions }
     }
 
-    fn facts(&self, id: Name) -> Option<&'a IndexMap<String, String>> {
+    fn facts(&self, id: Name) -> Option<&'a Facts> {
         self.sessions.get(self.names.get(id)).map(|s| s.0)
     }
 

@@ -188,7 +188,8 @@ mod tests {
             let (u, v): (f64, f64) = (rng.random::<f64>().max(f64::MIN_POSITIVE), rng.random());
             (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
         };
-        let shapes: [(&str, &dyn Fn(&mut Pcg64) -> f64); 4] = [
+        type Draw<'a> = &'a dyn Fn(&mut Pcg64) -> f64;
+        let shapes: [(&str, Draw); 4] = [
             ("normal", &|rng| 100.0 + 5.0 * normal(rng)),
             ("log-normal", &|rng| 100.0 * (0.05 * normal(rng)).exp()),
             ("t(3)", &|rng| {

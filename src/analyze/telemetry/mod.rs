@@ -94,7 +94,7 @@ impl CellsTelemetry {
     pub(crate) fn least_written(&self, cell: usize) -> Option<f64> {
         let t = self.parts.get(cell)?.telemetry.as_ref()?;
         let (disk, dirty) = (t.values.get("disk_written_bytes")?, t.values.get(DIRTY_BEFORE)?);
-        (disk.n == t.analysed && dirty.n == t.analysed).then(|| disk.min - dirty.max)
+        (disk.n == t.analysed && dirty.n == t.analysed).then_some(disk.min - dirty.max)
     }
 }
 
