@@ -116,12 +116,12 @@ pub(crate) fn comparison_warnings(
                     .extend(of.iter().cloned());
             }
         }
-        let (name, what) = (VerdictKind::words, format!("{} {} · {}", c.factor, pair(), c.metric));
+        let (name, what) = (VerdictKind::words, || format!("{} {} · {}", c.factor, pair(), c.metric));
         if let Some(kind) = c.verdict_with_outliers {
-            found.sensitive.push(format!("{what}: {} if the outliers set aside were kept", name(kind)));
+            found.sensitive.push(format!("{}: {} if the outliers set aside were kept", what(), name(kind)));
         }
         if let Some(kind) = c.verdict_without_outliers {
-            found.sensitive.push(format!("{what}: {} if the flagged outliers were set aside", name(kind)));
+            found.sensitive.push(format!("{}: {} if the flagged outliers were set aside", what(), name(kind)));
         }
     }
     found.warnings(|entry| exp.spec.analysis.compare[entry].value.factor.value.clone())
