@@ -280,6 +280,7 @@ _lab-deps:
         # the version of the qemu-system-x86 to be installed (a downgrade, if need be)
         sudo=""
         [ "$(id -u)" -eq 0 ] || sudo="sudo"
+        echo "lab: installing QEMU (qemu-system-x86, qemu-utils) with apt-get: the lab's machine" >&2
         $sudo apt-get update
         version=$(apt-cache policy qemu-system-x86 | awk '/Candidate:/ { print $2 }')
         $sudo apt-get install -y --no-install-recommends --allow-downgrades "qemu-system-x86=$version" "qemu-utils=$version"
@@ -289,4 +290,7 @@ _lab-deps:
     PATH=$PATH:/usr/sbin command -v sfdisk > /dev/null || missing+=(fdisk)
     PATH=$PATH:/usr/sbin command -v mkfs.ext4 > /dev/null || missing+=(e2fsprogs)
     command -v ssh > /dev/null || missing+=(openssh-client)
+    if [ ${#missing[@]} -gt 0 ]; then
+        echo "lab: installing ${missing[*]} with apt-get: what builds the lab's image (mmdebstrap: a Debian system from packages; its disk)" >&2
+    fi
     just _install "${missing[@]}"

@@ -17,10 +17,11 @@ source "$(dirname "$0")/lib.sh"
 suite=bookworm
 size_mib=3072
 domu_mib=1200
-# e2fsprogs: the initramfs's fsck of the root file system; bonnie++: seed 000 in the lab
+# e2fsprogs: the initramfs's fsck of the root file system; bonnie++: seed 000 in the lab;
+# time (GNU time, /usr/bin/time -v) and sysbench: benchmarks margin parses, for a user's own
 packages=(
     systemd-sysv udev kmod ifupdown isc-dhcp-client iproute2 netbase procps e2fsprogs
-    openssh-server linux-image-amd64 xen-system-amd64 bonnie++
+    openssh-server linux-image-amd64 xen-system-amd64 bonnie++ time sysbench
 )
 
 for tool in mmdebstrap qemu-system-x86_64 qemu-img mkfs.ext4 sfdisk ssh-keygen; do
@@ -58,6 +59,7 @@ done
 
 started=$(date +%s)
 say "1/4 mmdebstrap $suite (${packages[*]}); a few minutes"
+say "    (\"Failed to connect to bus\" below is harmless: packages' install scripts asking for a systemd that does not run in the image being built)"
 pub=$(cat "$key.pub")
 # shellcheck disable=SC2016 # $1 is mmdebstrap's, the chroot's folder
 mmdebstrap --variant=minbase --include="$(IFS=,; printf '%s' "${packages[*]}")" \

@@ -272,7 +272,11 @@ fn summary(
                         || super::drift::shifts(analysed, metrics, &primary, names),
                     )
                 },
-                || lint::command_warnings(exp, plan, snapshot, analysed),
+                || {
+                    lint::command_warnings(exp, plan, snapshot, analysed, &|cell| {
+                        telemetry.least_written(cell)
+                    })
+                },
             )
         })?;
     let Statistics { settings, counts, metrics, analysed, cells, comparisons, arms, effects, mut warnings } =

@@ -33,6 +33,7 @@ mod standing;
 mod store_copy;
 mod telemetry;
 mod until_verdict;
+mod warnings;
 
 use assert_cmd::Command;
 

@@ -1,6 +1,7 @@
 //! Warnings about the `run` command of every analysed cell as it ran: `dd` without a
-//! sync flag, and a test file small enough for the page cache of the host it ran on (or
-//! of unknown memory, for imported trials).
+//! sync flag, and a test file small enough for the page cache of the machines its
+//! sessions ran on (or of unknown memory, for imported trials) — unless the tool synced
+//! its writes before it ended, or the disks' telemetry shows they reached the disk.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -23,41 +24,49 @@ use template::Templates;
 const MEMORY_FACTOR: u64 = 2;
 
 /// Warnings about the rendered `run` command of every analysed cell: `dd` without a sync
-/// flag, and test files small enough for the page cache.
+/// flag, and test files small enough for the page cache. `written` is the least a
+/// cell's trials are known to have written to its disks themselves, when telemetry
+/// knows it of every trial ([`crate::analyze::telemetry::CellsTelemetry::least_written`]).
 pub(crate) fn command_warnings(
     exp: &Experiment,
     plan: &Plan,
     snapshot: &Snapshot,
     analysed: &[Analysed],
+    written: &(dyn Fn(usize) -> Option<f64> + Sync),
 ) -> Vec<Warning> {
-    let memory = host_memory(snapshot);
-    // Each cell's hosts by their names' numbers first (a few, mostly the value before's):
-    // a set of their texts built from every value of every group cost more than the
-    // commands' rendering at 10⁶ trials. A cell's groups of the same trials share their
-    // rows, and are looked at once.
-    let mut numbers: BTreeMap<usize, Vec<Name>> = BTreeMap::new();
+    let memory = session_memory(snapshot);
+    // Each cell's hosts and sessions by their names' numbers first (a few, mostly the
+    // value before's): a set of their texts built from every value of every group cost
+    // more than the commands' rendering at 10⁶ trials. A cell's groups of the same trials
+    // share their rows, and are looked at once.
+    let mut numbers: BTreeMap<usize, (Vec<Name>, Vec<Name>)> = BTreeMap::new();
     let mut seen: Option<&Arc<Rows>> = None;
+    let add = |names: &mut Vec<Name>, n: Name| {
+        if names.last() != Some(&n) && !names.contains(&n) {
+            names.push(n);
+        }
+    };
     for a in analysed {
         if seen.is_some_and(|rows| Arc::ptr_eq(rows, &a.group.rows)) {
             continue;
         }
         seen = Some(&a.group.rows);
-        let hosts = numbers.entry(a.group.cell).or_default();
-        for &h in a.group.rows.hosts.iter() {
-            if hosts.last() != Some(&h) && !hosts.contains(&h) {
-                hosts.push(h);
-            }
-        }
+        let (hosts, sessions) = numbers.entry(a.group.cell).or_default();
+        a.group.rows.hosts.iter().for_each(|&h| add(hosts, h));
+        a.group.rows.sessions.iter().for_each(|&s| add(sessions, s));
     }
-    let cells: BTreeMap<usize, BTreeSet<&str>> = numbers
+    let name = |n: Name| snapshot.trials.names.get(n);
+    let cells: BTreeMap<usize, (BTreeSet<&str>, Vec<&str>)> = numbers
         .into_iter()
-        .map(|(cell, hosts)| (cell, hosts.into_iter().map(|h| snapshot.trials.names.get(h)).collect()))
+        .map(|(cell, (hosts, sessions))| {
+            (cell, (hosts.into_iter().map(name).collect(), sessions.into_iter().map(name).collect()))
+        })
         .collect();
     // the experiment's templates compiled once, not once for each cell
     let templates = crate::plan::render::templates(exp);
     let findings: Vec<(Option<String>, Option<String>, Option<String>)> = cells
         .par_iter()
-        .map(|(&index, hosts)| {
+        .map(|(&index, (hosts, sessions))| {
             let cell = &plan.cells[index];
             let host = hosts.first().copied().unwrap_or("local");
             // A command that does not render ran nowhere either; nothing to say about it.
@@ -73,8 +82,13 @@ pub(crate) fn command_warnings(
                     unsynced = Some(label.clone());
                 }
                 let Some(size) = tool.file_size() else { continue };
-                let Some((host, mem)) =
-                    hosts.iter().filter_map(|h| memory.get(*h).map(|m| (*h, *m))).max_by_key(|(_, m)| *m)
+                if tool.synced() || written(index).is_some_and(|w| w >= size as f64) {
+                    continue;
+                }
+                // the largest memory among the cell's own sessions: a host booted with
+                // less (a dom0's `dom0_mem`) caches less
+                let Some(&(host, mem)) =
+                    sessions.iter().filter_map(|s| memory.get(*s)).max_by_key(|(_, m)| *m)
                 else {
                     // Imported trials carry no facts: say what the check would need.
                     unknown = Some(format!(
@@ -153,16 +167,15 @@ pub(crate) fn rendered_run(exp: &Experiment, plan: &Plan, cell: usize, host: &st
     render_run(&Templates::new(), exp, plan, cell, host)
 }
 
-/// The largest memory each host reported (facts key `memory`, bytes).
-fn host_memory(snapshot: &Snapshot) -> HashMap<&str, u64> {
-    let mut memory: HashMap<&str, u64> = HashMap::new();
-    for s in snapshot.sessions.iter().filter(|s| s.event == Event::Start) {
-        if let Some(bytes) = s.facts.get("memory").and_then(|m| m.trim().parse::<u64>().ok()) {
-            let slot = memory.entry(s.host.as_str()).or_default();
-            *slot = (*slot).max(bytes);
-        }
-    }
-    memory
+/// The host and memory each session recorded (facts key `memory`, bytes), by session id.
+fn session_memory(snapshot: &Snapshot) -> HashMap<&str, (&str, u64)> {
+    let sessions = snapshot.sessions.iter().filter(|s| s.event == Event::Start);
+    sessions
+        .filter_map(|s| {
+            let bytes = s.facts.get("memory")?.trim().parse::<u64>().ok()?;
+            Some((s.session.as_str(), (s.host.as_str(), bytes)))
+        })
+        .collect()
 }
 
 fn gib(bytes: u64) -> String {
@@ -180,8 +193,7 @@ mod tests {
     fn a_test_file_is_weighed_against_the_largest_memory_of_its_cells_hosts() {
         use crate::analyze::{MemoryStore, summarize_store};
         use vocab::{Better, MeanKind};
-        let yaml =
-            "matrix:\n  n: [64, 200000]\nrun: dd if=/dev/zero of=/tmp/f bs=1M count={{ n }} conv=fdatasync\n";
+        let yaml = "matrix:\n  n: [64, 200000]\nrun: dd if=/dev/zero of=/tmp/f bs=1M count={{ n }}\n";
         let mut m = MemoryStore::new("hosts.yaml", yaml);
         m.metric("rate", "B/s", Better::Higher, MeanKind::Arithmetic);
         for (session, host, memory) in
@@ -208,5 +220,39 @@ mod tests {
             small[0]
         );
         assert!(!summary.warnings.iter().any(|w| w.kind == WarningKind::MemoryUnknown));
+    }
+
+    /// A host booted with less memory (a dom0's `dom0_mem`) caches less: each cell is
+    /// weighed against the memory its own sessions recorded (issue 56: 1.92 GiB quoted for
+    /// dom0 cells whose sessions had 640 MiB), and a dd that syncs is weighed not at all.
+    #[test]
+    fn each_cell_is_weighed_against_its_own_sessions_memory_and_a_synced_dd_not_at_all() {
+        use crate::analyze::{MemoryStore, summarize_store};
+        use vocab::{Better, MeanKind};
+        let small = |sync: &str| {
+            let yaml = format!(
+                "matrix:\n  kernel: [bare, xen]\nrun: dd if=/dev/zero of=/tmp/f bs=1M count=64 {sync}\n"
+            );
+            let mut m = MemoryStore::new("boots.yaml", &yaml);
+            m.metric("rate", "B/s", Better::Higher, MeanKind::Arithmetic);
+            for (session, kernel, memory) in [("s1", "bare", 2u64 << 30), ("s2", "xen", 640 << 20)] {
+                m.session(session, "lab", &[("memory", &memory.to_string())]);
+                for _ in 0..3 {
+                    m.trial(&[("kernel", kernel)], &[("rate", 1e8)]);
+                }
+            }
+            let summary = summarize_store(&m.exp, &m.plan, &m.snapshot, &[]).unwrap();
+            let found = summary.warnings.iter().filter(|w| w.kind == WarningKind::SmallTestFile);
+            found.map(|w| w.message.clone()).collect::<Vec<_>>()
+        };
+        assert_eq!(
+            small(""),
+            ["the test file is smaller than 2× the host's memory, so the page cache can hold it: \
+              kernel=bare: dd writes 0.06 GiB on lab with 2.00 GiB of memory; kernel=xen: dd writes 0.06 GiB \
+              on lab with 0.62 GiB of memory"]
+        );
+        for sync in ["conv=fdatasync", "conv=fsync", "oflag=dsync", "oflag=direct"] {
+            assert_eq!(small(sync), Vec::<String>::new(), "{sync}");
+        }
     }
 }

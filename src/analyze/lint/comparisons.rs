@@ -4,15 +4,15 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use indexmap::IndexMap;
 use rayon::prelude::*;
 
 use super::list;
+use super::machines::{Difference, Machines};
 use crate::analyze::analysed::Analysed;
 use crate::analyze::comparisons::Arms;
 use crate::analyze::table::Rows;
 use crate::spec::Experiment;
-use crate::store::{BOOT_ID, Event, Name, Snapshot, Started};
+use crate::store::{Name, Snapshot, Started};
 use crate::summary::{ComparisonStat, Warning, WarningKind};
 use stats::verdict::VerdictKind;
 
@@ -43,9 +43,24 @@ fn widen(w: Option<(i64, i64)>, (lo, hi): (i64, i64)) -> Option<(i64, i64)> {
     Some(w.map_or((lo, hi), |(l, h)| (l.min(lo), h.max(hi))))
 }
 
-/// Warnings about the comparisons: disjoint time windows, hosts whose facts differ beyond
-/// the compared factor, levels measured in a single session, and verdicts that keeping
-/// the outliers would change. One warning per `compare` entry and kind.
+/// What the comparisons showed, per `compare` entry, before it is put in words.
+#[derive(Default)]
+struct Found {
+    disjoint: BTreeMap<usize, BTreeSet<String>>,
+    /// Per entry, each level's time window, to show how far apart they were.
+    windows: BTreeMap<usize, BTreeMap<String, (i64, i64)>>,
+    unknown: BTreeMap<usize, BTreeSet<String>>,
+    /// Per entry and pair of levels: the facts that differ, and the resources.
+    differ: BTreeMap<usize, BTreeMap<(String, String), BTreeSet<String>>>,
+    resources: BTreeMap<usize, BTreeMap<(String, String), BTreeSet<String>>>,
+    single: BTreeMap<usize, BTreeSet<String>>,
+    sensitive: Vec<String>,
+}
+
+/// Warnings about the comparisons: disjoint time windows, machines that differ beyond
+/// the compared factor (in their facts, and in their memory and CPUs: [`Machines`]),
+/// levels measured in a single session, and verdicts that keeping the outliers would
+/// change. One warning per `compare` entry and kind.
 pub(crate) fn comparison_warnings(
     exp: &Experiment,
     snapshot: &Snapshot,
@@ -53,33 +68,24 @@ pub(crate) fn comparison_warnings(
     comparisons: &[ComparisonStat],
     arms: &[Arms],
 ) -> Vec<Warning> {
-    let facts: HashMap<&str, &IndexMap<String, String>> = snapshot
-        .sessions
-        .iter()
-        .filter(|s| s.event == Event::Start)
-        .map(|s| (s.session.as_str(), &s.facts))
-        .collect();
-    let mut disjoint: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
-    // per entry, each level's time window, to show how far apart they were
-    let mut windows: BTreeMap<usize, BTreeMap<String, (i64, i64)>> = BTreeMap::new();
-    let mut unknown: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
-    let mut differ: BTreeMap<usize, BTreeMap<(String, String), BTreeSet<String>>> = BTreeMap::new();
-    let mut single: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
-    let mut sensitive = Vec::new();
-    let mut facts_differ: HashMap<(BTreeSet<Name>, BTreeSet<Name>, String), Vec<String>> = HashMap::new();
+    let machines = Machines::of(exp, snapshot);
+    let mut found = Found::default();
+    // Most comparisons rest on the same sessions: the machines are compared once per pair.
+    let mut differences: HashMap<(BTreeSet<Name>, BTreeSet<Name>, String), Difference> = HashMap::new();
     // each group's time window, whether a trial has no start, and its sessions, once and
     // on every core: a level is a few groups, and each is in many comparisons
     let groups: Vec<GroupTimes> = analysed.par_iter().map(|a| GroupTimes::of(&a.group.rows)).collect();
     for (c, arm) in comparisons.iter().zip(arms) {
+        let pair = || format!("{} vs {}", c.level, c.baseline);
         let window = |cells: &[usize]| cells.iter().filter_map(|&i| groups[i].window).fold(None, widen);
         let untimed = |cells: &[usize]| cells.iter().any(|&i| groups[i].untimed);
         if untimed(&arm.baseline) || untimed(&arm.level) {
-            unknown.entry(arm.entry).or_default().insert(format!("{} vs {}", c.level, c.baseline));
+            found.unknown.entry(arm.entry).or_default().insert(pair());
         } else if let (Some(a), Some(b)) = (window(&arm.baseline), window(&arm.level))
             && (a.1 < b.0 || b.1 < a.0)
         {
-            disjoint.entry(arm.entry).or_default().insert(format!("{} vs {}", c.level, c.baseline));
-            let spans = windows.entry(arm.entry).or_default();
+            found.disjoint.entry(arm.entry).or_default().insert(pair());
+            let spans = found.windows.entry(arm.entry).or_default();
             for (level, (lo, hi)) in [(&c.baseline, a), (&c.level, b)] {
                 let span = spans.entry(level.clone()).or_insert((lo, hi));
                 *span = (span.0.min(lo), span.1.max(hi));
@@ -91,122 +97,118 @@ pub(crate) fn comparison_warnings(
         let (sa, sb) = (sessions(&arm.baseline), sessions(&arm.level));
         for (level, s) in [(&c.baseline, &sa), (&c.level, &sb)] {
             if s.len() == 1 {
-                single.entry(arm.entry).or_default().insert(level.clone());
+                found.single.entry(arm.entry).or_default().insert(level.clone());
             }
         }
-        // Most comparisons rest on the same sessions: the facts are compared once per pair.
-        let differing =
-            facts_differ.entry((sa, sb, c.factor.clone())).or_insert_with_key(|(sa, sb, factor)| {
-                let expected = expected_differences(exp, factor);
-                let facts_of = |id: &Name| facts.get(snapshot.trials.names.get(*id));
-                let values = |s: &BTreeSet<Name>, key: &str| -> BTreeSet<String> {
-                    s.iter().filter_map(|id| facts_of(id)?.get(key).cloned()).collect()
-                };
-                let keys: BTreeSet<&String> =
-                    sa.iter().chain(sb).filter_map(facts_of).flat_map(|f| f.keys()).collect();
-                keys.into_iter()
-                    // a boot id differs between any two boots: the analysis counts boots as
-                    // units (docs/statistics.md), it is no fact of the machine to warn of
-                    .filter(|k| k.as_str() != BOOT_ID)
-                    .filter(|k| !expected.contains(k.as_str()) && values(sa, k) != values(sb, k))
-                    .cloned()
-                    .collect()
-            });
-        if !differing.is_empty() {
-            differ
-                .entry(arm.entry)
-                .or_default()
-                .entry((c.level.clone(), c.baseline.clone()))
-                .or_default()
-                .extend(differing.iter().cloned());
+        let difference = differences
+            .entry((sa, sb, c.factor.clone()))
+            .or_insert_with_key(|(sa, sb, factor)| machines.differ(sa, sb, factor));
+        let levels = (c.level.clone(), c.baseline.clone());
+        for (kinds, of) in
+            [(&mut found.differ, &difference.facts), (&mut found.resources, &difference.resources)]
+        {
+            if !of.is_empty() {
+                kinds
+                    .entry(arm.entry)
+                    .or_default()
+                    .entry(levels.clone())
+                    .or_default()
+                    .extend(of.iter().cloned());
+            }
         }
-        let name = VerdictKind::words;
+        let (name, what) = (VerdictKind::words, || format!("{} {} · {}", c.factor, pair(), c.metric));
         if let Some(kind) = c.verdict_with_outliers {
-            sensitive.push(format!(
-                "{} {} vs {} · {}: {} if the outliers set aside were kept",
-                c.factor,
-                c.level,
-                c.baseline,
-                c.metric,
-                name(kind)
-            ));
+            found.sensitive.push(format!("{}: {} if the outliers set aside were kept", what(), name(kind)));
         }
         if let Some(kind) = c.verdict_without_outliers {
-            sensitive.push(format!(
-                "{} {} vs {} · {}: {} if the flagged outliers were set aside",
-                c.factor,
-                c.level,
-                c.baseline,
-                c.metric,
-                name(kind)
-            ));
+            found.sensitive.push(format!("{}: {} if the flagged outliers were set aside", what(), name(kind)));
         }
     }
+    found.warnings(|entry| exp.spec.analysis.compare[entry].value.factor.value.clone())
+}
 
-    let factor = |entry: usize| exp.spec.analysis.compare[entry].value.factor.value.clone();
-    let mut warnings = Vec::new();
-    for (entry, pairs) in disjoint {
-        let spans: Vec<String> = windows
-            .remove(&entry)
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(level, (lo, hi))| format!("{level} {}", span(lo, hi)))
-            .collect();
-        warnings.push(Warning::new(
-            WarningKind::DisjointTimeWindows,
-            format!(
-                "{}: {} were measured in disjoint time windows ({}), so drift or the time of day is \
-                 confounded with the level; interleave them (`order: interleaved`)",
-                factor(entry),
-                pairs.into_iter().collect::<Vec<_>>().join(", "),
-                spans.join("; ")
-            ),
-        ));
+impl Found {
+    /// The warnings, each headed by its entry's factor (`factor`).
+    fn warnings(mut self, factor: impl Fn(usize) -> String) -> Vec<Warning> {
+        let joined = |items: BTreeSet<String>| items.into_iter().collect::<Vec<_>>().join(", ");
+        let mut warnings = Vec::new();
+        for (entry, pairs) in self.disjoint {
+            let spans: Vec<String> = self
+                .windows
+                .remove(&entry)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(level, (lo, hi))| format!("{level} {}", span(lo, hi)))
+                .collect();
+            warnings.push(Warning::new(
+                WarningKind::DisjointTimeWindows,
+                format!(
+                    "{}: {} were measured in disjoint time windows ({}), so drift or the time of day is \
+                     confounded with the level; interleave them (`order: interleaved`)",
+                    factor(entry),
+                    joined(pairs),
+                    spans.join("; ")
+                ),
+            ));
+        }
+        for (entry, pairs) in self.unknown {
+            warnings.push(Warning::new(
+                WarningKind::UnknownTimes,
+                format!(
+                    "{}: when {} were measured is unknown (trials imported without `--started-at`), so \
+                     drift or the time of day may be confounded with the level and nothing shows otherwise",
+                    factor(entry),
+                    joined(pairs)
+                ),
+            ));
+        }
+        let detail = |pairs: BTreeMap<(String, String), BTreeSet<String>>, sep: &str| -> String {
+            let each = pairs.into_iter().map(|((a, b), keys)| {
+                format!("{a} vs {b}: {}", keys.into_iter().collect::<Vec<_>>().join(sep))
+            });
+            each.collect::<Vec<_>>().join("; ")
+        };
+        for (entry, pairs) in self.differ {
+            warnings.push(Warning::new(
+                WarningKind::HostsDiffer,
+                format!(
+                    "{}: the compared machines differ in more than the factor, so the difference may come from \
+                     those too — {}",
+                    factor(entry),
+                    detail(pairs, ", ")
+                ),
+            ));
+        }
+        for (entry, pairs) in self.resources {
+            warnings.push(Warning::new(
+                WarningKind::HostsDiffer,
+                format!(
+                    "{}: the compared machines had different memory or CPUs, which may explain the difference \
+                     as well as the factor — {}",
+                    factor(entry),
+                    detail(pairs, ", ")
+                ),
+            ));
+        }
+        for (entry, levels) in self.single {
+            warnings.push(Warning::new(
+                WarningKind::SingleSession,
+                format!(
+                    "{}: every trial of {} comes from a single session, so the variation between boots \
+                     is not in the margins (runs inside one boot understate it)",
+                    factor(entry),
+                    levels.into_iter().collect::<Vec<_>>().join(" and of ")
+                ),
+            ));
+        }
+        if !self.sensitive.is_empty() {
+            warnings.push(Warning::new(
+                WarningKind::OutlierSensitivity,
+                format!("verdicts that rest on setting outliers aside: {}", list(&self.sensitive)),
+            ));
+        }
+        warnings
     }
-    for (entry, pairs) in unknown {
-        warnings.push(Warning::new(
-            WarningKind::UnknownTimes,
-            format!(
-                "{}: when {} were measured is unknown (trials imported without `--started-at`), so \
-                 drift or the time of day may be confounded with the level and nothing shows otherwise",
-                factor(entry),
-                pairs.into_iter().collect::<Vec<_>>().join(", ")
-            ),
-        ));
-    }
-    for (entry, pairs) in differ {
-        let detail: Vec<String> = pairs
-            .into_iter()
-            .map(|((a, b), keys)| format!("{a} vs {b}: {}", keys.into_iter().collect::<Vec<_>>().join(", ")))
-            .collect();
-        warnings.push(Warning::new(
-            WarningKind::HostsDiffer,
-            format!(
-                "{}: the compared machines differ in more than the factor, so the difference may come from \
-                 those too — {}",
-                factor(entry),
-                detail.join("; ")
-            ),
-        ));
-    }
-    for (entry, levels) in single {
-        warnings.push(Warning::new(
-            WarningKind::SingleSession,
-            format!(
-                "{}: every trial of {} comes from a single session, so the variation between boots \
-                 is not in the margins (runs inside one boot understate it)",
-                factor(entry),
-                levels.into_iter().collect::<Vec<_>>().join(" and of ")
-            ),
-        ));
-    }
-    if !sensitive.is_empty() {
-        warnings.push(Warning::new(
-            WarningKind::OutlierSensitivity,
-            format!("verdicts that rest on setting outliers aside: {}", list(&sensitive)),
-        ));
-    }
-    warnings
 }
 
 /// A time window in microseconds since the epoch, to the second, in UTC.
@@ -216,19 +218,4 @@ fn span(lo: i64, hi: i64) -> String {
             .map_or_else(|_| "?".to_owned(), |t| t.strftime("%Y-%m-%d %H:%M:%S").to_string())
     };
     if at(lo) == at(hi) { format!("{} UTC", at(lo)) } else { format!("{} to {} UTC", at(lo), at(hi)) }
-}
-
-/// Facts that may differ between the compared machines without confounding the factor:
-/// the host name, and the fact the factor itself is detected from.
-fn expected_differences<'a>(exp: &'a Experiment, factor: &str) -> BTreeSet<&'a str> {
-    let mut expected = BTreeSet::from(["hostname"]);
-    if let Some((_, env)) = exp.spec.environment.iter().find(|(k, _)| k.value == factor)
-        && let Some(fact) = &env.value.fact
-    {
-        expected.insert(fact.value.as_str());
-    }
-    if factor == "host" {
-        expected.insert("host");
-    }
-    expected
 }

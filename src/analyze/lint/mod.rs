@@ -5,16 +5,20 @@
 //! than the compared factor, and levels whose trials all come from one session. Warnings
 //! never change a verdict; they say what the numbers cannot.
 //!
-//! One file per kind: [`cells`] (a cell's trials: too few, unstable, two regimes),
-//! [`commands`] (the `run` command as it ran: dd without a sync flag, a test file the
-//! page cache can hold), [`tools`] (the benchmark tools a command line runs, and the size
-//! of what they write), [`comparisons`] (time windows, hosts, sessions, outliers). Here:
-//! the store's own warnings, and how a warning lists cells and writes a value.
+//! One file per kind: [`cells`] (a cell's trials: too few, unstable, a trend within its
+//! sessions — [`trend`] —, two regimes), [`commands`] (the `run` command as it ran: dd
+//! without a sync flag, a test file the page cache can hold), [`tools`] (the benchmark
+//! tools a command line runs, whether they sync, and the size of what they write),
+//! [`comparisons`] (time windows, machines — [`machines`]: facts beyond those that define
+//! the factor, memory and CPUs —, sessions, outliers). Here: the store's own warnings,
+//! and how a warning lists cells and writes a value.
 
 mod cells;
 mod commands;
 mod comparisons;
+mod machines;
 mod tools;
+mod trend;
 
 pub(crate) use cells::cell_warnings;
 pub(crate) use commands::command_warnings;

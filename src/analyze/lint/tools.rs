@@ -1,5 +1,6 @@
 //! The benchmark tools a shell command runs (dd, bonnie++, iozone, fio), read from its
-//! words: whether dd syncs, and how much each writes that the page cache could hold.
+//! words: whether it syncs what it writes before it ends, and how much each writes that
+//! the page cache could hold.
 
 /// Whether a command runs a `dd` that writes to a file (not /dev/null).
 pub(crate) fn dd_writes_file(command: &str) -> bool {
@@ -10,7 +11,11 @@ pub(crate) fn dd_writes_file(command: &str) -> bool {
 /// `size` is of what the page cache could hold: none when unknown, and none when the
 /// tool bypasses the cache with O_DIRECT (dd's `oflag=direct`, bonnie++'s `-D` for its
 /// bulk tests — its per-char tests are 20 MiB whatever `-s` says —, iozone's `-I`,
-/// fio's `--direct=1` or `--buffered=0`).
+/// fio's `--direct=1` or `--buffered=0`). A tool that `synced` its writes before it
+/// ended timed the disk whatever the page cache holds: dd's `conv=fdatasync`, `fsync`,
+/// `oflag=direct`, `dsync` or `sync`; a fio job that only writes, with `--end_fsync=1`,
+/// `--fsync=N`, `--fdatasync=N`, `--sync=1` or `--fsync_on_close=1` (one that reads too
+/// reads what the cache holds).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Tool {
     /// `dd … of=FILE`: whether it syncs, and bs × count.
@@ -25,6 +30,7 @@ pub(super) enum Tool {
         size: Option<u64>,
     },
     Fio {
+        synced: bool,
         size: Option<u64>,
     },
 }
@@ -41,10 +47,16 @@ impl Tool {
 
     pub(super) fn file_size(&self) -> Option<u64> {
         match *self {
-            Tool::Dd { size, .. } | Tool::Bonnie { size } | Tool::Iozone { size } | Tool::Fio { size } => {
-                size
-            }
+            Tool::Dd { size, .. }
+            | Tool::Bonnie { size }
+            | Tool::Iozone { size }
+            | Tool::Fio { size, .. } => size,
         }
+    }
+
+    /// Whether what it writes reached the disk before it ended (see [`Tool`]).
+    pub(super) fn synced(&self) -> bool {
+        matches!(self, Tool::Dd { synced: true, .. } | Tool::Fio { synced: true, .. })
     }
 }
 
@@ -73,7 +85,10 @@ pub(super) fn tools(command: &str) -> Vec<Tool> {
                     let value = ["--size", "--filesize"].iter().find_map(|f| flag_value(args, f));
                     let direct = flag_value(args, "--direct").is_some_and(|v| v == "1")
                         || flag_value(args, "--buffered").is_some_and(|v| v == "0");
-                    Some(Tool::Fio { size: value.and_then(|v| size(&v, 1)).filter(|_| !direct) })
+                    Some(Tool::Fio {
+                        synced: fio_synced(args),
+                        size: value.and_then(|v| size(&v, 1)).filter(|_| !direct),
+                    })
                 }
                 _ => {
                     // bonnie++ -s SIZE[:CHUNK], in MiB unless suffixed.
@@ -85,6 +100,21 @@ pub(super) fn tools(command: &str) -> Vec<Tool> {
             }
         })
         .collect()
+}
+
+/// Whether a fio job only writes (`--rw`/`--readwrite`: write, randwrite, trimwrite;
+/// fio's default reads) and syncs before it ends.
+fn fio_synced(args: &[String]) -> bool {
+    let value = |flag: &str| flag_value(args, flag);
+    let rw = value("--rw").or_else(|| value("--readwrite")).unwrap_or_default();
+    let writes = matches!(rw.split(':').next(), Some("write" | "randwrite" | "trimwrite"));
+    let positive = |flag: &str| value(flag).and_then(|v| v.parse::<u64>().ok()).is_some_and(|n| n > 0);
+    let syncs = positive("--end_fsync")
+        || positive("--fsync")
+        || positive("--fdatasync")
+        || positive("--fsync_on_close")
+        || value("--sync").is_some_and(|v| matches!(v.as_str(), "1" | "sync" | "dsync"));
+    writes && syncs
 }
 
 /// dd's operands; `None` unless it writes to a file (`of=` other than /dev/null).
@@ -211,8 +241,11 @@ mod tests {
         assert_eq!(tools("iozone -s4096 -r 4k"), [Tool::Iozone { size: Some(4096 << 10) }]);
         let seed_001 = "iozone -M -c -e -w -i0 -r256k -s1g -t10 -F d1 d2 d3 d4 d5 d6 d7 d8 d9 d0";
         assert_eq!(tools(seed_001), [Tool::Iozone { size: Some(10 << 30) }], "ten files of 1 GiB");
-        assert_eq!(tools("fio --name=w --size=1G --rw=write"), [Tool::Fio { size: Some(1 << 30) }]);
-        assert_eq!(tools("fio --name=w --filesize 2MiB"), [Tool::Fio { size: Some(2 << 20) }]);
+        assert_eq!(
+            tools("fio --name=w --size=1G --rw=write"),
+            [Tool::Fio { synced: false, size: Some(1 << 30) }]
+        );
+        assert_eq!(tools("fio --name=w --filesize 2MiB"), [Tool::Fio { synced: false, size: Some(2 << 20) }]);
         // O_DIRECT: nothing for the page cache to hold (seed 000's bonnie++ -D in the lab)
         assert_eq!(tools("bonnie++ -d /mnt -s 512 -n 0 -D -u root"), [Tool::Bonnie { size: None }]);
         assert_eq!(
@@ -220,9 +253,20 @@ mod tests {
             [Tool::Bonnie { size: Some(512 << 20) }]
         );
         assert_eq!(tools("iozone -I -i 0 -s 512m -r 4k"), [Tool::Iozone { size: None }]);
-        assert_eq!(tools("fio --name=w --size=1G --direct=1"), [Tool::Fio { size: None }]);
-        assert_eq!(tools("fio --name=w --size=1G --buffered=0"), [Tool::Fio { size: None }]);
-        assert_eq!(tools("fio --name=w --size=1G --direct=0"), [Tool::Fio { size: Some(1 << 30) }]);
+        assert_eq!(tools("fio --name=w --size=1G --direct=1"), [Tool::Fio { synced: false, size: None }]);
+        assert_eq!(tools("fio --name=w --size=1G --buffered=0"), [Tool::Fio { synced: false, size: None }]);
+        assert_eq!(
+            tools("fio --name=w --size=1G --direct=0"),
+            [Tool::Fio { synced: false, size: Some(1 << 30) }]
+        );
+        // a job that only writes and syncs at its end times the disk; one that reads does not
+        for synced in ["--end_fsync=1", "--fsync=32", "--fdatasync 1", "--sync=dsync", "--fsync_on_close=1"] {
+            let job = format!("fio --name=w --size=1G --rw=write {synced}");
+            assert!(tools(&job)[0].synced(), "{job}");
+        }
+        assert!(!tools("fio --name=w --size=1G --rw=randrw --end_fsync=1")[0].synced());
+        assert!(!tools("fio --name=w --size=1G --end_fsync=1")[0].synced(), "fio reads by default");
+        assert!(!tools("fio --name=w --size=1G --rw=write --end_fsync=0")[0].synced());
         let direct = "dd if=/dev/zero of=f bs=1M count=64 oflag=direct";
         assert_eq!(tools(direct), [Tool::Dd { synced: true, size: None }]);
         assert_eq!(tools("echo dd"), []);

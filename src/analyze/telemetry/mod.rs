@@ -18,7 +18,7 @@ use rayon::prelude::*;
 use self::aggregate::{CELLS_AT_ONCE, CellAcc, Pass, rates};
 use self::sides::sides;
 use self::warnings::{
-    SKEW_OF_THRESHOLD, foreign_writes, listed, not_converged, page_cache, skew, steal_warnings,
+    SKEW_OF_THRESHOLD, foreign_writes, listed, not_converged, page_cache, skew, steal_meaning, steal_warnings,
 };
 use super::analysed::Analysed;
 use super::comparisons::Arms;
@@ -28,7 +28,7 @@ use crate::store::{Name, Names, Snapshot};
 use crate::summary::{
     CellTelemetry, ComparisonStat, MetricMeta, TelemetryColumn, TelemetrySummary, Warning, WarningKind,
 };
-use vocab::GANG_SKEW;
+use vocab::{DIRTY_BEFORE, GANG_SKEW};
 
 /// The compact table's columns: name, unit, header, and the per-device prefix whose
 /// busiest device gives the whole host's figure (`None`: the metric itself).
@@ -83,6 +83,19 @@ struct Context<'a> {
 pub(crate) struct CellsTelemetry {
     parts: Vec<CellPart>,
     skew_share: f64,
+    /// What steal time is on each host ([`steal_meaning`]).
+    steal_meaning: BTreeMap<String, String>,
+}
+
+impl CellsTelemetry {
+    /// What a cell's trials at least wrote to the disk themselves while they ran: the
+    /// least the busiest disk wrote in a trial, less the most that was waiting to be
+    /// written when one began; only when every analysed trial of the cell has both.
+    pub(crate) fn least_written(&self, cell: usize) -> Option<f64> {
+        let t = self.parts.get(cell)?.telemetry.as_ref()?;
+        let (disk, dirty) = (t.values.get("disk_written_bytes")?, t.values.get(DIRTY_BEFORE)?);
+        (disk.n == t.analysed && dirty.n == t.analysed).then_some(disk.min - dirty.max)
+    }
 }
 
 /// Each cell's part of the telemetry summary, from the trial columns (see
@@ -96,7 +109,10 @@ pub(crate) fn cells(
 ) -> CellsTelemetry {
     let t = &snapshot.trials;
     let skew_share = SKEW_OF_THRESHOLD * threshold;
-    let Some(pass) = Pass::new(t, plan) else { return CellsTelemetry { parts: Vec::new(), skew_share } };
+    let steal_meaning = steal_meaning(snapshot);
+    let Some(pass) = Pass::new(t, plan) else {
+        return CellsTelemetry { parts: Vec::new(), skew_share, steal_meaning };
+    };
     let rates = rates(t, plan, metrics);
     let context = Context { exp, plan, snapshot, skew_share };
     let parts: Vec<CellPart> = (0..pass.batches())
@@ -112,7 +128,7 @@ pub(crate) fn cells(
         .into_iter()
         .flatten()
         .collect();
-    CellsTelemetry { parts, skew_share }
+    CellsTelemetry { parts, skew_share, steal_meaning }
 }
 
 /// The telemetry section of the summary, and the warnings of what the machine did, from
@@ -126,7 +142,7 @@ pub(crate) fn summarize(
     arms: &[Arms],
     threshold: f64,
 ) -> (TelemetrySummary, Vec<Warning>) {
-    let CellsTelemetry { parts, skew_share } = cells;
+    let CellsTelemetry { parts, skew_share, steal_meaning } = cells;
     if parts.is_empty() {
         return Default::default();
     }
@@ -179,7 +195,7 @@ pub(crate) fn summarize(
          conv=fdatasync or oflag=direct",
         &page,
     );
-    warnings.extend(steal_warnings(steal));
+    warnings.extend(steal_warnings(steal, &steal_meaning));
     let head = format!(
         "a gang's members started far apart for the length of its trials, so they loaded the machine \
          together for less of each trial, and a throughput they share is overstated by up to the skew's \

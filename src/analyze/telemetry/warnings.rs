@@ -1,11 +1,11 @@
 //! The warnings telemetry proves: the page cache took the writes, steal time, a gang's
 //! start skew, another process writing to the disk, results the tool said had not settled.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::super::lint;
 use super::Context;
-use crate::store::Name;
+use crate::store::{Event, Name, Snapshot};
 use crate::summary::{TelemetrySummary, Warning, WarningKind};
 use stats::elementary::mean;
 
@@ -88,22 +88,69 @@ pub(super) fn listed(kind: WarningKind, head: &str, found: &[String]) -> Vec<War
     }
 }
 
-/// "steal time was 12 % during the domu trials: other guests had the CPU", from each
-/// host's sum, count and largest steal time over its trials.
-pub(super) fn steal_warnings(hosts: BTreeMap<&str, (f64, usize, f64)>) -> Vec<Warning> {
+/// "steal time was 12 % during the domu trials: …", from each host's sum, count and
+/// largest steal time over its trials, and what steal is on it ([`steal_meaning`]).
+pub(super) fn steal_warnings(
+    hosts: BTreeMap<&str, (f64, usize, f64)>,
+    meaning: &BTreeMap<String, String>,
+) -> Vec<Warning> {
     hosts
         .into_iter()
         .filter_map(|(host, (sum, n, max))| {
             let mean = sum / n as f64;
+            let means = meaning.get(host).map_or(GUEST, String::as_str);
             (mean >= STEAL_PCT).then(|| {
                 Warning::new(
                     WarningKind::Steal,
                     format!(
                         "steal time was {mean:.0} % during the {host} trials (mean of {n} trials, at most {max:.0} %): \
-                         other guests had the CPU"
+                         {means}"
                     ),
                 )
             })
+        })
+        .collect()
+}
+
+/// What steal time is in a virtual machine whose kind its facts do not say.
+const GUEST: &str = "the hypervisor gave the CPU to something else (other guests, or its own work)";
+
+/// What steal time is on each host, by what its sessions ran as (facts `xen_role`,
+/// `hypervisor`): a Xen dom0 has steal with no guest running, when Xen itself or the
+/// machine under it (an emulator, a nested hypervisor) takes the CPU.
+pub(super) fn steal_meaning(snapshot: &Snapshot) -> BTreeMap<String, String> {
+    let mut roles: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for s in snapshot.sessions.iter().filter(|s| s.event == Event::Start) {
+        let fact = |k: &str| s.facts.get(k).map_or("", String::as_str);
+        let role = match (fact("xen_role"), fact("hypervisor")) {
+            ("dom0", _) => "dom0",
+            ("domU", _) => "domU",
+            (_, "none" | "") => "bare",
+            _ => "guest",
+        };
+        roles.entry(s.host.as_str()).or_default().insert(role);
+    }
+    roles
+        .into_iter()
+        .map(|(host, roles)| {
+            let said: Vec<&str> = roles
+                .into_iter()
+                .filter_map(|role| match role {
+                    "dom0" => Some(
+                        "in a Xen dom0, Xen gave the dom0's CPUs to something else: other domains if any ran, \
+                         else Xen's own work or the machine under Xen (an emulator such as QEMU, or another \
+                         hypervisor)",
+                    ),
+                    "domU" => Some("in a Xen guest, Xen gave its CPUs to other domains (other guests or the dom0)"),
+                    "guest" => Some(
+                        "in a virtual machine, its hypervisor gave the CPU to something else (other guests, its \
+                         own work, or an emulator's)",
+                    ),
+                    _ => None,
+                })
+                .collect();
+            let said = if said.is_empty() { GUEST.to_owned() } else { said.join("; ") };
+            (host.to_owned(), said)
         })
         .collect()
 }
