@@ -32,7 +32,7 @@ pub const FALSE_CHANGES: f64 = 0.01;
 /// The steps' intervals are at 1 − this × (1 − confidence) (97 % for 95 %): a change point
 /// is placed where the data make the step look largest, which narrows the interval around
 /// it as stopping on the margin does (docs/statistics.md, Change points in a series: at
-/// 95 % the steps found at their level were covered 93.5–94.9 % of the time).
+/// 95 % the steps found at their level were covered 93.5–95.3 % of the time).
 pub const STEP_ALPHA_SHARE: f64 = 0.6;
 
 /// The Bonferroni bound is taken at this share of the series' α: for normal units α itself
