@@ -196,6 +196,8 @@ struct Tally {
     covered: u64,
     /// Series with a change point farther than [`NEAR`] levels from every true step.
     extra: u64,
+    /// Series the search refused (none should be).
+    failed: u64,
 }
 
 impl Tally {
@@ -207,6 +209,7 @@ impl Tally {
         self.exact += o.exact;
         self.covered += o.covered;
         self.extra += o.extra;
+        self.failed += o.failed;
         self
     }
 }
@@ -219,7 +222,7 @@ fn one(units: Units, shape: Shape, change: Change, levels: usize, rng: &mut Pcg6
         .collect::<Result<_, _>>()
         .expect("finite simulated values");
     let Ok(series) = find_changes(&observations, &SeriesSettings::default()) else {
-        return Tally { series: 1, ..Tally::default() };
+        return Tally { series: 1, failed: 1, ..Tally::default() };
     };
     let mut tally = Tally { series: 1, steps: steps.len() as u64, ..Tally::default() };
     tally.any = u64::from(!series.change_points.is_empty());
@@ -312,6 +315,9 @@ pub fn run(options: &Options) -> SeriesResult {
                 let t = count(&name, options, units, shape, Change::None, levels);
                 let goal = (units != WRONG).then_some(Goal::AtMost { alpha: FALSE_CHANGES });
                 let r = Rate::new(t.any, t.series, goal);
+                if t.failed > 0 {
+                    misses.push(format!("{} series not analysed: {what} at {levels} levels", t.failed));
+                }
                 if r.misses {
                     misses.push(format!("false changes: {what} at {levels} levels"));
                 }
@@ -340,6 +346,9 @@ pub fn run(options: &Options) -> SeriesResult {
             .map(|&levels| {
                 let name = format!("series-{what}-{levels}");
                 let t = count(&name, options, units, shape, change, levels);
+                if t.failed > 0 {
+                    misses.push(format!("{} series not analysed: {what} at {levels} levels", t.failed));
+                }
                 let at_least = |level| target.then_some(Goal::AtLeast { level });
                 let r = StepRates {
                     levels,
