@@ -4,7 +4,7 @@
 //! any input, and by simulation: the false-change rate and the steps' coverage.
 
 use proptest::prelude::*;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_pcg::Pcg64;
 use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 
@@ -33,10 +33,15 @@ fn mean(x: &[f64]) -> f64 {
     x.iter().sum::<f64>() / x.len() as f64
 }
 
+/// The change points found: the first level after each, and its t.
+type Found = Vec<(usize, f64)>;
+/// Each step's log-ratio and half-width.
+type Steps = Vec<(f64, f64)>;
+
 /// The method as docs/statistics.md states it, on the analysis-scale units of each level:
 /// the change points (index of the first level after each) with their t, and each step's
 /// (log-ratio, half-width) between the final segments.
-fn reference(levels: &[Vec<f64>], alpha: f64, confidence: f64) -> (Vec<(usize, f64)>, Vec<(f64, f64)>) {
+fn reference(levels: &[Vec<f64>], alpha: f64, confidence: f64) -> (Found, Steps) {
     let units: usize = levels.iter().map(Vec::len).sum();
     let df = (units - levels.len()) as f64;
     let mut squares = 0.0;
