@@ -19,6 +19,7 @@ mod error;
 pub mod order;
 pub mod regimes;
 pub mod scenario;
+pub mod series;
 pub mod simulate;
 pub mod table;
 
@@ -322,6 +323,9 @@ pub struct Report {
     /// The order test's false alarms and power ([`order`]), when selected.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub order: Option<order::OrderResult>,
+    /// The change points of a series: false changes, steps found ([`series`]), when selected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub series: Option<series::SeriesResult>,
 }
 
 /// The name the drift test's tables are selected by (`--scenario drift`).
@@ -332,6 +336,9 @@ pub const ORDER: &str = "order";
 
 /// The name the regime test's tables are selected by (`--scenario regimes`).
 pub const REGIMES: &str = "regimes";
+
+/// The name the series' tables are selected by (`--scenario series`).
+pub const SERIES: &str = "series";
 
 /// The scenarios `filters` select (all when empty), in table order. A filter is a part of
 /// the name; `^` in front anchors it to the name's start, `$` behind to its end
@@ -525,12 +532,19 @@ pub fn run(options: &Options, mut each: impl FnMut(&ScenarioResult)) -> Result<R
     let with_regimes = options.filters.is_empty() || options.filters.iter().any(|f| matches(REGIMES, f));
     let with_drift = options.filters.is_empty() || options.filters.iter().any(|f| matches(DRIFT, f));
     let with_order = options.filters.is_empty() || options.filters.iter().any(|f| matches(ORDER, f));
-    if scenarios.is_empty() && checks.is_empty() && !with_regimes && !with_drift && !with_order {
+    let with_series = options.filters.is_empty() || options.filters.iter().any(|f| matches(SERIES, f));
+    if scenarios.is_empty()
+        && checks.is_empty()
+        && !with_regimes
+        && !with_drift
+        && !with_order
+        && !with_series
+    {
         let names: Vec<String> = scenario::all()
             .into_iter()
             .map(|s| s.name)
             .chain(answers::checks().into_iter().map(|c| c.name))
-            .chain([REGIMES.to_owned(), DRIFT.to_owned(), ORDER.to_owned()])
+            .chain([REGIMES.to_owned(), DRIFT.to_owned(), ORDER.to_owned(), SERIES.to_owned()])
             .collect();
         return Err(CalibrateError::NoMatch { filters: options.filters.clone(), names });
     }
@@ -547,6 +561,7 @@ pub fn run(options: &Options, mut each: impl FnMut(&ScenarioResult)) -> Result<R
     let regimes = if with_regimes { Some(regimes::run(options)?) } else { None };
     let drift = with_drift.then(|| drift::run(options));
     let order = with_order.then(|| order::run(options));
+    let series = with_series.then(|| series::run(options));
     Ok(Report {
         margin_version: env!("CARGO_PKG_VERSION"),
         seed: options.seed,
@@ -558,6 +573,7 @@ pub fn run(options: &Options, mut each: impl FnMut(&ScenarioResult)) -> Result<R
         regimes,
         drift,
         order,
+        series,
     })
 }
 

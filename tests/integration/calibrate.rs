@@ -376,3 +376,45 @@ fn calibrate_measures_the_order_tests_false_alarms_and_power() {
     let big = first["rates"].as_array().unwrap().iter().find(|t| t[0] == 20 && t[1] == 10).unwrap();
     assert!(big[2]["rate"].as_f64().unwrap() > 0.9, "{first}");
 }
+
+/// The series' tables (docs/statistics.md, Change points in a series): through the real
+/// binary, series without change stay within 1 % + 3 SE of false changes whatever their
+/// units and noise, trials passed as units across boots do not (the reason boots are the
+/// units), and a step of 2 × the per-level margin of error is found and placed.
+#[test]
+fn calibrate_measures_the_series_false_changes_and_steps() {
+    let report = calibrate(150, &["^series$"]);
+    assert!(report["scenarios"].as_array().unwrap().is_empty() && report.get("drift").is_none());
+    let s = &report["series"];
+    let rows = s["false_changes"].as_array().unwrap();
+    assert_eq!(rows.len(), 7, "{s}");
+    for row in rows {
+        let wrong = row["units"]["kind"] == "boots_trials_as_units";
+        for pair in row["rates"].as_array().unwrap() {
+            let rate = &pair[1];
+            let (p, of) = (rate["rate"].as_f64().unwrap(), rate["of"].as_f64().unwrap());
+            if wrong {
+                assert!(p > 0.2, "trials as units across boots: {pair}");
+            } else {
+                assert!(p <= 0.01 + 3.0 * (0.01 * 0.99 / of).sqrt(), "{}: {pair}", row["what"]);
+            }
+        }
+    }
+    let steps = s["steps"].as_array().unwrap();
+    let two: Vec<&Value> =
+        steps.iter().filter(|r| r["change"]["kind"] == "step" && r["change"]["size"] == 2.0).collect();
+    assert_eq!(two.len(), 6, "both units × three noises");
+    for row in two {
+        for r in row["rates"].as_array().unwrap() {
+            assert!(rate(&r["found"]) >= 0.9 && rate(&r["exact"]) >= 0.85, "{}: {r}", row["what"]);
+            assert!(rate(&r["coverage"]) >= 0.85, "{}: {r}", row["what"]);
+        }
+    }
+    let out = margin()
+        .args(["calibrate", "--experiments", "20", "--seed", "3", "--scenario", "series"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("Change points in a series") && text.contains("| step of 2 × margin |"), "{text}");
+}

@@ -18,6 +18,7 @@
 use serde::Serialize;
 
 use crate::observations::Observations;
+use crate::outliers::{self, OutlierRule};
 use crate::{StatsError, dist};
 use vocab::MeanKind;
 
@@ -28,6 +29,19 @@ mod tests;
 /// The share of series without change that may get a change point (family-wise over the
 /// series): 1 %.
 pub const FALSE_CHANGES: f64 = 0.01;
+
+/// The steps' intervals are at 1 − this × (1 − confidence) (97 % for 95 %): a change point
+/// is placed where the data make the step look largest, which narrows the interval around
+/// it as stopping on the margin does (docs/statistics.md, Change points in a series: at
+/// 95 % the steps found at their level were covered 93.5–95.3 % of the time).
+pub const STEP_ALPHA_SHARE: f64 = 0.6;
+
+/// The Bonferroni bound is taken at this share of the series' α: for normal units α itself
+/// would keep the promise (each split's t is Student's), but heavy-tailed units (t₃, 10
+/// trials a level) give a split by one or a few levels a tail beyond Student's at the bound's
+/// level, and at α itself 1.26–1.40 % of such series without change got a change point
+/// (docs/statistics.md, Change points in a series).
+pub const BOUND_SHARE: f64 = 0.5;
 
 /// The fewest levels a series needs.
 pub const MIN_LEVELS: usize = 2;
@@ -54,7 +68,7 @@ pub enum SeriesError {
 pub struct SeriesSettings {
     /// The share of series without change that may get a change point ([`FALSE_CHANGES`]).
     pub alpha: f64,
-    /// The confidence of the steps' and segments' intervals (0.95).
+    /// The confidence of the segments' intervals (0.95); the steps' are wider (`step_confidence`).
     pub confidence: f64,
     /// The power at which the detectable step is quoted (0.80).
     pub power: f64,
@@ -129,13 +143,14 @@ pub struct ChangePoint {
     pub after: usize,
     /// The later segment's mean over the earlier's, on the metric's scale.
     pub ratio: f64,
-    /// Its interval at the settings' confidence.
+    /// Its interval at [`Series::step_confidence`].
     pub low: f64,
     pub high: f64,
     /// The t statistic of the log-ratio when it was found, and the bound it passed.
     pub t: f64,
     pub critical: f64,
-    /// The split's p-value, Bonferroni-adjusted over the splits of the segment it was found in.
+    /// The split's p-value, Bonferroni-adjusted over the splits of the segment it was found
+    /// in, and over [`BOUND_SHARE`]: a change point is found when it is below α.
     pub p_value: f64,
 }
 
@@ -165,7 +180,18 @@ pub struct Series {
     pub cv: Option<f64>,
     pub df: usize,
     pub alpha: f64,
+    /// The confidence of the segments' and levels' intervals.
     pub confidence: f64,
+    /// The confidence of the steps' intervals: 1 − [`STEP_ALPHA_SHARE`] × (1 − confidence).
+    pub step_confidence: f64,
+}
+
+/// A level's trials less those `rule` sets aside (margin's default, the studentized
+/// deviation beyond its Bonferroni cutoff; docs/statistics.md, Outliers): the values a
+/// cell's statistics use, and what a level should bring to the series. For MAD and IQR,
+/// which only flag, `rule` should be [`OutlierRule::None`].
+pub fn kept(sample: &Observations, rule: &OutlierRule) -> Result<Observations, StatsError> {
+    sample.without(&outliers::find_outliers_scored(sample, rule, None).set_aside)
 }
 
 /// Each level's sums on the analysis scale: units, their sum, and the sum of the squared
@@ -224,9 +250,9 @@ impl Sums {
 }
 
 /// The Bonferroni bound for the largest |t| over the `splits` splits of a segment:
-/// Student's t quantile at 1 − α / (2·splits).
+/// Student's t quantile at 1 − α' / (2·splits), α' = [`BOUND_SHARE`] × α.
 fn critical(alpha: f64, splits: usize, df: f64) -> Option<f64> {
-    dist::t_quantile(1.0 - alpha / (2.0 * splits as f64), df)
+    dist::t_quantile(1.0 - BOUND_SHARE * alpha / (2.0 * splits as f64), df)
 }
 
 /// t of a standardised log-ratio z (the log-ratio over its standard error in units of the
@@ -266,6 +292,7 @@ pub fn find_changes(levels: &[Observations], settings: &SeriesSettings) -> Resul
             _ => MeanEstimate { mean: kind.transform(mean), low: None, high: None },
         }
     };
+    let step_confidence = 1.0 - STEP_ALPHA_SHARE * (1.0 - settings.confidence);
     let sd = (df > 0).then(|| (relative_squares / df as f64).sqrt());
     let t_interval = sd.and_then(|_| dist::t_quantile(1.0 - (1.0 - settings.confidence) / 2.0, df as f64));
     let level_summaries: Vec<LevelSummary> = (0..levels.len())
@@ -278,7 +305,7 @@ pub fn find_changes(levels: &[Observations], settings: &SeriesSettings) -> Resul
         let (n, mean) = sums.span(first, last + 1);
         Segment { first, last, units: n as usize, estimate: estimate(n, mean, sd, t_interval) }
     };
-    let (Some(sd), Some(t_interval)) = (sd, t_interval) else {
+    let (Some(sd), Some(_)) = (sd, t_interval) else {
         return Ok(Series {
             verdict: SeriesVerdict::Unreplicated,
             mean_kind: kind,
@@ -290,9 +317,11 @@ pub fn find_changes(levels: &[Observations], settings: &SeriesSettings) -> Resul
             df,
             alpha: settings.alpha,
             confidence: settings.confidence,
+            step_confidence,
         });
     };
     let dff = df as f64;
+    let t_step = dist::t_quantile(1.0 - (1.0 - step_confidence) / 2.0, dff).unwrap_or(f64::INFINITY);
 
     // binary segmentation, with a stack of segments [a, b) still to search
     let mut found: Vec<(usize, f64, f64, f64)> = Vec::new();
@@ -317,7 +346,7 @@ pub fn find_changes(levels: &[Observations], settings: &SeriesSettings) -> Resul
             && let t = t_of(z, sd)
             && t.abs() > c
         {
-            let p = dist::t_two_sided_p(t, dff).map_or(0.0, |p| (p * splits as f64).min(1.0));
+            let p = dist::t_two_sided_p(t, dff).map_or(0.0, |p| (p * splits as f64 / BOUND_SHARE).min(1.0));
             found.push((k, t, c, p));
             stack.push((k, b));
             stack.push((a, k));
@@ -335,7 +364,7 @@ pub fn find_changes(levels: &[Observations], settings: &SeriesSettings) -> Resul
         .enumerate()
         .map(|(i, &(k, t, c, p))| {
             let (d, se) = sums.split(starts[i], k, starts[i + 2]);
-            let h = t_interval * sd * se;
+            let h = t_step * sd * se;
             let (low, high) = kind.transform_interval((d - h).exp(), (d + h).exp());
             ChangePoint {
                 after: k - 1,
@@ -360,6 +389,7 @@ pub fn find_changes(levels: &[Observations], settings: &SeriesSettings) -> Resul
         df,
         alpha: settings.alpha,
         confidence: settings.confidence,
+        step_confidence,
     })
 }
 
