@@ -1,0 +1,780 @@
+//! Bisection (docs/statistics.md, Bisection): which level of an ordered series made a
+//! metric worse, found step by step with a stated error rate. A state machine a command
+//! drives: [`Bisection::next`] says which level to measure next (one unit: a trial, or a
+//! boot's mean when the version is booted), [`Bisection::record`] takes the value, and
+//! every decision is taken at a look fixed in advance, so the state (serde) can be logged
+//! and a resumed bisection asks for exactly what the interrupted one would have.
+//!
+//! First the two ends are measured in alternation until their comparison is settled as
+//! `until: verdict` settles one (wholly beyond ±δ or wholly within it); only a
+//! regression goes on. Then each step measures the midpoint of the current good and bad
+//! ends, interleaved with them, until the position of its mean between theirs is decided
+//! — like good, like bad — or its budget is spent (unknown: the next step tries the
+//! untested level nearest the middle, a neighbour, and the range may end narrowed rather
+//! than guessed). α is split in advance: half for the ends' comparison, half over at
+//! most ⌈log₂ gaps⌉ + `extra_steps` steps; within a test, over its looks (Bonferroni).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::compare::{Comparison, compare_independent};
+use super::dist::t_quantile;
+use super::observations::Observations;
+use super::verdict::{VerdictKind, classify};
+use super::{StatsError, StatsSettings};
+use vocab::{Better, MeanKind};
+
+/// What one observation of a level is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unit {
+    /// One trial; the levels share a session.
+    Trial,
+    /// The mean of one boot's trials; each level is booted anew (docs/statistics.md,
+    /// Sessions and boots: the boot is the unit).
+    Boot,
+}
+
+/// A test's budget: looked at after `min` rounds, then each time the rounds have grown
+/// by ×1.5 (rounded up), and at `max` (the schedule of `until: verdict`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Budget {
+    pub min: u32,
+    pub max: u32,
+}
+
+impl Budget {
+    /// The rounds looked at, ascending.
+    pub fn looks(&self) -> Vec<u32> {
+        let mut looks = vec![self.min];
+        let mut n = self.min;
+        while n < self.max {
+            n = ((f64::from(n) * 1.5).ceil() as u32).max(n + 1).min(self.max);
+            looks.push(n);
+        }
+        looks
+    }
+}
+
+/// The knobs of a bisection.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BisectSettings {
+    /// The whole bisection's error rate is 1 − confidence: a false regression plus a
+    /// wrong level named, at most.
+    pub confidence: f64,
+    /// δ: the ends differing by less do not make a regression.
+    pub threshold: f64,
+    pub better: Better,
+    pub mean: MeanKind,
+    pub unit: Unit,
+    /// Rounds of the ends' comparison; a round is one unit of each end.
+    pub ends: Budget,
+    /// Rounds of a step; a round is the good end, `per_round` units of the midpoint
+    /// split around the bad end.
+    pub step: Budget,
+    pub per_round: u32,
+    /// Steps allowed beyond ⌈log₂(bad − good)⌉, for the neighbours of unknown ones.
+    pub extra_steps: u32,
+}
+
+impl Default for BisectSettings {
+    fn default() -> Self {
+        BisectSettings {
+            confidence: 0.95,
+            threshold: 0.05,
+            better: Better::Lower,
+            mean: MeanKind::Arithmetic,
+            unit: Unit::Trial,
+            ends: Budget { min: 5, max: 30 },
+            step: Budget { min: 2, max: 12 },
+            per_round: 2,
+            extra_steps: 2,
+        }
+    }
+}
+
+impl BisectSettings {
+    fn validate(&self) -> Result<(), BisectError> {
+        let bad = |name, value: f64, expected| {
+            Err(BisectError::Stats(StatsError::InvalidSetting { name, value, expected }))
+        };
+        if !(self.confidence > 0.0 && self.confidence < 1.0) {
+            return bad("confidence", self.confidence, "a level strictly between 0 and 1");
+        }
+        if !(self.threshold >= 0.0 && self.threshold.is_finite()) {
+            return bad("threshold", self.threshold, "a non-negative fraction");
+        }
+        // a look needs a spread on each side
+        if self.ends.min < 2 || self.ends.max < self.ends.min {
+            return bad("ends", f64::from(self.ends.min), "min ≥ 2 rounds and max ≥ min");
+        }
+        if self.step.min < 1 || self.step.max < self.step.min {
+            return bad("step", f64::from(self.step.min), "min ≥ 1 round and max ≥ min");
+        }
+        if self.per_round < 1 || self.per_round * self.step.min < 2 {
+            return bad(
+                "per_round",
+                f64::from(self.per_round),
+                "≥ 1, and ≥ 2 midpoint units at the first look",
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Why a bisection refused a request.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BisectError {
+    #[error(transparent)]
+    Stats(#[from] StatsError),
+    #[error("a bisection needs the bad level after the good one, found good {good} and bad {bad}")]
+    Range { good: usize, bad: usize },
+    #[error("the bisection asked for level {expected}, got a value of level {got}")]
+    NotAsked { expected: usize, got: usize },
+    #[error("the bisection is over: nothing more is measured")]
+    Over,
+    #[error("level {level} is not the midpoint being measured: only it can be skipped")]
+    NotSkippable { level: usize },
+}
+
+/// What became of a level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    /// The ends' comparison: the bad end is worse beyond ±δ.
+    Regression,
+    /// The ends' comparison: within ±δ.
+    NoRegression,
+    /// The ends' comparison: the "bad" end is better beyond ±δ.
+    Improvement,
+    /// The ends' comparison: its budget spent without settling.
+    Inconclusive,
+    /// A step: the midpoint measures like the good end.
+    LikeGood,
+    /// A step: the midpoint measures like the bad end.
+    LikeBad,
+    /// A step: its budget spent, the midpoint between the two.
+    Unknown,
+    /// A step: the level could not be measured (its build failed).
+    Skipped,
+}
+
+/// One test of the bisection, as the log keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    /// The level tested; `None` for the ends' comparison.
+    pub level: Option<usize>,
+    /// The good and bad ends it was measured against.
+    pub good: usize,
+    pub bad: usize,
+    pub decision: Decision,
+    /// Units measured in this test, of every level.
+    pub units: u32,
+    /// Looks taken (the last one decided).
+    pub looks: u32,
+    /// The confidence of each look's interval.
+    pub confidence: f64,
+    /// The deciding interval: of the ratio bad / good for the ends, of the contrast
+    /// (bad − mid) − (mid − good) on the analysis scale for a step.
+    pub interval: Option<(f64, f64)>,
+}
+
+/// How the bisection ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The first bad level, right after the last good one.
+    Found,
+    /// The change lies between `last_good` and `first_bad`, the levels between unknown,
+    /// skipped or untested once the steps were spent.
+    Narrowed,
+    /// The ends do not differ beyond ±δ.
+    NoRegression,
+    /// The bad end is better than the good one beyond ±δ.
+    Improvement,
+    /// The ends' comparison was not settled within its budget.
+    Inconclusive,
+}
+
+/// The answer, once the bisection is over.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Answer {
+    pub outcome: Outcome,
+    /// For found and narrowed: the change lies between these (adjacent when found).
+    pub last_good: Option<usize>,
+    pub first_bad: Option<usize>,
+}
+
+/// What to do next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Next {
+    /// Measure one unit of this level, then [`Bisection::record`] it.
+    Measure(usize),
+    Done(Answer),
+}
+
+/// Where the bisection is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "phase", rename_all = "snake_case")]
+enum Phase {
+    /// Comparing the ends; `taken` units so far.
+    Ends {
+        taken: u32,
+        looks: u32,
+    },
+    /// Testing `level`; `taken` units so far in this step.
+    Step {
+        level: usize,
+        taken: u32,
+        looks: u32,
+    },
+    Done {
+        answer: Answer,
+    },
+}
+
+/// A bisection between a good and a bad level (indices of the series), with every value
+/// measured so far. Serialisable: a store can log it and resume from it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Bisection {
+    settings: BisectSettings,
+    /// The current good and bad ends.
+    good: usize,
+    bad: usize,
+    /// Most steps allowed, and α per step.
+    max_steps: u32,
+    /// Each level's units in the order measured.
+    values: BTreeMap<usize, Vec<f64>>,
+    /// Levels tested and not decided (unknown or skipped): no further step tries them.
+    undecided: Vec<usize>,
+    steps: Vec<Step>,
+    phase: Phase,
+}
+
+impl Bisection {
+    /// A bisection of the levels from `good` to `bad`.
+    pub fn new(good: usize, bad: usize, settings: BisectSettings) -> Result<Bisection, BisectError> {
+        settings.validate()?;
+        if bad <= good {
+            return Err(BisectError::Range { good, bad });
+        }
+        let gaps = (bad - good) as f64;
+        let max_steps = gaps.log2().ceil() as u32 + settings.extra_steps;
+        Ok(Bisection {
+            settings,
+            good,
+            bad,
+            max_steps: max_steps.max(1),
+            values: BTreeMap::new(),
+            undecided: Vec::new(),
+            steps: Vec::new(),
+            phase: Phase::Ends { taken: 0, looks: 0 },
+        })
+    }
+
+    pub fn settings(&self) -> &BisectSettings {
+        &self.settings
+    }
+
+    /// The tests so far, the ends' comparison first.
+    pub fn steps(&self) -> &[Step] {
+        &self.steps
+    }
+
+    /// The units of `level` measured so far.
+    pub fn values(&self, level: usize) -> &[f64] {
+        self.values.get(&level).map_or(&[], Vec::as_slice)
+    }
+
+    /// Units measured, over every level.
+    pub fn units(&self) -> u64 {
+        self.values.values().map(|v| v.len() as u64).sum()
+    }
+
+    /// Levels measured at all.
+    pub fn levels_measured(&self) -> usize {
+        self.values.values().filter(|v| !v.is_empty()).count()
+    }
+
+    /// The most steps (tests after the ends') this bisection may take.
+    pub fn max_steps(&self) -> u32 {
+        self.max_steps
+    }
+
+    /// The confidence of each look of the ends' comparison: α/2 over its looks.
+    pub fn ends_confidence(&self) -> f64 {
+        let alpha = 1.0 - self.settings.confidence;
+        1.0 - alpha / 2.0 / self.settings.ends.looks().len() as f64
+    }
+
+    /// The confidence of each look of a step: α/2 over the steps, over a step's looks.
+    pub fn step_confidence(&self) -> f64 {
+        let alpha = 1.0 - self.settings.confidence;
+        1.0 - alpha / 2.0 / f64::from(self.max_steps) / self.settings.step.looks().len() as f64
+    }
+
+    /// What to measure next, or the answer.
+    pub fn next(&self) -> Next {
+        match &self.phase {
+            Phase::Ends { taken, .. } => Next::Measure(if taken % 2 == 0 { self.good } else { self.bad }),
+            Phase::Step { level, taken, .. } => Next::Measure(self.in_round(*level, *taken)),
+            Phase::Done { answer } => Next::Done(answer.clone()),
+        }
+    }
+
+    /// The level at position `taken` of a step's rounds: good, half the midpoint's
+    /// units, bad, the other half.
+    fn in_round(&self, level: usize, taken: u32) -> usize {
+        let k = self.settings.per_round;
+        let at = taken % (k + 2);
+        let first = k.div_ceil(2);
+        if at == 0 {
+            self.good
+        } else if at == first + 1 {
+            self.bad
+        } else {
+            level
+        }
+    }
+
+    /// Records one unit of `level`, which must be the one [`Bisection::next`] asked for;
+    /// returns the decision when this unit completed a look that decided.
+    pub fn record(&mut self, level: usize, value: f64) -> Result<Option<Decision>, BisectError> {
+        let expected = match self.next() {
+            Next::Measure(l) => l,
+            Next::Done(_) => return Err(BisectError::Over),
+        };
+        if level != expected {
+            return Err(BisectError::NotAsked { expected, got: level });
+        }
+        let index = self.values(level).len();
+        if !value.is_finite() {
+            return Err(StatsError::NotFinite { index, value }.into());
+        }
+        if self.settings.mean == MeanKind::Harmonic && value <= 0.0 {
+            return Err(StatsError::NotPositive { index, value }.into());
+        }
+        self.values.entry(level).or_default().push(value);
+        match self.phase.clone() {
+            Phase::Ends { taken, looks } => self.ends_unit(taken + 1, looks),
+            Phase::Step { level, taken, looks } => self.step_unit(level, taken + 1, looks),
+            Phase::Done { .. } => Err(BisectError::Over),
+        }
+    }
+
+    fn ends_unit(&mut self, taken: u32, looks: u32) -> Result<Option<Decision>, BisectError> {
+        self.phase = Phase::Ends { taken, looks };
+        let schedule = self.settings.ends.looks();
+        if taken % 2 != 0 || schedule.get(looks as usize) != Some(&(taken / 2)) {
+            return Ok(None);
+        }
+        let looks = looks + 1;
+        let confidence = self.ends_confidence();
+        let comparison = self.compare(self.good, self.bad, confidence)?;
+        let interval = comparison.interval.effect().map(|(l, h)| (l + 1.0, h + 1.0));
+        let worse = match self.settings.better {
+            Better::Lower => comparison.ratio > 1.0,
+            Better::Higher => comparison.ratio < 1.0,
+        };
+        let last = looks as usize == schedule.len();
+        let decision = match classify(&comparison, self.settings.threshold) {
+            VerdictKind::Significant if worse => Decision::Regression,
+            VerdictKind::Significant => Decision::Improvement,
+            VerdictKind::WithinBand | VerdictKind::NoMeaningfulDifference => Decision::NoRegression,
+            _ if last => Decision::Inconclusive,
+            _ => {
+                self.phase = Phase::Ends { taken, looks };
+                return Ok(None);
+            }
+        };
+        self.steps.push(Step {
+            level: None,
+            good: self.good,
+            bad: self.bad,
+            decision,
+            units: taken,
+            looks,
+            confidence,
+            interval,
+        });
+        match decision {
+            Decision::Regression => self.next_step(),
+            Decision::Improvement => self.finish(Outcome::Improvement),
+            Decision::NoRegression => self.finish(Outcome::NoRegression),
+            _ => self.finish(Outcome::Inconclusive),
+        }
+        Ok(Some(decision))
+    }
+
+    fn step_unit(&mut self, level: usize, taken: u32, looks: u32) -> Result<Option<Decision>, BisectError> {
+        self.phase = Phase::Step { level, taken, looks };
+        let round = self.settings.per_round + 2;
+        let schedule = self.settings.step.looks();
+        if taken % round != 0 || schedule.get(looks as usize) != Some(&(taken / round)) {
+            return Ok(None);
+        }
+        let looks = looks + 1;
+        let confidence = self.step_confidence();
+        let interval = self.contrast(level, confidence)?;
+        let last = looks as usize == schedule.len();
+        let decision = match interval {
+            Some((low, _)) if low > 0.0 => Decision::LikeGood,
+            Some((_, high)) if high < 0.0 => Decision::LikeBad,
+            _ if last => Decision::Unknown,
+            _ => {
+                self.phase = Phase::Step { level, taken, looks };
+                return Ok(None);
+            }
+        };
+        self.steps.push(Step {
+            level: Some(level),
+            good: self.good,
+            bad: self.bad,
+            decision,
+            units: taken,
+            looks,
+            confidence,
+            interval,
+        });
+        match decision {
+            Decision::LikeGood => self.good = level,
+            Decision::LikeBad => self.bad = level,
+            _ => self.undecided.push(level),
+        }
+        self.next_step();
+        Ok(Some(decision))
+    }
+
+    /// Marks the midpoint being tested as unmeasurable (its build failed, as `git bisect
+    /// skip`); the next step tries another level. A skip after a look spent that look's
+    /// α, so it counts as a step.
+    pub fn skip(&mut self, level: usize) -> Result<(), BisectError> {
+        let (taken, looks) = match self.phase {
+            Phase::Step { level: l, taken, looks } if l == level => (taken, looks),
+            Phase::Done { .. } => return Err(BisectError::Over),
+            _ => return Err(BisectError::NotSkippable { level }),
+        };
+        self.undecided.push(level);
+        self.steps.push(Step {
+            level: Some(level),
+            good: self.good,
+            bad: self.bad,
+            decision: Decision::Skipped,
+            units: taken,
+            looks,
+            confidence: self.step_confidence(),
+            interval: None,
+        });
+        self.next_step();
+        Ok(())
+    }
+
+    /// Steps that spent α: every test after the ends', but a skip before its first look.
+    fn steps_spent(&self) -> u32 {
+        self.steps
+            .iter()
+            .filter(|s| s.level.is_some() && (s.decision != Decision::Skipped || s.looks > 0))
+            .count() as u32
+    }
+
+    /// Starts the next step, or ends: found when the ends are adjacent, narrowed when
+    /// every level between is undecided or the steps are spent.
+    fn next_step(&mut self) {
+        let (good, bad) = (self.good, self.bad);
+        if bad == good + 1 {
+            return self.finish(Outcome::Found);
+        }
+        let middle = (good + bad) / 2;
+        let candidate =
+            (good + 1..bad).filter(|l| !self.undecided.contains(l)).min_by_key(|&l| (l.abs_diff(middle), l));
+        match candidate {
+            Some(level) if self.steps_spent() < self.max_steps => {
+                self.phase = Phase::Step { level, taken: 0, looks: 0 };
+            }
+            _ => self.finish(Outcome::Narrowed),
+        }
+    }
+
+    fn finish(&mut self, outcome: Outcome) {
+        let located = matches!(outcome, Outcome::Found | Outcome::Narrowed);
+        let answer = Answer {
+            outcome,
+            last_good: located.then_some(self.good),
+            first_bad: located.then_some(self.bad),
+        };
+        self.phase = Phase::Done { answer };
+    }
+
+    /// The comparison of level `b` with level `a` (ratio b / a) as the report compares
+    /// two cells: Fieller's interval with Welch's degrees of freedom, at `confidence`.
+    pub fn compare(&self, a: usize, b: usize, confidence: f64) -> Result<Comparison, StatsError> {
+        let settings =
+            StatsSettings { confidence, threshold: self.settings.threshold, ..StatsSettings::default() };
+        let a = Observations::new(self.values(a), self.settings.mean)?;
+        let b = Observations::new(self.values(b), self.settings.mean)?;
+        compare_independent(&a, &b, &settings)
+    }
+
+    /// The interval of (bad − mid) − (mid − good) on the analysis scale, oriented so
+    /// that worse is up, at `confidence`: Welch's interval of a contrast of three
+    /// independent means (Satterthwaite's degrees of freedom). Above 0 the midpoint is
+    /// nearer the good end, below nearer the bad one; `None` when a side has fewer than
+    /// two units.
+    fn contrast(&self, mid: usize, confidence: f64) -> Result<Option<(f64, f64)>, StatsError> {
+        // worse is up on the analysis scale for a cost; down for an arithmetic score, and
+        // up again for a rate's reciprocals
+        let up = (self.settings.better == Better::Lower) == (self.settings.mean == MeanKind::Arithmetic);
+        let orientation = if up { 1.0 } else { -1.0 };
+        let mut estimate = 0.0;
+        let mut variance = 0.0;
+        let mut df_denominator = 0.0;
+        for (level, weight) in [(self.good, 1.0), (mid, -2.0), (self.bad, 1.0)] {
+            let obs = Observations::new(self.values(level), self.settings.mean)?;
+            let x = obs.analysed();
+            if x.len() < 2 {
+                return Ok(None);
+            }
+            let n = x.len() as f64;
+            let mean = x.iter().sum::<f64>() / n;
+            let var = x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+            let term = weight * weight * var / n;
+            estimate += orientation * weight * mean;
+            variance += term;
+            df_denominator += term * term / (n - 1.0);
+        }
+        if variance == 0.0 {
+            // nothing varies: the estimate is exact
+            return Ok(Some((estimate, estimate)));
+        }
+        let df = variance * variance / df_denominator;
+        let Some(t) = t_quantile(1.0 - (1.0 - confidence) / 2.0, df) else {
+            return Ok(None);
+        };
+        let half = t * variance.sqrt();
+        Ok(Some((estimate - half, estimate + half)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use rand::{RngExt, SeedableRng};
+
+    /// Drives a bisection to its end, each unit of a level its `mean` plus `noise(i)`
+    /// for the i-th unit measured overall.
+    fn run(b: &mut Bisection, mean: impl Fn(usize) -> f64, noise: impl Fn(u64) -> f64) -> Answer {
+        let mut i = 0u64;
+        loop {
+            match b.next() {
+                Next::Measure(level) => {
+                    b.record(level, mean(level) + noise(i)).unwrap();
+                    i += 1;
+                }
+                Next::Done(answer) => return answer,
+            }
+            assert!(i < 100_000, "the bisection never ends");
+        }
+    }
+
+    /// A fixed pattern of ±1 % around 0, repeating every 5 units.
+    fn wobble(i: u64) -> f64 {
+        [0.1, -0.1, 0.05, -0.05, 0.0][(i % 5) as usize]
+    }
+
+    fn step_at(first_bad: usize, size: f64) -> impl Fn(usize) -> f64 {
+        move |level| if level >= first_bad { 10.0 + size } else { 10.0 }
+    }
+
+    #[test]
+    fn the_looks_follow_the_schedule_of_until_verdict() {
+        assert_eq!(Budget { min: 5, max: 30 }.looks(), [5, 8, 12, 18, 27, 30]);
+        assert_eq!(Budget { min: 2, max: 12 }.looks(), [2, 3, 5, 8, 12]);
+        assert_eq!(Budget { min: 3, max: 3 }.looks(), [3]);
+    }
+
+    #[test]
+    fn a_clear_step_is_found_in_about_log2_levels() {
+        let mut b = Bisection::new(0, 63, BisectSettings::default()).unwrap();
+        let answer = run(&mut b, step_at(37, 2.0), wobble);
+        assert_eq!(answer, Answer { outcome: Outcome::Found, last_good: Some(36), first_bad: Some(37) });
+        // the ends, then 6 steps: 63 gaps halved each time
+        assert_eq!(b.steps().len(), 7);
+        assert_eq!(b.steps()[0].decision, Decision::Regression);
+        assert_eq!(b.levels_measured(), 8);
+        let levels: Vec<usize> = b.steps()[1..].iter().map(|s| s.level.unwrap()).collect();
+        assert_eq!(levels, [31, 47, 39, 35, 37, 36]);
+        let decisions: Vec<Decision> = b.steps()[1..].iter().map(|s| s.decision).collect();
+        use Decision::{LikeBad, LikeGood};
+        assert_eq!(decisions, [LikeGood, LikeBad, LikeBad, LikeGood, LikeBad, LikeGood]);
+        // so clear a step is decided at each test's first look
+        assert!(b.steps().iter().all(|s| s.looks == 1), "{:?}", b.steps());
+    }
+
+    #[test]
+    fn the_same_ends_are_no_regression_and_nothing_between_is_measured() {
+        let mut b = Bisection::new(0, 15, BisectSettings::default()).unwrap();
+        let answer = run(&mut b, |_| 10.0, wobble);
+        assert_eq!(answer, Answer { outcome: Outcome::NoRegression, last_good: None, first_bad: None });
+        assert_eq!(b.levels_measured(), 2);
+        assert_eq!(b.units(), 10, "settled at the first look, 5 rounds");
+    }
+
+    #[test]
+    fn a_faster_bad_end_is_an_improvement_and_a_higher_better_metric_turns_it_round() {
+        let mut b = Bisection::new(0, 15, BisectSettings::default()).unwrap();
+        assert_eq!(run(&mut b, step_at(8, -2.0), wobble).outcome, Outcome::Improvement);
+        let higher = BisectSettings { better: Better::Higher, ..BisectSettings::default() };
+        let mut b = Bisection::new(0, 15, higher).unwrap();
+        let answer = run(&mut b, step_at(8, -2.0), wobble);
+        assert_eq!(answer.first_bad, Some(8), "{:#?}", b.steps());
+    }
+
+    #[test]
+    fn noise_that_never_settles_the_ends_is_inconclusive_at_the_budget() {
+        let mut b = Bisection::new(0, 15, BisectSettings::default()).unwrap();
+        // ±50 %: the interval of the ratio reaches across ±5 % at every look
+        let answer = run(&mut b, |_| 10.0, |i| if i % 4 < 2 { 5.0 } else { -5.0 });
+        assert_eq!(answer.outcome, Outcome::Inconclusive);
+        assert_eq!(b.units(), 60, "30 rounds of the two ends");
+        assert_eq!(b.steps()[0].looks, 6);
+    }
+
+    /// A midpoint measuring half-way between the ends is not guessed: unknown, then the
+    /// nearest untested level (a neighbour) is tried.
+    #[test]
+    fn a_midpoint_half_way_is_unknown_and_a_neighbour_is_tried() {
+        let mean = |level: usize| match level {
+            0..=3 => 10.0,
+            4 => 11.0,
+            _ => 12.0,
+        };
+        let mut b = Bisection::new(0, 8, BisectSettings::default()).unwrap();
+        let answer = run(&mut b, mean, wobble);
+        let tried: Vec<(usize, Decision)> =
+            b.steps()[1..].iter().map(|s| (s.level.unwrap(), s.decision)).collect();
+        assert_eq!(tried[0], (4, Decision::Unknown));
+        assert_eq!(b.steps()[1].looks, 5, "the whole budget");
+        assert_eq!(tried[1], (3, Decision::LikeGood));
+        assert_eq!(tried[2], (5, Decision::LikeBad));
+        assert_eq!(answer, Answer { outcome: Outcome::Narrowed, last_good: Some(3), first_bad: Some(5) });
+    }
+
+    #[test]
+    fn a_skipped_level_is_named_and_its_neighbour_tried() {
+        let mut b = Bisection::new(0, 8, BisectSettings::default()).unwrap();
+        let mean = step_at(6, 2.0);
+        let mut i = 0;
+        while let Next::Measure(level) = b.next() {
+            if level == 4 {
+                b.skip(4).unwrap();
+                continue;
+            }
+            b.record(level, mean(level) + wobble(i)).unwrap();
+            i += 1;
+        }
+        assert_eq!(b.steps()[1].decision, Decision::Skipped);
+        assert_eq!(b.steps()[1].level, Some(4));
+        assert_eq!(b.steps()[2].level, Some(3), "the nearest untested level to the middle");
+        assert_eq!(
+            b.next(),
+            Next::Done(Answer { outcome: Outcome::Found, last_good: Some(5), first_bad: Some(6) })
+        );
+    }
+
+    #[test]
+    fn bad_requests_are_refused_and_change_nothing() {
+        assert_eq!(
+            Bisection::new(5, 5, BisectSettings::default()).unwrap_err(),
+            BisectError::Range { good: 5, bad: 5 }
+        );
+        let bad_budget = BisectSettings { ends: Budget { min: 1, max: 5 }, ..BisectSettings::default() };
+        assert!(matches!(
+            Bisection::new(0, 5, bad_budget),
+            Err(BisectError::Stats(StatsError::InvalidSetting { .. }))
+        ));
+        let mut b = Bisection::new(2, 9, BisectSettings::default()).unwrap();
+        let before = b.clone();
+        assert_eq!(b.record(9, 1.0), Err(BisectError::NotAsked { expected: 2, got: 9 }));
+        assert!(matches!(b.record(2, f64::NAN), Err(BisectError::Stats(StatsError::NotFinite { .. }))));
+        assert_eq!(b.skip(5), Err(BisectError::NotSkippable { level: 5 }));
+        assert_eq!(b, before);
+        run(&mut b, |_| 10.0, wobble);
+        assert_eq!(b.record(2, 1.0), Err(BisectError::Over));
+    }
+
+    #[test]
+    fn adjacent_ends_with_a_regression_are_found_without_a_step() {
+        let mut b = Bisection::new(3, 4, BisectSettings::default()).unwrap();
+        let answer = run(&mut b, step_at(4, 2.0), wobble);
+        assert_eq!(answer, Answer { outcome: Outcome::Found, last_good: Some(3), first_bad: Some(4) });
+        assert_eq!(b.steps().len(), 1);
+    }
+
+    #[test]
+    fn alpha_is_split_between_the_ends_and_the_steps() {
+        let b = Bisection::new(0, 63, BisectSettings::default()).unwrap();
+        assert_eq!(b.max_steps(), 8, "⌈log₂ 63⌉ + 2");
+        assert!((b.ends_confidence() - (1.0 - 0.025 / 6.0)).abs() < 1e-12);
+        assert!((b.step_confidence() - (1.0 - 0.025 / 8.0 / 5.0)).abs() < 1e-12);
+    }
+
+    /// Any level's values: a centre per level (in any order, not a step) and noise.
+    fn series() -> impl Strategy<Value = (usize, Vec<f64>, f64, u64, usize)> {
+        (2usize..40).prop_flat_map(|n| {
+            (Just(n), prop::collection::vec(5.0..15.0_f64, n), 0.0..3.0_f64, any::<u64>(), 0usize..400)
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Whatever the measurements, the bisection ends within its budget, names only
+        /// levels inside the range, in order, and resumed from its serialised state at any
+        /// point asks for the same next unit and ends with the same answer.
+        #[test]
+        fn the_state_machine_ends_inside_its_range_and_resumes((n, centres, noise, seed, cut) in series()) {
+            let settings = BisectSettings { ends: Budget { min: 2, max: 8 }, step: Budget { min: 1, max: 6 }, ..BisectSettings::default() };
+            let (good, bad) = (0, n - 1);
+            let mut b = Bisection::new(good, bad, settings.clone()).unwrap();
+            let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
+            let mut draws = Vec::new();
+            let bound = 2 * 8 + u64::from(b.max_steps()) * 6 * u64::from(settings.per_round + 2);
+            let mut resumed = None;
+            loop {
+                if draws.len() == cut {
+                    let text = serde_json::to_string(&b).unwrap();
+                    let back: Bisection = serde_json::from_str(&text).unwrap();
+                    prop_assert_eq!(&back, &b);
+                    prop_assert_eq!(back.next(), b.next());
+                    resumed = Some((back, draws.len()));
+                }
+                match b.next() {
+                    Next::Measure(level) => {
+                        prop_assert!(good <= level && level <= bad);
+                        let x = centres[level] + noise * (rng.random::<f64>() - 0.5);
+                        draws.push((level, x));
+                        b.record(level, x).unwrap();
+                    }
+                    Next::Done(answer) => {
+                        if let (Some(g), Some(f)) = (answer.last_good, answer.first_bad) {
+                            prop_assert!(good <= g && g < f && f <= bad);
+                            prop_assert_eq!(answer.outcome == Outcome::Found, f == g + 1);
+                        } else {
+                            prop_assert!(matches!(answer.outcome, Outcome::NoRegression | Outcome::Improvement | Outcome::Inconclusive));
+                        }
+                        break;
+                    }
+                }
+                prop_assert!(b.units() <= bound, "{} units past the bound {}", b.units(), bound);
+            }
+            prop_assert!(b.steps().len() as u32 <= 1 + b.max_steps());
+            if let Some((mut back, from)) = resumed {
+                for &(level, x) in &draws[from..] {
+                    back.record(level, x).unwrap();
+                }
+                prop_assert_eq!(back, b);
+            }
+        }
+    }
+}
