@@ -8,18 +8,22 @@
 //! First the two ends are measured in alternation until their comparison is settled as
 //! `until: verdict` settles one (wholly beyond ±δ or wholly within it); only a
 //! regression goes on. Then each step measures the midpoint of the current good and bad
-//! ends, interleaved with them, until the position of its mean between theirs is decided
-//! — like good, like bad — or its budget is spent (unknown: the next step tries the
-//! untested level nearest the middle, a neighbour, and the range may end narrowed rather
-//! than guessed). α is split in advance: half for the ends' comparison, half over at
-//! most ⌈log₂ gaps⌉ + `extra_steps` steps; within a test, over its looks (Bonferroni).
+//! ends, interleaved with them, and compares it with each end as the report compares two
+//! cells (Fieller's interval of the ratio): it is like good once its interval against
+//! the bad end excludes no change on the better side while the one against the good end
+//! does not, like bad the other way round, and unknown when it differs from both or its
+//! budget is spent (the next step then tries the untested level nearest the middle, a
+//! neighbour; the range may end narrowed rather than guessed). The error is spent in
+//! advance (docs/statistics.md, Bisection): a false regression needs one of the ends'
+//! looks to miss on one side, a wrong level one of the steps' looks, each at a
+//! Bonferroni share of α over the looks, and of the steps over at most ⌈log₂ gaps⌉ +
+//! `extra_steps` of them.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
 use super::compare::{Comparison, compare_independent};
-use super::dist::t_quantile;
 use super::observations::Observations;
 use super::verdict::{VerdictKind, classify};
 use super::{StatsError, StatsSettings};
@@ -86,10 +90,10 @@ impl Default for BisectSettings {
             better: Better::Lower,
             mean: MeanKind::Arithmetic,
             unit: Unit::Trial,
-            ends: Budget { min: 5, max: 30 },
-            step: Budget { min: 2, max: 12 },
-            per_round: 2,
-            extra_steps: 2,
+            ends: Budget { min: 5, max: 40 },
+            step: Budget { min: 2, max: 8 },
+            per_round: 6,
+            extra_steps: 1,
         }
     }
 }
@@ -175,9 +179,12 @@ pub struct Step {
     pub looks: u32,
     /// The confidence of each look's interval.
     pub confidence: f64,
-    /// The deciding interval: of the ratio bad / good for the ends, of the contrast
-    /// (bad − mid) − (mid − good) on the analysis scale for a step.
-    pub interval: Option<(f64, f64)>,
+    /// At the last look, the interval of the tested level's ratio to the good end (for
+    /// the ends' comparison: of bad / good).
+    pub against_good: Option<(f64, f64)>,
+    /// At the last look, the interval of the tested level's ratio to the bad end; `None`
+    /// for the ends' comparison.
+    pub against_bad: Option<(f64, f64)>,
 }
 
 /// How the bisection ended.
@@ -302,16 +309,19 @@ impl Bisection {
         self.max_steps
     }
 
-    /// The confidence of each look of the ends' comparison: α/2 over its looks.
+    /// The confidence of each look of the ends' comparison: 2α over its looks. A false
+    /// regression needs one look's interval to miss on one side: at most α.
     pub fn ends_confidence(&self) -> f64 {
         let alpha = 1.0 - self.settings.confidence;
-        1.0 - alpha / 2.0 / self.settings.ends.looks().len() as f64
+        1.0 - 2.0 * alpha / self.settings.ends.looks().len() as f64
     }
 
-    /// The confidence of each look of a step: α/2 over the steps, over a step's looks.
+    /// The confidence of each look of a step: α over the steps and a step's looks. A
+    /// wrong decision needs one look's interval to miss on one side: at most α/2 over
+    /// the whole bisection.
     pub fn step_confidence(&self) -> f64 {
         let alpha = 1.0 - self.settings.confidence;
-        1.0 - alpha / 2.0 / f64::from(self.max_steps) / self.settings.step.looks().len() as f64
+        1.0 - alpha / f64::from(self.max_steps) / self.settings.step.looks().len() as f64
     }
 
     /// What to measure next, or the answer.
@@ -366,13 +376,13 @@ impl Bisection {
     fn ends_unit(&mut self, taken: u32, looks: u32) -> Result<Option<Decision>, BisectError> {
         self.phase = Phase::Ends { taken, looks };
         let schedule = self.settings.ends.looks();
-        if taken % 2 != 0 || schedule.get(looks as usize) != Some(&(taken / 2)) {
+        if !taken.is_multiple_of(2) || schedule.get(looks as usize) != Some(&(taken / 2)) {
             return Ok(None);
         }
         let looks = looks + 1;
         let confidence = self.ends_confidence();
         let comparison = self.compare(self.good, self.bad, confidence)?;
-        let interval = comparison.interval.effect().map(|(l, h)| (l + 1.0, h + 1.0));
+        let against_good = ratio_bounds(&comparison);
         let worse = match self.settings.better {
             Better::Lower => comparison.ratio > 1.0,
             Better::Higher => comparison.ratio < 1.0,
@@ -396,7 +406,8 @@ impl Bisection {
             units: taken,
             looks,
             confidence,
-            interval,
+            against_good,
+            against_bad: None,
         });
         match decision {
             Decision::Regression => self.next_step(),
@@ -411,16 +422,21 @@ impl Bisection {
         self.phase = Phase::Step { level, taken, looks };
         let round = self.settings.per_round + 2;
         let schedule = self.settings.step.looks();
-        if taken % round != 0 || schedule.get(looks as usize) != Some(&(taken / round)) {
+        if !taken.is_multiple_of(round) || schedule.get(looks as usize) != Some(&(taken / round)) {
             return Ok(None);
         }
         let looks = looks + 1;
         let confidence = self.step_confidence();
-        let interval = self.contrast(level, confidence)?;
+        let against_good = self.compare(self.good, level, confidence)?;
+        let against_bad = self.compare(self.bad, level, confidence)?;
+        // a side excluded: the interval of the ratio wholly on one side of no change
+        let (not_good, not_bad) = (self.beyond(&against_good, true), self.beyond(&against_bad, false));
         let last = looks as usize == schedule.len();
-        let decision = match interval {
-            Some((low, _)) if low > 0.0 => Decision::LikeGood,
-            Some((_, high)) if high < 0.0 => Decision::LikeBad,
+        let decision = match (not_good, not_bad) {
+            (false, true) => Decision::LikeGood,
+            (true, false) => Decision::LikeBad,
+            // differs from both: between them, which one step cannot be
+            (true, true) => Decision::Unknown,
             _ if last => Decision::Unknown,
             _ => {
                 self.phase = Phase::Step { level, taken, looks };
@@ -435,7 +451,8 @@ impl Bisection {
             units: taken,
             looks,
             confidence,
-            interval,
+            against_good: ratio_bounds(&against_good),
+            against_bad: ratio_bounds(&against_bad),
         });
         match decision {
             Decision::LikeGood => self.good = level,
@@ -464,7 +481,8 @@ impl Bisection {
             units: taken,
             looks,
             confidence: self.step_confidence(),
-            interval: None,
+            against_good: None,
+            against_bad: None,
         });
         self.next_step();
         Ok(())
@@ -516,44 +534,18 @@ impl Bisection {
         compare_independent(&a, &b, &settings)
     }
 
-    /// The interval of (bad − mid) − (mid − good) on the analysis scale, oriented so
-    /// that worse is up, at `confidence`: Welch's interval of a contrast of three
-    /// independent means (Satterthwaite's degrees of freedom). Above 0 the midpoint is
-    /// nearer the good end, below nearer the bad one; `None` when a side has fewer than
-    /// two units.
-    fn contrast(&self, mid: usize, confidence: f64) -> Result<Option<(f64, f64)>, StatsError> {
-        // worse is up on the analysis scale for a cost; down for an arithmetic score, and
-        // up again for a rate's reciprocals
-        let up = (self.settings.better == Better::Lower) == (self.settings.mean == MeanKind::Arithmetic);
-        let orientation = if up { 1.0 } else { -1.0 };
-        let mut estimate = 0.0;
-        let mut variance = 0.0;
-        let mut df_denominator = 0.0;
-        for (level, weight) in [(self.good, 1.0), (mid, -2.0), (self.bad, 1.0)] {
-            let obs = Observations::new(self.values(level), self.settings.mean)?;
-            let x = obs.analysed();
-            if x.len() < 2 {
-                return Ok(None);
-            }
-            let n = x.len() as f64;
-            let mean = x.iter().sum::<f64>() / n;
-            let var = x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
-            let term = weight * weight * var / n;
-            estimate += orientation * weight * mean;
-            variance += term;
-            df_denominator += term * term / (n - 1.0);
-        }
-        if variance == 0.0 {
-            // nothing varies: the estimate is exact
-            return Ok(Some((estimate, estimate)));
-        }
-        let df = variance * variance / df_denominator;
-        let Some(t) = t_quantile(1.0 - (1.0 - confidence) / 2.0, df) else {
-            return Ok(None);
-        };
-        let half = t * variance.sqrt();
-        Ok(Some((estimate - half, estimate + half)))
+    /// Whether the comparison's interval lies wholly on the worse side of no change
+    /// (`worse`), or wholly on the better side.
+    fn beyond(&self, comparison: &Comparison, worse: bool) -> bool {
+        let Some((low, high)) = ratio_bounds(comparison) else { return false };
+        let higher_is_worse = self.settings.better == Better::Lower;
+        if worse == higher_is_worse { low > 1.0 } else { high < 1.0 }
     }
+}
+
+/// A bounded interval of the ratio.
+fn ratio_bounds(comparison: &Comparison) -> Option<(f64, f64)> {
+    comparison.interval.effect().map(|(low, high)| (low + 1.0, high + 1.0))
 }
 
 #[cfg(test)]
@@ -631,18 +623,63 @@ mod tests {
         assert_eq!(answer.first_bad, Some(8), "{:#?}", b.steps());
     }
 
+    /// A rate (higher is better, harmonic mean) that drops: decided on the reciprocals,
+    /// worse is lower.
+    #[test]
+    fn a_rate_that_drops_is_bisected_on_its_reciprocals() {
+        let rate =
+            BisectSettings { better: Better::Higher, mean: MeanKind::Harmonic, ..BisectSettings::default() };
+        let mut b = Bisection::new(0, 31, rate).unwrap();
+        let answer = run(&mut b, step_at(11, -3.0), wobble);
+        assert_eq!(answer, Answer { outcome: Outcome::Found, last_good: Some(10), first_bad: Some(11) });
+        assert!(b.record(0, 0.0).is_err());
+        let mut b =
+            Bisection::new(0, 31, BisectSettings { mean: MeanKind::Harmonic, ..b.settings().clone() })
+                .unwrap();
+        assert!(matches!(b.record(0, -1.0), Err(BisectError::Stats(StatsError::NotPositive { .. }))));
+    }
+
+    /// A midpoint as noisy as the truth is unclear spends its whole budget: unknown.
+    #[test]
+    fn a_midpoint_never_decided_spends_its_budget_and_is_unknown() {
+        let mut b = Bisection::new(0, 4, BisectSettings::default()).unwrap();
+        let mut i = 0u64;
+        while let Next::Measure(level) = b.next() {
+            // the ends tight and apart, the midpoint 2 wild about half-way
+            let x = match level {
+                0 => 10.0 + wobble(i),
+                4 => 12.0 + wobble(i),
+                2 => 11.0 + if b.values(2).len().is_multiple_of(2) { 3.0 } else { -3.0 },
+                l => step_at(3, 2.0)(l) + wobble(i),
+            };
+            b.record(level, x).unwrap();
+            i += 1;
+        }
+        let step = &b.steps()[1];
+        assert_eq!((step.level, step.decision, step.looks), (Some(2), Decision::Unknown, 4));
+        assert_eq!(step.units, 8 * 8, "8 rounds of 6 midpoint units and the two ends");
+        // its neighbours decide, and the change lies between them, 2 unknown
+        let tried: Vec<(usize, Decision)> =
+            b.steps()[2..].iter().map(|s| (s.level.unwrap(), s.decision)).collect();
+        assert_eq!(tried, [(1, Decision::LikeGood), (3, Decision::LikeBad)]);
+        assert_eq!(
+            b.next(),
+            Next::Done(Answer { outcome: Outcome::Narrowed, last_good: Some(1), first_bad: Some(3) })
+        );
+    }
+
     #[test]
     fn noise_that_never_settles_the_ends_is_inconclusive_at_the_budget() {
         let mut b = Bisection::new(0, 15, BisectSettings::default()).unwrap();
         // ±50 %: the interval of the ratio reaches across ±5 % at every look
         let answer = run(&mut b, |_| 10.0, |i| if i % 4 < 2 { 5.0 } else { -5.0 });
         assert_eq!(answer.outcome, Outcome::Inconclusive);
-        assert_eq!(b.units(), 60, "30 rounds of the two ends");
+        assert_eq!(b.units(), 80, "40 rounds of the two ends");
         assert_eq!(b.steps()[0].looks, 6);
     }
 
     /// A midpoint measuring half-way between the ends is not guessed: unknown, then the
-    /// nearest untested level (a neighbour) is tried.
+    /// nearest untested level (a neighbour) is tried, and the range ends narrowed.
     #[test]
     fn a_midpoint_half_way_is_unknown_and_a_neighbour_is_tried() {
         let mean = |level: usize| match level {
@@ -655,7 +692,7 @@ mod tests {
         let tried: Vec<(usize, Decision)> =
             b.steps()[1..].iter().map(|s| (s.level.unwrap(), s.decision)).collect();
         assert_eq!(tried[0], (4, Decision::Unknown));
-        assert_eq!(b.steps()[1].looks, 5, "the whole budget");
+        assert_eq!(b.steps()[1].looks, 1, "it differs from both ends at once");
         assert_eq!(tried[1], (3, Decision::LikeGood));
         assert_eq!(tried[2], (5, Decision::LikeBad));
         assert_eq!(answer, Answer { outcome: Outcome::Narrowed, last_good: Some(3), first_bad: Some(5) });
@@ -715,9 +752,11 @@ mod tests {
     #[test]
     fn alpha_is_split_between_the_ends_and_the_steps() {
         let b = Bisection::new(0, 63, BisectSettings::default()).unwrap();
-        assert_eq!(b.max_steps(), 8, "⌈log₂ 63⌉ + 2");
-        assert!((b.ends_confidence() - (1.0 - 0.025 / 6.0)).abs() < 1e-12);
-        assert!((b.step_confidence() - (1.0 - 0.025 / 8.0 / 5.0)).abs() < 1e-12);
+        assert_eq!(b.max_steps(), 7, "⌈log₂ 63⌉ + 1");
+        assert_eq!(b.settings().ends.looks(), [5, 8, 12, 18, 27, 40]);
+        assert_eq!(b.settings().step.looks(), [2, 3, 5, 8]);
+        assert!((b.ends_confidence() - (1.0 - 0.1 / 6.0)).abs() < 1e-12);
+        assert!((b.step_confidence() - (1.0 - 0.05 / 7.0 / 4.0)).abs() < 1e-12);
     }
 
     /// Any level's values: a centre per level (in any order, not a step) and noise.
