@@ -14,6 +14,7 @@
 //! from the seed, the scenario's name, the truth and its index.
 
 pub mod answers;
+pub mod bisect;
 pub mod drift;
 mod error;
 pub mod order;
@@ -322,6 +323,9 @@ pub struct Report {
     /// The order test's false alarms and power ([`order`]), when selected.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub order: Option<order::OrderResult>,
+    /// The bisection's table ([`bisect`]), when selected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bisect: Option<bisect::BisectResult>,
 }
 
 /// The name the drift test's tables are selected by (`--scenario drift`).
@@ -332,6 +336,9 @@ pub const ORDER: &str = "order";
 
 /// The name the regime test's tables are selected by (`--scenario regimes`).
 pub const REGIMES: &str = "regimes";
+
+/// The name the bisection's table is selected by (`--scenario bisect`).
+pub const BISECT: &str = "bisect";
 
 /// The scenarios `filters` select (all when empty), in table order. A filter is a part of
 /// the name; `^` in front anchors it to the name's start, `$` behind to its end
@@ -525,12 +532,13 @@ pub fn run(options: &Options, mut each: impl FnMut(&ScenarioResult)) -> Result<R
     let with_regimes = options.filters.is_empty() || options.filters.iter().any(|f| matches(REGIMES, f));
     let with_drift = options.filters.is_empty() || options.filters.iter().any(|f| matches(DRIFT, f));
     let with_order = options.filters.is_empty() || options.filters.iter().any(|f| matches(ORDER, f));
-    if scenarios.is_empty() && checks.is_empty() && !with_regimes && !with_drift && !with_order {
+    let with_bisect = options.filters.is_empty() || options.filters.iter().any(|f| matches(BISECT, f));
+    if scenarios.is_empty() && checks.is_empty() && !with_regimes && !with_drift && !with_order && !with_bisect {
         let names: Vec<String> = scenario::all()
             .into_iter()
             .map(|s| s.name)
             .chain(answers::checks().into_iter().map(|c| c.name))
-            .chain([REGIMES.to_owned(), DRIFT.to_owned(), ORDER.to_owned()])
+            .chain([REGIMES.to_owned(), DRIFT.to_owned(), ORDER.to_owned(), BISECT.to_owned()])
             .collect();
         return Err(CalibrateError::NoMatch { filters: options.filters.clone(), names });
     }
@@ -547,6 +555,7 @@ pub fn run(options: &Options, mut each: impl FnMut(&ScenarioResult)) -> Result<R
     let regimes = if with_regimes { Some(regimes::run(options)?) } else { None };
     let drift = with_drift.then(|| drift::run(options));
     let order = with_order.then(|| order::run(options));
+    let bisect = with_bisect.then(|| bisect::run(options));
     Ok(Report {
         margin_version: env!("CARGO_PKG_VERSION"),
         seed: options.seed,
@@ -558,6 +567,7 @@ pub fn run(options: &Options, mut each: impl FnMut(&ScenarioResult)) -> Result<R
         regimes,
         drift,
         order,
+        bisect,
     })
 }
 

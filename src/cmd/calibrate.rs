@@ -62,6 +62,9 @@ pub fn run(args: &CalibrateArgs, out: &mut dyn Write) -> Result<(), Error> {
         if let Some(o) = &report.order {
             out.write_all(calibrate::order::tables(o, report.experiments).as_bytes()).map_err(io)?;
         }
+        if let Some(b) = &report.bisect {
+            out.write_all(calibrate::bisect::tables(b, report.experiments).as_bytes()).map_err(io)?;
+        }
     }
     Ok(())
 }
