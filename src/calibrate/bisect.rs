@@ -186,7 +186,13 @@ fn bisect_once(layout: Layout, shape: Shape, levels: usize, step: f64, rng: &mut
 }
 
 /// Simulates one row.
-pub fn run_row(layout: Layout, (noise, shape): (&'static str, Shape), levels: usize, step: f64, options: &Options) -> Row {
+pub fn run_row(
+    layout: Layout,
+    (noise, shape): (&'static str, Shape),
+    levels: usize,
+    step: f64,
+    options: &Options,
+) -> Row {
     use rayon::prelude::*;
     let name = format!("bisect-{}-{noise}-{levels}-{step}", layout.label());
     let t = (0..options.experiments)
@@ -250,7 +256,13 @@ pub fn run(options: &Options) -> BisectResult {
                 for step in STEPS {
                     let row = run_row(layout, noise, levels, step, options);
                     for m in &row.misses {
-                        misses.push(format!("{} {} {} levels {} E: {m}", layout.label(), noise.0, levels, step));
+                        misses.push(format!(
+                            "{} {} {} levels {} E: {m}",
+                            layout.label(),
+                            noise.0,
+                            levels,
+                            step
+                        ));
                     }
                     rows.push(row);
                 }
