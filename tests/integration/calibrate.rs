@@ -390,7 +390,10 @@ fn calibrate_measures_the_bisection() {
     let hits = |r: &Value| r["hits"].as_u64().unwrap();
     for row in rows {
         // a claimed regression ends named right, wrong, or narrowed around the truth
-        assert_eq!(hits(&row["right"]) + hits(&row["wrong"]) + hits(&row["narrowed"]), hits(&row["regression"]));
+        assert_eq!(
+            hits(&row["right"]) + hits(&row["wrong"]) + hits(&row["narrowed"]),
+            hits(&row["regression"])
+        );
         let levels = row["levels"].as_f64().unwrap();
         let measured = row["levels_measured"].as_f64().unwrap();
         assert!((2.0..=levels.min(levels.log2() + 5.0)).contains(&measured), "{row}");
