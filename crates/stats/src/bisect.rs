@@ -524,6 +524,15 @@ impl Bisection {
         self.phase = Phase::Done { answer };
     }
 
+    /// The step the answer locates: the first bad level against the last good one (ratio
+    /// first bad / last good), at the bisection's confidence; `None` before the end or
+    /// without a regression.
+    pub fn step_found(&self) -> Option<Result<Comparison, StatsError>> {
+        let Phase::Done { answer } = &self.phase else { return None };
+        let (good, bad) = (answer.last_good?, answer.first_bad?);
+        Some(self.compare(good, bad, self.settings.confidence))
+    }
+
     /// The comparison of level `b` with level `a` (ratio b / a) as the report compares
     /// two cells: Fieller's interval with Welch's degrees of freedom, at `confidence`.
     pub fn compare(&self, a: usize, b: usize, confidence: f64) -> Result<Comparison, StatsError> {
@@ -602,6 +611,11 @@ mod tests {
         assert_eq!(decisions, [LikeGood, LikeBad, LikeBad, LikeGood, LikeBad, LikeGood]);
         // so clear a step is decided at each test's first look
         assert!(b.steps().iter().all(|s| s.looks == 1), "{:?}", b.steps());
+        // the step between them: +20 %, the wobble's spread around it
+        let step = b.step_found().unwrap().unwrap();
+        assert!((step.ratio - 1.2).abs() < 0.01, "{}", step.ratio);
+        let (low, high) = ratio_bounds(&step).unwrap();
+        assert!(low > 1.15 && high < 1.25, "{low} {high}");
     }
 
     #[test]
@@ -609,6 +623,7 @@ mod tests {
         let mut b = Bisection::new(0, 15, BisectSettings::default()).unwrap();
         let answer = run(&mut b, |_| 10.0, wobble);
         assert_eq!(answer, Answer { outcome: Outcome::NoRegression, last_good: None, first_bad: None });
+        assert!(b.step_found().is_none());
         assert_eq!(b.levels_measured(), 2);
         assert_eq!(b.units(), 10, "settled at the first look, 5 rounds");
     }
