@@ -64,8 +64,8 @@ impl Budget {
 /// The knobs of a bisection.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BisectSettings {
-    /// The whole bisection's error rate is 1 − confidence: a false regression plus a
-    /// wrong level named, at most.
+    /// α = 1 − confidence: a regression claimed where there is none at most α, a wrong
+    /// level named (or a range narrowed to that misses it) at most α/2.
     pub confidence: f64,
     /// δ: the ends differing by less do not make a regression.
     pub threshold: f64,
@@ -103,8 +103,9 @@ impl BisectSettings {
         let bad = |name, value: f64, expected| {
             Err(BisectError::Stats(StatsError::InvalidSetting { name, value, expected }))
         };
-        if !(self.confidence > 0.0 && self.confidence < 1.0) {
-            return bad("confidence", self.confidence, "a level strictly between 0 and 1");
+        // above ½, so that the ends' looks at 1 − 2α/K stay above 0
+        if !(self.confidence > 0.5 && self.confidence < 1.0) {
+            return bad("confidence", self.confidence, "a level strictly between 0.5 and 1");
         }
         if !(self.threshold >= 0.0 && self.threshold.is_finite()) {
             return bad("threshold", self.threshold, "a non-negative fraction");
@@ -366,11 +367,19 @@ impl Bisection {
             return Err(StatsError::NotPositive { index, value }.into());
         }
         self.values.entry(level).or_default().push(value);
-        match self.phase.clone() {
+        let before = self.phase.clone();
+        let result = match before {
             Phase::Ends { taken, looks } => self.ends_unit(taken + 1, looks),
             Phase::Step { level, taken, looks } => self.step_unit(level, taken + 1, looks),
             Phase::Done { .. } => Err(BisectError::Over),
+        };
+        if result.is_err() {
+            // a look that cannot be computed (a mean at or below 0 has no ratio) changes
+            // nothing: the looks fail before they decide
+            self.values.entry(level).or_default().pop();
+            self.phase = before;
         }
+        result
     }
 
     fn ends_unit(&mut self, taken: u32, looks: u32) -> Result<Option<Decision>, BisectError> {
@@ -754,6 +763,15 @@ mod tests {
         assert_eq!(b, before);
         run(&mut b, |_| 10.0, wobble);
         assert_eq!(b.record(2, 1.0), Err(BisectError::Over));
+        // a look with a mean at or below 0 has no ratio: refused, and nothing recorded
+        let mut b = Bisection::new(0, 4, BisectSettings::default()).unwrap();
+        for i in 0..9 {
+            let level = if i % 2 == 0 { 0 } else { 4 };
+            b.record(level, if level == 0 { -1.0 + wobble(i) } else { 1.0 }).unwrap();
+        }
+        let before = b.clone();
+        assert!(matches!(b.record(4, 1.0), Err(BisectError::Stats(StatsError::NonPositiveMean { .. }))));
+        assert_eq!(b, before);
     }
 
     #[test]
