@@ -14,6 +14,7 @@
 //! from the seed, the scenario's name, the truth and its index.
 
 pub mod answers;
+pub mod bisect;
 pub mod drift;
 mod error;
 pub mod order;
@@ -326,6 +327,9 @@ pub struct Report {
     /// The change points of a series: false changes, steps found ([`series`]), when selected.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub series: Option<series::SeriesResult>,
+    /// The bisection's table ([`bisect`]), when selected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bisect: Option<bisect::BisectResult>,
 }
 
 /// The name the drift test's tables are selected by (`--scenario drift`).
@@ -339,6 +343,8 @@ pub const REGIMES: &str = "regimes";
 
 /// The name the series' tables are selected by (`--scenario series`).
 pub const SERIES: &str = "series";
+/// The name the bisection's table is selected by (`--scenario bisect`).
+pub const BISECT: &str = "bisect";
 
 /// The scenarios `filters` select (all when empty), in table order. A filter is a part of
 /// the name; `^` in front anchors it to the name's start, `$` behind to its end
@@ -533,18 +539,20 @@ pub fn run(options: &Options, mut each: impl FnMut(&ScenarioResult)) -> Result<R
     let with_drift = options.filters.is_empty() || options.filters.iter().any(|f| matches(DRIFT, f));
     let with_order = options.filters.is_empty() || options.filters.iter().any(|f| matches(ORDER, f));
     let with_series = options.filters.is_empty() || options.filters.iter().any(|f| matches(SERIES, f));
+    let with_bisect = options.filters.is_empty() || options.filters.iter().any(|f| matches(BISECT, f));
     if scenarios.is_empty()
         && checks.is_empty()
         && !with_regimes
         && !with_drift
         && !with_order
         && !with_series
+        && !with_bisect
     {
         let names: Vec<String> = scenario::all()
             .into_iter()
             .map(|s| s.name)
             .chain(answers::checks().into_iter().map(|c| c.name))
-            .chain([REGIMES.to_owned(), DRIFT.to_owned(), ORDER.to_owned(), SERIES.to_owned()])
+            .chain([REGIMES.to_owned(), DRIFT.to_owned(), ORDER.to_owned(), SERIES.to_owned(), BISECT.to_owned()])
             .collect();
         return Err(CalibrateError::NoMatch { filters: options.filters.clone(), names });
     }
@@ -562,6 +570,7 @@ pub fn run(options: &Options, mut each: impl FnMut(&ScenarioResult)) -> Result<R
     let drift = with_drift.then(|| drift::run(options));
     let order = with_order.then(|| order::run(options));
     let series = with_series.then(|| series::run(options));
+    let bisect = with_bisect.then(|| bisect::run(options));
     Ok(Report {
         margin_version: env!("CARGO_PKG_VERSION"),
         seed: options.seed,
@@ -574,6 +583,7 @@ pub fn run(options: &Options, mut each: impl FnMut(&ScenarioResult)) -> Result<R
         drift,
         order,
         series,
+        bisect,
     })
 }
 

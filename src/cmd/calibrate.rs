@@ -65,6 +65,9 @@ pub fn run(args: &CalibrateArgs, out: &mut dyn Write) -> Result<(), Error> {
         if let Some(s) = &report.series {
             out.write_all(calibrate::series::tables(s, report.experiments).as_bytes()).map_err(io)?;
         }
+        if let Some(b) = &report.bisect {
+            out.write_all(calibrate::bisect::tables(b, report.experiments).as_bytes()).map_err(io)?;
+        }
     }
     Ok(())
 }

@@ -418,3 +418,39 @@ fn calibrate_measures_the_series_false_changes_and_steps() {
     let text = stdout(&out);
     assert!(text.contains("Change points in a series") && text.contains("| step of 2 × margin |"), "{text}");
 }
+
+/// The bisection's table (docs/statistics.md, Bisection): through the real binary, every
+/// row of layouts, noises, ranges and steps; A/A series claim a regression within 5 % +
+/// 3 SE, and a step of 3 E is named right nearly always, measuring about log₂ of the
+/// range besides the ends.
+#[test]
+fn calibrate_measures_the_bisection() {
+    let report = calibrate(60, &["^bisect$"]);
+    assert!(report["scenarios"].as_array().unwrap().is_empty() && report.get("drift").is_none());
+    let rows = report["bisect"]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2 * 2 * 3 * 4, "layouts × noises × ranges × steps");
+    let hits = |r: &Value| r["hits"].as_u64().unwrap();
+    for row in rows {
+        // a claimed regression ends named right, wrong, or narrowed around the truth
+        assert_eq!(
+            hits(&row["right"]) + hits(&row["wrong"]) + hits(&row["narrowed"]),
+            hits(&row["regression"])
+        );
+        let levels = row["levels"].as_f64().unwrap();
+        let measured = row["levels_measured"].as_f64().unwrap();
+        assert!((2.0..=levels.min(levels.log2() + 5.0)).contains(&measured), "{row}");
+        if row["step"] == 0.0 {
+            at_most(&row["regression"], 0.05, &format!("A/A regression claimed: {row}"));
+        }
+        if row["step"] == 3.0 {
+            assert!(rate(&row["right"]) >= 0.9, "{row}");
+            assert!(measured >= levels.log2().floor(), "{row}");
+        }
+    }
+}
+
+/// At most `p` + 3 standard errors (at `p`).
+fn at_most(r: &Value, p: f64, what: &str) {
+    let of = r["of"].as_f64().unwrap();
+    assert!(rate(r) <= p + 3.0 * (p * (1.0 - p) / of).sqrt(), "{what}");
+}

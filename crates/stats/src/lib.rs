@@ -8,6 +8,7 @@
 //! Relative quantities (CV, margins, ratios, effects, thresholds) are fractions:
 //! 0.05 means 5 %. Percent signs belong to the report.
 
+pub mod bisect;
 pub mod cell;
 pub mod compare;
 pub mod components;
