@@ -552,7 +552,13 @@ pub fn run(options: &Options, mut each: impl FnMut(&ScenarioResult)) -> Result<R
             .into_iter()
             .map(|s| s.name)
             .chain(answers::checks().into_iter().map(|c| c.name))
-            .chain([REGIMES.to_owned(), DRIFT.to_owned(), ORDER.to_owned(), SERIES.to_owned(), BISECT.to_owned()])
+            .chain([
+                REGIMES.to_owned(),
+                DRIFT.to_owned(),
+                ORDER.to_owned(),
+                SERIES.to_owned(),
+                BISECT.to_owned(),
+            ])
             .collect();
         return Err(CalibrateError::NoMatch { filters: options.filters.clone(), names });
     }

@@ -141,7 +141,7 @@ fn summary(exp: &Experiment, o: &Outcome, out: &mut dyn Write) -> std::io::Resul
     // where the pending cells wait: on the hosts they name (the ssh hosts a run drives),
     // else on the machine margin runs on
     let mut hosts: Vec<&str> = Vec::new();
-    for (label, _) in &o.pending {
+    for Pending { label, .. } in &o.pending {
         let host = label.split(' ').filter_map(|kv| kv.split_once('=')).find(|(k, _)| *k == "host");
         if let Some((_, h)) = host.filter(|(_, h)| !hosts.contains(h)) {
             hosts.push(h);

@@ -14,7 +14,7 @@ use crate::analyze::stopping::Rule;
 use crate::plan::{Cell, LOCAL_HOST, Plan, host_of};
 use crate::run::{RunError, RunOptions, facts, machines_of, repetitions, ssh_entry};
 use crate::spec::{Experiment, Repetitions};
-use crate::store::{ProgressByCell, CellProgress, Event, ProblemKind, SessionRecord, Snapshot};
+use crate::store::{CellProgress, Event, ProblemKind, ProgressByCell, SessionRecord, Snapshot};
 use crate::summary::Pending;
 
 /// For `plan` and `status`: each cell's progress, whether it runs here, and an estimate.

@@ -50,7 +50,7 @@ pub use failure::{GaveUp, HostError, RunError, WorkdirError};
 
 use crate::plan::{LOCAL_HOST, Plan};
 use crate::spec::{Experiment, Repetitions};
-use crate::store::{ProgressByCell, CellProgress, Store};
+use crate::store::{CellProgress, ProgressByCell, Store};
 
 /// A run: what it runs (the experiment, its plan), where it records (the store), how
 /// (the options, the stopping rule), and the flag Ctrl-C sets. The boot loop runs each

@@ -15,7 +15,7 @@ use super::{DEFAULT_MAX_FAILURES, Outcome, Pending, Run, RunError, facts, workdi
 use crate::parse::Recipe;
 use crate::plan::host_of;
 use crate::spec::parse_duration;
-use crate::store::{Appender, ProgressByCell, CellProgress, Start};
+use crate::store::{Appender, CellProgress, ProgressByCell, Start};
 
 /// Run the cells of the plan that match their host and still need trials.
 pub(crate) fn run(run: &Run<'_>, ui: &mut dyn Progress) -> Result<Outcome, RunError> {

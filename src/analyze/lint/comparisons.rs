@@ -121,7 +121,11 @@ pub(crate) fn comparison_warnings(
             found.sensitive.push(format!("{}: {} if the outliers set aside were kept", what(), name(kind)));
         }
         if let Some(kind) = c.verdict_without_outliers {
-            found.sensitive.push(format!("{}: {} if the flagged outliers were set aside", what(), name(kind)));
+            found.sensitive.push(format!(
+                "{}: {} if the flagged outliers were set aside",
+                what(),
+                name(kind)
+            ));
         }
     }
     found.warnings(|entry| exp.spec.analysis.compare[entry].value.factor.value.clone())

@@ -15,8 +15,8 @@
 //! The orders are drawn from a fixed seed: the same runs give the same answer.
 
 use super::{
-    ChangePoint, Detectable, LevelSummary, MeanEstimate, Segment, Series, SeriesError, SeriesSettings,
-    SeriesVerdict,
+    ChangePoint, Detectable, LevelSummary, MeanEstimate, STEP_ALPHA_SHARE, Segment, Series, SeriesError,
+    SeriesSettings, SeriesVerdict,
 };
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
@@ -161,6 +161,9 @@ pub fn find_changes_in_runs(
     let df = n - (starts.len() - 1);
     let sd = (df > 0).then(|| (residual / df as f64).sqrt());
     let t_interval = sd.and_then(|_| dist::t_quantile(1.0 - (1.0 - settings.confidence) / 2.0, df as f64));
+    // the steps' intervals wider, as in a series of levels (`STEP_ALPHA_SHARE`)
+    let step_confidence = 1.0 - STEP_ALPHA_SHARE * (1.0 - settings.confidence);
+    let t_step = sd.and_then(|_| dist::t_quantile(1.0 - (1.0 - step_confidence) / 2.0, df as f64));
     let estimate = |count: f64, mean: f64| match (sd, t_interval) {
         (Some(sd), Some(t)) => {
             let h = t * sd / count.sqrt();
@@ -183,7 +186,7 @@ pub fn find_changes_in_runs(
             let (nl, ml, _) = p.span(starts[i], k);
             let (nr, mr, _) = p.span(k, starts[i + 2]);
             let d = mr - ml;
-            let h = match (sd, t_interval) {
+            let h = match (sd, t_step) {
                 (Some(sd), Some(tq)) => tq * sd * (1.0 / nl + 1.0 / nr).sqrt(),
                 _ => f64::INFINITY,
             };
@@ -213,6 +216,7 @@ pub fn find_changes_in_runs(
         df,
         alpha: settings.alpha,
         confidence: settings.confidence,
+        step_confidence,
     })
 }
 
