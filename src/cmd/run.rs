@@ -11,9 +11,9 @@ use crate::analyze::stopping::Rule;
 use crate::outlook::dry_run::{DryRunError, write_dry_run};
 use crate::plan::{DEFAULT_MAX_CELLS, Plan};
 use crate::run::display::{Bar, Lines, Progress};
-use crate::run::{self, Abandoned, CleanupFailed, GaveUp, HostFailure, Outcome, Pending, RunOptions};
+use crate::run::{self, Abandoned, CleanupFailed, GaveUp, HostFailure, Outcome, RunOptions};
 use crate::spec::Experiment;
-use crate::store::{CellProgress, ProgressByCell, Store};
+use crate::store::Store;
 
 /// `margin run`'s arguments.
 #[derive(Debug, clap::Args)]
@@ -140,13 +140,7 @@ fn summary(exp: &Experiment, o: &Outcome, out: &mut dyn Write) -> std::io::Resul
     let state = if o.interrupted { " (interrupted)" } else { "" };
     // where the pending cells wait: on the hosts they name (the ssh hosts a run drives),
     // else on the machine margin runs on
-    let mut hosts: Vec<&str> = Vec::new();
-    for Pending { label, .. } in &o.pending {
-        let host = label.split(' ').filter_map(|kv| kv.split_once('=')).find(|(k, _)| *k == "host");
-        if let Some((_, h)) = host.filter(|(_, h)| !hosts.contains(h)) {
-            hosts.push(h);
-        }
-    }
+    let hosts = o.pending_hosts();
     let place = match hosts.as_slice() {
         [] => "on this host".to_owned(),
         [one] => format!("on host `{one}`"),
@@ -203,15 +197,7 @@ fn summary(exp: &Experiment, o: &Outcome, out: &mut dyn Write) -> std::io::Resul
     }
     if !o.pending.is_empty() {
         writeln!(out, "  pending, for another host or boot:")?;
-        // cells that wait for the same reason said once, and a host's failure said above
-        // not again
-        let mut by_why: indexmap::IndexMap<&str, Vec<&str>> = indexmap::IndexMap::new();
-        for Pending { label, why } in &o.pending {
-            by_why.entry(why.as_str()).or_default().push(label.as_str());
-        }
-        for (why, labels) in by_why {
-            let failed = o.host_errors.iter().find(|f| f.why.to_string() == why);
-            let why = failed.map_or_else(|| why.to_owned(), |f| format!("host {} failed (above)", f.host));
+        for (why, labels) in o.pending_by_reason() {
             match labels.as_slice() {
                 [label] => writeln!(out, "    {label}: {why}")?,
                 _ => {
@@ -243,27 +229,4 @@ fn dry_run(
         DryRunError::Spec(d) => Error::Spec(d),
         DryRunError::Output(e) => Error::Output(e),
     })
-}
-
-/// The run asks analyze's stopping rule whether a cell is done.
-impl run::Stopping for Rule {
-    fn needs_board(&self) -> bool {
-        Rule::needs_board(self)
-    }
-
-    fn is_done(&self, cell: usize, progress: &CellProgress, board: &ProgressByCell) -> bool {
-        Rule::is_done(self, cell, progress, board)
-    }
-
-    fn remaining(&self, cell: usize, progress: &CellProgress, board: &ProgressByCell) -> (u32, u32) {
-        Rule::remaining(self, cell, progress, board)
-    }
-
-    fn settled_across_boots(&self, snapshot: &crate::store::Snapshot) -> bool {
-        Rule::settled_across_boots(self, snapshot)
-    }
-
-    fn trials_per_boot(&self, snapshot: &crate::store::Snapshot, boot_cost: f64) -> Option<u32> {
-        Rule::trials_per_boot(self, snapshot, boot_cost)
-    }
 }
