@@ -163,7 +163,7 @@ impl Booting<'_> {
     fn detect(&self) -> facts::Detected {
         let empty = || facts::Detected { levels: IndexMap::new(), unknown: IndexMap::new() };
         let Ok(control) = ControlDir::new() else { return empty() };
-        let executor = crate::run::host::executor(self.exp, self.store, self.host, Some(control.path()));
+        let executor = crate::run::host::target(self.exp, self.store, self.host, Some(control.path()));
         let src = executor.facts();
         let found = facts::gather(src);
         let detected = facts::detect(self.exp, &found, src);
