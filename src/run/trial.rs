@@ -282,7 +282,6 @@ impl HostRun<'_> {
     /// cell's progress and the session's counts, and show it.
     pub(super) fn keep(&mut self, st: &mut CellState<'_>, record: TrialRecord, warmup: bool) -> Recorded {
         let sh = self.shared;
-        let repetition = record.repetition;
         // A second Ctrl-C killed the commands under way (`process::kill_running`) and
         // margin is exiting: what ended now is not the command's result. (A trial that
         // ended before the flag was set is real, and was recorded.)
@@ -295,6 +294,10 @@ impl HostRun<'_> {
             return Recorded::Nothing; // `halted` stops the rounds
         }
         st.progress.add_record(&record);
+        // the measured trials' number, warm-ups not counted; a failure has the number
+        // of the trial that tries again
+        let measured = record.status.is_measurement() && !warmup;
+        let repetition = if measured { st.progress.ok } else { st.progress.ok + 1 };
         if sh.rule.needs_board() {
             sh.board().insert(st.index, st.progress.clone());
         }
