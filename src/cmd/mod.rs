@@ -15,6 +15,7 @@ pub mod args;
 pub mod calibrate;
 pub mod check;
 pub mod compare;
+mod confirm;
 pub mod export;
 pub mod history;
 pub mod import;

@@ -44,6 +44,11 @@ pub struct RunArgs {
     /// `margin compare --baseline label=v1 --candidate label=v2` can select them.
     #[arg(long, value_name = "LABEL", value_parser = super::args::label)]
     pub label: Option<String>,
+    /// Confirm a change point of a series: measure its two sides, levels `A,B`
+    /// (neighbours, A first), again in alternation until their comparison is settled, in
+    /// a store of their own (`NAME-confirm-A-B`); the run says confirmed or not.
+    #[arg(long, value_name = "A,B")]
+    pub confirm: Option<String>,
     /// Refuse matrices with more cells than this.
     #[arg(long, default_value_t = DEFAULT_MAX_CELLS)]
     pub max_cells: usize,
@@ -71,7 +76,10 @@ impl RunArgs {
 pub fn run(args: &RunArgs, terminal: bool, out: &mut dyn Write) -> Result<(), Error> {
     let options = &args.options();
     let reports = &args.reports.root;
-    let experiments = load_all(&args.files, args.max_cells)?;
+    let mut experiments = load_all(&args.files, args.max_cells)?;
+    if let Some(pair) = &args.confirm {
+        experiments = super::confirm::confirming(experiments, pair, reports, args.max_cells)?;
+    }
     if let Some(only) = &options.host {
         for (exp, plan) in &experiments {
             let mut hosts: Vec<&str> = plan.cells.iter().map(|c| crate::plan::host_of(plan, c)).collect();
@@ -122,6 +130,9 @@ pub fn run(args: &RunArgs, terminal: bool, out: &mut dyn Write) -> Result<(), Er
         }
         let whole = super::answer::Whole::new(&format!("margin report {}", exp.path.display()), &store);
         super::answer::answer(&report, terminal.then_some(&whole), out).map_err(io)?;
+        if args.confirm.is_some() {
+            super::confirm::say(&report, out)?;
+        }
         failures |= outcome.has_failures();
         if outcome.interrupted {
             return Err(Error::Interrupted);
