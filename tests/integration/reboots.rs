@@ -575,6 +575,9 @@ fn adaptive_boots_go_on_while_the_boots_differ_with_the_trials_per_boot_logged()
     let store = dir.path().join("reports/reboots");
     let boots = boot_trials(&store);
     assert!(boots.len() > 4, "past the first look (2 blocks): {boots:?}\n{}", stderr(&out));
+    // the look after 3 blocks is said, settled or not
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(said.contains("look 2 of 3 "), "{said}");
     assert_eq!(boots.len() % 2, 0, "whole blocks: {boots:?}");
     // the first 2 blocks share the 4 repetitions; each later boot logs its trials per
     // cell, decided once, and runs exactly that many

@@ -4,6 +4,15 @@
 
 use super::*;
 
+/// A look of adaptive boots: after how many boots of each combination, which of how
+/// many looks, and whether it settled every comparison across boots.
+pub(super) struct Look {
+    pub(super) blocks: u32,
+    pub(super) number: usize,
+    pub(super) of: usize,
+    pub(super) settled: bool,
+}
+
 impl Booting<'_> {
     /// Adaptive boots: the boots of the first `min` blocks, after which the looks begin
     /// (`None` when the boots are fixed).
@@ -39,15 +48,18 @@ impl Booting<'_> {
     }
 
     /// Adaptive boots, at the start of a block past the first `min`: whether this block
-    /// is a look and the trials so far settle every comparison across boots.
-    pub(super) fn settled_at(&self, index: usize, rule: &dyn Stopping) -> Result<Option<u32>, RunError> {
+    /// is a look, and whether the trials so far settle every comparison across boots.
+    pub(super) fn look_at(&self, index: usize, rule: &dyn Stopping) -> Result<Option<Look>, RunError> {
         let Some(first) = self.first_phase() else { return Ok(None) };
         let blocks = (index / self.block) as u32;
-        if index < first || !index.is_multiple_of(self.block) || !self.count.looks().contains(&blocks) {
+        let looks = self.count.looks();
+        let Some(at) = looks.iter().position(|&b| b == blocks) else { return Ok(None) };
+        if index < first || !index.is_multiple_of(self.block) {
             return Ok(None);
         }
         let snapshot = self.store.load()?;
-        Ok(rule.settled_across_boots(&snapshot).then_some(blocks))
+        let settled = rule.settled_across_boots(&snapshot);
+        Ok(Some(Look { blocks, number: at + 1, of: looks.len(), settled }))
     }
 
     /// Adaptive boots: the trials per cell of the boots past the first `min` blocks,
