@@ -195,3 +195,6 @@ fn ratio_and_bounds(c: Option<&Comparison>) -> (Option<f64>, Option<(f64, f64)>)
     let bounds = c.interval.effect().map(|(low, high)| (low + 1.0, high + 1.0));
     (Some(c.ratio).filter(|r| r.is_finite()), bounds)
 }
+
+#[cfg(test)]
+mod tests;
