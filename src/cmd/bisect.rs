@@ -150,9 +150,7 @@ fn drive(exp: &Experiment, plan: &Plan, store: &Store, start: &Replay) -> Result
             return Err(Error::Input(format!("{}: cannot run here: {}", p.label, p.why)));
         }
         if outcome.has_failures() {
-            for a in &outcome.abandoned {
-                to_stderr(format_args!("{}: abandoned: {}", a.label, a.why));
-            }
+            // an abandoned cell was said as a note (`Trials::note`), a failed host was not
             for h in &outcome.host_errors {
                 to_stderr(format_args!("host {} failed: {}", h.host, h.why));
             }
