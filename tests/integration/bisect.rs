@@ -206,5 +206,21 @@ fn bad_input_is_refused_with_its_flag_named_and_nothing_stored() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("`kernel` is an environment factor"), "{}", stderr(&out));
     assert!(stderr(&out).contains("across boots"), "{}", stderr(&out));
+    // a host that boots: there the unit would be a boot
+    std::fs::write(
+        dir.path().join("experiments/booted.yaml"),
+        "matrix:\n  host: [box]\n  kernel: [bare, xen]\n  version: [v1, v2, v3]\nenvironment:\n  kernel: { fact: hypervisor, map: { xen: xen, none: bare } }\nhosts:\n  box: { ssh: root@box.example, boot: { reboot: reboot, boots: 4 } }\nrun: 'echo value 1'\nmetrics:\n  value: { regex: 'value ([\\d.]+)' }\n",
+    )
+    .unwrap();
+    let out = as_a_user(dir.path())
+        .args(["bisect", "experiments/booted.yaml", "--factor", "version", "--set", "kernel=xen"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("in experiments/booted.yaml, the cells run on host `box`, which boots"),
+        "{}",
+        stderr(&out)
+    );
     assert!(!dir.path().join("reports").exists(), "bad input stored something");
 }
