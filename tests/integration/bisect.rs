@@ -224,3 +224,31 @@ fn bad_input_is_refused_with_its_flag_named_and_nothing_stored() {
     );
     assert!(!dir.path().join("reports").exists(), "bad input stored something");
 }
+
+#[test]
+fn another_factor_fixed_with_set_bisects_its_own_cells_only() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("experiments")).unwrap();
+    // a step of 15 % at v4, with 4k blocks only
+    std::fs::write(
+        dir.path().join("experiments/x.yaml"),
+        r#"matrix:
+  version: [v1, v2, v3, v4, v5, v6]
+  size: [1k, 4k]
+run: >-
+  awk -v level={{ version }} -v size={{ size }} -v c={{ repetition }} 'BEGIN { v = substr(level, 2) + 0;
+  srand(v * 1000 + c); u = rand(); w = rand(); z = sqrt(-2 * log(u + 1e-12)) * cos(6.283185307 * w);
+  printf "value %.6f\n", 100 * (v >= 4 && size == "4k" ? 1.15 : 1) * (1 + 0.03 * z) }'
+metrics:
+  value: { regex: 'value ([\d.]+)', better: lower }
+"#,
+    )
+    .unwrap();
+    let out = bisect(dir.path(), &["--set", "size=4k", "--json"]);
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!((v["verdict"].as_str(), v["first_bad"].as_str()), (Some("found"), Some("v4")), "{v}");
+    assert_eq!(v["fixed"]["size"], "4k");
+    let recorded = records(&dir.path().join("reports/x"));
+    assert!(recorded.iter().all(|r| r["levels"]["size"] == "4k"), "a 1k cell was measured");
+}
