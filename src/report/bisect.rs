@@ -119,3 +119,69 @@ fn step_row(i: usize, s: &BisectStep) -> Vec<String> {
         s.units.to_string(),
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use indexmap::IndexMap;
+
+    use super::*;
+
+    fn output(verdict: Verdict, located: bool) -> BisectOutput {
+        BisectOutput {
+            experiment: "x".into(),
+            factor: "version".into(),
+            metric: "time".into(),
+            unit: "s".into(),
+            better: Better::Lower,
+            fixed: IndexMap::from([("size".to_owned(), "4k".to_owned())]),
+            label: "bisect:version:v1..v16".into(),
+            verdict,
+            good: "v1".into(),
+            bad: "v16".into(),
+            last_good: located.then(|| "v9".to_owned()),
+            first_bad: located.then(|| "v12".to_owned()),
+            ratio: Some(1.1),
+            ci_low: Some(1.05),
+            ci_high: Some(1.15),
+            confidence: 0.95,
+            threshold_pct: 5.0,
+            steps: vec![BisectStep {
+                level: Some("v8".into()),
+                good: "v1".into(),
+                bad: "v16".into(),
+                decision: Decision::Unknown,
+                units: 64,
+                looks: 4,
+                confidence: 0.998,
+                against_good: Some((1.01, 1.09)),
+                against_bad: None,
+            }],
+            trials: 120,
+            levels_measured: 5,
+            levels: 16,
+            unused_trials: 0,
+        }
+    }
+
+    #[test]
+    fn each_verdict_says_what_it_located_first() {
+        let line = |v, located| verdict_line(&output(v, located));
+        assert_eq!(
+            line(Verdict::Found, true),
+            "found: `v12` made time worse: +10.0 % [+5.0 %, +15.0 %]; last good `v9`"
+        );
+        assert!(line(Verdict::Narrowed, true).starts_with("narrowed: between `v9` and `v12`: time +10.0 %"));
+        assert!(
+            line(Verdict::NoRegression, false)
+                .starts_with("no regression between `v1` and `v16`: time +10.0 %")
+        );
+        assert!(
+            line(Verdict::Improvement, false).starts_with("improvement, not a regression: `v16` is better")
+        );
+        assert!(line(Verdict::Inconclusive, false).contains("not settled within 120 trials"));
+        let text = markdown(&output(Verdict::Narrowed, true));
+        assert!(text.contains("with size=4k: `time` (lower is better)"), "{text}");
+        assert!(text.contains("| 0    | v8    | [+1.0 %, +9.0 %]"), "{text}");
+        assert!(text.contains("120 trials; 5 of the 16 levels"), "{text}");
+    }
+}
