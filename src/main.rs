@@ -25,6 +25,9 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 static MALLOC_CONF: &[u8; 66] = b"dirty_decay_ms:50,muzzy_decay_ms:0,percpu_arena:phycpu,thp:always\0";
 
 fn main() -> ExitCode {
+    // a descriptor margin's parent left open must not reach a command margin runs (a
+    // `restart` that leaves a daemon behind would hold it for ever); best effort
+    let _ = margin::run::process::keep_inherited_descriptors();
     let cli = Cli::parse();
     let stdout = std::io::stdout();
     let terminal = stdout.is_terminal();

@@ -61,11 +61,14 @@ pub(crate) fn history(inputs: &[Input], threshold: f64, confidence: f64) -> Hist
     HistoryOutput { runs, rows, threshold_pct: threshold * 100.0, alpha: settings.alpha }
 }
 
+/// A run as found: its label, its first session's start, and its sessions.
+type Found<'a> = (Option<String>, String, Vec<&'a str>);
+
 /// The runs of every store, in the order their first sessions started, and each
 /// (store, session)'s run.
 fn runs(inputs: &[Input]) -> (Vec<HistoryRun>, std::collections::HashMap<(usize, &str), usize>) {
     // (store, name) → (label, first start, sessions)
-    let mut found: IndexMap<(usize, String), (Option<String>, String, Vec<&str>)> = IndexMap::new();
+    let mut found: IndexMap<(usize, String), Found<'_>> = IndexMap::new();
     for (s, input) in inputs.iter().enumerate() {
         for session in input.sessions.iter().filter(|x| x.event == Event::Start) {
             let name = session.label.clone().unwrap_or_else(|| session.session.clone());
@@ -78,7 +81,7 @@ fn runs(inputs: &[Input]) -> (Vec<HistoryRun>, std::collections::HashMap<(usize,
             entry.2.push(session.session.as_str());
         }
     }
-    let mut order: Vec<((usize, String), (Option<String>, String, Vec<&str>))> = found.into_iter().collect();
+    let mut order: Vec<((usize, String), Found<'_>)> = found.into_iter().collect();
     // RFC 3339 times of one writer compare as text
     order.sort_by(|a, b| a.1.1.cmp(&b.1.1));
     let mut run_of = std::collections::HashMap::new();

@@ -30,6 +30,9 @@ struct Job {
     missing: Vec<String>,
 }
 
+/// A series' metric (index into the metrics) and its context (the other keys' levels).
+type Context = (usize, Vec<(usize, String)>);
+
 /// Every `series` entry over every primary metric and context.
 pub(crate) fn series_all(
     exp: &Experiment,
@@ -53,8 +56,7 @@ pub(crate) fn series_all(
         };
         let order = level_order(plan, key);
         // (metric, context) → level → analysed cells
-        let mut by_context: IndexMap<(usize, Vec<(usize, String)>), IndexMap<String, Vec<usize>>> =
-            IndexMap::new();
+        let mut by_context: IndexMap<Context, IndexMap<String, Vec<usize>>> = IndexMap::new();
         for (i, a) in analysed.iter().enumerate() {
             if !primary.contains(metrics[a.meta].name.as_str()) {
                 continue;

@@ -218,6 +218,29 @@ impl Rule {
     }
 }
 
+/// The run asks analyze's stopping rule whether a cell is done.
+impl crate::run::Stopping for Rule {
+    fn needs_board(&self) -> bool {
+        Rule::needs_board(self)
+    }
+
+    fn is_done(&self, cell: usize, progress: &CellProgress, board: &ProgressByCell) -> bool {
+        Rule::is_done(self, cell, progress, board)
+    }
+
+    fn remaining(&self, cell: usize, progress: &CellProgress, board: &ProgressByCell) -> (u32, u32) {
+        Rule::remaining(self, cell, progress, board)
+    }
+
+    fn settled_across_boots(&self, snapshot: &crate::store::Snapshot) -> bool {
+        Rule::settled_across_boots(self, snapshot)
+    }
+
+    fn trials_per_boot(&self, snapshot: &crate::store::Snapshot, boot_cost: f64) -> Option<u32> {
+        Rule::trials_per_boot(self, snapshot, boot_cost)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -35,7 +35,7 @@ pub const BETWEEN: f64 = 1.0;
 const CV: f64 = 0.05;
 const CENTRE: f64 = 10.0;
 
-/// The targets (issue 54): at a step of 2 E or more in 64 levels the right level at least
+/// The targets a user can rely on: at a step of 2 E or more in 64 levels the right level at least
 /// 95 %, the answer excluding the truth at most 2 %; on A/A a regression claimed at most
 /// 5 %; the cost at most 25 % of measuring all 64 levels, 3 % of all 1 024.
 pub const RIGHT: f64 = 0.95;

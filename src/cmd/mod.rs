@@ -16,6 +16,7 @@ pub mod bisect;
 pub mod calibrate;
 pub mod check;
 pub mod compare;
+mod confirm;
 pub mod export;
 pub mod history;
 pub mod import;

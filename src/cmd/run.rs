@@ -11,9 +11,9 @@ use crate::analyze::stopping::Rule;
 use crate::outlook::dry_run::{DryRunError, write_dry_run};
 use crate::plan::{DEFAULT_MAX_CELLS, Plan};
 use crate::run::display::{Bar, Lines, Progress};
-use crate::run::{self, Abandoned, CleanupFailed, GaveUp, HostFailure, Outcome, Pending, RunOptions};
+use crate::run::{self, Abandoned, CleanupFailed, GaveUp, HostFailure, Outcome, RunOptions};
 use crate::spec::Experiment;
-use crate::store::{CellProgress, ProgressByCell, Store};
+use crate::store::Store;
 
 /// `margin run`'s arguments.
 #[derive(Debug, clap::Args)]
@@ -44,6 +44,11 @@ pub struct RunArgs {
     /// `margin compare --baseline label=v1 --candidate label=v2` can select them.
     #[arg(long, value_name = "LABEL", value_parser = super::args::label)]
     pub label: Option<String>,
+    /// Confirm a change point of a series: measure its two sides, levels `A,B`
+    /// (neighbours, A first), again in alternation until their comparison is settled, in
+    /// a store of their own (`NAME-confirm-A-B`); the run says confirmed or not.
+    #[arg(long, value_name = "A,B")]
+    pub confirm: Option<String>,
     /// Refuse matrices with more cells than this.
     #[arg(long, default_value_t = DEFAULT_MAX_CELLS)]
     pub max_cells: usize,
@@ -71,7 +76,10 @@ impl RunArgs {
 pub fn run(args: &RunArgs, terminal: bool, out: &mut dyn Write) -> Result<(), Error> {
     let options = &args.options();
     let reports = &args.reports.root;
-    let experiments = load_all(&args.files, args.max_cells)?;
+    let mut experiments = load_all(&args.files, args.max_cells)?;
+    if let Some(pair) = &args.confirm {
+        experiments = super::confirm::confirming(experiments, pair, reports, args.max_cells)?;
+    }
     if let Some(only) = &options.host {
         for (exp, plan) in &experiments {
             let mut hosts: Vec<&str> = plan.cells.iter().map(|c| crate::plan::host_of(plan, c)).collect();
@@ -122,6 +130,9 @@ pub fn run(args: &RunArgs, terminal: bool, out: &mut dyn Write) -> Result<(), Er
         }
         let whole = super::answer::Whole::new(&format!("margin report {}", exp.path.display()), &store);
         super::answer::answer(&report, terminal.then_some(&whole), out).map_err(io)?;
+        if args.confirm.is_some() {
+            super::confirm::say(&report, out)?;
+        }
         failures |= outcome.has_failures();
         if outcome.interrupted {
             return Err(Error::Interrupted);
@@ -140,13 +151,7 @@ fn summary(exp: &Experiment, o: &Outcome, out: &mut dyn Write) -> std::io::Resul
     let state = if o.interrupted { " (interrupted)" } else { "" };
     // where the pending cells wait: on the hosts they name (the ssh hosts a run drives),
     // else on the machine margin runs on
-    let mut hosts: Vec<&str> = Vec::new();
-    for Pending { label, .. } in &o.pending {
-        let host = label.split(' ').filter_map(|kv| kv.split_once('=')).find(|(k, _)| *k == "host");
-        if let Some((_, h)) = host.filter(|(_, h)| !hosts.contains(h)) {
-            hosts.push(h);
-        }
-    }
+    let hosts = o.pending_hosts();
     let place = match hosts.as_slice() {
         [] => "on this host".to_owned(),
         [one] => format!("on host `{one}`"),
@@ -203,15 +208,7 @@ fn summary(exp: &Experiment, o: &Outcome, out: &mut dyn Write) -> std::io::Resul
     }
     if !o.pending.is_empty() {
         writeln!(out, "  pending, for another host or boot:")?;
-        // cells that wait for the same reason said once, and a host's failure said above
-        // not again
-        let mut by_why: indexmap::IndexMap<&str, Vec<&str>> = indexmap::IndexMap::new();
-        for Pending { label, why } in &o.pending {
-            by_why.entry(why.as_str()).or_default().push(label.as_str());
-        }
-        for (why, labels) in by_why {
-            let failed = o.host_errors.iter().find(|f| f.why.to_string() == why);
-            let why = failed.map_or_else(|| why.to_owned(), |f| format!("host {} failed (above)", f.host));
+        for (why, labels) in o.pending_by_reason() {
             match labels.as_slice() {
                 [label] => writeln!(out, "    {label}: {why}")?,
                 _ => {
@@ -243,27 +240,4 @@ fn dry_run(
         DryRunError::Spec(d) => Error::Spec(d),
         DryRunError::Output(e) => Error::Output(e),
     })
-}
-
-/// The run asks analyze's stopping rule whether a cell is done.
-impl run::Stopping for Rule {
-    fn needs_board(&self) -> bool {
-        Rule::needs_board(self)
-    }
-
-    fn is_done(&self, cell: usize, progress: &CellProgress, board: &ProgressByCell) -> bool {
-        Rule::is_done(self, cell, progress, board)
-    }
-
-    fn remaining(&self, cell: usize, progress: &CellProgress, board: &ProgressByCell) -> (u32, u32) {
-        Rule::remaining(self, cell, progress, board)
-    }
-
-    fn settled_across_boots(&self, snapshot: &crate::store::Snapshot) -> bool {
-        Rule::settled_across_boots(self, snapshot)
-    }
-
-    fn trials_per_boot(&self, snapshot: &crate::store::Snapshot, boot_cost: f64) -> Option<u32> {
-        Rule::trials_per_boot(self, snapshot, boot_cost)
-    }
 }

@@ -98,6 +98,7 @@ pub fn expand(exp: &Experiment, max_cells: usize) -> Result<Plan, Diagnostics> {
         cells,
         repetitions: spec.repetitions(),
         warmup: spec.warmup.unwrap_or(0),
+        boots: spec.hosts.values().any(|h| h.value.boot.is_some()),
     })
 }
 

@@ -34,7 +34,10 @@ pub struct Plan {
     pub factors: Vec<FactorSummary>,
     pub cells: Vec<Cell>,
     pub repetitions: Repetitions,
+    /// Warm-up trials per cell per session (so per boot, for a host that boots).
     pub warmup: u32,
+    /// Whether some host boots: each boot is a session of its own, with its warm-ups.
+    pub boots: bool,
 }
 
 /// A factor and its levels as written, for display.
@@ -124,7 +127,8 @@ impl fmt::Display for Plan {
             }
         }
         if self.warmup > 0 {
-            write!(f, " (+ {} warm-up per cell)", self.warmup)?;
+            let per = if self.boots { "per cell per boot" } else { "per cell" };
+            write!(f, " (+ {} warm-up {per})", self.warmup)?;
         }
         Ok(())
     }

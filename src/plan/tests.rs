@@ -410,3 +410,17 @@ proptest! {
         }
     }
 }
+
+/// A warm-up runs once per cell in each session, so once per boot for a host that boots:
+/// the plan's line says which.
+#[test]
+fn warm_ups_are_counted_per_boot_where_a_host_boots() {
+    let local = plan("matrix:\n  x: [a]\nrun: echo\nwarmup: 1\n");
+    assert!(local.to_string().ends_with("(+ 1 warm-up per cell)"), "{local}");
+    let booted = plan(
+        "hosts:\n  m: { ssh: root@m.example.org, boot: { reboot: 'echo {{ kernel }}', boots: 3 } }\n\
+         matrix:\n  host: [m]\n  kernel: [xen, bare]\nenvironment:\n  kernel: { fact: hypervisor, map: { xen: xen, none: bare } }\n\
+         run: echo\nwarmup: 1\n",
+    );
+    assert!(booted.to_string().ends_with("(+ 1 warm-up per cell per boot)"), "{booted}");
+}

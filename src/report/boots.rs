@@ -7,12 +7,9 @@
 use super::SHOWN;
 use super::figures::typical;
 use super::format::{DisplayUnit, cell_text, dash, markdown_table, percent, scale};
-use super::metrics::fold;
+use super::metrics::{BOOTS_HEADING as HEADING, fold};
 use crate::spec::Experiment;
 use crate::summary::{BootRow, CellStat, Summary};
-
-/// The section's heading, as other sections name it.
-pub(super) const HEADING: &str = "Boots";
 
 /// For each metric the report shows (margin's own folded measures left out when others
 /// are there), its cells compared across boots, a row per cell and boot: the boot's

@@ -8,6 +8,9 @@ use crate::spec::Experiment;
 use crate::summary::{CellStat, CellUnits, Summary};
 use vocab::Better;
 
+/// The Boots section's heading (boots.rs), as this and other sections name it.
+pub(super) const BOOTS_HEADING: &str = "Boots";
+
 /// Whether `metric` is margin's own measure of a trial (`wall_time`, `user_time`,
 /// `system_time`, a gang member's too) that the report folds after the experiment's
 /// metrics: when some metric the trials reported has analysed cells and the experiment
@@ -44,7 +47,7 @@ pub(super) fn metric_description(summary: &Summary, metric: &str) -> String {
         let each = if summary.boots.is_empty() {
             format!("each {unit}'s mean is in summary.json, the cell's `units`")
         } else {
-            format!("each {unit}'s mean is in {}, below", super::boots::HEADING)
+            format!("each {unit}'s mean is in {}, below", BOOTS_HEADING)
         };
         text.push_str(&format!(
             " These cells are compared across {unit}s, and their comparisons count {unit}s, not trials \

@@ -30,7 +30,7 @@ pub(crate) mod history;
 mod metrics;
 pub(crate) mod plot;
 mod regimes;
-mod series;
+pub(crate) mod series;
 mod series_plot;
 mod telemetry;
 pub(crate) mod versus;

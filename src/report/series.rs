@@ -3,15 +3,18 @@
 //! the segments between the changes, or how large a step would have been found
 //! (docs/statistics.md, Change points in a series).
 
+use std::path::Path;
+
 use super::figures::Plot;
 use super::format::{cell_text, confidence, markdown_table, percent, scale};
-use crate::summary::{SeriesStat, Summary};
+use crate::summary::{ComparisonStat, SeriesStat, Summary};
 use stats::notation::change_and_interval;
 use stats::series::SeriesVerdict;
+use stats::verdict::VerdictKind;
 use vocab::Better;
 
 /// The section's text; `None` when the experiment asks for no series.
-pub(crate) fn section(summary: &Summary, plots: &[Plot]) -> Option<String> {
+pub(crate) fn section(summary: &Summary, plots: &[Plot], file: &Path) -> Option<String> {
     let first = summary.series.first()?;
     let mut out = format!(
         "Change points are called at a {} % chance per series of a false one (family-wise over its \
@@ -22,7 +25,7 @@ pub(crate) fn section(summary: &Summary, plots: &[Plot]) -> Option<String> {
     );
     for (i, s) in summary.series.iter().enumerate() {
         out.push('\n');
-        out.push_str(&one(summary, s));
+        out.push_str(&one(summary, s, file));
         out.push('\n');
         match plots.iter().find(|p| p.series == Some(i)).map(|p| (&p.path, &p.svg)) {
             Some((path, Ok(_))) => out.push_str(&format!(
@@ -36,8 +39,9 @@ pub(crate) fn section(summary: &Summary, plots: &[Plot]) -> Option<String> {
     Some(out)
 }
 
-/// One series: its heading, its sentence, its segments.
-fn one(summary: &Summary, s: &SeriesStat) -> String {
+/// One series: its heading, its sentence (with the command that confirms each change),
+/// its segments.
+fn one(summary: &Summary, s: &SeriesStat, file: &Path) -> String {
     let context: Vec<String> = s.context.iter().map(|(k, v)| format!("{k}={v}")).collect();
     let mut text = format!(
         "### {} along {}{}\n\n",
@@ -75,6 +79,19 @@ fn one(summary: &Summary, s: &SeriesStat) -> String {
                 "**Changed {}** along {n} levels, {per}: {}.\n\n",
                 if steps.len() == 1 { "once".to_owned() } else { format!("{} times", steps.len()) },
                 steps.join("; ")
+            ));
+            let confirm: Vec<String> = s
+                .series
+                .change_points
+                .iter()
+                .map(|c| {
+                    let pair = format!("{},{}", s.level_names[c.after], s.level_names[c.after + 1]);
+                    format!("`margin run {} --confirm {pair}`", file.display())
+                })
+                .collect();
+            text.push_str(&format!(
+                "Suspected until its two sides are measured again, interleaved: {}.\n\n",
+                confirm.join("; ")
             ));
         }
         SeriesVerdict::NoChange => {
@@ -133,4 +150,27 @@ fn segments(s: &SeriesStat) -> String {
         })
         .collect();
     markdown_table(&header, &rows, 1)
+}
+
+/// What a confirmation run says at its end (`margin run FILE --confirm A,B`), a line per
+/// metric and context of its one comparison: confirmed when the interval of B against A
+/// excludes no change, not confirmed otherwise, with the comparison's sentence (which
+/// starts with its verdict where it is not a difference).
+pub(crate) fn confirmations(summary: &Summary) -> Vec<String> {
+    summary.comparisons.iter().map(confirmation).collect()
+}
+
+fn confirmation(c: &ComparisonStat) -> String {
+    let context: Vec<String> = c.context.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let what = match context.as_slice() {
+        [] => c.metric.clone(),
+        some => format!("{} ({})", c.metric, some.join(" ")),
+    };
+    let said = match c.verdict {
+        VerdictKind::Significant => "confirmed".to_owned(),
+        VerdictKind::UncertainSize => "confirmed, its size unsettled".to_owned(),
+        VerdictKind::WithinBand => "confirmed, but within the practical threshold".to_owned(),
+        _ => "not confirmed".to_owned(),
+    };
+    format!("{what}: {said}: {}", c.sentence)
 }

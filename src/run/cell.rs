@@ -3,31 +3,29 @@
 //! `max_failures` failed trials — or with every other cell of the host, when the first
 //! cells to run all fail the same way ([`Streak`]).
 
+use super::exec::Target;
 use super::state::{CellState, HostRun, Shown};
 use super::trial::Recorded;
 use super::workdir::WorkdirName;
 use super::{GaveUp, HostError};
-use crate::plan::LOCAL_HOST;
 use crate::plan::render::Commands;
 use crate::reason;
 
 impl HostRun<'_> {
     /// Create the workdir and run `setup`; a failure abandons the cell for this session.
     pub(crate) fn open_cell(&mut self, st: &mut CellState<'_>) {
-        let executor = self.executor;
-        if let Some(gang) = executor.gang() {
-            return self.open_gang_cell(gang, st);
-        }
+        let executor = match self.target {
+            Target::One(one) => one.as_ref(),
+            Target::Gang(gang) => return self.open_gang_cell(gang, st),
+        };
         let name = WorkdirName::new(st.cell.id, &self.session);
-        match self.executor.create_workdir(&self.shared.exp.name, &name) {
+        match executor.create_workdir(&self.shared.exp.name, &name) {
             Ok(dir) => st.workdir = Some(dir),
-            Err(e) => {
-                if self.executor.host() == LOCAL_HOST {
-                    self.abandon(st, GaveUp::Workdir(e.to_string()));
-                } else {
-                    let host = self.executor.host().to_string();
-                    self.host_error = Some(HostError::Workdir { host, error: e });
-                }
+            // this machine's fault is the cell's; an ssh host's is the host's
+            Err(e) if executor.is_local() => return self.abandon(st, GaveUp::Workdir(e.to_string())),
+            Err(error) => {
+                let host = executor.host().to_string();
+                self.host_error = Some(HostError::Workdir { host, error });
                 return;
             }
         }
@@ -41,7 +39,8 @@ impl HostRun<'_> {
         let machine = self.machine;
         if let Some(cmd) = setup {
             let turn = machine.turn();
-            let done = self.hook(st, "setup", &cmd, &env, &format!("{}-{}", self.session, st.cell.id));
+            let key = format!("{}-{}", self.session, st.cell.id);
+            let done = self.hook(executor, st, "setup", &cmd, &env, &key);
             drop(turn);
             if let Err(why) = done {
                 self.abandon(st, GaveUp::Setup(why));
@@ -51,24 +50,25 @@ impl HostRun<'_> {
 
     /// Run `cleanup` and remove the workdir (unless kept).
     pub(crate) fn finish_cell(&mut self, st: &mut CellState<'_>) {
-        let executor = self.executor;
-        if let Some(gang) = executor.gang() {
-            return self.finish_gang_cell(gang, st);
-        }
+        let executor = match self.target {
+            Target::One(one) => one.as_ref(),
+            Target::Gang(gang) => return self.finish_gang_cell(gang, st),
+        };
         let Some(dir) = st.workdir.clone() else { return };
         if self.host_error.is_none() {
             let machine = self.machine;
             if let Ok(Commands { cleanup: Some(cmd), env, .. }) = self.render(st, st.progress.attempts)
                 && let Err(why) = {
                     let _turn = machine.turn();
-                    self.hook(st, "cleanup", &cmd, &env, &format!("{}-{}", self.session, st.cell.id))
+                    let key = format!("{}-{}", self.session, st.cell.id);
+                    self.hook(executor, st, "cleanup", &cmd, &env, &key)
                 }
             {
                 self.note(format!("{}: {why}", st.label));
                 st.cleanup_failed = Some(why);
             }
             if !self.shared.options.keep_workdir {
-                self.executor.remove_workdir(&dir);
+                executor.remove_workdir(&dir);
             }
         }
         st.workdir = None;

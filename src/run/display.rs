@@ -8,11 +8,20 @@ use indicatif::{ProgressBar, ProgressStyle};
 #[derive(Debug, Clone)]
 pub struct TrialLine<'a> {
     pub label: &'a str,
+    /// The measured trial's number in its cell, warm-ups not counted (a failed trial has
+    /// the number the trial after it tries again).
     pub repetition: u32,
     pub warmup: bool,
     pub status: &'a str,
     pub wall: f64,
     pub detail: Option<&'a str>,
+}
+
+impl TrialLine<'_> {
+    /// `#3`, or `warm-up`: warm-ups are not repetitions, and are not numbered as one.
+    pub fn number(&self) -> String {
+        if self.warmup { "warm-up".to_owned() } else { format!("#{}", self.repetition) }
+    }
 }
 
 /// Where a run reports what it does.
@@ -69,11 +78,11 @@ impl Progress for Bar {
                 self.bar.set_length(self.bar.position());
             }
         }
-        self.bar.set_message(format!("{} #{} {}", t.label, t.repetition, t.status));
+        self.bar.set_message(format!("{} {} {}", t.label, t.number(), t.status));
         if t.status != "ok"
             && let Some(d) = t.detail
         {
-            self.bar.println(format!("{} #{}: {}: {d}", t.label, t.repetition, t.status));
+            self.bar.println(format!("{} {}: {}: {d}", t.label, t.number(), t.status));
         }
     }
 
@@ -141,11 +150,10 @@ impl Progress for Lines {
     }
 
     fn trial(&mut self, t: &TrialLine<'_>) {
-        let kind = if t.warmup { " (warm-up)" } else { "" };
-        let (label, repetition, status, wall) = (t.label, t.repetition, t.status, t.wall);
+        let (label, number, status, wall) = (t.label, t.number(), t.status, t.wall);
         match t.detail {
-            Some(d) => later(format_args!("{label} #{repetition}{kind}: {status} in {wall:.3} s: {d}")),
-            None => later(format_args!("{label} #{repetition}{kind}: {status} in {wall:.3} s")),
+            Some(d) => later(format_args!("{label} {number}: {status} in {wall:.3} s: {d}")),
+            None => later(format_args!("{label} {number}: {status} in {wall:.3} s")),
         }
     }
 

@@ -1,6 +1,7 @@
 //! Executors: where trials run (this machine, or a host over ssh), behind one trait, so
-//! that the scheduler depends on what an executor does and not on how; and a gang's
-//! executor, its members' (their trials run in gang.rs).
+//! that the scheduler depends on what an executor does and not on how; and a gang, its
+//! members' executors (their trials run in gang.rs), beside the trait: a host's session
+//! runs on a [`Target`], one executor or a gang.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -14,9 +15,12 @@ use super::workdir::WorkdirName;
 use crate::store::Store;
 
 /// Where trials run: the local machine, or a host over ssh. One trial at a time each.
+/// A gang is no executor: it runs its commands on its members' ([`Target::Gang`]).
 pub(crate) trait Executor: Send + Sync {
     /// The host's name (`local`, or its key under `hosts:`).
     fn host(&self) -> &str;
+    /// Whether the host is the machine margin runs on.
+    fn is_local(&self) -> bool;
     /// Whether the host can be reached; `Err` says why not.
     fn check(&self) -> Result<(), String> {
         Ok(())
@@ -26,35 +30,21 @@ pub(crate) trait Executor: Send + Sync {
     /// Create the cell's scratch directory on the host; its absolute path.
     fn create_workdir(&self, experiment: &str, name: &WorkdirName) -> Result<String, WorkdirError>;
     fn remove_workdir(&self, path: &str);
-    fn execute(&self, invocation: &Invocation<'_>) -> std::io::Result<Execution>;
-    /// A trial's command with the host's counters read right before and right after it
-    /// (`telemetry.rs`); `None` when nothing was read (an executor without telemetry).
-    fn execute_monitored(
+    /// Run a command, the host's counters read right before and right after it
+    /// (`telemetry.rs`); no snapshots when nothing was read (`Monitor::OFF`, or an
+    /// executor without telemetry).
+    fn execute(
         &self,
         invocation: &Invocation<'_>,
         monitor: &Monitor,
-    ) -> std::io::Result<(Execution, Option<Snapshots>)> {
-        let _ = monitor;
-        Ok((self.execute(invocation)?, None))
-    }
-
-    /// A gang member's timed command (`gang.rs`): as [`Executor::execute_monitored`], and
-    /// when the command started, as close to it as the executor can tell (on an ssh host,
-    /// the host's own clock right before it).
-    fn execute_started(
-        &self,
-        invocation: &Invocation<'_>,
-        monitor: &Monitor,
-    ) -> std::io::Result<(Execution, Option<Snapshots>, std::time::SystemTime)> {
-        let started = std::time::SystemTime::now();
-        let (e, snapshots) = self.execute_monitored(invocation, monitor)?;
-        Ok((e, snapshots, started))
-    }
+    ) -> std::io::Result<(Execution, Option<Snapshots>)>;
 
     /// A gang member's timed command started together with the others' (`gang.rs`): `go`
     /// is called once, when the executor is ready to start it at once (it waits at the
-    /// gang's barrier, and says whether to start at all); then as
-    /// [`Executor::execute_started`]. `None` when `go` said no and nothing ran.
+    /// gang's barrier, and says whether to start at all); then as [`Executor::execute`],
+    /// with when the command started, as close to it as the executor can tell (on an ssh
+    /// host, the host's own clock right before it). `None` when `go` said no and nothing
+    /// ran.
     fn execute_together(
         &self,
         invocation: &Invocation<'_>,
@@ -64,7 +54,9 @@ pub(crate) trait Executor: Send + Sync {
         if !go() {
             return Ok(None);
         }
-        self.execute_started(invocation, monitor).map(Some)
+        let started = std::time::SystemTime::now();
+        let (e, snapshots) = self.execute(invocation, monitor)?;
+        Ok(Some((e, snapshots, started)))
     }
 
     /// End what a killed run of this store left running on the host (src/run/orphans.rs
@@ -73,19 +65,80 @@ pub(crate) trait Executor: Send + Sync {
         Ok(Vec::new())
     }
 
-    /// The gang this executor runs, when it is one (`gang.rs`).
-    fn gang(&self) -> Option<&GangExecutor> {
-        None
-    }
-
     /// Start a long-lived command (a service) and leave it running; its output goes to
     /// the invocation's files as it runs.
-    fn start(&self, invocation: &Invocation<'_>) -> std::io::Result<Box<dyn StartedService>> {
+    fn start(&self, invocation: &Invocation<'_>) -> Result<Box<dyn StartedService>, StartError> {
         let _ = invocation;
-        Err(std::io::Error::other(format!("host `{}` cannot run services", self.host())))
+        Err(StartError::NoServices { host: self.host().to_string() })
     }
     /// Facts are read through the executor, so they describe the host trials run on.
     fn facts(&self) -> &dyn Source;
+}
+
+/// Why a service could not be started.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum StartError {
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// The executor runs no services (a test's).
+    #[error("host `{host}` cannot run services")]
+    NoServices { host: String },
+}
+
+/// Where a host's session runs its commands: one executor, or a gang's members together.
+pub(crate) enum Target {
+    One(Box<dyn Executor>),
+    Gang(GangExecutor),
+}
+
+impl Target {
+    /// The host's name, or the gang's.
+    pub(crate) fn host(&self) -> &str {
+        match self {
+            Target::One(one) => one.host(),
+            Target::Gang(gang) => gang.host(),
+        }
+    }
+
+    /// Whether it can be reached (a gang: every member); `Err` says why not.
+    pub(crate) fn check(&self) -> Result<(), String> {
+        match self {
+            Target::One(one) => one.check(),
+            Target::Gang(gang) => gang.check(),
+        }
+    }
+
+    /// End the connections.
+    pub(crate) fn close(&self) {
+        match self {
+            Target::One(one) => one.close(),
+            Target::Gang(gang) => gang.close(),
+        }
+    }
+
+    /// End what a killed run left running there ([`Executor::end_left`]).
+    pub(crate) fn end_left(&self) -> Result<Vec<String>, process::CaptureError> {
+        match self {
+            Target::One(one) => one.end_left(),
+            Target::Gang(gang) => gang.end_left(),
+        }
+    }
+
+    /// The facts of the host (a gang: its first member's).
+    pub(crate) fn facts(&self) -> &dyn Source {
+        match self {
+            Target::One(one) => one.facts(),
+            Target::Gang(gang) => gang.facts(),
+        }
+    }
+
+    /// The executor, unless it is a gang (which runs no services).
+    pub(crate) fn one(&self) -> Option<&dyn Executor> {
+        match self {
+            Target::One(one) => Some(one.as_ref()),
+            Target::Gang(_) => None,
+        }
+    }
 }
 
 /// A service started by [`Executor::start`].
@@ -147,6 +200,10 @@ impl Executor for LocalExecutor {
         crate::plan::LOCAL_HOST
     }
 
+    fn is_local(&self) -> bool {
+        true
+    }
+
     fn create_workdir(&self, _experiment: &str, name: &WorkdirName) -> Result<String, WorkdirError> {
         let dir = self.workroot.join(name.as_str());
         std::fs::create_dir_all(&self.workroot)?;
@@ -160,28 +217,23 @@ impl Executor for LocalExecutor {
         let _ = std::fs::remove_dir(&self.workroot);
     }
 
-    fn execute(&self, invocation: &Invocation<'_>) -> std::io::Result<Execution> {
-        let env = self.marked(invocation);
-        process::execute(&Invocation { env: &env, ..invocation.clone() })
-    }
-
-    fn execute_monitored(
+    fn execute(
         &self,
         invocation: &Invocation<'_>,
         monitor: &Monitor,
     ) -> std::io::Result<(Execution, Option<Snapshots>)> {
-        if monitor.is_off() {
-            return Ok((self.execute(invocation)?, None));
-        }
         let env = self.marked(invocation);
         let invocation = Invocation { env: &env, ..invocation.clone() };
+        if monitor.is_off() {
+            return Ok((process::execute(&invocation)?, None));
+        }
         let before = self.counters.snapshot(monitor);
         let e = process::execute(&invocation)?;
         let after = self.counters.snapshot(monitor);
         Ok((e, Some(Snapshots { before, after })))
     }
 
-    fn start(&self, invocation: &Invocation<'_>) -> std::io::Result<Box<dyn StartedService>> {
+    fn start(&self, invocation: &Invocation<'_>) -> Result<Box<dyn StartedService>, StartError> {
         let env = self.marked(invocation);
         Ok(Box::new(process::start(&Invocation { env: &env, ..invocation.clone() })?))
     }
@@ -191,7 +243,8 @@ impl Executor for LocalExecutor {
     }
 }
 
-/// The executor of a gang: its members' executors, and each cell's workdirs on them.
+/// A gang: its members' executors, and each cell's workdirs on them. Its commands run on
+/// the members, through `HostRun::gang_trial` (gang.rs).
 pub(crate) struct GangExecutor {
     name: String,
     pub(crate) members: Vec<Member>,
@@ -213,9 +266,15 @@ impl GangExecutor {
     }
 }
 
-impl Executor for GangExecutor {
-    fn host(&self) -> &str {
+impl GangExecutor {
+    /// The gang's name.
+    pub(crate) fn host(&self) -> &str {
         &self.name
+    }
+
+    /// Whether every member is the machine margin runs on.
+    pub(crate) fn is_local(&self) -> bool {
+        self.members.iter().all(|m| m.ex.is_local())
     }
 
     /// Every member answers; `Err` names the first that does not.
@@ -241,7 +300,11 @@ impl Executor for GangExecutor {
     }
 
     /// One workdir per member (`<cell>@<host>-<session>`); the first member's names them all.
-    fn create_workdir(&self, experiment: &str, name: &WorkdirName) -> Result<String, WorkdirError> {
+    pub(crate) fn create_workdir(
+        &self,
+        experiment: &str,
+        name: &WorkdirName,
+    ) -> Result<String, WorkdirError> {
         let mut made: Vec<String> = Vec::new();
         for m in &self.members {
             match m.ex.create_workdir(experiment, &name.member(&m.name)) {
@@ -259,16 +322,11 @@ impl Executor for GangExecutor {
         Ok(lead)
     }
 
-    fn remove_workdir(&self, path: &str) {
+    pub(crate) fn remove_workdir(&self, path: &str) {
         let dirs = self.workdirs.lock().unwrap_or_else(PoisonError::into_inner).remove(path);
         for (m, dir) in self.members.iter().zip(dirs.unwrap_or_default()) {
             m.ex.remove_workdir(&dir);
         }
-    }
-
-    /// A gang's commands run on its members, through `HostRun::gang_trial` (gang.rs).
-    fn execute(&self, _invocation: &Invocation<'_>) -> std::io::Result<Execution> {
-        Err(std::io::Error::other(format!("gang `{}` runs its commands on its members", self.name)))
     }
 
     /// The session's facts are its first member's.
@@ -277,10 +335,6 @@ impl Executor for GangExecutor {
             Some(m) => m.ex.facts(),
             None => &NO_FACTS,
         }
-    }
-
-    fn gang(&self) -> Option<&GangExecutor> {
-        Some(self)
     }
 }
 

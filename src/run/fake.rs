@@ -9,6 +9,7 @@ use super::WorkdirError;
 use super::exec::Executor;
 use super::facts::Source;
 use super::process::{Execution, Invocation};
+use super::telemetry::{Monitor, Snapshots};
 use super::workdir::WorkdirName;
 
 /// How a scripted command ends.
@@ -60,6 +61,11 @@ impl Executor for FakeExecutor {
         &self.host
     }
 
+    /// A fake stands for this machine.
+    fn is_local(&self) -> bool {
+        true
+    }
+
     fn create_workdir(&self, _experiment: &str, name: &WorkdirName) -> Result<String, WorkdirError> {
         self.call(format!("mkdir {}", name.as_str()));
         Ok(format!("/fake/{}", name.as_str()))
@@ -69,13 +75,17 @@ impl Executor for FakeExecutor {
         self.call(format!("rmdir {path}"));
     }
 
-    fn execute(&self, invocation: &Invocation<'_>) -> std::io::Result<Execution> {
+    fn execute(
+        &self,
+        invocation: &Invocation<'_>,
+        _monitor: &Monitor,
+    ) -> std::io::Result<(Execution, Option<Snapshots>)> {
         self.call(invocation.command.to_string());
         let s = (self.script)(invocation.command);
         if !s.stdout.is_empty() {
             std::fs::write(invocation.stdout, &s.stdout)?;
         }
-        Ok(Execution {
+        let e = Execution {
             exit_code: Some(s.exit_code),
             signal: None,
             timed_out: false,
@@ -88,7 +98,8 @@ impl Executor for FakeExecutor {
             left_running: false,
             stopped: None,
             saved: s.stdout.len() as u64,
-        })
+        };
+        Ok((e, None))
     }
 
     fn facts(&self) -> &dyn Source {

@@ -22,7 +22,6 @@ use super::trial::{Hook, Recorded, failure_text, record_engine, run_hook};
 use super::workdir::WorkdirName;
 use super::{GaveUp, HostError, RunError};
 use crate::parse::Recipe;
-use crate::plan::LOCAL_HOST;
 use crate::plan::render::{Builtins, Commands, render};
 use crate::spec::{Experiment, Gang};
 use crate::store::{MetricInfo, RawPaths, Status, Telemetry, TrialRecord};
@@ -429,8 +428,7 @@ impl HostRun<'_> {
         match gang.create_workdir(&self.shared.exp.name, &name) {
             Ok(dir) => st.workdir = Some(dir),
             Err(e) => {
-                let local = gang.members.iter().all(|m| m.ex.host() == LOCAL_HOST);
-                match local {
+                match gang.is_local() {
                     true => self.abandon(st, GaveUp::Workdir(e.to_string())),
                     false => {
                         let gang = gang.host().to_string();

@@ -8,7 +8,7 @@ use std::sync::{Barrier, mpsc};
 
 use indexmap::IndexMap;
 
-use super::exec::{Executor, LocalExecutor};
+use super::exec::{Executor, GangExecutor, LocalExecutor, Target};
 use super::state::{CellState, Counts, HostRun};
 use super::trial::now;
 use super::{Abandoned, CleanupFailed, HostError, HostFailure, Pending, RunError, facts, ssh, ssh_entry};
@@ -47,6 +47,21 @@ pub(crate) struct Done {
 /// A host's cells: (index into the plan's cells, cell, progress so far).
 pub(crate) type HostCells<'a> = Vec<(usize, &'a Cell, CellProgress)>;
 
+/// Where a host's session runs: its gang's members, or its executor ([`executor`]).
+pub(crate) fn target(exp: &Experiment, store: &Store, host: &str, control: Option<&Path>) -> Target {
+    match exp.spec.gang(host) {
+        Some(gang) => {
+            let members = gang
+                .members()
+                .into_iter()
+                .map(|m| (m.to_string(), executor(exp, store, m, control)))
+                .collect();
+            Target::Gang(GangExecutor::new(host, members))
+        }
+        None => Target::One(executor(exp, store, host, control)),
+    }
+}
+
 /// The executor of a host: local, or ssh when its `hosts:` entry says so.
 pub(crate) fn executor(
     exp: &Experiment,
@@ -54,11 +69,6 @@ pub(crate) fn executor(
     host: &str,
     control: Option<&Path>,
 ) -> Box<dyn Executor> {
-    if let Some(gang) = exp.spec.gang(host) {
-        let members =
-            gang.members().into_iter().map(|m| (m.to_string(), executor(exp, store, m, control))).collect();
-        return Box::new(super::exec::GangExecutor::new(host, members));
-    }
     match (ssh_entry(exp, host), control) {
         (Some((entry, destination)), Some(control)) => {
             Box::new(ssh::Ssh::new(host, entry, destination, control).marked(&store.dir))
@@ -98,7 +108,7 @@ impl<'a> HostRun<'a> {
     /// The whole session of this host; always sends `Ready` then `Done`.
     pub(crate) fn session(&mut self, cells: HostCells<'a>, barrier: &Barrier, tx: &mpsc::Sender<Msg>) {
         let sh = self.shared;
-        let host = self.executor.host().to_string();
+        let host = self.target.host().to_string();
         let mut record = SessionRecord {
             keep_workdir: sh.options.keep_workdir,
             label: sh.options.label.clone(),
@@ -139,7 +149,7 @@ impl<'a> HostRun<'a> {
     fn begin(&mut self, cells: HostCells<'a>, record: &mut SessionRecord) -> Begun<'a> {
         let sh = self.shared;
         let mut begun = Begun { pending: Vec::new(), states: Vec::new(), complete: 0 };
-        if let Err(why) = self.executor.check() {
+        if let Err(why) = self.target.check() {
             let why = HostError::Unreachable { host: record.host.clone(), why };
             for (index, cell, progress) in &cells {
                 if sh.rule.is_done(*index, progress, &sh.board()) {
@@ -151,7 +161,7 @@ impl<'a> HostRun<'a> {
             self.host_error = Some(why);
             return begun;
         }
-        let src = self.executor.facts();
+        let src = self.target.facts();
         record.facts = facts::gather(src);
         let detected = facts::detect(sh.exp, &record.facts, src);
         record.environment = detected.levels.clone();

@@ -157,6 +157,32 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// The hosts the pending cells name (`host=…` in their labels), in first-seen order.
+    pub fn pending_hosts(&self) -> Vec<&str> {
+        let mut hosts: Vec<&str> = Vec::new();
+        for Pending { label, .. } in &self.pending {
+            let host = label.split(' ').filter_map(|kv| kv.split_once('=')).find(|(k, _)| *k == "host");
+            if let Some((_, h)) = host.filter(|(_, h)| !hosts.contains(h)) {
+                hosts.push(h);
+            }
+        }
+        hosts
+    }
+
+    /// The pending cells grouped by what they wait for, each reason once; a reason that is
+    /// a failed host's error (said above them) reads "host NAME failed (above)".
+    pub fn pending_by_reason(&self) -> Vec<(String, Vec<&str>)> {
+        let mut by_why: indexmap::IndexMap<&str, Vec<&str>> = indexmap::IndexMap::new();
+        for Pending { label, why } in &self.pending {
+            by_why.entry(why.as_str()).or_default().push(label.as_str());
+        }
+        let said = |why: &str| {
+            let failed = self.host_errors.iter().find(|f| f.why.to_string() == why);
+            failed.map_or_else(|| why.to_owned(), |f| format!("host {} failed (above)", f.host))
+        };
+        by_why.into_iter().map(|(why, labels)| (said(why), labels)).collect()
+    }
+
     /// Whether anything failed: decides exit code 1.
     pub fn has_failures(&self) -> bool {
         self.failed + self.timed_out + self.parse_errors > 0

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use super::process::Invocation;
 use super::state::{CellState, HostRun, Up};
+use super::telemetry::Monitor;
 use super::{machine_of, trial};
 use crate::plan::render::ServiceCommands;
 use crate::spec::parse_duration;
@@ -41,7 +42,7 @@ impl HostRun<'_> {
         let mut machines: Vec<String> = needed.iter().map(|n| machine_of(self.shared.exp, &n.host)).collect();
         machines.extend(self.service_machines.iter().cloned());
         // a gang's trial holds its members' machines: taken here with the others
-        machines.extend(super::machines_of(self.shared.exp, self.executor.host()));
+        machines.extend(super::machines_of(self.shared.exp, self.target.host()));
         machines.sort();
         machines.dedup();
         if !machines.iter().all(|m| self.held.iter().any(|(h, _)| h == m)) {
@@ -127,11 +128,7 @@ impl HostRun<'_> {
             (raw_dir.join(format!("{key}.service.out")), raw_dir.join(format!("{key}.service.err")));
         let raw = format!("raw/{key}.service.err");
         // locally in the store folder, as probes are; on an ssh host in the login folder
-        let dir = if executor.host() == crate::plan::LOCAL_HOST {
-            sh.store.dir.display().to_string()
-        } else {
-            ".".into()
-        };
+        let dir = if executor.is_local() { sh.store.dir.display().to_string() } else { ".".into() };
         let invocation = Invocation {
             command: &commands.run,
             dir: &dir,
@@ -224,7 +221,7 @@ impl HostRun<'_> {
                 end_group: true,
                 env: &up.commands.env,
             };
-            let tried = executor.execute(&invocation);
+            let tried = executor.execute(&invocation, &Monitor::OFF).map(|(e, _)| e);
             if matches!(&tried, Ok(e) if e.succeeded()) {
                 return Ok(());
             }
@@ -256,11 +253,7 @@ impl HostRun<'_> {
         }
         let Some(alive) = up.commands.alive.clone() else { return Ok(()) };
         let Some(executor) = self.places.executors.get(&up.commands.host).copied() else { return Ok(()) };
-        let dir = if executor.host() == crate::plan::LOCAL_HOST {
-            self.shared.store.dir.display().to_string()
-        } else {
-            ".".into()
-        };
+        let dir = if executor.is_local() { self.shared.store.dir.display().to_string() } else { ".".into() };
         let raw = self.shared.store.raw_dir();
         let key = up.raw.trim_start_matches("raw/").trim_end_matches(".service.err").to_string();
         // one pair of files per service, the last check's
@@ -275,7 +268,7 @@ impl HostRun<'_> {
             end_group: true,
             env: &up.commands.env,
         };
-        match executor.execute(&invocation) {
+        match executor.execute(&invocation, &Monitor::OFF).map(|(e, _)| e) {
             Ok(e) if e.succeeded() => Ok(()),
             Ok(e) => {
                 let tail = trial::tail(&err, 3);

@@ -8,8 +8,8 @@ use std::sync::{Barrier, Mutex, PoisonError, mpsc};
 use std::time::Duration;
 
 use super::display::{Progress, TrialLine};
-use super::exec::Executor;
-use super::host::{ControlDir, Done, HostCells, Msg, Ready, executor};
+use super::exec::Target;
+use super::host::{ControlDir, Done, HostCells, Msg, Ready, target};
 use super::state::{Counts, HostRun, Machine, Places, Shared, Shown};
 use super::{DEFAULT_MAX_FAILURES, Outcome, Pending, Run, RunError, facts, workdir};
 use crate::parse::Recipe;
@@ -19,15 +19,16 @@ use crate::store::{Appender, CellProgress, ProgressByCell, Start};
 
 /// Run the cells of the plan that match their host and still need trials.
 pub(crate) fn run(run: &Run<'_>, ui: &mut dyn Progress) -> Result<Outcome, RunError> {
-    let connect = |host: &str, control: Option<&Path>| executor(run.exp, run.store, host, control);
+    let connect = |host: &str, control: Option<&Path>| target(run.exp, run.store, host, control);
     let outcome = run_on(run, ui, &connect);
     // the telemetry snapshots of the last second, flushed with the run (telemetry.rs)
     super::telemetry::close_all();
     outcome
 }
 
-/// The executor of a host, given the directory for ssh's sockets when some host is remote.
-pub(crate) type Connect<'a> = dyn Fn(&str, Option<&Path>) -> Box<dyn Executor> + 'a;
+/// Where a host's commands run, given the directory for ssh's sockets when some host is
+/// remote.
+pub(crate) type Connect<'a> = dyn Fn(&str, Option<&Path>) -> Target + 'a;
 
 /// [`run`] with the hosts' executors from `connect` (a test's fakes).
 pub(crate) fn run_on(
@@ -58,18 +59,19 @@ pub(crate) fn run_on(
         true => Some(ControlDir::new().map_err(RunError::ControlDir)?),
         false => None,
     };
-    let executors: Vec<Box<dyn Executor>> =
+    let executors: Vec<Target> =
         groups.iter().map(|(host, _)| connect(host, control.as_ref().map(ControlDir::path))).collect();
-    let servers: Vec<Box<dyn Executor>> =
+    let servers: Vec<Target> =
         service_hosts.iter().map(|host| connect(host, control.as_ref().map(ControlDir::path))).collect();
 
     // One turn per physical machine: its hosts (dom0 and its guests, or several entries
     // without ssh, which are all this machine) run one trial at a time between them.
     let machines: Vec<String> = groups.iter().map(|(host, _)| super::machine_of(exp, host)).collect();
     let places = Places {
+        // a gang runs no service: only hosts are services' (spec::validate)
         executors: remote
             .zip(executors.iter().chain(&servers))
-            .map(|(host, e)| (host.to_string(), e.as_ref()))
+            .filter_map(|(host, e)| Some((host.to_string(), e.one()?)))
             .collect(),
         machines: machines
             .iter()
@@ -86,9 +88,9 @@ pub(crate) fn run_on(
         .into_iter()
         .zip(&executors)
         .zip(&machines)
-        .map(|(((_, cells), executor), machine)| HostThread {
+        .map(|(((_, cells), target), machine)| HostThread {
             cells,
-            executor: executor.as_ref(),
+            target,
             machine: &places.machines[machine.as_str()],
         })
         .collect();
@@ -218,7 +220,7 @@ fn service_hosts(run: &Run<'_>, groups: &[(&str, HostCells<'_>)]) -> Vec<String>
 
 /// What a killed run left on the ssh hosts (a service, a trial without `timeout`) goes
 /// first too, as this machine's did (orphans.rs).
-fn end_left<'e>(executors: impl Iterator<Item = &'e Box<dyn Executor>>, ui: &mut dyn Progress) {
+fn end_left<'e>(executors: impl Iterator<Item = &'e Target>, ui: &mut dyn Progress) {
     for executor in executors {
         // an unreachable host's session says so
         if let Ok(ended) = executor.end_left() {
@@ -232,10 +234,10 @@ fn end_left<'e>(executors: impl Iterator<Item = &'e Box<dyn Executor>>, ui: &mut
     }
 }
 
-/// A host's thread to be: its cells, its executor, its machine's turns.
+/// A host's thread to be: its cells, where they run, its machine's turns.
 struct HostThread<'p, 'e> {
     cells: HostCells<'p>,
-    executor: &'e dyn Executor,
+    target: &'e Target,
     machine: &'e Machine,
 }
 
@@ -258,7 +260,7 @@ fn sessions_of(
             scope.spawn(move || {
                 let mut h = HostRun {
                     shared,
-                    executor: host.executor,
+                    target: host.target,
                     machine: host.machine,
                     places,
                     services: Vec::new(),

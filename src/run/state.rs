@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use indexmap::IndexMap;
 
-use super::exec::{Executor, StartedService};
+use super::exec::{Executor, StartedService, Target};
 use super::{GaveUp, HostError, RunError, RunOptions, Stopping};
 use crate::parse::Recipe;
 use crate::plan::render::{Commands, ServiceCommands};
@@ -105,7 +105,8 @@ impl Shared<'_> {
 /// One host's session, as its thread sees it.
 pub(crate) struct HostRun<'a> {
     pub(crate) shared: &'a Shared<'a>,
-    pub(crate) executor: &'a dyn Executor,
+    /// Where its commands run: one executor, or a gang's.
+    pub(crate) target: &'a Target,
     /// The turn of the host's machine (`machine_of`): held while this host runs a trial
     /// or a hook, so that the hosts of one machine never run at the same time.
     pub(crate) machine: &'a Machine,

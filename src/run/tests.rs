@@ -36,8 +36,8 @@ fn run_fake(yaml: &str, seed: u64, script: impl Fn(&str) -> Scripted + Send + Sy
     store.create().unwrap();
     let calls = Calls::default();
     let options = RunOptions { seed: Some(seed), ..RunOptions::default() };
-    let connect = |host: &str, _: Option<&std::path::Path>| -> Box<dyn super::exec::Executor> {
-        Box::new(FakeExecutor::new(host, &calls, script))
+    let connect = |host: &str, _: Option<&std::path::Path>| -> super::exec::Target {
+        super::exec::Target::One(Box::new(FakeExecutor::new(host, &calls, script)))
     };
     let rule = Rule::new(&exp, &plan, exp.spec.repetitions());
     let interrupt = AtomicBool::new(false);

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::PoisonError;
 use std::sync::atomic::Ordering;
 
-use super::exec::Executor;
+use super::exec::{Executor, Target};
 use super::process::{self, Execution, Invocation};
 use super::state::{CellState, Finished, HostRun, Shared, Shown};
 use super::telemetry::{self, Monitor, Snapshots};
@@ -99,7 +99,7 @@ pub(super) fn run_hook(executor: &dyn Executor, sh: &Shared<'_>, hook: &Hook<'_>
     };
     let who = hook.member.map(|m| format!("host `{m}`: ")).unwrap_or_default();
     let failed = |why: String| HookFailure { why, host_gone: false };
-    match executor.execute(&invocation) {
+    match executor.execute(&invocation, &Monitor::OFF).map(|(e, _)| e) {
         Ok(e) if e.host_error.is_some() => {
             Err(HookFailure { why: e.host_error.unwrap_or_default(), host_gone: true })
         }
@@ -184,7 +184,7 @@ impl HostRun<'_> {
         let b = Builtins {
             workdir: st.workdir.as_deref().unwrap_or_default(),
             repetition,
-            host: self.executor.host(),
+            host: self.target.host(),
         };
         render(&sh.templates, sh.exp, sh.plan, st.cell, &b).map_err(|d| d.message)
     }
@@ -193,6 +193,7 @@ impl HostRun<'_> {
     /// host that is gone is this host's error).
     pub(crate) fn hook(
         &mut self,
+        executor: &dyn Executor,
         st: &CellState<'_>,
         name: &str,
         command: &str,
@@ -201,7 +202,7 @@ impl HostRun<'_> {
     ) -> Result<(), String> {
         let dir = st.workdir.as_deref().unwrap_or(".");
         let hook = Hook { name, command, key, dir, env, member: None };
-        run_hook(self.executor, self.shared, &hook).map_err(|f| self.hook_failed(f))
+        run_hook(executor, self.shared, &hook).map_err(|f| self.hook_failed(f))
     }
 
     /// A hook's failure as its reason; a host gone is the host's error too.
@@ -220,10 +221,10 @@ impl HostRun<'_> {
         round: u32,
         position: u32,
     ) -> Result<Recorded, RunError> {
-        let executor = self.executor;
-        if let Some(gang) = executor.gang() {
-            return self.gang_trial(gang, st, warmup, round, position);
-        }
+        let executor = match self.target {
+            Target::One(one) => one.as_ref(),
+            Target::Gang(gang) => return self.gang_trial(gang, st, warmup, round, position),
+        };
         let sh = self.shared;
         // The machine's turn, from before `prepare` until the record is durable: no other
         // host of this machine runs anything meanwhile.
@@ -241,7 +242,7 @@ impl HostRun<'_> {
         match &st.commands {
             _ if service_problem.is_some() => record.error = service_problem,
             None => {} // it did not render: `record.error` says why
-            Some(cmds) => match self.execute(st, cmds, &raw, &out, &err, &mut record)? {
+            Some(cmds) => match self.execute(executor, st, cmds, (&raw, &out, &err), &mut record)? {
                 Executed::Recorded => {}
                 // not a benchmark result (the host or the store stopped): nothing is
                 // recorded, the host's cells wait
@@ -270,7 +271,7 @@ impl HostRun<'_> {
                 trial.to_string(),
                 st.cell.id.to_string(),
                 st.levels.clone(),
-                self.executor.host().to_string(),
+                self.target.host().to_string(),
                 self.session.clone(),
                 Status::Failed,
             )
@@ -281,7 +282,6 @@ impl HostRun<'_> {
     /// cell's progress and the session's counts, and show it.
     pub(super) fn keep(&mut self, st: &mut CellState<'_>, record: TrialRecord, warmup: bool) -> Recorded {
         let sh = self.shared;
-        let repetition = record.repetition;
         // A second Ctrl-C killed the commands under way (`process::kill_running`) and
         // margin is exiting: what ended now is not the command's result. (A trial that
         // ended before the flag was set is real, and was recorded.)
@@ -294,6 +294,10 @@ impl HostRun<'_> {
             return Recorded::Nothing; // `halted` stops the rounds
         }
         st.progress.add_record(&record);
+        // the measured trials' number, warm-ups not counted; a failure has the number
+        // of the trial that tries again
+        let measured = record.status.is_measurement() && !warmup;
+        let repetition = if measured { st.progress.ok } else { st.progress.ok + 1 };
         if sh.rule.needs_board() {
             sh.board().insert(st.index, st.progress.clone());
         }
@@ -368,19 +372,21 @@ impl HostRun<'_> {
         Ok(())
     }
 
+    /// `prepare`, the command, `conclude` on `executor`; the record filled in from how they
+    /// went (`files`: the raw output's paths, as the record and as the command's stdout
+    /// and stderr).
     fn execute(
         &mut self,
+        executor: &dyn Executor,
         st: &CellState<'_>,
         cmds: &Commands,
-        raw: &RawPaths,
-        out: &Path,
-        err: &Path,
+        (raw, out, err): (&RawPaths, &Path, &Path),
         record: &mut TrialRecord,
     ) -> Result<Executed, RunError> {
         let sh = self.shared;
         let trial = record.trial.clone();
         if let Some(prepare) = &cmds.prepare
-            && let Err(why) = self.hook(st, "prepare", prepare, &cmds.env, &trial)
+            && let Err(why) = self.hook(executor, st, "prepare", prepare, &cmds.env, &trial)
         {
             if self.host_error.is_some() {
                 return Ok(Executed::HostGone);
@@ -406,12 +412,10 @@ impl HostRun<'_> {
         let monitor = &sh.monitor;
         // where margin measures both the trial's own writes and the disks' (a local
         // host): the pages already waiting to be written, for `foreign_writes`
-        let local =
-            self.executor.host() == crate::plan::LOCAL_HOST && monitor.files.contains(&"/proc/diskstats");
+        let local = executor.is_local() && monitor.files.contains(&"/proc/diskstats");
         let dirty = if local { telemetry::dirty_part() } else { None };
-        let (e, mut snapshots) = self
-            .executor
-            .execute_monitored(&invocation, monitor)
+        let (e, mut snapshots) = executor
+            .execute(&invocation, monitor)
             .map_err(|source| RunError::Command { command: cmds.run.clone(), source })?;
         let own = match (&mut snapshots, dirty, e.written) {
             (Some(s), Some(part), Some(written)) => {
@@ -426,7 +430,7 @@ impl HostRun<'_> {
             return Ok(Executed::HostGone);
         }
         let concluded = match &cmds.conclude {
-            Some(conclude) => self.hook(st, "conclude", conclude, &cmds.env, &trial),
+            Some(conclude) => self.hook(executor, st, "conclude", conclude, &cmds.env, &trial),
             None => Ok(()),
         };
         if self.host_error.is_some() {

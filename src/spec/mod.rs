@@ -6,6 +6,7 @@
 //! durations, percentages) and reports every problem it finds, not only the first.
 
 mod boot;
+pub mod confirm;
 mod load;
 mod schema;
 mod validate;

@@ -389,6 +389,9 @@ fn margin_killed_while_the_machine_reboots_resumes_the_plan_with_nothing_lost_or
         .filter(|b| b["boot"] == 2 && b["event"] == "requested")
         .count();
     assert_eq!(requested, 2);
+    // and the resumed run said so, before it asked again
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(said.contains("resuming: boot 2 of 4"), "{said}");
 }
 
 #[test]

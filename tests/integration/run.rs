@@ -1131,3 +1131,48 @@ fn one_failing_cell_among_working_ones_is_abandoned_alone() {
     assert!(!said.contains("every cell so far"), "{said}");
     assert_eq!(f.ok_per_cell().values().filter(|&&n| n == 3).count(), 5);
 }
+
+/// A descriptor margin's parent left open (fd 7 here, as a script's pipe) reaches no
+/// command margin runs: a `restart` that left a daemon behind holding it would keep the
+/// parent waiting for ever. The same run without the fix sees fd 7 in every trial.
+#[test]
+fn a_descriptor_margin_inherits_reaches_no_command_it_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("fds.yaml"),
+        r#"matrix:
+  x: [a]
+setup: "if [ -e /proc/$$/fd/7 ]; then echo 'setup inherited fd 7' >&2; exit 3; fi"
+run: "if [ -e /proc/$$/fd/7 ]; then echo 'inherited fd 7' >&2; exit 3; fi; echo value 1"
+metrics:
+  value: { regex: 'value (\d+)' }
+repetitions: 2
+"#,
+    )
+    .unwrap();
+    let mut cmd = std::process::Command::new("bash");
+    cmd.args(["-c", r#"exec 7</dev/null; [ -e /proc/$$/fd/7 ] || exit 9; exec "$0" run fds.yaml"#])
+        .arg(assert_cmd::cargo::cargo_bin!("margin"));
+    let out = super::without_margin_env(&mut cmd).current_dir(dir.path()).output().unwrap();
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let ok = super::records(&dir.path().join("reports/fds")).iter().filter(|r| r["status"] == "ok").count();
+    assert_eq!(ok, 2, "{}", stdout(&out));
+}
+
+/// The terminal numbers the measured trials alone: a warm-up is said as one, not as #1.
+#[test]
+fn a_warm_up_is_not_numbered_as_a_repetition() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("w.yaml"),
+        "matrix:\n  x: [a]\nrun: echo value 1\nmetrics:\n  value: { regex: 'value (\\d+)' }\nrepetitions: 2\nwarmup: 1\n",
+    )
+    .unwrap();
+    let out = super::as_a_user(dir.path()).args(["run", "w.yaml"]).output().unwrap();
+    let text = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(out.status.success(), "{text}");
+    for line in ["x=a warm-up: ok", "x=a #1: ok", "x=a #2: ok"] {
+        assert!(text.contains(line), "{line:?} in:\n{text}");
+    }
+    assert!(!text.contains("#3"), "{text}");
+}

@@ -67,3 +67,50 @@ fn a_series_without_a_step_has_no_change_point_and_says_what_it_could_have_found
     assert!(middle > 0.005 && middle < 0.05, "detectable step {middle}");
     assert!(report.contains("**No change found** along 20 levels"), "{report}");
 }
+
+/// `--confirm A,B` measures the two sides of a change point again, interleaved, in a store
+/// of their own, until their comparison is settled: the true step at v13 is confirmed,
+/// two neighbours without a step are not, and levels that are not neighbours are refused.
+#[test]
+fn a_change_point_is_confirmed_by_measuring_its_two_sides_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, report) = run_experiment(dir.path(), &stepping(dir.path(), 13, 1.08));
+    assert!(report.contains("`margin run experiments/x.yaml --confirm v12,v13`"), "{report}");
+    let confirm = |pair: &str| {
+        super::as_a_user(dir.path()).args(["run", "experiments/x.yaml", "--confirm", pair]).output().unwrap()
+    };
+    let out = confirm("v12,v13");
+    let text = super::stdout(&out);
+    assert!(out.status.success(), "{text}\n{}", super::stderr(&out));
+    assert!(text.contains("value: confirmed: "), "{text}");
+    let store = dir.path().join("reports/x-confirm-v12-v13");
+    let trials = super::records(&store);
+    assert!(
+        trials.len() >= 10
+            && trials.iter().all(|r| r["levels"]["version"] == "v12" || r["levels"]["version"] == "v13"),
+        "{trials:?}"
+    );
+    // the experiment's own store is as it was: 80 trials
+    assert_eq!(super::records(&dir.path().join("reports/x")).len(), 80);
+    // its report names a file that exists, to run it again
+    let kept = std::fs::read_to_string(store.join("report.md")).unwrap();
+    let file = kept.split("margin run ").nth(1).and_then(|r| r.split_whitespace().next()).unwrap();
+    assert!(dir.path().join(file).is_file(), "{file}");
+
+    let out = confirm("v05,v06");
+    let text = super::stdout(&out);
+    assert!(out.status.success(), "{text}\n{}", super::stderr(&out));
+    assert!(
+        text.contains("value: not confirmed: no meaningful difference: v06 is within ±5.0 % of v05"),
+        "{text}"
+    );
+
+    let out = confirm("v05,v07");
+    assert_eq!(out.status.code(), Some(2), "{}", super::stdout(&out));
+    assert!(
+        super::stderr(&out)
+            .contains("no series of experiments/x.yaml has `v05` and then `v07` as neighbouring levels"),
+        "{}",
+        super::stderr(&out)
+    );
+}

@@ -1,4 +1,4 @@
-//! The warnings a Xen user meets, made true (issue 56), through the real binary: no
+//! The warnings a Xen user meets, made true, through the real binary: no
 //! page-cache warning for a dd that syncs, the facts that define an environment factor's
 //! levels are no confound while its memory is one, and a trend is looked for within
 //! sessions at 1 % a cell.

@@ -70,126 +70,144 @@ pub(super) fn quote_by_place(source: &str) -> Cow<'_, str> {
         }
         if rest.starts_with("{{") {
             let end = tag_end(rest);
-            let arithmetic = stack.iter().any(|p| matches!(p, Place::Bare { sub: Some(Sub::Arithmetic(_)) }));
-            let delimiter = match stack.last() {
-                Some(Place::Heredoc { delimiter, quoted: false, .. }) => Some(delimiter.clone()),
-                _ => None,
-            };
-            // bare, in double quotes, backquotes or a comment the formatter's reference
-            // serves as it is; these places need more
-            let filter = match stack.last() {
-                _ if arithmetic => Some(IN_ARITHMETIC),
-                Some(Place::SingleQuoted | Place::AnsiQuoted) => Some(IN_SINGLE_QUOTES),
-                Some(Place::Heredoc { quoted: false, .. }) => Some(IN_HEREDOC),
-                Some(Place::Heredoc { quoted: true, .. }) => Some(IN_QUOTED_HEREDOC),
-                _ => None,
-            };
-            match (filter, delimiter) {
-                (Some(IN_HEREDOC), Some(delimiter)) => {
-                    wrap(&mut out, &rest[..end], &format!("{IN_HEREDOC}({delimiter:?})"));
-                }
-                (Some(filter), _) => wrap(&mut out, &rest[..end], filter),
-                (None, _) => out.push_str(&rest[..end]),
-            }
+            quote_expression(&mut out, &rest[..end], &stack);
             rest = &rest[end..];
             prev = Some('}');
             continue;
         }
-        let top = stack.last().cloned().unwrap_or(BARE);
-        let next = rest[c.len_utf8()..].chars().next();
-        let mut len = c.len_utf8();
-        match (&top, c) {
-            (Place::Heredoc { delimiter, tabs, .. }, _) if prev.is_none_or(|p| p == '\n') => {
-                let line = rest.split('\n').next().unwrap_or(rest);
-                let line_text = if *tabs { line.trim_start_matches('\t') } else { line };
-                if line_text == delimiter {
-                    stack.pop();
-                    len = line.len();
-                }
-            }
-            (Place::Heredoc { .. }, _) => {}
-            (Place::Comment, '\n') => {
-                stack.pop();
-                stack.extend(heredocs.drain(..).rev());
-            }
-            (Place::Comment, _) => {}
-            (Place::SingleQuoted, '\'') => {
-                stack.pop();
-            }
-            (Place::SingleQuoted, _) => {}
-            (Place::AnsiQuoted, '\\') => len += next.map_or(0, char::len_utf8),
-            (Place::AnsiQuoted, '\'') => {
-                stack.pop();
-            }
-            (Place::AnsiQuoted, _) => {}
-            (Place::Bare { .. } | Place::DoubleQuoted, '\\') => {
-                // the next character is taken literally — unless it starts a template tag
-                if !["{{", "{%", "{#"].iter().any(|t| rest[1..].starts_with(t)) {
-                    len += next.map_or(0, char::len_utf8);
-                }
-            }
-            (_, '$') if rest.starts_with("$((") => {
-                stack.push(Place::Bare { sub: Some(Sub::Arithmetic(0)) });
-                len += 2;
-            }
-            (_, '$') if next == Some('(') => {
-                stack.push(Place::Bare { sub: Some(Sub::Dollar(0)) });
-                len += 1;
-            }
-            (Place::Bare { sub: Some(Sub::Arithmetic(depth)) }, '(') => {
-                *stack.last_mut().expect("a place") = Place::Bare { sub: Some(Sub::Arithmetic(depth + 1)) };
-            }
-            (Place::Bare { sub: Some(Sub::Arithmetic(depth)) }, ')') => {
-                if *depth == 0 {
-                    stack.pop();
-                    len += usize::from(next == Some(')'));
-                } else {
-                    *stack.last_mut().expect("a place") =
-                        Place::Bare { sub: Some(Sub::Arithmetic(depth - 1)) };
-                }
-            }
-            (Place::Bare { sub: Some(Sub::Backquote) }, '`') => {
-                stack.pop();
-            }
-            (Place::Bare { .. } | Place::DoubleQuoted, '`') => {
-                stack.push(Place::Bare { sub: Some(Sub::Backquote) })
-            }
-            (Place::DoubleQuoted, '"') => {
-                stack.pop();
-            }
-            (Place::DoubleQuoted, _) => {}
-            (Place::Bare { .. }, '$') if next == Some('\'') => {
-                stack.push(Place::AnsiQuoted);
-                len += 1;
-            }
-            (Place::Bare { .. }, '\'') => stack.push(Place::SingleQuoted),
-            (Place::Bare { .. }, '"') => stack.push(Place::DoubleQuoted),
-            (Place::Bare { sub: Some(Sub::Dollar(depth)) }, '(') => {
-                *stack.last_mut().expect("a place") = Place::Bare { sub: Some(Sub::Dollar(depth + 1)) };
-            }
-            (Place::Bare { sub: Some(Sub::Dollar(depth)) }, ')') => {
-                if *depth == 0 {
-                    stack.pop();
-                } else {
-                    *stack.last_mut().expect("a place") = Place::Bare { sub: Some(Sub::Dollar(depth - 1)) };
-                }
-            }
-            (Place::Bare { .. }, '#') if prev.is_none_or(|p| p.is_whitespace() || ";&|()".contains(p)) => {
-                stack.push(Place::Comment);
-            }
-            (Place::Bare { .. }, '<') if rest.starts_with("<<") && !rest.starts_with("<<<") => {
-                let (taken, heredoc) = heredoc_start(rest);
-                len = taken;
-                heredocs.extend(heredoc);
-            }
-            (Place::Bare { .. }, '\n') => stack.extend(heredocs.drain(..).rev()),
-            (Place::Bare { .. }, _) => {}
-        }
+        let len = follow(&mut stack, &mut heredocs, rest, c, prev);
         out.push_str(&rest[..len]);
         prev = rest[..len].chars().last();
         rest = &rest[len..];
     }
     Cow::Owned(out)
+}
+
+/// A `{{ … }}` expression copied to `out`, wrapped in the filter its place (the top
+/// of `stack`) needs.
+fn quote_expression(out: &mut String, expr: &str, stack: &[Place]) {
+    let arithmetic = stack.iter().any(|p| matches!(p, Place::Bare { sub: Some(Sub::Arithmetic(_)) }));
+    let delimiter = match stack.last() {
+        Some(Place::Heredoc { delimiter, quoted: false, .. }) => Some(delimiter.clone()),
+        _ => None,
+    };
+    // bare, in double quotes, backquotes or a comment the formatter's reference
+    // serves as it is; these places need more
+    let filter = match stack.last() {
+        _ if arithmetic => Some(IN_ARITHMETIC),
+        Some(Place::SingleQuoted | Place::AnsiQuoted) => Some(IN_SINGLE_QUOTES),
+        Some(Place::Heredoc { quoted: false, .. }) => Some(IN_HEREDOC),
+        Some(Place::Heredoc { quoted: true, .. }) => Some(IN_QUOTED_HEREDOC),
+        _ => None,
+    };
+    match (filter, delimiter) {
+        (Some(IN_HEREDOC), Some(delimiter)) => {
+            wrap(out, expr, &format!("{IN_HEREDOC}({delimiter:?})"));
+        }
+        (Some(filter), _) => wrap(out, expr, filter),
+        (None, _) => out.push_str(expr),
+    }
+}
+
+/// Follow `c`, the character at the start of `rest` (after `prev`), through the places
+/// in `stack` and the here-documents named on this line: how many bytes it takes.
+fn follow(
+    stack: &mut Vec<Place>,
+    heredocs: &mut Vec<Place>,
+    rest: &str,
+    c: char,
+    prev: Option<char>,
+) -> usize {
+    let top = stack.last().cloned().unwrap_or(BARE);
+    let next = rest[c.len_utf8()..].chars().next();
+    let mut len = c.len_utf8();
+    match (&top, c) {
+        (Place::Heredoc { delimiter, tabs, .. }, _) if prev.is_none_or(|p| p == '\n') => {
+            let line = rest.split('\n').next().unwrap_or(rest);
+            let line_text = if *tabs { line.trim_start_matches('\t') } else { line };
+            if line_text == delimiter {
+                stack.pop();
+                len = line.len();
+            }
+        }
+        (Place::Heredoc { .. }, _) => {}
+        (Place::Comment, '\n') => {
+            stack.pop();
+            stack.extend(heredocs.drain(..).rev());
+        }
+        (Place::Comment, _) => {}
+        (Place::SingleQuoted, '\'') => {
+            stack.pop();
+        }
+        (Place::SingleQuoted, _) => {}
+        (Place::AnsiQuoted, '\\') => len += next.map_or(0, char::len_utf8),
+        (Place::AnsiQuoted, '\'') => {
+            stack.pop();
+        }
+        (Place::AnsiQuoted, _) => {}
+        (Place::Bare { .. } | Place::DoubleQuoted, '\\') => {
+            // the next character is taken literally — unless it starts a template tag
+            if !["{{", "{%", "{#"].iter().any(|t| rest[1..].starts_with(t)) {
+                len += next.map_or(0, char::len_utf8);
+            }
+        }
+        (_, '$') if rest.starts_with("$((") => {
+            stack.push(Place::Bare { sub: Some(Sub::Arithmetic(0)) });
+            len += 2;
+        }
+        (_, '$') if next == Some('(') => {
+            stack.push(Place::Bare { sub: Some(Sub::Dollar(0)) });
+            len += 1;
+        }
+        (Place::Bare { sub: Some(Sub::Arithmetic(depth)) }, '(') => {
+            *stack.last_mut().expect("a place") = Place::Bare { sub: Some(Sub::Arithmetic(depth + 1)) };
+        }
+        (Place::Bare { sub: Some(Sub::Arithmetic(depth)) }, ')') => {
+            if *depth == 0 {
+                stack.pop();
+                len += usize::from(next == Some(')'));
+            } else {
+                *stack.last_mut().expect("a place") = Place::Bare { sub: Some(Sub::Arithmetic(depth - 1)) };
+            }
+        }
+        (Place::Bare { sub: Some(Sub::Backquote) }, '`') => {
+            stack.pop();
+        }
+        (Place::Bare { .. } | Place::DoubleQuoted, '`') => {
+            stack.push(Place::Bare { sub: Some(Sub::Backquote) })
+        }
+        (Place::DoubleQuoted, '"') => {
+            stack.pop();
+        }
+        (Place::DoubleQuoted, _) => {}
+        (Place::Bare { .. }, '$') if next == Some('\'') => {
+            stack.push(Place::AnsiQuoted);
+            len += 1;
+        }
+        (Place::Bare { .. }, '\'') => stack.push(Place::SingleQuoted),
+        (Place::Bare { .. }, '"') => stack.push(Place::DoubleQuoted),
+        (Place::Bare { sub: Some(Sub::Dollar(depth)) }, '(') => {
+            *stack.last_mut().expect("a place") = Place::Bare { sub: Some(Sub::Dollar(depth + 1)) };
+        }
+        (Place::Bare { sub: Some(Sub::Dollar(depth)) }, ')') => {
+            if *depth == 0 {
+                stack.pop();
+            } else {
+                *stack.last_mut().expect("a place") = Place::Bare { sub: Some(Sub::Dollar(depth - 1)) };
+            }
+        }
+        (Place::Bare { .. }, '#') if prev.is_none_or(|p| p.is_whitespace() || ";&|()".contains(p)) => {
+            stack.push(Place::Comment);
+        }
+        (Place::Bare { .. }, '<') if rest.starts_with("<<") && !rest.starts_with("<<<") => {
+            let (taken, heredoc) = heredoc_start(rest);
+            len = taken;
+            heredocs.extend(heredoc);
+        }
+        (Place::Bare { .. }, '\n') => stack.extend(heredocs.drain(..).rev()),
+        (Place::Bare { .. }, _) => {}
+    }
+    len
 }
 
 /// `<<WORD`, `<<-WORD`, `<<'WORD'`, `<<"WORD"`, `<< WORD` at the start of `text`: how

@@ -223,7 +223,7 @@ mod tests {
     }
 
     /// A host booted with less memory (a dom0's `dom0_mem`) caches less: each cell is
-    /// weighed against the memory its own sessions recorded (issue 56: 1.92 GiB quoted for
+    /// weighed against the memory its own sessions recorded (the lab once quoted 1.92 GiB for
     /// dom0 cells whose sessions had 640 MiB), and a dd that syncs is weighed not at all.
     #[test]
     fn each_cell_is_weighed_against_its_own_sessions_memory_and_a_synced_dd_not_at_all() {

@@ -257,7 +257,8 @@ fn no_disk_telemetry_no_page_cache_warning() {
 }
 
 /// Steal is warned of per host from 5 %, in the words of what steal is there: in a dom0
-/// with no guest running it is Xen's own work or the machine under Xen (issue 56).
+/// with no guest running it is Xen's own work or the machine under Xen (the lab's
+/// dom0 under QEMU showed steal with no guest at all).
 #[test]
 fn steal_is_warned_about_per_host_from_five_percent() {
     let yaml =

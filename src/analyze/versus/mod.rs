@@ -202,6 +202,7 @@ pub(crate) fn versus(
         cells: Vec::new(),
         repetitions: base.exp.spec.repetitions(),
         warmup: 0,
+        boots: false,
     };
     let mut ids: HashMap<(&str, &str), String> = HashMap::new();
     for (levels, id) in &comparable {

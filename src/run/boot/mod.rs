@@ -306,7 +306,16 @@ impl<'a> Booting<'a> {
                 (r.boot as usize, 1)
             }
             // requested (a run killed while it rebooted), rejected, lost: that boot again
-            Some(r) => (r.boot as usize - 1, r.attempt + 1),
+            Some(r) => {
+                if r.event == BootEvent::Requested {
+                    ui.note(&format!(
+                        "host `{host}`: resuming: boot {} of {count} ({}) was requested by a run that ended                          before it was verified; asking for it again",
+                        r.boot,
+                        levels_text(&r.wanted)
+                    ));
+                }
+                (r.boot as usize - 1, r.attempt + 1)
+            }
         };
         while index < count {
             if total.interrupted || interrupt.load(Ordering::SeqCst) {

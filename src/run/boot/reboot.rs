@@ -32,14 +32,15 @@ impl Booting<'_> {
             why: None,
             trials_per_boot: self.first_phase().filter(|&first| index >= first).and(self.per_boot.get()),
         };
-        let before = self.probe().ok();
-        log.append(&record(BootEvent::Requested))?;
+        // said before the host is probed: a host still rebooting takes a while to answer
         ui.note(&format!(
             "host `{host}`: boot {number} of {} ({}){}",
             self.boots.boots.len(),
             levels_text(wanted),
             if attempt > 1 { format!(", attempt {attempt}") } else { String::new() }
         ));
+        let before = self.probe().ok();
+        log.append(&record(BootEvent::Requested))?;
         let lost = |log: &mut Appender, why: String| -> Result<Booted, RunError> {
             log.append(&BootRecord { why: Some(why.clone()), ..record(BootEvent::Lost) })?;
             Ok(Booted::Failed(why))
@@ -163,7 +164,7 @@ impl Booting<'_> {
     fn detect(&self) -> facts::Detected {
         let empty = || facts::Detected { levels: IndexMap::new(), unknown: IndexMap::new() };
         let Ok(control) = ControlDir::new() else { return empty() };
-        let executor = crate::run::host::executor(self.exp, self.store, self.host, Some(control.path()));
+        let executor = crate::run::host::target(self.exp, self.store, self.host, Some(control.path()));
         let src = executor.facts();
         let found = facts::gather(src);
         let detected = facts::detect(self.exp, &found, src);

@@ -203,6 +203,13 @@ fn on_path(program: &str) -> Option<String> {
     path
 }
 
+/// Keep what margin inherited from its parent beyond stdin, stdout and stderr from every
+/// command it runs (close-on-exec): called once, first thing, by the binary. How many
+/// descriptors were marked.
+pub fn keep_inherited_descriptors() -> std::io::Result<usize> {
+    spawn::inherited_close_on_exec()
+}
+
 /// Run `invocation.command` (under `sh -c` unless it needs no shell); stdin is empty, stdout
 /// and stderr go to the files.
 pub fn execute(invocation: &Invocation<'_>) -> std::io::Result<Execution> {

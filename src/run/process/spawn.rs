@@ -495,6 +495,31 @@ pub(super) fn spawned(prepared: &PreparedCommand, fds: [libc::c_int; 3]) -> io::
 // the only one of process/ that has any: the long-lived command's parent-death signal
 // (background.rs), and the reaping with `wait4` and the pidfd (reap.rs re-exports them).
 
+/// Mark every descriptor above 2 that margin was started with close-on-exec, so that no
+/// command margin runs (a trial, a `restart`, and the daemon a restart leaves behind)
+/// inherits it: a pipe of margin's parent held open by a QEMU that outlives margin keeps
+/// that parent waiting for ever. margin's own descriptors are close-on-exec already.
+/// How many were marked; those that cannot be read or marked are left as they are.
+pub(super) fn inherited_close_on_exec() -> io::Result<usize> {
+    let mut marked = 0;
+    for entry in std::fs::read_dir("/proc/self/fd")? {
+        let Some(fd) = entry?.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
+        if fd <= 2 {
+            continue;
+        }
+        // SAFETY: F_GETFD and F_SETFD read and set a descriptor's flags and touch no
+        // memory; a descriptor closed meanwhile (the listing's own) fails with EBADF.
+        let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+        if flags >= 0 && flags & libc::FD_CLOEXEC == 0 {
+            // SAFETY: as above.
+            if unsafe { libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC) } == 0 {
+                marked += 1;
+            }
+        }
+    }
+    Ok(marked)
+}
+
 /// Have the kernel kill a long-lived command when the thread that started it ends, even
 /// when margin itself is killed (SIGKILL leaves no chance to stop it).
 #[allow(unsafe_code)]

@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::marks::{ARMED, SERVICE_MARK, SWEEP, remote_command, rewrite, service_pgid, take_remote_marks};
 use super::{End, KILL_AFTER, SHORT, Ssh, quote};
 use crate::run::WorkdirError;
-use crate::run::exec::{Executor, StartedService};
+use crate::run::exec::{Executor, StartError, StartedService};
 use crate::run::facts::Source;
 use crate::run::process::{self, Execution, Invocation};
 use crate::run::telemetry::{Monitor, Snapshots};
@@ -17,6 +17,10 @@ use crate::run::workdir::WorkdirName;
 impl Executor for Ssh {
     fn host(&self) -> &str {
         &self.name
+    }
+
+    fn is_local(&self) -> bool {
+        false
     }
 
     /// The host answers; `Err` is ssh's own message. An ssh command of its own, never
@@ -51,11 +55,7 @@ impl Executor for Ssh {
         let _ = self.capture(&format!("rm -rf {} && echo removed", quote(path)));
     }
 
-    fn execute(&self, invocation: &Invocation<'_>) -> std::io::Result<Execution> {
-        self.execute_with(invocation, None).map(|(e, ..)| e)
-    }
-
-    fn execute_monitored(
+    fn execute(
         &self,
         invocation: &Invocation<'_>,
         monitor: &Monitor,
@@ -67,7 +67,7 @@ impl Executor for Ssh {
     /// group leader of its own there: it prints its pid (the group's id) first, on stderr,
     /// then becomes the command. Stopping it kills that group on the host, since ending
     /// the local ssh would leave it running.
-    fn start(&self, invocation: &Invocation<'_>) -> std::io::Result<Box<dyn StartedService>> {
+    fn start(&self, invocation: &Invocation<'_>) -> Result<Box<dyn StartedService>, StartError> {
         let inner = quote(invocation.command);
         let env = self.env_words(invocation);
         let exec = if env.is_empty() { "exec".to_string() } else { format!("exec env {}", env.trim_end()) };

@@ -60,6 +60,9 @@ pub(crate) struct Monitor {
 }
 
 impl Monitor {
+    /// Nothing read: a hook's, a service's check's.
+    pub(crate) const OFF: Monitor = Monitor { files: Vec::new(), xl: false, sources: Vec::new() };
+
     /// The experiment's `monitor:` (docs/experiment-file.md, monitor).
     pub(crate) fn of(spec: &Spec) -> Monitor {
         let sources = spec.monitor();

@@ -45,7 +45,7 @@ fn plan_key(plan: &Plan) -> [u8; 32] {
 
 /// The progress kept for `log` and `plan`, when the log is what it was then, or that
 /// and whole lines after it, and where its text ended then: `text` is where it ends now
-/// ([`super::written_end`]).
+/// ([`crate::store::append::written_end`]).
 pub(in crate::store) fn read(
     path: &Path,
     log: &File,

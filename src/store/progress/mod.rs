@@ -1,6 +1,6 @@
 //! Where each cell stands, from its trial records: how many were recorded, how many
 //! are measurements, their values and wall times. A fold over the trial log; whether
-//! that is enough trials is the stopping rule's to say (`analyze::stopping`). [`file`]
+//! that is enough trials is the stopping rule's to say (`analyze::stopping`). [`mod@file`]
 //! keeps the whole trial log's [`Progress`] beside it, in `runs.progress`.
 
 pub(super) mod file;
@@ -81,7 +81,7 @@ impl CellProgress {
 pub type ProgressByCell = HashMap<usize, CellProgress>;
 
 /// Where the cells of a plan stand, from the whole trial log: what `margin status` and
-/// `margin plan` need of it (kept in `runs.progress`: [`file`]).
+/// `margin plan` need of it (kept in `runs.progress`: [`mod@file`]).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Progress {
     /// The progress of the cells that have records ([`progress`]).

@@ -1,0 +1,180 @@
+//! `margin run FILE --confirm A,B`: a change point of a series is suspected until its two
+//! sides are measured again, interleaved, until their comparison is settled
+//! (docs/series.md, Confirmation). The confirmation is an experiment of its own, made
+//! from the file: the series factor cut to the two levels, `until: verdict`, and one
+//! comparison of B against A; its store is `<name>-confirm-<A>-<B>` beside the
+//! experiment's, so that nothing measured before enters it.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::{Experiment, load_str};
+use crate::diag::Diagnostics;
+
+/// The repetitions of a confirmation whose file does not stop on the answer already: as
+/// `until: verdict` with margin's usual bounds.
+const REPETITIONS: (u32, u32) = (5, 30);
+
+/// Why a confirmation cannot be made from the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfirmError {
+    #[error(
+        "--confirm {0}: expected two levels of a series, the one before the change and the one after, as `A,B`"
+    )]
+    Syntax(String),
+    #[error("--confirm: {file} declares no series (`analysis: {{ series: [ {{ factor: F }} ] }}`)")]
+    NoSeries { file: String },
+    #[error("--confirm {a},{b}: no series of {file} has `{a}` and then `{b}` as neighbouring levels{hint}")]
+    NotNeighbours { a: String, b: String, file: String, hint: String },
+    #[error("--confirm: the series factor `{factor}` is not a plain list under `matrix:` in {file}")]
+    NotAList { factor: String, file: String },
+    #[error("--confirm: {0}")]
+    Derived(Diagnostics),
+}
+
+/// The two levels of `--confirm A,B`.
+pub fn parse_pair(text: &str) -> Result<(String, String), ConfirmError> {
+    match text.split_once(',') {
+        Some((a, b)) if !a.trim().is_empty() && !b.trim().is_empty() && !b.contains(',') => {
+            Ok((a.trim().to_owned(), b.trim().to_owned()))
+        }
+        _ => Err(ConfirmError::Syntax(text.to_owned())),
+    }
+}
+
+/// A level as written in the matrix, as `--confirm` names it.
+fn level_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The confirmation of the change between levels `a` and `b` (neighbours, in this order,
+/// in one of `exp`'s series), as an experiment whose store lies under `reports`.
+pub fn confirmation(exp: &Experiment, a: &str, b: &str, reports: &Path) -> Result<Experiment, ConfirmError> {
+    let file = exp.path.display().to_string();
+    if exp.spec.analysis.series.is_empty() {
+        return Err(ConfirmError::NoSeries { file });
+    }
+    let options = serde_saphyr::options! {
+        strict_booleans: true,
+        leading_zero_numbers_as_strings: true,
+    };
+    let mut doc: Value = serde_saphyr::from_str_with_options(&exp.source, options)
+        .map_err(|e| ConfirmError::NotAList { factor: e.to_string(), file: file.clone() })?;
+    let mut pairs = Vec::new();
+    let mut found = None;
+    for s in &exp.spec.analysis.series {
+        let factor = &s.value.factor.value;
+        let at = format!("/matrix/{}", pointer_escape(factor));
+        let Some(Value::Array(levels)) = doc.pointer(&at).cloned() else {
+            return Err(ConfirmError::NotAList { factor: factor.clone(), file });
+        };
+        let texts: Vec<String> = levels.iter().map(level_text).collect();
+        pairs.extend(texts.windows(2).map(|w| format!("{},{}", w[0], w[1])));
+        if let Some(i) = texts.windows(2).position(|w| w[0] == a && w[1] == b) {
+            doc["matrix"][factor.as_str()] = json!([levels[i].clone(), levels[i + 1].clone()]);
+            found = Some((factor.clone(), levels[i].clone()));
+            break;
+        }
+    }
+    let Some((factor, baseline)) = found else {
+        let hint = match pairs.as_slice() {
+            [] => String::new(),
+            some => format!(" (neighbours: {})", some.iter().take(6).cloned().collect::<Vec<_>>().join("; ")),
+        };
+        return Err(ConfirmError::NotNeighbours { a: a.into(), b: b.into(), file, hint });
+    };
+    let name = format!("{}-confirm-{}-{}", exp.name, file_part(a), file_part(b));
+    derive(&mut doc, &name, &factor, baseline, exp);
+    let source = format!(
+        "# The confirmation of {}'s change between {factor}={a} and {factor}={b}: `margin run {} --confirm {a},{b}`.\n{}\n",
+        exp.name,
+        exp.path.display(),
+        serde_json::to_string_pretty(&doc).unwrap_or_default()
+    );
+    let path = kept_path(reports, &name, &source);
+    load_str(&path, &source).map_err(ConfirmError::Derived)
+}
+
+/// The file: named, one comparison of the two levels, stopping on its answer, no series.
+fn derive(doc: &mut Value, name: &str, factor: &str, baseline: Value, exp: &Experiment) {
+    doc["name"] = json!(name);
+    doc["description"] = json!(format!(
+        "{}: the two levels on either side of a suspected change point of `{factor}`, measured again \
+         in alternation until their comparison is settled.",
+        exp.name
+    ));
+    let verdict = matches!(exp.spec.repetitions(), super::Repetitions::Verdict { .. });
+    if !verdict {
+        doc["repetitions"] = json!({ "min": REPETITIONS.0, "max": REPETITIONS.1, "until": "verdict" });
+    }
+    if !doc["analysis"].is_object() {
+        doc["analysis"] = json!({});
+    }
+    let analysis = &mut doc["analysis"];
+    analysis["compare"] = json!([{ "factor": factor, "baseline": baseline }]);
+    if let Some(map) = analysis.as_object_mut() {
+        map.remove("series");
+    }
+}
+
+/// Where the store keeps the confirmation's file (`experiments/<spec hash>/`): its path,
+/// so that the report's "How to reproduce" names a file that exists.
+fn kept_path(reports: &Path, name: &str, source: &str) -> PathBuf {
+    let hash = blake3::hash(source.as_bytes()).to_hex().to_string();
+    reports.join(name).join("experiments").join(hash).join(format!("{name}.yaml"))
+}
+
+/// A level as part of a folder name: what is not a letter, digit, `.`, `_` or `-` as `_`.
+fn file_part(level: &str) -> String {
+    level.chars().map(|c| if c.is_ascii_alphanumeric() || ".-_".contains(c) { c } else { '_' }).collect()
+}
+
+/// A key as a JSON pointer's part.
+fn pointer_escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exp(yaml: &str) -> Experiment {
+        load_str(Path::new("s.yaml"), yaml).unwrap_or_else(|d| panic!("{d}"))
+    }
+
+    const SERIES: &str = "matrix:\n  version: [v1, v2, v3, v4]\n  bs: [4k, 1M]\nrun: echo {{ version }}\n\
+                          analysis:\n  series: [ { factor: version } ]\n";
+
+    #[test]
+    fn a_confirmation_measures_the_two_levels_until_their_comparison_is_settled() {
+        let c = confirmation(&exp(SERIES), "v2", "v3", Path::new("reports")).unwrap();
+        assert_eq!(c.name, "s-confirm-v2-v3");
+        let plan = crate::plan::expand(&c, 1000).unwrap();
+        assert_eq!(plan.cells.len(), 4, "two versions × two block sizes");
+        assert!(matches!(c.spec.repetitions(), crate::spec::Repetitions::Verdict { min: 5, max: 30 }));
+        assert_eq!(c.spec.analysis.compare.len(), 1);
+        assert_eq!(c.spec.analysis.compare[0].value.baseline.value.to_string(), "v2");
+        assert!(c.spec.analysis.series.is_empty());
+        assert!(c.path.starts_with("reports/s-confirm-v2-v3/experiments"), "{}", c.path.display());
+    }
+
+    #[test]
+    fn levels_that_are_not_neighbours_or_no_series_are_refused() {
+        let e = exp(SERIES);
+        let err = confirmation(&e, "v1", "v3", Path::new("r")).unwrap_err().to_string();
+        assert!(err.contains("neighbouring") && err.contains("v1,v2; v2,v3; v3,v4"), "{err}");
+        let err = confirmation(&e, "v3", "v2", Path::new("r")).unwrap_err().to_string();
+        assert!(err.contains("neighbouring"), "{err}");
+        let plain = exp("matrix:\n  version: [v1, v2, v3]\nrun: echo\n");
+        assert!(matches!(
+            confirmation(&plain, "v1", "v2", Path::new("r")),
+            Err(ConfirmError::NoSeries { .. })
+        ));
+        assert!(parse_pair("v1").is_err() && parse_pair("v1,").is_err() && parse_pair("a,b,c").is_err());
+        assert_eq!(parse_pair("v1, v2").unwrap(), ("v1".into(), "v2".into()));
+    }
+}
