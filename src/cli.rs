@@ -45,6 +45,11 @@ pub enum Command {
     /// changed across them: each run one observation, change points with their steps'
     /// intervals. Exit 1 with `--fail-on worse` when a newest change is worse beyond ±δ.
     History(cmd::history::HistoryArgs),
+    /// Which level of an ordered factor made a metric worse: a bisection whose every step
+    /// is a sequential decision with its error spent in advance, one trial at a time,
+    /// each recorded in the store (kill it and run it again: it resumes). Exit 0 when the
+    /// change is found or narrowed, 1 when there is no regression to locate.
+    Bisect(cmd::bisect::BisectArgs),
     /// Write the tidy table (one row per trial × metric) for pandas, R, DuckDB, Spark.
     Export(cmd::export::ExportArgs),
     /// Print the JSON Schema of the experiment file, for editor completion.
@@ -72,6 +77,7 @@ impl Command {
             Command::Report(args) => cmd::report::run(args, terminal, out),
             Command::Compare(args) => cmd::compare::run(args, out),
             Command::History(args) => cmd::history::run(args, out),
+            Command::Bisect(args) => cmd::bisect::run(args, out),
             Command::Export(args) => cmd::export::run(args),
             Command::Schema => cmd::schema(out).map_err(cmd::Error::Output),
             Command::Calibrate(args) => cmd::calibrate::run(args, out),

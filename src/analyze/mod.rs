@@ -20,6 +20,7 @@
 //! suite.
 
 pub(crate) mod analysed;
+pub(crate) mod bisect;
 pub(crate) mod boot_rule;
 pub(crate) mod boots;
 pub(crate) mod comparisons;

@@ -6,12 +6,13 @@
 //! | code | when |
 //! |------|------|
 //! | 0    | done; also when stdout was closed early (`margin export … \| head`) |
-//! | 1    | finished, but trials failed, cells were abandoned or a host was unreachable; `compare --fail-on` tripped; or writing to stdout failed |
+//! | 1    | finished, but trials failed, cells were abandoned or a host was unreachable; `compare --fail-on` tripped; `bisect` located no change; or writing to stdout failed |
 //! | 2    | bad input: usage, an experiment file, a name that matches nothing, a locked store, a store that cannot be read or written, a full disk |
 //! | 130  | interrupted (Ctrl-C or SIGTERM); the next `run` resumes |
 
 pub mod answer;
 pub mod args;
+pub mod bisect;
 pub mod calibrate;
 pub mod check;
 pub mod compare;
@@ -97,7 +98,8 @@ pub enum Error {
     #[error("some trials or hosts failed; see above")]
     Trials,
     /// `margin compare --fail-on`: the candidate is worse (or changed) beyond ±δ; the
-    /// message names each metric and cell.
+    /// message names each metric and cell. `margin bisect`: no change was located (no
+    /// regression, an improvement, or the ends not settled); the message says which.
     #[error("{0}")]
     Gate(String),
     /// Stopped by Ctrl-C after recording the trial under way.

@@ -16,6 +16,7 @@
 //! summary; [`versus`] is `margin compare`'s Markdown.
 
 mod answer;
+pub(crate) mod bisect;
 mod boots;
 mod context;
 pub(crate) mod effects;

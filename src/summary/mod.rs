@@ -14,6 +14,7 @@
 //! here: `crate::summary::CellStat`. Beside them: [`json`] writes the file, `schema.rs`
 //! (tests) derives its JSON Schema, [`versus`] is what `margin compare` answers.
 
+pub(crate) mod bisect;
 mod cells;
 mod comparisons;
 mod drifts;

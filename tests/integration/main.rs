@@ -2,6 +2,7 @@
 
 mod allocator;
 mod answers;
+mod bisect;
 mod boots;
 mod bounded;
 mod calibrate;

@@ -1,0 +1,200 @@
+//! `margin bisect`'s analysis: the bisection ([`stats::bisect::Bisection`]) as a pure
+//! function of the trials the store holds. The command runs one trial at a time of the
+//! level the bisection asks for, in sessions labelled [`Target::label`]; the state is
+//! never stored, it is replayed: the labelled measurements of the bisected cells, in the
+//! order of the trial log, each recorded for its level when that is the level the
+//! bisection asks for next, and set aside (counted in `unused_trials`, left in the store)
+//! when it is not. A run killed at any moment thus resumes where it was: the trial under
+//! way either has its record, and is replayed, or has none, and is run again.
+//!
+//! Values go to [`Bisection::record`] on the metric's own scale, as stored: the
+//! bisection's comparisons take the metric's mean kind and work on the analysis scale
+//! themselves (the reciprocals of a harmonic metric's rates), as a report's do.
+
+pub(crate) mod target;
+
+use std::collections::{HashMap, HashSet};
+
+use crate::plan::Plan;
+use crate::store::TrialRecord;
+use crate::summary::bisect::{BisectOutput, BisectStep, Verdict};
+use stats::bisect::{BisectSettings, Bisection, Next, Outcome, Unit};
+use stats::compare::Comparison;
+use vocab::Better;
+
+pub(crate) use target::{Ask, Target, target};
+
+/// The bisection replayed so far.
+#[derive(Clone)]
+pub(crate) struct Replay {
+    target: Target,
+    /// A bisected cell's id → its level.
+    by_cell: HashMap<String, usize>,
+    /// The settings but the metric's direction and mean kind, which its first value
+    /// brings (as every record of it carries them).
+    base: BisectSettings,
+    bisection: Option<Bisection>,
+    unit: String,
+    /// Labelled measurements of each level's cell, whatever metrics they hold: what the
+    /// run's progress counts for the cell.
+    measured: HashMap<usize, u32>,
+    unused: usize,
+}
+
+impl Replay {
+    /// A bisection of `target` at the experiment's confidence and δ, nothing replayed;
+    /// refuses settings the bisection cannot take before any trial runs.
+    pub(crate) fn new(
+        target: Target,
+        plan: &Plan,
+        confidence: f64,
+        threshold: f64,
+    ) -> Result<Replay, String> {
+        let base = BisectSettings { confidence, threshold, unit: Unit::Trial, ..BisectSettings::default() };
+        Bisection::new(target.good, target.bad, base.clone())
+            .map_err(|e| format!("{}: {e}", target.experiment))?;
+        let by_cell = target
+            .cells
+            .iter()
+            .enumerate()
+            .filter_map(|(level, cell)| cell.map(|c| (plan.cells[c].id.to_string(), level)))
+            .collect();
+        Ok(Replay {
+            target,
+            by_cell,
+            base,
+            bisection: None,
+            unit: String::new(),
+            measured: HashMap::new(),
+            unused: 0,
+        })
+    }
+
+    pub(crate) fn target(&self) -> &Target {
+        &self.target
+    }
+
+    /// Replays `records` (the next ones of the trial log, in its order); `sessions`: the
+    /// ids of the sessions labelled with the bisection's label.
+    pub(crate) fn feed(&mut self, records: &[TrialRecord], sessions: &HashSet<String>) -> Result<(), String> {
+        for r in records {
+            if !(r.status.is_measurement() && !r.warmup && sessions.contains(&r.session)) {
+                continue;
+            }
+            let Some(&level) = self.by_cell.get(&r.cell) else { continue };
+            *self.measured.entry(level).or_default() += 1;
+            let Some(&value) = r.metrics.get(&self.target.metric) else { continue };
+            if self.next() != Next::Measure(level) {
+                self.unused += 1;
+                continue;
+            }
+            let bisection = match &mut self.bisection {
+                Some(b) => b,
+                None => {
+                    let info = r.metric_info.get(&self.target.metric);
+                    let settings = BisectSettings {
+                        better: info.map_or(Better::Lower, |i| i.better),
+                        mean: info.map(|i| i.mean).unwrap_or_default(),
+                        ..self.base.clone()
+                    };
+                    self.unit = info.map(|i| i.unit.clone()).unwrap_or_default();
+                    let b = Bisection::new(self.target.good, self.target.bad, settings)
+                        .map_err(|e| e.to_string())?;
+                    self.bisection.insert(b)
+                }
+            };
+            bisection.record(level, value).map_err(|e| {
+                format!(
+                    "{}={} trial #{}: {} = {value}: {e}; the bisection cannot go on with this value",
+                    self.target.factor, self.target.levels[level], r.repetition, self.target.metric
+                )
+            })?;
+        }
+        Ok(())
+    }
+
+    /// What to measure next (the good end before any value), or the answer.
+    pub(crate) fn next(&self) -> Next {
+        match &self.bisection {
+            Some(b) => b.next(),
+            None => Next::Measure(self.target.good),
+        }
+    }
+
+    /// Values recorded so far, over every level.
+    pub(crate) fn units(&self) -> u64 {
+        self.bisection.as_ref().map_or(0, Bisection::units)
+    }
+
+    /// The labelled measurements of `level`'s cell so far.
+    pub(crate) fn measured(&self, level: usize) -> u32 {
+        self.measured.get(&level).copied().unwrap_or(0)
+    }
+
+    /// The answer, once the bisection is over.
+    pub(crate) fn answer(&self) -> Option<BisectOutput> {
+        let b = self.bisection.as_ref()?;
+        let Next::Done(answer) = b.next() else { return None };
+        let t = &self.target;
+        let name = |level: usize| t.levels[level].clone();
+        let verdict = match answer.outcome {
+            Outcome::Found => Verdict::Found,
+            Outcome::Narrowed => Verdict::Narrowed,
+            Outcome::NoRegression => Verdict::NoRegression,
+            Outcome::Improvement => Verdict::Improvement,
+            Outcome::Inconclusive => Verdict::Inconclusive,
+        };
+        let confidence = b.settings().confidence;
+        let located = b.step_found().unwrap_or_else(|| b.compare(t.good, t.bad, confidence)).ok();
+        let (ratio, bounds) = ratio_and_bounds(located.as_ref());
+        let steps = b
+            .steps()
+            .iter()
+            .map(|s| BisectStep {
+                level: s.level.map(name),
+                good: name(s.good),
+                bad: name(s.bad),
+                decision: s.decision,
+                units: s.units,
+                looks: s.looks,
+                confidence: s.confidence,
+                against_good: s.against_good,
+                against_bad: s.against_bad,
+            })
+            .collect();
+        Some(BisectOutput {
+            experiment: t.experiment.clone(),
+            factor: t.factor.clone(),
+            metric: t.metric.clone(),
+            unit: self.unit.clone(),
+            better: b.settings().better,
+            fixed: t.fixed.clone(),
+            label: t.label.clone(),
+            verdict,
+            good: name(t.good),
+            bad: name(t.bad),
+            last_good: answer.last_good.map(name),
+            first_bad: answer.first_bad.map(name),
+            ratio,
+            ci_low: bounds.map(|(low, _)| low),
+            ci_high: bounds.map(|(_, high)| high),
+            confidence,
+            threshold_pct: b.settings().threshold * 100.0,
+            steps,
+            trials: b.units(),
+            levels_measured: b.levels_measured(),
+            levels: t.bad - t.good + 1,
+            unused_trials: self.unused,
+        })
+    }
+}
+
+/// A comparison's ratio and its bounded interval, as ratios.
+fn ratio_and_bounds(c: Option<&Comparison>) -> (Option<f64>, Option<(f64, f64)>) {
+    let Some(c) = c else { return (None, None) };
+    let bounds = c.interval.effect().map(|(low, high)| (low + 1.0, high + 1.0));
+    (Some(c.ratio).filter(|r| r.is_finite()), bounds)
+}
+
+#[cfg(test)]
+mod tests;

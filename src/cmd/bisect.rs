@@ -1,0 +1,209 @@
+//! `margin bisect FILE --factor F`: which level of an ordered factor made a metric worse.
+//! The bisection ([`crate::analyze::bisect`]) asks for one trial of a level at a time;
+//! each is run here through the run stage, as a session of its own labelled for the
+//! bisection, so that it is recorded in the experiment's store like any run's (raw
+//! output kept). Nothing else is kept: on start, and after each trial, the state is
+//! replayed from the store's labelled trials, so that an interrupted bisection resumes
+//! with the same command. The answer is printed as Markdown ([`crate::report::bisect`])
+//! or JSON; exit 0 when a change is located (found or narrowed), 1 when not.
+
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use super::args::Reports;
+use super::{Error, io, load_all, to_stderr};
+use crate::analyze::bisect::{Ask, Replay, target};
+use crate::analyze::settings::{nominal_confidence, settings};
+use crate::plan::Plan;
+use crate::run::display::{Progress, TrialLine};
+use crate::run::{self, RunOptions};
+use crate::spec::Experiment;
+use crate::store::{CellProgress, Event, ProgressByCell, Store};
+use stats::bisect::Next;
+
+/// `margin bisect`'s arguments.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Exit status: 0 when the change is found or narrowed to a range; 1 when there is \
+                        no regression between the ends, the bad end is the better one, or the ends' \
+                        comparison is not settled; 2 for bad input.")]
+pub struct BisectArgs {
+    /// The experiment file (YAML).
+    pub file: PathBuf,
+    /// The factor to bisect: a factor of the matrix with 3 or more levels, in the order
+    /// the file lists them.
+    #[arg(long, value_name = "FACTOR")]
+    pub factor: String,
+    /// The level known good (default: the factor's first).
+    #[arg(long, value_name = "LEVEL")]
+    pub good: Option<String>,
+    /// The level known bad (default: the factor's last).
+    #[arg(long, value_name = "LEVEL")]
+    pub bad: Option<String>,
+    /// The metric bisected (default: the file's first).
+    #[arg(long, value_name = "NAME")]
+    pub metric: Option<String>,
+    /// The level of another factor with several levels, as `factor=level` (repeat).
+    #[arg(long = "set", value_name = "FACTOR=LEVEL")]
+    pub set: Vec<String>,
+    /// Print the answer as JSON instead of Markdown.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub reports: Reports,
+}
+
+pub fn run(args: &BisectArgs, out: &mut dyn Write) -> Result<(), Error> {
+    let (exp, plan) = load_all(std::slice::from_ref(&args.file), usize::MAX)?.remove(0);
+    let set: Vec<(String, String)> = args
+        .set
+        .iter()
+        .map(|s| match s.split_once('=') {
+            Some((k, v)) => Ok((k.trim().to_owned(), v.trim().to_owned())),
+            None => Err(Error::Input(format!("--set {s}: write it as factor=level"))),
+        })
+        .collect::<Result<_, _>>()?;
+    let ask = Ask {
+        factor: &args.factor,
+        good: args.good.as_deref(),
+        bad: args.bad.as_deref(),
+        metric: args.metric.as_deref(),
+        set: &set,
+    };
+    let target = target(&exp, &plan, &ask).map_err(Error::Input)?;
+    let start = Replay::new(target, &plan, nominal_confidence(&exp.spec), settings(&exp.spec).threshold)
+        .map_err(Error::Input)?;
+    let store = Store::new(&args.reports.root, &exp.name);
+    let replay = drive(&exp, &plan, &store, &start)?;
+    let answer =
+        replay.answer().ok_or_else(|| Error::Input("the bisection ended without an answer".into()))?;
+    if args.json {
+        let text = crate::summary::json::to_string(&answer).map_err(|e| Error::Output(e.into()))?;
+        writeln!(out, "{text}").map_err(io)?;
+    } else {
+        write!(out, "{}", crate::report::bisect::markdown(&answer)).map_err(io)?;
+    }
+    out.flush().map_err(io)?;
+    if answer.verdict.located() {
+        Ok(())
+    } else {
+        Err(Error::Gate(format!("bisect: {}", crate::report::bisect::verdict_line(&answer))))
+    }
+}
+
+/// The bisection replayed from what the store holds now: its labelled sessions' trials.
+fn replayed(store: &Store, start: &Replay) -> Result<Replay, Error> {
+    let (sessions, _) = store.session_records()?;
+    let label = start.target().label.as_str();
+    let ours: HashSet<String> = sessions
+        .into_iter()
+        .filter(|s| s.event == Event::Start && s.label.as_deref() == Some(label))
+        .map(|s| s.session)
+        .collect();
+    let (records, _) = store.records()?;
+    let mut replay = start.clone();
+    replay.feed(&records, &ours).map_err(Error::Input)?;
+    Ok(replay)
+}
+
+/// Runs the trials the bisection asks for, one session each, until it answers.
+fn drive(exp: &Experiment, plan: &Plan, store: &Store, start: &Replay) -> Result<Replay, Error> {
+    let interrupt = Arc::new(AtomicBool::new(false));
+    run::process::watch_signals(Arc::clone(&interrupt));
+    let mut asked: Option<(usize, u64)> = None;
+    loop {
+        let replay = replayed(store, start)?;
+        let Next::Measure(level) = replay.next() else { return Ok(replay) };
+        let t = replay.target();
+        let name = format!("{}={}", t.factor, t.levels[level]);
+        if asked == Some((level, replay.units())) {
+            return Err(Error::Input(format!(
+                "{name}: its trial was recorded without a value of `{}`; see its raw output in {}",
+                t.metric,
+                store.dir.display()
+            )));
+        }
+        asked = Some((level, replay.units()));
+        let Some(cell) = t.cells[level] else {
+            return Err(Error::Input(format!("{name}: no cell of {} has this level", exp.path.display())));
+        };
+        let rule = OneTrial { cell, want: replay.measured(level) + 1 };
+        let options = RunOptions {
+            host: Some(crate::plan::host_of(plan, &plan.cells[cell]).to_owned()),
+            label: Some(t.label.clone()),
+            ..RunOptions::default()
+        };
+        let run = run::Run { exp, plan, store, options: &options, rule: &rule, interrupt: &interrupt };
+        let outcome = match run::run(&run, &mut Trials) {
+            Ok(outcome) => outcome,
+            Err(source) if source.is_disk_full() => {
+                return Err(Error::DiskFull { experiment: exp.name.clone(), log: store.runs_path(), source });
+            }
+            Err(source) => return Err(Error::Stopped { experiment: exp.name.clone(), source }),
+        };
+        if outcome.interrupted {
+            return Err(Error::Interrupted);
+        }
+        if let Some(p) = outcome.pending.first() {
+            return Err(Error::Input(format!("{}: cannot run here: {}", p.label, p.why)));
+        }
+        if outcome.has_failures() {
+            // an abandoned cell was said as a note (`Trials::note`), a failed host was not
+            for h in &outcome.host_errors {
+                to_stderr(format_args!("host {} failed: {}", h.host, h.why));
+            }
+            if !outcome.abandoned.is_empty() || !outcome.host_errors.is_empty() {
+                to_stderr(format_args!(
+                    "bisect: {name} could not be measured; its trials are in {}; run the same command again to resume",
+                    store.dir.display()
+                ));
+                return Err(Error::Trials);
+            }
+        }
+    }
+}
+
+/// The stopping rule of one bisection unit: one more measurement of the asked cell (its
+/// labelled measurements reaching `want`), none of any other.
+struct OneTrial {
+    cell: usize,
+    want: u32,
+}
+
+impl run::Stopping for OneTrial {
+    fn needs_board(&self) -> bool {
+        false
+    }
+
+    fn is_done(&self, cell: usize, progress: &CellProgress, _: &ProgressByCell) -> bool {
+        cell != self.cell || progress.ok >= self.want
+    }
+
+    fn remaining(&self, cell: usize, progress: &CellProgress, board: &ProgressByCell) -> (u32, u32) {
+        if self.is_done(cell, progress, board) { (0, 0) } else { (1, 1) }
+    }
+}
+
+/// Each trial on a line of stderr, as the bisection goes; notes as they come.
+struct Trials;
+
+impl Progress for Trials {
+    fn start(&mut self, _: usize, _: u64, _: u64) {}
+
+    fn trial(&mut self, t: &TrialLine<'_>) {
+        let kind = if t.warmup { " (warm-up)" } else { "" };
+        let detail = t.detail.map(|d| format!(": {d}")).unwrap_or_default();
+        to_stderr(format_args!(
+            "bisect: {} #{}{kind}: {} in {:.3} s{detail}",
+            t.label, t.repetition, t.status, t.wall
+        ));
+    }
+
+    fn note(&mut self, text: &str) {
+        to_stderr(format_args!("{text}"));
+    }
+
+    fn finish(&mut self) {}
+}

@@ -1,0 +1,187 @@
+//! The Markdown `margin bisect` prints: the verdict on its first line, what was bisected,
+//! a table of the steps with their decisions, and what it cost.
+
+use super::format::{cell_text, confidence, dash, markdown_table, percent};
+use crate::summary::bisect::{BisectOutput, BisectStep, Verdict};
+use stats::bisect::Decision;
+use stats::notation::{change_and_interval, ratio_interval};
+use vocab::Better;
+
+/// The whole answer.
+pub(crate) fn markdown(b: &BisectOutput) -> String {
+    let mut out = format!("{}\n\n", verdict_line(b));
+    let fixed = if b.fixed.is_empty() {
+        String::new()
+    } else {
+        let levels: Vec<String> = b.fixed.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        format!(", with {}", levels.join(" "))
+    };
+    let direction = match b.better {
+        Better::Lower => "lower",
+        Better::Higher => "higher",
+    };
+    out.push_str(&format!(
+        "Bisected `{}` of {} from `{}` (good) to `{}` (bad){fixed}: `{}` ({direction} is better), δ ±{}, \
+         {} confidence; one trial a unit, in the sessions labelled `{}`.\n\n",
+        b.factor,
+        b.experiment,
+        b.good,
+        b.bad,
+        b.metric,
+        percent(b.threshold_pct),
+        confidence(b.confidence),
+        b.label,
+    ));
+    let header: Vec<String> = ["step", "level", "against good", "against bad", "decision", "trials"]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+    let rows: Vec<Vec<String>> = b.steps.iter().enumerate().map(|(i, s)| step_row(i, s)).collect();
+    out.push_str(&markdown_table(&header, &rows, 5));
+    out.push_str(&format!(
+        "\n\nIntervals at each step's own confidence (the error spent across the steps). {} trials; {} of the \
+         {} levels from `{}` to `{}` measured.\n",
+        b.trials, b.levels_measured, b.levels, b.good, b.bad
+    ));
+    if b.unused_trials > 0 {
+        out.push_str(&format!(
+            "{} labelled trial(s) of these cells were not asked for when replayed, and are not used.\n",
+            b.unused_trials
+        ));
+    }
+    out
+}
+
+/// The first line: what the bisection found.
+pub(crate) fn verdict_line(b: &BisectOutput) -> String {
+    let change = match (b.ratio, b.ci_low.zip(b.ci_high)) {
+        (Some(r), Some(bounds)) => {
+            let (change, interval) = change_and_interval(r, bounds);
+            format!("{change} {interval}")
+        }
+        (Some(r), None) => stats::notation::ratio_change(r),
+        _ => dash(),
+    };
+    let (good, bad) = (b.last_good.as_deref().unwrap_or(&b.good), b.first_bad.as_deref().unwrap_or(&b.bad));
+    match b.verdict {
+        Verdict::Found => {
+            format!("found: `{bad}` made {} worse: {change}; last good `{good}`", b.metric)
+        }
+        Verdict::Narrowed => format!(
+            "narrowed: between `{good}` and `{bad}`: {} {change} from one to the other; the levels between \
+             could not be told apart from either end",
+            b.metric
+        ),
+        Verdict::NoRegression => format!(
+            "no regression between `{}` and `{}`: {} {change}, within ±{}",
+            b.good,
+            b.bad,
+            b.metric,
+            percent(b.threshold_pct)
+        ),
+        Verdict::Improvement => format!(
+            "improvement, not a regression: `{}` is better than `{}` on {}: {change}; nothing to bisect",
+            b.bad, b.good, b.metric
+        ),
+        Verdict::Inconclusive => format!(
+            "inconclusive: `{}` against `{}` not settled within {} trials: {} {change}; δ ±{}",
+            b.bad,
+            b.good,
+            b.trials,
+            b.metric,
+            percent(b.threshold_pct)
+        ),
+    }
+}
+
+fn step_row(i: usize, s: &BisectStep) -> Vec<String> {
+    let interval = |bounds: Option<(f64, f64)>| bounds.map_or_else(dash, ratio_interval);
+    let (step, level) = match &s.level {
+        None => ("ends".to_owned(), format!("{} → {}", s.good, s.bad)),
+        Some(level) => (i.to_string(), level.clone()),
+    };
+    let decision = match s.decision {
+        Decision::Regression => "regression",
+        Decision::NoRegression => "no regression",
+        Decision::Improvement => "improvement",
+        Decision::Inconclusive => "inconclusive",
+        Decision::LikeGood => "like good",
+        Decision::LikeBad => "like bad",
+        Decision::Unknown => "unknown",
+        Decision::Skipped => "skipped",
+    };
+    vec![
+        step,
+        cell_text(&level),
+        interval(s.against_good),
+        interval(s.against_bad),
+        decision.to_owned(),
+        s.units.to_string(),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use indexmap::IndexMap;
+
+    use super::*;
+
+    fn output(verdict: Verdict, located: bool) -> BisectOutput {
+        BisectOutput {
+            experiment: "x".into(),
+            factor: "version".into(),
+            metric: "time".into(),
+            unit: "s".into(),
+            better: Better::Lower,
+            fixed: IndexMap::from([("size".to_owned(), "4k".to_owned())]),
+            label: "bisect:version:v1..v16".into(),
+            verdict,
+            good: "v1".into(),
+            bad: "v16".into(),
+            last_good: located.then(|| "v9".to_owned()),
+            first_bad: located.then(|| "v12".to_owned()),
+            ratio: Some(1.1),
+            ci_low: Some(1.05),
+            ci_high: Some(1.15),
+            confidence: 0.95,
+            threshold_pct: 5.0,
+            steps: vec![BisectStep {
+                level: Some("v8".into()),
+                good: "v1".into(),
+                bad: "v16".into(),
+                decision: Decision::Unknown,
+                units: 64,
+                looks: 4,
+                confidence: 0.998,
+                against_good: Some((1.01, 1.09)),
+                against_bad: None,
+            }],
+            trials: 120,
+            levels_measured: 5,
+            levels: 16,
+            unused_trials: 0,
+        }
+    }
+
+    #[test]
+    fn each_verdict_says_what_it_located_first() {
+        let line = |v, located| verdict_line(&output(v, located));
+        assert_eq!(
+            line(Verdict::Found, true),
+            "found: `v12` made time worse: +10.0 % [+5.0 %, +15.0 %]; last good `v9`"
+        );
+        assert!(line(Verdict::Narrowed, true).starts_with("narrowed: between `v9` and `v12`: time +10.0 %"));
+        assert!(
+            line(Verdict::NoRegression, false)
+                .starts_with("no regression between `v1` and `v16`: time +10.0 %")
+        );
+        assert!(
+            line(Verdict::Improvement, false).starts_with("improvement, not a regression: `v16` is better")
+        );
+        assert!(line(Verdict::Inconclusive, false).contains("not settled within 120 trials"));
+        let text = markdown(&output(Verdict::Narrowed, true));
+        assert!(text.contains("with size=4k: `time` (lower is better)"), "{text}");
+        assert!(text.contains("| 0    | v8    | [+1.0 %, +9.0 %]"), "{text}");
+        assert!(text.contains("120 trials; 5 of the 16 levels"), "{text}");
+    }
+}
