@@ -124,7 +124,7 @@ environment:
   kernel: {{ fact: hypervisor, map: {{ xen: xen, none: bare }} }}
 hosts:
   box: {host}
-run: \"awk 'BEGIN {{ srand(); printf \\\"time %.4f\\\\n\\\", 1 + rand() / 20 }}'\"
+run: \"awk 'BEGIN {{ printf \\\"time %.4f\\\\n\\\", 1 + (({{{{ repetition }}}} * 37 + {{{{ n }}}} * 11 + length(\\\"{{{{ kernel }}}}\\\") * 5) % 50) / 1000 }}'\"
 metrics:
   time: {{ regex: 'time ([0-9.]+)', unit: s, better: lower }}
 repetitions: 6
