@@ -130,7 +130,8 @@ ci: _build-deps test-deps
 # (bench/loop.sh), reporting on 1 000 000 trials, margin against pandas + scipy, DuckDB +
 # scipy and hyperfine side by side (bench/compare.sh installs pandas, scipy and duckdb into
 # a virtual environment of its own on its first run), how reading a store grows from 10⁵ to 10⁶
-# trials (bench/growth.sh), and the calibration suite. The store generator is an example
+# trials (bench/growth.sh), a series of 1 000 levels against as many trials compared
+# (bench/series.sh), and the calibration suite. The store generator is an example
 # built in the test profile (a release build of it would rebuild polars with the
 # dev-dependencies' features, and its speed is not measured); the durable floor is built
 # in release, as margin is.
@@ -150,6 +151,7 @@ bench: _build-deps bench-deps
     bench/compare.sh "${CARGO_TARGET_DIR:-target}/release/margin" "${CARGO_TARGET_DIR:-target}/debug/examples/synthetic_store"
     # 10⁵ and 10⁶ trials; `bench/growth.sh MARGIN GENERATOR 32 100 316` adds 10⁷ (6 GB of log)
     bench/growth.sh "${CARGO_TARGET_DIR:-target}/release/margin" "${CARGO_TARGET_DIR:-target}/debug/examples/synthetic_store" 32 100
+    bench/series.sh "${CARGO_TARGET_DIR:-target}/release/margin" "${CARGO_TARGET_DIR:-target}/debug/examples/synthetic_store"
     just calibrate
 
 # kill -9 at 100 random moments, a full disk at 10 sizes, 50 readers during a write, and

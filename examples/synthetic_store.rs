@@ -3,7 +3,7 @@
 //! very format `margin run` writes, so that `margin report` can be timed at scale.
 //!
 //! ```text
-//! cargo run --release --example synthetic_store -- OUT_DIR [LEVELS [TRIALS [METRICS]]]
+//! cargo run --release --example synthetic_store -- OUT_DIR [LEVELS [TRIALS [METRICS [SHAPE]]]]
 //! ```
 //!
 //! writes `OUT_DIR/synthetic.yaml`, the store `OUT_DIR/reports/synthetic/` and the same
@@ -19,6 +19,11 @@
 //! compared variants differ by a few percent, so every kind of verdict and warning has
 //! work to do. The trials run in rounds, every cell once per round in a shuffled order,
 //! back to back, as `order: interleaved` would run them.
+//!
+//! SHAPE is `matrix` (the default: `LEVELS × LEVELS` cells, each variant compared with
+//! `v00`), `series` (one size, `LEVELS` variants as an ordered factor whose change points
+//! the report searches: `bench/series.sh`) or `compared` (the same `LEVELS` cells, each
+//! variant compared with `v00` instead: as many trials, the report of today).
 
 use std::fmt::Write as _;
 use std::fs::{self, File};
@@ -76,7 +81,7 @@ fn telemetry(session: &str, bytes: f64, wall: f64, rng: &mut Pcg64) -> Telemetry
 
 fn main() -> Result<()> {
     let mut args = std::env::args().skip(1);
-    let usage = "usage: synthetic_store OUT_DIR [LEVELS [TRIALS [METRICS (1 or 4)]]]";
+    let usage = "usage: synthetic_store OUT_DIR [LEVELS [TRIALS [METRICS (1 or 4) [SHAPE]]]]";
     let out = PathBuf::from(args.next().context(usage)?);
     let mut number = |default: usize| -> Result<usize> {
         args.next().map_or(Ok(default), |a| a.parse().with_context(|| format!("`{a}`: {usage}")))
@@ -88,10 +93,16 @@ fn main() -> Result<()> {
     if metric_count != 1 && metric_count != 4 {
         bail!("METRICS is 1 (the throughput) or 4 (with wall, user and system time): {usage}");
     }
+    let shape = match args.next().as_deref() {
+        None | Some("matrix") => Shape::Matrix,
+        Some("series") => Shape::Series,
+        Some("compared") => Shape::Compared,
+        Some(other) => bail!("`{other}`: SHAPE is matrix, series or compared: {usage}"),
+    };
 
     fs::create_dir_all(&out).with_context(|| out.display().to_string())?;
     let file = out.join(format!("{NAME}.yaml"));
-    fs::write(&file, experiment(levels, trials)).with_context(|| file.display().to_string())?;
+    fs::write(&file, experiment(levels, trials, shape)).with_context(|| file.display().to_string())?;
     let exp = margin::spec::load_file(&file).map_err(|d| anyhow::anyhow!("{file:?}: {d:?}"))?;
     let plan = margin::plan::expand(&exp, usize::MAX).map_err(|d| anyhow::anyhow!("{d:?}"))?;
 
@@ -116,7 +127,9 @@ fn main() -> Result<()> {
     };
     writeln!(csv, "blocks,variant,round,{}", names.join(","))?;
     let levels_of: Vec<IndexMap<String, String>> = plan.cells.iter().map(|c| levels_map(&plan, c)).collect();
-    let models: Vec<Model> = levels_of.iter().map(|l| Model::new(l, &mut rng)).collect::<Result<_>>()?;
+    let steps = (shape != Shape::Matrix).then_some(levels);
+    let models: Vec<Model> =
+        levels_of.iter().map(|l| Model::new(l, steps, &mut rng)).collect::<Result<_>>()?;
     let mut order: Vec<usize> = (0..plan.cells.len()).collect();
     let mut clock = start;
     for round in 1..=trials {
@@ -188,12 +201,30 @@ fn main() -> Result<()> {
     Ok(())
 }
 
+/// What the synthetic experiment asks of its variants.
+#[derive(Clone, Copy, PartialEq)]
+enum Shape {
+    /// `LEVELS` sizes × `LEVELS` variants, each variant compared with `v00` in each size.
+    Matrix,
+    /// One size, the variants a series whose change points the report searches.
+    Series,
+    /// One size, each variant compared with `v00`: the trials of a series, today's report.
+    Compared,
+}
+
 /// The experiment file: dd writes of `blocks` MiB by `variant`, every variant compared
-/// with `v00` within each size. dd's own parser reads the throughput.
-fn experiment(levels: usize, trials: usize) -> String {
+/// with `v00` within each size, or the variants a series. dd's own parser reads the
+/// throughput.
+fn experiment(levels: usize, trials: usize, shape: Shape) -> String {
     let list = |f: &dyn Fn(usize) -> String| (0..levels).map(f).collect::<Vec<_>>().join(", ");
+    let sizes = if shape == Shape::Matrix { levels } else { 1 };
+    let analysis = if shape == Shape::Series {
+        "  series:\n    - factor: variant\n"
+    } else {
+        "  compare:\n    - factor: variant\n      baseline: v00\n"
+    };
     format!(
-        "description: Synthetic store for bench/report.sh, {levels} × {levels} cells of {trials} trials.
+        "description: Synthetic store for bench/report.sh, {sizes} × {levels} cells of {trials} trials.
 matrix:
   blocks: [{blocks}]
   variant: [{variants}]
@@ -204,11 +235,8 @@ metrics:
 repetitions: {trials}
 order: interleaved
 analysis:
-  compare:
-    - factor: variant
-      baseline: v00
-",
-        blocks = list(&|i| (i + 1).to_string()),
+{analysis}",
+        blocks = (1..=sizes).map(|i| i.to_string()).collect::<Vec<_>>().join(", "),
         variants = list(&|i| format!("v{i:02}")),
     )
 }
@@ -236,14 +264,21 @@ struct Model {
 }
 
 impl Model {
-    /// The model of the cell with these levels (`blocks: 1…`, `variant: v00…`).
-    fn new(levels: &IndexMap<String, String>, rng: &mut Pcg64) -> Result<Model> {
+    /// The model of the cell with these levels (`blocks: 1…`, `variant: v00…`). With
+    /// `steps` (the number of variants, one size), the variants step +5 % a third of the
+    /// way along and −8 % two thirds along, so that a series has changes to find.
+    fn new(levels: &IndexMap<String, String>, steps: Option<usize>, rng: &mut Pcg64) -> Result<Model> {
         let level = |key: &str| levels.get(key).with_context(|| format!("a cell without `{key}`"));
         let blocks: usize = level("blocks")?.parse()?;
         let variant: usize = level("variant")?.trim_start_matches('v').parse()?;
         let base = 150e6 + 100e6 * (blocks as f64 * 0.37).sin().abs();
         // Variants -4 % … +4 % from the baseline, a fifth of them equal to it.
-        let effect = 1.0 + 0.02 * ((variant % 5) as f64 - 2.0) * f64::from(variant != 0);
+        let effect = match steps {
+            None => 1.0 + 0.02 * ((variant % 5) as f64 - 2.0) * f64::from(variant != 0),
+            Some(count) if variant < count / 3 => 1.0,
+            Some(count) if variant < 2 * count / 3 => 1.05,
+            Some(_) => 0.966,
+        };
         let noisy = rng.random::<f64>() < 0.1;
         let slow = if rng.random::<f64>() < 0.05 { vec![1 + rng.random_range(0..3), 7] } else { Vec::new() };
         let cv = if noisy { 0.15 } else { 0.02 };
