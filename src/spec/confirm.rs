@@ -16,6 +16,10 @@ use crate::diag::Diagnostics;
 /// `until: verdict` with margin's usual bounds.
 const REPETITIONS: (u32, u32) = (5, 30);
 
+/// The boots of a confirmation of a booted level whose file boots a fixed number: as
+/// `boots: { min, max, until: verdict }` with the bounds docs/experiment-file.md shows.
+const BOOTS: (u32, u32) = (3, 12);
+
 /// Why a confirmation cannot be made from the file.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfirmError {
@@ -107,9 +111,24 @@ fn derive(doc: &mut Value, name: &str, factor: &str, baseline: Value, exp: &Expe
          in alternation until their comparison is settled.",
         exp.name
     ));
+    let booted = boot_recipes(doc);
     let verdict = matches!(exp.spec.repetitions(), super::Repetitions::Verdict { .. });
-    if !verdict {
-        doc["repetitions"] = json!({ "min": REPETITIONS.0, "max": REPETITIONS.1, "until": "verdict" });
+    if booted.is_empty() {
+        if !verdict {
+            doc["repetitions"] = json!({ "min": REPETITIONS.0, "max": REPETITIONS.1, "until": "verdict" });
+        }
+    } else {
+        // Fresh boots of both levels, in balanced blocks, until the comparison across the
+        // boots is settled: adaptive boots, beside which the boots decide, not the trials.
+        for host in booted {
+            let boots = &mut doc["hosts"][host.as_str()]["boot"]["boots"];
+            if boots.get("until").is_none() {
+                *boots = json!({ "min": BOOTS.0, "max": BOOTS.1, "until": "verdict" });
+            }
+        }
+        if let super::Repetitions::Verdict { min, .. } = exp.spec.repetitions() {
+            doc["repetitions"] = json!(min);
+        }
     }
     if !doc["analysis"].is_object() {
         doc["analysis"] = json!({});
@@ -119,6 +138,19 @@ fn derive(doc: &mut Value, name: &str, factor: &str, baseline: Value, exp: &Expe
     if let Some(map) = analysis.as_object_mut() {
         map.remove("series");
     }
+}
+
+/// The hosts whose `boot:` recipe reboots them into the levels: a series factor of the
+/// environment is measured in boots of its own there.
+fn boot_recipes(doc: &Value) -> Vec<String> {
+    let Some(hosts) = doc.get("hosts").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    hosts
+        .iter()
+        .filter(|(_, h)| h.get("boot").is_some_and(Value::is_object))
+        .map(|(k, _)| k.clone())
+        .collect()
 }
 
 /// Where the store keeps the confirmation's file (`experiments/<spec hash>/`): its path,
@@ -160,6 +192,27 @@ mod tests {
         assert_eq!(c.spec.analysis.compare[0].value.baseline.value.to_string(), "v2");
         assert!(c.spec.analysis.series.is_empty());
         assert!(c.path.starts_with("reports/s-confirm-v2-v3/experiments"), "{}", c.path.display());
+    }
+
+    /// A level booted by margin is confirmed in fresh boots of both levels, as many as
+    /// settle the comparison (adaptive boots), the file's trials per boot kept.
+    #[test]
+    fn a_booted_level_is_confirmed_in_boots_until_the_comparison_is_settled() {
+        let booted = "hosts:\n  m:\n    ssh: root@m\n    boot: { restart: ./boot.sh, boots: 2 }\n\
+                      matrix:\n  host: [m]\n  mem: [1G, 2G, 3G]\nenvironment:\n  mem: { probe: free }\n\
+                      repetitions: { min: 6, max: 20, until: verdict }\nrun: echo\n\
+                      analysis:\n  series: [ { factor: mem } ]\n";
+        let c = confirmation(&exp(booted), "2G", "3G", Path::new("r")).unwrap();
+        let (_, host) = c.spec.hosts.iter().find(|(name, _)| name.value == "m").unwrap();
+        let boot = host.value.boot.as_ref().unwrap();
+        let boots = boot.value.boots.as_ref().unwrap();
+        assert!(matches!(boots.value, crate::spec::boot::BootsSpec::Adaptive { .. }), "{:?}", boots.value);
+        assert!(
+            matches!(c.spec.repetitions(), crate::spec::Repetitions::Fixed(6)),
+            "{:?}",
+            c.spec.repetitions()
+        );
+        assert_eq!(crate::plan::expand(&c, 1000).unwrap().cells.len(), 2);
     }
 
     #[test]
