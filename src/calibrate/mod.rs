@@ -15,6 +15,7 @@
 
 pub mod answers;
 pub mod bisect;
+pub mod chain;
 pub mod drift;
 mod error;
 pub mod order;

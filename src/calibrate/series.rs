@@ -48,7 +48,7 @@ pub enum Units {
 }
 
 impl Units {
-    fn label(&self) -> String {
+    pub(super) fn label(&self) -> String {
         match *self {
             Units::Session { trials } => format!("one session, {trials} trials a level"),
             Units::Boots { boots, trials, between } => {
@@ -76,7 +76,7 @@ impl Units {
     /// One level's units at true mean `mean`: its trials less those margin's default
     /// outlier rule sets aside from the level's cell ([`kept`]), as the report's cells keep
     /// them; across boots each boot's mean of its trials kept.
-    fn draw(&self, shape: Shape, mean: f64, rng: &mut Pcg64) -> Vec<f64> {
+    pub(super) fn draw(&self, shape: Shape, mean: f64, rng: &mut Pcg64) -> Vec<f64> {
         let rule = OutlierRule::default();
         let keep = |values: &[f64]| -> Vec<f64> {
             Observations::new(values, MeanKind::Arithmetic)
@@ -119,8 +119,8 @@ impl Units {
     }
 }
 
-const SESSION: Units = Units::Session { trials: 10 };
-const BOOTS: Units = Units::Boots { boots: 3, trials: 5, between: 1.0 };
+pub(super) const SESSION: Units = Units::Session { trials: 10 };
+pub(super) const BOOTS: Units = Units::Boots { boots: 3, trials: 5, between: 1.0 };
 const WRONG: Units = Units::BootsTrialsAsUnits { boots: 3, trials: 5, between: 1.0 };
 
 const SHAPES: [(&str, Shape); 3] =
@@ -142,7 +142,7 @@ pub enum Change {
 }
 
 impl Change {
-    fn label(&self) -> String {
+    pub(super) fn label(&self) -> String {
         match *self {
             Change::None => "no change".to_owned(),
             Change::Step { size } => format!("step of {size} × margin"),
@@ -152,7 +152,7 @@ impl Change {
     }
 
     /// The levels' true means, and the true steps: (first level after it, ratio).
-    fn truth(&self, levels: usize, margin: f64, rng: &mut Pcg64) -> (Vec<f64>, Vec<(usize, f64)>) {
+    pub(super) fn truth(&self, levels: usize, margin: f64, rng: &mut Pcg64) -> (Vec<f64>, Vec<(usize, f64)>) {
         let base = 100.0;
         let mut means = vec![base; levels];
         let steps = match *self {
@@ -259,6 +259,8 @@ pub struct SeriesResult {
     pub false_changes: Vec<NullRow>,
     /// Steps found, placed, covered.
     pub steps: Vec<StepRow>,
+    /// Change points found and then confirmed ([`super::chain`]).
+    pub chain: Vec<super::chain::ChainRow>,
     pub misses: Vec<String>,
 }
 
@@ -367,7 +369,17 @@ pub fn run(options: &Options) -> SeriesResult {
             .collect();
         steps.push(StepRow { units, noise, change, what, margin: units.margin(), rates });
     }
-    SeriesResult { false_changes, steps, misses }
+    let chain = match super::chain::run(options) {
+        Ok((rows, missed)) => {
+            misses.extend(missed);
+            rows
+        }
+        Err(e) => {
+            misses.push(format!("the chain not simulated: {e}"));
+            Vec::new()
+        }
+    };
+    SeriesResult { false_changes, steps, chain, misses }
 }
 
 /// The two tables, in Markdown.
@@ -430,6 +442,7 @@ pub fn tables(result: &SeriesResult, experiments: u64) -> String {
         }
         out.push('\n');
     }
+    out.push_str(&super::chain::table(&result.chain, experiments));
     if result.misses.is_empty() {
         out.push_str("\nEvery row meets its goals.\n");
     } else {
