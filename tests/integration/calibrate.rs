@@ -410,6 +410,16 @@ fn calibrate_measures_the_series_false_changes_and_steps() {
             assert!(rate(&r["coverage"]) >= 0.85, "{}: {r}", row["what"]);
         }
     }
+    // the chain: a true step of 2 × the margin confirmed, truly equal sides rarely
+    let chain = s["chain"].as_array().unwrap();
+    assert_eq!(chain.len(), 6, "{s}");
+    for row in chain {
+        let size = row["change"]["size"].as_f64().unwrap_or(0.0);
+        if size >= 2.0 {
+            assert!(rate(&row["confirmed"]) >= 0.9, "{}: {row}", row["what"]);
+        }
+        assert!(rate(&row["series_false"]) <= 0.03, "{row}");
+    }
     let out = margin()
         .args(["calibrate", "--experiments", "20", "--seed", "3", "--scenario", "series"])
         .output()
@@ -417,6 +427,7 @@ fn calibrate_measures_the_series_false_changes_and_steps() {
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(text.contains("Change points in a series") && text.contains("| step of 2 × margin |"), "{text}");
+    assert!(text.contains("The chain, a change point found and then confirmed"), "{text}");
 }
 
 /// The bisection's table (docs/statistics.md, Bisection): through the real binary, every
