@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use super::args::Reports;
-use super::{Error, io, load_all, to_stderr};
+use super::{Error, io, load_all_in, to_stderr};
 use crate::analyze::bisect::{Ask, Replay, target};
 use crate::analyze::settings::{nominal_confidence, settings};
 use crate::plan::Plan;
@@ -56,7 +56,7 @@ pub struct BisectArgs {
 }
 
 pub fn run(args: &BisectArgs, out: &mut dyn Write) -> Result<(), Error> {
-    let (exp, plan) = load_all(std::slice::from_ref(&args.file), usize::MAX)?.remove(0);
+    let (exp, plan) = load_all_in(std::slice::from_ref(&args.file), usize::MAX, Some(&args.reports.root))?.remove(0);
     let set: Vec<(String, String)> = args
         .set
         .iter()

@@ -28,7 +28,7 @@ pub mod status;
 pub mod target;
 
 use std::error::Error as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use polars::error::PolarsError;
 
@@ -173,10 +173,28 @@ pub(crate) fn to_stderr(line: std::fmt::Arguments<'_>) {
 
 /// Load, validate and expand every file; all problems of all files, or the plans.
 pub(crate) fn load_all(files: &[PathBuf], max_cells: usize) -> Result<Vec<(Experiment, Plan)>, Error> {
+    load_all_in(files, max_cells, None)
+}
+
+/// [`load_all`], the git factors of each file taking the levels its store in `reports`
+/// pinned when it first ran this file's text (docs/series.md, levels from a git range).
+pub(crate) fn load_all_in(
+    files: &[PathBuf],
+    max_cells: usize,
+    reports: Option<&Path>,
+) -> Result<Vec<(Experiment, Plan)>, Error> {
+    let load = |file: &Path| {
+        let exp = crate::spec::load_file(file)?;
+        let pins = match reports {
+            Some(root) if !exp.git.is_empty() => crate::store::Store::new(root, &exp.name).pinned_levels(&exp.source),
+            _ => Vec::new(),
+        };
+        if pins.is_empty() { Ok(exp) } else { crate::spec::load_file_pinned(file, &pins) }
+    };
     let mut problems = Diagnostics::default();
     let mut out = Vec::new();
     for file in files {
-        match crate::spec::load_file(file).and_then(|exp| {
+        match load(file).and_then(|exp| {
             let plan = crate::plan::expand(&exp, max_cells)?;
             crate::plan::render::check_renders(&exp, &plan, check::RENDERED_CELLS)
                 .map_err(Diagnostics::from)?;
