@@ -20,6 +20,7 @@ mod confirm;
 pub mod export;
 pub mod history;
 pub mod import;
+mod load;
 pub mod plan;
 pub mod reparse;
 pub mod report;
@@ -28,7 +29,7 @@ pub mod status;
 pub mod target;
 
 use std::error::Error as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use polars::error::PolarsError;
 
@@ -36,10 +37,8 @@ use crate::analyze::AnalyzeError;
 use crate::diag::Diagnostics;
 use crate::parse::ParseError;
 use crate::parse::extract::ExtractorError;
-use crate::plan::Plan;
 use crate::report::ReportError;
 use crate::run::RunError;
-use crate::spec::Experiment;
 use crate::store::StoreError;
 
 /// How a command ended, beyond success. The typed cause is kept until `main` prints it.
@@ -171,42 +170,7 @@ pub(crate) fn to_stderr(line: std::fmt::Arguments<'_>) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 
-/// Load, validate and expand every file; all problems of all files, or the plans.
-pub(crate) fn load_all(files: &[PathBuf], max_cells: usize) -> Result<Vec<(Experiment, Plan)>, Error> {
-    load_all_in(files, max_cells, None)
-}
-
-/// [`load_all`], the git factors of each file taking the levels its store in `reports`
-/// pinned when it first ran this file's text (docs/series.md, levels from a git range).
-pub(crate) fn load_all_in(
-    files: &[PathBuf],
-    max_cells: usize,
-    reports: Option<&Path>,
-) -> Result<Vec<(Experiment, Plan)>, Error> {
-    let load = |file: &Path| {
-        let exp = crate::spec::load_file(file)?;
-        let pins = match reports {
-            Some(root) if !exp.git.is_empty() => crate::store::Store::new(root, &exp.name).pinned_levels(&exp.source),
-            _ => Vec::new(),
-        };
-        if pins.is_empty() { Ok(exp) } else { crate::spec::load_file_pinned(file, &pins) }
-    };
-    let mut problems = Diagnostics::default();
-    let mut out = Vec::new();
-    for file in files {
-        match load(file).and_then(|exp| {
-            let plan = crate::plan::expand(&exp, max_cells)?;
-            crate::plan::render::check_renders(&exp, &plan, check::RENDERED_CELLS)
-                .map_err(Diagnostics::from)?;
-            crate::parse::check_samples(&exp)?;
-            Ok((exp, plan))
-        }) {
-            Ok(pair) => out.push(pair),
-            Err(d) => problems.0.extend(d.0),
-        }
-    }
-    Ok(problems.into_result(out)?)
-}
+pub(crate) use load::{load_all, load_all_in};
 
 /// `margin schema`.
 pub fn schema(out: &mut dyn std::io::Write) -> std::io::Result<()> {

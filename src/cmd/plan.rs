@@ -37,7 +37,8 @@ pub struct PlanArgs {
 
 /// `terminal`: stdout is a terminal, where only the first [`TERMINAL_CELLS`] are listed.
 pub fn run(s: &PlanArgs, terminal: bool, out: &mut dyn Write) -> Result<(), Error> {
-    let (exp, plan) = super::load_all_in(std::slice::from_ref(&s.file), s.max_cells, Some(&s.reports.root))?.remove(0);
+    let (exp, plan) =
+        super::load_all_in(std::slice::from_ref(&s.file), s.max_cells, Some(&s.reports.root))?.remove(0);
     let store = Store::new(&s.reports.root, &exp.name);
     let (progress, ..) = store.progress(&plan)?;
     let outlook =

@@ -145,8 +145,12 @@ fn one(summary: &Summary, s: &SeriesStat, file: &Path, git: &[GitLevels]) -> Str
         )),
     }
     if !s.missing.is_empty() {
-        let names: Vec<String> = s.missing.iter().map(|m| format!("`{m}`")).collect();
-        text.push_str(&format!("Not in the series (no analysed trials): {}.\n\n", names.join(", ")));
+        let names: Vec<String> = s.missing.iter().map(|m| named(m, &s.factor, git)).collect();
+        text.push_str(&format!(
+            "Not in the series (no analysed trials; a cell that failed, its build in `setup` too, is in \
+             Failures): {}.\n\n",
+            names.join(", ")
+        ));
     }
     text.push_str(&segments(s));
     text

@@ -79,14 +79,19 @@ pub fn read_pins(path: &Path) -> Vec<GitLevels> {
 
 /// Give each git factor of `spec` its levels: the pinned ones when `pins` has this factor
 /// with the same repo and range, else those git resolves now. Returns the resolutions.
-pub(super) fn resolve_all(file: &Path, spec: &mut Spec, pins: &[GitLevels]) -> Result<Vec<GitLevels>, Diagnostics> {
+pub(super) fn resolve_all(
+    file: &Path,
+    spec: &mut Spec,
+    pins: &[GitLevels],
+) -> Result<Vec<GitLevels>, Diagnostics> {
     let base = file.parent().unwrap_or(Path::new("")).to_path_buf();
     let mut problems = Diagnostics::default();
     let mut out = Vec::new();
     for factor in &mut spec.matrix.value.factors {
         let Some(git) = &factor.git else { continue };
         let (name, repo, range) = (&factor.name.value, &git.value.repo, &git.value.range);
-        let pinned = pins.iter().find(|p| p.factor == *name && p.repo == repo.value && p.range == range.value);
+        let pinned =
+            pins.iter().find(|p| p.factor == *name && p.repo == repo.value && p.range == range.value);
         let levels = match pinned {
             Some(p) => p.clone(),
             None => match resolve(file, &base, name, &git.value) {
@@ -144,9 +149,11 @@ fn resolve(file: &Path, base: &Path, factor: &str, spec: &GitSpec) -> Result<Git
         )
     })?;
     let at_range = |message: String, hint: String| Diagnostic::new(file, range.pos, message).with_hint(hint);
-    let Some((first, last)) = range.value.split_once("..").filter(|(a, b)| {
-        !a.trim().is_empty() && !b.trim().is_empty() && !b.starts_with('.')
-    }) else {
+    let Some((first, last)) = range
+        .value
+        .split_once("..")
+        .filter(|(a, b)| !a.trim().is_empty() && !b.trim().is_empty() && !b.starts_with('.'))
+    else {
         return Err(at_range(
             format!("`git.range`: expected `FIRST..LAST`, found `{}`", excerpt(&range.value)),
             "two commits, tags or branches, like `v1.0..v1.1` or `HEAD~20..HEAD`: FIRST and the commits after it up to LAST".into(),
@@ -166,19 +173,32 @@ fn resolve(file: &Path, base: &Path, factor: &str, spec: &GitSpec) -> Result<Git
     let head = git(&dir, &["log", "-1", "--no-show-signature", format, "--end-of-options", first]);
     let rest = git(
         &dir,
-        &["log", "--first-parent", "--reverse", "--no-show-signature", format, "--end-of-options", &format!("{first}..{last}")],
+        &[
+            "log",
+            "--first-parent",
+            "--reverse",
+            "--no-show-signature",
+            format,
+            "--end-of-options",
+            &format!("{first}..{last}"),
+        ],
     );
     let (head, rest) = match (head, rest) {
         (Ok(h), Ok(r)) => (h, r),
         (Err(e), _) | (_, Err(e)) => {
-            return Err(at_range(format!("`git.range`: git log failed: {e}"), "check the range with `git log`".into()));
+            return Err(at_range(
+                format!("`git.range`: git log failed: {e}"),
+                "check the range with `git log`".into(),
+            ));
         }
     };
     let mut commits: Vec<Commit> = head.lines().chain(rest.lines()).filter_map(commit).collect();
     if commits.len() < 2 {
         return Err(at_range(
             format!("`git.range`: `{}` holds no commit after `{first}`", excerpt(&range.value)),
-            format!("`{last}` is `{first}` or one of its ancestors; a range goes from the older commit to the newer"),
+            format!(
+                "`{last}` is `{first}` or one of its ancestors; a range goes from the older commit to the newer"
+            ),
         ));
     }
     commits.dedup_by(|a, b| a.hash == b.hash);
@@ -195,5 +215,9 @@ fn resolve(file: &Path, base: &Path, factor: &str, spec: &GitSpec) -> Result<Git
 fn commit(line: &str) -> Option<Commit> {
     let mut parts = line.splitn(3, '\0');
     let (hash, short) = (parts.next()?, parts.next()?);
-    Some(Commit { hash: hash.to_string(), short: short.to_string(), subject: parts.next().unwrap_or("").to_string() })
+    Some(Commit {
+        hash: hash.to_string(),
+        short: short.to_string(),
+        subject: parts.next().unwrap_or("").to_string(),
+    })
 }

@@ -108,13 +108,16 @@ fn a_series_of_thirty_commits_built_per_level_finds_the_commit_that_slowed_the_l
     assert_eq!(out.status.code(), Some(1), "{}\n{}", stdout(&out), stderr(&out));
     let report = std::fs::read_to_string(dir.path().join("reports/x/report.md")).unwrap();
     let (before, after) = (&hashes[18], &hashes[19]);
-    let said = format!(
-        "between `{before}` (“Change 18”) and `{after}` (“Run the loop 10 % longer”): +"
-    );
+    let said = format!("between `{before}` (“Change 18”) and `{after}` (“Run the loop 10 % longer”): +");
     assert!(report.contains("**Changed once** along 29 levels"), "{report}");
     assert!(report.contains(&said), "{said}\n{report}");
-    assert!(report.contains(&format!("Not in the series (no analysed trials): `{}`", hashes[7])), "{report}");
-    assert!(report.contains(&format!("| `{}` | Break the build", hashes[7])), "the commits' table:\n{report}");
+    let left_out = format!("is in Failures): `{}` (“Break the build”).", hashes[7]);
+    assert!(report.contains(&left_out), "{left_out}\n{report}");
+    assert!(report.contains("`setup` failed: exit code 1: bench.c:12: error"), "{report}");
+    assert!(
+        report.contains(&format!("| `{}` | Break the build", hashes[7])),
+        "the commits' table:\n{report}"
+    );
     // the build's output is kept in the store
     let raw = dir.path().join("reports/x/raw");
     let kept = std::fs::read_dir(&raw)
@@ -124,7 +127,8 @@ fn a_series_of_thirty_commits_built_per_level_finds_the_commit_that_slowed_the_l
     assert!(kept, "the failed build's output in {}", raw.display());
     // the step's interval covers the +10 % the commit made
     let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("reports/x/summary.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("reports/x/summary.json")).unwrap())
+            .unwrap();
     let change = &summary["series"][0]["change_points"][0];
     let (low, high) = (change["low"].as_f64().unwrap(), change["high"].as_f64().unwrap());
     assert!(low < 1.10 && 1.10 < high, "{change}");
@@ -158,8 +162,10 @@ fn sixty_four_commits_bisected_with_a_build_per_level_name_the_slowing_one_skipp
     let first_bad = answer["commits"].as_array().unwrap().iter().find(|c| c["short"] == hashes[41].as_str());
     assert_eq!(first_bad.unwrap()["subject"], "Run the loop 10 % longer", "{answer}");
     // the levels measured are those the store holds trials of
-    let mut levels: Vec<String> =
-        records(&dir.path().join("reports/x")).iter().map(|r| r["levels"]["commit"].as_str().unwrap().to_owned()).collect();
+    let mut levels: Vec<String> = records(&dir.path().join("reports/x"))
+        .iter()
+        .map(|r| r["levels"]["commit"].as_str().unwrap().to_owned())
+        .collect();
     levels.sort();
     levels.dedup();
     assert_eq!(levels.len() as u64, measured);
@@ -172,11 +178,15 @@ fn sixty_four_commits_bisected_with_a_build_per_level_name_the_slowing_one_skipp
     assert!(again.status.success(), "{text}\n{}", stderr(&again));
     let first = text.lines().next().unwrap();
     assert!(
-        first.starts_with(&format!("found: `{}` (“Run the loop 10 % longer”) made work worse: +", hashes[41])),
+        first
+            .starts_with(&format!("found: `{}` (“Run the loop 10 % longer”) made work worse: +", hashes[41])),
         "{first}"
     );
     assert!(first.ends_with(&format!("last good `{}` (“Change 40”)", hashes[40])), "{first}");
-    assert!(text.contains(&format!("Skipped, as `git bisect skip`: `{}` (“Break the build”)", hashes[31])), "{text}");
+    assert!(
+        text.contains(&format!("Skipped, as `git bisect skip`: `{}` (“Break the build”)", hashes[31])),
+        "{text}"
+    );
 }
 
 #[test]
@@ -214,10 +224,22 @@ fn a_range_that_does_not_resolve_is_refused_at_its_place_and_nothing_is_stored()
     let file = dir.path().join("experiments/x.yaml");
     let yaml = std::fs::read_to_string(&file).unwrap();
     let cases = [
-        ("v1..nope", "../repo", "experiments/x.yaml:2:42: `git.range`: `nope` does not resolve to a commit in"),
-        ("main..v1", "../repo", "experiments/x.yaml:2:42: `git.range`: `main..v1` holds no commit after `main`"),
+        (
+            "v1..nope",
+            "../repo",
+            "experiments/x.yaml:2:42: `git.range`: `nope` does not resolve to a commit in",
+        ),
+        (
+            "main..v1",
+            "../repo",
+            "experiments/x.yaml:2:42: `git.range`: `main..v1` holds no commit after `main`",
+        ),
         ("v1", "../repo", "experiments/x.yaml:2:42: `git.range`: expected `FIRST..LAST`, found `v1`"),
-        ("v1..main", "../notrepo", "experiments/x.yaml:2:26: `git.repo`: `../notrepo` is not a git repository"),
+        (
+            "v1..main",
+            "../notrepo",
+            "experiments/x.yaml:2:26: `git.repo`: `../notrepo` is not a git repository",
+        ),
     ];
     for (range, repo, said) in cases {
         let text = yaml.replace("v1..main", range).replace("../repo", repo);

@@ -129,7 +129,9 @@ impl Replay {
             let t = &self.target;
             let name = format!("{}={}", t.factor, t.levels[level]);
             match &mut self.bisection {
-                Some(b) if level != t.good && level != t.bad => b.skip(level).map_err(|e| format!("{name}: {e}"))?,
+                Some(b) if level != t.good && level != t.bad => {
+                    b.skip(level).map_err(|e| format!("{name}: {e}"))?
+                }
                 _ => {
                     return Err(format!(
                         "{name}: its `setup` (the build) failed, and it is an end of the bisection, which \
