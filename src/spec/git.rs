@@ -221,3 +221,36 @@ fn commit(line: &str) -> Option<Commit> {
         subject: parts.next().unwrap_or("").to_string(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::commit;
+
+    #[test]
+    fn a_log_line_is_a_commit_and_its_subject_may_hold_anything() {
+        let c = commit("0123abcd\u{0}0123abc\u{0}Fix | the loop: 10 %").unwrap();
+        assert_eq!(
+            (c.hash.as_str(), c.short.as_str(), c.subject.as_str()),
+            ("0123abcd", "0123abc", "Fix | the loop: 10 %")
+        );
+        assert_eq!(commit("0123abcd").map(|c| c.short), None);
+    }
+
+    #[test]
+    fn a_factor_is_a_list_or_a_git_range_and_nothing_else() {
+        let load = |factor: &str| {
+            super::super::load_str(Path::new("g.yaml"), &format!("matrix:\n  c: {factor}\nrun: echo\n"))
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(load("{ svn: { repo: . } }").contains("g.yaml:2:"), "{}", load("{ svn: { repo: . } }"));
+        assert!(load("{ svn: { repo: . } }").contains("unknown key `svn` in a factor"));
+        assert!(load("{ git: { repo: . } }").contains("range"), "{}", load("{ git: { repo: . } }"));
+        assert!(
+            load("{ git: { repo: ./nowhere, range: a..b } }")
+                .contains("`git.repo`: `./nowhere` is not a folder")
+        );
+    }
+}
