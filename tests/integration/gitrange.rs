@@ -132,6 +132,14 @@ fn a_series_of_thirty_commits_built_per_level_finds_the_commit_that_slowed_the_l
     let change = &summary["series"][0]["change_points"][0];
     let (low, high) = (change["low"].as_f64().unwrap(), change["high"].as_f64().unwrap());
     assert!(low < 1.10 && 1.10 < high, "{change}");
+
+    // the command the report gives confirms it: the range cut to the two commits
+    let pair = format!("{before},{after}");
+    let confirm =
+        as_a_user(dir.path()).args(["run", "experiments/x.yaml", "--confirm", &pair]).output().unwrap();
+    let text = stdout(&confirm);
+    assert!(confirm.status.success(), "{text}\n{}", stderr(&confirm));
+    assert!(text.contains(&format!("work: confirmed: {after} is worse than {before}")), "{text}");
 }
 
 #[test]
