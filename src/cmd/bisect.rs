@@ -14,14 +14,14 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use super::args::Reports;
-use super::{Error, io, load_all, to_stderr};
+use super::{Error, io, load_all_in, to_stderr};
 use crate::analyze::bisect::{Ask, Replay, target};
 use crate::analyze::settings::{nominal_confidence, settings};
 use crate::plan::Plan;
 use crate::run::display::{Progress, TrialLine};
 use crate::run::{self, RunOptions};
 use crate::spec::Experiment;
-use crate::store::{CellProgress, Event, ProgressByCell, Store};
+use crate::store::{CellProgress, Event, ProblemKind, ProgressByCell, SessionRecord, Store, TrialRecord};
 use stats::bisect::Next;
 
 /// `margin bisect`'s arguments.
@@ -56,7 +56,8 @@ pub struct BisectArgs {
 }
 
 pub fn run(args: &BisectArgs, out: &mut dyn Write) -> Result<(), Error> {
-    let (exp, plan) = load_all(std::slice::from_ref(&args.file), usize::MAX)?.remove(0);
+    let (exp, plan) =
+        load_all_in(std::slice::from_ref(&args.file), usize::MAX, Some(&args.reports.root))?.remove(0);
     let set: Vec<(String, String)> = args
         .set
         .iter()
@@ -80,10 +81,12 @@ pub fn run(args: &BisectArgs, out: &mut dyn Write) -> Result<(), Error> {
     let answer =
         replay.answer().ok_or_else(|| Error::Input("the bisection ended without an answer".into()))?;
     if args.json {
-        let text = crate::summary::json::to_string(&answer).map_err(|e| Error::Output(e.into()))?;
+        let json = crate::report::bisect::WithCommits::new(&answer, exp.git_factor(&args.factor));
+        let text = crate::summary::json::to_string(&json).map_err(|e| Error::Output(e.into()))?;
         writeln!(out, "{text}").map_err(io)?;
     } else {
-        write!(out, "{}", crate::report::bisect::markdown(&answer)).map_err(io)?;
+        let commits = crate::spec::git::subjects(&exp.git);
+        write!(out, "{}", crate::report::bisect::markdown(&answer, &commits)).map_err(io)?;
     }
     out.flush().map_err(io)?;
     if answer.verdict.located() {
@@ -93,19 +96,45 @@ pub fn run(args: &BisectArgs, out: &mut dyn Write) -> Result<(), Error> {
     }
 }
 
-/// The bisection replayed from what the store holds now: its labelled sessions' trials.
+/// The bisection replayed from what the store holds now: its labelled sessions' trials,
+/// and the levels whose build failed skipped where the bisection asked for them.
 fn replayed(store: &Store, start: &Replay) -> Result<Replay, Error> {
     let (sessions, _) = store.session_records()?;
     let label = start.target().label.as_str();
     let ours: HashSet<String> = sessions
-        .into_iter()
+        .iter()
         .filter(|s| s.event == Event::Start && s.label.as_deref() == Some(label))
-        .map(|s| s.session)
+        .map(|s| s.session.clone())
         .collect();
     let (records, _) = store.records()?;
+    let failed = failed_builds(&sessions, &records, &ours);
     let mut replay = start.clone();
-    replay.feed(&records, &ours).map_err(Error::Input)?;
+    for r in &records {
+        replay.skip_failed(&failed).map_err(Error::Input)?;
+        replay.feed(std::slice::from_ref(r), &ours).map_err(Error::Input)?;
+    }
+    replay.skip_failed(&failed).map_err(Error::Input)?;
     Ok(replay)
+}
+
+/// The cells abandoned in one of `ours` before any trial of theirs: their `setup` (the
+/// level's build) failed.
+fn failed_builds(
+    sessions: &[SessionRecord],
+    records: &[TrialRecord],
+    ours: &HashSet<String>,
+) -> HashSet<String> {
+    let tried: HashSet<(&str, &str)> =
+        records.iter().map(|r| (r.session.as_str(), r.cell.as_str())).collect();
+    sessions
+        .iter()
+        .filter(|s| s.event == Event::End && ours.contains(&s.session))
+        .flat_map(|s| s.problems.iter().map(move |p| (s, p)))
+        .filter(|(s, p)| {
+            p.what == ProblemKind::Abandoned && !tried.contains(&(s.session.as_str(), p.cell.as_str()))
+        })
+        .map(|(_, p)| p.cell.clone())
+        .collect()
 }
 
 /// Runs the trials the bisection asks for, one session each, until it answers.
@@ -153,6 +182,14 @@ fn drive(exp: &Experiment, plan: &Plan, store: &Store, start: &Replay) -> Result
             // an abandoned cell was said as a note (`Trials::note`), a failed host was not
             for h in &outcome.host_errors {
                 to_stderr(format_args!("host {} failed: {}", h.host, h.why));
+            }
+            let build = outcome.abandoned.iter().all(|a| matches!(a.why, run::GaveUp::Setup(_)));
+            if build && !outcome.abandoned.is_empty() && outcome.host_errors.is_empty() {
+                to_stderr(format_args!(
+                    "bisect: {name}: its `setup` (the build) failed: skipped, as `git bisect skip`; its output is in {}",
+                    store.raw_dir().display()
+                ));
+                continue;
             }
             if !outcome.abandoned.is_empty() || !outcome.host_errors.is_empty() {
                 to_stderr(format_args!(

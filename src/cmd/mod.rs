@@ -20,6 +20,7 @@ mod confirm;
 pub mod export;
 pub mod history;
 pub mod import;
+mod load;
 pub mod plan;
 pub mod reparse;
 pub mod report;
@@ -36,10 +37,8 @@ use crate::analyze::AnalyzeError;
 use crate::diag::Diagnostics;
 use crate::parse::ParseError;
 use crate::parse::extract::ExtractorError;
-use crate::plan::Plan;
 use crate::report::ReportError;
 use crate::run::RunError;
-use crate::spec::Experiment;
 use crate::store::StoreError;
 
 /// How a command ended, beyond success. The typed cause is kept until `main` prints it.
@@ -171,24 +170,7 @@ pub(crate) fn to_stderr(line: std::fmt::Arguments<'_>) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 
-/// Load, validate and expand every file; all problems of all files, or the plans.
-pub(crate) fn load_all(files: &[PathBuf], max_cells: usize) -> Result<Vec<(Experiment, Plan)>, Error> {
-    let mut problems = Diagnostics::default();
-    let mut out = Vec::new();
-    for file in files {
-        match crate::spec::load_file(file).and_then(|exp| {
-            let plan = crate::plan::expand(&exp, max_cells)?;
-            crate::plan::render::check_renders(&exp, &plan, check::RENDERED_CELLS)
-                .map_err(Diagnostics::from)?;
-            crate::parse::check_samples(&exp)?;
-            Ok((exp, plan))
-        }) {
-            Ok(pair) => out.push(pair),
-            Err(d) => problems.0.extend(d.0),
-        }
-    }
-    Ok(problems.into_result(out)?)
-}
+pub(crate) use load::{load_all, load_all_in};
 
 /// `margin schema`.
 pub fn schema(out: &mut dyn std::io::Write) -> std::io::Result<()> {

@@ -8,12 +8,10 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use super::args::Reports;
-use super::check::RENDERED_CELLS;
 use super::{Error, io};
 use crate::outlook::{self, json::write_json, table::write_text};
-use crate::plan::{self, DEFAULT_MAX_CELLS};
+use crate::plan::DEFAULT_MAX_CELLS;
 use crate::run::RunOptions;
-use crate::spec;
 use crate::store::Store;
 
 /// Cells listed on a terminal unless `--all`.
@@ -39,10 +37,8 @@ pub struct PlanArgs {
 
 /// `terminal`: stdout is a terminal, where only the first [`TERMINAL_CELLS`] are listed.
 pub fn run(s: &PlanArgs, terminal: bool, out: &mut dyn Write) -> Result<(), Error> {
-    let exp = spec::load_file(&s.file)?;
-    let plan = plan::expand(&exp, s.max_cells)?;
-    plan::render::check_renders(&exp, &plan, RENDERED_CELLS).map_err(crate::diag::Diagnostics::from)?;
-    crate::parse::check_samples(&exp)?;
+    let (exp, plan) =
+        super::load_all_in(std::slice::from_ref(&s.file), s.max_cells, Some(&s.reports.root))?.remove(0);
     let store = Store::new(&s.reports.root, &exp.name);
     let (progress, ..) = store.progress(&plan)?;
     let outlook =

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 pub use super::answer::{Whole, answer};
 use super::args::Reports;
 use super::target::resolve;
-use super::{Error, io, load_all, to_stderr};
+use super::{Error, io, load_all_in, to_stderr};
 use crate::analyze;
 use crate::outlook;
 use crate::plan::Plan;
@@ -86,7 +86,7 @@ pub struct ReportArgs {
 pub fn run(args: &ReportArgs, terminal: bool, out: &mut dyn Write) -> Result<(), Error> {
     let ReportArgs { target, json, reports: Reports { root: reports } } = args;
     let t = resolve(target, reports, "report")?;
-    let (exp, plan) = load_all(std::slice::from_ref(&t.file), usize::MAX)?.remove(0);
+    let (exp, plan) = load_all_in(std::slice::from_ref(&t.file), usize::MAX, Some(reports))?.remove(0);
     let store = t.store(reports, &exp);
     let (path, summary) = write(&exp, &plan, &store, &[])?;
     let Some(path) = path else {

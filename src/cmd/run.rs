@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use super::args::Reports;
-use super::{Error, io, load_all};
+use super::{Error, io, load_all_in};
 use crate::analyze::stopping::Rule;
 use crate::outlook::dry_run::{DryRunError, write_dry_run};
 use crate::plan::{DEFAULT_MAX_CELLS, Plan};
@@ -76,7 +76,7 @@ impl RunArgs {
 pub fn run(args: &RunArgs, terminal: bool, out: &mut dyn Write) -> Result<(), Error> {
     let options = &args.options();
     let reports = &args.reports.root;
-    let mut experiments = load_all(&args.files, args.max_cells)?;
+    let mut experiments = load_all_in(&args.files, args.max_cells, Some(reports))?;
     if let Some(pair) = &args.confirm {
         experiments = super::confirm::confirming(experiments, pair, reports, args.max_cells)?;
     }

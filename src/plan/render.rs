@@ -81,6 +81,9 @@ pub(crate) fn render(
     if !exp.spec.services.is_empty() {
         ctx.set(SERVICES, services_value(exp));
     }
+    if !exp.git.is_empty() {
+        ctx.set(GIT, git_value(exp, plan, cell));
+    }
     for (name, t) in &exp.spec.vars {
         let value = templates.render_value(&t.value, &ctx).map_err(|e| fail(&name.value, t, e))?;
         ctx.set(&name.value, Value::from(value));
@@ -138,6 +141,31 @@ fn services_value(exp: &Experiment) -> Value {
             let entry: std::collections::BTreeMap<&str, Value> =
                 [("host", Value::from(host)), ("address", Value::from(address))].into_iter().collect();
             (name.value.as_str(), Value::from(entry))
+        })
+        .collect();
+    Value::from(map)
+}
+
+/// The name templates see the git factors under (`{{ git.FACTOR.repo }}`).
+pub(crate) const GIT: &str = "git";
+
+/// `git` as one cell's templates see it: per git factor, `repo` (the repository's top
+/// folder, absolute), and `hash` and `subject` of the cell's commit.
+fn git_value(exp: &Experiment, plan: &Plan, cell: &Cell) -> Value {
+    let map: std::collections::BTreeMap<&str, Value> = exp
+        .git
+        .iter()
+        .map(|g| {
+            let level = plan.levels(cell).find(|(k, _)| *k == g.factor).map(|(_, v)| v.text.as_str());
+            let commit = level.and_then(|l| g.commit(l));
+            let entry: std::collections::BTreeMap<&str, Value> = [
+                ("repo", Value::from(g.path.display().to_string())),
+                ("hash", Value::from(commit.map_or("", |c| c.hash.as_str()))),
+                ("subject", Value::from(commit.map_or("", |c| c.subject.as_str()))),
+            ]
+            .into_iter()
+            .collect();
+            (g.factor.as_str(), Value::from(entry))
         })
         .collect();
     Value::from(map)

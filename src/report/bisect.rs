@@ -2,14 +2,39 @@
 //! a table of the steps with their decisions, and what it cost.
 
 use super::format::{cell_text, confidence, dash, markdown_table, percent};
+use crate::spec::git::{Commit, GitLevels};
 use crate::summary::bisect::{BisectOutput, BisectStep, Verdict};
 use stats::bisect::Decision;
 use stats::notation::{change_and_interval, ratio_interval};
 use vocab::Better;
 
-/// The whole answer.
-pub(crate) fn markdown(b: &BisectOutput) -> String {
-    let mut out = format!("{}\n\n", verdict_line(b));
+/// The answer as `--json` prints it: with `commits`, the commits of the git levels it
+/// names (full hash, short hash, subject), for scripts.
+#[derive(serde::Serialize)]
+pub(crate) struct WithCommits<'a> {
+    #[serde(flatten)]
+    answer: &'a BisectOutput,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    commits: Vec<&'a Commit>,
+}
+
+impl<'a> WithCommits<'a> {
+    /// `git`: the bisected factor's resolution, when it is a git factor.
+    pub(crate) fn new(b: &'a BisectOutput, git: Option<&'a GitLevels>) -> Self {
+        let steps = b.steps.iter().filter_map(|s| s.level.as_deref());
+        let ends = [Some(b.good.as_str()), Some(&b.bad), b.last_good.as_deref(), b.first_bad.as_deref()];
+        let levels: Vec<&str> = ends.into_iter().flatten().chain(steps).collect();
+        let commits = git.map_or_else(Vec::new, |g| {
+            g.commits.iter().filter(|c| levels.contains(&c.short.as_str())).collect()
+        });
+        WithCommits { answer: b, commits }
+    }
+}
+
+/// The whole answer; `commits`: a git factor's levels → their commits' subjects, said
+/// beside the levels the answer names.
+pub(crate) fn markdown(b: &BisectOutput, commits: &[(String, String)]) -> String {
+    let mut out = format!("{}\n\n", verdict_with(b, commits));
     let fixed = if b.fixed.is_empty() {
         String::new()
     } else {
@@ -43,6 +68,19 @@ pub(crate) fn markdown(b: &BisectOutput) -> String {
          {} levels from `{}` to `{}` measured.\n",
         b.trials, b.levels_measured, b.levels, b.good, b.bad
     ));
+    let skipped: Vec<String> = b
+        .steps
+        .iter()
+        .filter(|s| s.decision == Decision::Skipped)
+        .filter_map(|s| s.level.as_deref().map(|l| named(l, commits)))
+        .collect();
+    if !skipped.is_empty() {
+        out.push_str(&format!(
+            "Skipped, as `git bisect skip`: {}: its `setup` (the build) failed, its output kept in the store's \
+             raw/ folder; the bisection tried the nearest level instead.\n",
+            skipped.join(", ")
+        ));
+    }
     if b.unused_trials > 0 {
         out.push_str(&format!(
             "{} labelled trial(s) of these cells were not asked for when replayed, and are not used.\n",
@@ -54,6 +92,20 @@ pub(crate) fn markdown(b: &BisectOutput) -> String {
 
 /// The first line: what the bisection found.
 pub(crate) fn verdict_line(b: &BisectOutput) -> String {
+    verdict_with(b, &[])
+}
+
+/// `` `level` ``, with its commit's subject when `commits` has it.
+fn named(level: &str, commits: &[(String, String)]) -> String {
+    match commits.iter().find(|(l, _)| l == level) {
+        Some((_, subject)) => format!("`{level}` (“{}”)", cell_text(subject)),
+        None => format!("`{level}`"),
+    }
+}
+
+/// [`verdict_line`], the levels it names with their commits' subjects.
+fn verdict_with(b: &BisectOutput, commits: &[(String, String)]) -> String {
+    let q = |level: &str| named(level, commits);
     let change = match (b.ratio, b.ci_low.zip(b.ci_high)) {
         (Some(r), Some(bounds)) => {
             let (change, interval) = change_and_interval(r, bounds);
@@ -65,11 +117,13 @@ pub(crate) fn verdict_line(b: &BisectOutput) -> String {
     let (good, bad) = (b.last_good.as_deref().unwrap_or(&b.good), b.first_bad.as_deref().unwrap_or(&b.bad));
     match b.verdict {
         Verdict::Found => {
-            format!("found: `{bad}` made {} worse: {change}; last good `{good}`", b.metric)
+            format!("found: {} made {} worse: {change}; last good {}", q(bad), b.metric, q(good))
         }
         Verdict::Narrowed => format!(
-            "narrowed: between `{good}` and `{bad}`: {} {change} from one to the other; the levels between \
+            "narrowed: between {} and {}: {} {change} from one to the other; the levels between \
              could not be told apart from either end",
+            q(good),
+            q(bad),
             b.metric
         ),
         Verdict::NoRegression => format!(
@@ -179,7 +233,7 @@ mod tests {
             line(Verdict::Improvement, false).starts_with("improvement, not a regression: `v16` is better")
         );
         assert!(line(Verdict::Inconclusive, false).contains("not settled within 120 trials"));
-        let text = markdown(&output(Verdict::Narrowed, true));
+        let text = markdown(&output(Verdict::Narrowed, true), &[]);
         assert!(text.contains("with size=4k: `time` (lower is better)"), "{text}");
         assert!(text.contains("| 0    | v8    | [+1.0 %, +9.0 %]"), "{text}");
         assert!(text.contains("120 trials; 5 of the 16 levels"), "{text}");

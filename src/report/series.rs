@@ -7,6 +7,7 @@ use std::path::Path;
 
 use super::figures::Plot;
 use super::format::{cell_text, confidence, markdown_table, percent, scale};
+use crate::spec::git::GitLevels;
 use crate::summary::{ComparisonStat, SeriesStat, Summary};
 use stats::notation::change_and_interval;
 use stats::series::SeriesVerdict;
@@ -14,7 +15,8 @@ use stats::verdict::VerdictKind;
 use vocab::Better;
 
 /// The section's text; `None` when the experiment asks for no series.
-pub(crate) fn section(summary: &Summary, plots: &[Plot], file: &Path) -> Option<String> {
+/// `git`: the experiment's git factors, whose levels are shown with their commits' subjects.
+pub(crate) fn section(summary: &Summary, plots: &[Plot], file: &Path, git: &[GitLevels]) -> Option<String> {
     let first = summary.series.first()?;
     let mut out = format!(
         "Change points are called at a {} % chance per series of a false one (family-wise over its \
@@ -25,7 +27,7 @@ pub(crate) fn section(summary: &Summary, plots: &[Plot], file: &Path) -> Option<
     );
     for (i, s) in summary.series.iter().enumerate() {
         out.push('\n');
-        out.push_str(&one(summary, s, file));
+        out.push_str(&one(summary, s, file, git));
         out.push('\n');
         match plots.iter().find(|p| p.series == Some(i)).map(|p| (&p.path, &p.svg)) {
             Some((path, Ok(_))) => out.push_str(&format!(
@@ -36,12 +38,43 @@ pub(crate) fn section(summary: &Summary, plots: &[Plot], file: &Path) -> Option<
             None => {}
         }
     }
+    let mut shown: Vec<&str> = Vec::new();
+    for s in &summary.series {
+        if let Some(g) = git.iter().find(|g| g.factor == s.factor && !shown.contains(&g.factor.as_str())) {
+            shown.push(&g.factor);
+            out.push('\n');
+            out.push_str(&commits(g));
+        }
+    }
     Some(out)
+}
+
+/// A git factor's levels with their commits' subjects, oldest first.
+fn commits(g: &GitLevels) -> String {
+    let header = ["level".to_owned(), "commit".to_owned()];
+    let rows: Vec<Vec<String>> =
+        g.commits.iter().map(|c| vec![format!("`{}`", c.short), cell_text(&c.subject)]).collect();
+    format!(
+        "The levels of `{}`: the commits of `{}` in `{}`, oldest first.\n\n{}",
+        g.factor,
+        cell_text(&g.range),
+        cell_text(&g.repo),
+        markdown_table(&header, &rows, 2)
+    )
+}
+
+/// `` `level` ``, with its commit's subject when it is a git factor's level.
+fn named(level: &str, factor: &str, git: &[GitLevels]) -> String {
+    let subject = git.iter().find(|g| g.factor == factor).and_then(|g| g.commit(level)).map(|c| &c.subject);
+    match subject {
+        Some(subject) => format!("`{level}` (“{}”)", cell_text(subject)),
+        None => format!("`{level}`"),
+    }
 }
 
 /// One series: its heading, its sentence (with the command that confirms each change),
 /// its segments.
-fn one(summary: &Summary, s: &SeriesStat, file: &Path) -> String {
+fn one(summary: &Summary, s: &SeriesStat, file: &Path, git: &[GitLevels]) -> String {
     let context: Vec<String> = s.context.iter().map(|(k, v)| format!("{k}={v}")).collect();
     let mut text = format!(
         "### {} along {}{}\n\n",
@@ -69,9 +102,9 @@ fn one(summary: &Summary, s: &SeriesStat, file: &Path) -> String {
                         (None, _) => "changed",
                     };
                     format!(
-                        "between `{}` and `{}`: {change} {interval}, {way}",
-                        s.level_names[c.after],
-                        s.level_names[c.after + 1]
+                        "between {} and {}: {change} {interval}, {way}",
+                        named(&s.level_names[c.after], &s.factor, git),
+                        named(&s.level_names[c.after + 1], &s.factor, git)
                     )
                 })
                 .collect();
@@ -112,8 +145,12 @@ fn one(summary: &Summary, s: &SeriesStat, file: &Path) -> String {
         )),
     }
     if !s.missing.is_empty() {
-        let names: Vec<String> = s.missing.iter().map(|m| format!("`{m}`")).collect();
-        text.push_str(&format!("Not in the series (no analysed trials): {}.\n\n", names.join(", ")));
+        let names: Vec<String> = s.missing.iter().map(|m| named(m, &s.factor, git)).collect();
+        text.push_str(&format!(
+            "Not in the series (no analysed trials; a cell that failed, its build in `setup` too, is in \
+             Failures): {}.\n\n",
+            names.join(", ")
+        ));
     }
     text.push_str(&segments(s));
     text

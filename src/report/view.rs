@@ -120,7 +120,7 @@ pub(crate) fn render(
         more_answers: more(summary.comparisons.len(), "comparisons"),
         no_answer: super::boots::no_answer(exp, summary),
         effects: effects::section(summary),
-        series: series::section(summary, plots, &exp.path),
+        series: series::section(summary, plots, &exp.path, &exp.git),
         metrics: summary
             .metrics
             .iter()

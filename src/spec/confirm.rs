@@ -73,6 +73,18 @@ pub fn confirmation(exp: &Experiment, a: &str, b: &str, reports: &Path) -> Resul
     for s in &exp.spec.analysis.series {
         let factor = &s.value.factor.value;
         let at = format!("/matrix/{}", pointer_escape(factor));
+        if let Some(g) = exp.git_factor(factor) {
+            // a git range cut to the two commits: neighbours on its first-parent line
+            let texts: Vec<&str> = g.commits.iter().map(|c| c.short.as_str()).collect();
+            pairs.extend(texts.windows(2).map(|w| format!("{},{}", w[0], w[1])));
+            if let Some(i) = texts.windows(2).position(|w| w[0] == a && w[1] == b) {
+                let range = format!("{}..{}", g.commits[i].hash, g.commits[i + 1].hash);
+                doc["matrix"][factor.as_str()] = json!({ "git": { "repo": g.path, "range": range } });
+                found = Some((factor.clone(), json!(a)));
+                break;
+            }
+            continue;
+        }
         let Some(Value::Array(levels)) = doc.pointer(&at).cloned() else {
             return Err(ConfirmError::NotAList { factor: factor.clone(), file });
         };

@@ -10,13 +10,22 @@ use super::{Experiment, Level, Located, Spec, validate};
 use crate::diag::{Diagnostic, Diagnostics, Pos, suggest};
 use vocab::{Scalar, ScalarKind};
 
-/// Load and validate one experiment file.
+/// Load and validate one experiment file; its git factors take the resolutions pinned
+/// beside it (a kept copy's, spec/git.rs), else git's now.
 pub fn load_file(path: &Path) -> Result<Experiment, Diagnostics> {
+    load_file_pinned(path, &[])
+}
+
+/// [`load_file`], its git factors taking the resolutions in `pins` first (those of the
+/// store the file runs into), then those pinned beside it, else git's now.
+pub fn load_file_pinned(path: &Path, pins: &[super::git::GitLevels]) -> Result<Experiment, Diagnostics> {
     let bytes = std::fs::read(path).map_err(|e| {
         Diagnostic::new(path, Pos::default(), format!("cannot read the experiment file: {e}"))
     })?;
     let source = String::from_utf8(bytes).map_err(|e| not_utf8(path, e.as_bytes(), e.utf8_error()))?;
-    load_str(path, &source)
+    let mut all = pins.to_vec();
+    all.extend(super::git::pins_beside(path));
+    load_with(path, &source, &all)
 }
 
 /// Where the first byte that is not UTF-8 is: its line and column (in characters).
@@ -36,15 +45,21 @@ fn not_utf8(path: &Path, bytes: &[u8], e: std::str::Utf8Error) -> Diagnostic {
     )
 }
 
-/// Load and validate an experiment from text; `path` names it in messages.
+/// Load and validate an experiment from text; `path` names it in messages (and a git
+/// factor's repository is relative to it).
 pub fn load_str(path: &Path, source: &str) -> Result<Experiment, Diagnostics> {
+    load_with(path, source, &[])
+}
+
+fn load_with(path: &Path, source: &str, pins: &[super::git::GitLevels]) -> Result<Experiment, Diagnostics> {
     let mut spec = deserialize(path, source)?;
     respell(source, &mut spec);
+    let git = super::git::resolve_all(path, &mut spec, pins)?;
     let name = match &spec.name {
         Some(n) => n.value.clone(),
         None => path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
     };
-    let exp = Experiment { path: path.to_path_buf(), name, source: source.to_string(), spec };
+    let exp = Experiment { path: path.to_path_buf(), name, source: source.to_string(), spec, git };
     validate::validate(&exp).into_result(())?;
     Ok(exp)
 }

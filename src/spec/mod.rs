@@ -7,6 +7,7 @@
 
 mod boot;
 pub mod confirm;
+pub mod git;
 mod load;
 mod schema;
 mod validate;
@@ -21,7 +22,7 @@ use crate::diag::Pos;
 use vocab::{Better, MeanKind, Method, Scalar};
 
 pub use boot::{Boot, Boots, BootsSpec, DEFAULT_BOOTS};
-pub use load::{load_file, load_str};
+pub use load::{load_file, load_file_pinned, load_str};
 pub use schema::json_schema;
 pub use values::{Percent, parse_duration, parse_percent};
 
@@ -35,6 +36,15 @@ pub struct Experiment {
     /// The file's text, hashed into the session record by later stages.
     pub source: String,
     pub spec: Spec,
+    /// The git factors' resolved levels, in the matrix's order (spec/git.rs).
+    pub git: Vec<git::GitLevels>,
+}
+
+impl Experiment {
+    /// The resolution of git factor `factor`, if it is one.
+    pub fn git_factor(&self, factor: &str) -> Option<&git::GitLevels> {
+        self.git.iter().find(|g| g.factor == factor)
+    }
 }
 
 /// A value together with where it was written.
@@ -230,6 +240,8 @@ pub struct Factor {
     /// Position of the level list itself (for "empty level list").
     pub list_pos: Pos,
     pub levels: Vec<Located<Level>>,
+    /// `{ git: { repo, range } }`: the levels are the range's commits, filled in at load.
+    pub git: Option<Located<git::GitSpec>>,
 }
 
 impl Factor {

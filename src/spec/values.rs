@@ -8,6 +8,7 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 use serde::de::{self, MapAccess, SeqAccess, Visitor};
 
+use super::git::GitSpec;
 use super::{BootsSpec, Combination, Factor, Level, Located, Matrix, MonitorSpec, RepetitionsSpec};
 use vocab::{Scalar, ScalarVisitor};
 
@@ -56,8 +57,9 @@ impl<'de> Visitor<'de> for LevelVisitor {
     }
 }
 
-/// A factor's level list; anything but a sequence gets a message saying how to write one.
-struct LevelList(Vec<Located<Level>>);
+/// A factor's level list, or its git range (`{ git: { repo, range } }`); anything else
+/// gets a message saying how to write one.
+struct LevelList(Vec<Located<Level>>, Option<Located<GitSpec>>);
 
 impl<'de> Deserialize<'de> for LevelList {
     fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -65,17 +67,35 @@ impl<'de> Deserialize<'de> for LevelList {
         impl<'de> Visitor<'de> for V {
             type Value = LevelList;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a list of levels, like `[a, b]`")
+                f.write_str("a list of levels, like `[a, b]`, or a git range, `{ git: { repo: ., range: \"v1.0..v1.1\" } }`")
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<LevelList, A::Error> {
                 let mut out = Vec::new();
                 while let Some(level) = seq.next_element::<Located<Level>>()? {
                     out.push(level);
                 }
-                Ok(LevelList(out))
+                Ok(LevelList(out, None))
             }
             fn visit_unit<E: de::Error>(self) -> Result<LevelList, E> {
-                Ok(LevelList(Vec::new()))
+                Ok(LevelList(Vec::new(), None))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LevelList, A::Error> {
+                let mut git = None;
+                while let Some(key) = map.next_key::<String>()? {
+                    if key != "git" || git.is_some() {
+                        return Err(de::Error::custom(format!(
+                            "unknown key `{key}` in a factor: a factor is a list of levels, like `[a, b]`, \
+                             or a git range, `{{ git: {{ repo: ., range: \"v1.0..v1.1\" }} }}`"
+                        )));
+                    }
+                    git = Some(map.next_value::<Located<GitSpec>>()?);
+                }
+                match git {
+                    Some(git) => Ok(LevelList(Vec::new(), Some(git))),
+                    None => Err(de::Error::custom(
+                        "an empty map is no factor: write a list of levels, or `{ git: { repo: ., range: \"v1.0..v1.1\" } }`",
+                    )),
+                }
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<LevelList, E> {
                 Err(E::custom(format!(
@@ -115,7 +135,8 @@ impl<'de> Deserialize<'de> for Matrix {
                         "exclude" => m.exclude = map.next_value::<Vec<Located<Combination>>>()?,
                         _ => {
                             let list = map.next_value::<Located<LevelList>>()?;
-                            m.factors.push(Factor { name: key, list_pos: list.pos, levels: list.value.0 });
+                            let LevelList(levels, git) = list.value;
+                            m.factors.push(Factor { name: key, list_pos: list.pos, levels, git });
                         }
                     }
                 }

@@ -63,9 +63,21 @@ impl Store {
                 keep(&dir.join(rel), &bytes)?;
             }
         }
+        // the git factors' levels as resolved now, pinned for every later reader
+        if !exp.git.is_empty() {
+            let json = serde_json::to_vec_pretty(&exp.git).unwrap_or_default();
+            keep(&dir.join(crate::spec::git::PIN_FILE), &json)?;
+        }
         let copy = dir.join(name);
         keep(&copy, exp.source.as_bytes())?;
         Ok(copy)
+    }
+
+    /// The git factors' levels pinned for the experiment file of text `source` (by the
+    /// first session that ran it, docs/series.md); empty when none are.
+    pub fn pinned_levels(&self, source: &str) -> Vec<crate::spec::git::GitLevels> {
+        let dir = self.experiments_dir().join(spec_hash(source));
+        crate::spec::git::read_pins(&dir.join(crate::spec::git::PIN_FILE))
     }
 
     /// The kept experiment file of this spec hash: the YAML file at the top of its folder

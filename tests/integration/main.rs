@@ -14,6 +14,7 @@ mod docs_paths;
 mod drift;
 mod first_run;
 mod gangs;
+mod gitrange;
 mod history;
 mod hosts;
 mod import;

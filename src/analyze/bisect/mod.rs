@@ -113,6 +113,36 @@ impl Replay {
         Ok(())
     }
 
+    /// Skips the level asked for next, as long as it is one of `failed` (cells whose
+    /// `setup`, the level's build, failed in a labelled session: `git bisect skip`); the
+    /// command calls it before each record it replays and after the last. An end cannot
+    /// be skipped: the bisection needs both.
+    pub(crate) fn skip_failed(&mut self, failed: &HashSet<String>) -> Result<(), String> {
+        loop {
+            let Next::Measure(level) = self.next() else { return Ok(()) };
+            let Some(cell) = self.by_cell.iter().find(|(_, l)| **l == level).map(|(c, _)| c) else {
+                return Ok(());
+            };
+            if !failed.contains(cell) {
+                return Ok(());
+            }
+            let t = &self.target;
+            let name = format!("{}={}", t.factor, t.levels[level]);
+            match &mut self.bisection {
+                Some(b) if level != t.good && level != t.bad => {
+                    b.skip(level).map_err(|e| format!("{name}: {e}"))?
+                }
+                _ => {
+                    return Err(format!(
+                        "{name}: its `setup` (the build) failed, and it is an end of the bisection, which \
+                         cannot be skipped; its output is in the store's raw/ folder; fix the build, or bisect \
+                         from another level (`--good`, `--bad`)"
+                    ));
+                }
+            }
+        }
+    }
+
     /// What to measure next (the good end before any value), or the answer.
     pub(crate) fn next(&self) -> Next {
         match &self.bisection {

@@ -13,6 +13,9 @@ use crate::spec::Located;
 use template::check_syntax;
 use vocab::{SERVICES, TEMPLATE_VARIABLES};
 
+/// The name templates see the git factors under (as `plan::render` sets it).
+const GIT: &str = "git";
+
 impl Checker<'_> {
     /// Compile every template and check the names it uses exist.
     pub(super) fn templates(&mut self) {
@@ -36,6 +39,16 @@ impl Checker<'_> {
                 );
             }
             defined.push(SERVICES.to_string());
+        }
+        if !exp.git.is_empty() {
+            if let Some(f) = exp.spec.matrix.value.factors.iter().find(|f| f.name.value == GIT) {
+                self.error_hint(
+                    f.name.pos,
+                    "the factor `git` hides the git factors' values (`{{ git.FACTOR.repo }}`) in templates",
+                    Some("choose another name for the factor".into()),
+                );
+            }
+            defined.push(GIT.to_string());
         }
         for (name, value) in &exp.spec.vars {
             self.name_rules(name.pos, &name.value, "var");
