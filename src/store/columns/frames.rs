@@ -250,7 +250,8 @@ fn table(dir: &Path, f: &FileSum, rows: usize) -> io::Result<Table> {
     Ok(Table { bytes, metadata })
 }
 
-/// Whether `categories` are `words`, in their order, or the first of them (`prefix`).
+/// Whether `dtype` is an `Enum` whose categories are `words`, in their order, or the
+/// first of them (`prefix`).
 fn categories_are<'a>(dtype: &DataType, words: impl ExactSizeIterator<Item = &'a str>, prefix: bool) -> bool {
     let DataType::Enum(categories, _) = dtype else { return false };
     let categories = categories.categories();
