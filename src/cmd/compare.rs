@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::args::Reports;
-use super::target::{Target, resolve};
+use super::target::{Target, no_store, resolve};
 use super::{Error, io, load_all};
 use crate::analyze::versus::{Side, VersusError, versus};
 use crate::report::format::percent;
@@ -105,12 +105,7 @@ fn side(target: &Path, selection: Option<&Selection>, reports: &Path) -> Result<
     let (exp, _) = load_all(std::slice::from_ref(&t.file), usize::MAX)?.remove(0);
     let store = t.store(reports, &exp);
     if !Store::is_store(&store.dir) {
-        return Err(Error::Input(format!(
-            "{}: no store at {}: nothing has run or been imported yet (`margin run {}`)",
-            exp.name,
-            store.dir.display(),
-            exp.path.display()
-        )));
+        return Err(no_store(&exp, &store));
     }
     let (records, _) = store.records()?;
     let (sessions, _) = store.session_records()?;

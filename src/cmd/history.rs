@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use super::args::Reports;
-use super::target::resolve;
+use super::target::{no_store, resolve};
 use super::{Error, io, load_all};
 use crate::analyze::history::{Input, history};
 use crate::analyze::settings::{nominal_confidence, settings};
@@ -43,12 +43,7 @@ pub fn run(args: &HistoryArgs, out: &mut dyn Write) -> Result<(), Error> {
         let (exp, _) = load_all(std::slice::from_ref(&t.file), usize::MAX)?.remove(0);
         let store = t.store(&args.reports.root, &exp);
         if !Store::is_store(&store.dir) {
-            return Err(Error::Input(format!(
-                "{}: no store at {}: nothing has run or been imported yet (`margin run {}`)",
-                exp.name,
-                store.dir.display(),
-                exp.path.display()
-            )));
+            return Err(no_store(&exp, &store));
         }
         // the first store's experiment sets δ and the confidence
         threshold.get_or_insert(settings(&exp.spec).threshold);

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 pub use super::answer::{Whole, answer};
 use super::args::Reports;
-use super::target::resolve;
+use super::target::{no_store, resolve};
 use super::{Error, io, load_all_in, to_stderr};
 use crate::analyze;
 use crate::outlook;
@@ -36,12 +36,7 @@ pub fn write(
     let before = store.fingerprint();
     let snapshot = store.load_for_report()?;
     if !store.dir.is_dir() {
-        return Err(Error::Input(format!(
-            "{}: no store at {}: nothing has run or been imported yet (`margin run {}`)",
-            exp.name,
-            store.dir.display(),
-            exp.path.display()
-        )));
+        return Err(no_store(exp, store));
     }
     // The pending cells (every trial folded into its cell's progress) beside the analysis;
     // the trial columns are let go once both have what they need of them, before the

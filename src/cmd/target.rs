@@ -49,6 +49,17 @@ impl Target {
     }
 }
 
+/// The error of a command pointed at an experiment whose store is not there (`report`,
+/// `compare`, `history`): nothing has run or been imported yet.
+pub fn no_store(exp: &Experiment, store: &Store) -> Error {
+    Error::Input(format!(
+        "{}: no store at {}: nothing has run or been imported yet (`margin run {}`)",
+        exp.name,
+        store.dir.display(),
+        exp.path.display()
+    ))
+}
+
 /// Find what `target` names, in this order: an experiment file; a store folder (read with
 /// the copy of the experiment file it keeps, even when the file it came from has changed
 /// since: the copy is what its trials ran with); the name of an experiment under

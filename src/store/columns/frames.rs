@@ -6,25 +6,19 @@
 //! name) is a polars `Enum` whose values are the trial columns' names in their order, so
 //! its codes are the names' numbers, written as integers: to pandas or DuckDB a
 //! dictionary-encoded string column. The status and the mean are `Enum`s of their own
-//! words. A part is read back column by column through polars' Parquet decoder as Arrow
-//! arrays, each let go once copied into the trial columns (the four tables and the trial
-//! table's text and numbers on all cores); a text column's dictionary values are looked up
-//! once each, as rows use them, not row by row.
+//! words. A part is read back column by column through polars' public `ParquetReader`
+//! (a projection of one column, the file's metadata parsed once), each column let go once
+//! copied into the trial columns (the four tables and the trial table's text and numbers
+//! on all cores). A text column's codes are its `Enum`'s own numbers, taken as they are
+//! once its categories are found to be the manifest's names (or the first of them).
 
 use std::fs;
 use std::io::{self, Cursor};
 use std::ops::Range;
 use std::path::Path;
 
-use polars::io::parquet::read::_internal::to_deserializer;
 use polars::io::parquet::read::FileMetadata;
 use polars::prelude::*;
-use polars_arrow::array::{
-    Array, BooleanArray, DictionaryArray, DictionaryKey, PrimitiveArray, Utf8ViewArray,
-};
-use polars_arrow::datatypes::{ArrowDataType, IntegerType, TimeUnit as ArrowTimeUnit};
-use polars_arrow::types::NativeType;
-use polars_buffer::Buffer;
 
 use super::{FileSum, Manifest, Part, damaged, hex};
 use crate::store::derived::bad;
@@ -213,7 +207,7 @@ pub(super) fn decode(dir: &Path, m: &Manifest, needed: Needed) -> io::Result<Tri
 }
 
 /// A part's file, when it is as the manifest says.
-fn file(dir: &Path, f: &FileSum) -> io::Result<Buffer<u8>> {
+fn file(dir: &Path, f: &FileSum) -> io::Result<Vec<u8>> {
     // a name that is not of a part's file in the folder is a damaged manifest
     let (kind, file) = f.name.split_once('/').ok_or_else(bad)?;
     if !KINDS.contains(&kind) || !file.starts_with("part-") || file.contains(['/', '\\']) {
@@ -223,159 +217,124 @@ fn file(dir: &Path, f: &FileSum) -> io::Result<Buffer<u8>> {
     if bytes.len() as u64 != f.len || hex(&blake3::hash(&bytes)) != f.blake3 {
         return Err(bad());
     }
-    Ok(Buffer::from_vec(bytes))
+    Ok(bytes)
 }
 
 /// A part's Parquet file as read: its bytes and metadata, from which each column is
-/// decoded on its own, as Arrow arrays, copied out and let go ([`Table::arrays`]): beside
-/// the file, the arrays of the columns being copied (two of the trial table's at once),
-/// not a frame of them all.
+/// decoded on its own by polars' reader, copied out and let go ([`Table::column`]):
+/// beside the file, the columns being copied (two of the trial table's at once), not a
+/// frame of them all.
 struct Table {
-    bytes: Buffer<u8>,
+    bytes: Vec<u8>,
     metadata: Arc<FileMetadata>,
-    schema: Arc<ArrowSchema>,
 }
 
 /// The Parquet file `f`, with `rows` rows.
 fn table(dir: &Path, f: &FileSum, rows: usize) -> io::Result<Table> {
     let bytes = file(dir, f)?;
-    let mut reader = ParquetReader::new(Cursor::new(bytes.clone()));
-    let metadata = reader.get_metadata().map_err(damaged)?.clone();
-    let schema = reader.schema().map_err(damaged)?;
+    let metadata = ParquetReader::new(Cursor::new(&*bytes)).get_metadata().map_err(damaged)?.clone();
     if metadata.num_rows != rows {
         return Err(bad());
     }
-    Ok(Table { bytes, metadata, schema })
+    // a column chunk outside the file is a damaged file, not a panic (polars' reader
+    // slices the file by these ranges unchecked)
+    let len = bytes.len() as u64;
+    let inside = metadata
+        .row_groups
+        .iter()
+        .flat_map(|g| g.byte_ranges_iter())
+        .all(|r| r.start <= r.end && r.end <= len);
+    if !inside {
+        return Err(bad());
+    }
+    Ok(Table { bytes, metadata })
 }
 
-/// The number of a word among `words`, for a column of a few words of its own.
-fn among<'a>(words: &'a [&str]) -> impl Fn(&str) -> Option<u32> + 'a {
-    move |w| words.iter().position(|&x| x == w).map(|i| i as u32)
+/// Whether `dtype` is an `Enum` whose categories are `words`, in their order, or the
+/// first of them (`prefix`).
+fn categories_are<'a>(dtype: &DataType, words: impl ExactSizeIterator<Item = &'a str>, prefix: bool) -> bool {
+    let DataType::Enum(categories, _) = dtype else { return false };
+    let categories = categories.categories();
+    let fits = if prefix { categories.len() <= words.len() } else { categories.len() == words.len() };
+    fits && categories.values_iter().zip(words).all(|(c, w)| c == w)
 }
 
 impl Table {
-    /// Column `name`'s pages, as Arrow arrays: a row group's after another's.
-    fn arrays(&self, name: &str) -> io::Result<Vec<Box<dyn Array>>> {
-        let field = self.schema.get(name).ok_or_else(bad)?;
-        let mut out = Vec::new();
-        for group in &self.metadata.row_groups {
-            // a column chunk outside the file is a damaged file, not a panic
-            let columns = group
-                .columns_under_root_iter(name)
-                .ok_or_else(bad)?
-                .map(|meta| {
-                    let range = meta.byte_range();
-                    let (start, end) = (usize::try_from(range.start), usize::try_from(range.end));
-                    match (start, end) {
-                        (Ok(start), Ok(end)) if start <= end && end <= self.bytes.len() => {
-                            Ok((meta, self.bytes.clone().sliced(start..end)))
-                        }
-                        _ => Err(bad()),
-                    }
-                })
-                .collect::<io::Result<_>>()?;
-            out.extend(to_deserializer(columns, field.clone(), None).map_err(damaged)?.0);
-        }
-        if out.iter().map(|a| a.len()).sum::<usize>() != self.metadata.num_rows {
+    /// Column `name`, without nulls unless `nulls`, through polars' Parquet reader.
+    fn column(&self, name: &str, nulls: bool) -> io::Result<Series> {
+        let mut reader = ParquetReader::new(Cursor::new(&*self.bytes))
+            .with_columns(Some(vec![name.to_owned()]))
+            .read_parallel(ParallelStrategy::None);
+        reader.set_metadata(self.metadata.clone());
+        let frame = reader.finish().map_err(damaged)?;
+        if frame.width() != 1 || frame.height() != self.metadata.num_rows {
             return Err(bad());
         }
-        Ok(out)
+        let column = frame.into_columns().pop().ok_or_else(bad)?;
+        let series = column.take_materialized_series();
+        if !nulls && series.null_count() != 0 {
+            return Err(bad());
+        }
+        Ok(series)
     }
 
-    /// The `Enum` column `name` as the numbers `find` gives its words. Its pages are Arrow dictionary
-    /// arrays, and each row's key is mapped through its dictionary, a look-up per value
-    /// used: polars' own import of an `Enum` hashes every row's text (8 % of a report's
-    /// CPU at 10^6 trials).
-    fn codes(&self, name: &str, find: &dyn Fn(&str) -> Option<u32>) -> io::Result<Vec<u32>> {
-        let mut out = Vec::with_capacity(self.metadata.num_rows);
-        for array in self.arrays(name)? {
-            match array.dtype() {
-                ArrowDataType::Dictionary(IntegerType::UInt8, ..) => keyed::<u8>(&*array, find, &mut out)?,
-                ArrowDataType::Dictionary(IntegerType::UInt16, ..) => keyed::<u16>(&*array, find, &mut out)?,
-                ArrowDataType::Dictionary(IntegerType::UInt32, ..) => keyed::<u32>(&*array, find, &mut out)?,
-                _ => return Err(bad()),
-            }
+    /// The `Enum` column `name` as its codes: the numbers of its words among `words`,
+    /// which its categories must be (or the first of, with `prefix`). polars looks each
+    /// row's text up among the categories as it reads the column; a text no category
+    /// holds becomes a null, refused here.
+    fn codes<'a>(
+        &self,
+        name: &str,
+        words: impl ExactSizeIterator<Item = &'a str>,
+        prefix: bool,
+    ) -> io::Result<Vec<u32>> {
+        let series = self.column(name, false)?;
+        if !categories_are(series.dtype(), words, prefix) {
+            return Err(bad());
         }
+        let codes = series.to_physical_repr().cast(&DataType::UInt32).map_err(damaged)?;
+        let codes = codes.u32().map_err(damaged)?;
+        let mut out = Vec::with_capacity(codes.len());
+        codes.data_views().for_each(|v| out.extend_from_slice(v));
         Ok(out)
     }
 
     /// The column `name` of `T`s, without nulls.
-    fn values<T: NativeType>(&self, name: &str) -> io::Result<Vec<T>> {
-        let mut out = Vec::with_capacity(self.metadata.num_rows);
-        for array in self.arrays(name)? {
-            let array = array.as_any().downcast_ref::<PrimitiveArray<T>>().ok_or_else(bad)?;
-            if array.null_count() != 0 {
-                return Err(bad());
-            }
-            out.extend_from_slice(array.values());
-        }
+    fn values<T: PolarsNumericType>(&self, name: &str) -> io::Result<Vec<T::Native>> {
+        let series = self.column(name, false)?;
+        let values = series.unpack::<T>().map_err(damaged)?;
+        let mut out = Vec::with_capacity(values.len());
+        values.data_views().for_each(|v| out.extend_from_slice(v));
         Ok(out)
     }
 
     /// The boolean column `name`, without nulls.
     fn flags(&self, name: &str) -> io::Result<Vec<bool>> {
-        let mut out = Vec::with_capacity(self.metadata.num_rows);
-        for array in self.arrays(name)? {
-            let array = array.as_any().downcast_ref::<BooleanArray>().ok_or_else(bad)?;
-            if array.null_count() != 0 {
-                return Err(bad());
-            }
-            out.extend(array.values_iter());
-        }
-        Ok(out)
+        let series = self.column(name, false)?;
+        Ok(series.bool().map_err(damaged)?.iter().map(Option::unwrap_or_default).collect())
     }
 
     /// The starts (`started_at`, µs since the epoch, UTC): none where null, or
     /// `i64::MIN`, a time no record's start reads as.
     fn starts(&self) -> io::Result<Vec<Started>> {
-        let mut out = Vec::with_capacity(self.metadata.num_rows);
-        for array in self.arrays("started_at")? {
-            if !matches!(array.dtype(), ArrowDataType::Timestamp(ArrowTimeUnit::Microsecond, _)) {
-                return Err(bad());
-            }
-            let array = array.as_any().downcast_ref::<PrimitiveArray<i64>>().ok_or_else(bad)?;
-            let start = |s: i64| Started::new(Some(s).filter(|&s| s != i64::MIN));
-            match array.null_count() {
-                0 => out.extend(array.values().iter().map(|&s| start(s))),
-                _ => out.extend(array.iter().map(|s| s.map_or(Started::new(None), |&s| start(s)))),
-            }
+        let series = self.column("started_at", true)?;
+        if !matches!(series.dtype(), DataType::Datetime(TimeUnit::Microseconds, _)) {
+            return Err(bad());
+        }
+        let micros = series.datetime().map_err(damaged)?.physical();
+        let mut out = Vec::with_capacity(micros.len());
+        match micros.null_count() {
+            0 => micros.data_views().for_each(|v| out.extend(v.iter().map(|&s| Started::new(Some(s))))),
+            _ => out.extend(micros.iter().map(Started::new)),
         }
         Ok(out)
     }
 
     /// An `Enum` column over the names: their numbers.
     fn names(&self, name: &str, names: &Names) -> io::Result<Vec<Name>> {
-        let find = |w: &str| names.find(w).map(|n| n.index() as u32);
-        Ok(self.codes(name, &find)?.into_iter().map(|c| Name::new(c as usize)).collect())
+        let words = names.0.items.iter().map(|s| &**s);
+        Ok(self.codes(name, words, true)?.into_iter().map(|c| Name::new(c as usize)).collect())
     }
-}
-
-/// The rows of the dictionary array `array` (keys of type `K`, no nulls, its values
-/// text) as the numbers `find` gives its words, after `out`'s.
-fn keyed<K: DictionaryKey>(
-    array: &dyn Array,
-    find: &dyn Fn(&str) -> Option<u32>,
-    out: &mut Vec<u32>,
-) -> io::Result<()> {
-    let array = array.as_any().downcast_ref::<DictionaryArray<K>>().ok_or_else(bad)?;
-    let values = array.values().as_any().downcast_ref::<Utf8ViewArray>().ok_or_else(bad)?;
-    if array.null_count() != 0 || values.null_count() != 0 {
-        return Err(bad());
-    }
-    // each dictionary value looked up when a row first uses it (a names column's
-    // dictionary is every name of the store, most of them another part's or another
-    // column's); a value that is not one of the words is a damaged file
-    const UNSEEN: u32 = u32::MAX;
-    let mut number = vec![UNSEEN; values.len()];
-    for &key in array.keys().values().iter() {
-        let key: usize = key.try_into().map_err(|_| bad())?;
-        let slot = number.get_mut(key).ok_or_else(bad)?;
-        if *slot == UNSEEN {
-            *slot = find(values.value(key)).ok_or_else(bad)?;
-        }
-        out.push(*slot);
-    }
-    Ok(())
 }
 
 /// The trial table's columns of a part, as read (those not needed empty).
@@ -417,7 +376,7 @@ fn trial_columns(dir: &Path, part: &Part, needed: Needed, names: &Names) -> io::
                 cell: table.names("cell", names)?,
                 session: table.names("session", names)?,
                 status: table
-                    .codes("status", &among(&STATUSES))?
+                    .codes("status", STATUSES.into_iter(), false)?
                     .into_iter()
                     .map(|c| STATUS[c as usize])
                     .collect(),
@@ -429,11 +388,11 @@ fn trial_columns(dir: &Path, part: &Part, needed: Needed, names: &Names) -> io::
         || -> io::Result<TrialColumns> {
             Ok(TrialColumns {
                 warmup: table.flags("warmup")?,
-                repetition: table.values("repetition")?,
+                repetition: table.values::<UInt32Type>("repetition")?,
                 started: table.starts()?,
-                wall_time: table.values("wall_time")?,
-                shapes: if more { table.values("telemetry_shape")? } else { Vec::new() },
-                position: if more { table.values("position")? } else { Vec::new() },
+                wall_time: table.values::<Float64Type>("wall_time")?,
+                shapes: if more { table.values::<UInt32Type>("telemetry_shape")? } else { Vec::new() },
+                position: if more { table.values::<UInt32Type>("position")? } else { Vec::new() },
                 ..TrialColumns::default()
             })
         },
@@ -448,17 +407,10 @@ fn trial_columns(dir: &Path, part: &Part, needed: Needed, names: &Names) -> io::
         ..numbers?
     };
     if needed == Needed::All {
-        out.round = table.values("round")?;
+        out.round = table.values::<UInt32Type>("round")?;
         drop(table);
         // the ids' strings, which only `export` reads, through polars
-        let ids_file = ParquetReader::new(Cursor::new(file(dir, &part.files[3])?))
-            .with_columns(Some(vec!["id".to_string()]))
-            .finish()
-            .map_err(damaged)?;
-        let id = ids_file.column("id").map_err(damaged)?;
-        if ids_file.height() != part.trials || id.null_count() != 0 {
-            return Err(bad());
-        }
+        let id = self::table(dir, &part.files[3], part.trials)?.column("id", false)?;
         let mut ids = Ids::default();
         for id in id.str().map_err(damaged)?.iter().map(Option::unwrap_or_default) {
             ids.push(id);
@@ -472,10 +424,10 @@ fn trial_columns(dir: &Path, part: &Part, needed: Needed, names: &Names) -> io::
 fn metric_columns(dir: &Path, part: &Part, needed: Needed, names: &Names) -> io::Result<MetricColumns> {
     let table = table(dir, &part.files[1], part.rows)?;
     Ok(MetricColumns {
-        trial: table.values("trial")?,
+        trial: table.values::<UInt32Type>("trial")?,
         metric: table.names("metric", names)?,
-        value: table.values("value")?,
-        mean: table.codes("mean", &among(&MEANS))?.into_iter().map(|c| MEAN[c as usize]).collect(),
+        value: table.values::<Float64Type>("value")?,
+        mean: table.codes("mean", MEANS.into_iter(), false)?.into_iter().map(|c| MEAN[c as usize]).collect(),
         unit: if needed == Needed::All { table.names("unit", names)? } else { Vec::new() },
     })
 }
@@ -502,7 +454,7 @@ fn decode_part(
         },
         || match needed {
             Needed::Progress => Ok(None),
-            _ => table(dir, &part.files[2], part.values)?.values("value").map(Some),
+            _ => table(dir, &part.files[2], part.values)?.values::<Float64Type>("value").map(Some),
         },
     );
     let (trials, metrics, telemetry) = (trials?, metrics?, telemetry?);
