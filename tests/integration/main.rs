@@ -25,6 +25,7 @@ mod reboots;
 mod regimes;
 mod report_structure;
 mod robust;
+mod runs;
 mod run;
 mod schema;
 mod seeds;
