@@ -90,7 +90,7 @@ fn across_runs(
             return Ok(None);
         }
         let replicate = format!(
-            "`margin run {} --label later`, then `margin history {}`",
+            "`margin run {} --label later`, then `margin report {}`",
             exp.path.display(),
             exp.name
         );
