@@ -73,7 +73,11 @@ pub(crate) fn history(inputs: &[Input], threshold: f64, confidence: f64) -> Hist
 
 /// For each change point of `r`, the labels on either side and the commands that measure
 /// them anew, back to back.
-fn reruns<'a>(r: &HistoryRow, runs: &[HistoryRun], exp_of: impl Fn(&HistoryRun) -> &'a Experiment) -> Vec<Rerun> {
+fn reruns<'a>(
+    r: &HistoryRow,
+    runs: &[HistoryRun],
+    exp_of: impl Fn(&HistoryRun) -> &'a Experiment,
+) -> Vec<Rerun> {
     let Some(series) = &r.series else { return Vec::new() };
     series
         .change_points

@@ -86,14 +86,21 @@ fn comparisons(run: &RunTrials<'_>) -> Vec<ComparisonStat> {
     if run.records.is_empty() || run.exp.spec.analysis.compare.is_empty() {
         return Vec::new();
     }
-    let snapshot =
-        Snapshot { trials: Trials::from_records(&run.records), sessions: run.sessions.clone(), warnings: Vec::new() };
+    let snapshot = Snapshot {
+        trials: Trials::from_records(&run.records),
+        sessions: run.sessions.clone(),
+        warnings: Vec::new(),
+    };
     statistics(run.exp, run.plan, &snapshot).map(|s| s.comparisons).unwrap_or_default()
 }
 
 /// Every comparison made in two or more of `runs` (named `names`, in the same order),
 /// its runs side by side and pooled.
-pub(crate) fn across(runs: &[RunTrials<'_>], names: &[String], settings: &StatsSettings) -> Vec<RunsComparison> {
+pub(crate) fn across(
+    runs: &[RunTrials<'_>],
+    names: &[String],
+    settings: &StatsSettings,
+) -> Vec<RunsComparison> {
     let per_run: Vec<Vec<ComparisonStat>> = runs.par_iter().map(comparisons).collect();
     pool_runs(&per_run, names, settings)
 }
@@ -138,7 +145,8 @@ fn pooled(g: &[(usize, &ComparisonStat)], names: &[String], settings: &StatsSett
     let mut p = pool(&ratios, settings.confidence);
     // whether the runs differ is judged on every value, as across contexts
     let all: Vec<LogRatio> = g.iter().filter_map(|(_, c)| c.log_ratio_all).collect();
-    if let (Some(p), true, Some(every)) = (&mut p, all.len() == ratios.len(), pool(&all, settings.confidence)) {
+    if let (Some(p), true, Some(every)) = (&mut p, all.len() == ratios.len(), pool(&all, settings.confidence))
+    {
         (p.i2, p.p_differs) = (every.i2, every.p_differs);
     }
     let up = g.iter().any(|(_, c)| claims(c.verdict) && c.ratio > 1.0);
@@ -165,7 +173,13 @@ fn pooled(g: &[(usize, &ComparisonStat)], names: &[String], settings: &StatsSett
             verdict: c.verdict,
         })
         .collect();
-    let sentence = sentence(answer, &per_run, p.as_ref().map(|p| (p.ratio, p.low, p.high, p.p_differs, p.i2)), names, settings);
+    let sentence = sentence(
+        answer,
+        &per_run,
+        p.as_ref().map(|p| (p.ratio, p.low, p.high, p.p_differs, p.i2)),
+        names,
+        settings,
+    );
     RunsComparison {
         factor: String::new(),
         baseline: String::new(),

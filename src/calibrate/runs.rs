@@ -128,9 +128,11 @@ pub fn run(options: &Options) -> RunsResult {
                         Rate::new(count(|s| s.claimed), ok.len() as u64, Some(Goal::AtMost { alpha: ALPHA }));
                 }
             }
-            for (what, r) in
-                [("coverage 0 %", &coverage[0]), ("coverage +10 %", &coverage[1]), ("false claims", &false_claims)]
-            {
+            for (what, r) in [
+                ("coverage 0 %", &coverage[0]),
+                ("coverage +10 %", &coverage[1]),
+                ("false claims", &false_claims),
+            ] {
                 if r.misses {
                     misses.push(format!("{name}: {what}"));
                 }
@@ -173,7 +175,9 @@ pub fn tables(result: &RunsResult, experiments: u64) -> String {
             rate(&r.holds[1]),
         ));
     }
-    out.push_str("\nNames: runs-kK-tauT = K runs, a between-run sd of the effect of T % (0: the runs truly agree).\n");
+    out.push_str(
+        "\nNames: runs-kK-tauT = K runs, a between-run sd of the effect of T % (0: the runs truly agree).\n",
+    );
     for m in &result.misses {
         out.push_str(&format!("✗ {m}\n"));
     }

@@ -89,12 +89,10 @@ fn across_runs(
         if summary.boots.is_empty() {
             return Ok(None);
         }
-        let replicate = format!(
-            "`margin run {} --label later`, then `margin report {}`",
-            exp.path.display(),
-            exp.name
-        );
-        let period = analyze::runs::period(&summary.comparisons, sessions, &store.boot_records()?.0, &replicate);
+        let replicate =
+            format!("`margin run {} --label later`, then `margin report {}`", exp.path.display(), exp.name);
+        let period =
+            analyze::runs::period(&summary.comparisons, sessions, &store.boot_records()?.0, &replicate);
         return Ok(period.map(|p| AcrossRuns { runs: Vec::new(), comparisons: Vec::new(), period: Some(p) }));
     }
     let (records, _) = store.records()?;

@@ -473,7 +473,11 @@ fn calibrate_measures_the_runs_as_a_level() {
         // runs that agree are said to depend on the run at about α; runs that differ
         // (τ = 5 %, beyond each run's noise of about 3 %) far more often, more with more runs
         near_alpha(&row(&format!("runs-k{k}-tau0"))["depends"][0], "depends of agreeing runs");
-        assert!(rate(&row(&format!("runs-k{k}-tau5"))["depends"][0]) > 0.15, "{}", row(&format!("runs-k{k}-tau5")));
+        assert!(
+            rate(&row(&format!("runs-k{k}-tau5"))["depends"][0]) > 0.15,
+            "{}",
+            row(&format!("runs-k{k}-tau5"))
+        );
     }
     assert!(rate(&row("runs-k5-tau5")["depends"][0]) > rate(&row("runs-k2-tau5")["depends"][0]));
 }

@@ -57,7 +57,10 @@ fn six_labelled_runs_with_a_step_at_the_fourth_change_there_and_fail_the_gate() 
     assert_eq!(row["metric"], "value");
     assert_eq!(row["verdict"], "changes");
     assert_eq!(row["change_points"][0]["after"], 2);
-    assert_eq!((row["rerun"][0]["before"].as_str(), row["rerun"][0]["after"].as_str()), (Some("night3"), Some("night4")));
+    assert_eq!(
+        (row["rerun"][0]["before"].as_str(), row["rerun"][0]["after"].as_str()),
+        (Some("night3"), Some("night4"))
+    );
     let commands = row["rerun"][0]["commands"].as_array().unwrap();
     assert!(commands[0].as_str().unwrap().ends_with("nightly.yaml --label night3-again"), "{commands:?}");
     let (low, high) =

@@ -242,7 +242,10 @@ fn one_run_boots_each_kernel_three_times_in_a_balanced_order_and_compares_across
     // one run compared across boots: the period its boots spanned, and how to replicate it
     let period = report.lines().find(|l| l.starts_with("The boots of this run spanned ")).expect(&report);
     assert!(period.contains(" UTC ("), "{period}");
-    assert!(period.contains("`margin run experiments/reboots.yaml --label later`, then `margin report reboots`"), "{period}");
+    assert!(
+        period.contains("`margin run experiments/reboots.yaml --label later`, then `margin report reboots`"),
+        "{period}"
+    );
     assert!(summary["across_runs"]["period"]["units"] == "boots", "{}", summary["across_runs"]);
     let rows: Vec<&str> = report.lines().filter(|l| l.starts_with("| box | ")).collect();
     assert_eq!(rows.len(), 6, "{report}");
