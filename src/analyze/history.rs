@@ -5,15 +5,20 @@
 
 use indexmap::IndexMap;
 
+use super::runs::{RunTrials, across};
+use crate::plan::Plan;
+use crate::spec::Experiment;
 use crate::store::{Event, SessionRecord, TrialRecord};
-use crate::summary::history::{HistoryOutput, HistoryRow, HistoryRun};
+use crate::summary::history::{HistoryOutput, HistoryRow, HistoryRun, Rerun};
 use stats::series::SeriesSettings;
 use stats::series::sequence::{MIN_RUNS, find_changes_in_runs};
 use vocab::{Better, MeanKind};
 
-/// One store's records, as `margin history` read them.
+/// One store's records, as `margin history` read them, with its experiment.
 pub(crate) struct Input {
     pub store: String,
+    pub exp: Experiment,
+    pub plan: Plan,
     pub records: Vec<TrialRecord>,
     pub sessions: Vec<SessionRecord>,
 }
@@ -57,8 +62,69 @@ pub(crate) fn history(inputs: &[Input], threshold: f64, confidence: f64) -> Hist
     let parsed = tracks.values().any(|t| !vocab::engine_metric(&t.metric));
     tracks.retain(|_, t| !(parsed && vocab::engine_metric(&t.metric)));
     let settings = SeriesSettings { confidence, ..SeriesSettings::default() };
-    let rows = tracks.into_values().map(|t| row(t, threshold, &settings)).collect();
-    HistoryOutput { runs, rows, threshold_pct: threshold * 100.0, alpha: settings.alpha }
+    let mut rows: Vec<HistoryRow> = tracks.into_values().map(|t| row(t, threshold, &settings)).collect();
+    let store_of = |run: &HistoryRun| inputs.iter().position(|i| i.store == run.store).unwrap_or(0);
+    for r in &mut rows {
+        r.rerun = reruns(r, &runs, |run| &inputs[store_of(run)].exp);
+    }
+    let across_runs = runs_as_a_level(inputs, &runs, &run_of);
+    HistoryOutput { runs, rows, threshold_pct: threshold * 100.0, alpha: settings.alpha, across_runs }
+}
+
+/// For each change point of `r`, the labels on either side and the commands that measure
+/// them anew, back to back.
+fn reruns<'a>(
+    r: &HistoryRow,
+    runs: &[HistoryRun],
+    exp_of: impl Fn(&HistoryRun) -> &'a Experiment,
+) -> Vec<Rerun> {
+    let Some(series) = &r.series else { return Vec::new() };
+    series
+        .change_points
+        .iter()
+        .map(|c| {
+            let (before, after) = (&runs[r.runs[c.after]], &runs[r.runs[c.after + 1]]);
+            let mut commands: Vec<String> = [before, after]
+                .iter()
+                .map(|run| format!("margin run {} --label {}-again", exp_of(run).path.display(), run.name))
+                .collect();
+            commands.push(format!("margin history {}", exp_of(after).name));
+            Rerun { before: before.name.clone(), after: after.name.clone(), commands }
+        })
+        .collect()
+}
+
+/// The experiments' comparisons in each run, side by side and pooled with the run as the
+/// unit ([`super::runs`]).
+fn runs_as_a_level(
+    inputs: &[Input],
+    runs: &[HistoryRun],
+    run_of: &std::collections::HashMap<(usize, &str), usize>,
+) -> Vec<crate::summary::across_runs::RunsComparison> {
+    if runs.len() < 2 || inputs.iter().all(|i| i.exp.spec.analysis.compare.is_empty()) {
+        return Vec::new();
+    }
+    let mut trials: Vec<RunTrials<'_>> = runs
+        .iter()
+        .map(|run| {
+            let input = inputs.iter().find(|i| i.store == run.store).unwrap_or(&inputs[0]);
+            RunTrials { exp: &input.exp, plan: &input.plan, records: Vec::new(), sessions: Vec::new() }
+        })
+        .collect();
+    for (s, input) in inputs.iter().enumerate() {
+        for session in &input.sessions {
+            if let Some(&run) = run_of.get(&(s, session.session.as_str())) {
+                trials[run].sessions.push(session.clone());
+            }
+        }
+        for r in &input.records {
+            if let Some(&run) = run_of.get(&(s, r.session.as_str())) {
+                trials[run].records.push(r.clone());
+            }
+        }
+    }
+    let names: Vec<String> = runs.iter().map(|r| r.name.clone()).collect();
+    across(&trials, &names, &super::settings::settings(&inputs[0].exp.spec))
 }
 
 /// A run as found: its label, its first session's start, and its sessions.
@@ -148,5 +214,6 @@ fn row(t: Track, threshold: f64, settings: &SeriesSettings) -> HistoryRow {
         series,
         not_analysed,
         newest_worse,
+        rerun: Vec::new(),
     }
 }

@@ -33,6 +33,7 @@ pub(crate) mod memory;
 pub(crate) mod prediction;
 pub(crate) mod prior;
 pub(crate) mod regimes;
+pub(crate) mod runs;
 pub(crate) mod series;
 pub(crate) mod sessions;
 pub(crate) mod settings;

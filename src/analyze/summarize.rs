@@ -308,6 +308,7 @@ fn summary(
         drifts,
         order_effects: orders,
         series,
+        across_runs: None,
         experiment: exp.name.clone(),
         description: exp.spec.description.clone(),
         settings: AnalysisSettings {

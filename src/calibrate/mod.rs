@@ -20,6 +20,7 @@ pub mod drift;
 mod error;
 pub mod order;
 pub mod regimes;
+pub mod runs;
 pub mod scenario;
 pub mod series;
 pub mod simulate;
@@ -331,6 +332,9 @@ pub struct Report {
     /// The bisection's table ([`bisect`]), when selected.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bisect: Option<bisect::BisectResult>,
+    /// The runs as a level ([`runs`]), when selected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<runs::RunsResult>,
 }
 
 /// The name the drift test's tables are selected by (`--scenario drift`).
@@ -346,6 +350,8 @@ pub const REGIMES: &str = "regimes";
 pub const SERIES: &str = "series";
 /// The name the bisection's table is selected by (`--scenario bisect`).
 pub const BISECT: &str = "bisect";
+/// The name the runs' table is selected by (`--scenario runs`).
+pub const RUNS: &str = "runs";
 
 /// The scenarios `filters` select (all when empty), in table order. A filter is a part of
 /// the name; `^` in front anchors it to the name's start, `$` behind to its end
@@ -536,19 +542,11 @@ fn summarise(
 pub fn run(options: &Options, mut each: impl FnMut(&ScenarioResult)) -> Result<Report, CalibrateError> {
     let scenarios = select(&options.filters);
     let checks = answers::select(&options.filters);
-    let with_regimes = options.filters.is_empty() || options.filters.iter().any(|f| matches(REGIMES, f));
-    let with_drift = options.filters.is_empty() || options.filters.iter().any(|f| matches(DRIFT, f));
-    let with_order = options.filters.is_empty() || options.filters.iter().any(|f| matches(ORDER, f));
-    let with_series = options.filters.is_empty() || options.filters.iter().any(|f| matches(SERIES, f));
-    let with_bisect = options.filters.is_empty() || options.filters.iter().any(|f| matches(BISECT, f));
-    if scenarios.is_empty()
-        && checks.is_empty()
-        && !with_regimes
-        && !with_drift
-        && !with_order
-        && !with_series
-        && !with_bisect
-    {
+    let with = |name| options.filters.is_empty() || options.filters.iter().any(|f| matches(name, f));
+    let (with_regimes, with_drift, with_order) = (with(REGIMES), with(DRIFT), with(ORDER));
+    let (with_series, with_bisect, with_runs) = (with(SERIES), with(BISECT), with(RUNS));
+    let tables = [with_regimes, with_drift, with_order, with_series, with_bisect, with_runs];
+    if scenarios.is_empty() && checks.is_empty() && !tables.contains(&true) {
         let names: Vec<String> = scenario::all()
             .into_iter()
             .map(|s| s.name)
@@ -559,6 +557,7 @@ pub fn run(options: &Options, mut each: impl FnMut(&ScenarioResult)) -> Result<R
                 ORDER.to_owned(),
                 SERIES.to_owned(),
                 BISECT.to_owned(),
+                RUNS.to_owned(),
             ])
             .collect();
         return Err(CalibrateError::NoMatch { filters: options.filters.clone(), names });
@@ -578,6 +577,7 @@ pub fn run(options: &Options, mut each: impl FnMut(&ScenarioResult)) -> Result<R
     let order = with_order.then(|| order::run(options));
     let series = with_series.then(|| series::run(options));
     let bisect = with_bisect.then(|| bisect::run(options));
+    let runs = with_runs.then(|| runs::run(options));
     Ok(Report {
         margin_version: env!("CARGO_PKG_VERSION"),
         seed: options.seed,
@@ -591,6 +591,7 @@ pub fn run(options: &Options, mut each: impl FnMut(&ScenarioResult)) -> Result<R
         order,
         series,
         bisect,
+        runs,
     })
 }
 

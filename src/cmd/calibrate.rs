@@ -68,6 +68,9 @@ pub fn run(args: &CalibrateArgs, out: &mut dyn Write) -> Result<(), Error> {
         if let Some(b) = &report.bisect {
             out.write_all(calibrate::bisect::tables(b, report.experiments).as_bytes()).map_err(io)?;
         }
+        if let Some(r) = &report.runs {
+            out.write_all(calibrate::runs::tables(r, report.experiments).as_bytes()).map_err(io)?;
+        }
     }
     Ok(())
 }

@@ -40,7 +40,7 @@ pub fn run(args: &HistoryArgs, out: &mut dyn Write) -> Result<(), Error> {
     let mut confidence = None;
     for target in &args.targets {
         let t = resolve(target, &args.reports.root, "history")?;
-        let (exp, _) = load_all(std::slice::from_ref(&t.file), usize::MAX)?.remove(0);
+        let (exp, plan) = load_all(std::slice::from_ref(&t.file), usize::MAX)?.remove(0);
         let store = t.store(&args.reports.root, &exp);
         if !Store::is_store(&store.dir) {
             return Err(no_store(&exp, &store));
@@ -50,7 +50,7 @@ pub fn run(args: &HistoryArgs, out: &mut dyn Write) -> Result<(), Error> {
         confidence.get_or_insert(nominal_confidence(&exp.spec));
         let (records, _) = store.records()?;
         let (sessions, _) = store.session_records()?;
-        inputs.push(Input { store: store.dir.display().to_string(), records, sessions });
+        inputs.push(Input { store: store.dir.display().to_string(), exp, plan, records, sessions });
     }
     let output = history(&inputs, threshold.unwrap_or(0.05), confidence.unwrap_or(0.95));
     if args.json {

@@ -42,6 +42,7 @@ pub fn write(
     // the trial columns are let go once both have what they need of them, before the
     // statistics (`summarize_owned`).
     let boots = analyze::boots::rows(&store.boot_records()?.0, &snapshot);
+    let sessions = snapshot.sessions.clone();
     let (pending, summary) =
         analyze::summarize_owned(exp, plan, snapshot, |snapshot| outlook::pending(exp, plan, snapshot));
     let mut pending = pending?;
@@ -54,6 +55,7 @@ pub fn write(
     let mut summary = summary.map_err(|source| Error::Analyze { experiment: experiment(), source })?;
     summary.pending = pending;
     summary.boots = boots;
+    summary.across_runs = across_runs(exp, plan, store, &sessions, &summary)?;
     if store.fingerprint() != before {
         return Ok((None, summary));
     }
@@ -61,6 +63,38 @@ pub fn write(
     crate::report::write_report(exp, plan, &summary, &store.dir)
         .map_err(|source| Error::Report { experiment: experiment(), source })?;
     Ok((Some(store.dir.join("report.md")), std::sync::Arc::unwrap_or_clone(summary)))
+}
+
+/// The runs as a level: the comparisons of two or more labelled runs side by side
+/// (reading the store's trials again, run by run); or, for one run compared across the
+/// boots margin made, the period they spanned.
+fn across_runs(
+    exp: &Experiment,
+    plan: &Plan,
+    store: &Store,
+    sessions: &[crate::store::SessionRecord],
+    summary: &Summary,
+) -> Result<Option<crate::summary::across_runs::AcrossRuns>, Error> {
+    use crate::summary::across_runs::AcrossRuns;
+    let mut labels: Vec<&str> = sessions.iter().filter_map(|s| s.label.as_deref()).collect();
+    labels.sort_unstable();
+    labels.dedup();
+    let unlabelled = sessions.iter().any(|s| s.label.is_none());
+    if labels.len() + usize::from(unlabelled) < 2 || labels.is_empty() {
+        if summary.boots.is_empty() {
+            return Ok(None);
+        }
+        let replicate =
+            format!("`margin run {} --label later`, then `margin report {}`", exp.path.display(), exp.name);
+        let period =
+            analyze::runs::period(&summary.comparisons, sessions, &store.boot_records()?.0, &replicate);
+        return Ok(period.map(|p| AcrossRuns { runs: Vec::new(), comparisons: Vec::new(), period: Some(p) }));
+    }
+    let (records, _) = store.records()?;
+    let (spans, runs) = analyze::runs::labelled(exp, plan, &records, sessions);
+    let names: Vec<String> = spans.iter().map(|s| s.name.clone()).collect();
+    let comparisons = analyze::runs::across(&runs, &names, &analyze::settings::settings(&exp.spec));
+    Ok((!comparisons.is_empty()).then_some(AcrossRuns { runs: spans, comparisons, period: None }))
 }
 
 /// `margin report`'s arguments.

@@ -47,6 +47,20 @@ pub(crate) fn markdown(h: &HistoryOutput) -> String {
         out.push_str(&one(h, row));
         out.push('\n');
     }
+    if !h.across_runs.is_empty() {
+        out.push_str(
+            "## The comparisons across the runs\n\nEach comparison of the experiment made again of each run's \
+             trials alone, the runs' verdicts side by side, pooled with the run as the unit or said to depend on \
+             the run (docs/statistics.md, Runs as a level):\n\n",
+        );
+        for c in &h.across_runs {
+            let context = if c.context.is_empty() { String::new() } else { format!(" ({})", c.context) };
+            out.push_str(&format!(
+                "- **{}: {} vs {} · {}{context}**: {}.\n",
+                c.factor, c.level, c.baseline, c.metric, c.sentence
+            ));
+        }
+    }
     out
 }
 
@@ -79,7 +93,18 @@ fn one(h: &HistoryOutput, r: &HistoryRow) -> String {
             if r.newest_worse {
                 text.push_str(&format!(" The newest change is worse beyond ±{}.", percent(h.threshold_pct)));
             }
-            text.push_str(" A change is suspected until its two sides are measured again, interleaved.\n\n");
+            text.push_str(" A change is suspected until its two sides are measured again, interleaved.");
+            for rerun in &r.rerun {
+                let commands: Vec<String> = rerun.commands.iter().map(|c| format!("`{c}`")).collect();
+                text.push_str(&format!(
+                    " To tell a change of the runs from a change of their periods, run `{}` and `{}` again, back \
+                     to back: {}.",
+                    rerun.before,
+                    rerun.after,
+                    commands.join(", then ")
+                ));
+            }
+            text.push_str("\n\n");
         }
         SeriesVerdict::NoChange => {
             let found = s.detectable.map_or_else(String::new, |d| {

@@ -30,6 +30,7 @@ pub(crate) mod history;
 mod metrics;
 pub(crate) mod plot;
 mod regimes;
+pub(crate) mod runs;
 pub(crate) mod series;
 mod series_plot;
 mod telemetry;

@@ -43,6 +43,8 @@ struct View<'a> {
     effects: Option<String>,
     /// Change points along each series the experiment asks for, or none.
     series: Option<String>,
+    /// The same comparisons in several labelled runs, or one run's period, or none.
+    across_runs: Option<String>,
     metrics: Vec<MetricView>,
     environment: Option<String>,
     /// The Boots section's tables of each cell's mean in each boot, where cells are
@@ -121,6 +123,7 @@ pub(crate) fn render(
         no_answer: super::boots::no_answer(exp, summary),
         effects: effects::section(summary),
         series: series::section(summary, plots, &exp.path, &exp.git),
+        across_runs: super::runs::section(summary),
         metrics: summary
             .metrics
             .iter()

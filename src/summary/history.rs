@@ -43,6 +43,20 @@ pub(crate) struct HistoryRow {
     pub not_analysed: Option<String>,
     /// The newest change is in the worse direction beyond ±δ: what `--fail-on worse` trips.
     pub newest_worse: bool,
+    /// For each change point, the labels on either side to run again, and the commands.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rerun: Vec<Rerun>,
+}
+
+/// What to run again to tell a change of the runs from a change of their periods: the
+/// labels on either side of a change point, each measured anew, back to back.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct Rerun {
+    /// The last run before the change and the first after it.
+    pub before: String,
+    pub after: String,
+    /// `margin run FILE --label BEFORE-again`, then the same for AFTER, then `margin history`.
+    pub commands: Vec<String>,
 }
 
 /// `margin history`'s answer.
@@ -53,4 +67,8 @@ pub(crate) struct HistoryOutput {
     /// The practical threshold δ, in per cent, beyond which a worse change trips the gate.
     pub threshold_pct: f64,
     pub alpha: f64,
+    /// The experiment's comparisons made in two or more of the runs, side by side and
+    /// pooled with the run as the unit (docs/statistics.md, Runs as a level).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub across_runs: Vec<crate::summary::across_runs::RunsComparison>,
 }

@@ -12,8 +12,9 @@
 //! cells), [`drifts`] (sessions whose trials drifted or depended on their order),
 //! [`environment`] (the machines' facts, how to run it again). Every one is re-exported
 //! here: `crate::summary::CellStat`. Beside them: [`json`] writes the file, `schema.rs`
-//! (tests) derives its JSON Schema, [`versus`] is what `margin compare` answers.
+//! (tests) derives its JSON Schema, [`versus`] is what `margin compare` answers, [`across_runs`] the runs as a level.
 
+pub(crate) mod across_runs;
 pub(crate) mod bisect;
 mod cells;
 mod comparisons;
@@ -90,4 +91,8 @@ pub struct Summary {
     /// series factor, in each context.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub series: Vec<SeriesStat>,
+    /// The same comparisons in several labelled runs, side by side and pooled with the
+    /// run as the unit; or one run's period (docs/statistics.md, Runs as a level).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub across_runs: Option<across_runs::AcrossRuns>,
 }

@@ -465,3 +465,30 @@ fn at_most(r: &Value, p: f64, what: &str) {
     let of = r["of"].as_f64().unwrap();
     assert!(rate(r) <= p + 3.0 * (p * (1.0 - p) / of).sqrt(), "{what}");
 }
+
+#[test]
+fn calibrate_measures_the_runs_as_a_level() {
+    let report = calibrate(150, &["^runs$"]);
+    assert!(report["scenarios"].as_array().unwrap().is_empty() && report.get("series").is_none());
+    let rows = report["runs"]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3 * 2, "runs × between-run sds");
+    let row = |name: &str| rows.iter().find(|r| r["name"] == name).unwrap_or_else(|| panic!("no {name}"));
+    for r in rows {
+        // a claim of the mean effect where there is none, at α (runs that agree or not)
+        at_most(&r["false_claims"], ALPHA, &format!("false claims: {r}"));
+        for c in r["coverage"].as_array().unwrap() {
+            assert!(rate(c) >= 0.88, "coverage of the mean effect: {r}");
+        }
+    }
+    for k in [2, 3, 5] {
+        // runs that agree are said to depend on the run at about α; runs that differ
+        // (τ = 5 %, beyond each run's noise of about 3 %) far more often, more with more runs
+        near_alpha(&row(&format!("runs-k{k}-tau0"))["depends"][0], "depends of agreeing runs");
+        assert!(
+            rate(&row(&format!("runs-k{k}-tau5"))["depends"][0]) > 0.15,
+            "{}",
+            row(&format!("runs-k{k}-tau5"))
+        );
+    }
+    assert!(rate(&row("runs-k5-tau5")["depends"][0]) > rate(&row("runs-k2-tau5")["depends"][0]));
+}

@@ -39,6 +39,9 @@ fn six_labelled_runs_with_a_step_at_the_fourth_change_there_and_fail_the_gate() 
     assert!(text.contains("6 runs in time order"), "{text}");
     assert!(text.contains("**Changed** across 6 runs: between `night3` and `night4`: +"), "{text}");
     assert!(text.contains("worse"), "{text}");
+    // the labels on either side of the change, and the commands that measure them again
+    assert!(text.contains("run `night3` and `night4` again, back to back: `margin run "), "{text}");
+    assert!(text.contains(" --label night4-again`, then `margin history nightly`"), "{text}");
     // margin's own times are not rows beside the benchmark's metric
     assert!(!text.contains("wall_time"), "{text}");
     let gate = as_a_user(dir.path()).args(["history", "nightly", "--fail-on", "worse"]).output().unwrap();
@@ -54,6 +57,12 @@ fn six_labelled_runs_with_a_step_at_the_fourth_change_there_and_fail_the_gate() 
     assert_eq!(row["metric"], "value");
     assert_eq!(row["verdict"], "changes");
     assert_eq!(row["change_points"][0]["after"], 2);
+    assert_eq!(
+        (row["rerun"][0]["before"].as_str(), row["rerun"][0]["after"].as_str()),
+        (Some("night3"), Some("night4"))
+    );
+    let commands = row["rerun"][0]["commands"].as_array().unwrap();
+    assert!(commands[0].as_str().unwrap().ends_with("nightly.yaml --label night3-again"), "{commands:?}");
     let (low, high) =
         (row["change_points"][0]["low"].as_f64().unwrap(), row["change_points"][0]["high"].as_f64().unwrap());
     assert!(low < 1.2 && 1.2 < high, "[{low}, {high}]");

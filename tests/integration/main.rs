@@ -27,6 +27,7 @@ mod regimes;
 mod report_structure;
 mod robust;
 mod run;
+mod runs;
 mod schema;
 mod seeds;
 mod series;

@@ -239,6 +239,14 @@ fn one_run_boots_each_kernel_three_times_in_a_balanced_order_and_compares_across
     let report = std::fs::read_to_string(store.join("report.md")).unwrap();
     let _ = std::fs::write(std::env::temp_dir().join("margin-reboots-report.md"), &report);
     assert!(report.contains("## Boots"), "{report}");
+    // one run compared across boots: the period its boots spanned, and how to replicate it
+    let period = report.lines().find(|l| l.starts_with("The boots of this run spanned ")).expect(&report);
+    assert!(period.contains(" UTC ("), "{period}");
+    assert!(
+        period.contains("`margin run experiments/reboots.yaml --label later`, then `margin report reboots`"),
+        "{period}"
+    );
+    assert!(summary["across_runs"]["period"]["units"] == "boots", "{}", summary["across_runs"]);
     let rows: Vec<&str> = report.lines().filter(|l| l.starts_with("| box | ")).collect();
     assert_eq!(rows.len(), 6, "{report}");
     for (row, kernel) in rows.iter().zip(&wanted) {
