@@ -330,10 +330,10 @@ impl<'a> Booting<'a> {
                     last: self.records_why(),
                 }));
             }
-            if let Some(look) = self.look_at(index, rule)? {
-                if self.said(&look, attempt, ui) {
-                    return Ok(None);
-                }
+            if let Some(look) = self.look_at(index, rule)?
+                && self.said(&look, attempt, ui)
+            {
+                return Ok(None);
             }
             match self.first_phase() {
                 // past the first `min` blocks the boots go on until the looks settle it
