@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use crate::analyze::comparisons::{CellComparison, plan_comparisons};
 use crate::parse::Recipe;
 use crate::plan::Plan;
+use crate::run::BootLook;
 use crate::spec::{Experiment, Repetitions};
 use crate::store::{CellProgress, ProgressByCell};
 use stats::StatsSettings;
@@ -82,10 +83,13 @@ impl Rule {
         Rule { repetitions, confidence, watched_engine, reads_output, verdict, boots }
     }
 
-    /// Adaptive boots: whether the trials of `snapshot` settle every comparison across
-    /// boots (`analyze::boot_rule::settled`); false without adaptive boots.
-    pub(crate) fn settled_across_boots(&self, snapshot: &crate::store::Snapshot) -> bool {
-        self.boots.as_ref().is_some_and(|b| crate::analyze::boot_rule::settled(&b.0, &b.1, snapshot))
+    /// Adaptive boots, at a look (`analyze::boot_rule::look`, with futility); `Open`
+    /// without adaptive boots.
+    pub(crate) fn look_across_boots(&self, snapshot: &crate::store::Snapshot, max: u32) -> BootLook {
+        self.boots.as_ref().map_or(BootLook::Open, |b| {
+            let factor = crate::analyze::boot_rule::FUTILITY_FACTOR;
+            crate::analyze::boot_rule::look(&b.0, &b.1, snapshot, max, Some(factor))
+        })
     }
 
     /// Adaptive boots: trials per further boot (`analyze::boot_rule::further_trials`).
@@ -232,8 +236,8 @@ impl crate::run::Stopping for Rule {
         Rule::remaining(self, cell, progress, board)
     }
 
-    fn settled_across_boots(&self, snapshot: &crate::store::Snapshot) -> bool {
-        Rule::settled_across_boots(self, snapshot)
+    fn look_across_boots(&self, snapshot: &crate::store::Snapshot, max: u32) -> BootLook {
+        Rule::look_across_boots(self, snapshot, max)
     }
 
     fn trials_per_boot(&self, snapshot: &crate::store::Snapshot, boot_cost: f64) -> Option<u32> {

@@ -305,6 +305,8 @@ fn summary(
 
     Ok(Summary {
         boots: Vec::new(),
+        boots_stopped: Vec::new(),
+        boot_design: Vec::new(),
         drifts,
         order_effects: orders,
         series,

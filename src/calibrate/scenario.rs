@@ -49,8 +49,9 @@ pub enum TrialsPerCell {
     /// `boots: { min, max, until: verdict }` on the sessions of [`Layout::Sessions`]:
     /// `per_boot` trials a cell in each boot of the first `min` blocks, then the trials
     /// per boot the runner's rule decides (a boot costing `cost` trials), blocks until the
-    /// comparison across boots is settled at a look, or `max`.
-    Boots { per_boot: u32, min: u32, max: u32, cost: f64 },
+    /// comparison across boots is settled at a look, or more boots cannot settle it
+    /// (when `futility` is the factor the runner stops at), or `max`.
+    Boots { per_boot: u32, min: u32, max: u32, cost: f64, futility: Option<f64> },
 }
 
 /// How the two levels' trials relate.
@@ -157,9 +158,13 @@ impl Scenario {
             (TrialsPerCell::Verdict { min, max }, _) => {
                 format!("{{ min: {min}, max: {max}, until: verdict }}")
             }
-            (TrialsPerCell::Boots { per_boot, min, max, cost }, _) => format!(
+            (TrialsPerCell::Boots { per_boot, min, max, cost, futility }, _) => format!(
                 "boots {{ min: {min}, max: {max}, until: verdict }}, {per_boot} trials a boot at first, a boot \
-                 costing {cost} trials"
+                 costing {cost} trials, {}",
+                match futility {
+                    Some(f) => format!("stopping for futility at {f} × max"),
+                    None => "no stop for futility".to_owned(),
+                }
             ),
         };
         let mut words = vec![trials, format!("CV {} %", fmt_pct(self.cv)), self.shape.label().to_owned()];
@@ -400,19 +405,31 @@ pub fn all() -> Vec<Scenario> {
     // Adaptive boots, { min 3, max 12, until: verdict }, 5 trials a boot at first, a boot
     // costing 10 trials (a 60 s reboot against 6 s trials), boots that differ by 0–2 ×
     // the trials' sd.
+    // With the runner's stop for futility, and without it.
     for between in [0.0, 0.5, 1.0, 2.0] {
-        out.push(Scenario {
-            trials: ADAPTIVE_BOOTS,
-            layout: Layout::Sessions { per_level: 3, between, blocks: 0 },
-            ..Scenario::base(format!("boots3-12-between{between:.1}"), "adaptive boots")
-        });
+        for (trials, suffix) in [(ADAPTIVE_BOOTS, ""), (ADAPTIVE_BOOTS_TO_MAX, "-to-max")] {
+            out.push(Scenario {
+                trials,
+                layout: Layout::Sessions { per_level: 3, between, blocks: 0 },
+                ..Scenario::base(format!("boots3-12-between{between:.1}{suffix}"), "adaptive boots")
+            });
+        }
     }
     out.extend(robust());
     out
 }
 
-/// The adaptive boots of the suite.
-pub const ADAPTIVE_BOOTS: TrialsPerCell = TrialsPerCell::Boots { per_boot: 5, min: 3, max: 12, cost: 10.0 };
+/// The adaptive boots of the suite, as the runner does them.
+pub const ADAPTIVE_BOOTS: TrialsPerCell = TrialsPerCell::Boots {
+    per_boot: 5,
+    min: 3,
+    max: 12,
+    cost: 10.0,
+    futility: Some(crate::analyze::boot_rule::FUTILITY_FACTOR),
+};
+/// The same, booting on to `max` however far the boots needed are beyond it.
+pub const ADAPTIVE_BOOTS_TO_MAX: TrialsPerCell =
+    TrialsPerCell::Boots { per_boot: 5, min: 3, max: 12, cost: 10.0, futility: None };
 
 /// The robust method (`analysis: { method: robust }`, docs/statistics.md, The robust
 /// method) on each shape at 5, 10 and 30 trials per level, and paired by six blocks: its

@@ -132,8 +132,8 @@ pub fn simulate_trials(prepared: &PreparedScenario, ratio: f64, seed: u64) -> (M
                 trials.boot_each_level(store_ref, rng, session, between, n);
             }
         }
-        (TrialsPerCell::Boots { per_boot, min, max, cost }, Layout::Sessions { between, .. }) => {
-            trials.adaptive_boots(store_ref, rng, (per_boot, min, max, cost), between);
+        (TrialsPerCell::Boots { per_boot, min, max, cost, futility }, Layout::Sessions { between, .. }) => {
+            trials.adaptive_boots(store_ref, rng, (per_boot, min, max, cost), between, futility);
         }
         (TrialsPerCell::Boots { .. }, _) => unreachable!("adaptive boots are simulated on sessions"),
         (TrialsPerCell::Fixed { n }, _) => {
@@ -284,13 +284,17 @@ impl<'a> Trials<'a> {
         rng: &mut Pcg64,
         (per_boot, min, max, cost): (u32, u32, u32, f64),
         between: f64,
+        futility: Option<f64>,
     ) {
         let looks = crate::spec::look_schedule(min, max);
         let mut m = per_boot;
         for block in 1..=max {
             let done = block - 1;
             let (exp, plan) = (&store.exp, &store.plan);
-            if done >= min && looks.contains(&done) && boot_rule::settled(exp, plan, &store.snapshot) {
+            if done >= min
+                && looks.contains(&done)
+                && boot_rule::look(exp, plan, &store.snapshot, max, futility) != crate::run::BootLook::Open
+            {
                 break;
             }
             if done == min {

@@ -70,7 +70,8 @@ pub fn footer(results: &[ScenarioResult], seconds: f64) -> String {
          (n per cell also at each true change), verdict-fixed-nN = the fixed n of about its power at +10 %; \
          robust- = `analysis: { method: robust }` (every value, by ranks); boots3-12 = `boots: { min: 3, max: 12, \
          until: verdict }` across boots that differ by betweenB × the trials' sd, 5 trials a boot in the first 3 \
-         blocks, then as the rule decides (a boot costing 10 trials; boots a level at each true change).\n",
+         blocks, then as the rule decides (a boot costing 10 trials; boots a level at each true change), stopping for \
+         futility where the boots needed exceed 2 × max; -to-max = without that stop.\n",
     );
     let experiments: u64 = results.iter().map(|r| r.experiments * super::TRUTHS.len() as u64).sum();
     out.push_str(&format!("{experiments} experiments in {seconds:.0} s. "));

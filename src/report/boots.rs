@@ -1,7 +1,8 @@
 //! The boots in the report: the Boots section's means — each cell compared across boots,
 //! boot by boot, its mean and interval in each boot margin made, and how much its boots
 //! differ beyond their trials (the boots themselves are the template's table of
-//! `summary.boots`) — and the boots that failed, at the top when no trial ran and in
+//! `summary.boots`), why adaptive boots stopped for futility, and fixed boots that used
+//! their reboots poorly — and the boots that failed, at the top when no trial ran and in
 //! Failures.
 
 use super::SHOWN;
@@ -9,7 +10,7 @@ use super::figures::typical;
 use super::format::{DisplayUnit, cell_text, dash, markdown_table, percent, scale};
 use super::metrics::{BOOTS_HEADING as HEADING, fold};
 use crate::spec::Experiment;
-use crate::summary::{BootRow, CellStat, Summary};
+use crate::summary::{BootDesign, BootRow, BootsStopped, CellStat, Summary};
 
 /// For each metric the report shows (margin's own folded measures left out when others
 /// are there), its cells compared across boots, a row per cell and boot: the boot's
@@ -81,9 +82,72 @@ pub(super) fn means(exp: &Experiment, summary: &Summary) -> Option<String> {
         }
         part.push_str("\n\n");
         part.push_str(&spreads.join("\n"));
+        for d in summary.boot_design.iter().filter(|d| d.metric == meta.name) {
+            part.push_str("\n\n");
+            part.push_str(&design(d));
+        }
         parts.push(part);
     }
-    (!parts.is_empty()).then(|| parts.join("\n\n"))
+    if parts.is_empty() {
+        return None;
+    }
+    parts.splice(0..0, summary.boots_stopped.iter().map(stopped));
+    Some(parts.join("\n\n"))
+}
+
+/// Why a host's adaptive boots stopped short of `max`: more boots could not settle it.
+fn stopped(s: &BootsStopped) -> String {
+    let needed = match s.needed {
+        Some(n) => format!("about {n} boots of each level"),
+        None => format!("more than {} boots of each level", stats::components::MAX_BOOTS),
+    };
+    format!(
+        "**Stopped for futility:** margin stopped booting host `{}` after {} boots of each combination of \
+         levels (look {} of {}): more boots cannot settle the comparisons across boots — {needed} would be \
+         needed, and `max` is {}. The verdicts are those of the boots so far; a stop for futility \
+         claims nothing that a look would not (docs/statistics.md, Adaptive boots).",
+        s.host, s.blocks, s.look, s.looks, s.max
+    )
+}
+
+/// That another number of trials per boot would have reached the same standard error
+/// for a fraction of the time.
+fn design(d: &BootDesign) -> String {
+    let (more, fewer) = if (d.better_trials_per_boot as f64) > d.trials_per_boot {
+        ("fewer boots, more trials in each", "more trials per boot")
+    } else {
+        ("more boots, fewer trials in each", "more boots")
+    };
+    format!(
+        "**The reboots were used poorly** for {level} against {baseline}: a reboot took {boot} and a trial \
+         {trial}; its trials varied by {within} within a boot and its boots by {between} beyond that. For the \
+         same standard error of the comparison, boots of {better} trials each would take about {ratio} × less \
+         time than boots of {run} ({more}: {boots} × the boots): next time, {fewer}, or `boots: {{ min, max, \
+         until: verdict }}`, which picks the trials per boot from these measurements.",
+        level = d.level,
+        baseline = d.baseline,
+        boot = seconds(d.boot_seconds),
+        trial = seconds(d.trial_seconds),
+        within = percent(d.within_cv_pct),
+        between = percent(d.between_cv_pct),
+        better = d.better_trials_per_boot,
+        ratio = super::format::significant(d.cost_ratio, 2),
+        run = if d.trials_per_boot.fract() == 0.0 {
+            format!("{}", d.trials_per_boot)
+        } else {
+            super::format::significant(d.trials_per_boot, 2)
+        },
+        boots = super::format::significant(d.boots_ratio, 2),
+    )
+}
+
+/// Seconds, or milliseconds below one.
+fn seconds(s: f64) -> String {
+    if s >= 1.0 {
+        format!("{} s", super::format::significant(s, 2))
+    } else {
+        format!("{} ms", super::format::significant(s * 1000.0, 2))
+    }
 }
 
 /// A boot as the table of boots names it, "3 `8d84eb4c`", or the unit's id when margin did

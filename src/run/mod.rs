@@ -90,16 +90,30 @@ pub trait Stopping: Sync {
     fn is_done(&self, cell: usize, progress: &CellProgress, board: &ProgressByCell) -> bool;
     /// Trials the cell still needs, fewest and most.
     fn remaining(&self, cell: usize, progress: &CellProgress, board: &ProgressByCell) -> (u32, u32);
-    /// Adaptive boots: whether the trials in `snapshot` settle every comparison across
-    /// boots (then no further block of boots is needed).
-    fn settled_across_boots(&self, _snapshot: &crate::store::Snapshot) -> bool {
-        false
+    /// Adaptive boots, at a look: whether the trials in `snapshot` settle every
+    /// comparison across boots, or show that the host's `max` blocks cannot (then no
+    /// further block of boots is run), or neither.
+    fn look_across_boots(&self, _snapshot: &crate::store::Snapshot, _max: u32) -> BootLook {
+        BootLook::Open
     }
     /// Adaptive boots: the trials of each cell a further boot runs, a boot costing
     /// `boot_cost` trials (`None`: not yet measurable).
     fn trials_per_boot(&self, _snapshot: &crate::store::Snapshot, _boot_cost: f64) -> Option<u32> {
         None
     }
+}
+
+/// What a look of adaptive boots finds in the comparisons across boots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BootLook {
+    /// Every one resolved: no more boots.
+    Settled,
+    /// Some not resolved, and each of those would need far more boots of each level than
+    /// `max` allows (futility): `needed`, the fewest any of them needs (`None`: more than
+    /// a hundred).
+    Futile { needed: Option<usize> },
+    /// Boot on.
+    Open,
 }
 
 /// Failures per cell per session before the cell is abandoned, unless `max_failures` says.

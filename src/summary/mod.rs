@@ -37,7 +37,7 @@ pub(crate) use cells::{
 pub(crate) use comparisons::{Arm, ComparisonStat, Effect, Median, Mixtures, Prediction, Replication};
 pub(crate) use drifts::{DriftStat, OrderStat};
 pub(crate) use environment::{EnvColumn, Environment, FactRow, Reproduce, SessionInfo};
-pub(crate) use runs::{BootRow, CellFailure, Pending, TrialFailure};
+pub(crate) use runs::{BootDesign, BootRow, BootsStopped, CellFailure, Pending, TrialFailure};
 pub(crate) use series::SeriesStat;
 pub(crate) use settings::{AnalysisSettings, MetricMeta, RunsAtCv, TrialCounts};
 pub(crate) use telemetry::{
@@ -79,6 +79,12 @@ pub struct Summary {
     /// they ran, each try of a boot once; left out when it made none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub boots: Vec<BootRow>,
+    /// Hosts whose adaptive boots stopped because more boots could not settle it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub boots_stopped: Vec<BootsStopped>,
+    /// Comparisons across fixed boots whose trials per boot used the reboots poorly.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub boot_design: Vec<BootDesign>,
     /// Sessions whose trials drifted while they ran (docs/statistics.md, Drift within a
     /// session).
     #[serde(skip_serializing_if = "Vec::is_empty")]

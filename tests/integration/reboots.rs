@@ -507,13 +507,13 @@ fn boot_trials(store: &Path) -> Vec<(u64, String, Option<u64>)> {
         .collect()
 }
 
-/// No true difference, but each boot shifts its trials by ±15 % (the machine's `shift`:
-/// with the plan of seed 5, each kernel's first two boots one up, one down), so that 2 or
-/// 3 boots a side cannot settle it.
-fn differing_boots() -> String {
+/// No true difference, but each boot shifts its trials by `scale` × ±15 % (the machine's
+/// `shift`: with the plan of seed 5, each kernel's first two boots one up, one down), so
+/// that 2 or 3 boots a side cannot settle it; the trials within a boot ±2.5 %.
+fn differing_boots(scale: f64) -> String {
     format!(
         "{NOISE}  s=$(cat \"$MARGIN_SYSROOT/shift\")\n  \
-         awk -v r=\"$r\" -v s=\"$s\" 'BEGIN {{ printf \"time %.4f\\n\", s * (1 + (r / 65536 - 0.5) / 20) }}'"
+         awk -v r=\"$r\" -v s=\"$s\" 'BEGIN {{ printf \"time %.4f\\n\", (1 + (s - 1) * {scale}) * (1 + (r / 65536 - 0.5) / 20) }}'"
     )
 }
 
@@ -572,13 +572,14 @@ fn adaptive_boots_stop_at_the_first_look_that_settles_the_comparison() {
 
 #[test]
 fn adaptive_boots_go_on_while_the_boots_differ_with_the_trials_per_boot_logged() {
-    // no true difference, but the boots differ by ±15 %: the blocks go on past the first look
+    // no true difference, but the boots differ by ±1.5 %: the blocks go on past the first
+    // look (a few boots more would settle it: no stop for futility)
     let m = Machine::new();
     let host = m.host(&format!(
         "restart: '{} boot {{{{ kernel }}}}', boots: {{ min: 2, max: 4, until: verdict }}, timeout: 60s",
         m.script().display()
     ));
-    let run = differing_boots();
+    let run = differing_boots(0.1);
     let dir = project(&adaptive_experiment(&host, &run));
     let out = as_a_user(dir.path()).args(["run", "experiments/reboots.yaml"]).output().unwrap();
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
@@ -618,7 +619,7 @@ fn margin_killed_in_an_adaptive_boots_wait_resumes_with_the_same_trials_per_boot
         "restart: '{} boot {{{{ kernel }}}}', boots: {{ min: 2, max: 3, until: verdict }}, timeout: 60s",
         m.script().display()
     ));
-    let dir = project(&adaptive_experiment(&host, &differing_boots()));
+    let dir = project(&adaptive_experiment(&host, &differing_boots(0.1)));
     let store = dir.path().join("reports/reboots");
     // kill -9 while boot 6 (the second past the first look) is waited for
     kill_while_boot_is_awaited(dir.path(), &store, 6, Duration::from_secs(180));
@@ -777,4 +778,128 @@ fn a_boot_by_another_host_is_checked() {
         "  dom0: { ssh: root@dom0.example }\n  guest: { ssh: root@guest.example, boot: { by: dom0 } }\n",
     );
     assert!(err.contains("boot `by: dom0` runs `restart` there, and `boot:` has none"), "{err}");
+}
+
+fn summary_of(store: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(store.join("summary.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn adaptive_boots_stop_for_futility_when_far_more_boots_than_max_would_be_needed() {
+    // no true difference, the boots ±15 % apart and their trials ±2.5 %: two boots a side
+    // already show that a hundred would not settle it within ±5 %, so the look after 2
+    // blocks stops rather than booting on to 6
+    let m = Machine::new();
+    let host = m.host(&format!(
+        "restart: '{} boot {{{{ kernel }}}}', boots: {{ min: 2, max: 6, until: verdict }}, timeout: 60s",
+        m.script().display()
+    ));
+    let dir = project(&adaptive_experiment(&host, &differing_boots(1.0)));
+    let out = as_a_user(dir.path()).args(["run", "experiments/reboots.yaml"]).output().unwrap();
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let store = dir.path().join("reports/reboots");
+    let boots = boot_trials(&store);
+    assert_eq!(boots.len(), 4, "2 blocks, then the stop: {boots:?}\n{}", stderr(&out));
+    assert_eq!(m.calls().len(), 4, "{:?}", m.calls());
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    let line =
+        said.lines().find(|l| l.contains("more boots cannot settle it")).unwrap_or_else(|| panic!("{said}"));
+    assert!(
+        line.contains(
+            "look 1 of 4 after 2 boots of each combination of levels: more boots cannot settle it — "
+        ),
+        "{line}"
+    );
+    assert!(line.contains("boots of each would be needed, max is 6; stopping"), "{line}");
+    // the summary and the report say why the boots stopped; the verdict claims nothing
+    let summary = summary_of(&store);
+    let stop = &summary["boots_stopped"];
+    assert_eq!(stop.as_array().map(Vec::len), Some(1), "{stop}");
+    assert_eq!((stop[0]["host"].as_str(), stop[0]["blocks"].as_u64()), (Some("box"), Some(2)), "{stop}");
+    assert_eq!(
+        (stop[0]["look"].as_u64(), stop[0]["looks"].as_u64(), stop[0]["max"].as_u64()),
+        (Some(1), Some(4), Some(6))
+    );
+    let needed = stop[0]["needed"].as_u64().unwrap_or(101);
+    assert!(needed > 12, "{stop}");
+    let verdict = summary["comparisons"][0]["verdict"].as_str().unwrap();
+    assert!(["inconclusive", "unbounded"].contains(&verdict), "{verdict}");
+    let report = std::fs::read_to_string(store.join("report.md")).unwrap();
+    let _ = std::fs::write(std::env::temp_dir().join("margin-futility-report.md"), &report);
+    let boots_section = &report[report.find("## Boots").unwrap()..report.find("## Environment").unwrap()];
+    assert!(
+        boots_section.contains("**Stopped for futility:** margin stopped booting host `box` after 2 boots of each combination of levels (look 1 of 4)"),
+        "{boots_section}"
+    );
+    assert!(boots_section.contains("and `max` is 6."), "{boots_section}");
+    // the same command again boots no more: the look stands
+    let again = as_a_user(dir.path()).args(["run", "experiments/reboots.yaml"]).output().unwrap();
+    assert!(again.status.success(), "{}\n{}", stdout(&again), stderr(&again));
+    assert_eq!(m.calls().len(), 4, "{:?}", m.calls());
+}
+
+/// Two cells (kernel) compared across `boots: 3` of 3 trials each, `run` the benchmark.
+fn fixed_boots(m: &Machine, run: &str) -> (tempfile::TempDir, serde_json::Value, String) {
+    let host =
+        m.host(&format!("restart: '{} boot {{{{ kernel }}}}', boots: 3, timeout: 60s", m.script().display()));
+    let yaml = adaptive_experiment(&host, run).replace("repetitions: 4\n", "repetitions: 9\n");
+    let dir = project(&yaml);
+    let out = as_a_user(dir.path()).args(["run", "experiments/reboots.yaml"]).output().unwrap();
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let store = dir.path().join("reports/reboots");
+    assert_eq!(trials_in_boots(&store).iter().map(|(_, n)| *n).collect::<Vec<_>>(), [3; 6]);
+    let report = std::fs::read_to_string(store.join("report.md")).unwrap();
+    (dir, summary_of(&store), report)
+}
+
+#[test]
+fn fixed_boots_of_few_noisy_trials_say_more_trials_per_boot_would_have_been_cheaper() {
+    // each boot's 3 trials 1, 1.5 and 0.5 s-worth (by repetition), so the boots' means
+    // agree: a CV of 50 % within a boot, none between boots; a reboot costs far more than
+    // a trial, so boots of 30 trials reach the same standard error for much less
+    let m = Machine::new();
+    let run = "  awk 'BEGIN { printf \"time %.4f\\n\", 1 + 0.5 * (({{ repetition }} % 3) - 1) }'";
+    let (_dir, summary, report) = fixed_boots(&m, run);
+    let design = &summary["boot_design"];
+    assert_eq!(design.as_array().map(Vec::len), Some(1), "{design}\n{report}");
+    let d = &design[0];
+    assert_eq!(
+        (d["trials_per_boot"].as_f64(), d["better_trials_per_boot"].as_u64()),
+        (Some(3.0), Some(30)),
+        "{d}"
+    );
+    assert!(
+        d["between_cv_pct"].as_f64().unwrap() < 1e-6 && d["within_cv_pct"].as_f64().unwrap() > 40.0,
+        "{d}"
+    );
+    let (boot, trial) = (d["boot_seconds"].as_f64().unwrap(), d["trial_seconds"].as_f64().unwrap());
+    // the ratio is the one the components and times give: (σ²_w/3)(T_b + 3T_t) / ((σ²_w/30)(T_b + 30T_t))
+    let expected = 10.0 * (boot + 3.0 * trial) / (boot + 30.0 * trial);
+    let ratio = d["cost_ratio"].as_f64().unwrap();
+    assert!((ratio - expected).abs() < 1e-9 && ratio >= 1.5, "{d}");
+    let _ = std::fs::write(std::env::temp_dir().join("margin-boot-design-report.md"), &report);
+    let section = &report[report.find("## Boots").unwrap()..report.find("## Environment").unwrap()];
+    assert!(
+        section.contains("**The reboots were used poorly** for xen against bare: a reboot took "),
+        "{section}"
+    );
+    assert!(section.contains("boots of 30 trials each would take about "), "{section}");
+    assert!(section.contains("than boots of 3 (fewer boots, more trials in each"), "{section}");
+    assert!(
+        section.contains("next time, more trials per boot, or `boots: { min, max, until: verdict }`"),
+        "{section}"
+    );
+}
+
+#[test]
+fn fixed_boots_that_differ_more_than_their_trials_get_no_advice_on_trials_per_boot() {
+    // the boots ±15 % apart, their trials within 0.2 %: only boots help, and 3 trials a
+    // boot are already about as few as a boot should run
+    let m = Machine::new();
+    let run = "  s=$(cat \"$MARGIN_SYSROOT/shift\")\n  \
+               awk -v s=\"$s\" 'BEGIN { printf \"time %.5f\\n\", s * (1 + 0.001 * ({{ repetition }} % 3)) }'";
+    let (_dir, summary, report) = fixed_boots(&m, run);
+    assert!(summary.get("boot_design").is_none(), "{}", summary["boot_design"]);
+    assert!(report.contains("### time in each boot"), "{report}");
+    assert!(!report.contains("used poorly"), "{report}");
 }

@@ -3,14 +3,16 @@
 //! trials per cell of the boots past the first blocks (docs/statistics.md, Adaptive boots).
 
 use super::*;
+use crate::run::BootLook;
 
 /// A look of adaptive boots: after how many boots of each combination, which of how
-/// many looks, and whether it settled every comparison across boots.
+/// many looks, up to how many blocks, and what it found in the comparisons across boots.
 pub(super) struct Look {
     pub(super) blocks: u32,
     pub(super) number: usize,
     pub(super) of: usize,
-    pub(super) settled: bool,
+    pub(super) max: u32,
+    pub(super) found: BootLook,
 }
 
 impl Booting<'_> {
@@ -57,9 +59,10 @@ impl Booting<'_> {
         if index < first || !index.is_multiple_of(self.block) {
             return Ok(None);
         }
+        let max = looks.last().copied().unwrap_or(blocks);
         let snapshot = self.store.load()?;
-        let settled = rule.settled_across_boots(&snapshot);
-        Ok(Some(Look { blocks, number: at + 1, of: looks.len(), settled }))
+        let found = rule.look_across_boots(&snapshot, max);
+        Ok(Some(Look { blocks, number: at + 1, of: looks.len(), max, found }))
     }
 
     /// Adaptive boots: the trials per cell of the boots past the first `min` blocks,
@@ -86,5 +89,45 @@ impl Booting<'_> {
             host_of(self.plan, c) == self.host
                 && !rule.is_done(i, &progress.get(&i).cloned().unwrap_or_default(), &board)
         }))
+    }
+}
+
+impl Booting<'_> {
+    /// Say what a look found (every look once, also when it settles nothing); true when
+    /// the host boots no more: settled, or more boots cannot settle it (futility).
+    pub(super) fn said(&self, look: &Look, attempt: u32, ui: &mut dyn Progress) -> bool {
+        let host = self.host;
+        let (number, of, blocks) = (look.number, look.of, look.blocks);
+        match look.found {
+            BootLook::Settled => {
+                ui.note(&format!(
+                    "host `{host}`: the comparisons across its boots are settled after {blocks} boots of each \
+                     combination of levels (look {number} of {of} of `boots: {{ until: verdict }}`): no more boots"
+                ));
+                true
+            }
+            BootLook::Futile { needed } => {
+                let needed = match needed {
+                    Some(n) => format!("about {n} boots of each would be needed"),
+                    None => {
+                        format!("more than {} boots of each would be needed", stats::components::MAX_BOOTS)
+                    }
+                };
+                ui.note(&format!(
+                    "host `{host}`: look {number} of {of} after {blocks} boots of each combination of levels: more \
+                     boots cannot settle it — {needed}, max is {}; stopping",
+                    look.max
+                ));
+                true
+            }
+            BootLook::Open if attempt == 1 && number > 1 && number < of => {
+                ui.note(&format!(
+                    "host `{host}`: look {number} of {of} after {blocks} boots of each combination of levels: not \
+                     settled; booting on"
+                ));
+                false
+            }
+            BootLook::Open => false,
+        }
     }
 }

@@ -330,22 +330,10 @@ impl<'a> Booting<'a> {
                     last: self.records_why(),
                 }));
             }
-            match self.look_at(index, rule)? {
-                Some(look) if look.settled => {
-                    ui.note(&format!(
-                        "host `{host}`: the comparisons across its boots are settled after {} boots of each \
-                         combination of levels (look {} of {} of `boots: {{ until: verdict }}`): no more boots",
-                        look.blocks, look.number, look.of
-                    ));
-                    return Ok(None);
-                }
-                // every look is said, once, also when it settles nothing
-                Some(look) if attempt == 1 && look.number > 1 && look.number < look.of => ui.note(&format!(
-                    "host `{host}`: look {} of {} after {} boots of each combination of levels: not settled; \
-                     booting on",
-                    look.number, look.of, look.blocks
-                )),
-                _ => {}
+            if let Some(look) = self.look_at(index, rule)?
+                && self.said(&look, attempt, ui)
+            {
+                return Ok(None);
             }
             match self.first_phase() {
                 // past the first `min` blocks the boots go on until the looks settle it
