@@ -305,6 +305,7 @@ fn summary(
 
     Ok(Summary {
         boots: Vec::new(),
+        bisections: Vec::new(),
         drifts,
         order_effects: orders,
         series,

@@ -7,7 +7,6 @@
 //! with the same command. The answer is printed as Markdown ([`crate::report::bisect`])
 //! or JSON; exit 0 when a change is located (found or narrowed), 1 when not.
 
-use std::collections::HashSet;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -15,13 +14,12 @@ use std::sync::atomic::AtomicBool;
 
 use super::args::Reports;
 use super::{Error, io, load_all, to_stderr};
-use crate::analyze::bisect::{Ask, Replay, target};
-use crate::analyze::settings::{nominal_confidence, settings};
+use crate::analyze::bisect::{self, Ask, Replay, ReplayError};
 use crate::plan::Plan;
 use crate::run::display::{Progress, TrialLine};
 use crate::run::{self, RunOptions};
 use crate::spec::Experiment;
-use crate::store::{CellProgress, Event, ProgressByCell, Store};
+use crate::store::{BisectRecord, CellProgress, ProgressByCell, Store};
 use stats::bisect::Next;
 
 /// `margin bisect`'s arguments.
@@ -72,11 +70,22 @@ pub fn run(args: &BisectArgs, out: &mut dyn Write) -> Result<(), Error> {
         metric: args.metric.as_deref(),
         set: &set,
     };
-    let target = target(&exp, &plan, &ask).map_err(Error::Input)?;
-    let start = Replay::new(target, &plan, nominal_confidence(&exp.spec), settings(&exp.spec).threshold)
-        .map_err(Error::Input)?;
+    let start = bisect::start(&exp, &plan, &ask).map_err(Error::Input)?;
     let store = Store::new(&args.reports.root, &exp.name);
-    let replay = drive(&exp, &plan, &store, &start)?;
+    let t = start.target();
+    store.log_bisect(&BisectRecord {
+        label: t.label.clone(),
+        factor: t.factor.clone(),
+        good: t.levels[t.good].clone(),
+        bad: t.levels[t.bad].clone(),
+        metric: t.metric.clone(),
+        fixed: t.fixed.clone(),
+        at: jiff::Timestamp::now().to_string(),
+    })?;
+    let replay = match &t.booted {
+        Some(booted) => super::bisect_boots::drive(&exp, &plan, &store, &start, booted)?,
+        None => drive(&exp, &plan, &store, &start)?,
+    };
     let answer =
         replay.answer().ok_or_else(|| Error::Input("the bisection ended without an answer".into()))?;
     if args.json {
@@ -93,19 +102,12 @@ pub fn run(args: &BisectArgs, out: &mut dyn Write) -> Result<(), Error> {
     }
 }
 
-/// The bisection replayed from what the store holds now: its labelled sessions' trials.
-fn replayed(store: &Store, start: &Replay) -> Result<Replay, Error> {
-    let (sessions, _) = store.session_records()?;
-    let label = start.target().label.as_str();
-    let ours: HashSet<String> = sessions
-        .into_iter()
-        .filter(|s| s.event == Event::Start && s.label.as_deref() == Some(label))
-        .map(|s| s.session)
-        .collect();
-    let (records, _) = store.records()?;
-    let mut replay = start.clone();
-    replay.feed(&records, &ours).map_err(Error::Input)?;
-    Ok(replay)
+/// The bisection replayed from what the store holds now.
+pub(super) fn replayed(store: &Store, start: &Replay) -> Result<Replay, Error> {
+    bisect::replayed(store, start).map_err(|e| match e {
+        ReplayError::Store(e) => Error::Store(e),
+        ReplayError::Data(why) => Error::Input(why),
+    })
 }
 
 /// Runs the trials the bisection asks for, one session each, until it answers.
@@ -165,11 +167,11 @@ fn drive(exp: &Experiment, plan: &Plan, store: &Store, start: &Replay) -> Result
     }
 }
 
-/// The stopping rule of one bisection unit: one more measurement of the asked cell (its
-/// labelled measurements reaching `want`), none of any other.
-struct OneTrial {
-    cell: usize,
-    want: u32,
+/// The stopping rule of one bisection unit: the asked cell's labelled measurements
+/// reaching `want` (one more trial, or a boot's), none of any other.
+pub(super) struct OneTrial {
+    pub cell: usize,
+    pub want: u32,
 }
 
 impl run::Stopping for OneTrial {
@@ -182,12 +184,17 @@ impl run::Stopping for OneTrial {
     }
 
     fn remaining(&self, cell: usize, progress: &CellProgress, board: &ProgressByCell) -> (u32, u32) {
-        if self.is_done(cell, progress, board) { (0, 0) } else { (1, 1) }
+        if self.is_done(cell, progress, board) {
+            (0, 0)
+        } else {
+            let left = self.want.saturating_sub(progress.ok);
+            (left, left)
+        }
     }
 }
 
 /// Each trial on a line of stderr, as the bisection goes; notes as they come.
-struct Trials;
+pub(super) struct Trials;
 
 impl Progress for Trials {
     fn start(&mut self, _: usize, _: u64, _: u64) {}

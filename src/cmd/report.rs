@@ -59,6 +59,7 @@ pub fn write(
     let mut summary = summary.map_err(|source| Error::Analyze { experiment: experiment(), source })?;
     summary.pending = pending;
     summary.boots = boots;
+    summary.bisections = analyze::bisect::stored(exp, plan, store)?;
     if store.fingerprint() != before {
         return Ok((None, summary));
     }

@@ -78,6 +78,10 @@ pub struct Summary {
     /// they ran, each try of a boot once; left out when it made none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub boots: Vec<BootRow>,
+    /// The bisections the store holds (`margin bisect`, docs/bisect.md), replayed: the
+    /// report's Bisect section; not in summary.json (`margin bisect --json` has each).
+    #[serde(skip)]
+    pub(crate) bisections: Vec<bisect::BisectOutput>,
     /// Sessions whose trials drifted while they ran (docs/statistics.md, Drift within a
     /// session).
     #[serde(skip_serializing_if = "Vec::is_empty")]
