@@ -175,6 +175,7 @@ fn a_step_is_found_across_fresh_boots_and_a_bisect_killed_mid_step_resumes() {
     assert!(wait_until(Duration::from_secs(20), || m.dir.path().join("sshd.pid").exists()));
     let out = as_a_user(dir.path()).args(["bisect", "experiments/booted.yaml", "--factor", "version"]).output().unwrap();
     let text = stdout(&out);
+    let _ = std::fs::write(std::env::temp_dir().join("margin-bisect-boots.md"), &text);
     assert!(out.status.success(), "{text}\n{}", stderr(&out));
     assert!(stderr(&out).contains("bisection boot 13 (version=v"), "{}", stderr(&out));
     assert!(stderr(&out).contains("asking for it again"), "{}", stderr(&out));
@@ -249,6 +250,7 @@ fn a_step_is_found_across_fresh_boots_and_a_bisect_killed_mid_step_resumes() {
     let report = as_a_user(dir.path()).args(["report", "experiments/booted.yaml"]).output().unwrap();
     assert!(report.status.success(), "{}", stderr(&report));
     let md = std::fs::read_to_string(store.join("report.md")).unwrap();
+    let _ = std::fs::write(std::env::temp_dir().join("margin-bisect-boots-report.md"), &md);
     let section = &md[md.find("## Bisect").unwrap_or_else(|| panic!("{md}"))..];
     assert!(section.contains("### `version` from `v1` to `v3`"), "{section}");
     assert!(section.contains(first), "{first}\n{section}");
