@@ -34,12 +34,8 @@ pub(super) fn drive(
     run::process::watch_signals(Arc::clone(&interrupt));
     let t = start.target();
     let host = booted.host.as_str();
-    let others: Vec<String> = plan
-        .cells
-        .iter()
-        .map(|c| crate::plan::host_of(plan, c).to_owned())
-        .filter(|h| h != host)
-        .collect();
+    let others: Vec<String> =
+        plan.cells.iter().map(|c| crate::plan::host_of(plan, c).to_owned()).filter(|h| h != host).collect();
     let options = RunOptions {
         label: Some(t.label.clone()),
         boots_left: Some(1),
@@ -57,11 +53,21 @@ pub(super) fn drive(
             return Err(Error::Input(format!("{name}: no cell of {} has this level", exp.path.display())));
         };
         let per_boot = replay.per_boot().unwrap_or(1);
-        let r = run::Run { exp, plan, store, options: &options, rule: &OneTrial { cell, want: 0 }, interrupt: &interrupt };
+        let r = run::Run {
+            exp,
+            plan,
+            store,
+            options: &options,
+            rule: &OneTrial { cell, want: 0 },
+            interrupt: &interrupt,
+        };
         // the boot the bisection was stopped in goes on while the host is still in it
         let open = replay.open_boot().filter(|o| o.level == level).cloned();
         let go_on = match &open {
-            Some(o) => current_boot(&r, host).map_err(|e| stopped(exp, store, e))?.as_deref() == Some(o.boot_id.as_str()),
+            Some(o) => {
+                current_boot(&r, host).map_err(|e| stopped(exp, store, e))?.as_deref()
+                    == Some(o.boot_id.as_str())
+            }
             None => false,
         };
         if asked == Some((level, replay.units())) && !go_on {
@@ -98,7 +104,8 @@ pub(super) fn drive(
         };
         asked = Some((level, replay.units()));
         let rule = OneTrial { cell, want };
-        let outcome = run::run(&run::Run { rule: &rule, ..r }, &mut ui).map_err(|e| stopped(exp, store, e))?;
+        let outcome =
+            run::run(&run::Run { rule: &rule, ..r }, &mut ui).map_err(|e| stopped(exp, store, e))?;
         if outcome.interrupted {
             return Err(Error::Interrupted);
         }
@@ -149,7 +156,8 @@ fn last_event(store: &Store, host: &str, label: &str) -> Result<Option<BootEvent
 /// or lost, that number again, its next attempt — unless `max_failed` failed in a row.
 fn next_boot(store: &Store, host: &str, label: &str, max_failed: u32) -> Result<(u32, u32), Error> {
     let (records, _) = store.boot_records()?;
-    let ours: Vec<_> = records.iter().filter(|r| r.host == host && r.bisect.as_deref() == Some(label)).collect();
+    let ours: Vec<_> =
+        records.iter().filter(|r| r.host == host && r.bisect.as_deref() == Some(label)).collect();
     let Some(last) = ours.last() else { return Ok((1, 1)) };
     if last.event == BootEvent::Verified {
         return Ok((last.boot + 1, 1));

@@ -173,7 +173,10 @@ fn a_step_is_found_across_fresh_boots_and_a_bisect_killed_mid_step_resumes() {
     // the killed run's `restart` may still be rebooting the machine: let it end
     std::thread::sleep(Duration::from_millis(800));
     assert!(wait_until(Duration::from_secs(20), || m.dir.path().join("sshd.pid").exists()));
-    let out = as_a_user(dir.path()).args(["bisect", "experiments/booted.yaml", "--factor", "version"]).output().unwrap();
+    let out = as_a_user(dir.path())
+        .args(["bisect", "experiments/booted.yaml", "--factor", "version"])
+        .output()
+        .unwrap();
     let text = stdout(&out);
     let _ = std::fs::write(std::env::temp_dir().join("margin-bisect-boots.md"), &text);
     assert!(out.status.success(), "{text}\n{}", stderr(&out));
@@ -260,5 +263,8 @@ fn a_step_is_found_across_fresh_boots_and_a_bisect_killed_mid_step_resumes() {
     let ends = section.lines().find(|l| l.starts_with("| ends ")).unwrap();
     let cells: Vec<&str> = ends.split('|').map(str::trim).filter(|c| !c.is_empty()).collect();
     assert_eq!(cells[cells.len() - 3..], ["regression", "20", "10"], "{ends}");
-    assert!(section.contains(&format!("{} boots, {} trials", verified.len(), 2 * verified.len())), "{section}");
+    assert!(
+        section.contains(&format!("{} boots, {} trials", verified.len(), 2 * verified.len())),
+        "{section}"
+    );
 }

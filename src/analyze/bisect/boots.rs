@@ -39,7 +39,7 @@ impl Replay {
         let per_boot = self.per_boot.unwrap_or(1);
         let mut groups: Vec<Group> = Vec::new();
         for r in records {
-            if !(r.status.is_measurement() && !r.warmup) {
+            if !r.status.is_measurement() || r.warmup {
                 continue;
             }
             let (Some(boot_id), Some(&level)) = (sessions.get(&r.session), self.by_cell.get(&r.cell)) else {

@@ -113,7 +113,13 @@ impl Replay {
 
     /// Records one unit of `level` (`what`: which, for an error) when it is the level the
     /// bisection asks for next; `false` when it is not (set aside).
-    fn take(&mut self, level: usize, value: f64, info: Option<&MetricInfo>, what: &str) -> Result<bool, String> {
+    fn take(
+        &mut self,
+        level: usize,
+        value: f64,
+        info: Option<&MetricInfo>,
+        what: &str,
+    ) -> Result<bool, String> {
         if self.next() != Next::Measure(level) {
             return Ok(false);
         }

@@ -62,7 +62,13 @@ pub(crate) fn stored(exp: &Experiment, plan: &Plan, store: &Store) -> Result<Vec
     let mut out = Vec::new();
     for r in latest {
         let set: Vec<(String, String)> = r.fixed.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-        let ask = Ask { factor: &r.factor, good: Some(&r.good), bad: Some(&r.bad), metric: Some(&r.metric), set: &set };
+        let ask = Ask {
+            factor: &r.factor,
+            good: Some(&r.good),
+            bad: Some(&r.bad),
+            metric: Some(&r.metric),
+            set: &set,
+        };
         let Ok(start) = start(exp, plan, &ask) else { continue };
         match replayed(store, &start) {
             Ok(replay) => out.extend(replay.answer()),

@@ -35,8 +35,7 @@ pub(crate) fn boot_asked(
     booting.count = Boots::Fixed(1);
     booting.per_boot = std::cell::Cell::new(None);
     booting.bisect = Some(bisect.to_string());
-    let here =
-        std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok().map(|s| s.trim().to_string());
+    let here = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok().map(|s| s.trim().to_string());
     if here.is_some() && booting.probe().ok() == here {
         return Err(RunError::BootsItself { host: host.to_string() });
     }
