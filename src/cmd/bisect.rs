@@ -13,13 +13,13 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use super::args::Reports;
+use super::bisect_boots::{OneTrial, Trials, replayed};
 use super::{Error, io, load_all, to_stderr};
-use crate::analyze::bisect::{self, Ask, Replay, ReplayError};
+use crate::analyze::bisect::{self, Ask, Replay};
 use crate::plan::Plan;
-use crate::run::display::{Progress, TrialLine};
 use crate::run::{self, RunOptions};
 use crate::spec::Experiment;
-use crate::store::{BisectRecord, CellProgress, ProgressByCell, Store};
+use crate::store::{BisectRecord, Store};
 use stats::bisect::Next;
 
 /// `margin bisect`'s arguments.
@@ -102,14 +102,6 @@ pub fn run(args: &BisectArgs, out: &mut dyn Write) -> Result<(), Error> {
     }
 }
 
-/// The bisection replayed from what the store holds now.
-pub(super) fn replayed(store: &Store, start: &Replay) -> Result<Replay, Error> {
-    bisect::replayed(store, start).map_err(|e| match e {
-        ReplayError::Store(e) => Error::Store(e),
-        ReplayError::Data(why) => Error::Input(why),
-    })
-}
-
 /// Runs the trials the bisection asks for, one session each, until it answers.
 fn drive(exp: &Experiment, plan: &Plan, store: &Store, start: &Replay) -> Result<Replay, Error> {
     let interrupt = Arc::new(AtomicBool::new(false));
@@ -165,52 +157,4 @@ fn drive(exp: &Experiment, plan: &Plan, store: &Store, start: &Replay) -> Result
             }
         }
     }
-}
-
-/// The stopping rule of one bisection unit: the asked cell's labelled measurements
-/// reaching `want` (one more trial, or a boot's), none of any other.
-pub(super) struct OneTrial {
-    pub cell: usize,
-    pub want: u32,
-}
-
-impl run::Stopping for OneTrial {
-    fn needs_board(&self) -> bool {
-        false
-    }
-
-    fn is_done(&self, cell: usize, progress: &CellProgress, _: &ProgressByCell) -> bool {
-        cell != self.cell || progress.ok >= self.want
-    }
-
-    fn remaining(&self, cell: usize, progress: &CellProgress, board: &ProgressByCell) -> (u32, u32) {
-        if self.is_done(cell, progress, board) {
-            (0, 0)
-        } else {
-            let left = self.want.saturating_sub(progress.ok);
-            (left, left)
-        }
-    }
-}
-
-/// Each trial on a line of stderr, as the bisection goes; notes as they come.
-pub(super) struct Trials;
-
-impl Progress for Trials {
-    fn start(&mut self, _: usize, _: u64, _: u64) {}
-
-    fn trial(&mut self, t: &TrialLine<'_>) {
-        let kind = if t.warmup { " (warm-up)" } else { "" };
-        let detail = t.detail.map(|d| format!(": {d}")).unwrap_or_default();
-        to_stderr(format_args!(
-            "bisect: {} #{}{kind}: {} in {:.3} s{detail}",
-            t.label, t.repetition, t.status, t.wall
-        ));
-    }
-
-    fn note(&mut self, text: &str) {
-        to_stderr(format_args!("{text}"));
-    }
-
-    fn finish(&mut self) {}
 }

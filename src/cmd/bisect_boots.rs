@@ -6,20 +6,20 @@
 //! logged with the bisection's label and numbered among its own, apart from the host's
 //! boot plan. Killed at any moment, the same command resumes: a boot only requested is
 //! asked for again (its next attempt), and a host still in the boot the bisection was
-//! stopped in runs only the trials that boot lacks.
+//! stopped in runs only the trials that boot lacks. Here too what both ways of bisecting
+//! share: the replay from the store, the stopping rule of a unit, the progress lines.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use super::bisect::{OneTrial, Trials, replayed};
 use super::{Error, to_stderr};
-use crate::analyze::bisect::{Booted, Replay};
+use crate::analyze::bisect::{self, Booted, Replay, ReplayError};
 use crate::plan::Plan;
 use crate::run::boot::{AskedBoot, boot_asked, current_boot};
-use crate::run::display::Progress;
+use crate::run::display::{Progress, TrialLine};
 use crate::run::{self, RunOptions};
 use crate::spec::Experiment;
-use crate::store::{BootEvent, Store};
+use crate::store::{BootEvent, CellProgress, ProgressByCell, Store};
 use stats::bisect::Next;
 
 /// Boots and measures what the bisection asks for, a boot a unit, until it answers.
@@ -177,4 +177,60 @@ fn next_boot(store: &Store, host: &str, label: &str, max_failed: u32) -> Result<
         return Err(Error::Trials);
     }
     Ok((last.boot, last.attempt + 1))
+}
+
+/// The bisection replayed from what the store holds now.
+pub(super) fn replayed(store: &Store, start: &Replay) -> Result<Replay, Error> {
+    bisect::replayed(store, start).map_err(|e| match e {
+        ReplayError::Store(e) => Error::Store(e),
+        ReplayError::Data(why) => Error::Input(why),
+    })
+}
+
+/// The stopping rule of one bisection unit: the asked cell's labelled measurements
+/// reaching `want` (one more trial, or a boot's), none of any other.
+pub(super) struct OneTrial {
+    pub cell: usize,
+    pub want: u32,
+}
+
+impl run::Stopping for OneTrial {
+    fn needs_board(&self) -> bool {
+        false
+    }
+
+    fn is_done(&self, cell: usize, progress: &CellProgress, _: &ProgressByCell) -> bool {
+        cell != self.cell || progress.ok >= self.want
+    }
+
+    fn remaining(&self, cell: usize, progress: &CellProgress, board: &ProgressByCell) -> (u32, u32) {
+        if self.is_done(cell, progress, board) {
+            (0, 0)
+        } else {
+            let left = self.want.saturating_sub(progress.ok);
+            (left, left)
+        }
+    }
+}
+
+/// Each trial on a line of stderr, as the bisection goes; notes as they come.
+pub(super) struct Trials;
+
+impl Progress for Trials {
+    fn start(&mut self, _: usize, _: u64, _: u64) {}
+
+    fn trial(&mut self, t: &TrialLine<'_>) {
+        let kind = if t.warmup { " (warm-up)" } else { "" };
+        let detail = t.detail.map(|d| format!(": {d}")).unwrap_or_default();
+        to_stderr(format_args!(
+            "bisect: {} #{}{kind}: {} in {:.3} s{detail}",
+            t.label, t.repetition, t.status, t.wall
+        ));
+    }
+
+    fn note(&mut self, text: &str) {
+        to_stderr(format_args!("{text}"));
+    }
+
+    fn finish(&mut self) {}
 }
