@@ -307,6 +307,7 @@ fn summary(
         boots: Vec::new(),
         boots_stopped: Vec::new(),
         boot_design: Vec::new(),
+        bisections: Vec::new(),
         drifts,
         order_effects: orders,
         series,

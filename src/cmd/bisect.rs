@@ -7,21 +7,19 @@
 //! with the same command. The answer is printed as Markdown ([`crate::report::bisect`])
 //! or JSON; exit 0 when a change is located (found or narrowed), 1 when not.
 
-use std::collections::HashSet;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use super::args::Reports;
+use super::bisect_boots::{OneTrial, Trials, replayed};
 use super::{Error, io, load_all_in, to_stderr};
-use crate::analyze::bisect::{Ask, Replay, target};
-use crate::analyze::settings::{nominal_confidence, settings};
+use crate::analyze::bisect::{self, Ask, Replay};
 use crate::plan::Plan;
-use crate::run::display::{Progress, TrialLine};
 use crate::run::{self, RunOptions};
 use crate::spec::Experiment;
-use crate::store::{CellProgress, Event, ProblemKind, ProgressByCell, SessionRecord, Store, TrialRecord};
+use crate::store::{BisectRecord, Store};
 use stats::bisect::Next;
 
 /// `margin bisect`'s arguments.
@@ -73,11 +71,22 @@ pub fn run(args: &BisectArgs, out: &mut dyn Write) -> Result<(), Error> {
         metric: args.metric.as_deref(),
         set: &set,
     };
-    let target = target(&exp, &plan, &ask).map_err(Error::Input)?;
-    let start = Replay::new(target, &plan, nominal_confidence(&exp.spec), settings(&exp.spec).threshold)
-        .map_err(Error::Input)?;
+    let start = bisect::start(&exp, &plan, &ask).map_err(Error::Input)?;
     let store = Store::new(&args.reports.root, &exp.name);
-    let replay = drive(&exp, &plan, &store, &start)?;
+    let t = start.target();
+    store.log_bisect(&BisectRecord {
+        label: t.label.clone(),
+        factor: t.factor.clone(),
+        good: t.levels[t.good].clone(),
+        bad: t.levels[t.bad].clone(),
+        metric: t.metric.clone(),
+        fixed: t.fixed.clone(),
+        at: jiff::Timestamp::now().to_string(),
+    })?;
+    let replay = match &t.booted {
+        Some(booted) => super::bisect_boots::drive(&exp, &plan, &store, &start, booted)?,
+        None => drive(&exp, &plan, &store, &start)?,
+    };
     let answer =
         replay.answer().ok_or_else(|| Error::Input("the bisection ended without an answer".into()))?;
     if args.json {
@@ -94,47 +103,6 @@ pub fn run(args: &BisectArgs, out: &mut dyn Write) -> Result<(), Error> {
     } else {
         Err(Error::Gate(format!("bisect: {}", crate::report::bisect::verdict_line(&answer))))
     }
-}
-
-/// The bisection replayed from what the store holds now: its labelled sessions' trials,
-/// and the levels whose build failed skipped where the bisection asked for them.
-fn replayed(store: &Store, start: &Replay) -> Result<Replay, Error> {
-    let (sessions, _) = store.session_records()?;
-    let label = start.target().label.as_str();
-    let ours: HashSet<String> = sessions
-        .iter()
-        .filter(|s| s.event == Event::Start && s.label.as_deref() == Some(label))
-        .map(|s| s.session.clone())
-        .collect();
-    let (records, _) = store.records()?;
-    let failed = failed_builds(&sessions, &records, &ours);
-    let mut replay = start.clone();
-    for r in &records {
-        replay.skip_failed(&failed).map_err(Error::Input)?;
-        replay.feed(std::slice::from_ref(r), &ours).map_err(Error::Input)?;
-    }
-    replay.skip_failed(&failed).map_err(Error::Input)?;
-    Ok(replay)
-}
-
-/// The cells abandoned in one of `ours` before any trial of theirs: their `setup` (the
-/// level's build) failed.
-fn failed_builds(
-    sessions: &[SessionRecord],
-    records: &[TrialRecord],
-    ours: &HashSet<String>,
-) -> HashSet<String> {
-    let tried: HashSet<(&str, &str)> =
-        records.iter().map(|r| (r.session.as_str(), r.cell.as_str())).collect();
-    sessions
-        .iter()
-        .filter(|s| s.event == Event::End && ours.contains(&s.session))
-        .flat_map(|s| s.problems.iter().map(move |p| (s, p)))
-        .filter(|(s, p)| {
-            p.what == ProblemKind::Abandoned && !tried.contains(&(s.session.as_str(), p.cell.as_str()))
-        })
-        .map(|(_, p)| p.cell.clone())
-        .collect()
 }
 
 /// Runs the trials the bisection asks for, one session each, until it answers.
@@ -200,47 +168,4 @@ fn drive(exp: &Experiment, plan: &Plan, store: &Store, start: &Replay) -> Result
             }
         }
     }
-}
-
-/// The stopping rule of one bisection unit: one more measurement of the asked cell (its
-/// labelled measurements reaching `want`), none of any other.
-struct OneTrial {
-    cell: usize,
-    want: u32,
-}
-
-impl run::Stopping for OneTrial {
-    fn needs_board(&self) -> bool {
-        false
-    }
-
-    fn is_done(&self, cell: usize, progress: &CellProgress, _: &ProgressByCell) -> bool {
-        cell != self.cell || progress.ok >= self.want
-    }
-
-    fn remaining(&self, cell: usize, progress: &CellProgress, board: &ProgressByCell) -> (u32, u32) {
-        if self.is_done(cell, progress, board) { (0, 0) } else { (1, 1) }
-    }
-}
-
-/// Each trial on a line of stderr, as the bisection goes; notes as they come.
-struct Trials;
-
-impl Progress for Trials {
-    fn start(&mut self, _: usize, _: u64, _: u64) {}
-
-    fn trial(&mut self, t: &TrialLine<'_>) {
-        let kind = if t.warmup { " (warm-up)" } else { "" };
-        let detail = t.detail.map(|d| format!(": {d}")).unwrap_or_default();
-        to_stderr(format_args!(
-            "bisect: {} #{}{kind}: {} in {:.3} s{detail}",
-            t.label, t.repetition, t.status, t.wall
-        ));
-    }
-
-    fn note(&mut self, text: &str) {
-        to_stderr(format_args!("{text}"));
-    }
-
-    fn finish(&mut self) {}
 }

@@ -13,6 +13,7 @@
 pub mod answer;
 pub mod args;
 pub mod bisect;
+mod bisect_boots;
 pub mod calibrate;
 pub mod check;
 pub mod compare;

@@ -1,5 +1,6 @@
 //! The Markdown `margin bisect` prints: the verdict on its first line, what was bisected,
-//! a table of the steps with their decisions, and what it cost.
+//! a table of the steps with their decisions, and what it cost; and the report's Bisect
+//! section, the same for each bisection the store holds.
 
 use super::format::{cell_text, confidence, dash, markdown_table, percent};
 use crate::spec::git::{Commit, GitLevels};
@@ -31,6 +32,30 @@ impl<'a> WithCommits<'a> {
     }
 }
 
+/// The report's Bisect section: each bisection under a heading of its range; `None`
+/// without any. `commits`: as [`markdown`] takes them.
+pub(crate) fn section(bisections: &[BisectOutput], commits: &[(String, String)]) -> Option<String> {
+    if bisections.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = bisections
+        .iter()
+        .map(|b| format!("### `{}` from `{}` to `{}`\n\n{}", b.factor, b.good, b.bad, markdown(b, commits)))
+        .collect();
+    Some(parts.join("\n"))
+}
+
+/// How a unit was measured, for the sentence under the verdict.
+fn unit_text(b: &BisectOutput) -> String {
+    match b.trials_per_boot {
+        Some(m) => format!(
+            "one boot a unit (the mean of its {m} trial{}), each a fresh boot of its level",
+            if m == 1 { "" } else { "s" }
+        ),
+        None => "one trial a unit".to_owned(),
+    }
+}
+
 /// The whole answer; `commits`: a git factor's levels → their commits' subjects, said
 /// beside the levels the answer names.
 pub(crate) fn markdown(b: &BisectOutput, commits: &[(String, String)]) -> String {
@@ -47,7 +72,7 @@ pub(crate) fn markdown(b: &BisectOutput, commits: &[(String, String)]) -> String
     };
     out.push_str(&format!(
         "Bisected `{}` of {} from `{}` (good) to `{}` (bad){fixed}: `{}` ({direction} is better), δ ±{}, \
-         {} confidence; one trial a unit, in the sessions labelled `{}`.\n\n",
+         {} confidence; {}, in the sessions labelled `{}`.\n\n",
         b.factor,
         b.experiment,
         b.good,
@@ -55,18 +80,26 @@ pub(crate) fn markdown(b: &BisectOutput, commits: &[(String, String)]) -> String
         b.metric,
         percent(b.threshold_pct),
         confidence(b.confidence),
+        unit_text(b),
         b.label,
     ));
-    let header: Vec<String> = ["step", "level", "against good", "against bad", "decision", "trials"]
+    let mut header: Vec<String> = ["step", "level", "against good", "against bad", "decision", "trials"]
         .iter()
         .map(|s| (*s).to_owned())
         .collect();
+    if b.boots.is_some() {
+        header.push("boots".to_owned());
+    }
     let rows: Vec<Vec<String>> = b.steps.iter().enumerate().map(|(i, s)| step_row(i, s)).collect();
     out.push_str(&markdown_table(&header, &rows, 5));
+    let spent = match b.boots {
+        Some(boots) => format!("{boots} boots, {} trials", b.trials),
+        None => format!("{} trials", b.trials),
+    };
     out.push_str(&format!(
-        "\n\nIntervals at each step's own confidence (the error spent across the steps). {} trials; {} of the \
+        "\n\nIntervals at each step's own confidence (the error spent across the steps). {spent}; {} of the \
          {} levels from `{}` to `{}` measured.\n",
-        b.trials, b.levels_measured, b.levels, b.good, b.bad
+        b.levels_measured, b.levels, b.good, b.bad
     ));
     let skipped: Vec<String> = b
         .steps
@@ -138,10 +171,10 @@ fn verdict_with(b: &BisectOutput, commits: &[(String, String)]) -> String {
             b.bad, b.good, b.metric
         ),
         Verdict::Inconclusive => format!(
-            "inconclusive: `{}` against `{}` not settled within {} trials: {} {change}; δ ±{}",
+            "inconclusive: `{}` against `{}` not settled within {}: {} {change}; δ ±{}",
             b.bad,
             b.good,
-            b.trials,
+            b.boots.map_or_else(|| format!("{} trials", b.trials), |n| format!("{n} boots")),
             b.metric,
             percent(b.threshold_pct)
         ),
@@ -164,14 +197,16 @@ fn step_row(i: usize, s: &BisectStep) -> Vec<String> {
         Decision::Unknown => "unknown",
         Decision::Skipped => "skipped",
     };
-    vec![
+    let mut row = vec![
         step,
         cell_text(&level),
         interval(s.against_good),
         interval(s.against_bad),
         decision.to_owned(),
-        s.units.to_string(),
-    ]
+        s.trials.to_string(),
+    ];
+    row.extend(s.boots.map(|n| n.to_string()));
+    row
 }
 
 #[cfg(test)]
@@ -205,12 +240,16 @@ mod tests {
                 bad: "v16".into(),
                 decision: Decision::Unknown,
                 units: 64,
+                trials: 64,
+                boots: None,
                 looks: 4,
                 confidence: 0.998,
                 against_good: Some((1.01, 1.09)),
                 against_bad: None,
             }],
             trials: 120,
+            boots: None,
+            trials_per_boot: None,
             levels_measured: 5,
             levels: 16,
             unused_trials: 0,
@@ -237,5 +276,26 @@ mod tests {
         assert!(text.contains("with size=4k: `time` (lower is better)"), "{text}");
         assert!(text.contains("| 0    | v8    | [+1.0 %, +9.0 %]"), "{text}");
         assert!(text.contains("120 trials; 5 of the 16 levels"), "{text}");
+    }
+
+    #[test]
+    fn across_boots_each_step_and_the_total_say_their_boots() {
+        let mut b = output(Verdict::Found, true);
+        b.trials_per_boot = Some(3);
+        b.boots = Some(40);
+        b.steps[0].boots = Some(16);
+        b.steps[0].trials = 48;
+        let text = markdown(&b);
+        assert!(text.contains("one boot a unit (the mean of its 3 trials)"), "{text}");
+        let header = text.lines().find(|l| l.starts_with("| step")).unwrap();
+        let columns: Vec<&str> = header.split('|').map(str::trim).filter(|c| !c.is_empty()).collect();
+        assert_eq!(columns.last(), Some(&"boots"), "{header}");
+        let row = text.lines().find(|l| l.starts_with("| 0 ")).unwrap();
+        let cells: Vec<&str> = row.split('|').map(str::trim).filter(|c| !c.is_empty()).collect();
+        assert_eq!(cells[cells.len() - 2..], ["48", "16"], "{row}");
+        assert!(text.contains("40 boots, 120 trials; 5 of the 16 levels"), "{text}");
+        let section = section(&[b]).unwrap();
+        assert!(section.starts_with("### `version` from `v1` to `v16`\n\nfound: `v12`"), "{section}");
+        assert!(super::section(&[]).is_none());
     }
 }

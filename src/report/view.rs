@@ -50,6 +50,8 @@ struct View<'a> {
     /// The Boots section's tables of each cell's mean in each boot, where cells are
     /// compared across boots.
     boot_means: Option<String>,
+    /// The Bisect section: each bisection the store holds, as `margin bisect` answers.
+    bisect: Option<String>,
     /// Whether any fact differs between the machine states (the rows marked ≠).
     environment_differs: bool,
     failures: Option<String>,
@@ -145,6 +147,7 @@ pub(crate) fn render(
             .collect(),
         environment: environment_table(summary),
         boot_means: super::boots::means(exp, summary),
+        bisect: super::bisect::section(&summary.bisections, &crate::spec::git::subjects(&exp.git)),
         environment_differs: summary.environment.rows.iter().any(|r| r.differs),
         failures: failures_table(summary),
         sessions: sessions_table(summary),

@@ -55,6 +55,10 @@ pub struct BootRecord {
     /// so that a resumed run runs the same.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trials_per_boot: Option<u32>,
+    /// A boot `margin bisect` asked for, outside the host's boot plan: the label of the
+    /// bisection's sessions, and `boot` its place among that bisection's boots.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bisect: Option<String>,
 }
 
 impl Store {

@@ -9,6 +9,7 @@
 //! `columns`), so that the next read parses only the lines appended since.
 
 mod append;
+mod bisects;
 mod boots;
 mod columns;
 mod copy;
@@ -33,6 +34,7 @@ use self::append::{TRIALS_RESERVE, written_end};
 use self::read::{KEEP_COLUMNS_AFTER, read_log, read_tail, read_trials, regular_file};
 
 pub use append::Appender;
+pub use bisects::BisectRecord;
 pub use boots::{BootEvent, BootRecord};
 pub use copy::{Kept, spec_hash};
 pub use names::{Name, Names};

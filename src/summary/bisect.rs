@@ -41,8 +41,12 @@ pub(crate) struct BisectStep {
     pub good: String,
     pub bad: String,
     pub decision: Decision,
-    /// Trials of this test, of every level.
+    /// Units of this test, of every level: trials, or across boots boots.
     pub units: u32,
+    /// Trials of this test, of every level.
+    pub trials: u32,
+    /// Across boots: the boots of this test, of every level (`None` within a session).
+    pub boots: Option<u32>,
     pub looks: u32,
     /// The confidence of each look's interval.
     pub confidence: f64,
@@ -83,6 +87,10 @@ pub(crate) struct BisectOutput {
     /// Trials the bisection used, and the levels they measured, of `levels` from the
     /// good end to the bad one.
     pub trials: u64,
+    /// Across boots: the boots whose means were the units, and the trials of each
+    /// (`None` within a session).
+    pub boots: Option<u64>,
+    pub trials_per_boot: Option<u32>,
     pub levels_measured: usize,
     pub levels: usize,
     /// Labelled trials of the bisected cells that were not what the bisection asked for

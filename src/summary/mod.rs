@@ -85,6 +85,10 @@ pub struct Summary {
     /// Comparisons across fixed boots whose trials per boot used the reboots poorly.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub boot_design: Vec<BootDesign>,
+    /// The bisections the store holds (`margin bisect`, docs/bisect.md), replayed: the
+    /// report's Bisect section; not in summary.json (`margin bisect --json` has each).
+    #[serde(skip)]
+    pub(crate) bisections: Vec<bisect::BisectOutput>,
     /// Sessions whose trials drifted while they ran (docs/statistics.md, Drift within a
     /// session).
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -84,9 +84,17 @@ fn a_step_of_ten_percent_at_the_eleventh_of_sixteen_levels_is_found_there() {
     assert!(measured < 16 && measured == trials_per_level(dir.path()).len() as u64, "{v}");
     assert_eq!(v["trials"].as_u64().unwrap() as usize, recorded.len());
     assert_eq!(v["steps"][0]["decision"], "regression");
-    // the normal report reads the bisection's trials
+    // the normal report reads the bisection's trials, and its Bisect section gives the
+    // same answer, steps and totals as the command
     let report = as_a_user(dir.path()).args(["report", "experiments/x.yaml"]).output().unwrap();
     assert!(report.status.success(), "{}", stderr(&report));
+    let md = std::fs::read_to_string(store.join("report.md")).unwrap();
+    let section = &md[md.find("\n## Bisect\n").unwrap_or_else(|| panic!("{md}"))..];
+    let section = &section[..section[1..].find("\n## ").map_or(section.len(), |i| i + 1)];
+    assert!(section.contains("### `version` from `v01` to `v16`"), "{section}");
+    let answer = stdout(&bisect(dir.path(), &[]));
+    assert!(section.contains(answer.trim_end()), "{answer}\n{section}");
+    assert_eq!(records(&store).len(), recorded.len(), "the report runs nothing");
 }
 
 #[test]

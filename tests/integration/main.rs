@@ -3,6 +3,7 @@
 mod allocator;
 mod answers;
 mod bisect;
+mod bisect_boots;
 mod boots;
 mod bounded;
 mod calibrate;

@@ -11,18 +11,22 @@
 //! bisection's comparisons take the metric's mean kind and work on the analysis scale
 //! themselves (the reciprocals of a harmonic metric's rates), as a report's do.
 
+mod boots;
+mod stored;
 pub(crate) mod target;
 
 use std::collections::{HashMap, HashSet};
 
 use crate::plan::Plan;
-use crate::store::TrialRecord;
+use crate::store::{MetricInfo, TrialRecord};
 use crate::summary::bisect::{BisectOutput, BisectStep, Verdict};
 use stats::bisect::{BisectSettings, Bisection, Next, Outcome, Unit};
 use stats::compare::Comparison;
 use vocab::Better;
 
-pub(crate) use target::{Ask, Target, target};
+pub(crate) use boots::OpenBoot;
+pub(crate) use stored::{ReplayError, replayed, start, stored};
+pub(crate) use target::{Ask, Booted, Target, target};
 
 /// The bisection replayed so far.
 #[derive(Clone)]
@@ -39,6 +43,12 @@ pub(crate) struct Replay {
     /// run's progress counts for the cell.
     measured: HashMap<usize, u32>,
     unused: usize,
+    /// Across boots: the trials of a boot whose mean is one unit; `None` within a session.
+    per_boot: Option<u32>,
+    /// Across boots: the trials the units used, and the last boot when it has fewer
+    /// than `per_boot` trials (a bisection stopped in it).
+    boot_trials: u64,
+    open: Option<OpenBoot>,
 }
 
 impl Replay {
@@ -67,7 +77,16 @@ impl Replay {
             unit: String::new(),
             measured: HashMap::new(),
             unused: 0,
+            per_boot: None,
+            boot_trials: 0,
+            open: None,
         })
+    }
+
+    /// The same bisection across boots: each unit the mean of a boot's `per_boot` trials.
+    pub(crate) fn across_boots(self, per_boot: u32) -> Replay {
+        let base = BisectSettings { unit: Unit::Boot, ..self.base.clone() };
+        Replay { base, per_boot: Some(per_boot.max(1)), ..self }
     }
 
     pub(crate) fn target(&self) -> &Target {
@@ -84,31 +103,10 @@ impl Replay {
             let Some(&level) = self.by_cell.get(&r.cell) else { continue };
             *self.measured.entry(level).or_default() += 1;
             let Some(&value) = r.metrics.get(&self.target.metric) else { continue };
-            if self.next() != Next::Measure(level) {
+            let info = r.metric_info.get(&self.target.metric);
+            if !self.take(level, value, info, &format!("trial #{}", r.repetition))? {
                 self.unused += 1;
-                continue;
             }
-            let bisection = match &mut self.bisection {
-                Some(b) => b,
-                None => {
-                    let info = r.metric_info.get(&self.target.metric);
-                    let settings = BisectSettings {
-                        better: info.map_or(Better::Lower, |i| i.better),
-                        mean: info.map(|i| i.mean).unwrap_or_default(),
-                        ..self.base.clone()
-                    };
-                    self.unit = info.map(|i| i.unit.clone()).unwrap_or_default();
-                    let b = Bisection::new(self.target.good, self.target.bad, settings)
-                        .map_err(|e| e.to_string())?;
-                    self.bisection.insert(b)
-                }
-            };
-            bisection.record(level, value).map_err(|e| {
-                format!(
-                    "{}={} trial #{}: {} = {value}: {e}; the bisection cannot go on with this value",
-                    self.target.factor, self.target.levels[level], r.repetition, self.target.metric
-                )
-            })?;
         }
         Ok(())
     }
@@ -141,6 +139,41 @@ impl Replay {
                 }
             }
         }
+    }
+
+    /// Records one unit of `level` (`what`: which, for an error) when it is the level the
+    /// bisection asks for next; `false` when it is not (set aside).
+    fn take(
+        &mut self,
+        level: usize,
+        value: f64,
+        info: Option<&MetricInfo>,
+        what: &str,
+    ) -> Result<bool, String> {
+        if self.next() != Next::Measure(level) {
+            return Ok(false);
+        }
+        let bisection = match &mut self.bisection {
+            Some(b) => b,
+            None => {
+                let settings = BisectSettings {
+                    better: info.map_or(Better::Lower, |i| i.better),
+                    mean: info.map(|i| i.mean).unwrap_or_default(),
+                    ..self.base.clone()
+                };
+                self.unit = info.map(|i| i.unit.clone()).unwrap_or_default();
+                let b =
+                    Bisection::new(self.target.good, self.target.bad, settings).map_err(|e| e.to_string())?;
+                self.bisection.insert(b)
+            }
+        };
+        bisection.record(level, value).map_err(|e| {
+            format!(
+                "{}={} {what}: {} = {value}: {e}; the bisection cannot go on with this value",
+                self.target.factor, self.target.levels[level], self.target.metric
+            )
+        })?;
+        Ok(true)
     }
 
     /// What to measure next (the good end before any value), or the answer.
@@ -177,10 +210,13 @@ impl Replay {
         let confidence = b.settings().confidence;
         let located = b.step_found().unwrap_or_else(|| b.compare(t.good, t.bad, confidence)).ok();
         let (ratio, bounds) = ratio_and_bounds(located.as_ref());
+        let per_boot = self.per_boot;
         let steps = b
             .steps()
             .iter()
             .map(|s| BisectStep {
+                trials: s.units * per_boot.unwrap_or(1),
+                boots: per_boot.map(|_| s.units),
                 level: s.level.map(name),
                 good: name(s.good),
                 bad: name(s.bad),
@@ -211,7 +247,9 @@ impl Replay {
             confidence,
             threshold_pct: b.settings().threshold * 100.0,
             steps,
-            trials: b.units(),
+            trials: if per_boot.is_some() { self.boot_trials } else { b.units() },
+            boots: per_boot.map(|_| b.units()),
+            trials_per_boot: per_boot,
             levels_measured: b.levels_measured(),
             levels: t.bad - t.good + 1,
             unused_trials: self.unused,

@@ -38,6 +38,17 @@ pub(crate) struct Target {
     /// The label of the bisection's sessions: `bisect:FACTOR:GOOD..BAD` when that is a
     /// valid label, else `bisect:` and a hash of it.
     pub label: String,
+    /// Across boots: the host that boots into each level (the factor is an environment
+    /// factor of a host with `boot:`), and each level's environment levels to boot into
+    /// (beside `cells`); `None` within a session.
+    pub booted: Option<Booted>,
+}
+
+/// A bisection across boots: where, and into what, each level is booted.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Booted {
+    pub host: String,
+    pub wanted: Vec<IndexMap<String, String>>,
 }
 
 /// The levels of key `key` in the order the cells first have them: the file's order.
@@ -57,13 +68,6 @@ fn levels_of(plan: &Plan, key: usize) -> Vec<String> {
 pub(crate) fn target(exp: &Experiment, plan: &Plan, ask: &Ask<'_>) -> Result<Target, String> {
     let file = exp.path.display();
     let factors = &plan.keys[..plan.factor_keys];
-    if exp.spec.environment.keys().any(|k| k.value == ask.factor) {
-        return Err(format!(
-            "--factor {}: in {file}, `{}` is an environment factor, a fact of the host a cell runs on: \
-             bisecting across boots or hosts is not supported yet; bisect a factor of the matrix",
-            ask.factor, ask.factor
-        ));
-    }
     let Some(key) = factors.iter().position(|k| k == ask.factor) else {
         let hint = suggest(ask.factor, factors.iter().map(String::as_str))
             .map(|h| format!("{h}; "))
@@ -106,9 +110,10 @@ pub(crate) fn target(exp: &Experiment, plan: &Plan, ask: &Ask<'_>) -> Result<Tar
         cells,
         fixed,
         metric,
+        booted: None,
     };
-    booted(exp, plan, &target)?;
-    Ok(target)
+    let booted = booted(exp, plan, &target)?;
+    Ok(Target { booted, ..target })
 }
 
 /// `--good` and `--bad` as indices: by default the first level and the last.
@@ -214,23 +219,57 @@ fn metric(exp: &Experiment, asked: Option<&str>) -> Result<String, String> {
     }
 }
 
-/// Refuses cells on a host that boots (`boot:`): there the unit is a boot, and
-/// bisecting across boots is not supported yet.
-fn booted(exp: &Experiment, plan: &Plan, target: &Target) -> Result<(), String> {
+/// Across boots or within a session: an environment factor is bisected across the boots
+/// of the host its cells run on, which must boot (`boot:`); any other factor within a
+/// session, on a host that does not boot (a boot plan would choose the boots).
+fn booted(exp: &Experiment, plan: &Plan, target: &Target) -> Result<Option<Booted>, String> {
+    let file = exp.path.display();
+    let factor = &target.factor;
     let booted = crate::plan::boots::booted_hosts(exp, plan);
+    let environment: Vec<&str> = exp.spec.environment.keys().map(|k| k.value.as_str()).collect();
+    let mut hosts: Vec<&str> = Vec::new();
     for cell in target.cells.iter().flatten() {
-        if let Some(host) =
-            crate::plan::host_level(plan, &plan.cells[*cell]).filter(|h| booted.iter().any(|b| b == h))
-        {
-            return Err(format!(
-                "--factor {}: in {}, the cells run on host `{host}`, which boots (`boot:`): bisecting across \
-                 boots is not supported yet (a boot, not a trial, would be the unit); bisect on a host without `boot:`",
-                target.factor,
-                exp.path.display()
-            ));
+        let host = crate::plan::host_of(plan, &plan.cells[*cell]);
+        if !hosts.contains(&host) {
+            hosts.push(host);
         }
     }
-    Ok(())
+    let boots = |h: &str| booted.iter().any(|b| b == h);
+    if !environment.contains(&factor.as_str()) {
+        return match hosts.iter().find(|h| boots(h)) {
+            Some(host) => Err(format!(
+                "--factor {factor}: in {file}, the cells run on host `{host}`, which boots (`boot:`): there \
+                 a boot, not a trial, is the unit, and only an `environment:` factor is bisected across \
+                 boots; bisect `{factor}` on a host without `boot:`"
+            )),
+            None => Ok(None),
+        };
+    }
+    let host = match hosts.as_slice() {
+        [one] if boots(one) => (*one).to_owned(),
+        _ => {
+            return Err(format!(
+                "--factor {factor}: in {file}, `{factor}` is an environment factor, a fact of the host a cell \
+                 runs on: it is bisected across boots of one host with a `boot:` recipe, and its cells run on \
+                 {}; give the host a `boot:` recipe (docs/experiment-file.md, boots), or --set host=…",
+                if hosts.is_empty() { "no host".to_owned() } else { hosts.join(", ") }
+            ));
+        }
+    };
+    let wanted = target
+        .cells
+        .iter()
+        .map(|cell| {
+            cell.map(|c| {
+                plan.levels(&plan.cells[c])
+                    .filter(|(k, _)| environment.contains(k))
+                    .map(|(k, v)| (k.to_string(), v.text.clone()))
+                    .collect()
+            })
+            .unwrap_or_default()
+        })
+        .collect();
+    Ok(Some(Booted { host, wanted }))
 }
 
 /// `bisect:FACTOR:GOOD..BAD`, or `bisect:` and a hash of it when that is no valid label

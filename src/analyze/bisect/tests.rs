@@ -18,6 +18,7 @@ fn replay() -> Replay {
         metric: "t".into(),
         label: "bisect:v:l0..l7".into(),
         levels,
+        booted: None,
     };
     Replay {
         by_cell: (0..8).map(|l| (format!("c{l}"), l)).collect(),
@@ -27,6 +28,9 @@ fn replay() -> Replay {
         unit: String::new(),
         measured: HashMap::new(),
         unused: 0,
+        per_boot: None,
+        boot_trials: 0,
+        open: None,
     }
 }
 
@@ -106,4 +110,41 @@ fn a_value_the_bisection_cannot_take_stops_the_replay_with_its_trial_named() {
     );
     let err = r.feed(&[bad], &HashSet::from(["s".to_owned()])).unwrap_err();
     assert!(err.starts_with("v=l0 trial #1: t = 0: "), "{err}");
+}
+
+#[test]
+fn across_boots_a_boot_of_its_trials_is_one_unit_and_a_short_last_boot_is_left_open() {
+    // each unit a boot `b<n>` of 3 trials, in a session `s<n>` of its own
+    let mut sessions = HashMap::new();
+    let mut log = Vec::new();
+    let mut r = replay().across_boots(3);
+    let mut n = 0;
+    while let Next::Measure(level) = r.next() {
+        n += 1;
+        sessions.insert(format!("s{n}"), format!("b{n}"));
+        log.extend((0..3).map(|i| record(level, n * 3 + i, &format!("s{n}"))));
+        r = replay().across_boots(3);
+        r.feed_boots(&log, &sessions).unwrap();
+        assert!(n < 1000, "no answer");
+    }
+    let answer = r.answer().unwrap();
+    assert_eq!((answer.first_bad.as_deref(), answer.last_good.as_deref()), (Some("l5"), Some("l4")));
+    assert_eq!((answer.boots, answer.trials_per_boot), (Some(n as u64), Some(3)));
+    assert_eq!(answer.trials, 3 * n as u64);
+    assert_eq!(answer.steps.iter().map(|s| s.boots.unwrap()).sum::<u32>(), n);
+    assert!(answer.steps.iter().all(|s| s.trials == 3 * s.units), "{:?}", answer.steps);
+    // a boot stopped after 2 of its 3 trials: not a unit, left open for the command
+    let mut r = replay().across_boots(3);
+    sessions.insert("s-short".into(), "b-short".into());
+    let short: Vec<TrialRecord> = (0..2).map(|i| record(0, 9000 + i, "s-short")).collect();
+    r.feed_boots(&short, &sessions).unwrap();
+    assert_eq!(r.units(), 0);
+    assert_eq!(r.open_boot(), Some(&OpenBoot { boot_id: "b-short".into(), level: 0, trials: 2 }));
+    // then a boot after it: the short one's trials are set aside, never a unit
+    sessions.insert("s-next".into(), "b-next".into());
+    let mut later = short.clone();
+    later.extend((0..3).map(|i| record(0, 9100 + i, "s-next")));
+    let mut r = replay().across_boots(3);
+    r.feed_boots(&later, &sessions).unwrap();
+    assert_eq!((r.units(), r.open_boot(), r.measured(0)), (1, None, 5));
 }

@@ -25,9 +25,11 @@ use crate::spec::{Boot, Boots, Experiment, Host, parse_duration};
 use crate::store::{Appender, BootEvent, BootRecord, Store};
 
 mod adaptive;
+mod asked;
 mod outline;
 mod reboot;
 
+pub(crate) use asked::{AskedBoot, boot_asked, current_boot};
 use outline::jiff_like;
 pub(crate) use outline::levels_text;
 pub(crate) use outline::outline;
@@ -210,6 +212,9 @@ struct Booting<'a> {
     per_boot: std::cell::Cell<Option<u32>>,
     /// This host's records so far.
     records: Vec<BootRecord>,
+    /// The bisection label its boots are logged with (`margin bisect`), `None` for a
+    /// boot plan's.
+    bisect: Option<String>,
 }
 
 /// How one boot ended.
@@ -233,7 +238,9 @@ impl<'a> Booting<'a> {
         // a `by:` host without `ssh:` is this machine (checked: a key of `hosts:`)
         let by = controller(exp, recipe);
         let (records, _) = store.boot_records()?;
-        let records: Vec<BootRecord> = records.into_iter().filter(|r| r.host == host).collect();
+        // a bisection's boots are no part of the host's boot plan
+        let records: Vec<BootRecord> =
+            records.into_iter().filter(|r| r.host == host && r.bisect.is_none()).collect();
         let seed = records
             .first()
             .map(|r| r.seed)
@@ -260,6 +267,7 @@ impl<'a> Booting<'a> {
             block: combinations(exp, plan, host).len().max(1),
             per_boot: std::cell::Cell::new(records.iter().rev().find_map(|r| r.trials_per_boot)),
             records,
+            bisect: None,
         })
     }
 
@@ -381,7 +389,11 @@ impl<'a> Booting<'a> {
         records
             .iter()
             .rev()
-            .find(|r| r.host == self.host && matches!(r.event, BootEvent::Rejected | BootEvent::Lost))
+            .find(|r| {
+                r.host == self.host
+                    && r.bisect == self.bisect
+                    && matches!(r.event, BootEvent::Rejected | BootEvent::Lost)
+            })
             .and_then(|r| r.why.as_ref())
             .map(|why| format!("; the last: {}", why.lines().next().unwrap_or_default()))
             .unwrap_or_default()

@@ -33,7 +33,9 @@ pub(crate) fn outline(
         if options.host.as_deref().is_some_and(|only| only != host) {
             continue;
         }
-        let mine: Vec<&BootRecord> = records.iter().filter(|r| r.host == host).collect();
+        // a bisection's boots are no part of the host's boot plan
+        let mine: Vec<&BootRecord> =
+            records.iter().filter(|r| r.host == host && r.bisect.is_none()).collect();
         let seed = mine.first().map(|r| r.seed).or(options.seed).or(exp.spec.seed);
         let Some(seed) = seed else {
             let per = boot_plan(exp, plan, &host, 0);

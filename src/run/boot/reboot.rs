@@ -31,6 +31,7 @@ impl Booting<'_> {
             ready_seconds: None,
             why: None,
             trials_per_boot: self.first_phase().filter(|&first| index >= first).and(self.per_boot.get()),
+            bisect: self.bisect.clone(),
         };
         // said before the host is probed: a host still rebooting takes a while to answer
         ui.note(&format!(

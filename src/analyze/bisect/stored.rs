@@ -1,0 +1,99 @@
+//! A bisection replayed from what the store holds: its labelled sessions' trials (and,
+//! across boots, the boot each session ran in), as `margin bisect` replays it before each
+//! unit, and as `margin report` replays each bisection `bisect.ndjson` names.
+
+use std::collections::{HashMap, HashSet};
+
+use super::{Ask, Replay, target};
+use crate::analyze::settings::{nominal_confidence, settings};
+use crate::plan::Plan;
+use crate::spec::Experiment;
+use crate::store::{BOOT_ID, Event, ProblemKind, SessionRecord, Store, StoreError, TrialRecord};
+use crate::summary::bisect::BisectOutput;
+
+/// Why a bisection could not be replayed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ReplayError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A value the bisection cannot take, or a request the experiment refuses.
+    #[error("{0}")]
+    Data(String),
+}
+
+/// A bisection of `exp` as asked, nothing replayed: across boots when the target boots,
+/// each unit then the mean of a boot's `repetitions` trials (the fewest, when adaptive).
+pub(crate) fn start(exp: &Experiment, plan: &Plan, ask: &Ask<'_>) -> Result<Replay, String> {
+    let target = target(exp, plan, ask)?;
+    let booted = target.booted.is_some();
+    let replay = Replay::new(target, plan, nominal_confidence(&exp.spec), settings(&exp.spec).threshold)?;
+    Ok(if booted { replay.across_boots(plan.repetitions.bounds().0) } else { replay })
+}
+
+/// `start` replayed from the store's labelled trials.
+pub(crate) fn replayed(store: &Store, start: &Replay) -> Result<Replay, ReplayError> {
+    let (sessions, _) = store.session_records()?;
+    let label = start.target().label.as_str();
+    let ours = sessions.iter().filter(|s| s.event == Event::Start && s.label.as_deref() == Some(label));
+    let (records, _) = store.records()?;
+    let mut replay = start.clone();
+    if replay.per_boot().is_some() {
+        let boots: HashMap<String, String> =
+            ours.filter_map(|s| Some((s.session.clone(), s.facts.get(BOOT_ID)?.clone()))).collect();
+        replay.feed_boots(&records, &boots).map_err(ReplayError::Data)?;
+    } else {
+        let ours: HashSet<String> = ours.map(|s| s.session.clone()).collect();
+        // the levels whose build failed skipped where the bisection asks for them
+        let failed = failed_builds(&sessions, &records, &ours);
+        for r in &records {
+            replay.skip_failed(&failed).map_err(ReplayError::Data)?;
+            replay.feed(std::slice::from_ref(r), &ours).map_err(ReplayError::Data)?;
+        }
+        replay.skip_failed(&failed).map_err(ReplayError::Data)?;
+    }
+    Ok(replay)
+}
+
+/// The cells abandoned in one of `ours` before any trial of theirs: their `setup` (the
+/// level's build) failed.
+fn failed_builds(sessions: &[SessionRecord], records: &[TrialRecord], ours: &HashSet<String>) -> HashSet<String> {
+    let tried: HashSet<(&str, &str)> = records.iter().map(|r| (r.session.as_str(), r.cell.as_str())).collect();
+    sessions
+        .iter()
+        .filter(|s| s.event == Event::End && ours.contains(&s.session))
+        .flat_map(|s| s.problems.iter().map(move |p| (s, p)))
+        .filter(|(s, p)| p.what == ProblemKind::Abandoned && !tried.contains(&(s.session.as_str(), p.cell.as_str())))
+        .map(|(_, p)| p.cell.clone())
+        .collect()
+}
+
+/// Every finished bisection `bisect.ndjson` names, replayed, the latest record of a label
+/// deciding; one the experiment no longer takes (its file changed) is left out.
+pub(crate) fn stored(exp: &Experiment, plan: &Plan, store: &Store) -> Result<Vec<BisectOutput>, StoreError> {
+    let (records, _) = store.bisect_records()?;
+    let mut latest: Vec<&crate::store::BisectRecord> = Vec::new();
+    for r in records.iter().rev() {
+        if !latest.iter().any(|l| l.label == r.label) {
+            latest.push(r);
+        }
+    }
+    latest.reverse();
+    let mut out = Vec::new();
+    for r in latest {
+        let set: Vec<(String, String)> = r.fixed.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        let ask = Ask {
+            factor: &r.factor,
+            good: Some(&r.good),
+            bad: Some(&r.bad),
+            metric: Some(&r.metric),
+            set: &set,
+        };
+        let Ok(start) = start(exp, plan, &ask) else { continue };
+        match replayed(store, &start) {
+            Ok(replay) => out.extend(replay.answer()),
+            Err(ReplayError::Store(e)) => return Err(e),
+            Err(ReplayError::Data(_)) => {}
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,270 @@
+//! `margin bisect` across boots, against a rebootable test machine on loopback (as the
+//! boots tests have it: a real sshd whose "reboot", this machine's `restart`, stops it,
+//! lays out a new boot — a new boot_id, the version booted written where the
+//! experiment's probe reads it — and starts it again). Needs `/usr/sbin/sshd` and root,
+//! as the hosts tests do.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use super::hosts::{Keys, free_port};
+use super::{as_a_user, stderr, stdout, unique_cell_repetitions, wait_until};
+
+/// The machine's BMC: `boot VERSION` stops the daemon, boots VERSION (the file `version`
+/// under its root, which the probe reads, and a `shift` of its own, 1 ± 0.5 %, from the
+/// boot's count), starts the daemon. Every call is appended to `calls`.
+const MACHINE: &str = r#"#!/bin/bash
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+echo "$*" >> "$here/calls"
+if [ -s "$here/sshd.pid" ]; then
+    kill "$(cat "$here/sshd.pid")" 2>/dev/null || true
+    rm -f "$here/sshd.pid"
+fi
+sleep 0.2
+root=$here/root
+rm -rf "$root" && mkdir -p "$root"
+cp -r "FIXTURES/bare/." "$root/"
+echo "$2" > "$root/version"
+n=$(( $(cat "$here/count" 2>/dev/null || echo 0) + 1 ))
+echo "$n" > "$here/count"
+echo "1 + (($n * 37) % 11 - 5) / 1000" | bc -l > "$root/shift"
+mkdir -p "$root/proc/sys/kernel/random"
+cat /proc/sys/kernel/random/uuid > "$root/proc/sys/kernel/random/boot_id"
+/usr/sbin/sshd -f "$here/sshd.conf" -E "$here/sshd.log"
+for _ in $(seq 100); do [ -s "$here/sshd.pid" ] && exit 0; sleep 0.1; done
+echo "sshd did not start" >&2
+exit 1
+"#;
+
+struct Machine {
+    keys: Keys,
+    dir: tempfile::TempDir,
+    port: u16,
+}
+
+impl Machine {
+    /// Up, booted into v1.
+    fn new() -> Self {
+        let keys = Keys::new();
+        let dir = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let _ = std::fs::create_dir_all("/run/sshd");
+        std::fs::write(
+            dir.path().join("sshd.conf"),
+            format!(
+                "Port {port}\nListenAddress 127.0.0.1\nHostKey {keys}/host\nAuthorizedKeysFile {keys}/client.pub\n\
+                 PermitRootLogin yes\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
+                 UsePAM no\nStrictModes no\nPidFile {dir}/sshd.pid\nSetEnv MARGIN_SYSROOT={dir}/root\n",
+                keys = keys.path().display(),
+                dir = dir.path().display(),
+            ),
+        )
+        .unwrap();
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sysroot");
+        let script = dir.path().join("machine.sh");
+        std::fs::write(&script, MACHINE.replace("FIXTURES", &fixtures.display().to_string())).unwrap();
+        let m = Machine { keys, dir, port };
+        let ok = |argv: &[&str]| {
+            let out = Command::new(argv[0]).args(&argv[1..]).output().unwrap();
+            assert!(out.status.success(), "{argv:?}: {}", stderr(&out));
+        };
+        ok(&["chmod", "+x", &script.display().to_string()]);
+        ok(&[&script.display().to_string(), "boot", "v1"]);
+        std::fs::write(m.dir.path().join("calls"), "").unwrap();
+        m
+    }
+
+    fn script(&self) -> PathBuf {
+        self.dir.path().join("machine.sh")
+    }
+
+    fn calls(&self) -> Vec<String> {
+        std::fs::read_to_string(self.dir.path().join("calls")).unwrap().lines().map(String::from).collect()
+    }
+
+    /// A `hosts:` entry for the machine, rebooted by its script here.
+    fn host(&self) -> String {
+        let entry = self.keys.host(self.port);
+        let boot = format!("restart: '{} boot {{{{ version }}}}', timeout: 60s", self.script().display());
+        format!("{}, boot: {{ {boot} }} }}", entry.trim_end_matches('}').trim_end())
+    }
+}
+
+impl Drop for Machine {
+    fn drop(&mut self) {
+        if let Ok(pid) = std::fs::read_to_string(self.dir.path().join("sshd.pid")) {
+            let _ = Command::new("kill").arg(pid.trim()).status();
+        }
+    }
+}
+
+/// Three versions of the machine, each booted (the version read back by a probe); the
+/// time 1 s, and 30 % more from v2 on, times the boot's own shift and a deterministic
+/// spread of the trial's repetition (±0.4 %).
+fn project(host: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("experiments")).unwrap();
+    let yaml = format!(
+        "name: booted
+matrix:
+  host: [box]
+  version: [v1, v2, v3]
+environment:
+  version: {{ probe: 'cat \"$MARGIN_SYSROOT/version\"' }}
+hosts:
+  box: {host}
+run: >-
+  s=$(cat \"$MARGIN_SYSROOT/shift\");
+  awk -v s=\"$s\" -v v={{{{ version }}}} -v r={{{{ repetition }}}} 'BEGIN {{
+  printf \"time %.5f\\n\", (substr(v, 2) >= 2 ? 1.3 : 1) * s * (1 + ((r * 7) % 5 - 2) / 500) }}'
+metrics:
+  time: {{ regex: 'time ([0-9.]+)', unit: s, better: lower }}
+repetitions: 2
+"
+    );
+    std::fs::write(dir.path().join("experiments/booted.yaml"), yaml).unwrap();
+    dir
+}
+
+fn lines(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+const LABEL: &str = "bisect:version:v1..v3";
+
+/// `margin bisect` as a user runs it, killed with SIGKILL once its boot `boot` is
+/// requested.
+fn kill_once_boot_is_requested(dir: &Path, store: &Path, boot: u64) {
+    let mut child = as_a_user(dir)
+        .args(["bisect", "experiments/booted.yaml", "--factor", "version"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(240);
+    loop {
+        let boots = lines(&store.join("boots.ndjson"));
+        if boots.iter().any(|b| b["boot"] == boot && b["event"] == "requested") {
+            break;
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("margin ended ({status}) before boot {boot}: {boots:?}");
+        }
+        assert!(Instant::now() < deadline, "boot {boot} was never requested: {boots:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[test]
+fn a_step_is_found_across_fresh_boots_and_a_bisect_killed_mid_step_resumes() {
+    let m = Machine::new();
+    let dir = project(&m.host());
+    let store = dir.path().join("reports/booted");
+    // the ends take 10 boots at least; boot 13 is in the first step
+    kill_once_boot_is_requested(dir.path(), &store, 13);
+    // the killed run's `restart` may still be rebooting the machine: let it end
+    std::thread::sleep(Duration::from_millis(800));
+    assert!(wait_until(Duration::from_secs(20), || m.dir.path().join("sshd.pid").exists()));
+    let out = as_a_user(dir.path())
+        .args(["bisect", "experiments/booted.yaml", "--factor", "version"])
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    let _ = std::fs::write(std::env::temp_dir().join("margin-bisect-boots.md"), &text);
+    assert!(out.status.success(), "{text}\n{}", stderr(&out));
+    assert!(stderr(&out).contains("bisection boot 13 (version=v"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("asking for it again"), "{}", stderr(&out));
+    let first = text.lines().next().unwrap();
+    assert!(first.starts_with("found: `v2` made time worse: +"), "{text}");
+    assert!(first.ends_with("; last good `v1`"), "{text}");
+    assert!(text.contains("one boot a unit (the mean of its 2 trials)"), "{text}");
+
+    // every boot the bisection's, checked, each number verified once; boot 13 asked for
+    // twice, its first request killed
+    let boots = lines(&store.join("boots.ndjson"));
+    assert!(boots.iter().all(|b| b["bisect"] == LABEL), "{boots:?}");
+    let verified: Vec<&serde_json::Value> = boots.iter().filter(|b| b["event"] == "verified").collect();
+    let numbers: Vec<u64> = verified.iter().map(|b| b["boot"].as_u64().unwrap()).collect();
+    assert_eq!(numbers, (1..=numbers.len() as u64).collect::<Vec<_>>(), "{boots:?}");
+    let thirteenth: Vec<(&str, u64)> = boots
+        .iter()
+        .filter(|b| b["boot"] == 13)
+        .map(|b| (b["event"].as_str().unwrap(), b["attempt"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(thirteenth, [("requested", 1), ("requested", 2), ("verified", 2)], "{boots:?}");
+    // the machine was asked for each level the log says, in its order
+    let requested: Vec<String> = boots
+        .iter()
+        .filter(|b| b["event"] == "requested")
+        .map(|b| format!("boot {}", b["wanted"]["version"].as_str().unwrap()))
+        .collect();
+    let calls = m.calls();
+    assert!(calls.len() >= requested.len() - 1 && calls.len() <= requested.len(), "{calls:?}\n{requested:?}");
+    assert_eq!(calls[calls.len() - 1], requested[requested.len() - 1]);
+    // the ends first, interleaved: v1, v3, v1, v3, …
+    let wanted: Vec<&str> = verified.iter().map(|b| b["wanted"]["version"].as_str().unwrap()).collect();
+    assert_eq!(wanted[..10], ["v1", "v3", "v1", "v3", "v1", "v3", "v1", "v3", "v1", "v3"], "{wanted:?}");
+    assert!(wanted[10..].contains(&"v2") && wanted[10..].contains(&"v1"), "{wanted:?}");
+
+    // each verified boot ran its level's 2 trials, in sessions of the bisection; nothing twice
+    let sessions = lines(&store.join("sessions.ndjson"));
+    let trials: Vec<serde_json::Value> =
+        lines(&store.join("runs.ndjson")).into_iter().filter(|r| r["status"] == "ok").collect();
+    unique_cell_repetitions(&trials);
+    for b in &verified {
+        let ids: Vec<&str> = sessions
+            .iter()
+            .filter(|s| s["event"] == "start" && s["facts"]["boot_id"] == b["boot_id"])
+            .map(|s| {
+                assert_eq!(s["label"], LABEL);
+                s["session"].as_str().unwrap()
+            })
+            .collect();
+        let in_boot: Vec<&serde_json::Value> =
+            trials.iter().filter(|t| ids.contains(&t["session"].as_str().unwrap())).collect();
+        assert_eq!(in_boot.len(), 2, "boot {}: {in_boot:?}", b["boot"]);
+        assert!(in_boot.iter().all(|t| t["levels"]["version"] == b["wanted"]["version"]), "{in_boot:?}");
+    }
+
+    // the answer in boots, from the store alone: nothing more runs
+    let again = as_a_user(dir.path())
+        .args(["bisect", "experiments/booted.yaml", "--factor", "version", "--json"])
+        .output()
+        .unwrap();
+    assert!(again.status.success(), "{}", stderr(&again));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&again)).unwrap();
+    assert_eq!((v["verdict"].as_str(), v["first_bad"].as_str()), (Some("found"), Some("v2")), "{v}");
+    assert_eq!(v["boots"].as_u64(), Some(verified.len() as u64), "{v}");
+    assert_eq!(v["trials"].as_u64(), Some(2 * verified.len() as u64), "{v}");
+    let step_boots: u64 = v["steps"].as_array().unwrap().iter().map(|s| s["boots"].as_u64().unwrap()).sum();
+    assert_eq!(step_boots, verified.len() as u64, "{v}");
+    assert!(v["ci_low"].as_f64().unwrap() > 1.2 && v["ci_high"].as_f64().unwrap() < 1.4, "{v}");
+    assert_eq!(lines(&store.join("boots.ndjson")).len(), boots.len(), "a finished bisection boots nothing");
+
+    // the report's Bisect section says what `margin bisect` said
+    let report = as_a_user(dir.path()).args(["report", "experiments/booted.yaml"]).output().unwrap();
+    assert!(report.status.success(), "{}", stderr(&report));
+    let md = std::fs::read_to_string(store.join("report.md")).unwrap();
+    let _ = std::fs::write(std::env::temp_dir().join("margin-bisect-boots-report.md"), &md);
+    let section = &md[md.find("## Bisect").unwrap_or_else(|| panic!("{md}"))..];
+    assert!(section.contains("### `version` from `v1` to `v3`"), "{section}");
+    assert!(section.contains(first), "{first}\n{section}");
+    let header = section.lines().find(|l| l.starts_with("| step")).unwrap();
+    let columns: Vec<&str> = header.split('|').map(str::trim).filter(|c| !c.is_empty()).collect();
+    assert_eq!(columns[columns.len() - 2..], ["trials", "boots"], "{header}");
+    let ends = section.lines().find(|l| l.starts_with("| ends ")).unwrap();
+    let cells: Vec<&str> = ends.split('|').map(str::trim).filter(|c| !c.is_empty()).collect();
+    assert_eq!(cells[cells.len() - 3..], ["regression", "20", "10"], "{ends}");
+    assert!(
+        section.contains(&format!("{} boots, {} trials", verified.len(), 2 * verified.len())),
+        "{section}"
+    );
+}
