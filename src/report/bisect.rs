@@ -285,7 +285,7 @@ mod tests {
         b.boots = Some(40);
         b.steps[0].boots = Some(16);
         b.steps[0].trials = 48;
-        let text = markdown(&b);
+        let text = markdown(&b, &[]);
         assert!(text.contains("one boot a unit (the mean of its 3 trials)"), "{text}");
         let header = text.lines().find(|l| l.starts_with("| step")).unwrap();
         let columns: Vec<&str> = header.split('|').map(str::trim).filter(|c| !c.is_empty()).collect();
@@ -294,8 +294,8 @@ mod tests {
         let cells: Vec<&str> = row.split('|').map(str::trim).filter(|c| !c.is_empty()).collect();
         assert_eq!(cells[cells.len() - 2..], ["48", "16"], "{row}");
         assert!(text.contains("40 boots, 120 trials; 5 of the 16 levels"), "{text}");
-        let section = section(&[b]).unwrap();
+        let section = section(&[b], &[]).unwrap();
         assert!(section.starts_with("### `version` from `v1` to `v16`\n\nfound: `v12`"), "{section}");
-        assert!(super::section(&[]).is_none());
+        assert!(super::section(&[], &[]).is_none());
     }
 }

@@ -56,13 +56,20 @@ pub(crate) fn replayed(store: &Store, start: &Replay) -> Result<Replay, ReplayEr
 
 /// The cells abandoned in one of `ours` before any trial of theirs: their `setup` (the
 /// level's build) failed.
-fn failed_builds(sessions: &[SessionRecord], records: &[TrialRecord], ours: &HashSet<String>) -> HashSet<String> {
-    let tried: HashSet<(&str, &str)> = records.iter().map(|r| (r.session.as_str(), r.cell.as_str())).collect();
+fn failed_builds(
+    sessions: &[SessionRecord],
+    records: &[TrialRecord],
+    ours: &HashSet<String>,
+) -> HashSet<String> {
+    let tried: HashSet<(&str, &str)> =
+        records.iter().map(|r| (r.session.as_str(), r.cell.as_str())).collect();
     sessions
         .iter()
         .filter(|s| s.event == Event::End && ours.contains(&s.session))
         .flat_map(|s| s.problems.iter().map(move |p| (s, p)))
-        .filter(|(s, p)| p.what == ProblemKind::Abandoned && !tried.contains(&(s.session.as_str(), p.cell.as_str())))
+        .filter(|(s, p)| {
+            p.what == ProblemKind::Abandoned && !tried.contains(&(s.session.as_str(), p.cell.as_str()))
+        })
         .map(|(_, p)| p.cell.clone())
         .collect()
 }
