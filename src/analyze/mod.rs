@@ -21,6 +21,7 @@
 
 pub(crate) mod analysed;
 pub(crate) mod bisect;
+pub(crate) mod boot_design;
 pub(crate) mod boot_rule;
 pub(crate) mod boots;
 pub(crate) mod comparisons;

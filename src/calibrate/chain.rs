@@ -10,20 +10,14 @@
 
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
-use serde::Serialize;
 
 use super::scenario::{self, Shape};
-use super::series::{BOOTS, Change, SESSION, Units};
+use super::series::{BOOTS, CONFIRM_ALPHA, ChainRow, Change, LEVELS, SESSION, SeriesResult, Units};
 use super::simulate::{PreparedScenario, experiment_seed, simulate};
 use super::{CalibrateError, Goal, Options, Rate, claims_difference};
 use stats::observations::Observations;
 use stats::series::{SeriesSettings, find_changes};
 use vocab::MeanKind;
-
-/// The series' length of the chain's rows, in levels.
-const LEVELS: usize = 30;
-/// The confirmation's own false-claim goal: `until: verdict` at α = 5 %, two-sided.
-const CONFIRM_ALPHA: f64 = 0.05;
 
 /// Counts over the series of one row.
 #[derive(Debug, Clone, Copy, Default)]
@@ -101,26 +95,21 @@ fn one(units: Units, change: Change, confirm: &PreparedScenario, rng: &mut Pcg64
     tally
 }
 
-/// One row of the chain's table.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ChainRow {
-    pub units: Units,
-    pub change: Change,
-    pub what: String,
-    pub levels: usize,
-    /// Change points found per series.
-    pub found_per_series: f64,
-    /// Of the change points between truly different levels, those confirmed.
-    pub confirmed: Rate,
-    /// Of the change points between truly equal levels, those confirmed (false).
-    pub false_confirmations: Rate,
-    /// Series with a false confirmed change: the chain's rate.
-    pub series_false: Rate,
+/// `series` with the chain's rows, and their misses.
+pub fn with_chain(mut series: SeriesResult, options: &Options) -> SeriesResult {
+    match run(options) {
+        Ok((rows, missed)) => {
+            series.misses.extend(missed);
+            series.chain = rows;
+        }
+        Err(e) => series.misses.push(format!("the chain not simulated: {e}")),
+    }
+    series
 }
 
 /// The chain's rows: series of [`LEVELS`] levels without change, and with one step of 1 ×
 /// and 2 × the per-level margin of error, within a session and across boots.
-pub fn run(options: &Options) -> Result<(Vec<ChainRow>, Vec<String>), CalibrateError> {
+fn run(options: &Options) -> Result<(Vec<ChainRow>, Vec<String>), CalibrateError> {
     use rayon::prelude::*;
     let mut rows = Vec::new();
     let mut misses = Vec::new();
@@ -157,42 +146,4 @@ pub fn run(options: &Options) -> Result<(Vec<ChainRow>, Vec<String>), CalibrateE
         }
     }
     Ok((rows, misses))
-}
-
-/// The chain's table, in Markdown.
-pub fn table(rows: &[ChainRow], experiments: u64) -> String {
-    let mut out = format!(
-        "\nThe chain, a change point found and then confirmed: {experiments} simulated series of {LEVELS} \
-         levels per row, each change point found confirmed by its two levels measured again under \
-         `until: verdict`. Change points per series; of those between truly different levels, confirmed \
-         (%); of those between truly equal levels, confirmed (false, %, ± one SE, of how many); series with \
-         a false confirmed change (%, ± one SE); ✗ above {} % + 3 SE.\n\n\
-         | change | units | change points per series | confirmed | false confirmations | series with a false confirmed change |\n\
-         | --- | --- | --: | --: | --: | --: |\n",
-        CONFIRM_ALPHA * 100.0
-    );
-    let pct = |r: &Rate| {
-        if r.of == 0 {
-            "– (of 0)".to_owned()
-        } else {
-            format!("{:.2} ±{:.2}{}", r.rate * 100.0, r.se * 100.0, r.mark())
-        }
-    };
-    for row in rows {
-        let confirmed = if row.confirmed.of == 0 {
-            "–".to_owned()
-        } else {
-            format!("{:.1}", row.confirmed.rate * 100.0)
-        };
-        out.push_str(&format!(
-            "| {} | {} | {:.3} | {confirmed} | {} (of {}) | {} |\n",
-            row.change.label(),
-            row.units.label(),
-            row.found_per_series,
-            pct(&row.false_confirmations),
-            row.false_confirmations.of,
-            pct(&row.series_false),
-        ));
-    }
-    out
 }

@@ -575,7 +575,7 @@ pub fn run(options: &Options, mut each: impl FnMut(&ScenarioResult)) -> Result<R
     let regimes = if with_regimes { Some(regimes::run(options)?) } else { None };
     let drift = with_drift.then(|| drift::run(options));
     let order = with_order.then(|| order::run(options));
-    let series = with_series.then(|| series::run(options));
+    let series = with_series.then(|| chain::with_chain(series::run(options), options));
     let bisect = with_bisect.then(|| bisect::run(options));
     let runs = with_runs.then(|| runs::run(options));
     Ok(Report {

@@ -55,7 +55,7 @@ pub fn write(
     let mut summary = summary.map_err(|source| Error::Analyze { experiment: experiment(), source })?;
     summary.pending = pending;
     summary.boots = boots;
-    analyze::boots::judge_boots(exp, plan, &mut summary);
+    analyze::boot_design::judge_boots(exp, plan, &mut summary);
     summary.across_runs = across_runs(exp, plan, store, &sessions, &summary)?;
     summary.bisections = analyze::bisect::stored(exp, plan, store)?;
     if store.fingerprint() != before {
