@@ -268,3 +268,43 @@ fn a_step_is_found_across_fresh_boots_and_a_bisect_killed_mid_step_resumes() {
         "{section}"
     );
 }
+
+/// `margin run FILE --confirm A,B` on a series factor that margin boots: the two levels
+/// measured again in fresh boots of each, in balanced blocks, until the comparison across
+/// the boots is settled (adaptive boots, the file's fixed 3 boots notwithstanding), in a
+/// store of its own; the step between v1 and v2 confirmed.
+#[test]
+fn a_booted_change_is_confirmed_in_fresh_boots_of_both_levels() {
+    let m = Machine::new();
+    let dir = project(&m.host());
+    let file = dir.path().join("experiments/booted.yaml");
+    let yaml = std::fs::read_to_string(&file).unwrap();
+    // 2 trials a boot over the first look's 3 blocks
+    let yaml = yaml.replace("repetitions: 2", "repetitions: 6");
+    std::fs::write(&file, format!("{yaml}analysis:\n  series: [ {{ factor: version }} ]\n")).unwrap();
+    let out = as_a_user(dir.path())
+        .args(["run", "experiments/booted.yaml", "--confirm", "v1,v2"])
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}\n{}", stderr(&out));
+    assert!(text.contains("time (host=box): confirmed: v2 is slower than v1"), "{text}");
+    let store = dir.path().join("reports/booted-confirm-v1-v2");
+    let boots = lines(&store.join("boots.ndjson"));
+    let wanted: Vec<&str> = boots
+        .iter()
+        .filter(|b| b["event"] == "verified")
+        .map(|b| b["wanted"]["version"].as_str().unwrap())
+        .collect();
+    // at least the first look's 3 blocks, each block both levels once
+    assert!(wanted.len() >= 6 && wanted.len() % 2 == 0, "{wanted:?}");
+    for block in wanted.chunks(2) {
+        let mut b = block.to_vec();
+        b.sort_unstable();
+        assert_eq!(b, ["v1", "v2"], "{wanted:?}");
+    }
+    assert!(
+        !store.parent().unwrap().join("booted").join("runs.ndjson").exists(),
+        "the series' own store untouched"
+    );
+}

@@ -114,3 +114,51 @@ fn a_change_point_is_confirmed_by_measuring_its_two_sides_again() {
         super::stderr(&out)
     );
 }
+
+/// A confirmation killed with SIGKILL midway resumes with the same command: every trial
+/// before the kill kept as it was, no trial of a cell measured twice, and the answer given.
+#[test]
+fn a_confirmation_killed_midway_resumes_to_its_answer() {
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    run_experiment(dir.path(), &stepping(dir.path(), 13, 1.08));
+    let store = dir.path().join("reports/x-confirm-v12-v13");
+    let logged = || std::fs::read_to_string(store.join("runs.ndjson")).map_or(0, |t| t.lines().count());
+    let confirm = || {
+        let mut c = super::as_a_user(dir.path());
+        c.args(["run", "experiments/x.yaml", "--confirm", "v12,v13"]);
+        c
+    };
+    let mut child =
+        confirm().stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
+    let start = Instant::now();
+    while logged() < 8 && start.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    // the whole records the kill left (a torn last line is the store's to mend)
+    let before: Vec<serde_json::Value> = std::fs::read_to_string(store.join("runs.ndjson"))
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    assert!(before.len() >= 6, "killed before 6 trials were logged: {}", before.len());
+
+    let out = confirm().output().unwrap();
+    let text = super::stdout(&out);
+    assert!(out.status.success(), "{text}\n{}", super::stderr(&out));
+    // confirmed (its size settled or not: the values after the kill are not the ones an
+    // uninterrupted run would have drawn)
+    assert!(text.contains("value: confirmed"), "{text}");
+    let after = super::records(&store);
+    assert!(after.len() > before.len(), "the resumed confirmation measured nothing more");
+    for (a, b) in before.iter().zip(&after) {
+        assert_eq!(a["trial"], b["trial"], "a trial before the kill was changed or lost");
+    }
+    let mut seen = std::collections::HashSet::new();
+    for r in after.iter().filter(|r| r["warmup"] != true) {
+        let key = (r["cell"].to_string(), r["repetition"].to_string());
+        assert!(seen.insert(key.clone()), "measured twice: {key:?}");
+    }
+}
