@@ -297,7 +297,7 @@ fn a_booted_change_is_confirmed_in_fresh_boots_of_both_levels() {
         .map(|b| b["wanted"]["version"].as_str().unwrap())
         .collect();
     // at least the first look's 3 blocks, each block both levels once
-    assert!(wanted.len() >= 6 && wanted.len() % 2 == 0, "{wanted:?}");
+    assert!(wanted.len() >= 6 && wanted.len().is_multiple_of(2), "{wanted:?}");
     for block in wanted.chunks(2) {
         let mut b = block.to_vec();
         b.sort_unstable();
