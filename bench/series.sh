@@ -33,7 +33,8 @@ python3 - "$dir/series/reports/synthetic/summary.json" <<'PY'
 import json
 import sys
 
-summary = json.load(open(sys.argv[1]))
+with open(sys.argv[1]) as f:
+    summary = json.load(f)
 series = summary.get("series", [])
 changes = sum(len(s.get("change_points", [])) for s in series)
 print(f"series analysed: {len(series)}, change points found: {changes}")
