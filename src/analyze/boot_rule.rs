@@ -169,3 +169,64 @@ pub(crate) fn stopped(exp: &Experiment, plan: &Plan, summary: &Summary) -> Vec<B
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::MemoryStore;
+    use crate::summary::Replication;
+    use stats::components::Components;
+
+    /// A comparison across boots of `ratio`, each side's components (between-boot CV,
+    /// within-boot CV), or `None` for a side without them.
+    fn across(ratio: f64, sides: Option<((f64, f64), (f64, f64))>) -> ComparisonStat {
+        let mut f = MemoryStore::new(
+            "experiments/case.yaml",
+            "matrix: { v: [a, b] }\nrun: \"true\"\nanalysis: { compare: [{ factor: v, baseline: a }] }\n",
+        );
+        f.metric("wall_time", "s", vocab::Better::Lower, vocab::MeanKind::Arithmetic);
+        for (level, value) in [("a", 1.0), ("a", 1.1), ("b", 2.0), ("b", 2.1)] {
+            f.trial(&[("v", level)], &[("wall_time", value)]);
+        }
+        let s = crate::analyze::summarize_store(&f.exp, &f.plan, &f.snapshot, &[]).unwrap();
+        let mut c = s.comparisons[0].clone();
+        c.ratio = ratio;
+        let side = |(between_cv, within_cv)| Components { units: 3, trials: 9, within_cv, between_cv };
+        c.replication = Some(Box::new(Replication {
+            unit: "boot",
+            baseline_units: 3,
+            level_units: 3,
+            baseline_trials: 9,
+            level_trials: 9,
+            trials_per_unit: (3, 3),
+            baseline_components: sides.map(|(a, _)| side(a)),
+            level_components: sides.map(|(_, b)| side(b)),
+            advice: None,
+        }));
+        c
+    }
+
+    #[test]
+    fn boots_needed_are_the_fewest_whose_expected_welch_interval_fits_the_band() {
+        // V = 0.05² on each side: t(0.975, 2(b − 1)) · √(0.005 / b) ≤ 0.05 ⇔ b ≥ 2 t²;
+        // b = 8: t(14) = 2.1448, 2t² = 9.20 > 8; b = 9: t(16) = 2.1199, 2t² = 8.99 ≤ 9
+        let boots = ((0.05, 0.0), (0.05, 0.0));
+        assert_eq!(boots_needed(&across(1.0, Some(boots)), 0.05, 0.95), Some(Some(9)));
+        // the same V from the trials alone, at 30 trials a boot: σ²_w / 30 = 0.05²
+        let trials = ((0.0, 0.05 * 30f64.sqrt()), (0.0, 0.05 * 30f64.sqrt()));
+        assert_eq!(boots_needed(&across(1.0, Some(trials)), 0.05, 0.95), Some(Some(9)));
+        // a change of +12 % sits 7 % from the band's edge: b ≥ t² · 0.005 / 0.07²;
+        // b = 5: t(8) = 2.3060, 5.43 > 5; b = 6: t(10) = 2.2281, 5.07 ≤ 6
+        assert_eq!(boots_needed(&across(1.12, Some(boots)), 0.05, 0.95), Some(Some(6)));
+        // a change of +4 % is held to ±δ itself, not to the 1 % left to the edge
+        assert_eq!(boots_needed(&across(1.04, Some(boots)), 0.05, 0.95), Some(Some(9)));
+        // boots that never vary: the fewest there can be
+        let quiet = ((0.0, 0.0), (0.0, 0.0));
+        assert_eq!(boots_needed(&across(1.0, Some(quiet)), 0.05, 0.95), Some(Some(2)));
+        // boots ±60 % apart: more than MAX_BOOTS
+        let wild = ((0.6, 0.1), (0.6, 0.1));
+        assert_eq!(boots_needed(&across(1.0, Some(wild)), 0.05, 0.95), Some(None));
+        // no components yet (a side of one boot): unknown
+        assert_eq!(boots_needed(&across(1.0, None), 0.05, 0.95), None);
+    }
+}
