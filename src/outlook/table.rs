@@ -7,6 +7,7 @@ use std::path::Path;
 use super::{CellOutlook, hosts_summary};
 use crate::plan::Plan;
 use crate::spec::Experiment;
+use vocab::display::duration;
 
 /// `3/5 here`, `5/5 done`, `0/5 pending`: trials measured of the minimum, and where;
 /// then the time the cell's remaining trials should take, from its earlier trials (or
@@ -130,15 +131,4 @@ pub(crate) fn write_text(
         writeln!(out, "  … {} more cells (`--all` lists them all)", plan.cells.len() - shown.len())?;
     }
     Ok(())
-}
-
-/// Seconds as `1.2 s`, `3 min 20 s`, `1 h 05 min`.
-fn duration(seconds: f64) -> String {
-    if seconds < 60.0 {
-        format!("{seconds:.1} s")
-    } else if seconds < 3600.0 {
-        format!("{} min {:02} s", (seconds / 60.0) as u64, (seconds % 60.0) as u64)
-    } else {
-        format!("{} h {:02} min", (seconds / 3600.0) as u64, ((seconds % 3600.0) / 60.0) as u64)
-    }
 }

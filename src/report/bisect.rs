@@ -8,6 +8,7 @@ use crate::summary::bisect::{BisectOutput, BisectStep, Verdict};
 use stats::bisect::Decision;
 use stats::notation::{change_and_interval, ratio_interval};
 use vocab::Better;
+use vocab::display::duration;
 
 /// The answer as `--json` prints it: with `commits`, the commits of the git levels it
 /// names (full hash, short hash, subject), for scripts.
@@ -96,6 +97,7 @@ pub(crate) fn markdown(b: &BisectOutput, commits: &[(String, String)]) -> String
         Some(boots) => format!("{boots} boots, {} trials", b.trials),
         None => format!("{} trials", b.trials),
     };
+    let spent = format!("{spent} in {}", duration(b.seconds));
     out.push_str(&format!(
         "\n\nIntervals at each step's own confidence (the error spent across the steps). {spent}; {} of the \
          {} levels from `{}` to `{}` measured.\n",
@@ -251,6 +253,7 @@ mod tests {
             boots: None,
             trials_per_boot: None,
             levels_measured: 5,
+            seconds: 754.0,
             levels: 16,
             unused_trials: 0,
         }
@@ -275,7 +278,7 @@ mod tests {
         let text = markdown(&output(Verdict::Narrowed, true), &[]);
         assert!(text.contains("with size=4k: `time` (lower is better)"), "{text}");
         assert!(text.contains("| 0    | v8    | [+1.0 %, +9.0 %]"), "{text}");
-        assert!(text.contains("120 trials; 5 of the 16 levels"), "{text}");
+        assert!(text.contains("120 trials in 12 min 34 s; 5 of the 16 levels"), "{text}");
     }
 
     #[test]
@@ -293,7 +296,7 @@ mod tests {
         let row = text.lines().find(|l| l.starts_with("| 0 ")).unwrap();
         let cells: Vec<&str> = row.split('|').map(str::trim).filter(|c| !c.is_empty()).collect();
         assert_eq!(cells[cells.len() - 2..], ["48", "16"], "{row}");
-        assert!(text.contains("40 boots, 120 trials; 5 of the 16 levels"), "{text}");
+        assert!(text.contains("40 boots, 120 trials in 12 min 34 s; 5 of the 16 levels"), "{text}");
         let section = section(&[b], &[]).unwrap();
         assert!(section.starts_with("### `version` from `v1` to `v16`\n\nfound: `v12`"), "{section}");
         assert!(super::section(&[], &[]).is_none());

@@ -93,6 +93,11 @@ pub(crate) struct BisectOutput {
     pub trials_per_boot: Option<u32>,
     pub levels_measured: usize,
     pub levels: usize,
+    /// The time the bisection took, in seconds: each of its sessions from its start to
+    /// its end (or its last trial's end, when killed), and across boots each of its boots
+    /// from the reboot command to the verdict on the booted host. Time between a killed
+    /// bisection and the command run again is not counted.
+    pub seconds: f64,
     /// Labelled trials of the bisected cells that were not what the bisection asked for
     /// when replayed (left in the store, not used).
     pub unused_trials: usize,

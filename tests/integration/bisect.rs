@@ -52,6 +52,7 @@ fn trials_per_level(dir: &std::path::Path) -> BTreeMap<String, usize> {
 
 #[test]
 fn a_step_of_ten_percent_at_the_eleventh_of_sixteen_levels_is_found_there() {
+    let began = std::time::Instant::now();
     let dir = tempfile::tempdir().unwrap();
     series(dir.path(), 16, 11, 1.10);
     let out = bisect(dir.path(), &[]);
@@ -84,6 +85,11 @@ fn a_step_of_ten_percent_at_the_eleventh_of_sixteen_levels_is_found_there() {
     assert!(measured < 16 && measured == trials_per_level(dir.path()).len() as u64, "{v}");
     assert_eq!(v["trials"].as_u64().unwrap() as usize, recorded.len());
     assert_eq!(v["steps"][0]["decision"], "regression");
+    // the time it took: its sessions, the trials' own time and more, no more than it ran
+    let wall: f64 = recorded.iter().map(|r| r["wall_time"].as_f64().unwrap()).sum();
+    let seconds = v["seconds"].as_f64().unwrap();
+    assert!(wall > 0.0 && seconds >= wall, "{seconds} s spent, the trials {wall} s: {v}");
+    assert!(seconds <= began.elapsed().as_secs_f64(), "{seconds} s spent in a test of {:?}", began.elapsed());
     // the normal report reads the bisection's trials, and its Bisect section gives the
     // same answer, steps and totals as the command
     let report = as_a_user(dir.path()).args(["report", "experiments/x.yaml"]).output().unwrap();

@@ -165,6 +165,7 @@ fn kill_once_boot_is_requested(dir: &Path, store: &Path, boot: u64) {
 
 #[test]
 fn a_step_is_found_across_fresh_boots_and_a_bisect_killed_mid_step_resumes() {
+    let began = std::time::Instant::now();
     let m = Machine::new();
     let dir = project(&m.host());
     let store = dir.path().join("reports/booted");
@@ -248,6 +249,11 @@ fn a_step_is_found_across_fresh_boots_and_a_bisect_killed_mid_step_resumes() {
     assert_eq!(step_boots, verified.len() as u64, "{v}");
     assert!(v["ci_low"].as_f64().unwrap() > 1.2 && v["ci_high"].as_f64().unwrap() < 1.4, "{v}");
     assert_eq!(lines(&store.join("boots.ndjson")).len(), boots.len(), "a finished bisection boots nothing");
+    // the time it took: every boot's wait and every session, no more than the test has run
+    let ready: f64 = verified.iter().map(|b| b["ready_seconds"].as_f64().unwrap()).sum();
+    let seconds = v["seconds"].as_f64().unwrap();
+    assert!(ready > 0.0 && seconds >= ready, "{seconds} s spent, the boots ready in {ready} s: {v}");
+    assert!(seconds <= began.elapsed().as_secs_f64(), "{seconds} s spent in a test of {:?}", began.elapsed());
 
     // the report's Bisect section says what `margin bisect` said
     let report = as_a_user(dir.path()).args(["report", "experiments/booted.yaml"]).output().unwrap();
@@ -264,7 +270,7 @@ fn a_step_is_found_across_fresh_boots_and_a_bisect_killed_mid_step_resumes() {
     let cells: Vec<&str> = ends.split('|').map(str::trim).filter(|c| !c.is_empty()).collect();
     assert_eq!(cells[cells.len() - 3..], ["regression", "20", "10"], "{ends}");
     assert!(
-        section.contains(&format!("{} boots, {} trials", verified.len(), 2 * verified.len())),
+        section.contains(&format!("{} boots, {} trials in ", verified.len(), 2 * verified.len())),
         "{section}"
     );
 }

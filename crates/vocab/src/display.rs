@@ -78,3 +78,26 @@ pub fn significant(value: f64, digits: i32) -> String {
         text
     }
 }
+
+/// Seconds as `1.2 s`, `3 min 20 s`, `1 h 05 min`: a time spent, as a person reads it.
+pub fn duration(seconds: f64) -> String {
+    if seconds < 60.0 {
+        format!("{seconds:.1} s")
+    } else if seconds < 3600.0 {
+        format!("{} min {:02} s", (seconds / 60.0) as u64, (seconds % 60.0) as u64)
+    } else {
+        format!("{} h {:02} min", (seconds / 3600.0) as u64, ((seconds % 3600.0) / 60.0) as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::duration;
+
+    #[test]
+    fn a_duration_reads_in_the_unit_a_person_would_say() {
+        assert_eq!(duration(4.25), "4.2 s");
+        assert_eq!(duration(200.0), "3 min 20 s");
+        assert_eq!(duration(3600.0 + 5.0 * 60.0 + 59.0), "1 h 05 min");
+    }
+}

@@ -49,6 +49,8 @@ pub(crate) struct Replay {
     /// than `per_boot` trials (a bisection stopped in it).
     boot_trials: u64,
     open: Option<OpenBoot>,
+    /// The seconds its sessions and boots took ([`BisectOutput::seconds`]).
+    seconds: f64,
 }
 
 impl Replay {
@@ -80,6 +82,7 @@ impl Replay {
             per_boot: None,
             boot_trials: 0,
             open: None,
+            seconds: 0.0,
         })
     }
 
@@ -252,6 +255,7 @@ impl Replay {
             trials_per_boot: per_boot,
             levels_measured: b.levels_measured(),
             levels: t.bad - t.good + 1,
+            seconds: self.seconds,
             unused_trials: self.unused,
         })
     }

@@ -8,7 +8,9 @@ use super::{Ask, Replay, target};
 use crate::analyze::settings::{nominal_confidence, settings};
 use crate::plan::Plan;
 use crate::spec::Experiment;
-use crate::store::{BOOT_ID, Event, ProblemKind, SessionRecord, Store, StoreError, TrialRecord};
+use crate::store::{
+    BOOT_ID, BootEvent, BootRecord, Event, ProblemKind, SessionRecord, Store, StoreError, TrialRecord,
+};
 use crate::summary::bisect::BisectOutput;
 
 /// Why a bisection could not be replayed.
@@ -37,6 +39,8 @@ pub(crate) fn replayed(store: &Store, start: &Replay) -> Result<Replay, ReplayEr
     let ours = sessions.iter().filter(|s| s.event == Event::Start && s.label.as_deref() == Some(label));
     let (records, _) = store.records()?;
     let mut replay = start.clone();
+    let boots = if replay.per_boot().is_some() { store.boot_records()?.0 } else { Vec::new() };
+    replay.seconds = seconds_spent(label, &sessions, &records, &boots);
     if replay.per_boot().is_some() {
         let boots: HashMap<String, String> =
             ours.filter_map(|s| Some((s.session.clone(), s.facts.get(BOOT_ID)?.clone()))).collect();
@@ -52,6 +56,48 @@ pub(crate) fn replayed(store: &Store, start: &Replay) -> Result<Replay, ReplayEr
         replay.skip_failed(&failed).map_err(ReplayError::Data)?;
     }
     Ok(replay)
+}
+
+/// The seconds the bisection labelled `label` took (`BisectOutput::seconds`): each of its
+/// sessions from start to end (a killed one's to its last trial's end), and each of its
+/// boots from the request to the boot's verdict (verified, rejected or lost).
+fn seconds_spent(
+    label: &str,
+    sessions: &[SessionRecord],
+    records: &[TrialRecord],
+    boots: &[BootRecord],
+) -> f64 {
+    let at = |text: &str| text.parse::<jiff::Timestamp>().ok().map(|t| t.as_millisecond() as f64 / 1000.0);
+    let mut spans: HashMap<&str, (Option<f64>, Option<f64>)> = HashMap::new();
+    for s in sessions.iter().filter(|s| s.label.as_deref() == Some(label)) {
+        let span = spans.entry(s.session.as_str()).or_default();
+        match s.event {
+            Event::Start => span.0 = at(&s.at),
+            Event::End => span.1 = at(&s.at),
+        }
+    }
+    for r in records {
+        let Some(span) = spans.get_mut(r.session.as_str()) else { continue };
+        let end = r.started_at.as_deref().and_then(at).map(|t| t + r.wall_time);
+        if let Some(end) = end {
+            span.1 = Some(span.1.map_or(end, |e: f64| e.max(end)));
+        }
+    }
+    let in_sessions: f64 = spans.values().filter_map(|&(start, end)| Some((end? - start?).max(0.0))).sum();
+    let ours = |b: &&BootRecord| b.bisect.as_deref() == Some(label);
+    let requested: HashMap<(&str, u32, u32), f64> = boots
+        .iter()
+        .filter(ours)
+        .filter(|b| b.event == BootEvent::Requested)
+        .filter_map(|b| Some(((b.host.as_str(), b.boot, b.attempt), at(&b.at)?)))
+        .collect();
+    let in_boots: f64 = boots
+        .iter()
+        .filter(ours)
+        .filter(|b| b.event != BootEvent::Requested)
+        .filter_map(|b| Some((at(&b.at)? - requested.get(&(b.host.as_str(), b.boot, b.attempt))?).max(0.0)))
+        .sum();
+    in_sessions + in_boots
 }
 
 /// The cells abandoned in one of `ours` before any trial of theirs: their `setup` (the

@@ -31,6 +31,7 @@ fn replay() -> Replay {
         per_boot: None,
         boot_trials: 0,
         open: None,
+        seconds: 0.0,
     }
 }
 
