@@ -43,7 +43,8 @@ pub(super) fn drive(
         ..RunOptions::default()
     };
     let max_failed = max_failed(exp, host);
-    let mut asked: Option<(usize, u64)> = None;
+    // the level, units and measurements when a boot's trials were last asked for
+    let mut asked: Option<(usize, u64, u32)> = None;
     let mut ui = Trials;
     loop {
         let replay = replayed(store, start)?;
@@ -70,7 +71,14 @@ pub(super) fn drive(
             }
             None => false,
         };
-        if asked == Some((level, replay.units())) && !go_on {
+        let again = asked.filter(|a| (a.0, a.1) == (level, replay.units()));
+        if again.is_some_and(|a| go_on && a.2 == replay.measured(level)) {
+            return Err(Error::Input(format!(
+                "{name}: the boot it was stopped in ran no trial of it, though asked to; see the store in {}",
+                store.dir.display()
+            )));
+        }
+        if again.is_some() && !go_on {
             return Err(Error::Input(format!(
                 "{name}: its boot's trials were recorded without a value of `{}`; see their raw output in {}",
                 t.metric,
@@ -102,7 +110,7 @@ pub(super) fn drive(
                 }
             }
         };
-        asked = Some((level, replay.units()));
+        asked = Some((level, replay.units(), replay.measured(level)));
         let rule = OneTrial { cell, want };
         let outcome =
             run::run(&run::Run { rule: &rule, ..r }, &mut ui).map_err(|e| stopped(exp, store, e))?;
