@@ -4,11 +4,10 @@
 //! experiment's probe reads it — and starts it again). Needs `/usr/sbin/sshd` and root,
 //! as the hosts tests do.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::hosts::{Keys, free_port};
+use super::machine::Machine;
 use super::{as_a_user, stderr, stdout, unique_cell_repetitions, wait_until};
 
 /// The machine's BMC: `boot VERSION` stops the daemon, boots VERSION (the file `version`
@@ -38,66 +37,14 @@ echo "sshd did not start" >&2
 exit 1
 "#;
 
-struct Machine {
-    keys: Keys,
-    dir: tempfile::TempDir,
-    port: u16,
+/// The machine, up and booted into v1.
+fn machine() -> Machine {
+    Machine::new(MACHINE, "v1")
 }
 
-impl Machine {
-    /// Up, booted into v1.
-    fn new() -> Self {
-        let keys = Keys::new();
-        let dir = tempfile::tempdir().unwrap();
-        let port = free_port();
-        let _ = std::fs::create_dir_all("/run/sshd");
-        std::fs::write(
-            dir.path().join("sshd.conf"),
-            format!(
-                "Port {port}\nListenAddress 127.0.0.1\nHostKey {keys}/host\nAuthorizedKeysFile {keys}/client.pub\n\
-                 PermitRootLogin yes\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
-                 UsePAM no\nStrictModes no\nPidFile {dir}/sshd.pid\nSetEnv MARGIN_SYSROOT={dir}/root\n",
-                keys = keys.path().display(),
-                dir = dir.path().display(),
-            ),
-        )
-        .unwrap();
-        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sysroot");
-        let script = dir.path().join("machine.sh");
-        std::fs::write(&script, MACHINE.replace("FIXTURES", &fixtures.display().to_string())).unwrap();
-        let m = Machine { keys, dir, port };
-        let ok = |argv: &[&str]| {
-            let out = Command::new(argv[0]).args(&argv[1..]).output().unwrap();
-            assert!(out.status.success(), "{argv:?}: {}", stderr(&out));
-        };
-        ok(&["chmod", "+x", &script.display().to_string()]);
-        ok(&[&script.display().to_string(), "boot", "v1"]);
-        std::fs::write(m.dir.path().join("calls"), "").unwrap();
-        m
-    }
-
-    fn script(&self) -> PathBuf {
-        self.dir.path().join("machine.sh")
-    }
-
-    fn calls(&self) -> Vec<String> {
-        std::fs::read_to_string(self.dir.path().join("calls")).unwrap().lines().map(String::from).collect()
-    }
-
-    /// A `hosts:` entry for the machine, rebooted by its script here.
-    fn host(&self) -> String {
-        let entry = self.keys.host(self.port);
-        let boot = format!("restart: '{} boot {{{{ version }}}}', timeout: 60s", self.script().display());
-        format!("{}, boot: {{ {boot} }} }}", entry.trim_end_matches('}').trim_end())
-    }
-}
-
-impl Drop for Machine {
-    fn drop(&mut self) {
-        if let Ok(pid) = std::fs::read_to_string(self.dir.path().join("sshd.pid")) {
-            let _ = Command::new("kill").arg(pid.trim()).status();
-        }
-    }
+/// A `hosts:` entry for the machine, rebooted by its script into the version asked for.
+fn host(m: &Machine) -> String {
+    m.host(&format!("restart: '{} boot {{{{ version }}}}', timeout: 60s", m.script().display()))
 }
 
 /// Three versions of the machine, each booted (the version read back by a probe); the
@@ -166,8 +113,8 @@ fn kill_once_boot_is_requested(dir: &Path, store: &Path, boot: u64) {
 #[test]
 fn a_step_is_found_across_fresh_boots_and_a_bisect_killed_mid_step_resumes() {
     let began = std::time::Instant::now();
-    let m = Machine::new();
-    let dir = project(&m.host());
+    let m = machine();
+    let dir = project(&host(&m));
     let store = dir.path().join("reports/booted");
     // the ends take 10 boots at least; boot 13 is in the first step
     kill_once_boot_is_requested(dir.path(), &store, 13);
@@ -183,6 +130,9 @@ fn a_step_is_found_across_fresh_boots_and_a_bisect_killed_mid_step_resumes() {
     assert!(out.status.success(), "{text}\n{}", stderr(&out));
     assert!(stderr(&out).contains("bisection boot 13 (version=v"), "{}", stderr(&out));
     assert!(stderr(&out).contains("asking for it again"), "{}", stderr(&out));
+    // its boots numbered among its own, no total promised
+    assert!(stderr(&out).contains("bisection boot 13 back in "), "{}", stderr(&out));
+    assert!(!stderr(&out).contains(": boot 13 of "), "{}", stderr(&out));
     let first = text.lines().next().unwrap();
     assert!(first.starts_with("found: `v2` made time worse: +"), "{text}");
     assert!(first.ends_with("; last good `v1`"), "{text}");
@@ -281,8 +231,8 @@ fn a_step_is_found_across_fresh_boots_and_a_bisect_killed_mid_step_resumes() {
 /// store of its own; the step between v1 and v2 confirmed.
 #[test]
 fn a_booted_change_is_confirmed_in_fresh_boots_of_both_levels() {
-    let m = Machine::new();
-    let dir = project(&m.host());
+    let m = machine();
+    let dir = project(&host(&m));
     let file = dir.path().join("experiments/booted.yaml");
     let yaml = std::fs::read_to_string(&file).unwrap();
     // 2 trials a boot over the first look's 3 blocks

@@ -19,6 +19,7 @@ mod gitrange;
 mod history;
 mod hosts;
 mod import;
+mod machine;
 mod modules;
 mod output;
 mod plan;

@@ -4,11 +4,10 @@
 //! `MARGIN_SYSROOT`) with a new boot_id, and starts it again. Needs `/usr/sbin/sshd` and
 //! root, as the hosts tests do.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::hosts::{Keys, free_port};
+use super::machine::Machine;
 use super::{as_a_user, stderr, stdout};
 
 /// The machine's BMC: `boot KERNEL` stops the daemon, boots KERNEL's facts (another one
@@ -45,71 +44,11 @@ echo "sshd did not start" >&2
 exit 1
 "#;
 
-struct Machine {
-    keys: Keys,
-    dir: tempfile::TempDir,
-    port: u16,
-}
-
-impl Machine {
-    /// Up, booted bare.
-    fn new() -> Self {
-        let keys = Keys::new();
-        let dir = tempfile::tempdir().unwrap();
-        let port = free_port();
-        let _ = std::fs::create_dir_all("/run/sshd");
-        std::fs::write(
-            dir.path().join("sshd.conf"),
-            format!(
-                "Port {port}\nListenAddress 127.0.0.1\nHostKey {keys}/host\nAuthorizedKeysFile {keys}/client.pub\n\
-                 PermitRootLogin yes\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
-                 UsePAM no\nStrictModes no\nPidFile {dir}/sshd.pid\nSetEnv MARGIN_SYSROOT={dir}/root\n",
-                keys = keys.path().display(),
-                dir = dir.path().display(),
-            ),
-        )
-        .unwrap();
-        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sysroot");
-        let script = dir.path().join("machine.sh");
-        std::fs::write(&script, MACHINE.replace("FIXTURES", &fixtures.display().to_string())).unwrap();
-        let m = Machine { keys, dir, port };
-        m.call(&["chmod", "+x", &script.display().to_string()]);
-        m.call(&[&script.display().to_string(), "boot", "bare"]);
-        std::fs::write(m.dir.path().join("calls"), "").unwrap();
-        std::fs::write(m.dir.path().join("count"), "0").unwrap();
-        m
-    }
-
-    fn call(&self, argv: &[&str]) {
-        let out = Command::new(argv[0]).args(&argv[1..]).output().unwrap();
-        assert!(out.status.success(), "{argv:?}: {}", stderr(&out));
-    }
-
-    fn script(&self) -> PathBuf {
-        self.dir.path().join("machine.sh")
-    }
-
-    fn touch(&self, name: &str, text: &str) {
-        std::fs::write(self.dir.path().join(name), text).unwrap();
-    }
-
-    fn calls(&self) -> Vec<String> {
-        std::fs::read_to_string(self.dir.path().join("calls")).unwrap().lines().map(String::from).collect()
-    }
-
-    /// A `hosts:` entry for the machine with this `boot:` recipe (a flow mapping's inside).
-    fn host(&self, boot: &str) -> String {
-        let entry = self.keys.host(self.port);
-        format!("{}, boot: {{ {boot} }} }}", entry.trim_end_matches('}').trim_end())
-    }
-}
-
-impl Drop for Machine {
-    fn drop(&mut self) {
-        if let Ok(pid) = std::fs::read_to_string(self.dir.path().join("sshd.pid")) {
-            let _ = Command::new("kill").arg(pid.trim()).status();
-        }
-    }
+/// The machine, up and booted bare, its boots counted from the next.
+fn machine() -> Machine {
+    let m = Machine::new(MACHINE, "bare");
+    m.touch("count", "0");
+    m
 }
 
 /// Four cells (kernel × n) on the machine, 6 trials each, compared across kernels.
@@ -196,7 +135,7 @@ fn verified(store: &Path) -> Vec<serde_json::Value> {
 
 #[test]
 fn one_run_boots_each_kernel_three_times_in_a_balanced_order_and_compares_across_boots() {
-    let m = Machine::new();
+    let m = machine();
     let host =
         m.host(&format!("reboot: '{} boot {{{{ kernel }}}}', boots: 3, timeout: 60s", m.script().display()));
     let dir = project(&experiment(&host));
@@ -301,7 +240,7 @@ fn wanted_of<'r>(rows: &[&'r str], i: usize, report: &str) -> &'r str {
 
 #[test]
 fn a_boot_into_the_wrong_kernel_is_refused_and_records_no_trial() {
-    let m = Machine::new();
+    let m = machine();
     m.touch("wrong", "");
     let host = m.host(&format!(
         "restart: '{} boot {{{{ kernel }}}}', boots: 2, max_failed: 2, timeout: 30s",
@@ -351,7 +290,7 @@ fn a_boot_into_the_wrong_kernel_is_refused_and_records_no_trial() {
 
 #[test]
 fn a_machine_that_never_comes_back_is_power_cycled_then_left_pending() {
-    let m = Machine::new();
+    let m = machine();
     m.touch("dead", "");
     let host = m.host(&format!(
         "restart: '{s} boot {{{{ kernel }}}}', power_cycle: '{s} power', boots: 2, max_failed: 1, timeout: 4s",
@@ -377,7 +316,7 @@ fn a_machine_that_never_comes_back_is_power_cycled_then_left_pending() {
 
 #[test]
 fn margin_killed_while_the_machine_reboots_resumes_the_plan_with_nothing_lost_or_twice() {
-    let m = Machine::new();
+    let m = machine();
     m.touch("delay", "3");
     let host =
         m.host(&format!("restart: '{} boot {{{{ kernel }}}}', boots: 2, timeout: 60s", m.script().display()));
@@ -540,7 +479,7 @@ fn adaptive_boots_stop_at_the_first_look_that_settles_the_comparison() {
     // noise is ±0.5 %: two boots' means then differ by 1 % at most, so even at Welch's 1
     // degree of freedom (t = 50.9 at 1 − 0.05/8) the interval stays within [×1.55, ×2.58],
     // away from the band; at ±2.5 % it was unsettled in 2 of about 14 runs (once in CI)
-    let m = Machine::new();
+    let m = machine();
     let host = m.host(&format!(
         "restart: '{} boot {{{{ kernel }}}}', boots: {{ min: 2, max: 6, until: verdict }}, timeout: 60s",
         m.script().display()
@@ -574,7 +513,7 @@ fn adaptive_boots_stop_at_the_first_look_that_settles_the_comparison() {
 fn adaptive_boots_go_on_while_the_boots_differ_with_the_trials_per_boot_logged() {
     // no true difference, but the boots differ by ±1.5 %: the blocks go on past the first
     // look (a few boots more would settle it: no stop for futility)
-    let m = Machine::new();
+    let m = machine();
     let host = m.host(&format!(
         "restart: '{} boot {{{{ kernel }}}}', boots: {{ min: 2, max: 4, until: verdict }}, timeout: 60s",
         m.script().display()
@@ -613,7 +552,7 @@ fn adaptive_boots_go_on_while_the_boots_differ_with_the_trials_per_boot_logged()
 
 #[test]
 fn margin_killed_in_an_adaptive_boots_wait_resumes_with_the_same_trials_per_boot() {
-    let m = Machine::new();
+    let m = machine();
     m.touch("delay", "2");
     let host = m.host(&format!(
         "restart: '{} boot {{{{ kernel }}}}', boots: {{ min: 2, max: 3, until: verdict }}, timeout: 60s",
@@ -719,15 +658,15 @@ fn the_seed_experiments_boot_recipes_render_from_the_levels() {
 /// logs — and the guest is waited for and checked as any host is.
 #[test]
 fn a_guest_is_booted_by_its_dom0_over_ssh() {
-    let (dom0, guest) = (Machine::new(), Machine::new());
+    let (dom0, guest) = (machine(), machine());
     let by = guest.dir.path().join("by");
     let host = guest.host(&format!(
         "by: dom0, restart: 'echo \"$SSH_CONNECTION\" >> {}; {} boot {{{{ kernel }}}}', boots: 2, timeout: 60s",
         by.display(),
         guest.script().display()
     ));
-    let yaml = experiment(&host)
-        .replace("hosts:\n  box:", &format!("hosts:\n  dom0: {}\n  box:", dom0.keys.host(dom0.port)));
+    let yaml =
+        experiment(&host).replace("hosts:\n  box:", &format!("hosts:\n  dom0: {}\n  box:", dom0.entry()));
     let dir = project(&yaml);
     let out = as_a_user(dir.path()).args(["run", "--dry-run", "experiments/reboots.yaml"]).output().unwrap();
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
@@ -789,7 +728,7 @@ fn adaptive_boots_stop_for_futility_when_far_more_boots_than_max_would_be_needed
     // no true difference, the boots ±15 % apart and their trials ±2.5 %: two boots a side
     // already show that a hundred would not settle it within ±5 %, so the look after 2
     // blocks stops rather than booting on to 6
-    let m = Machine::new();
+    let m = machine();
     let host = m.host(&format!(
         "restart: '{} boot {{{{ kernel }}}}', boots: {{ min: 2, max: 6, until: verdict }}, timeout: 60s",
         m.script().display()
@@ -857,7 +796,7 @@ fn fixed_boots_of_few_noisy_trials_say_more_trials_per_boot_would_have_been_chea
     // each boot's 3 trials 1, 1.5 and 0.5 s-worth (by repetition), so the boots' means
     // agree: a CV of 50 % within a boot, none between boots; a reboot costs far more than
     // a trial, so boots of 30 trials reach the same standard error for much less
-    let m = Machine::new();
+    let m = machine();
     let run = "  awk 'BEGIN { printf \"time %.4f\\n\", 1 + 0.5 * (({{ repetition }} % 3) - 1) }'";
     let (_dir, summary, report) = fixed_boots(&m, run);
     let design = &summary["boot_design"];
@@ -895,7 +834,7 @@ fn fixed_boots_of_few_noisy_trials_say_more_trials_per_boot_would_have_been_chea
 fn fixed_boots_that_differ_more_than_their_trials_get_no_advice_on_trials_per_boot() {
     // the boots ±15 % apart, their trials within 0.2 %: only boots help, and 3 trials a
     // boot are already about as few as a boot should run
-    let m = Machine::new();
+    let m = machine();
     let run = "  s=$(cat \"$MARGIN_SYSROOT/shift\")\n  \
                awk -v s=\"$s\" 'BEGIN { printf \"time %.5f\\n\", s * (1 + 0.001 * ({{ repetition }} % 3)) }'";
     let (_dir, summary, report) = fixed_boots(&m, run);
