@@ -34,9 +34,13 @@ impl Booting<'_> {
             bisect: self.bisect.clone(),
         };
         // said before the host is probed: a host still rebooting takes a while to answer
+        // a bisection's boots are numbered among its own, with no end known
+        let which = match self.bisect {
+            Some(_) => format!("bisection boot {number}"),
+            None => format!("boot {number} of {}", self.boots.boots.len()),
+        };
         ui.note(&format!(
-            "host `{host}`: boot {number} of {} ({}){}",
-            self.boots.boots.len(),
+            "host `{host}`: {which} ({}){}",
             levels_text(wanted),
             if attempt > 1 { format!(", attempt {attempt}") } else { String::new() }
         ));
@@ -122,8 +126,9 @@ impl Booting<'_> {
         r.ready_seconds = Some((ready * 10.0).round() / 10.0);
         if wrong.is_empty() {
             log.append(&r)?;
+            let which = if self.bisect.is_some() { "bisection boot" } else { "boot" };
             ui.note(&format!(
-                "host `{host}`: boot {number} back in {ready:.0} s, verified ({})",
+                "host `{host}`: {which} {number} back in {ready:.0} s, verified ({})",
                 levels_text(wanted)
             ));
             Ok(Booted::Verified)
