@@ -32,6 +32,16 @@ pub(crate) struct RunTrials<'a> {
     pub sessions: Vec<SessionRecord>,
 }
 
+/// Whether `sessions` hold two runs or more to set side by side: two labels, or a label
+/// beside sessions without one ([`UNLABELLED`]).
+pub(crate) fn several(sessions: &[SessionRecord]) -> bool {
+    let mut labels: Vec<&str> = sessions.iter().filter_map(|s| s.label.as_deref()).collect();
+    labels.sort_unstable();
+    labels.dedup();
+    let unlabelled = sessions.iter().any(|s| s.label.is_none());
+    !labels.is_empty() && labels.len() + usize::from(unlabelled) >= 2
+}
+
 /// The labelled runs of one store, in the order they started, with their trials (the
 /// sessions without a label one run more, [`UNLABELLED`]); none when fewer than two.
 pub(crate) fn labelled<'a>(

@@ -78,11 +78,7 @@ fn across_runs(
     summary: &Summary,
 ) -> Result<Option<crate::summary::across_runs::AcrossRuns>, Error> {
     use crate::summary::across_runs::AcrossRuns;
-    let mut labels: Vec<&str> = sessions.iter().filter_map(|s| s.label.as_deref()).collect();
-    labels.sort_unstable();
-    labels.dedup();
-    let unlabelled = sessions.iter().any(|s| s.label.is_none());
-    if labels.len() + usize::from(unlabelled) < 2 || labels.is_empty() {
+    if !analyze::runs::several(sessions) {
         if summary.boots.is_empty() {
             return Ok(None);
         }
