@@ -183,6 +183,8 @@ fn sixty_four_commits_bisected_with_a_build_per_level_name_the_slowing_one_skipp
     // done: the same command answers from the store, in Markdown
     let again = bisect(false);
     let text = stdout(&again);
+    // what docs/bisect.md shows
+    let _ = std::fs::write(std::env::temp_dir().join("margin-bisect-gitrange.md"), &text);
     assert!(again.status.success(), "{text}\n{}", stderr(&again));
     let first = text.lines().next().unwrap();
     assert!(
