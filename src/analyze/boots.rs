@@ -92,9 +92,14 @@ pub(crate) fn rows(records: &[BootRecord], snapshot: &Snapshot) -> Vec<BootRow> 
             ready_seconds: r.ready_seconds,
             why: r.why.clone(),
             trials: r.boot_id.as_deref().and_then(|id| measured.get(id)).copied().unwrap_or(0),
+            bisect: r.bisect.clone(),
         };
-        // a try's later event replaces its `requested`
-        match out.iter_mut().find(|o| o.host == row.host && o.boot == row.boot && o.attempt == row.attempt) {
+        // a try's later event replaces its `requested` (a bisection's boots numbered apart)
+        let same = |o: &BootRow| {
+            (o.host.as_str(), o.boot, o.attempt, &o.bisect)
+                == (row.host.as_str(), row.boot, row.attempt, &row.bisect)
+        };
+        match out.iter_mut().find(|o| same(o)) {
             Some(o) => *o = row,
             None => out.push(row),
         }

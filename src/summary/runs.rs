@@ -22,6 +22,10 @@ pub struct BootRow {
     pub why: Option<String>,
     /// Measured trials in that boot.
     pub trials: usize,
+    /// A boot `margin bisect` asked for: the label of its bisection (its `boot` numbered
+    /// among that bisection's own).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bisect: Option<String>,
 }
 
 /// A host whose adaptive boots stopped at a look because more boots could not settle the
