@@ -308,6 +308,7 @@ fn summary(
         boots_stopped: Vec::new(),
         boot_design: Vec::new(),
         bisections: Vec::new(),
+        bisections_under_way: Vec::new(),
         drifts,
         order_effects: orders,
         series,

@@ -57,7 +57,7 @@ pub fn write(
     summary.boots = boots;
     analyze::boot_design::judge_boots(exp, plan, &mut summary);
     summary.across_runs = across_runs(exp, plan, store, &sessions, &summary)?;
-    summary.bisections = analyze::bisect::stored(exp, plan, store)?;
+    (summary.bisections, summary.bisections_under_way) = analyze::bisect::stored(exp, plan, store)?;
     if store.fingerprint() != before {
         return Ok((None, summary));
     }

@@ -4,7 +4,7 @@
 
 use super::format::{cell_text, confidence, dash, markdown_table, percent};
 use crate::spec::git::{Commit, GitLevels};
-use crate::summary::bisect::{BisectOutput, BisectStep, Verdict};
+use crate::summary::bisect::{BisectOutput, BisectStep, BisectUnderWay, Verdict};
 use stats::bisect::Decision;
 use stats::notation::{change_and_interval, ratio_interval};
 use vocab::Better;
@@ -33,17 +33,45 @@ impl<'a> WithCommits<'a> {
     }
 }
 
-/// The report's Bisect section: each bisection under a heading of its range; `None`
-/// without any. `commits`: as [`markdown`] takes them.
-pub(crate) fn section(bisections: &[BisectOutput], commits: &[(String, String)]) -> Option<String> {
-    if bisections.is_empty() {
+/// The report's Bisect section: each bisection under a heading of its range, those that
+/// have not answered yet with where they stand; `None` without any. `commits`: as
+/// [`markdown`] takes them.
+pub(crate) fn section(
+    bisections: &[BisectOutput],
+    under_way: &[BisectUnderWay],
+    commits: &[(String, String)],
+) -> Option<String> {
+    if bisections.is_empty() && under_way.is_empty() {
         return None;
     }
-    let parts: Vec<String> = bisections
+    let heading = |factor: &str, good: &str, bad: &str| format!("### `{factor}` from `{good}` to `{bad}`");
+    let done = bisections
         .iter()
-        .map(|b| format!("### `{}` from `{}` to `{}`\n\n{}", b.factor, b.good, b.bad, markdown(b, commits)))
-        .collect();
-    Some(parts.join("\n"))
+        .map(|b| format!("{}\n\n{}", heading(&b.factor, &b.good, &b.bad), markdown(b, commits)));
+    let going =
+        under_way.iter().map(|u| format!("{}\n\n{}\n", heading(&u.factor, &u.good, &u.bad), standing(u)));
+    Some(done.chain(going).collect::<Vec<String>>().join("\n"))
+}
+
+/// Where a bisection that has not answered stands, and how to go on with it.
+fn standing(u: &BisectUnderWay) -> String {
+    let spent = match u.boots {
+        Some(boots) => format!("{boots} boots, {} trials", u.trials),
+        None => format!("{} trials", u.trials),
+    };
+    let decided = match u.decided {
+        0 => "the ends' comparison not settled yet".to_owned(),
+        1 => "the ends' comparison settled".to_owned(),
+        n => format!("the ends' comparison and {} step{} decided", n - 1, if n == 2 { "" } else { "s" }),
+    };
+    format!(
+        "**Not answered yet**: {spent} in {} so far (the sessions labelled `{}`), {decided}; it measures \
+         `{}` next. `{}` goes on from here, measuring nothing twice.",
+        duration(u.seconds),
+        u.label,
+        u.next,
+        u.command
+    )
 }
 
 /// How a unit was measured, for the sentence under the verdict.
@@ -297,8 +325,33 @@ mod tests {
         let cells: Vec<&str> = row.split('|').map(str::trim).filter(|c| !c.is_empty()).collect();
         assert_eq!(cells[cells.len() - 2..], ["48", "16"], "{row}");
         assert!(text.contains("40 boots, 120 trials in 12 min 34 s; 5 of the 16 levels"), "{text}");
-        let section = section(&[b], &[]).unwrap();
+        let section = section(&[b], &[], &[]).unwrap();
         assert!(section.starts_with("### `version` from `v1` to `v16`\n\nfound: `v12`"), "{section}");
-        assert!(super::section(&[], &[]).is_none());
+        assert!(super::section(&[], &[], &[]).is_none());
+    }
+
+    #[test]
+    fn a_bisection_not_answered_says_where_it_stands_and_how_to_go_on() {
+        let u = BisectUnderWay {
+            factor: "dom0_mem".into(),
+            good: "1536M".into(),
+            bad: "512M".into(),
+            label: "bisect:dom0_mem:1536M..512M".into(),
+            decided: 2,
+            trials: 54,
+            boots: Some(18),
+            next: "768M".into(),
+            seconds: 4000.0,
+            command: "margin bisect lab.yaml --factor dom0_mem".into(),
+        };
+        let text = section(&[], std::slice::from_ref(&u), &[]).unwrap();
+        assert!(text.starts_with("### `dom0_mem` from `1536M` to `512M`\n\n**Not answered yet**: 18 boots, 54 trials in 1 h 06 min so far"), "{text}");
+        assert!(text.contains("the ends' comparison and 1 step decided; it measures `768M` next."), "{text}");
+        assert!(text.contains("`margin bisect lab.yaml --factor dom0_mem` goes on from here"), "{text}");
+        let first = standing(&BisectUnderWay { decided: 0, boots: None, ..u });
+        assert!(
+            first.contains("**Not answered yet**: 54 trials in") && first.contains("not settled yet"),
+            "{first}"
+        );
     }
 }

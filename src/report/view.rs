@@ -147,7 +147,11 @@ pub(crate) fn render(
             .collect(),
         environment: environment_table(summary),
         boot_means: super::boots::means(exp, summary),
-        bisect: super::bisect::section(&summary.bisections, &crate::spec::git::subjects(&exp.git)),
+        bisect: super::bisect::section(
+            &summary.bisections,
+            &summary.bisections_under_way,
+            &crate::spec::git::subjects(&exp.git),
+        ),
         environment_differs: summary.environment.rows.iter().any(|r| r.differs),
         failures: failures_table(summary),
         sessions: sessions_table(summary),

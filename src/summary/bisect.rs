@@ -102,3 +102,24 @@ pub(crate) struct BisectOutput {
     /// when replayed (left in the store, not used).
     pub unused_trials: usize,
 }
+
+/// A bisection the store holds that has not answered yet (stopped, or still running):
+/// where it stands, for the report's Bisect section.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct BisectUnderWay {
+    pub factor: String,
+    pub good: String,
+    pub bad: String,
+    pub label: String,
+    /// The tests decided so far (the ends' comparison first).
+    pub decided: usize,
+    /// Trials so far, and across boots the boots whose means were units.
+    pub trials: u64,
+    pub boots: Option<u64>,
+    /// The level it measures next.
+    pub next: String,
+    /// As [`BisectOutput::seconds`].
+    pub seconds: f64,
+    /// The command that goes on with it.
+    pub command: String,
+}

@@ -89,6 +89,9 @@ pub struct Summary {
     /// report's Bisect section; not in summary.json (`margin bisect --json` has each).
     #[serde(skip)]
     pub(crate) bisections: Vec<bisect::BisectOutput>,
+    /// The bisections it holds that have not answered yet: where each stands.
+    #[serde(skip)]
+    pub(crate) bisections_under_way: Vec<bisect::BisectUnderWay>,
     /// Sessions whose trials drifted while they ran (docs/statistics.md, Drift within a
     /// session).
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -121,6 +121,19 @@ fn a_step_is_found_across_fresh_boots_and_a_bisect_killed_mid_step_resumes() {
     // the killed run's `restart` may still be rebooting the machine: let it end
     std::thread::sleep(Duration::from_millis(800));
     assert!(wait_until(Duration::from_secs(20), || m.dir.path().join("sshd.pid").exists()));
+    // the report of the bisection killed midway: where it stands, and how to go on
+    let report = as_a_user(dir.path()).args(["report", "experiments/booted.yaml"]).output().unwrap();
+    assert!(report.status.success(), "{}", stderr(&report));
+    let md = std::fs::read_to_string(store.join("report.md")).unwrap();
+    let section = &md[md.find("## Bisect").unwrap_or_else(|| panic!("{md}"))..];
+    let _ = std::fs::write(std::env::temp_dir().join("margin-bisect-boots-under-way.md"), section);
+    assert!(section.contains("**Not answered yet**: 12 boots, 24 trials in "), "{section}");
+    assert!(section.contains("the ends' comparison settled; it measures `v"), "{section}");
+    assert!(
+        section.contains("`margin bisect experiments/booted.yaml --factor version` goes on from here"),
+        "{section}"
+    );
+    assert!(md.contains("margin rebooted the host into each level its bisection asked for"), "{md}");
     let out = as_a_user(dir.path())
         .args(["bisect", "experiments/booted.yaml", "--factor", "version"])
         .output()

@@ -19,7 +19,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::plan::Plan;
 use crate::store::{MetricInfo, TrialRecord};
-use crate::summary::bisect::{BisectOutput, BisectStep, Verdict};
+use crate::summary::bisect::{BisectOutput, BisectStep, BisectUnderWay, Verdict};
 use stats::bisect::{BisectSettings, Bisection, Next, Outcome, Unit};
 use stats::compare::Comparison;
 use vocab::Better;
@@ -190,6 +190,26 @@ impl Replay {
     /// Values recorded so far, over every level.
     pub(crate) fn units(&self) -> u64 {
         self.bisection.as_ref().map_or(0, Bisection::units)
+    }
+
+    /// Where the bisection stands while it has not answered (`None` once it has);
+    /// `command`: the one that goes on with it.
+    pub(crate) fn under_way(&self, command: String) -> Option<BisectUnderWay> {
+        let Next::Measure(level) = self.next() else { return None };
+        let t = &self.target;
+        let units = self.units();
+        Some(BisectUnderWay {
+            factor: t.factor.clone(),
+            good: t.levels[t.good].clone(),
+            bad: t.levels[t.bad].clone(),
+            label: t.label.clone(),
+            decided: self.bisection.as_ref().map_or(0, |b| b.steps().len()),
+            trials: if self.per_boot.is_some() { self.boot_trials } else { units },
+            boots: self.per_boot.map(|_| units),
+            next: t.levels[level].clone(),
+            seconds: self.seconds,
+            command,
+        })
     }
 
     /// The labelled measurements of `level`'s cell so far.

@@ -4,14 +4,16 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::target::levels_of;
 use super::{Ask, Replay, target};
 use crate::analyze::settings::{nominal_confidence, settings};
 use crate::plan::Plan;
 use crate::spec::Experiment;
 use crate::store::{
-    BOOT_ID, BootEvent, BootRecord, Event, ProblemKind, SessionRecord, Store, StoreError, TrialRecord,
+    BOOT_ID, BisectRecord, BootEvent, BootRecord, Event, ProblemKind, SessionRecord, Store, StoreError,
+    TrialRecord,
 };
-use crate::summary::bisect::BisectOutput;
+use crate::summary::bisect::{BisectOutput, BisectUnderWay};
 
 /// Why a bisection could not be replayed.
 #[derive(Debug, thiserror::Error)]
@@ -120,18 +122,23 @@ fn failed_builds(
         .collect()
 }
 
-/// Every finished bisection `bisect.ndjson` names, replayed, the latest record of a label
-/// deciding; one the experiment no longer takes (its file changed) is left out.
-pub(crate) fn stored(exp: &Experiment, plan: &Plan, store: &Store) -> Result<Vec<BisectOutput>, StoreError> {
+/// Every bisection `bisect.ndjson` names, replayed, the latest record of a label
+/// deciding: the answers of those finished, and where the others stand; one the
+/// experiment no longer takes (its file changed) is left out.
+pub(crate) fn stored(
+    exp: &Experiment,
+    plan: &Plan,
+    store: &Store,
+) -> Result<(Vec<BisectOutput>, Vec<BisectUnderWay>), StoreError> {
     let (records, _) = store.bisect_records()?;
-    let mut latest: Vec<&crate::store::BisectRecord> = Vec::new();
+    let mut latest: Vec<&BisectRecord> = Vec::new();
     for r in records.iter().rev() {
         if !latest.iter().any(|l| l.label == r.label) {
             latest.push(r);
         }
     }
     latest.reverse();
-    let mut out = Vec::new();
+    let (mut out, mut under_way) = (Vec::new(), Vec::new());
     for r in latest {
         let set: Vec<(String, String)> = r.fixed.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         let ask = Ask {
@@ -143,10 +150,37 @@ pub(crate) fn stored(exp: &Experiment, plan: &Plan, store: &Store) -> Result<Vec
         };
         let Ok(start) = start(exp, plan, &ask) else { continue };
         match replayed(store, &start) {
-            Ok(replay) => out.extend(replay.answer()),
+            Ok(replay) => match replay.answer() {
+                Some(answer) => out.push(answer),
+                None => under_way.extend(replay.under_way(command(exp, plan, r, &start))),
+            },
             Err(ReplayError::Store(e)) => return Err(e),
             Err(ReplayError::Data(_)) => {}
         }
     }
-    Ok(out)
+    Ok((out, under_way))
+}
+
+/// The `margin bisect` that goes on with the bisection `r` asked for: the flags that are
+/// not the defaults.
+fn command(exp: &Experiment, plan: &Plan, r: &BisectRecord, start: &Replay) -> String {
+    let t = start.target();
+    let mut command = format!("margin bisect {} --factor {}", exp.path.display(), r.factor);
+    if t.good != 0 {
+        command.push_str(&format!(" --good {}", r.good));
+    }
+    if t.bad + 1 != t.levels.len() {
+        command.push_str(&format!(" --bad {}", r.bad));
+    }
+    if super::target::metric(exp, None).ok().as_deref() != Some(r.metric.as_str()) {
+        command.push_str(&format!(" --metric {}", r.metric));
+    }
+    let factors = &plan.keys[..plan.factor_keys];
+    for (k, v) in &r.fixed {
+        let several = factors.iter().position(|f| f == k).is_some_and(|i| levels_of(plan, i).len() > 1);
+        if several {
+            command.push_str(&format!(" --set {k}={v}"));
+        }
+    }
+    command
 }

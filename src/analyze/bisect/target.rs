@@ -52,7 +52,7 @@ pub(crate) struct Booted {
 }
 
 /// The levels of key `key` in the order the cells first have them: the file's order.
-fn levels_of(plan: &Plan, key: usize) -> Vec<String> {
+pub(super) fn levels_of(plan: &Plan, key: usize) -> Vec<String> {
     let mut levels: Vec<String> = Vec::new();
     for c in &plan.cells {
         for (_, v) in c.levels.iter().filter(|(k, _)| usize::from(*k) == key) {
@@ -194,7 +194,7 @@ fn fixed(plan: &Plan, key: usize, ask: &Ask<'_>, file: &str) -> Result<IndexMap<
 
 /// The metric: the one named, else the file's first; margin's own times
 /// (`wall_time`, …) when the file reads nothing from the output.
-fn metric(exp: &Experiment, asked: Option<&str>) -> Result<String, String> {
+pub(super) fn metric(exp: &Experiment, asked: Option<&str>) -> Result<String, String> {
     let file = exp.path.display();
     let declared: Vec<&str> = exp.spec.metrics.keys().map(|k| k.value.as_str()).collect();
     let parser = exp.spec.parse.as_ref().map(|p| p.value.as_str());
