@@ -211,6 +211,14 @@ lab-adaptive: _lab-deps
     lab/build.sh
     lab/adaptive.sh
 
+# Boots the lab as a Xen dom0 and runs `margin bisect lab/experiments/lab-bisect.yaml
+# --factor dom0_mem` as a user does: margin reboots the lab into the dom0_mem each step
+# asks for until it names the first too small; the script checks the boot log, each boot's
+# trials and the answer. About an hour under TCG (docs/lab.md, A bisection across boots).
+lab-bisect: _lab-deps
+    lab/build.sh
+    lab/bisect.sh
+
 # Boots the lab bare and runs lab/experiments/lab-systems.yaml as a user does: margin reboots
 # the lab into each of 6 boots (bare, a Xen dom0 alone, the dom0 running the PV guest
 # margin-domu where the trial runs; twice each, balanced); the script checks the boot log
