@@ -34,24 +34,45 @@ pub(crate) fn start(exp: &Experiment, plan: &Plan, ask: &Ask<'_>) -> Result<Repl
     Ok(if booted { replay.across_boots(plan.repetitions.bounds().0) } else { replay })
 }
 
+/// What a replay reads of the store: its sessions, trials and boots, read once for every
+/// bisection a report replays.
+struct Logs {
+    sessions: Vec<SessionRecord>,
+    records: Vec<TrialRecord>,
+    boots: Vec<BootRecord>,
+}
+
+impl Logs {
+    fn read(store: &Store) -> Result<Logs, StoreError> {
+        Ok(Logs {
+            sessions: store.session_records()?.0,
+            records: store.records()?.0,
+            boots: store.boot_records()?.0,
+        })
+    }
+}
+
 /// `start` replayed from the store's labelled trials.
 pub(crate) fn replayed(store: &Store, start: &Replay) -> Result<Replay, ReplayError> {
-    let (sessions, _) = store.session_records()?;
+    replayed_from(&Logs::read(store)?, start)
+}
+
+/// `start` replayed from `logs`.
+fn replayed_from(logs: &Logs, start: &Replay) -> Result<Replay, ReplayError> {
+    let Logs { sessions, records, boots } = logs;
     let label = start.target().label.as_str();
     let ours = sessions.iter().filter(|s| s.event == Event::Start && s.label.as_deref() == Some(label));
-    let (records, _) = store.records()?;
     let mut replay = start.clone();
-    let boots = if replay.per_boot().is_some() { store.boot_records()?.0 } else { Vec::new() };
-    replay.seconds = seconds_spent(label, &sessions, &records, &boots);
+    replay.seconds = seconds_spent(label, sessions, records, boots);
     if replay.per_boot().is_some() {
         let boots: HashMap<String, String> =
             ours.filter_map(|s| Some((s.session.clone(), s.facts.get(BOOT_ID)?.clone()))).collect();
-        replay.feed_boots(&records, &boots).map_err(ReplayError::Data)?;
+        replay.feed_boots(records, &boots).map_err(ReplayError::Data)?;
     } else {
         let ours: HashSet<String> = ours.map(|s| s.session.clone()).collect();
         // the levels whose build failed skipped where the bisection asks for them
-        let failed = failed_builds(&sessions, &records, &ours);
-        for r in &records {
+        let failed = failed_builds(sessions, records, &ours);
+        for r in records {
             replay.skip_failed(&failed).map_err(ReplayError::Data)?;
             replay.feed(std::slice::from_ref(r), &ours).map_err(ReplayError::Data)?;
         }
@@ -139,6 +160,10 @@ pub(crate) fn stored(
     }
     latest.reverse();
     let (mut out, mut under_way) = (Vec::new(), Vec::new());
+    if latest.is_empty() {
+        return Ok((out, under_way));
+    }
+    let logs = Logs::read(store)?;
     for r in latest {
         let set: Vec<(String, String)> = r.fixed.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         let ask = Ask {
@@ -149,7 +174,7 @@ pub(crate) fn stored(
             set: &set,
         };
         let Ok(start) = start(exp, plan, &ask) else { continue };
-        match replayed(store, &start) {
+        match replayed_from(&logs, &start) {
             Ok(replay) => match replay.answer() {
                 Some(answer) => out.push(answer),
                 None => under_way.extend(replay.under_way(command(exp, plan, r, &start))),
