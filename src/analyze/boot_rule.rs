@@ -180,15 +180,7 @@ mod tests {
     /// A comparison across boots of `ratio`, each side's components (between-boot CV,
     /// within-boot CV), or `None` for a side without them.
     fn across(ratio: f64, sides: Option<((f64, f64), (f64, f64))>) -> ComparisonStat {
-        let mut f = MemoryStore::new(
-            "experiments/case.yaml",
-            "matrix: { v: [a, b] }\nrun: \"true\"\nanalysis: { compare: [{ factor: v, baseline: a }] }\n",
-        );
-        f.metric("wall_time", "s", vocab::Better::Lower, vocab::MeanKind::Arithmetic);
-        for (level, value) in [("a", 1.0), ("a", 1.1), ("b", 2.0), ("b", 2.1)] {
-            f.trial(&[("v", level)], &[("wall_time", value)]);
-        }
-        let s = crate::analyze::summarize_store(&f.exp, &f.plan, &f.snapshot, &[]).unwrap();
+        let s = MemoryStore::two_levels_summary();
         let mut c = s.comparisons[0].clone();
         c.ratio = ratio;
         let side = |(between_cv, within_cv)| Components { units: 3, trials: 9, within_cv, between_cv };

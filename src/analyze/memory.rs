@@ -56,6 +56,21 @@ impl MemoryStore {
         MemoryStore::new(&format!("experiments/{name}"), &text)
     }
 
+    /// The summary of a store of two levels `a` and `b` of `v` (wall times 1.0 and 1.1,
+    /// 2.0 and 2.1), compared: a comparison for tests to reshape.
+    #[cfg(test)]
+    pub fn two_levels_summary() -> crate::summary::Summary {
+        let mut f = MemoryStore::new(
+            "experiments/case.yaml",
+            "matrix: { v: [a, b] }\nrun: \"true\"\nanalysis: { compare: [{ factor: v, baseline: a }] }\n",
+        );
+        f.metric("wall_time", "s", Better::Lower, MeanKind::Arithmetic);
+        for (level, value) in [("a", 1.0), ("a", 1.1), ("b", 2.0), ("b", 2.1)] {
+            f.trial(&[("v", level)], &[("wall_time", value)]);
+        }
+        super::summarize_store(&f.exp, &f.plan, &f.snapshot, &[]).unwrap()
+    }
+
     /// Loads the experiment from YAML text (named `path`), with its problems on error.
     pub fn load(path: &str, yaml: &str) -> Result<MemoryStore, Diagnostics> {
         let exp = spec::load_str(Path::new(path), yaml)?;

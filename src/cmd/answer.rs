@@ -113,15 +113,7 @@ mod tests {
 
     /// A summary with one comparison per `(verdict, ratio)`, named `c0`, `c1`, … in order.
     fn summary(of: &[(VerdictKind, f64)]) -> Summary {
-        let mut f = MemoryStore::new(
-            "experiments/case.yaml",
-            "matrix: { v: [a, b] }\nrun: \"true\"\nanalysis: { compare: [{ factor: v, baseline: a }] }\n",
-        );
-        f.metric("wall_time", "s", vocab::Better::Lower, vocab::MeanKind::Arithmetic);
-        for (level, value) in [("a", 1.0), ("a", 1.1), ("b", 2.0), ("b", 2.1)] {
-            f.trial(&[("v", level)], &[("wall_time", value)]);
-        }
-        let mut s = crate::analyze::summarize_store(&f.exp, &f.plan, &f.snapshot, &[]).unwrap();
+        let mut s = MemoryStore::two_levels_summary();
         let template = s.comparisons.first().cloned().expect("the fixture has a comparison");
         s.comparisons = of
             .iter()
