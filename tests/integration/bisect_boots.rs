@@ -4,10 +4,9 @@
 //! experiment's probe reads it — and starts it again). Needs `/usr/sbin/sshd` and root,
 //! as the hosts tests do.
 
-use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use super::machine::Machine;
+use super::machine::{Machine, kill_once_boot_is_requested, lines};
 use super::{as_a_user, stderr, stdout, unique_cell_repetitions, wait_until};
 
 /// The machine's BMC: `boot VERSION` stops the daemon, boots VERSION (the file `version`
@@ -75,40 +74,7 @@ repetitions: 2
     dir
 }
 
-fn lines(path: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 const LABEL: &str = "bisect:version:v1..v3";
-
-/// `margin bisect` as a user runs it, killed with SIGKILL once its boot `boot` is
-/// requested.
-fn kill_once_boot_is_requested(dir: &Path, store: &Path, boot: u64) {
-    let mut child = as_a_user(dir)
-        .args(["bisect", "experiments/booted.yaml", "--factor", "version"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(240);
-    loop {
-        let boots = lines(&store.join("boots.ndjson"));
-        if boots.iter().any(|b| b["boot"] == boot && b["event"] == "requested") {
-            break;
-        }
-        if let Some(status) = child.try_wait().unwrap() {
-            panic!("margin ended ({status}) before boot {boot}: {boots:?}");
-        }
-        assert!(Instant::now() < deadline, "boot {boot} was never requested: {boots:?}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
-}
 
 #[test]
 fn a_step_is_found_across_fresh_boots_and_a_bisect_killed_mid_step_resumes() {
@@ -117,7 +83,8 @@ fn a_step_is_found_across_fresh_boots_and_a_bisect_killed_mid_step_resumes() {
     let dir = project(&host(&m));
     let store = dir.path().join("reports/booted");
     // the ends take 10 boots at least; boot 13 is in the first step
-    kill_once_boot_is_requested(dir.path(), &store, 13);
+    let args = ["bisect", "experiments/booted.yaml", "--factor", "version"];
+    kill_once_boot_is_requested(dir.path(), &args, &store, 13, Duration::from_secs(240));
     // the killed run's `restart` may still be rebooting the machine: let it end
     std::thread::sleep(Duration::from_millis(800));
     assert!(wait_until(Duration::from_secs(20), || m.dir.path().join("sshd.pid").exists()));

@@ -4,10 +4,11 @@
 //! it again. Needs `/usr/sbin/sshd` and root, as the hosts tests do.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use super::hosts::{Keys, free_port};
-use super::stderr;
+use super::{as_a_user, stderr};
 
 pub(crate) struct Machine {
     keys: Keys,
@@ -82,4 +83,40 @@ impl Drop for Machine {
             let _ = Command::new("kill").arg(pid.trim()).status();
         }
     }
+}
+
+/// The records of one of a store's logs (`boots.ndjson`, `runs.ndjson`, …); none when it
+/// is not there yet.
+pub(crate) fn lines(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// margin with `args`, as a user runs it in `dir`, killed with SIGKILL once boot `boot`
+/// is requested in `store` (the machine then rebooting), within `within`.
+pub(crate) fn kill_once_boot_is_requested(
+    dir: &Path,
+    args: &[&str],
+    store: &Path,
+    boot: u64,
+    within: Duration,
+) {
+    let mut child = as_a_user(dir).args(args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let deadline = Instant::now() + within;
+    loop {
+        let boots = lines(&store.join("boots.ndjson"));
+        if boots.iter().any(|b| b["boot"] == boot && b["event"] == "requested") {
+            break;
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("margin ended ({status}) before boot {boot}: {boots:?}");
+        }
+        assert!(Instant::now() < deadline, "boot {boot} was never requested: {boots:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
 }

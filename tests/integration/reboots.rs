@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::machine::Machine;
+use super::machine::{Machine, kill_once_boot_is_requested, lines};
 use super::{as_a_user, stderr, stdout};
 
 /// The machine's BMC: `boot KERNEL` stops the daemon, boots KERNEL's facts (another one
@@ -81,14 +81,6 @@ fn project(yaml: &str) -> tempfile::TempDir {
     dir
 }
 
-fn lines(path: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 /// (cell's kernel, session) of every measured trial.
 fn trials(store: &Path) -> Vec<(String, String, u64)> {
     lines(&store.join("runs.ndjson"))
@@ -102,31 +94,6 @@ fn trials(store: &Path) -> Vec<(String, String, u64)> {
             )
         })
         .collect()
-}
-
-/// `margin run` as a user does, killed with SIGKILL once boot `boot` is requested (the
-/// machine then rebooting), within `within`.
-fn kill_while_boot_is_awaited(dir: &Path, store: &Path, boot: u64, within: Duration) {
-    let mut child = as_a_user(dir)
-        .args(["run", "experiments/reboots.yaml"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + within;
-    loop {
-        let boots = lines(&store.join("boots.ndjson"));
-        if boots.iter().any(|b| b["boot"] == boot && b["event"] == "requested") {
-            break;
-        }
-        if let Some(status) = child.try_wait().unwrap() {
-            panic!("margin ended ({status}) before boot {boot}: {boots:?}");
-        }
-        assert!(Instant::now() < deadline, "boot {boot} was never requested: {boots:?}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
 }
 
 fn verified(store: &Path) -> Vec<serde_json::Value> {
@@ -323,7 +290,13 @@ fn margin_killed_while_the_machine_reboots_resumes_the_plan_with_nothing_lost_or
     let dir = project(&experiment(&host));
     let store = dir.path().join("reports/reboots");
     // kill -9 while boot 2 is being waited for
-    kill_while_boot_is_awaited(dir.path(), &store, 2, Duration::from_secs(120));
+    kill_once_boot_is_requested(
+        dir.path(),
+        &["run", "experiments/reboots.yaml"],
+        &store,
+        2,
+        Duration::from_secs(120),
+    );
     let out = as_a_user(dir.path()).args(["run", "experiments/reboots.yaml"]).output().unwrap();
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
     let boots = verified(&store);
@@ -569,7 +542,13 @@ fn margin_killed_in_an_adaptive_boots_wait_resumes_with_the_same_trials_per_boot
     let dir = project(&adaptive_experiment(&host, &differing_boots(0.1)));
     let store = dir.path().join("reports/reboots");
     // kill -9 while boot 6 (the second past the first look) is waited for
-    kill_while_boot_is_awaited(dir.path(), &store, 6, Duration::from_secs(180));
+    kill_once_boot_is_requested(
+        dir.path(),
+        &["run", "experiments/reboots.yaml"],
+        &store,
+        6,
+        Duration::from_secs(180),
+    );
     let out = as_a_user(dir.path()).args(["run", "experiments/reboots.yaml"]).output().unwrap();
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
     let boots = boot_trials(&store);
