@@ -5,7 +5,7 @@
 //!
 //! Derived, never a second source of truth. The folder holds parts, each the columns of a
 //! run of consecutive trials in four Parquet files (`trials/`, `metrics/`, `telemetry/`,
-//! `ids/`, written by polars: [`frames`]), and `_manifest.json`, which lists the
+//! `ids/`, written by polars ([`frames`]) and read back ([`tables`])), and `_manifest.json`, which lists the
 //! parts in log order with each file's length and blake3 hash, says which bytes of the log
 //! they cover, and holds what is not a column (the names, the metrics' descriptions, the
 //! failures, the parsers' warnings). The parts are used only while the log is the same
@@ -34,6 +34,7 @@ use super::record::MetricInfo;
 use super::trials::{Needed, Trials};
 
 mod frames;
+mod tables;
 
 /// The version of the folder's layout (the manifest's `format`).
 const FORMAT: u32 = 6;
@@ -171,7 +172,7 @@ pub(super) fn read(
         return None;
     }
     let needed = needed(id.end);
-    let trials = frames::decode(dir, &manifest, needed).ok()?;
+    let trials = tables::decode(dir, &manifest, needed).ok()?;
     let lines = usize::try_from(id.lines).ok()?;
     consistent(&trials, needed).then(|| Covered {
         trials,
