@@ -117,9 +117,7 @@ pub(super) fn drive(
         if outcome.interrupted {
             return Err(Error::Interrupted);
         }
-        if let Some(p) = outcome.pending.first() {
-            return Err(Error::Input(format!("{}: cannot run in the boot of {name}: {}", p.label, p.why)));
-        }
+        // a host lost in its boot (its trials' cells are pending then too) is said as one
         if !outcome.abandoned.is_empty() || !outcome.host_errors.is_empty() {
             for h in &outcome.host_errors {
                 to_stderr(format_args!("host {} failed: {}", h.host, h.why));
@@ -130,6 +128,9 @@ pub(super) fn drive(
                 store.dir.display()
             ));
             return Err(Error::Trials);
+        }
+        if let Some(p) = outcome.pending.first() {
+            return Err(Error::Input(format!("{}: cannot run in the boot of {name}: {}", p.label, p.why)));
         }
     }
 }

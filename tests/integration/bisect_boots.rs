@@ -244,3 +244,46 @@ fn a_booted_change_is_confirmed_in_fresh_boots_of_both_levels() {
         "the series' own store untouched"
     );
 }
+
+/// A host lost in one of the bisection's boots (the machine's ssh gone in the middle of a
+/// trial, as a hung boot's is): the bisection stops, says which level could not be
+/// measured and how to go on, exit 1; once the machine is up again, the same command
+/// resumes in a fresh boot and finds the step.
+#[test]
+fn a_host_lost_in_a_bisection_boot_stops_it_and_the_same_command_goes_on() {
+    let m = machine();
+    let dir = project(&host(&m));
+    // in the machine's third boot (the bisection's second), the first trial takes the
+    // daemon and its own connection down
+    let yaml = dir.path().join("experiments/booted.yaml");
+    let text = std::fs::read_to_string(&yaml).unwrap().replace(
+        "run: >-\n",
+        "run: >-\n  here=\"$MARGIN_SYSROOT/..\"; if [ -f \"$here/die\" ] && [ \"$(cat \"$here/count\")\" -ge 3 ]; then\n  \
+         rm \"$here/die\"; p=$PPID; while [ \"$p\" -gt 1 ]; do q=$(awk '{print $4}' /proc/$p/stat);\n  \
+         case $(cat /proc/$p/comm) in sshd*) kill -9 \"$p\";; esac; p=$q; done; fi;\n",
+    );
+    std::fs::write(&yaml, text).unwrap();
+    m.touch("die", "");
+    let args = ["bisect", "experiments/booted.yaml", "--factor", "version"];
+    let out = as_a_user(dir.path()).args(args).output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{}\n{err}", stdout(&out));
+    assert!(!m.dir.path().join("die").exists(), "the machine was not taken down: {err}");
+    assert!(err.contains("host box failed: "), "{err}");
+    assert!(
+        err.contains("bisect: version=v3 could not be measured in its boot; its trials are in "),
+        "{err}"
+    );
+    assert!(err.contains("run the same command again to resume"), "{err}");
+
+    m.call(&[&m.script().display().to_string(), "boot", "v1"]);
+    let out = as_a_user(dir.path()).args(args).output().unwrap();
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}\n{}", stderr(&out));
+    assert!(text.starts_with("found: `v2` made time worse: +"), "{text}");
+    // the lost boot's trial stays in the store, unused: every other verified boot ran 2
+    let boots = lines(&dir.path().join("reports/booted/boots.ndjson"));
+    let verified: Vec<&serde_json::Value> = boots.iter().filter(|b| b["event"] == "verified").collect();
+    assert_eq!(verified[1]["wanted"]["version"], "v3", "{boots:?}");
+    assert_eq!(verified[2]["wanted"]["version"], "v3", "the lost boot's level booted again: {boots:?}");
+}
