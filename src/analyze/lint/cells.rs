@@ -59,8 +59,9 @@ pub(crate) fn cell_warnings(
             }
         }
         let seed = 0x7e4d ^ ((a.group.cell as u64) << 16) ^ a.meta as u64;
-        if let Some(t) = trend::within_sessions(a.all.values(), &a.group.rows.sessions, seed)
-            && t.p_value < trend::ALPHA / tested[&a.group.cell] as f64
+        let alpha = trend::ALPHA / tested[&a.group.cell] as f64;
+        if let Some(t) = trend::within_sessions(a.all.values(), &a.group.rows.sessions, seed, alpha)
+            && t.p_value < alpha
         {
             let sessions = match t.sessions {
                 1 => String::new(),

@@ -8,8 +8,10 @@
 //! permutations): exact whatever the values' distribution when the order within a session
 //! says nothing. A cell is flagged below 1 % over the primary metrics tested in it, so
 //! that at most 1 % of steady cells get a warning (`margin calibrate --scenario trend`).
-//! Cells the normal approximation puts far from that (its p above 5 %) are not permuted:
-//! the screen only saves the time, it never flags.
+//! Cells the normal approximation puts far from that (its p above 5 %) are not permuted,
+//! and the permutations stop once as many were as extreme as make the p-value the
+//! caller's `alpha` or more: both save the time, neither changes which cells are flagged
+//! nor a flagged cell's p-value.
 
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
@@ -37,12 +39,14 @@ pub(crate) struct Trend {
 }
 
 /// The trend of `values` (in the order they ran) within their sessions (`sessions[i]`:
-/// value `i`'s). `None` with fewer than [`MIN_TRIALS`] in sessions of two or more, for a
-/// value not finite, or for values constant within every session.
+/// value `i`'s), its p-value exact below `alpha` (the level the caller flags at), at or
+/// above it only known to be so. `None` with fewer than [`MIN_TRIALS`] in sessions of two
+/// or more, for a value not finite, or for values constant within every session.
 pub(crate) fn within_sessions<S: PartialEq + Copy>(
     values: &[f64],
     sessions: &[S],
     seed: u64,
+    alpha: f64,
 ) -> Option<Trend> {
     if values.iter().any(|v| !v.is_finite()) {
         return None;
@@ -83,13 +87,19 @@ pub(crate) fn within_sessions<S: PartialEq + Copy>(
     } else {
         let mut rng = Pcg64::seed_from_u64(seed);
         let mut shuffled = strata.clone();
-        let extreme = (0..PERMUTATIONS)
-            .filter(|_| {
-                shuffled.iter_mut().for_each(|r| r.shuffle(&mut rng));
-                statistic(&shuffled).abs() >= s.abs() - 1e-9
-            })
-            .count();
-        (1 + extreme) as f64 / (1 + PERMUTATIONS) as f64
+        let p = |extreme: usize| (1 + extreme) as f64 / (1 + PERMUTATIONS) as f64;
+        let mut extreme = 0;
+        for _ in 0..PERMUTATIONS {
+            shuffled.iter_mut().for_each(|r| r.shuffle(&mut rng));
+            if statistic(&shuffled).abs() >= s.abs() - 1e-9 {
+                extreme += 1;
+                // the p-value only grows from here: the cell is not flagged
+                if p(extreme) >= alpha {
+                    break;
+                }
+            }
+        }
+        p(extreme)
     };
     Some(Trend { rho, p_value, sessions: strata.len() })
 }
@@ -136,7 +146,8 @@ mod tests {
     #[test]
     fn one_session_is_spearmans_rho() {
         // four neighbours swapped: Σd² = 6, ρ = 1 − 6·6/(8·63) = 0.9285714 (scipy's spearmanr)
-        let t = within_sessions(&[1.0, 3.0, 2.0, 5.0, 4.0, 7.0, 6.0, 8.0], &names(&[0; 8]), 1).unwrap();
+        let t =
+            within_sessions(&[1.0, 3.0, 2.0, 5.0, 4.0, 7.0, 6.0, 8.0], &names(&[0; 8]), 1, ALPHA).unwrap();
         assert!((t.rho - 0.928_571_4).abs() < 1e-6, "{t:?}");
         // the exact two-sided p of |ρ| ≥ 0.929 at n = 8 is 0.0022: permuted, below 1 %
         assert!(t.p_value < ALPHA, "{t:?}");
@@ -147,11 +158,11 @@ mod tests {
     fn boots_that_differ_are_no_trend() {
         // 3 trials in one boot, 3 in a faster one: across boots ρ = 0.94, within them none
         let values = [10.0, 10.2, 9.9, 12.0, 11.9, 12.1];
-        let t = within_sessions(&values, &names(&[0, 0, 0, 1, 1, 1]), 1).unwrap();
+        let t = within_sessions(&values, &names(&[0, 0, 0, 1, 1, 1]), 1, ALPHA).unwrap();
         assert!(t.p_value > 0.5, "{t:?}");
         // the same trend within each boot is one
         let rising = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0];
-        let t = within_sessions(&rising, &names(&[0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1]), 1).unwrap();
+        let t = within_sessions(&rising, &names(&[0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1]), 1, ALPHA).unwrap();
         assert_eq!((t.rho, t.sessions), (1.0, 2));
         assert!(t.p_value < 0.001, "{t:?}");
     }
@@ -159,18 +170,46 @@ mod tests {
     #[test]
     fn too_few_trials_within_sessions_are_not_tested() {
         // six trials, but one a session
-        assert_eq!(within_sessions(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &names(&[0, 1, 2, 3, 4, 5]), 1), None);
-        assert_eq!(within_sessions(&[1.0, f64::NAN, 3.0, 4.0, 5.0, 6.0], &names(&[0; 6]), 1), None);
-        assert_eq!(within_sessions(&[2.0; 6], &names(&[0; 6]), 1), None);
+        assert_eq!(
+            within_sessions(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &names(&[0, 1, 2, 3, 4, 5]), 1, ALPHA),
+            None
+        );
+        assert_eq!(within_sessions(&[1.0, f64::NAN, 3.0, 4.0, 5.0, 6.0], &names(&[0; 6]), 1, ALPHA), None);
+        assert_eq!(within_sessions(&[2.0; 6], &names(&[0; 6]), 1, ALPHA), None);
     }
 
     #[test]
     fn six_steady_trials_can_only_be_flagged_when_perfectly_ordered() {
         // at n = 6 the exact p of |ρ| = 1 is 2/720 = 0.0028 and of the next value 0.017
-        let t = within_sessions(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &names(&[0; 6]), 3).unwrap();
+        let t = within_sessions(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &names(&[0; 6]), 3, ALPHA).unwrap();
         assert!(t.p_value < ALPHA, "{t:?}");
-        let t = within_sessions(&[2.0, 1.0, 3.0, 4.0, 5.0, 6.0], &names(&[0; 6]), 3).unwrap();
-        assert!(t.p_value > ALPHA, "{t:?}");
+        let t = within_sessions(&[2.0, 1.0, 3.0, 4.0, 5.0, 6.0], &names(&[0; 6]), 3, ALPHA).unwrap();
+        assert!(t.p_value >= ALPHA, "{t:?}");
+    }
+
+    #[test]
+    fn permutations_stopped_at_alpha_flag_the_same_cells_with_the_same_p_values() {
+        use rand::RngExt;
+        let mut rng = Pcg64::seed_from_u64(5);
+        let (mut flagged, mut stopped) = (0, 0);
+        for cell in 0..400u64 {
+            // a weak trend: many cells permuted, some flagged
+            let n = 10 + (cell % 20) as usize;
+            let values: Vec<f64> = (0..n).map(|i| i as f64 * 0.04 + rng.random::<f64>()).collect();
+            let of = vec![0u32; n];
+            // at alpha = 1 every permutation is drawn
+            let all = within_sessions(&values, &of, cell, 1.0).unwrap();
+            let quick = within_sessions(&values, &of, cell, ALPHA).unwrap();
+            assert_eq!((all.p_value < ALPHA, all.rho), (quick.p_value < ALPHA, quick.rho), "cell {cell}");
+            if all.p_value < ALPHA {
+                assert_eq!(all.p_value, quick.p_value, "cell {cell}");
+                flagged += 1;
+            } else if quick.p_value < all.p_value {
+                assert!(quick.p_value >= ALPHA, "cell {cell}: {quick:?}");
+                stopped += 1;
+            }
+        }
+        assert!(flagged >= 20 && stopped >= 20, "{flagged} flagged, {stopped} stopped early");
     }
 
     /// The calibration: steady cells — values independent within each session, the
@@ -221,7 +260,7 @@ mod tests {
                                 of.push(s);
                             }
                         }
-                        within_sessions(&values, &of, cell as u64).is_some_and(|t| t.p_value < ALPHA)
+                        within_sessions(&values, &of, cell as u64, ALPHA).is_some_and(|t| t.p_value < ALPHA)
                     })
                     .count();
                 let rate = flagged as f64 / cells as f64;
