@@ -43,12 +43,12 @@ fn mean_code(m: MeanKind) -> u32 {
 }
 
 /// An `Enum` of `words`, in their order.
-fn enum_of<'a>(words: impl IntoIterator<Item = &'a str>) -> PolarsResult<DataType> {
+pub(super) fn enum_of<'a>(words: impl IntoIterator<Item = &'a str>) -> PolarsResult<DataType> {
     Ok(DataType::from_frozen_categories(FrozenCategories::new(words)?))
 }
 
 /// A column of `dtype` (an `Enum`) whose codes are `codes`.
-fn enum_column(name: &str, codes: Vec<u32>, dtype: &DataType) -> PolarsResult<Column> {
+pub(super) fn enum_column(name: &str, codes: Vec<u32>, dtype: &DataType) -> PolarsResult<Column> {
     let physical = DataType::from(dtype.cat_physical()?);
     let codes = Series::new(name.into(), codes).cast(&physical)?;
     Ok(Series::from_cats_and_dtype(&codes, dtype, true)?.into_column())

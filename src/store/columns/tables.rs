@@ -366,6 +366,7 @@ fn join<T>(column: &mut Vec<T>, mut more: Vec<T>) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::frames::{enum_column, enum_of};
     use super::*;
 
     /// `frame` as a part's table of trials in `dir`, in row groups of `group` rows.
@@ -383,9 +384,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let words = ["a", "b", "c"];
         let codes: Vec<u32> = (0..20_000).map(|i| [1, 0, 2, 0][(i / 5_000 + i) % 4]).collect();
-        let dtype = DataType::from_frozen_categories(FrozenCategories::new(words).unwrap());
-        let cell = Series::new("cell".into(), &codes).cast(&DataType::UInt8).unwrap();
-        let cell = Series::from_cats_and_dtype(&cell, &dtype, true).unwrap().into_column();
+        let cell = enum_column("cell", codes.clone(), &enum_of(words).unwrap()).unwrap();
         let numbers: Vec<u32> = (0..20_000).collect();
         let mut frame = DataFrame::new(20_000, vec![cell, Column::new("trial".into(), &numbers)]).unwrap();
         // three row groups, each with its own dictionary
